@@ -1,0 +1,449 @@
+//! The `[device]`, `[ftl]` and `[trim]` sections of a config: a preset plus overrides, resolved
+//! and checked into an [`SsdConfig`]. Every error names the key and what it accepts.
+
+use serde::{Deserialize, Serialize};
+use trimlab_ftl::VictimPolicy;
+use trimlab_nand::{Geometry, Timing};
+use trimlab_sim::{ByteSize, DurationNs};
+use trimlab_trim::{EngineKind, TrimCostModel};
+
+/// A configuration value that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("config: {key} = {value} ({accepted})")]
+pub struct ConfigError {
+    pub key: String,
+    pub value: String,
+    pub accepted: String,
+}
+
+impl ConfigError {
+    pub fn new(key: &str, value: impl ToString, accepted: impl ToString) -> Self {
+        ConfigError { key: key.to_string(), value: value.to_string(), accepted: accepted.to_string() }
+    }
+}
+
+/// `[device]`: the drive's shape, timing and host interface. Unset keys come from the preset.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSection {
+    pub preset: Option<String>,
+    pub logical_bytes: Option<ByteSize>,
+    pub spare_factor: Option<f64>,
+    pub channels: Option<u32>,
+    pub chips_per_channel: Option<u32>,
+    pub dies_per_chip: Option<u32>,
+    pub planes_per_die: Option<u32>,
+    pub blocks_per_plane: Option<u32>,
+    pub pages_per_block: Option<u32>,
+    pub page_bytes: Option<u32>,
+    pub read_ns: Option<u64>,
+    pub program_ns: Option<u64>,
+    pub erase_ns: Option<u64>,
+    pub transfer_ps_per_byte: Option<u64>,
+    pub command_ns: Option<u64>,
+    pub queue_depth: Option<u32>,
+    pub trim_queued: Option<bool>,
+    pub trim_max_ranges: Option<u32>,
+    pub trim_max_bytes: Option<ByteSize>,
+    pub trim_granularity_bytes: Option<ByteSize>,
+    pub max_transfer_bytes: Option<ByteSize>,
+    pub write_buffer_bytes: Option<ByteSize>,
+    pub firmware_ns: Option<u64>,
+    pub host_transfer_ps_per_byte: Option<u64>,
+    pub idle_threshold: Option<DurationNs>,
+}
+
+/// `[ftl]`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlSection {
+    /// Free blocks per plane below which GC runs: a count ("2") or a share of the plane ("30%").
+    pub gc_free_blocks: Option<GcThreshold>,
+    pub gc_victim: Option<VictimPolicy>,
+    pub track_data: Option<bool>,
+}
+
+/// `[trim]`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrimSection {
+    pub engine: Option<EngineKind>,
+    pub cost: Option<TrimCostModel>,
+}
+
+/// A GC threshold: an absolute block count or a percentage of each plane's blocks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GcThreshold {
+    Blocks(u32),
+    Percent(f64),
+}
+
+impl Serialize for GcThreshold {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            GcThreshold::Blocks(n) => s.serialize_u32(*n),
+            GcThreshold::Percent(p) => s.serialize_str(&format!("{p}%")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for GcThreshold {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u32),
+            Text(String),
+        }
+        const ACCEPTED: &str = "a block count like 2 or a share of the plane like \"30%\"";
+        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom(ACCEPTED))? {
+            Raw::Int(n) => Ok(GcThreshold::Blocks(n)),
+            Raw::Text(t) => {
+                let trimmed = t.trim();
+                if let Some(p) = trimmed.strip_suffix('%') {
+                    p.trim().parse::<f64>().map(GcThreshold::Percent).map_err(|_| {
+                        serde::de::Error::custom(format!("\"{t}\" is not {ACCEPTED}"))
+                    })
+                } else {
+                    trimmed.parse::<u32>().map(GcThreshold::Blocks).map_err(|_| {
+                        serde::de::Error::custom(format!("\"{t}\" is not {ACCEPTED}"))
+                    })
+                }
+            }
+        }
+    }
+}
+
+/// A fully resolved, checked device configuration.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SsdConfig {
+    pub preset: String,
+    pub geometry: Geometry,
+    pub timing: Timing,
+    pub logical_pages: u32,
+    /// (physical - logical) / physical, as resolved from the geometry.
+    pub spare_factor: f64,
+    pub queue_depth: u32,
+    pub trim_queued: bool,
+    pub trim_max_ranges: u32,
+    pub trim_max_bytes: u64,
+    pub trim_granularity_bytes: u64,
+    pub max_transfer_bytes: u64,
+    pub sector_bytes: u64,
+    pub write_buffer_pages: u32,
+    pub firmware_ns: u64,
+    pub host_transfer_ps_per_byte: u64,
+    pub idle_threshold_ns: u64,
+    pub gc_free_blocks_min: u32,
+    pub gc_victim: VictimPolicy,
+    pub track_data: bool,
+    pub trim_engine: EngineKind,
+    pub trim_cost: TrimCostModel,
+}
+
+struct Preset {
+    name: &'static str,
+    about: &'static str,
+    geometry: Geometry,
+    timing: Timing,
+    logical_bytes: u64,
+    spare_factor: f64,
+    queue_depth: u32,
+    trim_queued: bool,
+    trim_max_ranges: u32,
+    trim_max_bytes: u64,
+    write_buffer_bytes: u64,
+    host_transfer_ps_per_byte: u64,
+    gc_free_blocks: GcThreshold,
+}
+
+fn presets() -> [Preset; 2] {
+    [
+        Preset {
+            name: "nvme-tlc",
+            about: "a modern 4 KiB-page TLC NVMe drive: 8 channels x 4 chips x 2 dies x 2 planes, 256 pages/block, 4 MiB DRAM write buffer, queued deallocate",
+            geometry: Geometry {
+                channels: 8,
+                chips_per_channel: 4,
+                dies_per_chip: 2,
+                planes_per_die: 2,
+                blocks_per_plane: 0,
+                pages_per_block: 256,
+                page_bytes: 4096,
+            },
+            timing: Timing::tlc_nvme(),
+            logical_bytes: 8 << 30,
+            spare_factor: 0.07,
+            queue_depth: 64,
+            trim_queued: true,
+            // NVMe Dataset Management: up to 256 ranges of up to 2^32 blocks each.
+            trim_max_ranges: 256,
+            trim_max_bytes: 1 << 40,
+            write_buffer_bytes: 4 << 20,
+            // PCIe 3.0 x4, ~3.5 GB/s usable.
+            host_transfer_ps_per_byte: 285,
+            gc_free_blocks: GcThreshold::Blocks(3),
+        },
+        Preset {
+            name: "k9lag08u0m-4ch",
+            about: "the 004 SSD: 4 channels, one K9LAG08U0M MLC chip each (4 planes, 2048 blocks/plane, 128 x 2 KiB pages/block), no write buffer, SATA non-queued TRIM, GC below 30 % free blocks",
+            geometry: Geometry {
+                channels: 4,
+                chips_per_channel: 1,
+                dies_per_chip: 1,
+                planes_per_die: 4,
+                blocks_per_plane: 2048,
+                pages_per_block: 128,
+                page_bytes: 2048,
+            },
+            timing: Timing::k9lag08u0m(),
+            logical_bytes: 0,
+            spare_factor: 0.07,
+            queue_depth: 32,
+            trim_queued: false,
+            // ATA DATA SET MANAGEMENT: 64 ranges per 512-byte block of entries, 65535 sectors each.
+            trim_max_ranges: 64,
+            trim_max_bytes: 64 * 65_535 * 512,
+            write_buffer_bytes: 0,
+            // SATA II, 300 MB/s.
+            host_transfer_ps_per_byte: 3_333,
+            gc_free_blocks: GcThreshold::Percent(30.0),
+        },
+    ]
+}
+
+/// Preset names and one-line descriptions, for `--help` and docs.
+pub fn preset_list() -> Vec<(&'static str, &'static str)> {
+    presets().iter().map(|p| (p.name, p.about)).collect()
+}
+
+fn positive<T: PartialOrd + Default + ToString + Copy>(key: &str, value: T, accepted: &str) -> Result<T, ConfigError> {
+    if value > T::default() {
+        Ok(value)
+    } else {
+        Err(ConfigError::new(key, value, accepted))
+    }
+}
+
+impl SsdConfig {
+    pub fn resolve(device: &DeviceSection, ftl: &FtlSection, trim: &TrimSection) -> Result<SsdConfig, ConfigError> {
+        let preset_name = device.preset.as_deref().unwrap_or("nvme-tlc");
+        let all = presets();
+        let names: Vec<_> = all.iter().map(|p| p.name).collect();
+        let preset = all.into_iter().find(|p| p.name == preset_name).ok_or_else(|| {
+            ConfigError::new("device.preset", format!("\"{preset_name}\""), format!("one of: {}", names.join(", ")))
+        })?;
+
+        let spare_factor = device.spare_factor.unwrap_or(preset.spare_factor);
+        if !(spare_factor > 0.0 && spare_factor < 1.0) {
+            return Err(ConfigError::new("device.spare_factor", spare_factor, "must be > 0 and < 1: (physical - logical) / physical"));
+        }
+        let mut geometry = Geometry {
+            channels: device.channels.unwrap_or(preset.geometry.channels),
+            chips_per_channel: device.chips_per_channel.unwrap_or(preset.geometry.chips_per_channel),
+            dies_per_chip: device.dies_per_chip.unwrap_or(preset.geometry.dies_per_chip),
+            planes_per_die: device.planes_per_die.unwrap_or(preset.geometry.planes_per_die),
+            blocks_per_plane: 1,
+            pages_per_block: device.pages_per_block.unwrap_or(preset.geometry.pages_per_block),
+            page_bytes: device.page_bytes.unwrap_or(preset.geometry.page_bytes),
+        };
+        geometry.validate().map_err(|e| geometry_error(e))?;
+        let page_bytes = geometry.page_bytes as u64;
+
+        // Either the logical size is given and the flash is sized to it, or the flash is given
+        // (blocks_per_plane) and the logical size follows from the spare factor.
+        let explicit_blocks = device.blocks_per_plane.or((preset.logical_bytes == 0).then_some(preset.geometry.blocks_per_plane));
+        let logical_pages: u64 = match (device.logical_bytes, explicit_blocks) {
+            (Some(_), Some(_)) if device.blocks_per_plane.is_some() => {
+                return Err(ConfigError::new(
+                    "device.blocks_per_plane",
+                    device.blocks_per_plane.unwrap_or(0),
+                    "set either device.logical_bytes or device.blocks_per_plane, not both: the other follows from spare_factor",
+                ))
+            }
+            (Some(logical), _) => {
+                if logical.0 < page_bytes || logical.0 % page_bytes != 0 {
+                    return Err(ConfigError::new("device.logical_bytes", logical, format!("must be a positive multiple of the {page_bytes}-byte page")));
+                }
+                let logical_pages = logical.0 / page_bytes;
+                let physical_pages = (logical_pages as f64 / (1.0 - spare_factor)).ceil() as u64;
+                let per_block_row = geometry.plane_count() as u64 * geometry.pages_per_block as u64;
+                let blocks = physical_pages.div_ceil(per_block_row);
+                geometry.blocks_per_plane = u32::try_from(blocks).map_err(|_| {
+                    ConfigError::new("device.logical_bytes", logical, "too large for this geometry")
+                })?;
+                logical_pages
+            }
+            (None, Some(blocks)) => {
+                geometry.blocks_per_plane = blocks;
+                geometry.validate().map_err(|e| geometry_error(e))?;
+                (geometry.physical_pages() as f64 * (1.0 - spare_factor)).floor() as u64
+            }
+            (None, None) => {
+                let logical_pages = preset.logical_bytes / page_bytes;
+                let per_block_row = geometry.plane_count() as u64 * geometry.pages_per_block as u64;
+                geometry.blocks_per_plane = ((logical_pages as f64 / (1.0 - spare_factor)).ceil() as u64).div_ceil(per_block_row) as u32;
+                logical_pages
+            }
+        };
+        geometry.validate().map_err(|e| geometry_error(e))?;
+        let logical_pages = u32::try_from(logical_pages)
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| ConfigError::new("device.logical_bytes", logical_pages * page_bytes, "must hold 1 to 2^32-2 pages"))?;
+
+        let timing = Timing {
+            read_ns: positive("device.read_ns", device.read_ns.unwrap_or(preset.timing.read_ns), "must be > 0")?,
+            program_ns: positive("device.program_ns", device.program_ns.unwrap_or(preset.timing.program_ns), "must be > 0")?,
+            erase_ns: positive("device.erase_ns", device.erase_ns.unwrap_or(preset.timing.erase_ns), "must be > 0")?,
+            transfer_ps_per_byte: device.transfer_ps_per_byte.unwrap_or(preset.timing.transfer_ps_per_byte),
+            command_ns: device.command_ns.unwrap_or(preset.timing.command_ns),
+        };
+
+        let queue_depth = device.queue_depth.unwrap_or(preset.queue_depth);
+        if !(1..=65_536).contains(&queue_depth) {
+            return Err(ConfigError::new("device.queue_depth", queue_depth, "must be 1..=65536"));
+        }
+        let trim_max_ranges = device.trim_max_ranges.unwrap_or(preset.trim_max_ranges);
+        if !(1..=65_536).contains(&trim_max_ranges) {
+            return Err(ConfigError::new("device.trim_max_ranges", trim_max_ranges, "must be 1..=65536"));
+        }
+        let trim_granularity_bytes = device.trim_granularity_bytes.map_or(page_bytes, |b| b.0);
+        if trim_granularity_bytes == 0 || trim_granularity_bytes % page_bytes != 0 {
+            return Err(ConfigError::new("device.trim_granularity_bytes", trim_granularity_bytes, format!("must be a positive multiple of the {page_bytes}-byte page")));
+        }
+        let trim_max_bytes = device.trim_max_bytes.map_or(preset.trim_max_bytes, |b| b.0);
+        if trim_max_bytes < trim_granularity_bytes {
+            return Err(ConfigError::new("device.trim_max_bytes", trim_max_bytes, format!("must be at least the TRIM granularity of {trim_granularity_bytes} bytes")));
+        }
+        let max_transfer_bytes = device.max_transfer_bytes.map_or(2 << 20, |b| b.0);
+        if max_transfer_bytes < page_bytes {
+            return Err(ConfigError::new("device.max_transfer_bytes", max_transfer_bytes, format!("must be at least one {page_bytes}-byte page")));
+        }
+        let write_buffer_bytes = device.write_buffer_bytes.map_or(preset.write_buffer_bytes, |b| b.0);
+        if write_buffer_bytes % page_bytes != 0 || write_buffer_bytes / page_bytes > 1 << 24 {
+            return Err(ConfigError::new("device.write_buffer_bytes", write_buffer_bytes, format!("must be 0 or a multiple of the {page_bytes}-byte page, at most 2^24 pages")));
+        }
+
+        let gc_threshold = ftl.gc_free_blocks.unwrap_or(preset.gc_free_blocks);
+        let gc_free_blocks_min = match gc_threshold {
+            GcThreshold::Blocks(n) => n,
+            GcThreshold::Percent(p) => {
+                if !(p > 0.0 && p < 50.0) {
+                    return Err(ConfigError::new("ftl.gc_free_blocks", format!("\"{p}%\""), "a percentage must be > 0 and < 50"));
+                }
+                ((geometry.blocks_per_plane as f64 * p / 100.0).ceil() as u32).max(2)
+            }
+        };
+        let config = SsdConfig {
+            preset: preset.name.to_string(),
+            spare_factor: 1.0 - logical_pages as f64 / geometry.physical_pages() as f64,
+            logical_pages,
+            queue_depth,
+            trim_queued: device.trim_queued.unwrap_or(preset.trim_queued),
+            trim_max_ranges,
+            trim_max_bytes,
+            trim_granularity_bytes,
+            max_transfer_bytes,
+            sector_bytes: 512,
+            write_buffer_pages: (write_buffer_bytes / page_bytes) as u32,
+            firmware_ns: device.firmware_ns.unwrap_or(1_000),
+            host_transfer_ps_per_byte: device.host_transfer_ps_per_byte.unwrap_or(preset.host_transfer_ps_per_byte),
+            idle_threshold_ns: device.idle_threshold.map_or(100_000_000, |d| d.0),
+            gc_free_blocks_min,
+            gc_victim: ftl.gc_victim.unwrap_or_default(),
+            track_data: ftl.track_data.unwrap_or(false),
+            trim_engine: trim.engine.unwrap_or_default(),
+            trim_cost: trim.cost.clone().unwrap_or_default(),
+            geometry,
+            timing,
+        };
+        trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config())
+            .map_err(|message| ConfigError::new("device.spare_factor", gc_free_blocks_min, message))?;
+        Ok(config)
+    }
+
+    pub fn ftl_config(&self) -> trimlab_ftl::FtlConfig {
+        trimlab_ftl::FtlConfig {
+            logical_pages: self.logical_pages,
+            gc_free_blocks_min: self.gc_free_blocks_min,
+            victim: self.gc_victim,
+            track_data: self.track_data,
+        }
+    }
+
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_pages as u64 * self.geometry.page_bytes as u64
+    }
+}
+
+fn geometry_error(e: trimlab_nand::GeometryError) -> ConfigError {
+    match e {
+        trimlab_nand::GeometryError::OutOfRange { field, value, accepted } => {
+            ConfigError::new(field, value, format!("must be {accepted}"))
+        }
+        trimlab_nand::GeometryError::TooLarge { pages, max } => ConfigError::new(
+            "device.logical_bytes",
+            format!("{pages} physical pages"),
+            format!("at most {max} physical pages are addressable"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(device: DeviceSection) -> Result<SsdConfig, ConfigError> {
+        SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default())
+    }
+
+    #[test]
+    fn default_preset_sizes_flash_from_logical_and_spare() {
+        let c = resolve(DeviceSection { spare_factor: Some(0.10), ..Default::default() }).unwrap();
+        assert_eq!(c.logical_bytes(), 8 << 30);
+        // Flash comes in whole rows of one block per plane (64 MiB here), so the resolved spare
+        // factor is the requested one rounded up to the next row.
+        let row = (c.geometry.plane_count() * c.geometry.pages_per_block as usize) as f64;
+        let slack = row / c.geometry.physical_pages() as f64;
+        assert!(c.spare_factor >= 0.10 && c.spare_factor < 0.10 + slack, "{}", c.spare_factor);
+    }
+
+    #[test]
+    fn k9lag_preset_derives_logical_from_flash() {
+        let c = resolve(DeviceSection { preset: Some("k9lag08u0m-4ch".into()), ..Default::default() }).unwrap();
+        assert_eq!(c.geometry.physical_bytes(), 8 << 30);
+        assert_eq!(c.gc_free_blocks_min, 615); // 30 % of 2048, rounded up
+        assert!(!c.trim_queued);
+    }
+
+    #[test]
+    fn spare_factor_of_one_is_refused_by_name() {
+        let e = resolve(DeviceSection { spare_factor: Some(1.0), ..Default::default() }).unwrap_err();
+        assert_eq!(e.key, "device.spare_factor");
+        assert!(e.to_string().contains("must be > 0 and < 1"), "{e}");
+    }
+
+    #[test]
+    fn zero_pages_per_block_is_refused_by_name() {
+        let e = resolve(DeviceSection { pages_per_block: Some(0), ..Default::default() }).unwrap_err();
+        assert_eq!(e.to_string(), "config: device.pages_per_block = 0 (must be 1..=65536)");
+    }
+
+    #[test]
+    fn unknown_preset_lists_the_choices() {
+        let e = resolve(DeviceSection { preset: Some("floppy".into()), ..Default::default() }).unwrap_err();
+        assert!(e.to_string().contains("nvme-tlc") && e.to_string().contains("k9lag08u0m-4ch"), "{e}");
+    }
+
+    #[test]
+    fn both_logical_and_blocks_is_refused() {
+        let e = resolve(DeviceSection {
+            logical_bytes: Some(ByteSize(1 << 30)),
+            blocks_per_plane: Some(100),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.key, "device.blocks_per_plane");
+    }
+}

@@ -1,0 +1,13 @@
+//! The simulated SSD as a host sees it: READ, WRITE, TRIM and FLUSH commands, a queue depth,
+//! queued (NVMe) or non-queued (SATA) TRIM, the controller's firmware time, the write buffer,
+//! the FTL and a TRIM engine; and the measures a run reports.
+
+pub mod command;
+pub mod config;
+pub mod metrics;
+pub mod ssd;
+
+pub use command::{ByteRange, Command, CommandError, CommandKind};
+pub use config::{ConfigError, DeviceSection, FtlSection, SsdConfig, TrimSection};
+pub use metrics::{DeviceReport, LatencySummary};
+pub use ssd::{Completion, Ssd};

@@ -1,0 +1,186 @@
+//! What a run measures, and the report it writes: host traffic, NAND traffic, WAF, GC and TRIM
+//! cost, latency percentiles per command type and the wear distribution.
+
+use crate::command::CommandKind;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use trimlab_ftl::FtlStats;
+use trimlab_nand::FlashCounters;
+use trimlab_trim::{TrimStats, TrimSteps};
+
+/// Host-side counters, kept by the device as commands arrive.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct HostCounters {
+    pub read_commands: u64,
+    pub write_commands: u64,
+    pub trim_commands: u64,
+    pub flush_commands: u64,
+    pub pages_read: u64,
+    pub pages_written: u64,
+    pub pages_trim_requested: u64,
+    /// Reads answered with zeros because the page was never written or was trimmed.
+    pub pages_read_unmapped: u64,
+    pub pages_read_from_buffer: u64,
+    /// Writes that replaced a page still dirty in the write buffer (no extra program).
+    pub pages_coalesced_in_buffer: u64,
+    /// Sub-page writes that had to read the old page first.
+    pub read_modify_writes: u64,
+}
+
+pub(crate) struct Latencies {
+    histograms: [Histogram<u64>; 4],
+}
+
+impl Latencies {
+    pub(crate) fn new() -> Self {
+        let make = || Histogram::new(3).expect("3 significant figures is a valid histogram precision");
+        Latencies { histograms: [make(), make(), make(), make()] }
+    }
+
+    #[inline]
+    pub(crate) fn record(&mut self, kind: CommandKind, latency_ns: u64) {
+        // Auto-resizing histograms only fail on values above u64 range, which time never reaches.
+        self.histograms[kind as usize].saturating_record(latency_ns);
+    }
+
+    pub(crate) fn summary(&self, kind: CommandKind) -> LatencySummary {
+        let h = &self.histograms[kind as usize];
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        LatencySummary {
+            count: h.len(),
+            mean_ns: h.mean().round() as u64,
+            p50_ns: h.value_at_quantile(0.50),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            max_ns: h.max(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_ns: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct EraseSummary {
+    pub min: u32,
+    pub mean: f64,
+    pub max: u32,
+    pub stddev: f64,
+}
+
+impl EraseSummary {
+    pub fn of(counts: &[u32]) -> Self {
+        if counts.is_empty() {
+            return EraseSummary::default();
+        }
+        let n = counts.len() as f64;
+        let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / n;
+        let var = counts.iter().map(|&c| (c as f64 - mean).powi(2)).sum::<f64>() / n;
+        EraseSummary {
+            min: counts.iter().copied().min().unwrap_or(0),
+            mean,
+            max: counts.iter().copied().max().unwrap_or(0),
+            stddev: var.sqrt(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GcReport {
+    pub invocations: u64,
+    pub victims: u64,
+    pub pages_copied: u64,
+    pub busy_ns: u64,
+    pub stalls: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TrimReport {
+    pub engine: String,
+    pub commands: u64,
+    pub ranges: u64,
+    pub pages_requested: u64,
+    pub pages_unmapped: u64,
+    pub buffer_pages_dropped: u64,
+    /// Foreground controller time per step of 002.
+    pub foreground_step1_ns: u64,
+    pub foreground_step2_ns: u64,
+    pub foreground_step3_ns: u64,
+    pub foreground_total_ns: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LatencyReport {
+    pub read: LatencySummary,
+    pub write: LatencySummary,
+    pub trim: LatencySummary,
+    pub flush: LatencySummary,
+}
+
+/// Everything one measured run reports. Counters cover the measured phase only (after the
+/// precondition); erase counts and valid pages describe the device at the end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DeviceReport {
+    pub sim_time_ns: u64,
+    pub host: HostCounters,
+    pub nand_pages_programmed: u64,
+    pub nand_pages_read: u64,
+    pub nand_blocks_erased: u64,
+    /// NAND pages programmed / host pages written (GC copies included, buffer coalescing saves).
+    pub waf: f64,
+    pub gc: GcReport,
+    pub trim: TrimReport,
+    pub latency: LatencyReport,
+    pub erase_count: EraseSummary,
+    pub valid_pages: u64,
+    pub logical_pages: u64,
+    pub physical_pages: u64,
+    pub host_pages_written_per_sim_s: f64,
+}
+
+/// Counter snapshots taken when measurement starts, subtracted at the end.
+#[derive(Clone, Default)]
+pub(crate) struct Baseline {
+    pub flash: FlashCounters,
+    pub ftl: FtlStats,
+    pub trim: TrimStats,
+}
+
+pub(crate) fn trim_report(engine: &str, now: &TrimStats, base: &TrimStats) -> TrimReport {
+    let steps = TrimSteps {
+        step1_ns: now.foreground.step1_ns - base.foreground.step1_ns,
+        step2_ns: now.foreground.step2_ns - base.foreground.step2_ns,
+        step3_ns: now.foreground.step3_ns - base.foreground.step3_ns,
+    };
+    TrimReport {
+        engine: engine.to_string(),
+        commands: now.commands - base.commands,
+        ranges: now.ranges - base.ranges,
+        pages_requested: now.pages_requested - base.pages_requested,
+        pages_unmapped: now.pages_unmapped - base.pages_unmapped,
+        buffer_pages_dropped: now.buffer_pages_dropped - base.buffer_pages_dropped,
+        foreground_step1_ns: steps.step1_ns,
+        foreground_step2_ns: steps.step2_ns,
+        foreground_step3_ns: steps.step3_ns,
+        foreground_total_ns: steps.total_ns(),
+    }
+}
+
+pub(crate) fn gc_report(now: &FtlStats, base: &FtlStats) -> GcReport {
+    GcReport {
+        invocations: now.gc_invocations - base.gc_invocations,
+        victims: now.gc_victims - base.gc_victims,
+        pages_copied: now.gc_pages_copied - base.gc_pages_copied,
+        busy_ns: now.gc_busy_ns - base.gc_busy_ns,
+        stalls: now.gc_stalls - base.gc_stalls,
+    }
+}

@@ -1,0 +1,410 @@
+//! The SSD: the host interface's queueing rules in front of the controller (firmware time,
+//! write buffer, TRIM engine, FTL).
+//!
+//! A command is served when it is submitted: every resource it needs (a queue slot, the
+//! controller CPU, buffer slots, dies and channels) is reserved at the earliest instant it is
+//! free, and the completion time comes back. The caller submits in non-decreasing arrival order
+//! (the workload runner's event queue guarantees it), so first come is first served everywhere.
+
+use crate::command::{ByteRange, Command, CommandError, CommandKind};
+use crate::config::SsdConfig;
+use crate::metrics::{self, Baseline, DeviceReport, EraseSummary, HostCounters, LatencyReport, Latencies};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use trimlab_ftl::page_ftl::PageData;
+use trimlab_ftl::{Lpn, PageFtl, WriteBuffer};
+use trimlab_sim::SimTime;
+use trimlab_trim::{Controller, PageRange, TrimEngine};
+
+/// When a command started service and when it completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub start: SimTime,
+    pub done: SimTime,
+}
+
+pub struct Ssd {
+    config: SsdConfig,
+    ftl: PageFtl,
+    buffer: WriteBuffer,
+    engine: Box<dyn TrimEngine>,
+    /// The controller firmware is one resource: TRIM processing delays the commands behind it.
+    cpu_free: SimTime,
+    outstanding: BinaryHeap<Reverse<SimTime>>,
+    /// A non-queued TRIM holds the queue until it completes.
+    blocked_until: SimTime,
+    /// The latest completion of any host command: the device is idle after it.
+    commands_done_at: SimTime,
+    host: HostCounters,
+    latencies: Latencies,
+    baseline: Baseline,
+    measure_start: SimTime,
+    scratch_ranges: Vec<PageRange>,
+    scratch_batch: Vec<(Lpn, u64)>,
+}
+
+impl Ssd {
+    pub fn new(config: SsdConfig) -> Self {
+        let ftl = PageFtl::new(config.geometry.clone(), config.timing.clone(), config.ftl_config());
+        let buffer = WriteBuffer::new(config.write_buffer_pages as usize, config.geometry.plane_count());
+        let engine = config.trim_engine.build(config.trim_cost.clone());
+        Ssd {
+            ftl,
+            buffer,
+            engine,
+            cpu_free: SimTime::ZERO,
+            outstanding: BinaryHeap::new(),
+            blocked_until: SimTime::ZERO,
+            commands_done_at: SimTime::ZERO,
+            host: HostCounters::default(),
+            latencies: Latencies::new(),
+            baseline: Baseline::default(),
+            measure_start: SimTime::ZERO,
+            scratch_ranges: Vec::new(),
+            scratch_batch: Vec::new(),
+            config,
+        }
+    }
+
+    pub fn config(&self) -> &SsdConfig {
+        &self.config
+    }
+
+    pub fn ftl(&self) -> &PageFtl {
+        &self.ftl
+    }
+
+    pub fn engine(&self) -> &dyn TrimEngine {
+        self.engine.as_ref()
+    }
+
+    pub fn capacity_bytes(&self) -> u64 {
+        self.config.logical_bytes()
+    }
+
+    pub fn page_bytes(&self) -> u64 {
+        self.config.geometry.page_bytes as u64
+    }
+
+    /// The latest completion of any command submitted so far.
+    pub fn commands_done_at(&self) -> SimTime {
+        self.commands_done_at
+    }
+
+    /// Bytes of heap the model holds (maps, block state, buffer); excludes allocator overhead.
+    pub fn heap_bytes(&self) -> usize {
+        self.ftl.heap_bytes() + self.buffer.capacity_pages() * 32
+    }
+
+    /// Starts the measured phase at `now`: counters restart, device state stays.
+    pub fn start_measurement(&mut self, now: SimTime) {
+        self.baseline = Baseline {
+            flash: self.ftl.flash().counters().clone(),
+            ftl: self.ftl.stats().clone(),
+            trim: self.engine.stats().clone(),
+        };
+        self.host = HostCounters::default();
+        self.latencies = Latencies::new();
+        self.measure_start = now;
+    }
+
+    /// Serves one command arriving at `arrival`. Reads put one data tag per page in `read_out`
+    /// (0 for zeros) when it is given.
+    pub fn submit(
+        &mut self,
+        arrival: SimTime,
+        command: &Command,
+        read_out: Option<&mut Vec<u64>>,
+    ) -> Result<Completion, CommandError> {
+        self.validate(command)?;
+        while let Some(&Reverse(t)) = self.outstanding.peek() {
+            if t > arrival {
+                break;
+            }
+            self.outstanding.pop();
+        }
+        let mut start = arrival.max(self.blocked_until);
+        if self.outstanding.len() >= self.config.queue_depth as usize {
+            if let Some(Reverse(t)) = self.outstanding.pop() {
+                start = start.max(t);
+            }
+        }
+        let non_queued_trim = matches!(command, Command::Trim { .. }) && !self.config.trim_queued;
+        if non_queued_trim {
+            // A non-queued command waits for the queue to drain (ATA: not an NCQ command).
+            let drained = self.outstanding.iter().map(|Reverse(t)| *t).max().unwrap_or(start);
+            start = start.max(drained);
+            self.outstanding.clear();
+        }
+        start = self.offer_idle_time(start);
+
+        let done = match command {
+            Command::Read { offset, bytes } => self.read(start, *offset, *bytes, read_out),
+            Command::Write { offset, bytes, tag } => self.write(start, *offset, *bytes, *tag),
+            Command::Trim { ranges } => self.trim(start, ranges),
+            Command::Flush => self.flush(start),
+        };
+
+        self.outstanding.push(Reverse(done));
+        self.commands_done_at = self.commands_done_at.max(done);
+        if non_queued_trim {
+            self.blocked_until = done;
+        }
+        self.latencies.record(command.kind(), done.since(arrival));
+        Ok(Completion { start, done })
+    }
+
+    fn validate(&self, command: &Command) -> Result<(), CommandError> {
+        let check = |kind: &'static str, offset: u64, bytes: u64, max: u64| {
+            let sector = self.config.sector_bytes;
+            if bytes == 0 {
+                return Err(CommandError::Empty { kind, offset });
+            }
+            if offset % sector != 0 || bytes % sector != 0 {
+                return Err(CommandError::Misaligned { kind, offset, bytes, sector_bytes: sector });
+            }
+            let capacity = self.capacity_bytes();
+            if offset.checked_add(bytes).is_none_or(|end| end > capacity) {
+                return Err(CommandError::OutOfRange { kind, offset, bytes, capacity_bytes: capacity });
+            }
+            if bytes > max {
+                return Err(CommandError::TooLarge { kind, bytes, max_bytes: max });
+            }
+            Ok(())
+        };
+        match command {
+            Command::Read { offset, bytes } => check("read", *offset, *bytes, self.config.max_transfer_bytes),
+            Command::Write { offset, bytes, .. } => check("write", *offset, *bytes, self.config.max_transfer_bytes),
+            Command::Trim { ranges } => {
+                if ranges.is_empty() || ranges.len() > self.config.trim_max_ranges as usize {
+                    return Err(CommandError::TooManyRanges {
+                        ranges: ranges.len(),
+                        max_ranges: self.config.trim_max_ranges as usize,
+                    });
+                }
+                let mut total = 0u64;
+                for r in ranges {
+                    check("trim", r.offset, r.bytes, self.config.trim_max_bytes)?;
+                    total += r.bytes;
+                }
+                if total > self.config.trim_max_bytes {
+                    return Err(CommandError::TooLarge { kind: "trim", bytes: total, max_bytes: self.config.trim_max_bytes });
+                }
+                Ok(())
+            }
+            Command::Flush => Ok(()),
+        }
+    }
+
+    /// Gives the TRIM engine the idle time before a command that arrives after a long gap.
+    /// Returns when the command can start (deferred work in progress finishes its chunk).
+    fn offer_idle_time(&mut self, start: SimTime) -> SimTime {
+        let idle_from = self.commands_done_at.after(self.config.idle_threshold_ns);
+        if start <= idle_from {
+            return start;
+        }
+        let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
+        let end = self.engine.on_idle(idle_from, start, ctl);
+        self.cpu_free = self.cpu_free.max(end);
+        start.max(end)
+    }
+
+    /// Tells the device the host stays idle until `until` (end of a trace, an idle phase).
+    pub fn idle_until(&mut self, until: SimTime) {
+        self.offer_idle_time(until);
+    }
+
+    #[inline]
+    fn firmware(&mut self, start: SimTime, busy_ns: u64) -> SimTime {
+        self.cpu_free = start.max(self.cpu_free).after(busy_ns);
+        self.cpu_free
+    }
+
+    #[inline]
+    fn host_transfer_ns(&self, bytes: u64) -> u64 {
+        (bytes * self.config.host_transfer_ps_per_byte).div_ceil(1000)
+    }
+
+    fn pages_of(&self, offset: u64, bytes: u64) -> (u32, u32) {
+        let page = self.page_bytes();
+        ((offset / page) as u32, (offset + bytes).div_ceil(page) as u32)
+    }
+
+    fn read(&mut self, start: SimTime, offset: u64, bytes: u64, mut out: Option<&mut Vec<u64>>) -> SimTime {
+        self.host.read_commands += 1;
+        let t0 = self.firmware(start, self.config.firmware_ns);
+        if let Some(out) = out.as_deref_mut() {
+            out.clear();
+        }
+        let (first, end) = self.pages_of(offset, bytes);
+        let mut done = t0;
+        for lpn in (first..end).map(Lpn) {
+            self.host.pages_read += 1;
+            let tag = if self.engine.reads_as_trimmed(lpn) {
+                self.host.pages_read_unmapped += 1;
+                0
+            } else if let Some(tag) = self.buffer.lookup(lpn) {
+                self.host.pages_read_from_buffer += 1;
+                tag
+            } else {
+                match self.ftl.read(t0, lpn) {
+                    (PageData::Unmapped, _) => {
+                        self.host.pages_read_unmapped += 1;
+                        0
+                    }
+                    (PageData::Mapped(tag), t) => {
+                        done = done.max(t);
+                        tag
+                    }
+                }
+            };
+            if let Some(out) = out.as_deref_mut() {
+                out.push(tag);
+            }
+        }
+        done.after(self.host_transfer_ns(bytes))
+    }
+
+    fn write(&mut self, start: SimTime, offset: u64, bytes: u64, tag: u64) -> SimTime {
+        self.host.write_commands += 1;
+        let page = self.page_bytes();
+        let t0 = self.firmware(start, self.config.firmware_ns).after(self.host_transfer_ns(bytes));
+        let (first, end) = self.pages_of(offset, bytes);
+        let mut done = t0;
+        for (i, lpn) in (first..end).map(Lpn).enumerate() {
+            self.host.pages_written += 1;
+            self.engine.on_write(lpn);
+            let page_start = lpn.0 as u64 * page;
+            let partial = offset > page_start || offset + bytes < page_start + page;
+            let mut ready = t0;
+            if partial && self.buffer.lookup(lpn).is_none() && self.ftl.is_mapped(lpn) {
+                // The rest of the page must come from flash before the page is rewritten whole.
+                self.host.read_modify_writes += 1;
+                ready = self.ftl.read(t0, lpn).1;
+            }
+            let page_tag = tag.wrapping_add(i as u64);
+            let page_done = if self.buffer.is_enabled() {
+                self.buffer_write(ready, lpn, page_tag)
+            } else {
+                self.program(ready, lpn, page_tag)
+            };
+            done = done.max(page_done);
+        }
+        done
+    }
+
+    /// Puts a page in the write buffer, flushing the oldest pages and waiting for a slot when it
+    /// is full. Returns when the page is in DRAM.
+    fn buffer_write(&mut self, mut now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
+        if self.buffer.overwrite(lpn, tag) {
+            self.host.pages_coalesced_in_buffer += 1;
+            return now;
+        }
+        while !self.buffer.has_free_slot(now) {
+            if self.buffer.dirty_pages() > 0 {
+                self.flush_oldest(now, self.buffer.flush_batch_pages());
+            } else if let Some(t) = self.buffer.next_release() {
+                now = now.max(t);
+            } else {
+                unreachable!("ssd: write buffer full with nothing dirty or in flight");
+            }
+        }
+        self.buffer.admit(lpn, tag);
+        now
+    }
+
+    fn flush_oldest(&mut self, now: SimTime, pages: usize) {
+        let mut batch = std::mem::take(&mut self.scratch_batch);
+        self.buffer.take_oldest(pages, &mut batch);
+        for &(lpn, tag) in &batch {
+            let done = self.program(now, lpn, tag);
+            self.buffer.programmed(done);
+        }
+        self.scratch_batch = batch;
+    }
+
+    /// Programs one page and runs any GC it triggered (after the TRIM engine's pre-GC work).
+    #[inline]
+    fn program(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
+        let done = self.ftl.write(now, lpn, tag);
+        while let Some(plane) = self.ftl.take_gc_request() {
+            let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
+            let ready = self.engine.before_gc(now, ctl);
+            self.cpu_free = self.cpu_free.max(ready);
+            self.ftl.collect(ready, plane);
+        }
+        done
+    }
+
+    fn trim(&mut self, start: SimTime, ranges: &[ByteRange]) -> SimTime {
+        self.host.trim_commands += 1;
+        let page = self.page_bytes();
+        let granule = self.config.trim_granularity_bytes;
+        let mut page_ranges = std::mem::take(&mut self.scratch_ranges);
+        page_ranges.clear();
+        for r in ranges {
+            self.host.pages_trim_requested += r.bytes / page;
+            // Only whole granules are deallocated; the partial edges keep their data, as drives do.
+            let first = r.offset.div_ceil(granule) * granule;
+            let end = (r.offset + r.bytes) / granule * granule;
+            if end > first {
+                page_ranges.push(PageRange { start: Lpn((first / page) as u32), count: ((end - first) / page) as u32 });
+            }
+        }
+        let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
+        let steps = self.engine.trim(&page_ranges, ctl);
+        self.scratch_ranges = page_ranges;
+        #[cfg(feature = "verify")]
+        self.ftl.check().unwrap_or_else(|e| panic!("after TRIM: {e}"));
+        self.firmware(start, steps.total_ns())
+    }
+
+    fn flush(&mut self, start: SimTime) -> SimTime {
+        self.host.flush_commands += 1;
+        let t0 = self.firmware(start, self.config.firmware_ns);
+        let dirty = self.buffer.dirty_pages();
+        if dirty > 0 {
+            self.flush_oldest(t0, dirty);
+        }
+        self.buffer.drained_at(t0)
+    }
+
+    /// The full consistency check of FTL and TRIM engine.
+    pub fn check(&self) -> Result<(), String> {
+        self.ftl.check()?;
+        self.engine.check(&self.ftl)
+    }
+
+    /// The measures of the run so far (since [`Ssd::start_measurement`]), ending at `end`.
+    pub fn report(&self, end: SimTime) -> DeviceReport {
+        let flash = self.ftl.flash().counters();
+        let base = &self.baseline;
+        let programmed = flash.pages_programmed - base.flash.pages_programmed;
+        let sim_time_ns = end.since(self.measure_start);
+        DeviceReport {
+            sim_time_ns,
+            nand_pages_programmed: programmed,
+            nand_pages_read: flash.pages_read - base.flash.pages_read,
+            nand_blocks_erased: flash.blocks_erased - base.flash.blocks_erased,
+            waf: if self.host.pages_written == 0 { 0.0 } else { programmed as f64 / self.host.pages_written as f64 },
+            gc: metrics::gc_report(self.ftl.stats(), &base.ftl),
+            trim: metrics::trim_report(self.engine.name(), self.engine.stats(), &base.trim),
+            latency: LatencyReport {
+                read: self.latencies.summary(CommandKind::Read),
+                write: self.latencies.summary(CommandKind::Write),
+                trim: self.latencies.summary(CommandKind::Trim),
+                flush: self.latencies.summary(CommandKind::Flush),
+            },
+            erase_count: EraseSummary::of(self.ftl.flash().erase_counts()),
+            valid_pages: self.ftl.valid_pages(),
+            logical_pages: self.config.logical_pages as u64,
+            physical_pages: self.config.geometry.physical_pages() as u64,
+            host_pages_written_per_sim_s: if sim_time_ns == 0 {
+                0.0
+            } else {
+                self.host.pages_written as f64 * 1e9 / sim_time_ns as f64
+            },
+            host: self.host.clone(),
+        }
+    }
+}

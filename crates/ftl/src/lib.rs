@@ -1,0 +1,14 @@
+//! The flash translation layer: a page-mapping FTL with forward and backward maps, a block pool
+//! with a victim index, greedy / cost-benefit / FIFO garbage collection and a DRAM write buffer.
+
+pub mod block_pool;
+pub mod lpn;
+pub mod page_ftl;
+pub mod page_map;
+pub mod victim;
+pub mod write_buffer;
+
+pub use lpn::Lpn;
+pub use page_ftl::{FtlConfig, FtlStats, GcOutcome, PageFtl};
+pub use victim::VictimPolicy;
+pub use write_buffer::WriteBuffer;

@@ -1,0 +1,418 @@
+//! The page-mapping FTL (004 §4): any logical page may live in any physical page. Host writes
+//! are striped over planes; each plane has a host open block and a GC open block; when a plane's
+//! free blocks fall below the threshold, GC reclaims victims there by copying their valid pages
+//! into the GC open block (same die) and erasing them.
+
+use crate::block_pool::{BlockPool, BlockState};
+use crate::lpn::Lpn;
+use crate::page_map::{PageMap, NONE};
+use crate::victim::VictimPolicy;
+use serde::Serialize;
+use trimlab_nand::{BlockId, FlashArray, Geometry, Ppa, Timing};
+use trimlab_sim::SimTime;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FtlConfig {
+    pub logical_pages: u32,
+    /// GC starts in a plane when its free blocks fall below this, and stops when they reach it.
+    pub gc_free_blocks_min: u32,
+    pub victim: VictimPolicy,
+    /// Keep a 64-bit data tag per physical page so reads can be checked against a reference
+    /// (tests and the emulator); costs 8 bytes per physical page, so benchmarks leave it off.
+    pub track_data: bool,
+}
+
+/// What the FTL has done since it was built.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FtlStats {
+    pub host_pages_programmed: u64,
+    pub gc_pages_copied: u64,
+    pub gc_invocations: u64,
+    pub gc_victims: u64,
+    /// Sum over GC invocations of the time from the start of its first operation to the end of
+    /// its last erase, on the plane's die.
+    pub gc_busy_ns: u64,
+    /// GC found no victim with an invalid page: the plane is full of valid data.
+    pub gc_stalls: u64,
+    /// Mapped pages invalidated by TRIM (pages already unmapped are not counted).
+    pub trimmed_mapped_pages: u64,
+}
+
+/// One GC invocation's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GcOutcome {
+    pub victims: u32,
+    pub pages_copied: u32,
+    pub done: SimTime,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct OpenBlock {
+    block: BlockId,
+    next_page: u32,
+}
+
+/// A page's content as far as the host can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageData {
+    /// Never written, or trimmed: reads return zeros.
+    Unmapped,
+    /// Mapped; the tag is the data's identity when `track_data` is on, else 0.
+    Mapped(u64),
+}
+
+pub struct PageFtl {
+    geometry: Geometry,
+    config: FtlConfig,
+    flash: FlashArray,
+    map: PageMap,
+    pool: BlockPool,
+    host_open: Vec<Option<OpenBlock>>,
+    gc_open: Vec<Option<OpenBlock>>,
+    stripe: Vec<usize>,
+    stripe_cursor: usize,
+    tags: Option<Vec<u64>>,
+    gc_requests: Vec<usize>,
+    gc_requested: Vec<bool>,
+    host_sequence: u64,
+    stats: FtlStats,
+}
+
+impl PageFtl {
+    /// Builds an FTL over an erased array. `geometry` must be validated and `config` checked by
+    /// [`PageFtl::check_config`].
+    pub fn new(geometry: Geometry, timing: Timing, config: FtlConfig) -> Self {
+        let planes = geometry.plane_count();
+        PageFtl {
+            flash: FlashArray::new(geometry.clone(), timing),
+            map: PageMap::new(config.logical_pages as usize, geometry.physical_pages()),
+            pool: BlockPool::new(&geometry, config.victim),
+            host_open: vec![None; planes],
+            gc_open: vec![None; planes],
+            stripe: geometry.striping_order(),
+            stripe_cursor: 0,
+            tags: config.track_data.then(|| vec![0; geometry.physical_pages()]),
+            gc_requests: Vec::new(),
+            gc_requested: vec![false; planes],
+            host_sequence: 0,
+            stats: FtlStats::default(),
+            geometry,
+            config,
+        }
+    }
+
+    /// The relations between geometry and FTL settings that must hold for GC to always make
+    /// progress. Returns a message naming the setting and the accepted range.
+    pub fn check_config(geometry: &Geometry, config: &FtlConfig) -> Result<(), String> {
+        let bpp = geometry.blocks_per_plane;
+        if config.gc_free_blocks_min < 2 || config.gc_free_blocks_min > bpp / 2 {
+            return Err(format!(
+                "ftl.gc_free_blocks = {} blocks per plane (must be 2..={} for {} blocks per plane)",
+                config.gc_free_blocks_min,
+                bpp / 2,
+                bpp
+            ));
+        }
+        // Each plane always keeps one free block for GC to copy into and has a host and a GC
+        // open block, plus one block of slack for partly written open blocks. The logical space
+        // must fit in the rest, or GC could find no invalid page to reclaim. The GC threshold
+        // itself is a target: when live data leaves less free space than it asks for, GC
+        // reclaims what it can and counts a stall (004's "GC below 30 % free" regime).
+        let reserved_blocks = 4 * geometry.plane_count() as u64;
+        let usable_pages = (geometry.block_count() as u64).saturating_sub(reserved_blocks)
+            * geometry.pages_per_block as u64;
+        if config.logical_pages == 0 || config.logical_pages as u64 >= usable_pages {
+            return Err(format!(
+                "logical capacity of {} pages does not fit: {} physical pages minus a reserve of 4 blocks per plane leaves {} (raise spare_factor or blocks_per_plane)",
+                config.logical_pages,
+                geometry.physical_pages(),
+                usable_pages
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    pub fn config(&self) -> &FtlConfig {
+        &self.config
+    }
+
+    pub fn flash(&self) -> &FlashArray {
+        &self.flash
+    }
+
+    pub fn stats(&self) -> &FtlStats {
+        &self.stats
+    }
+
+    pub fn logical_pages(&self) -> u32 {
+        self.config.logical_pages
+    }
+
+    pub fn valid_pages(&self) -> u64 {
+        self.pool.valid_counts().iter().map(|&v| v as u64).sum()
+    }
+
+    pub fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.map.lookup(lpn).is_some()
+    }
+
+    /// Bytes of heap this FTL holds: maps, per-block state, data tags.
+    pub fn heap_bytes(&self) -> usize {
+        let blocks = self.geometry.block_count();
+        self.map.heap_bytes()
+            + blocks * (1 + 4 + 8 + 4 + 4 + 4) // state, valid, closed_at, next, prev (pool)
+            + blocks * (4 + 4) // next_page, erase_count (flash)
+            + self.tags.as_ref().map_or(0, |t| t.capacity() * 8)
+    }
+
+    /// Reads one logical page: the NAND read if mapped, nothing if not.
+    pub fn read(&mut self, now: SimTime, lpn: Lpn) -> (PageData, SimTime) {
+        match self.map.lookup(lpn) {
+            None => (PageData::Unmapped, now),
+            Some(ppa) => {
+                let done = self.flash.read(now, ppa);
+                let tag = self.tags.as_ref().map_or(0, |t| t[ppa.index()]);
+                (PageData::Mapped(tag), done)
+            }
+        }
+    }
+
+    /// Programs one host page at `now`; returns when it is durable. May queue a GC request for
+    /// the plane it used: the caller runs [`PageFtl::take_gc_request`] / [`PageFtl::collect`].
+    pub fn write(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
+        let plane = self.next_host_plane();
+        let open = match self.host_open[plane] {
+            Some(open) => open,
+            None => {
+                let block = self.pool.take_free(plane).unwrap_or_else(|| {
+                    unreachable!("page_ftl: plane {plane} chosen for a host write has no free block")
+                });
+                self.request_gc_if_low(plane);
+                OpenBlock { block, next_page: 0 }
+            }
+        };
+        if let Some(old) = self.map.unbind(lpn) {
+            self.pool.remove_valid(self.geometry.block_of(old));
+        }
+        let ppa = Ppa(self.geometry.first_page(open.block).0 + open.next_page);
+        let done = self.flash.program(now, ppa);
+        self.map.bind(lpn, ppa);
+        self.pool.add_valid(open.block);
+        if let Some(tags) = self.tags.as_mut() {
+            tags[ppa.index()] = tag;
+        }
+        self.host_sequence += 1;
+        self.stats.host_pages_programmed += 1;
+        self.host_open[plane] = if open.next_page + 1 == self.geometry.pages_per_block {
+            self.pool.close(open.block, self.host_sequence);
+            None
+        } else {
+            Some(OpenBlock { block: open.block, next_page: open.next_page + 1 })
+        };
+        done
+    }
+
+    /// Invalidates `lpn` in both maps (step 3 of a TRIM). True if it was mapped.
+    pub fn trim(&mut self, lpn: Lpn) -> bool {
+        match self.map.unbind(lpn) {
+            None => false,
+            Some(old) => {
+                self.pool.remove_valid(self.geometry.block_of(old));
+                self.stats.trimmed_mapped_pages += 1;
+                true
+            }
+        }
+    }
+
+    /// The next plane that has asked for GC since the last call.
+    #[inline]
+    pub fn take_gc_request(&mut self) -> Option<usize> {
+        let plane = self.gc_requests.pop()?;
+        self.gc_requested[plane] = false;
+        Some(plane)
+    }
+
+    /// Whether any plane is waiting for GC.
+    #[inline]
+    pub fn gc_pending(&self) -> bool {
+        !self.gc_requests.is_empty()
+    }
+
+    /// Reclaims blocks in `plane` until it has `gc_free_blocks_min` free blocks again, or until
+    /// no block has an invalid page left.
+    pub fn collect(&mut self, now: SimTime, plane: usize) -> GcOutcome {
+        let ppb = self.geometry.pages_per_block;
+        let start = now.max(self.flash.die_free_at(self.geometry.first_block_of_plane(plane)));
+        let mut outcome = GcOutcome { victims: 0, pages_copied: 0, done: start };
+        // FIFO may meet fully valid blocks on its way round the log; it moves them and goes on,
+        // but a whole lap without a gain means the plane holds nothing reclaimable.
+        let mut fruitless_victims = 0u32;
+        while self.pool.free_count(plane) < self.config.gc_free_blocks_min as usize {
+            let Some(victim) = self.pool.select_victim(plane, self.config.victim, self.host_sequence)
+            else {
+                self.stats.gc_stalls += 1;
+                break;
+            };
+            if self.pool.valid(victim) == ppb {
+                fruitless_victims += 1;
+                if self.config.victim != VictimPolicy::Fifo
+                    || fruitless_victims > self.geometry.blocks_per_plane
+                {
+                    // Copying a fully valid block frees nothing: the plane is full of live data.
+                    self.stats.gc_stalls += 1;
+                    break;
+                }
+            }
+            self.pool.begin_collect(victim);
+            let first = self.geometry.first_page(victim);
+            for page in 0..ppb {
+                let src = Ppa(first.0 + page);
+                let owner = self.map.owners_of(src, 1)[0];
+                if owner == NONE {
+                    continue;
+                }
+                let (dst, last) = self.allocate_gc_page(plane);
+                outcome.done = self.flash.copy(now, src, dst);
+                let lpn = Lpn(owner);
+                self.map.unbind(lpn);
+                self.pool.remove_valid(victim);
+                self.map.bind(lpn, dst);
+                let dst_block = self.geometry.block_of(dst);
+                self.pool.add_valid(dst_block);
+                if last {
+                    self.pool.close(dst_block, self.host_sequence);
+                }
+                if let Some(tags) = self.tags.as_mut() {
+                    tags[dst.index()] = tags[src.index()];
+                }
+                outcome.pages_copied += 1;
+            }
+            outcome.done = self.flash.erase(now, victim);
+            self.pool.release(victim);
+            outcome.victims += 1;
+        }
+        self.stats.gc_invocations += 1;
+        self.stats.gc_victims += outcome.victims as u64;
+        self.stats.gc_pages_copied += outcome.pages_copied as u64;
+        self.stats.gc_busy_ns += outcome.done.since(start);
+        #[cfg(feature = "verify")]
+        self.check().unwrap_or_else(|e| panic!("after GC on plane {plane}: {e}"));
+        outcome
+    }
+
+    /// The next page of `plane`'s GC open block, and whether it is the block's last page.
+    fn allocate_gc_page(&mut self, plane: usize) -> (Ppa, bool) {
+        let open = match self.gc_open[plane] {
+            Some(open) => open,
+            None => {
+                let block = self.pool.take_free(plane).unwrap_or_else(|| {
+                    unreachable!("page_ftl: GC in plane {plane} found no free block to copy into")
+                });
+                OpenBlock { block, next_page: 0 }
+            }
+        };
+        let ppa = Ppa(self.geometry.first_page(open.block).0 + open.next_page);
+        let last = open.next_page + 1 == self.geometry.pages_per_block;
+        self.gc_open[plane] =
+            (!last).then_some(OpenBlock { block: open.block, next_page: open.next_page + 1 });
+        (ppa, last)
+    }
+
+    /// Round-robin over planes in striping order, skipping a plane that has no open block and
+    /// only its last free block left (kept so GC can always copy).
+    fn next_host_plane(&mut self) -> usize {
+        let planes = self.stripe.len();
+        for _ in 0..planes {
+            let plane = self.stripe[self.stripe_cursor];
+            self.stripe_cursor += 1;
+            if self.stripe_cursor == planes {
+                self.stripe_cursor = 0;
+            }
+            if self.host_open[plane].is_some() || self.pool.free_count(plane) > 1 {
+                return plane;
+            }
+        }
+        unreachable!(
+            "page_ftl: no plane can take a host write (free blocks per plane: {:?}); check_config should have refused this geometry",
+            (0..planes).map(|p| self.pool.free_count(p)).collect::<Vec<_>>()
+        )
+    }
+
+    fn request_gc_if_low(&mut self, plane: usize) {
+        if self.pool.free_count(plane) < self.config.gc_free_blocks_min as usize
+            && !self.gc_requested[plane]
+        {
+            self.gc_requested[plane] = true;
+            self.gc_requests.push(plane);
+        }
+    }
+
+    /// Full consistency check: forward and backward maps agree, valid counts match the backward
+    /// map, only open or full blocks hold valid pages, open blocks match the NAND write pointers,
+    /// and the block pool's index and free lists agree with block states. O(physical pages).
+    pub fn check(&self) -> Result<(), String> {
+        let ppb = self.geometry.pages_per_block as usize;
+        for (lpn, &raw) in self.map.forward_raw().iter().enumerate() {
+            if raw != NONE && self.map.backward_raw()[raw as usize] != lpn as u32 {
+                return Err(format!(
+                    "I1 forward/backward: lpn {lpn} -> ppa {raw} but ppa {raw} -> {}",
+                    self.map.backward_raw()[raw as usize]
+                ));
+            }
+        }
+        for block in 0..self.geometry.block_count() {
+            let id = BlockId(block as u32);
+            let owners = self.map.owners_of(self.geometry.first_page(id), ppb);
+            let mut valid = 0u32;
+            for (page, &owner) in owners.iter().enumerate() {
+                if owner == NONE {
+                    continue;
+                }
+                valid += 1;
+                let ppa = block * ppb + page;
+                if self.map.forward_raw().get(owner as usize) != Some(&(ppa as u32)) {
+                    return Err(format!("I2 backward/forward: ppa {ppa} -> lpn {owner}, which maps elsewhere"));
+                }
+                if page as u32 >= self.flash.programmed_pages(id) {
+                    return Err(format!("I3 valid page {ppa} above the write pointer of block {block}"));
+                }
+            }
+            if valid != self.pool.valid(id) {
+                return Err(format!(
+                    "I4 valid count: block {block} counts {} but holds {valid} valid pages",
+                    self.pool.valid(id)
+                ));
+            }
+            let programmed = self.flash.programmed_pages(id) as usize;
+            match self.pool.state(id) {
+                BlockState::Free if programmed != 0 => {
+                    return Err(format!("I5 free block {block} has {programmed} programmed pages"));
+                }
+                BlockState::Full if programmed != ppb => {
+                    return Err(format!("I5 full block {block} has {programmed} programmed pages"));
+                }
+                _ => {}
+            }
+        }
+        for (plane, open) in self.host_open.iter().chain(self.gc_open.iter()).enumerate() {
+            if let Some(open) = open {
+                if self.pool.state(open.block) != BlockState::Open
+                    || self.flash.programmed_pages(open.block) != open.next_page
+                {
+                    return Err(format!(
+                        "I6 open block {:?} (slot {plane}) state {:?}, write pointer {} vs {}",
+                        open.block,
+                        self.pool.state(open.block),
+                        self.flash.programmed_pages(open.block),
+                        open.next_page
+                    ));
+                }
+            }
+        }
+        self.pool.check()
+    }
+}

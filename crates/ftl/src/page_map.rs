@@ -1,0 +1,74 @@
+//! The forward (LPN -> PPA) and backward (PPA -> LPN) maps of a page-mapping FTL.
+//!
+//! Both are flat `u32` arrays with `u32::MAX` for "none": 4 bytes per logical page plus 4 bytes
+//! per physical page, which is what keeps a 256 GiB device under 10 bytes of RAM per page.
+
+use crate::lpn::Lpn;
+use trimlab_nand::Ppa;
+
+pub const NONE: u32 = u32::MAX;
+
+pub struct PageMap {
+    forward: Vec<u32>,
+    backward: Vec<u32>,
+}
+
+impl PageMap {
+    pub fn new(logical_pages: usize, physical_pages: usize) -> Self {
+        PageMap { forward: vec![NONE; logical_pages], backward: vec![NONE; physical_pages] }
+    }
+
+    pub fn logical_pages(&self) -> usize {
+        self.forward.len()
+    }
+
+    #[inline]
+    pub fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
+        let raw = self.forward[lpn.index()];
+        (raw != NONE).then_some(Ppa(raw))
+    }
+
+    /// The logical page whose current data lives at `ppa`, if that page is valid.
+    #[inline]
+    pub fn owner(&self, ppa: Ppa) -> Option<Lpn> {
+        let raw = self.backward[ppa.index()];
+        (raw != NONE).then_some(Lpn(raw))
+    }
+
+    /// Points `lpn` at `ppa`. The caller has invalidated any previous location.
+    #[inline]
+    pub fn bind(&mut self, lpn: Lpn, ppa: Ppa) {
+        debug_assert_eq!(self.backward[ppa.index()], NONE, "page_map: {ppa:?} already owned");
+        self.forward[lpn.index()] = ppa.0;
+        self.backward[ppa.index()] = lpn.0;
+    }
+
+    /// Drops both directions of `lpn`'s mapping; returns where it pointed.
+    #[inline]
+    pub fn unbind(&mut self, lpn: Lpn) -> Option<Ppa> {
+        let raw = std::mem::replace(&mut self.forward[lpn.index()], NONE);
+        if raw == NONE {
+            return None;
+        }
+        self.backward[raw as usize] = NONE;
+        Some(Ppa(raw))
+    }
+
+    /// Raw backward entries of a block's pages, for GC scans and checks.
+    #[inline]
+    pub fn owners_of(&self, first: Ppa, pages: usize) -> &[u32] {
+        &self.backward[first.index()..first.index() + pages]
+    }
+
+    pub fn forward_raw(&self) -> &[u32] {
+        &self.forward
+    }
+
+    pub fn backward_raw(&self) -> &[u32] {
+        &self.backward
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        (self.forward.capacity() + self.backward.capacity()) * 4
+    }
+}

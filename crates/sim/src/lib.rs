@@ -1,0 +1,12 @@
+//! Simulation kernel: integer-nanosecond time, a (time, sequence)-ordered event queue and
+//! one seeded random stream per purpose. Nothing here reads a wall clock.
+
+pub mod event_queue;
+pub mod rng;
+pub mod time;
+pub mod units;
+
+pub use event_queue::EventQueue;
+pub use rng::{SeedTree, SimRng};
+pub use time::SimTime;
+pub use units::{ByteSize, DurationNs};

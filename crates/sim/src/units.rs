@@ -1,0 +1,156 @@
+//! Quantities that configs spell in human units: byte sizes ("8GiB", "512 KB", 4096) and
+//! durations ("5s", "200us", "1ms", plain nanoseconds).
+
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// A size in bytes. Accepts an integer or a string with a unit: B, KiB, MiB, GiB, TiB (powers of
+/// 1024) or KB, MB, GB, TB (powers of 1000); K, M, G, T mean the binary units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct ByteSize(pub u64);
+
+/// A duration in nanoseconds. Accepts an integer (nanoseconds) or a string with ns, us, ms, s,
+/// min or h.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct DurationNs(pub u64);
+
+fn split_number(text: &str) -> Option<(f64, &str)> {
+    let text = text.trim();
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(text.len());
+    let number: f64 = text[..end].replace('_', "").parse().ok()?;
+    Some((number, text[end..].trim()))
+}
+
+fn scaled(number: f64, multiplier: u64) -> Option<u64> {
+    let value = number * multiplier as f64;
+    (value.is_finite() && value >= 0.0 && value <= u64::MAX as f64 && value.fract() == 0.0)
+        .then_some(value as u64)
+}
+
+impl ByteSize {
+    pub const ACCEPTED: &'static str =
+        "an integer number of bytes or a string like \"4KiB\", \"512MiB\", \"8GiB\", \"10GB\"";
+
+    pub fn parse(text: &str) -> Result<ByteSize, String> {
+        let bad = || format!("\"{text}\" is not a byte size (expected {})", ByteSize::ACCEPTED);
+        let (number, unit) = split_number(text).ok_or_else(bad)?;
+        let multiplier: u64 = match unit.to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" | "kib" => 1 << 10,
+            "m" | "mib" => 1 << 20,
+            "g" | "gib" => 1 << 30,
+            "t" | "tib" => 1 << 40,
+            "kb" => 1_000,
+            "mb" => 1_000_000,
+            "gb" => 1_000_000_000,
+            "tb" => 1_000_000_000_000,
+            _ => return Err(bad()),
+        };
+        scaled(number, multiplier).map(ByteSize).ok_or_else(bad)
+    }
+}
+
+impl DurationNs {
+    pub const ACCEPTED: &'static str =
+        "an integer number of nanoseconds or a string like \"200us\", \"5ms\", \"2s\", \"1min\"";
+
+    pub fn parse(text: &str) -> Result<DurationNs, String> {
+        let bad = || format!("\"{text}\" is not a duration (expected {})", DurationNs::ACCEPTED);
+        let (number, unit) = split_number(text).ok_or_else(bad)?;
+        let multiplier: u64 = match unit {
+            "" | "ns" => 1,
+            "us" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "min" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return Err(bad()),
+        };
+        scaled(number, multiplier).map(DurationNs).ok_or_else(bad)
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [(u64, &str); 4] = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+        for (size, name) in UNITS {
+            if self.0 >= size && self.0 % size == 0 {
+                return write!(f, "{}{name}", self.0 / size);
+            }
+        }
+        write!(f, "{}B", self.0)
+    }
+}
+
+impl fmt::Display for DurationNs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [(u64, &str); 3] = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")];
+        for (size, name) in UNITS {
+            if self.0 >= size && self.0 % size == 0 {
+                return write!(f, "{}{name}", self.0 / size);
+            }
+        }
+        write!(f, "{}ns", self.0)
+    }
+}
+
+macro_rules! string_or_integer {
+    ($ty:ident) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct Visitor;
+                impl<'de> de::Visitor<'de> for Visitor {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($ty::ACCEPTED)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
+                        Ok($ty(v))
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
+                        u64::try_from(v).map($ty).map_err(|_| E::custom(format!("{v} is negative (expected {})", $ty::ACCEPTED)))
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
+                        $ty::parse(v).map_err(E::custom)
+                    }
+                }
+                d.deserialize_any(Visitor)
+            }
+        }
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.to_string())
+            }
+        }
+    };
+}
+string_or_integer!(ByteSize);
+string_or_integer!(DurationNs);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_sizes() {
+        assert_eq!(ByteSize::parse("8GiB").unwrap().0, 8 << 30);
+        assert_eq!(ByteSize::parse("512 KB").unwrap().0, 512_000);
+        assert_eq!(ByteSize::parse("4096").unwrap().0, 4096);
+        assert_eq!(ByteSize::parse("1.5MiB").unwrap().0, 3 << 19);
+        assert!(ByteSize::parse("8 parsecs").is_err());
+        assert!(ByteSize::parse("").is_err());
+        assert_eq!(ByteSize(8 << 30).to_string(), "8GiB");
+        assert_eq!(ByteSize(1000).to_string(), "1000B");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(DurationNs::parse("200us").unwrap().0, 200_000);
+        assert_eq!(DurationNs::parse("5s").unwrap().0, 5_000_000_000);
+        assert_eq!(DurationNs::parse("7").unwrap().0, 7);
+        assert!(DurationNs::parse("5 fortnights").is_err());
+        assert_eq!(DurationNs(1_500_000).to_string(), "1500us");
+    }
+}

@@ -1,0 +1,87 @@
+//! The interface every TRIM engine implements, and what engines count.
+
+use serde::Serialize;
+use trimlab_ftl::{Lpn, PageFtl, WriteBuffer};
+use trimlab_sim::SimTime;
+
+/// A run of whole logical pages named by a TRIM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageRange {
+    pub start: Lpn,
+    pub count: u32,
+}
+
+impl PageRange {
+    pub fn pages(&self) -> impl Iterator<Item = Lpn> {
+        (self.start.0..self.start.0 + self.count).map(Lpn)
+    }
+}
+
+/// The controller state an engine may change: the maps (through the FTL) and the write buffer.
+pub struct Controller<'a> {
+    pub ftl: &'a mut PageFtl,
+    pub buffer: &'a mut WriteBuffer,
+}
+
+/// Foreground controller time of one TRIM, by step of 002.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TrimSteps {
+    pub step1_ns: u64,
+    pub step2_ns: u64,
+    pub step3_ns: u64,
+}
+
+impl TrimSteps {
+    pub fn total_ns(&self) -> u64 {
+        self.step1_ns + self.step2_ns + self.step3_ns
+    }
+}
+
+/// Counters every engine keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TrimStats {
+    pub commands: u64,
+    pub ranges: u64,
+    pub pages_requested: u64,
+    /// Mapped pages whose L2P/P2L entries were invalidated.
+    pub pages_unmapped: u64,
+    /// Dirty write-buffer pages dropped before they were programmed.
+    pub buffer_pages_dropped: u64,
+    /// Foreground time (delays the TRIM's completion and the commands behind it), per step.
+    pub foreground: TrimSteps,
+}
+
+pub trait TrimEngine {
+    fn name(&self) -> &'static str;
+
+    /// Handles one TRIM command's page ranges. Returns the foreground controller time by step;
+    /// the device turns that into the command's latency.
+    fn trim(&mut self, ranges: &[PageRange], ctl: Controller<'_>) -> TrimSteps;
+
+    /// A host write to `lpn` is about to be accepted (deferring engines forget pending TRIMs of
+    /// that page here so they never invalidate newer data).
+    fn on_write(&mut self, _lpn: Lpn) {}
+
+    /// Whether a read of `lpn` must return zeros although the maps still hold the page.
+    fn reads_as_trimmed(&self, _lpn: Lpn) -> bool {
+        false
+    }
+
+    /// The device has been idle since `from` and stays idle until `until` at the latest. Returns
+    /// the instant deferred work done now ends (`from` if there was none).
+    fn on_idle(&mut self, from: SimTime, _until: SimTime, _ctl: Controller<'_>) -> SimTime {
+        from
+    }
+
+    /// GC is about to run at `now`. Returns when work the engine must do first is finished.
+    fn before_gc(&mut self, now: SimTime, _ctl: Controller<'_>) -> SimTime {
+        now
+    }
+
+    fn stats(&self) -> &TrimStats;
+
+    /// Engine-internal consistency against the controller state (tests call it).
+    fn check(&self, _ftl: &PageFtl) -> Result<(), String> {
+        Ok(())
+    }
+}

@@ -1,0 +1,56 @@
+//! The conventional TRIM engine (002's Baseline): all three steps before the TRIM completes.
+
+use crate::cost_model::TrimCostModel;
+use crate::engine::{Controller, PageRange, TrimEngine, TrimStats, TrimSteps};
+
+pub struct ImmediateTrim {
+    cost: TrimCostModel,
+    stats: TrimStats,
+}
+
+impl ImmediateTrim {
+    pub fn new(cost: TrimCostModel) -> Self {
+        ImmediateTrim { cost, stats: TrimStats::default() }
+    }
+}
+
+impl TrimEngine for ImmediateTrim {
+    fn name(&self) -> &'static str {
+        "immediate"
+    }
+
+    fn trim(&mut self, ranges: &[PageRange], ctl: Controller<'_>) -> TrimSteps {
+        let buffered = ctl.buffer.is_enabled();
+        let (mut pages, mut dropped, mut unmapped) = (0u64, 0u64, 0u64);
+        for range in ranges {
+            for lpn in range.pages() {
+                pages += 1;
+                if buffered && ctl.buffer.discard(lpn) {
+                    dropped += 1;
+                }
+                if ctl.ftl.trim(lpn) {
+                    unmapped += 1;
+                }
+            }
+        }
+        let steps = TrimSteps {
+            step1_ns: self.cost.step1_ns(ranges.len()),
+            step2_ns: if buffered { pages * self.cost.buffer_lookup_ns } else { 0 },
+            step3_ns: pages * self.cost.map_lookup_ns + unmapped * self.cost.map_invalidate_ns,
+        };
+        let s = &mut self.stats;
+        s.commands += 1;
+        s.ranges += ranges.len() as u64;
+        s.pages_requested += pages;
+        s.pages_unmapped += unmapped;
+        s.buffer_pages_dropped += dropped;
+        s.foreground.step1_ns += steps.step1_ns;
+        s.foreground.step2_ns += steps.step2_ns;
+        s.foreground.step3_ns += steps.step3_ns;
+        steps
+    }
+
+    fn stats(&self) -> &TrimStats {
+        &self.stats
+    }
+}

@@ -1,0 +1,41 @@
+//! Device-side TRIM engines behind one interface. An engine decides which of the three TRIM
+//! steps of 002 (1: receive and DMA the range list, 2: invalidate the write buffer, 3: invalidate
+//! the L2P and P2L maps) run in the foreground and which are deferred, and charges controller time
+//! for each from the [`TrimCostModel`].
+
+pub mod cost_model;
+pub mod engine;
+pub mod immediate;
+pub mod none;
+
+pub use cost_model::TrimCostModel;
+pub use engine::{Controller, PageRange, TrimEngine, TrimStats, TrimSteps};
+pub use immediate::ImmediateTrim;
+pub use none::NoTrim;
+
+use serde::{Deserialize, Serialize};
+
+/// The engines a config can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineKind {
+    /// Steps 1-3 at once, before the TRIM completes (the conventional baseline of 002).
+    #[default]
+    Immediate,
+    /// TRIM is acknowledged and ignored: a drive without TRIM support.
+    None,
+}
+
+impl EngineKind {
+    pub fn build(self, cost: TrimCostModel) -> Box<dyn TrimEngine> {
+        match self {
+            EngineKind::Immediate => Box::new(ImmediateTrim::new(cost)),
+            EngineKind::None => Box::new(NoTrim::new(cost)),
+        }
+    }
+
+    pub const ALL: &'static [(&'static str, &'static str)] = &[
+        ("immediate", "steps 1-3 in the foreground (conventional TRIM)"),
+        ("none", "TRIM acknowledged and ignored (no TRIM support)"),
+    ];
+}

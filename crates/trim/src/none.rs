@@ -1,0 +1,34 @@
+//! A drive without TRIM support: the command is received and acknowledged, nothing changes.
+
+use crate::cost_model::TrimCostModel;
+use crate::engine::{Controller, PageRange, TrimEngine, TrimStats, TrimSteps};
+
+pub struct NoTrim {
+    cost: TrimCostModel,
+    stats: TrimStats,
+}
+
+impl NoTrim {
+    pub fn new(cost: TrimCostModel) -> Self {
+        NoTrim { cost, stats: TrimStats::default() }
+    }
+}
+
+impl TrimEngine for NoTrim {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+
+    fn trim(&mut self, ranges: &[PageRange], _ctl: Controller<'_>) -> TrimSteps {
+        let steps = TrimSteps { step1_ns: self.cost.command_ns, ..TrimSteps::default() };
+        self.stats.commands += 1;
+        self.stats.ranges += ranges.len() as u64;
+        self.stats.pages_requested += ranges.iter().map(|r| r.count as u64).sum::<u64>();
+        self.stats.foreground.step1_ns += steps.step1_ns;
+        steps
+    }
+
+    fn stats(&self) -> &TrimStats {
+        &self.stats
+    }
+}
