@@ -11,11 +11,20 @@ pub struct ByteRange {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    Read { offset: u64, bytes: u64 },
+    Read {
+        offset: u64,
+        bytes: u64,
+    },
     /// `tag` identifies the data: page i of the write carries `tag + i` (used to check reads).
-    Write { offset: u64, bytes: u64, tag: u64 },
+    Write {
+        offset: u64,
+        bytes: u64,
+        tag: u64,
+    },
     /// A dataset-management / deallocate command with one or more ranges.
-    Trim { ranges: Vec<ByteRange> },
+    Trim {
+        ranges: Vec<ByteRange>,
+    },
     Flush,
 }
 
@@ -29,8 +38,12 @@ pub enum CommandKind {
 }
 
 impl CommandKind {
-    pub const ALL: [CommandKind; 4] =
-        [CommandKind::Read, CommandKind::Write, CommandKind::Trim, CommandKind::Flush];
+    pub const ALL: [CommandKind; 4] = [
+        CommandKind::Read,
+        CommandKind::Write,
+        CommandKind::Trim,
+        CommandKind::Flush,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -56,14 +69,32 @@ impl Command {
 /// A command the device refuses (the host interface's "invalid field" status).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommandError {
-    #[error("{kind} at offset {offset} of {bytes} bytes is not aligned to {sector_bytes}-byte sectors")]
-    Misaligned { kind: &'static str, offset: u64, bytes: u64, sector_bytes: u64 },
+    #[error(
+        "{kind} at offset {offset} of {bytes} bytes is not aligned to {sector_bytes}-byte sectors"
+    )]
+    Misaligned {
+        kind: &'static str,
+        offset: u64,
+        bytes: u64,
+        sector_bytes: u64,
+    },
     #[error("{kind} of zero bytes at offset {offset}")]
     Empty { kind: &'static str, offset: u64 },
-    #[error("{kind} at offset {offset} of {bytes} bytes ends past the device's {capacity_bytes} bytes")]
-    OutOfRange { kind: &'static str, offset: u64, bytes: u64, capacity_bytes: u64 },
+    #[error(
+        "{kind} at offset {offset} of {bytes} bytes ends past the device's {capacity_bytes} bytes"
+    )]
+    OutOfRange {
+        kind: &'static str,
+        offset: u64,
+        bytes: u64,
+        capacity_bytes: u64,
+    },
     #[error("{kind} of {bytes} bytes exceeds the largest transfer of {max_bytes} bytes")]
-    TooLarge { kind: &'static str, bytes: u64, max_bytes: u64 },
+    TooLarge {
+        kind: &'static str,
+        bytes: u64,
+        max_bytes: u64,
+    },
     #[error("trim with {ranges} ranges exceeds the limit of {max_ranges} ranges per command")]
     TooManyRanges { ranges: usize, max_ranges: usize },
 }

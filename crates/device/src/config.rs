@@ -18,7 +18,11 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(key: &str, value: impl ToString, accepted: impl ToString) -> Self {
-        ConfigError { key: key.to_string(), value: value.to_string(), accepted: accepted.to_string() }
+        ConfigError {
+            key: key.to_string(),
+            value: value.to_string(),
+            accepted: accepted.to_string(),
+        }
     }
 }
 
@@ -101,13 +105,15 @@ impl<'de> Deserialize<'de> for GcThreshold {
             Raw::Text(t) => {
                 let trimmed = t.trim();
                 if let Some(p) = trimmed.strip_suffix('%') {
-                    p.trim().parse::<f64>().map(GcThreshold::Percent).map_err(|_| {
-                        serde::de::Error::custom(format!("\"{t}\" is not {ACCEPTED}"))
-                    })
+                    p.trim()
+                        .parse::<f64>()
+                        .map(GcThreshold::Percent)
+                        .map_err(|_| serde::de::Error::custom(format!("\"{t}\" is not {ACCEPTED}")))
                 } else {
-                    trimmed.parse::<u32>().map(GcThreshold::Blocks).map_err(|_| {
-                        serde::de::Error::custom(format!("\"{t}\" is not {ACCEPTED}"))
-                    })
+                    trimmed
+                        .parse::<u32>()
+                        .map(GcThreshold::Blocks)
+                        .map_err(|_| serde::de::Error::custom(format!("\"{t}\" is not {ACCEPTED}")))
                 }
             }
         }
@@ -161,10 +167,10 @@ fn presets() -> [Preset; 2] {
     [
         Preset {
             name: "nvme-tlc",
-            about: "a modern 4 KiB-page TLC NVMe drive: 8 channels x 4 chips x 2 dies x 2 planes, 256 pages/block, 4 MiB DRAM write buffer, queued deallocate",
+            about: "a modern 4 KiB-page TLC NVMe drive: 8 channels x 2 chips x 2 dies x 2 planes, 256 pages/block, 4 MiB DRAM write buffer, queued deallocate",
             geometry: Geometry {
                 channels: 8,
-                chips_per_channel: 4,
+                chips_per_channel: 2,
                 dies_per_chip: 2,
                 planes_per_die: 2,
                 blocks_per_plane: 0,
@@ -182,7 +188,7 @@ fn presets() -> [Preset; 2] {
             write_buffer_bytes: 4 << 20,
             // PCIe 3.0 x4, ~3.5 GB/s usable.
             host_transfer_ps_per_byte: 285,
-            gc_free_blocks: GcThreshold::Blocks(3),
+            gc_free_blocks: GcThreshold::Blocks(2),
         },
         Preset {
             name: "k9lag08u0m-4ch",
@@ -217,7 +223,11 @@ pub fn preset_list() -> Vec<(&'static str, &'static str)> {
     presets().iter().map(|p| (p.name, p.about)).collect()
 }
 
-fn positive<T: PartialOrd + Default + ToString + Copy>(key: &str, value: T, accepted: &str) -> Result<T, ConfigError> {
+fn positive<T: PartialOrd + Default + ToString + Copy>(
+    key: &str,
+    value: T,
+    accepted: &str,
+) -> Result<T, ConfigError> {
     if value > T::default() {
         Ok(value)
     } else {
@@ -226,33 +236,58 @@ fn positive<T: PartialOrd + Default + ToString + Copy>(key: &str, value: T, acce
 }
 
 impl SsdConfig {
-    pub fn resolve(device: &DeviceSection, ftl: &FtlSection, trim: &TrimSection) -> Result<SsdConfig, ConfigError> {
+    pub fn resolve(
+        device: &DeviceSection,
+        ftl: &FtlSection,
+        trim: &TrimSection,
+    ) -> Result<SsdConfig, ConfigError> {
         let preset_name = device.preset.as_deref().unwrap_or("nvme-tlc");
         let all = presets();
         let names: Vec<_> = all.iter().map(|p| p.name).collect();
-        let preset = all.into_iter().find(|p| p.name == preset_name).ok_or_else(|| {
-            ConfigError::new("device.preset", format!("\"{preset_name}\""), format!("one of: {}", names.join(", ")))
-        })?;
+        let preset = all
+            .into_iter()
+            .find(|p| p.name == preset_name)
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "device.preset",
+                    format!("\"{preset_name}\""),
+                    format!("one of: {}", names.join(", ")),
+                )
+            })?;
 
         let spare_factor = device.spare_factor.unwrap_or(preset.spare_factor);
         if !(spare_factor > 0.0 && spare_factor < 1.0) {
-            return Err(ConfigError::new("device.spare_factor", spare_factor, "must be > 0 and < 1: (physical - logical) / physical"));
+            return Err(ConfigError::new(
+                "device.spare_factor",
+                spare_factor,
+                "must be > 0 and < 1: (physical - logical) / physical",
+            ));
         }
         let mut geometry = Geometry {
             channels: device.channels.unwrap_or(preset.geometry.channels),
-            chips_per_channel: device.chips_per_channel.unwrap_or(preset.geometry.chips_per_channel),
-            dies_per_chip: device.dies_per_chip.unwrap_or(preset.geometry.dies_per_chip),
-            planes_per_die: device.planes_per_die.unwrap_or(preset.geometry.planes_per_die),
+            chips_per_channel: device
+                .chips_per_channel
+                .unwrap_or(preset.geometry.chips_per_channel),
+            dies_per_chip: device
+                .dies_per_chip
+                .unwrap_or(preset.geometry.dies_per_chip),
+            planes_per_die: device
+                .planes_per_die
+                .unwrap_or(preset.geometry.planes_per_die),
             blocks_per_plane: 1,
-            pages_per_block: device.pages_per_block.unwrap_or(preset.geometry.pages_per_block),
+            pages_per_block: device
+                .pages_per_block
+                .unwrap_or(preset.geometry.pages_per_block),
             page_bytes: device.page_bytes.unwrap_or(preset.geometry.page_bytes),
         };
-        geometry.validate().map_err(|e| geometry_error(e))?;
+        geometry.validate().map_err(geometry_error)?;
         let page_bytes = geometry.page_bytes as u64;
 
         // Either the logical size is given and the flash is sized to it, or the flash is given
         // (blocks_per_plane) and the logical size follows from the spare factor.
-        let explicit_blocks = device.blocks_per_plane.or((preset.logical_bytes == 0).then_some(preset.geometry.blocks_per_plane));
+        let explicit_blocks = device
+            .blocks_per_plane
+            .or((preset.logical_bytes == 0).then_some(preset.geometry.blocks_per_plane));
         let logical_pages: u64 = match (device.logical_bytes, explicit_blocks) {
             (Some(_), Some(_)) if device.blocks_per_plane.is_some() => {
                 return Err(ConfigError::new(
@@ -276,7 +311,7 @@ impl SsdConfig {
             }
             (None, Some(blocks)) => {
                 geometry.blocks_per_plane = blocks;
-                geometry.validate().map_err(|e| geometry_error(e))?;
+                geometry.validate().map_err(geometry_error)?;
                 (geometry.physical_pages() as f64 * (1.0 - spare_factor)).floor() as u64
             }
             (None, None) => {
@@ -286,43 +321,93 @@ impl SsdConfig {
                 logical_pages
             }
         };
-        geometry.validate().map_err(|e| geometry_error(e))?;
+        geometry.validate().map_err(geometry_error)?;
         let logical_pages = u32::try_from(logical_pages)
             .ok()
             .filter(|&p| p > 0)
-            .ok_or_else(|| ConfigError::new("device.logical_bytes", logical_pages * page_bytes, "must hold 1 to 2^32-2 pages"))?;
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "device.logical_bytes",
+                    logical_pages * page_bytes,
+                    "must hold 1 to 2^32-2 pages",
+                )
+            })?;
 
         let timing = Timing {
-            read_ns: positive("device.read_ns", device.read_ns.unwrap_or(preset.timing.read_ns), "must be > 0")?,
-            program_ns: positive("device.program_ns", device.program_ns.unwrap_or(preset.timing.program_ns), "must be > 0")?,
-            erase_ns: positive("device.erase_ns", device.erase_ns.unwrap_or(preset.timing.erase_ns), "must be > 0")?,
-            transfer_ps_per_byte: device.transfer_ps_per_byte.unwrap_or(preset.timing.transfer_ps_per_byte),
+            read_ns: positive(
+                "device.read_ns",
+                device.read_ns.unwrap_or(preset.timing.read_ns),
+                "must be > 0",
+            )?,
+            program_ns: positive(
+                "device.program_ns",
+                device.program_ns.unwrap_or(preset.timing.program_ns),
+                "must be > 0",
+            )?,
+            erase_ns: positive(
+                "device.erase_ns",
+                device.erase_ns.unwrap_or(preset.timing.erase_ns),
+                "must be > 0",
+            )?,
+            transfer_ps_per_byte: device
+                .transfer_ps_per_byte
+                .unwrap_or(preset.timing.transfer_ps_per_byte),
             command_ns: device.command_ns.unwrap_or(preset.timing.command_ns),
         };
 
         let queue_depth = device.queue_depth.unwrap_or(preset.queue_depth);
         if !(1..=65_536).contains(&queue_depth) {
-            return Err(ConfigError::new("device.queue_depth", queue_depth, "must be 1..=65536"));
+            return Err(ConfigError::new(
+                "device.queue_depth",
+                queue_depth,
+                "must be 1..=65536",
+            ));
         }
         let trim_max_ranges = device.trim_max_ranges.unwrap_or(preset.trim_max_ranges);
         if !(1..=65_536).contains(&trim_max_ranges) {
-            return Err(ConfigError::new("device.trim_max_ranges", trim_max_ranges, "must be 1..=65536"));
+            return Err(ConfigError::new(
+                "device.trim_max_ranges",
+                trim_max_ranges,
+                "must be 1..=65536",
+            ));
         }
         let trim_granularity_bytes = device.trim_granularity_bytes.map_or(page_bytes, |b| b.0);
-        if trim_granularity_bytes == 0 || trim_granularity_bytes % page_bytes != 0 {
-            return Err(ConfigError::new("device.trim_granularity_bytes", trim_granularity_bytes, format!("must be a positive multiple of the {page_bytes}-byte page")));
+        if trim_granularity_bytes == 0 || !trim_granularity_bytes.is_multiple_of(page_bytes) {
+            return Err(ConfigError::new(
+                "device.trim_granularity_bytes",
+                trim_granularity_bytes,
+                format!("must be a positive multiple of the {page_bytes}-byte page"),
+            ));
         }
         let trim_max_bytes = device.trim_max_bytes.map_or(preset.trim_max_bytes, |b| b.0);
         if trim_max_bytes < trim_granularity_bytes {
-            return Err(ConfigError::new("device.trim_max_bytes", trim_max_bytes, format!("must be at least the TRIM granularity of {trim_granularity_bytes} bytes")));
+            return Err(ConfigError::new(
+                "device.trim_max_bytes",
+                trim_max_bytes,
+                format!("must be at least the TRIM granularity of {trim_granularity_bytes} bytes"),
+            ));
         }
         let max_transfer_bytes = device.max_transfer_bytes.map_or(2 << 20, |b| b.0);
         if max_transfer_bytes < page_bytes {
-            return Err(ConfigError::new("device.max_transfer_bytes", max_transfer_bytes, format!("must be at least one {page_bytes}-byte page")));
+            return Err(ConfigError::new(
+                "device.max_transfer_bytes",
+                max_transfer_bytes,
+                format!("must be at least one {page_bytes}-byte page"),
+            ));
         }
-        let write_buffer_bytes = device.write_buffer_bytes.map_or(preset.write_buffer_bytes, |b| b.0);
-        if write_buffer_bytes % page_bytes != 0 || write_buffer_bytes / page_bytes > 1 << 24 {
-            return Err(ConfigError::new("device.write_buffer_bytes", write_buffer_bytes, format!("must be 0 or a multiple of the {page_bytes}-byte page, at most 2^24 pages")));
+        let write_buffer_bytes = device
+            .write_buffer_bytes
+            .map_or(preset.write_buffer_bytes, |b| b.0);
+        if !write_buffer_bytes.is_multiple_of(page_bytes)
+            || write_buffer_bytes / page_bytes > 1 << 24
+        {
+            return Err(ConfigError::new(
+                "device.write_buffer_bytes",
+                write_buffer_bytes,
+                format!(
+                    "must be 0 or a multiple of the {page_bytes}-byte page, at most 2^24 pages"
+                ),
+            ));
         }
 
         let gc_threshold = ftl.gc_free_blocks.unwrap_or(preset.gc_free_blocks);
@@ -330,7 +415,11 @@ impl SsdConfig {
             GcThreshold::Blocks(n) => n,
             GcThreshold::Percent(p) => {
                 if !(p > 0.0 && p < 50.0) {
-                    return Err(ConfigError::new("ftl.gc_free_blocks", format!("\"{p}%\""), "a percentage must be > 0 and < 50"));
+                    return Err(ConfigError::new(
+                        "ftl.gc_free_blocks",
+                        format!("\"{p}%\""),
+                        "a percentage must be > 0 and < 50",
+                    ));
                 }
                 ((geometry.blocks_per_plane as f64 * p / 100.0).ceil() as u32).max(2)
             }
@@ -348,7 +437,9 @@ impl SsdConfig {
             sector_bytes: 512,
             write_buffer_pages: (write_buffer_bytes / page_bytes) as u32,
             firmware_ns: device.firmware_ns.unwrap_or(1_000),
-            host_transfer_ps_per_byte: device.host_transfer_ps_per_byte.unwrap_or(preset.host_transfer_ps_per_byte),
+            host_transfer_ps_per_byte: device
+                .host_transfer_ps_per_byte
+                .unwrap_or(preset.host_transfer_ps_per_byte),
             idle_threshold_ns: device.idle_threshold.map_or(100_000_000, |d| d.0),
             gc_free_blocks_min,
             gc_victim: ftl.gc_victim.unwrap_or_default(),
@@ -358,8 +449,9 @@ impl SsdConfig {
             geometry,
             timing,
         };
-        trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config())
-            .map_err(|message| ConfigError::new("device.spare_factor", gc_free_blocks_min, message))?;
+        trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config()).map_err(
+            |message| ConfigError::new("device.spare_factor", gc_free_blocks_min, message),
+        )?;
         Ok(config)
     }
 
@@ -379,9 +471,11 @@ impl SsdConfig {
 
 fn geometry_error(e: trimlab_nand::GeometryError) -> ConfigError {
     match e {
-        trimlab_nand::GeometryError::OutOfRange { field, value, accepted } => {
-            ConfigError::new(field, value, format!("must be {accepted}"))
-        }
+        trimlab_nand::GeometryError::OutOfRange {
+            field,
+            value,
+            accepted,
+        } => ConfigError::new(field, value, format!("must be {accepted}")),
         trimlab_nand::GeometryError::TooLarge { pages, max } => ConfigError::new(
             "device.logical_bytes",
             format!("{pages} physical pages"),
@@ -400,18 +494,30 @@ mod tests {
 
     #[test]
     fn default_preset_sizes_flash_from_logical_and_spare() {
-        let c = resolve(DeviceSection { spare_factor: Some(0.10), ..Default::default() }).unwrap();
+        let c = resolve(DeviceSection {
+            spare_factor: Some(0.10),
+            ..Default::default()
+        })
+        .unwrap();
         assert_eq!(c.logical_bytes(), 8 << 30);
         // Flash comes in whole rows of one block per plane (64 MiB here), so the resolved spare
         // factor is the requested one rounded up to the next row.
         let row = (c.geometry.plane_count() * c.geometry.pages_per_block as usize) as f64;
         let slack = row / c.geometry.physical_pages() as f64;
-        assert!(c.spare_factor >= 0.10 && c.spare_factor < 0.10 + slack, "{}", c.spare_factor);
+        assert!(
+            c.spare_factor >= 0.10 && c.spare_factor < 0.10 + slack,
+            "{}",
+            c.spare_factor
+        );
     }
 
     #[test]
     fn k9lag_preset_derives_logical_from_flash() {
-        let c = resolve(DeviceSection { preset: Some("k9lag08u0m-4ch".into()), ..Default::default() }).unwrap();
+        let c = resolve(DeviceSection {
+            preset: Some("k9lag08u0m-4ch".into()),
+            ..Default::default()
+        })
+        .unwrap();
         assert_eq!(c.geometry.physical_bytes(), 8 << 30);
         assert_eq!(c.gc_free_blocks_min, 615); // 30 % of 2048, rounded up
         assert!(!c.trim_queued);
@@ -419,21 +525,39 @@ mod tests {
 
     #[test]
     fn spare_factor_of_one_is_refused_by_name() {
-        let e = resolve(DeviceSection { spare_factor: Some(1.0), ..Default::default() }).unwrap_err();
+        let e = resolve(DeviceSection {
+            spare_factor: Some(1.0),
+            ..Default::default()
+        })
+        .unwrap_err();
         assert_eq!(e.key, "device.spare_factor");
         assert!(e.to_string().contains("must be > 0 and < 1"), "{e}");
     }
 
     #[test]
     fn zero_pages_per_block_is_refused_by_name() {
-        let e = resolve(DeviceSection { pages_per_block: Some(0), ..Default::default() }).unwrap_err();
-        assert_eq!(e.to_string(), "config: device.pages_per_block = 0 (must be 1..=65536)");
+        let e = resolve(DeviceSection {
+            pages_per_block: Some(0),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config: device.pages_per_block = 0 (must be 1..=65536)"
+        );
     }
 
     #[test]
     fn unknown_preset_lists_the_choices() {
-        let e = resolve(DeviceSection { preset: Some("floppy".into()), ..Default::default() }).unwrap_err();
-        assert!(e.to_string().contains("nvme-tlc") && e.to_string().contains("k9lag08u0m-4ch"), "{e}");
+        let e = resolve(DeviceSection {
+            preset: Some("floppy".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("nvme-tlc") && e.to_string().contains("k9lag08u0m-4ch"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -33,8 +33,11 @@ pub(crate) struct Latencies {
 
 impl Latencies {
     pub(crate) fn new() -> Self {
-        let make = || Histogram::new(3).expect("3 significant figures is a valid histogram precision");
-        Latencies { histograms: [make(), make(), make(), make()] }
+        let make =
+            || Histogram::new(3).expect("3 significant figures is a valid histogram precision");
+        Latencies {
+            histograms: [make(), make(), make(), make()],
+        }
     }
 
     #[inline]
@@ -84,7 +87,11 @@ impl EraseSummary {
         }
         let n = counts.len() as f64;
         let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / n;
-        let var = counts.iter().map(|&c| (c as f64 - mean).powi(2)).sum::<f64>() / n;
+        let var = counts
+            .iter()
+            .map(|&c| (c as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
         EraseSummary {
             min: counts.iter().copied().min().unwrap_or(0),
             mean,

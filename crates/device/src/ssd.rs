@@ -8,7 +8,9 @@
 
 use crate::command::{ByteRange, Command, CommandError, CommandKind};
 use crate::config::SsdConfig;
-use crate::metrics::{self, Baseline, DeviceReport, EraseSummary, HostCounters, LatencyReport, Latencies};
+use crate::metrics::{
+    self, Baseline, DeviceReport, EraseSummary, HostCounters, Latencies, LatencyReport,
+};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use trimlab_ftl::page_ftl::PageData;
@@ -45,8 +47,15 @@ pub struct Ssd {
 
 impl Ssd {
     pub fn new(config: SsdConfig) -> Self {
-        let ftl = PageFtl::new(config.geometry.clone(), config.timing.clone(), config.ftl_config());
-        let buffer = WriteBuffer::new(config.write_buffer_pages as usize, config.geometry.plane_count());
+        let ftl = PageFtl::new(
+            config.geometry.clone(),
+            config.timing.clone(),
+            config.ftl_config(),
+        );
+        let buffer = WriteBuffer::new(
+            config.write_buffer_pages as usize,
+            config.geometry.plane_count(),
+        );
         let engine = config.trim_engine.build(config.trim_cost.clone());
         Ssd {
             ftl,
@@ -132,7 +141,12 @@ impl Ssd {
         let non_queued_trim = matches!(command, Command::Trim { .. }) && !self.config.trim_queued;
         if non_queued_trim {
             // A non-queued command waits for the queue to drain (ATA: not an NCQ command).
-            let drained = self.outstanding.iter().map(|Reverse(t)| *t).max().unwrap_or(start);
+            let drained = self
+                .outstanding
+                .iter()
+                .map(|Reverse(t)| *t)
+                .max()
+                .unwrap_or(start);
             start = start.max(drained);
             self.outstanding.clear();
         }
@@ -160,21 +174,39 @@ impl Ssd {
             if bytes == 0 {
                 return Err(CommandError::Empty { kind, offset });
             }
-            if offset % sector != 0 || bytes % sector != 0 {
-                return Err(CommandError::Misaligned { kind, offset, bytes, sector_bytes: sector });
+            if !offset.is_multiple_of(sector) || !bytes.is_multiple_of(sector) {
+                return Err(CommandError::Misaligned {
+                    kind,
+                    offset,
+                    bytes,
+                    sector_bytes: sector,
+                });
             }
             let capacity = self.capacity_bytes();
             if offset.checked_add(bytes).is_none_or(|end| end > capacity) {
-                return Err(CommandError::OutOfRange { kind, offset, bytes, capacity_bytes: capacity });
+                return Err(CommandError::OutOfRange {
+                    kind,
+                    offset,
+                    bytes,
+                    capacity_bytes: capacity,
+                });
             }
             if bytes > max {
-                return Err(CommandError::TooLarge { kind, bytes, max_bytes: max });
+                return Err(CommandError::TooLarge {
+                    kind,
+                    bytes,
+                    max_bytes: max,
+                });
             }
             Ok(())
         };
         match command {
-            Command::Read { offset, bytes } => check("read", *offset, *bytes, self.config.max_transfer_bytes),
-            Command::Write { offset, bytes, .. } => check("write", *offset, *bytes, self.config.max_transfer_bytes),
+            Command::Read { offset, bytes } => {
+                check("read", *offset, *bytes, self.config.max_transfer_bytes)
+            }
+            Command::Write { offset, bytes, .. } => {
+                check("write", *offset, *bytes, self.config.max_transfer_bytes)
+            }
             Command::Trim { ranges } => {
                 if ranges.is_empty() || ranges.len() > self.config.trim_max_ranges as usize {
                     return Err(CommandError::TooManyRanges {
@@ -188,7 +220,11 @@ impl Ssd {
                     total += r.bytes;
                 }
                 if total > self.config.trim_max_bytes {
-                    return Err(CommandError::TooLarge { kind: "trim", bytes: total, max_bytes: self.config.trim_max_bytes });
+                    return Err(CommandError::TooLarge {
+                        kind: "trim",
+                        bytes: total,
+                        max_bytes: self.config.trim_max_bytes,
+                    });
                 }
                 Ok(())
             }
@@ -203,7 +239,10 @@ impl Ssd {
         if start <= idle_from {
             return start;
         }
-        let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
+        let ctl = Controller {
+            ftl: &mut self.ftl,
+            buffer: &mut self.buffer,
+        };
         let end = self.engine.on_idle(idle_from, start, ctl);
         self.cpu_free = self.cpu_free.max(end);
         start.max(end)
@@ -227,10 +266,19 @@ impl Ssd {
 
     fn pages_of(&self, offset: u64, bytes: u64) -> (u32, u32) {
         let page = self.page_bytes();
-        ((offset / page) as u32, (offset + bytes).div_ceil(page) as u32)
+        (
+            (offset / page) as u32,
+            (offset + bytes).div_ceil(page) as u32,
+        )
     }
 
-    fn read(&mut self, start: SimTime, offset: u64, bytes: u64, mut out: Option<&mut Vec<u64>>) -> SimTime {
+    fn read(
+        &mut self,
+        start: SimTime,
+        offset: u64,
+        bytes: u64,
+        mut out: Option<&mut Vec<u64>>,
+    ) -> SimTime {
         self.host.read_commands += 1;
         let t0 = self.firmware(start, self.config.firmware_ns);
         if let Some(out) = out.as_deref_mut() {
@@ -268,7 +316,9 @@ impl Ssd {
     fn write(&mut self, start: SimTime, offset: u64, bytes: u64, tag: u64) -> SimTime {
         self.host.write_commands += 1;
         let page = self.page_bytes();
-        let t0 = self.firmware(start, self.config.firmware_ns).after(self.host_transfer_ns(bytes));
+        let t0 = self
+            .firmware(start, self.config.firmware_ns)
+            .after(self.host_transfer_ns(bytes));
         let (first, end) = self.pages_of(offset, bytes);
         let mut done = t0;
         for (i, lpn) in (first..end).map(Lpn).enumerate() {
@@ -316,6 +366,7 @@ impl Ssd {
     fn flush_oldest(&mut self, now: SimTime, pages: usize) {
         let mut batch = std::mem::take(&mut self.scratch_batch);
         self.buffer.take_oldest(pages, &mut batch);
+        self.ftl.warm(batch.iter().map(|&(lpn, _)| lpn));
         for &(lpn, tag) in &batch {
             let done = self.program(now, lpn, tag);
             self.buffer.programmed(done);
@@ -328,7 +379,10 @@ impl Ssd {
     fn program(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
         let done = self.ftl.write(now, lpn, tag);
         while let Some(plane) = self.ftl.take_gc_request() {
-            let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
+            let ctl = Controller {
+                ftl: &mut self.ftl,
+                buffer: &mut self.buffer,
+            };
             let ready = self.engine.before_gc(now, ctl);
             self.cpu_free = self.cpu_free.max(ready);
             self.ftl.collect(ready, plane);
@@ -348,14 +402,22 @@ impl Ssd {
             let first = r.offset.div_ceil(granule) * granule;
             let end = (r.offset + r.bytes) / granule * granule;
             if end > first {
-                page_ranges.push(PageRange { start: Lpn((first / page) as u32), count: ((end - first) / page) as u32 });
+                page_ranges.push(PageRange {
+                    start: Lpn((first / page) as u32),
+                    count: ((end - first) / page) as u32,
+                });
             }
         }
-        let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
+        let ctl = Controller {
+            ftl: &mut self.ftl,
+            buffer: &mut self.buffer,
+        };
         let steps = self.engine.trim(&page_ranges, ctl);
         self.scratch_ranges = page_ranges;
         #[cfg(feature = "verify")]
-        self.ftl.check().unwrap_or_else(|e| panic!("after TRIM: {e}"));
+        self.ftl
+            .check()
+            .unwrap_or_else(|e| panic!("after TRIM: {e}"));
         self.firmware(start, steps.total_ns())
     }
 
@@ -386,7 +448,11 @@ impl Ssd {
             nand_pages_programmed: programmed,
             nand_pages_read: flash.pages_read - base.flash.pages_read,
             nand_blocks_erased: flash.blocks_erased - base.flash.blocks_erased,
-            waf: if self.host.pages_written == 0 { 0.0 } else { programmed as f64 / self.host.pages_written as f64 },
+            waf: if self.host.pages_written == 0 {
+                0.0
+            } else {
+                programmed as f64 / self.host.pages_written as f64
+            },
             gc: metrics::gc_report(self.ftl.stats(), &base.ftl),
             trim: metrics::trim_report(self.engine.name(), self.engine.stats(), &base.trim),
             latency: LatencyReport {

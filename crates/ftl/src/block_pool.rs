@@ -42,7 +42,9 @@ impl BlockPool {
         let free = (0..planes)
             .map(|p| {
                 let first = geometry.first_block_of_plane(p).0;
-                (first..first + geometry.blocks_per_plane).map(BlockId).collect()
+                (first..first + geometry.blocks_per_plane)
+                    .map(BlockId)
+                    .collect()
             })
             .collect();
         BlockPool {
@@ -55,7 +57,14 @@ impl BlockPool {
             bucket_head: vec![NONE; planes * (geometry.pages_per_block as usize + 1)],
             next: vec![NONE; blocks],
             prev: vec![NONE; blocks],
-            closed_order: vec![VecDeque::new(); if policy == VictimPolicy::Fifo { planes } else { 0 }],
+            closed_order: vec![
+                VecDeque::new();
+                if policy == VictimPolicy::Fifo {
+                    planes
+                } else {
+                    0
+                }
+            ],
             track_closed_order: policy == VictimPolicy::Fifo,
         }
     }
@@ -117,7 +126,10 @@ impl BlockPool {
         if full {
             self.unlink(block);
         }
-        debug_assert!(self.valid[block.index()] > 0, "block_pool: {block:?} has no valid page");
+        debug_assert!(
+            self.valid[block.index()] > 0,
+            "block_pool: {block:?} has no valid page"
+        );
         self.valid[block.index()] -= 1;
         if full {
             self.link(block);
@@ -229,7 +241,8 @@ impl BlockPool {
         let planes = self.free.len();
         for plane in 0..planes {
             for valid in 0..=self.pages_per_block as usize {
-                let mut cursor = self.bucket_head[plane * (self.pages_per_block as usize + 1) + valid];
+                let mut cursor =
+                    self.bucket_head[plane * (self.pages_per_block as usize + 1) + valid];
                 let mut prev = NONE;
                 while cursor != NONE {
                     let b = cursor as usize;
@@ -259,13 +272,22 @@ impl BlockPool {
         }
         for (b, state) in self.state.iter().enumerate() {
             if (*state == BlockState::Full) != listed[b] {
-                return Err(format!("block_pool: block {b} state {state:?} but listed={}", listed[b]));
+                return Err(format!(
+                    "block_pool: block {b} state {state:?} but listed={}",
+                    listed[b]
+                ));
             }
         }
         let free_total: usize = self.free.iter().map(|f| f.len()).sum();
-        let free_states = self.state.iter().filter(|s| **s == BlockState::Free).count();
+        let free_states = self
+            .state
+            .iter()
+            .filter(|s| **s == BlockState::Free)
+            .count();
         if free_total != free_states {
-            return Err(format!("block_pool: {free_states} free blocks but {free_total} in free lists"));
+            return Err(format!(
+                "block_pool: {free_states} free blocks but {free_total} in free lists"
+            ));
         }
         Ok(())
     }

@@ -91,7 +91,9 @@ impl PageFtl {
             gc_open: vec![None; planes],
             stripe: geometry.striping_order(),
             stripe_cursor: 0,
-            tags: config.track_data.then(|| vec![0; geometry.physical_pages()]),
+            tags: config
+                .track_data
+                .then(|| vec![0; geometry.physical_pages()]),
             gc_requests: Vec::new(),
             gc_requested: vec![false; planes],
             host_sequence: 0,
@@ -169,6 +171,11 @@ impl PageFtl {
             + self.tags.as_ref().map_or(0, |t| t.capacity() * 8)
     }
 
+    /// Touches the map entries of pages about to be written so their cache misses overlap.
+    pub fn warm(&self, lpns: impl Iterator<Item = Lpn>) {
+        self.map.warm_lpns(lpns);
+    }
+
     /// Reads one logical page: the NAND read if mapped, nothing if not.
     pub fn read(&mut self, now: SimTime, lpn: Lpn) -> (PageData, SimTime) {
         match self.map.lookup(lpn) {
@@ -189,10 +196,15 @@ impl PageFtl {
             Some(open) => open,
             None => {
                 let block = self.pool.take_free(plane).unwrap_or_else(|| {
-                    unreachable!("page_ftl: plane {plane} chosen for a host write has no free block")
+                    unreachable!(
+                        "page_ftl: plane {plane} chosen for a host write has no free block"
+                    )
                 });
                 self.request_gc_if_low(plane);
-                OpenBlock { block, next_page: 0 }
+                OpenBlock {
+                    block,
+                    next_page: 0,
+                }
             }
         };
         if let Some(old) = self.map.unbind(lpn) {
@@ -211,7 +223,10 @@ impl PageFtl {
             self.pool.close(open.block, self.host_sequence);
             None
         } else {
-            Some(OpenBlock { block: open.block, next_page: open.next_page + 1 })
+            Some(OpenBlock {
+                block: open.block,
+                next_page: open.next_page + 1,
+            })
         };
         done
     }
@@ -246,13 +261,22 @@ impl PageFtl {
     /// no block has an invalid page left.
     pub fn collect(&mut self, now: SimTime, plane: usize) -> GcOutcome {
         let ppb = self.geometry.pages_per_block;
-        let start = now.max(self.flash.die_free_at(self.geometry.first_block_of_plane(plane)));
-        let mut outcome = GcOutcome { victims: 0, pages_copied: 0, done: start };
+        let start = now.max(
+            self.flash
+                .die_free_at(self.geometry.first_block_of_plane(plane)),
+        );
+        let mut outcome = GcOutcome {
+            victims: 0,
+            pages_copied: 0,
+            done: start,
+        };
         // FIFO may meet fully valid blocks on its way round the log; it moves them and goes on,
         // but a whole lap without a gain means the plane holds nothing reclaimable.
         let mut fruitless_victims = 0u32;
         while self.pool.free_count(plane) < self.config.gc_free_blocks_min as usize {
-            let Some(victim) = self.pool.select_victim(plane, self.config.victim, self.host_sequence)
+            let Some(victim) =
+                self.pool
+                    .select_victim(plane, self.config.victim, self.host_sequence)
             else {
                 self.stats.gc_stalls += 1;
                 break;
@@ -269,6 +293,7 @@ impl PageFtl {
             }
             self.pool.begin_collect(victim);
             let first = self.geometry.first_page(victim);
+            self.map.warm_forward_entries(first, ppb as usize);
             for page in 0..ppb {
                 let src = Ppa(first.0 + page);
                 let owner = self.map.owners_of(src, 1)[0];
@@ -300,7 +325,8 @@ impl PageFtl {
         self.stats.gc_pages_copied += outcome.pages_copied as u64;
         self.stats.gc_busy_ns += outcome.done.since(start);
         #[cfg(feature = "verify")]
-        self.check().unwrap_or_else(|e| panic!("after GC on plane {plane}: {e}"));
+        self.check()
+            .unwrap_or_else(|e| panic!("after GC on plane {plane}: {e}"));
         outcome
     }
 
@@ -312,13 +338,18 @@ impl PageFtl {
                 let block = self.pool.take_free(plane).unwrap_or_else(|| {
                     unreachable!("page_ftl: GC in plane {plane} found no free block to copy into")
                 });
-                OpenBlock { block, next_page: 0 }
+                OpenBlock {
+                    block,
+                    next_page: 0,
+                }
             }
         };
         let ppa = Ppa(self.geometry.first_page(open.block).0 + open.next_page);
         let last = open.next_page + 1 == self.geometry.pages_per_block;
-        self.gc_open[plane] =
-            (!last).then_some(OpenBlock { block: open.block, next_page: open.next_page + 1 });
+        self.gc_open[plane] = (!last).then_some(OpenBlock {
+            block: open.block,
+            next_page: open.next_page + 1,
+        });
         (ppa, last)
     }
 
@@ -375,10 +406,14 @@ impl PageFtl {
                 valid += 1;
                 let ppa = block * ppb + page;
                 if self.map.forward_raw().get(owner as usize) != Some(&(ppa as u32)) {
-                    return Err(format!("I2 backward/forward: ppa {ppa} -> lpn {owner}, which maps elsewhere"));
+                    return Err(format!(
+                        "I2 backward/forward: ppa {ppa} -> lpn {owner}, which maps elsewhere"
+                    ));
                 }
                 if page as u32 >= self.flash.programmed_pages(id) {
-                    return Err(format!("I3 valid page {ppa} above the write pointer of block {block}"));
+                    return Err(format!(
+                        "I3 valid page {ppa} above the write pointer of block {block}"
+                    ));
                 }
             }
             if valid != self.pool.valid(id) {
@@ -390,10 +425,14 @@ impl PageFtl {
             let programmed = self.flash.programmed_pages(id) as usize;
             match self.pool.state(id) {
                 BlockState::Free if programmed != 0 => {
-                    return Err(format!("I5 free block {block} has {programmed} programmed pages"));
+                    return Err(format!(
+                        "I5 free block {block} has {programmed} programmed pages"
+                    ));
                 }
                 BlockState::Full if programmed != ppb => {
-                    return Err(format!("I5 full block {block} has {programmed} programmed pages"));
+                    return Err(format!(
+                        "I5 full block {block} has {programmed} programmed pages"
+                    ));
                 }
                 _ => {}
             }

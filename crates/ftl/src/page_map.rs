@@ -15,7 +15,10 @@ pub struct PageMap {
 
 impl PageMap {
     pub fn new(logical_pages: usize, physical_pages: usize) -> Self {
-        PageMap { forward: vec![NONE; logical_pages], backward: vec![NONE; physical_pages] }
+        PageMap {
+            forward: vec![NONE; logical_pages],
+            backward: vec![NONE; physical_pages],
+        }
     }
 
     pub fn logical_pages(&self) -> usize {
@@ -38,7 +41,11 @@ impl PageMap {
     /// Points `lpn` at `ppa`. The caller has invalidated any previous location.
     #[inline]
     pub fn bind(&mut self, lpn: Lpn, ppa: Ppa) {
-        debug_assert_eq!(self.backward[ppa.index()], NONE, "page_map: {ppa:?} already owned");
+        debug_assert_eq!(
+            self.backward[ppa.index()],
+            NONE,
+            "page_map: {ppa:?} already owned"
+        );
         self.forward[lpn.index()] = ppa.0;
         self.backward[ppa.index()] = lpn.0;
     }
@@ -58,6 +65,28 @@ impl PageMap {
     #[inline]
     pub fn owners_of(&self, first: Ppa, pages: usize) -> &[u32] {
         &self.backward[first.index()..first.index() + pages]
+    }
+
+    /// Loads the forward entries of a block's valid pages before GC rewrites them. The loads
+    /// are independent, so the CPU overlaps their cache misses; GC's copy loop then finds them
+    /// in cache instead of waiting for one miss per page. (Measured: `trimlab bench`.)
+    pub fn warm_forward_entries(&self, first: Ppa, pages: usize) {
+        let mut acc = 0u32;
+        for &owner in self.owners_of(first, pages) {
+            if owner != NONE {
+                acc ^= self.forward[owner as usize];
+            }
+        }
+        std::hint::black_box(acc);
+    }
+
+    /// As [`PageMap::warm_forward_entries`], for logical pages about to be written.
+    pub fn warm_lpns(&self, lpns: impl Iterator<Item = Lpn>) {
+        let mut acc = 0u32;
+        for lpn in lpns {
+            acc ^= self.forward[lpn.index()];
+        }
+        std::hint::black_box(acc);
     }
 
     pub fn forward_raw(&self) -> &[u32] {

@@ -92,6 +92,10 @@ impl WriteBuffer {
 
     /// Whether a new page can be admitted at `now` without flushing or waiting.
     pub fn has_free_slot(&mut self, now: SimTime) -> bool {
+        if self.dirty.len() + self.in_flight.len() < self.capacity_pages {
+            return true;
+        }
+        // Slots are only reclaimed when one is needed: most writes find room without it.
         self.reclaim(now);
         self.dirty.len() + self.in_flight.len() < self.capacity_pages
     }
@@ -116,7 +120,9 @@ impl WriteBuffer {
     pub fn take_oldest(&mut self, limit: usize, out: &mut Vec<(Lpn, u64)>) {
         out.clear();
         while out.len() < limit {
-            let Some((lpn, sequence)) = self.order.pop_front() else { break };
+            let Some((lpn, sequence)) = self.order.pop_front() else {
+                break;
+            };
             match self.dirty.get(&lpn) {
                 Some(d) if d.sequence == sequence => {
                     out.push((Lpn(lpn), d.tag));
@@ -138,7 +144,12 @@ impl WriteBuffer {
 
     /// When every slot will be free: the completion time of a FLUSH, once dirty pages are taken.
     pub fn drained_at(&self, now: SimTime) -> SimTime {
-        self.in_flight.iter().map(|Reverse(t)| *t).max().unwrap_or(now).max(now)
+        self.in_flight
+            .iter()
+            .map(|Reverse(t)| *t)
+            .max()
+            .unwrap_or(now)
+            .max(now)
     }
 }
 

@@ -31,6 +31,10 @@ pub struct FlashArray {
     /// Next programmable page of each block: NAND pages are programmed in order, once per erase.
     next_page: Vec<u32>,
     erase_count: Vec<u32>,
+    /// Die and channel of every block, precomputed: the address arithmetic's divisions were the
+    /// hottest instructions of GC-heavy runs.
+    die_of_block: Vec<u32>,
+    channel_of_die: Vec<u32>,
     counters: FlashCounters,
 }
 
@@ -38,7 +42,15 @@ impl FlashArray {
     /// `geometry` must have been validated.
     pub fn new(geometry: Geometry, timing: Timing) -> Self {
         let page_transfer_ns = timing.transfer_ns(geometry.page_bytes);
+        let die_of_block = (0..geometry.block_count())
+            .map(|b| geometry.die_of_plane(geometry.plane_of(BlockId(b as u32))) as u32)
+            .collect();
+        let channel_of_die = (0..geometry.die_count())
+            .map(|d| geometry.channel_of_die(d) as u32)
+            .collect();
         FlashArray {
+            die_of_block,
+            channel_of_die,
             die_free: vec![SimTime::ZERO; geometry.die_count()],
             channel_free: vec![SimTime::ZERO; geometry.channels as usize],
             next_page: vec![0; geometry.block_count()],
@@ -73,8 +85,8 @@ impl FlashArray {
 
     #[inline]
     fn die_and_channel(&self, block: BlockId) -> (usize, usize) {
-        let die = self.geometry.die_of_plane(self.geometry.plane_of(block));
-        (die, self.geometry.channel_of_die(die))
+        let die = self.die_of_block[block.index()] as usize;
+        (die, self.channel_of_die[die] as usize)
     }
 
     /// The instant the die holding `block` finishes everything queued on it.
@@ -85,7 +97,12 @@ impl FlashArray {
     /// The latest instant any die or channel is busy until.
     pub fn all_idle_at(&self) -> SimTime {
         let dies = self.die_free.iter().copied().max().unwrap_or(SimTime::ZERO);
-        let channels = self.channel_free.iter().copied().max().unwrap_or(SimTime::ZERO);
+        let channels = self
+            .channel_free
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(SimTime::ZERO);
         dies.max(channels)
     }
 

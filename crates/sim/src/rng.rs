@@ -31,7 +31,9 @@ impl SeedTree {
 
     /// A child tree, for a component that forks streams of its own (e.g. one per experiment point).
     pub fn child(&self, purpose: &str) -> SeedTree {
-        SeedTree { seed: splitmix64(self.seed.wrapping_add(fnv1a(purpose.as_bytes()))) }
+        SeedTree {
+            seed: splitmix64(self.seed.wrapping_add(fnv1a(purpose.as_bytes()))),
+        }
     }
 }
 
@@ -60,14 +62,18 @@ mod tests {
 
     #[test]
     fn same_seed_and_purpose_same_stream() {
-        let a: Vec<u64> = (0..4).map({
-            let mut r = SeedTree::new(7).fork("x");
-            move |_| r.gen()
-        }).collect();
-        let b: Vec<u64> = (0..4).map({
-            let mut r = SeedTree::new(7).fork("x");
-            move |_| r.gen()
-        }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = SeedTree::new(7).fork("x");
+                move |_| r.gen()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = SeedTree::new(7).fork("x");
+                move |_| r.gen()
+            })
+            .collect();
         assert_eq!(a, b);
     }
 

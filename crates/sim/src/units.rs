@@ -34,7 +34,12 @@ impl ByteSize {
         "an integer number of bytes or a string like \"4KiB\", \"512MiB\", \"8GiB\", \"10GB\"";
 
     pub fn parse(text: &str) -> Result<ByteSize, String> {
-        let bad = || format!("\"{text}\" is not a byte size (expected {})", ByteSize::ACCEPTED);
+        let bad = || {
+            format!(
+                "\"{text}\" is not a byte size (expected {})",
+                ByteSize::ACCEPTED
+            )
+        };
         let (number, unit) = split_number(text).ok_or_else(bad)?;
         let multiplier: u64 = match unit.to_ascii_lowercase().as_str() {
             "" | "b" => 1,
@@ -57,7 +62,12 @@ impl DurationNs {
         "an integer number of nanoseconds or a string like \"200us\", \"5ms\", \"2s\", \"1min\"";
 
     pub fn parse(text: &str) -> Result<DurationNs, String> {
-        let bad = || format!("\"{text}\" is not a duration (expected {})", DurationNs::ACCEPTED);
+        let bad = || {
+            format!(
+                "\"{text}\" is not a duration (expected {})",
+                DurationNs::ACCEPTED
+            )
+        };
         let (number, unit) = split_number(text).ok_or_else(bad)?;
         let multiplier: u64 = match unit {
             "" | "ns" => 1,
@@ -74,9 +84,14 @@ impl DurationNs {
 
 impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const UNITS: [(u64, &str); 4] = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+        const UNITS: [(u64, &str); 4] = [
+            (1 << 40, "TiB"),
+            (1 << 30, "GiB"),
+            (1 << 20, "MiB"),
+            (1 << 10, "KiB"),
+        ];
         for (size, name) in UNITS {
-            if self.0 >= size && self.0 % size == 0 {
+            if self.0 >= size && self.0.is_multiple_of(size) {
                 return write!(f, "{}{name}", self.0 / size);
             }
         }
@@ -88,7 +103,7 @@ impl fmt::Display for DurationNs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const UNITS: [(u64, &str); 3] = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")];
         for (size, name) in UNITS {
-            if self.0 >= size && self.0 % size == 0 {
+            if self.0 >= size && self.0.is_multiple_of(size) {
                 return write!(f, "{}{name}", self.0 / size);
             }
         }
@@ -110,7 +125,9 @@ macro_rules! string_or_integer {
                         Ok($ty(v))
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
-                        u64::try_from(v).map($ty).map_err(|_| E::custom(format!("{v} is negative (expected {})", $ty::ACCEPTED)))
+                        u64::try_from(v).map($ty).map_err(|_| {
+                            E::custom(format!("{v} is negative (expected {})", $ty::ACCEPTED))
+                        })
                     }
                     fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
                         $ty::parse(v).map_err(E::custom)

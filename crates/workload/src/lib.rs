@@ -1,1 +1,14 @@
-//! placeholder
+//! Workloads that drive the simulated device: a fio-like synthetic generator (sequential,
+//! uniform random, hot/cold and Zipf access; read / write / TRIM mixes; idle gaps), the
+//! preconditioning that brings a drive to steady state, and the closed-loop runner that issues
+//! commands from `queue_depth` simulated submitters through the event queue.
+
+pub mod config;
+pub mod generator;
+pub mod runner;
+pub mod scenario;
+
+pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig};
+pub use generator::{Generator, Op};
+pub use runner::{run_phase, Drive, PhaseResult, Progress, Target};
+pub use scenario::{precondition, run_workload, RunOutcome};

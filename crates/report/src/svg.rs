@@ -1,0 +1,747 @@
+//! SVG plots drawn with `plotters` (SVG backend only, no font feature).
+//!
+//! Without a font feature plotters uses a crude built-in width estimate for layout, and the SVG
+//! backend writes every string as a real `<text>` element that the viewer lays out with its own
+//! fonts, so titles, tick labels and legends work without system fonts or an embedded font file.
+//!
+//! Both axes are always a linear f64 axis with tick positions we compute ourselves
+//! (`with_key_points`). A log y axis is drawn by plotting `log10(y)` and labelling decades: this
+//! keeps one code path for lines and bars, puts ticks exactly on decades, and avoids
+//! plotters' own log-axis tick search. The legend is drawn by hand in a panel right of the
+//! chart, so it can never cover data.
+
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::num::{decimal_exponent, format_num, scientific};
+use crate::{Plot, PlotKind, ReportError, SeriesStyle};
+
+pub const SVG_WIDTH: u32 = 960;
+pub const SVG_HEIGHT: u32 = 540;
+
+/// Okabe–Ito colour-blind-safe palette (yellow dropped: unreadable on white).
+const PALETTE: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+];
+
+const FONT: &str = "sans-serif";
+/// plotters writes `font-size = size / 1.24`; these give roughly 21, 14, 13 and 12 px text.
+const TITLE_SIZE: f64 = 26.0;
+const DESC_SIZE: f64 = 18.0;
+const LABEL_SIZE: f64 = 16.0;
+const NOTE_SIZE: f64 = 15.0;
+
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<AxisCoord, AxisCoord>>;
+
+/// A linear f64 coordinate whose tick positions are given, not searched for.
+///
+/// plotters' `WithKeyPoints<RangedCoordf64>` would do the same but loses the label-formatter
+/// support of the inner range (its format option is `NoDefaultFormatting`), so `configure_mesh`
+/// refuses it; our own `Ranged` with `DefaultFormatting` works and we always pass formatters.
+#[derive(Clone)]
+struct AxisCoord {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+    minor: Vec<f64>,
+}
+
+impl Ranged for AxisCoord {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let t = (*v - self.lo) / (self.hi - self.lo);
+        let px = f64::from(limit.0) + t * f64::from(limit.1 - limit.0);
+        // Clamp far-out values so the `as` conversion cannot saturate into nonsense.
+        px.round().clamp(-1e6, 1e6) as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.minor.clone()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// Shape checks that must hold before drawing (bars: one value per category).
+pub(crate) fn validate_plot(p: &Plot) -> Result<(), String> {
+    if let PlotKind::Bars { categories, series } = &p.kind {
+        for (label, values) in series {
+            if values.len() != categories.len() {
+                return Err(format!(
+                    "bar series {label:?} has {} values but there are {} categories",
+                    values.len(),
+                    categories.len()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Renders a plot to an SVG document of [`SVG_WIDTH`] x [`SVG_HEIGHT`] pixels.
+///
+/// Errors name `<plot name>.svg`; [`crate::write_experiment`] replaces that with the full path.
+pub fn render_svg(plot: &Plot) -> Result<String, ReportError> {
+    let err = |message: String| ReportError::Plot {
+        path: format!("{}.svg", plot.name).into(),
+        message,
+    };
+    validate_plot(plot).map_err(err)?;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (SVG_WIDTH, SVG_HEIGHT)).into_drawing_area();
+        draw(plot, &root).map_err(err)?;
+        root.present().map_err(|e| err(e.to_string()))?;
+    }
+    Ok(buf)
+}
+
+#[derive(Clone, Copy)]
+enum Glyph {
+    Line,
+    Dashed,
+    Points,
+    Bar,
+}
+
+struct LegendEntry {
+    label: String,
+    glyph: Glyph,
+    color: RGBColor,
+}
+
+fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Maps data to axis units: identity, or `log10` for a log axis. `None` = not drawable.
+fn to_axis(v: f64, log: bool) -> Option<f64> {
+    if !v.is_finite() {
+        None
+    } else if log {
+        (v > 0.0).then(|| v.log10())
+    } else {
+        Some(v)
+    }
+}
+
+/// An axis in axis units (log10 units for a log axis) with its tick positions.
+struct Axis {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+    minor: Vec<f64>,
+    log: bool,
+}
+
+impl Axis {
+    fn label(&self, v: f64) -> String {
+        if self.log {
+            let value = 10f64.powf(v);
+            // Decades far from 1 read better as 1e-5 than as 0.00001.
+            if !(1e-3..1e6).contains(&value) {
+                scientific(value)
+            } else {
+                format_num(value)
+            }
+        } else {
+            format_num(v)
+        }
+    }
+
+    fn spec(&self) -> AxisCoord {
+        AxisCoord {
+            lo: self.lo,
+            hi: self.hi,
+            ticks: self.ticks.clone(),
+            minor: self.minor.clone(),
+        }
+    }
+}
+
+/// `10^e` built by parsing, which is exact, rather than by `powi`, which may not be.
+fn pow10(e: i32) -> f64 {
+    format!("1e{e}").parse().expect("valid float literal")
+}
+
+/// A 1-2-5 step giving about `target` intervals over `span`.
+fn nice_step(span: f64, target: f64) -> f64 {
+    let raw = span / target;
+    if !(raw.is_finite() && raw > 0.0) {
+        return f64::NAN;
+    }
+    let e = decimal_exponent(raw);
+    let f = raw / pow10(e);
+    // Round to the nearest of 1, 2, 5, 10 (geometric-ish cut points), so the interval count
+    // stays within about 0.7x..1.5x of the target.
+    let m = if f < 1.5 {
+        1.0
+    } else if f < 3.0 {
+        2.0
+    } else if f < 7.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * pow10(e)
+}
+
+/// Linear axis over `[min, max]` plus a margin so edge markers are not cut off; `lo_fixed`
+/// pins the lower end (bars start at zero).
+fn linear_axis(min: f64, max: f64, margin: f64, lo_fixed: Option<f64>) -> Axis {
+    let (mut min, mut max) = (min, max);
+    if max <= min {
+        let d = if min == 0.0 { 1.0 } else { min.abs() * 0.1 };
+        min -= d;
+        max += d;
+    }
+    let pad = (max - min) * margin;
+    let lo = lo_fixed.unwrap_or(min - pad);
+    let hi = max + pad;
+    let step = nice_step(hi - lo, 6.0);
+    let first = (lo / step).ceil();
+    let last = (hi / step).floor();
+    // Only degenerate input (a span near f64::MAX, overflowing to inf) gets here without a
+    // handful of ticks; label the ends rather than loop over a saturated range.
+    let ticks = if step.is_finite() && step > 0.0 && last - first <= 100.0 {
+        (first as i64..=last as i64)
+            .map(|k| k as f64 * step)
+            .collect()
+    } else {
+        vec![lo, hi]
+    };
+    Axis {
+        lo,
+        hi,
+        ticks,
+        minor: Vec::new(),
+        log: false,
+    }
+}
+
+/// Log axis (in log10 units) over positive data `[min, max]` (already log10), padded by a
+/// small margin. Labels decades; thins them on very wide spans; falls back to 1-2-5 ticks when
+/// the range holds fewer than two decades.
+fn log_axis(min: f64, max: f64) -> Axis {
+    let (mut min, mut max) = (min, max);
+    if max <= min {
+        min -= 0.5;
+        max += 0.5;
+    }
+    let pad = (max - min) * 0.04;
+    let (lo, hi) = (min - pad, max + pad);
+    let first = lo.ceil() as i32;
+    let last = hi.floor() as i32;
+    let decades: Vec<i32> = (first..=last).collect();
+    let mut ticks = Vec::new();
+    let mut minor = Vec::new();
+    if decades.len() >= 2 {
+        // At most ~10 labelled decades; the skipped ones become grid lines.
+        let every = decades.len().div_ceil(10).max(1);
+        for &k in &decades {
+            if ((k - first) as usize).is_multiple_of(every) {
+                ticks.push(f64::from(k));
+            } else {
+                minor.push(f64::from(k));
+            }
+        }
+        if decades.len() <= 7 {
+            for k in (first - 1)..=last {
+                for m in 2..=9 {
+                    let v = (f64::from(m) * pow10(k)).log10();
+                    if v > lo && v < hi {
+                        minor.push(v);
+                    }
+                }
+            }
+        }
+    } else {
+        // Less than two decades: label 1, 2, 5 (or every digit) within each decade.
+        for mantissas in [&[1, 2, 5][..], &[1, 2, 3, 4, 5, 6, 7, 8, 9][..]] {
+            ticks.clear();
+            for k in (first - 1)..=last {
+                for &m in mantissas {
+                    let v = (f64::from(m) * pow10(k)).log10();
+                    if v >= lo && v <= hi {
+                        ticks.push(v);
+                    }
+                }
+            }
+            if ticks.len() >= 3 {
+                break;
+            }
+        }
+    }
+    Axis {
+        lo,
+        hi,
+        ticks,
+        minor,
+        log: true,
+    }
+}
+
+fn min_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((a, b)) => Some((a.min(v), b.max(v))),
+    })
+}
+
+/// Draws the whole figure: title, chart (left) and legend panel (right).
+fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let body = root
+        .titled(&plot.title, (FONT, TITLE_SIZE).into_font().color(&BLACK))
+        .map_err(e)?;
+
+    let (entries, omitted) = match &plot.kind {
+        PlotKind::Lines { series } => {
+            let entries = series
+                .iter()
+                .enumerate()
+                .map(|(i, s)| LegendEntry {
+                    label: s.label.clone(),
+                    glyph: match s.style {
+                        SeriesStyle::Line => Glyph::Line,
+                        SeriesStyle::Dashed => Glyph::Dashed,
+                        SeriesStyle::Points => Glyph::Points,
+                    },
+                    color: color(i),
+                })
+                .collect::<Vec<_>>();
+            (entries, count_omitted_lines(plot))
+        }
+        PlotKind::Bars { series, .. } => {
+            let entries = series
+                .iter()
+                .enumerate()
+                .map(|(i, (label, _))| LegendEntry {
+                    label: label.clone(),
+                    glyph: Glyph::Bar,
+                    color: color(i),
+                })
+                .collect::<Vec<_>>();
+            (entries, count_omitted_bars(plot))
+        }
+    };
+
+    // Legend width from the longest label (~8 px per character at 13 px text).
+    let longest = entries
+        .iter()
+        .map(|en| en.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    let legend_w = if entries.is_empty() && omitted == 0 {
+        0
+    } else {
+        (56 + 8 * longest as u32).clamp(150, 380)
+    };
+    let (chart_area, legend_area) = body.split_horizontally(SVG_WIDTH - legend_w);
+
+    match &plot.kind {
+        PlotKind::Lines { .. } => draw_lines(plot, &chart_area)?,
+        PlotKind::Bars { .. } => draw_bars(plot, &chart_area)?,
+    }
+    if legend_w > 0 {
+        draw_legend(&legend_area, &entries, omitted, plot.log_y).map_err(e)?;
+    }
+    Ok(())
+}
+
+/// Points that exist but cannot be drawn (non-positive on a log axis); NaN/inf are not
+/// counted, they mean "no value" and the tables show them.
+fn count_omitted_lines(plot: &Plot) -> usize {
+    let PlotKind::Lines { series } = &plot.kind else {
+        return 0;
+    };
+    if !plot.log_y {
+        return 0;
+    }
+    series
+        .iter()
+        .flat_map(|s| &s.points)
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && *y <= 0.0)
+        .count()
+}
+
+fn count_omitted_bars(plot: &Plot) -> usize {
+    let PlotKind::Bars { series, .. } = &plot.kind else {
+        return 0;
+    };
+    if !plot.log_y {
+        return 0;
+    }
+    series
+        .iter()
+        .flat_map(|(_, v)| v)
+        .filter(|v| v.is_finite() && **v <= 0.0)
+        .count()
+}
+
+/// Pixel sizes of the chart frame; shared by `build_chart` and the crowding estimate.
+const X_LABEL_AREA: u32 = 56;
+const Y_LABEL_AREA: u32 = 96;
+const MARGIN_LR: u32 = 8 + 16;
+/// Rough average glyph width of tick-label text (about 13 px sans-serif).
+const CHAR_PX: f64 = 7.0;
+/// Longest category label drawn vertically; the table has the full name.
+const MAX_ROTATED_CHARS: usize = 28;
+
+fn build_chart<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    x: &Axis,
+    y: &Axis,
+    x_label_area: u32,
+) -> Result<Chart<'a, 'b>, String> {
+    ChartBuilder::on(area)
+        .margin_top(8)
+        .margin_right(16)
+        .margin_left(8)
+        .margin_bottom(8)
+        .x_label_area_size(x_label_area)
+        .y_label_area_size(Y_LABEL_AREA)
+        .build_cartesian_2d(x.spec(), y.spec())
+        .map_err(|e| e.to_string())
+}
+
+fn configure_mesh(
+    chart: &mut Chart<'_, '_>,
+    plot: &Plot,
+    x_fmt: &dyn Fn(&f64) -> String,
+    y_fmt: &dyn Fn(&f64) -> String,
+    x_grid: bool,
+) -> Result<(), String> {
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(plot.x_label.as_str())
+        .y_desc(plot.y_label.as_str())
+        .x_label_formatter(x_fmt)
+        .y_label_formatter(y_fmt)
+        .label_style((FONT, LABEL_SIZE))
+        .axis_desc_style((FONT, DESC_SIZE))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .light_line_style(RGBColor(240, 240, 240))
+        .axis_style(BLACK);
+    if !x_grid {
+        mesh.disable_x_mesh();
+    }
+    mesh.draw().map_err(|e| e.to_string())
+}
+
+fn draw_no_data(chart: &Chart<'_, '_>, x: &Axis, y: &Axis) -> Result<(), String> {
+    let style = TextStyle::from((FONT, DESC_SIZE).into_font())
+        .color(&RGBColor(120, 120, 120))
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    chart
+        .plotting_area()
+        .draw(&Text::new(
+            "no data",
+            ((x.lo + x.hi) / 2.0, (y.lo + y.hi) / 2.0),
+            style,
+        ))
+        .map_err(|e| e.to_string())
+}
+
+fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
+    let PlotKind::Lines { series } = &plot.kind else {
+        unreachable!("draw_lines called on a non-line plot");
+    };
+    let log = plot.log_y;
+    // Per series: runs of consecutive drawable points; an undrawable point breaks the line.
+    let segments: Vec<Vec<Vec<(f64, f64)>>> = series
+        .iter()
+        .map(|s| {
+            let mut runs = vec![Vec::new()];
+            for &(px, py) in &s.points {
+                match (to_axis(px, false), to_axis(py, log)) {
+                    (Some(x), Some(y)) => runs.last_mut().expect("non-empty").push((x, y)),
+                    _ => runs.push(Vec::new()),
+                }
+            }
+            runs.retain(|r| !r.is_empty());
+            runs
+        })
+        .collect();
+    let all = || segments.iter().flatten().flatten();
+    let xr = min_max(all().map(|p| p.0));
+    let yr = min_max(all().map(|p| p.1));
+    let x_axis = match xr {
+        Some((a, b)) => linear_axis(a, b, 0.02, None),
+        None => linear_axis(0.0, 1.0, 0.0, None),
+    };
+    let y_axis = match (yr, log) {
+        (Some((a, b)), true) => log_axis(a, b),
+        (Some((a, b)), false) => linear_axis(a, b, 0.05, None),
+        (None, true) => log_axis(0.0, 1.0),
+        (None, false) => linear_axis(0.0, 1.0, 0.0, None),
+    };
+
+    let mut chart = build_chart(area, &x_axis, &y_axis, X_LABEL_AREA)?;
+    let x_fmt = |v: &f64| x_axis.label(*v);
+    let y_fmt = |v: &f64| y_axis.label(*v);
+    configure_mesh(&mut chart, plot, &x_fmt, &y_fmt, true)?;
+    if xr.is_none() {
+        draw_no_data(&chart, &x_axis, &y_axis)?;
+    }
+
+    let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+    // Lines first, markers second, so measured points sit on top of model curves.
+    for (i, (s, runs)) in series.iter().zip(&segments).enumerate() {
+        let c = color(i);
+        for run in runs {
+            match s.style {
+                SeriesStyle::Line => {
+                    chart
+                        .draw_series(LineSeries::new(run.iter().copied(), c.stroke_width(2)))
+                        .map_err(e)?;
+                }
+                SeriesStyle::Dashed => {
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            run.iter().copied(),
+                            9,
+                            6,
+                            c.stroke_width(2),
+                        ))
+                        .map_err(e)?;
+                }
+                SeriesStyle::Points => {}
+            }
+        }
+    }
+    for (i, (s, runs)) in series.iter().zip(&segments).enumerate() {
+        if s.style == SeriesStyle::Points {
+            let c = color(i);
+            chart
+                .draw_series(
+                    runs.iter()
+                        .flatten()
+                        .map(|&p| Circle::new(p, 4, c.filled())),
+                )
+                .map_err(e)?;
+        }
+    }
+    Ok(())
+}
+
+fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
+    let PlotKind::Bars { categories, series } = &plot.kind else {
+        unreachable!("draw_bars called on a non-bar plot");
+    };
+    let log = plot.log_y;
+    let n = categories.len().max(1);
+    let x_axis = Axis {
+        lo: 0.0,
+        hi: n as f64,
+        ticks: (0..categories.len()).map(|i| i as f64 + 0.5).collect(),
+        minor: Vec::new(),
+        log: false,
+    };
+    let values = || {
+        series
+            .iter()
+            .flat_map(|(_, v)| v)
+            .filter_map(|&v| to_axis(v, log))
+    };
+    let yr = min_max(values());
+    let y_axis = match (yr, log) {
+        // Bars grow from the bottom of the axis; start it at a labelled decade.
+        (Some((a, b)), true) => log_axis(a.floor(), b),
+        // Bars are read against zero, so zero is always on a linear axis.
+        (Some((a, b)), false) => {
+            let (a, b) = (a.min(0.0), b.max(0.0));
+            linear_axis(a, b, 0.05, (a == 0.0).then_some(0.0))
+        }
+        (None, true) => log_axis(0.0, 1.0),
+        (None, false) => linear_axis(0.0, 1.0, 0.0, Some(0.0)),
+    };
+
+    // Category names that do not fit their slot horizontally are drawn vertically (by us:
+    // plotters only centres rotated tick labels on the tick, over the axis).
+    let plot_px = f64::from(
+        area.dim_in_pixel()
+            .0
+            .saturating_sub(Y_LABEL_AREA + MARGIN_LR),
+    );
+    let longest = categories
+        .iter()
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(0);
+    let vertical = longest as f64 * CHAR_PX > 0.9 * plot_px / n as f64;
+    let shown: Vec<String> = categories
+        .iter()
+        .map(|c| {
+            if vertical && c.chars().count() > MAX_ROTATED_CHARS {
+                let cut: String = c.chars().take(MAX_ROTATED_CHARS - 1).collect();
+                format!("{cut}…")
+            } else {
+                c.clone()
+            }
+        })
+        .collect();
+    let x_label_area = if vertical {
+        let chars = longest.min(MAX_ROTATED_CHARS) as f64;
+        // label length + tick gap + room for the axis description below
+        ((chars * CHAR_PX) as u32 + 44).max(X_LABEL_AREA)
+    } else {
+        X_LABEL_AREA
+    };
+
+    let mut chart = build_chart(area, &x_axis, &y_axis, x_label_area)?;
+    let x_fmt = |v: &f64| {
+        let i = (*v - 0.5).round();
+        if vertical || i < 0.0 {
+            String::new()
+        } else {
+            shown.get(i as usize).cloned().unwrap_or_default()
+        }
+    };
+    let y_fmt = |v: &f64| y_axis.label(*v);
+    configure_mesh(&mut chart, plot, &x_fmt, &y_fmt, false)?;
+    if vertical {
+        let style = TextStyle::from((FONT, LABEL_SIZE).into_font())
+            .transform(FontTransform::Rotate270)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        let (bx, by) = area.get_base_pixel();
+        for (i, label) in shown.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_axis.lo));
+            area.draw(&Text::new(
+                label.clone(),
+                (px - bx, py - by + 8),
+                style.clone(),
+            ))
+            .map_err(|e| e.to_string())?;
+        }
+    }
+    if yr.is_none() {
+        draw_no_data(&chart, &x_axis, &y_axis)?;
+    }
+
+    // Bars start at zero (linear) or at the bottom of the axis (log: there is no zero).
+    let base = if log { y_axis.lo } else { 0.0 };
+    let k = series.len().max(1) as f64;
+    let group = 0.8;
+    let bar = group / k;
+    let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+    for (j, (_, vals)) in series.iter().enumerate() {
+        let c = color(j);
+        let rects = vals.iter().enumerate().filter_map(|(i, &v)| {
+            let y = to_axis(v, log)?;
+            let x0 = i as f64 + (1.0 - group) / 2.0 + j as f64 * bar;
+            // A small gap between neighbouring bars of one group keeps them distinguishable.
+            let x1 = x0 + bar * 0.9;
+            Some(Rectangle::new([(x0, base), (x1, y)], c.filled()))
+        });
+        chart.draw_series(rects).map_err(e)?;
+    }
+    Ok(())
+}
+
+fn draw_legend(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    entries: &[LegendEntry],
+    omitted: usize,
+    log: bool,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    let text =
+        TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let row_h = 26;
+    let top = 40;
+    for (i, en) in entries.iter().enumerate() {
+        let y = top + row_h * i as i32;
+        let c = en.color;
+        match en.glyph {
+            Glyph::Line => {
+                area.draw(&PathElement::new(vec![(8, y), (40, y)], c.stroke_width(2)))?
+            }
+            Glyph::Dashed => {
+                for x in [8, 20, 32] {
+                    area.draw(&PathElement::new(
+                        vec![(x, y), (x + 8, y)],
+                        c.stroke_width(2),
+                    ))?;
+                }
+            }
+            Glyph::Points => area.draw(&Circle::new((24, y), 4, c.filled()))?,
+            Glyph::Bar => area.draw(&Rectangle::new([(12, y - 7), (36, y + 7)], c.filled()))?,
+        }
+        area.draw(&Text::new(en.label.clone(), (48, y), text.clone()))?;
+    }
+    if omitted > 0 {
+        // Say so rather than silently dropping values that a log axis cannot show.
+        let note = TextStyle::from((FONT, NOTE_SIZE).into_font())
+            .color(&RGBColor(110, 110, 110))
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        let y = top + row_h * entries.len() as i32 + 12;
+        let what = if log {
+            "not shown (log axis)"
+        } else {
+            "not shown"
+        };
+        area.draw(&Text::new(
+            format!("{omitted} value(s) <= 0"),
+            (8, y),
+            note.clone(),
+        ))?;
+        area.draw(&Text::new(what.to_owned(), (8, y + 18), note))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_steps() {
+        assert_eq!(nice_step(10.0, 5.0), 2.0);
+        assert_eq!(nice_step(1.0, 6.0), 0.2);
+        assert_eq!(nice_step(126.0, 6.0), 20.0);
+        assert_eq!(nice_step(700.0, 6.0), 100.0);
+        assert_eq!(nice_step(0.003, 6.0), 0.0005);
+        assert_eq!(nice_step(0.74, 6.0), 0.1);
+    }
+
+    #[test]
+    fn log_axis_ticks_on_decades() {
+        let a = log_axis(-2.0, 4.0);
+        assert_eq!(a.ticks, vec![-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0]);
+        assert!(a.lo < -2.0 && a.hi > 4.0);
+        let labels: Vec<String> = a.ticks.iter().map(|&t| a.label(t)).collect();
+        assert_eq!(labels, ["0.01", "0.1", "1", "10", "100", "1000", "10000"]);
+    }
+
+    #[test]
+    fn wide_log_axis_is_thinned_and_labelled_scientific() {
+        let a = log_axis(-9.0, 12.0);
+        assert!(a.ticks.len() <= 11, "{:?}", a.ticks);
+        assert_eq!(a.label(-9.0), "1e-9");
+        assert_eq!(a.label(12.0), "1e12");
+    }
+
+    #[test]
+    fn narrow_log_axis_still_has_ticks() {
+        let a = log_axis(2f64.log10(), 8f64.log10());
+        assert!(a.ticks.len() >= 3, "{:?}", a.ticks);
+        let labels: Vec<String> = a.ticks.iter().map(|&t| a.label(t)).collect();
+        assert!(labels.contains(&"5".to_owned()), "{labels:?}");
+    }
+}

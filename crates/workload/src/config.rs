@@ -1,0 +1,268 @@
+//! The `[workload]` section.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use trimlab_device::ConfigError;
+use trimlab_sim::{ByteSize, DurationNs};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccessPattern {
+    Sequential,
+    #[default]
+    UniformRandom,
+    /// `hot_access` of operations go to the first `hot_fraction` of the region (the r/f model).
+    HotCold,
+    /// Page popularity follows Zipf(`zipf_theta`), ranks scattered over the region.
+    Zipf,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precondition {
+    /// Start from an erased drive.
+    None,
+    /// Write the region once sequentially.
+    Fill,
+    /// Fill, then `precondition_writes` of uniform random block writes: GC in steady state.
+    #[default]
+    Steady,
+}
+
+/// An amount of host data: bytes, or a multiple of the device's logical capacity ("5x").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Volume {
+    Bytes(u64),
+    Capacity(f64),
+}
+
+impl Volume {
+    pub const ACCEPTED: &'static str =
+        "a multiple of the logical capacity like \"5x\" or a byte size like \"10GiB\"";
+
+    pub fn bytes(self, capacity_bytes: u64) -> u64 {
+        match self {
+            Volume::Bytes(b) => b,
+            Volume::Capacity(x) => (capacity_bytes as f64 * x).round() as u64,
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Volume, String> {
+        let t = text.trim();
+        if let Some(x) = t.strip_suffix('x').or_else(|| t.strip_suffix('X')) {
+            return match x.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && v >= 0.0 => Ok(Volume::Capacity(v)),
+                _ => Err(format!("\"{text}\" is not {}", Volume::ACCEPTED)),
+            };
+        }
+        ByteSize::parse(t)
+            .map(|b| Volume::Bytes(b.0))
+            .map_err(|_| format!("\"{text}\" is not {}", Volume::ACCEPTED))
+    }
+}
+
+impl fmt::Display for Volume {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Volume::Bytes(b) => write!(f, "{}", ByteSize(*b)),
+            Volume::Capacity(x) => write!(f, "{x}x"),
+        }
+    }
+}
+
+impl Serialize for Volume {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Volume {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom(Volume::ACCEPTED))? {
+            Raw::Int(b) => Ok(Volume::Bytes(b)),
+            Raw::Text(t) => Volume::parse(&t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// `[workload]`. Every key has a default; see docs/config.md.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadConfig {
+    pub pattern: AccessPattern,
+    pub hot_fraction: f64,
+    pub hot_access: f64,
+    pub zipf_theta: f64,
+    pub read_fraction: f64,
+    /// Share of operations that are TRIMs of `trim_bytes` at a random aligned offset.
+    pub trim_fraction: f64,
+    pub block_bytes: ByteSize,
+    /// Size of each TRIM; defaults to `block_bytes`.
+    pub trim_bytes: Option<ByteSize>,
+    pub region_offset: ByteSize,
+    /// Bytes of the address space the workload touches; defaults to the whole device.
+    pub region_bytes: Option<ByteSize>,
+    pub queue_depth: u32,
+    /// Host write volume of the measured phase.
+    pub writes: Volume,
+    /// Or a fixed number of operations (takes precedence when set).
+    pub ops: Option<u64>,
+    /// Every `idle_every` operations all submitters pause for `idle` (0: never).
+    pub idle_every: u64,
+    pub idle: DurationNs,
+    /// Pause of each submitter between a completion and its next command.
+    pub think_time: DurationNs,
+    pub precondition: Precondition,
+    pub precondition_writes: Volume,
+    /// A FLUSH every this many writes (0: never).
+    pub flush_every: u64,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            pattern: AccessPattern::UniformRandom,
+            hot_fraction: 0.2,
+            hot_access: 0.8,
+            zipf_theta: 0.99,
+            read_fraction: 0.0,
+            trim_fraction: 0.0,
+            block_bytes: ByteSize(4096),
+            trim_bytes: None,
+            region_offset: ByteSize(0),
+            region_bytes: None,
+            queue_depth: 32,
+            writes: Volume::Capacity(2.0),
+            ops: None,
+            idle_every: 0,
+            idle: DurationNs(0),
+            think_time: DurationNs(0),
+            precondition: Precondition::Steady,
+            precondition_writes: Volume::Capacity(1.0),
+            flush_every: 0,
+        }
+    }
+}
+
+impl WorkloadConfig {
+    /// Checks the section against a device of `capacity_bytes` with `page_bytes` pages.
+    pub fn validate(
+        &self,
+        capacity_bytes: u64,
+        page_bytes: u64,
+        max_transfer_bytes: u64,
+    ) -> Result<(), ConfigError> {
+        let fraction = |key: &str, v: f64| {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(ConfigError::new(key, v, "must be in 0.0..=1.0"))
+            }
+        };
+        fraction("workload.read_fraction", self.read_fraction)?;
+        fraction("workload.trim_fraction", self.trim_fraction)?;
+        if self.read_fraction + self.trim_fraction >= 1.0 && self.ops.is_none() {
+            return Err(ConfigError::new(
+                "workload.read_fraction + workload.trim_fraction",
+                self.read_fraction + self.trim_fraction,
+                "must be < 1 so that writes happen, unless workload.ops bounds the run",
+            ));
+        }
+        if !(self.hot_fraction > 0.0 && self.hot_fraction < 1.0) {
+            return Err(ConfigError::new(
+                "workload.hot_fraction",
+                self.hot_fraction,
+                "must be > 0 and < 1",
+            ));
+        }
+        fraction("workload.hot_access", self.hot_access)?;
+        if !(self.zipf_theta > 0.0 && self.zipf_theta.is_finite()) {
+            return Err(ConfigError::new(
+                "workload.zipf_theta",
+                self.zipf_theta,
+                "must be > 0",
+            ));
+        }
+        let block = self.block_bytes.0;
+        if block == 0 || !block.is_multiple_of(512) || block > max_transfer_bytes {
+            return Err(ConfigError::new(
+                "workload.block_bytes",
+                self.block_bytes,
+                format!("must be a positive multiple of 512 bytes, at most the device's largest transfer of {max_transfer_bytes} bytes"),
+            ));
+        }
+        let trim = self.trim_bytes.unwrap_or(self.block_bytes).0;
+        if trim == 0 || !trim.is_multiple_of(512) {
+            return Err(ConfigError::new(
+                "workload.trim_bytes",
+                ByteSize(trim),
+                "must be a positive multiple of 512 bytes",
+            ));
+        }
+        let region = self
+            .region_bytes
+            .map_or(capacity_bytes.saturating_sub(self.region_offset.0), |b| b.0);
+        if !self.region_offset.0.is_multiple_of(page_bytes)
+            || region == 0
+            || self.region_offset.0 + region > capacity_bytes
+        {
+            return Err(ConfigError::new(
+                "workload.region_offset / workload.region_bytes",
+                format!("{} + {}", self.region_offset, ByteSize(region)),
+                format!("must be page-aligned and inside the device's {capacity_bytes} bytes"),
+            ));
+        }
+        if region < block.max(trim) {
+            return Err(ConfigError::new(
+                "workload.region_bytes",
+                ByteSize(region),
+                "must hold at least one block and one TRIM",
+            ));
+        }
+        if !(1..=65_536).contains(&self.queue_depth) {
+            return Err(ConfigError::new(
+                "workload.queue_depth",
+                self.queue_depth,
+                "must be 1..=65536",
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn region(&self, capacity_bytes: u64) -> (u64, u64) {
+        let region = self
+            .region_bytes
+            .map_or(capacity_bytes - self.region_offset.0, |b| b.0);
+        (self.region_offset.0, region)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volumes() {
+        assert_eq!(Volume::parse("5x").unwrap(), Volume::Capacity(5.0));
+        assert_eq!(Volume::parse("10GiB").unwrap(), Volume::Bytes(10 << 30));
+        assert_eq!(Volume::Capacity(0.5).bytes(1000), 500);
+        assert!(Volume::parse("lots").is_err());
+        assert!(Volume::parse("-2x").is_err());
+    }
+
+    #[test]
+    fn fractions_out_of_range_are_named() {
+        let w = WorkloadConfig {
+            trim_fraction: 1.5,
+            ..Default::default()
+        };
+        let e = w.validate(1 << 30, 4096, 1 << 21).unwrap_err();
+        assert_eq!(e.key, "workload.trim_fraction");
+    }
+}

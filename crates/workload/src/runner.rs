@@ -1,0 +1,131 @@
+//! The closed-loop runner: `queue_depth` submitters, each issuing its next command when its last
+//! one completes (plus think time), ordered through the event queue.
+
+use crate::generator::{Generator, OpKind};
+use trimlab_device::{ByteRange, Command, CommandError, Ssd};
+use trimlab_sim::{EventQueue, SimTime};
+
+/// When a phase ends.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    WriteBytes(u64),
+    Ops(u64),
+}
+
+/// How a phase is driven.
+#[derive(Clone, Copy, Debug)]
+pub struct Drive {
+    pub queue_depth: u32,
+    pub think_time_ns: u64,
+    pub idle_every: u64,
+    pub idle_ns: u64,
+    pub flush_every: u64,
+    pub target: Target,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PhaseResult {
+    pub ops: u64,
+    pub bytes_written: u64,
+    /// When the last command of the phase completed.
+    pub end: SimTime,
+}
+
+/// Receives progress as a share of the phase in 0..=1000 (called rarely).
+pub trait Progress {
+    fn update(&mut self, permille: u64);
+}
+
+impl Progress for () {
+    fn update(&mut self, _permille: u64) {}
+}
+
+/// Runs one phase from `start`. `next_tag` numbers written data so reads can be checked.
+pub fn run_phase(
+    ssd: &mut Ssd,
+    generator: &mut Generator,
+    start: SimTime,
+    drive: Drive,
+    next_tag: &mut u64,
+    progress: &mut dyn Progress,
+) -> Result<PhaseResult, CommandError> {
+    let mut queue: EventQueue<u32> = EventQueue::new();
+    for submitter in 0..drive.queue_depth {
+        queue.push(start, submitter);
+    }
+    let page = ssd.page_bytes();
+    let (goal, by_ops) = match drive.target {
+        Target::WriteBytes(b) => (b, false),
+        Target::Ops(n) => (n, true),
+    };
+    let report_every = (goal / 1000).max(1);
+    let mut next_report = report_every;
+    let mut result = PhaseResult {
+        end: start,
+        ..PhaseResult::default()
+    };
+    let mut writes = 0u64;
+    let mut paused_until = SimTime::ZERO;
+    while let Some((now, submitter)) = queue.pop() {
+        let achieved = if by_ops {
+            result.ops
+        } else {
+            result.bytes_written
+        };
+        if achieved >= goal {
+            continue; // this submitter retires; the others drain
+        }
+        if now < paused_until {
+            queue.push(paused_until, submitter);
+            continue;
+        }
+        let op = generator.next_op();
+        let command = match op.kind {
+            OpKind::Write => {
+                let tag = *next_tag;
+                *next_tag += op.bytes.div_ceil(page);
+                result.bytes_written += op.bytes;
+                writes += 1;
+                Command::Write {
+                    offset: op.offset,
+                    bytes: op.bytes,
+                    tag,
+                }
+            }
+            OpKind::Read => Command::Read {
+                offset: op.offset,
+                bytes: op.bytes,
+            },
+            OpKind::Trim => Command::Trim {
+                ranges: vec![ByteRange {
+                    offset: op.offset,
+                    bytes: op.bytes,
+                }],
+            },
+        };
+        let mut done = ssd.submit(now, &command, None)?.done;
+        if drive.flush_every > 0
+            && op.kind == OpKind::Write
+            && writes.is_multiple_of(drive.flush_every)
+        {
+            done = ssd.submit(done, &Command::Flush, None)?.done;
+        }
+        result.ops += 1;
+        result.end = result.end.max(done);
+        if drive.idle_every > 0 && result.ops.is_multiple_of(drive.idle_every) {
+            // Everyone stops: the device sees no command for `idle_ns` after the last completion.
+            paused_until = ssd.commands_done_at().after(drive.idle_ns);
+        }
+        queue.push(done.after(drive.think_time_ns), submitter);
+        let achieved = if by_ops {
+            result.ops
+        } else {
+            result.bytes_written
+        };
+        if achieved >= next_report {
+            progress.update(achieved * 1000 / goal.max(1));
+            next_report = achieved + report_every;
+        }
+    }
+    Ok(result)
+}

@@ -1,0 +1,129 @@
+//! A whole run: precondition the drive, start measuring, run the configured workload.
+
+use crate::config::{AccessPattern, Precondition, WorkloadConfig};
+use crate::generator::Generator;
+use crate::runner::{run_phase, Drive, PhaseResult, Progress, Target};
+use trimlab_device::{CommandError, DeviceReport, Ssd};
+use trimlab_sim::{ByteSize, SeedTree, SimTime};
+
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    pub report: DeviceReport,
+    pub precondition_end: SimTime,
+    pub measured: PhaseResult,
+}
+
+/// Brings the drive to the requested starting state; returns when the last command completed.
+pub fn precondition(
+    ssd: &mut Ssd,
+    workload: &WorkloadConfig,
+    seeds: &SeedTree,
+    next_tag: &mut u64,
+    progress: &mut dyn Progress,
+) -> Result<SimTime, CommandError> {
+    let capacity = ssd.capacity_bytes();
+    let (_, region) = workload.region(capacity);
+    let mut now = SimTime::ZERO;
+    if workload.precondition == Precondition::None {
+        return Ok(now);
+    }
+    // Sequential fill in large transfers: every page of the region written once.
+    let fill_block =
+        (ssd.config().max_transfer_bytes.min(1 << 20) / ssd.page_bytes()) * ssd.page_bytes();
+    let fill_block = if region % fill_block == 0 {
+        fill_block
+    } else {
+        ssd.page_bytes()
+    };
+    let fill = WorkloadConfig {
+        pattern: AccessPattern::Sequential,
+        read_fraction: 0.0,
+        trim_fraction: 0.0,
+        block_bytes: ByteSize(fill_block),
+        ..workload.clone()
+    };
+    let mut generator = Generator::new(
+        &fill,
+        capacity,
+        seeds.fork("precondition.mix"),
+        seeds.fork("precondition.fill"),
+    );
+    let drive = Drive {
+        queue_depth: 32,
+        think_time_ns: 0,
+        idle_every: 0,
+        idle_ns: 0,
+        flush_every: 0,
+        target: Target::WriteBytes(region),
+    };
+    now = run_phase(ssd, &mut generator, now, drive, next_tag, progress)?.end;
+    if workload.precondition == Precondition::Steady {
+        let random = WorkloadConfig {
+            pattern: AccessPattern::UniformRandom,
+            ..fill
+        };
+        let random = WorkloadConfig {
+            block_bytes: workload.block_bytes,
+            ..random
+        };
+        let bytes = workload.precondition_writes.bytes(region);
+        if bytes > 0 {
+            let mut generator = Generator::new(
+                &random,
+                capacity,
+                seeds.fork("precondition.mix"),
+                seeds.fork("precondition.random"),
+            );
+            let drive = Drive {
+                target: Target::WriteBytes(bytes),
+                ..drive
+            };
+            now = run_phase(ssd, &mut generator, now, drive, next_tag, progress)?.end;
+        }
+    }
+    Ok(now)
+}
+
+/// Preconditions, then measures the workload. The caller validated `workload`.
+pub fn run_workload(
+    ssd: &mut Ssd,
+    workload: &WorkloadConfig,
+    seeds: &SeedTree,
+    progress: &mut dyn Progress,
+) -> Result<RunOutcome, CommandError> {
+    let mut next_tag = 1u64;
+    let precondition_end = precondition(ssd, workload, seeds, &mut next_tag, progress)?;
+    ssd.start_measurement(precondition_end);
+    let capacity = ssd.capacity_bytes();
+    let mut generator = Generator::new(
+        workload,
+        capacity,
+        seeds.fork("workload.mix"),
+        seeds.fork("workload.address"),
+    );
+    let target = match workload.ops {
+        Some(n) => Target::Ops(n),
+        None => Target::WriteBytes(workload.writes.bytes(capacity)),
+    };
+    let drive = Drive {
+        queue_depth: workload.queue_depth,
+        think_time_ns: workload.think_time.0,
+        idle_every: workload.idle_every,
+        idle_ns: workload.idle.0,
+        flush_every: workload.flush_every,
+        target,
+    };
+    let measured = run_phase(
+        ssd,
+        &mut generator,
+        precondition_end,
+        drive,
+        &mut next_tag,
+        progress,
+    )?;
+    Ok(RunOutcome {
+        report: ssd.report(measured.end),
+        precondition_end,
+        measured,
+    })
+}

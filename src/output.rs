@@ -1,0 +1,64 @@
+//! Writing metrics files: JSON as is, CSV as flattened `key,value` rows.
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+use std::path::Path;
+
+pub fn write_json(path: &Path, value: &Value) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// One row per leaf: `report.latency.write.p99_ns,12345`.
+pub fn write_flat_csv(path: &Path, value: &Value) -> Result<()> {
+    let mut rows = String::from("key,value\n");
+    flatten("", value, &mut rows);
+    std::fs::write(path, rows).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn flatten(prefix: &str, value: &Value, rows: &mut String) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, rows);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                flatten(&format!("{prefix}.{i}"), v, rows);
+            }
+        }
+        Value::String(s) => rows.push_str(&format!("{prefix},\"{}\"\n", s.replace('"', "\"\""))),
+        other => rows.push_str(&format!("{prefix},{other}\n")),
+    }
+}
+
+/// FNV-1a of a canonical JSON rendering: the config hash every run prints.
+pub fn config_hash(value: &Value) -> String {
+    let text = value.to_string();
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for b in text.bytes() {
+        hash ^= b as u64;
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flattens_nested_values() {
+        let v = serde_json::json!({"a": {"b": 1, "c": "x,\"y\""}, "d": [true]});
+        let mut rows = String::new();
+        flatten("", &v, &mut rows);
+        assert_eq!(rows, "a.b,1\na.c,\"x,\"\"y\"\"\"\nd.0,true\n");
+    }
+}

@@ -1,0 +1,125 @@
+//! `trimlab reproduce`: the registry of experiments and the files they write.
+
+mod waf;
+
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+use trimlab_report::ExperimentReport;
+
+/// What every experiment receives.
+pub struct Options {
+    pub seed: u64,
+    pub scale: f64,
+}
+
+struct Experiment {
+    name: &'static str,
+    about: &'static str,
+    run: fn(&Options) -> Result<ExperimentReport>,
+}
+
+const EXPERIMENTS: &[Experiment] = &[Experiment {
+    name: "waf",
+    about: "steady-state WAF of greedy GC vs the analytic models, with and without TRIM",
+    run: waf::run,
+}];
+
+pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
+    if !(scale > 0.0 && scale <= 16.0) {
+        bail!("--scale {scale} (must be > 0 and <= 16)");
+    }
+    let selected: Vec<&Experiment> = if names.is_empty() {
+        EXPERIMENTS.iter().collect()
+    } else {
+        names
+            .iter()
+            .map(|n| {
+                EXPERIMENTS.iter().find(|e| e.name == n).with_context(|| {
+                    let known: Vec<_> = EXPERIMENTS
+                        .iter()
+                        .map(|e| format!("{} ({})", e.name, e.about))
+                        .collect();
+                    format!("unknown experiment \"{n}\"; known: {}", known.join(", "))
+                })
+            })
+            .collect::<Result<_>>()?
+    };
+    let options = Options { seed, scale };
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut reports = Vec::new();
+    for experiment in selected {
+        eprintln!(
+            "trimlab reproduce {}: seed {seed}, scale {scale}",
+            experiment.name
+        );
+        let report = (experiment.run)(&options)?;
+        trimlab_report::write_experiment(out, &report)?;
+        println!("{}", trimlab_report::render_text(&report));
+        reports.push(report);
+    }
+    let index = trimlab_report::write_index(out, &reports)?;
+    println!("wrote {}", index.display());
+    let failed: Vec<_> = reports
+        .iter()
+        .flat_map(|r| {
+            r.verdicts
+                .iter()
+                .filter(|v| !v.holds)
+                .map(move |v| format!("{}: {}", r.name, v.claim))
+        })
+        .collect();
+    if !failed.is_empty() {
+        eprintln!(
+            "trimlab reproduce: {} claim(s) not reproduced:\n  {}",
+            failed.len(),
+            failed.join("\n  ")
+        );
+    }
+    Ok(())
+}
+
+/// Runs `f` over `items` on every core, results in input order: each item is an independent,
+/// deterministic simulation, so the order of execution cannot change any result.
+pub fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    label: &str,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().max(1));
+    let mut bar = crate::progress::Bar::new(label);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= items.len() {
+                    break;
+                }
+                let r = f(&items[i]);
+                results
+                    .lock()
+                    .expect("no thread panics while holding the lock")[i] = Some(r);
+                done.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        // The bar is updated from the scope's thread after the workers finish; it only ever
+        // shows on a terminal.
+    });
+    trimlab_workload::Progress::update(
+        &mut bar,
+        1000 * done.load(Ordering::Relaxed) as u64 / items.len().max(1) as u64,
+    );
+    bar.finish();
+    results
+        .into_inner()
+        .expect("workers finished")
+        .into_iter()
+        .map(|r| r.expect("every item ran"))
+        .collect()
+}

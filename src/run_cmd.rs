@@ -1,0 +1,82 @@
+//! `trimlab run` and `trimlab presets`.
+
+use crate::config_file::RunConfig;
+use crate::output;
+use crate::progress::Bar;
+use anyhow::{Context, Result};
+use std::path::Path;
+use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
+use trimlab_sim::SeedTree;
+
+pub fn run(config_path: &Path, seed: Option<u64>, out: &Path) -> Result<()> {
+    let config = RunConfig::load(config_path)?;
+    let resolved = config.resolve()?;
+    let seed = seed.or(config.seed).unwrap_or(1);
+    let config_json =
+        serde_json::json!({ "device": resolved.device, "workload": resolved.workload });
+    let hash = output::config_hash(&config_json);
+    eprintln!(
+        "trimlab run: seed {seed}, config {hash} ({})",
+        config_path.display()
+    );
+
+    let mut ssd = Ssd::new(resolved.device.clone());
+    let mut bar = Bar::new("run");
+    let outcome = trimlab_workload::run_workload(
+        &mut ssd,
+        &resolved.workload,
+        &SeedTree::new(seed),
+        &mut bar,
+    )
+    .context("the workload sent a command the device refused")?;
+    bar.finish();
+
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let metrics = serde_json::json!({
+        "trimlab_version": env!("CARGO_PKG_VERSION"),
+        "seed": seed,
+        "config_hash": hash,
+        "config": config_json,
+        "precondition_end_ns": outcome.precondition_end.ns(),
+        "ops": outcome.measured.ops,
+        "report": outcome.report,
+    });
+    output::write_json(&out.join("metrics.json"), &metrics)?;
+    output::write_flat_csv(&out.join("metrics.csv"), &metrics)?;
+    let r = &outcome.report;
+    println!(
+        "WAF {:.3}  host pages written {}  NAND programs {}  erases {}  GC victims {}  write p99 {} us  sim time {:.3} s",
+        r.waf,
+        r.host.pages_written,
+        r.nand_pages_programmed,
+        r.nand_blocks_erased,
+        r.gc.victims,
+        r.latency.write.p99_ns / 1000,
+        r.sim_time_ns as f64 / 1e9
+    );
+    println!("wrote {}", out.join("metrics.json").display());
+    Ok(())
+}
+
+pub fn presets() -> Result<()> {
+    for (name, about) in trimlab_device::config::preset_list() {
+        let device = DeviceSection {
+            preset: Some(name.to_string()),
+            ..Default::default()
+        };
+        let c = SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default())?;
+        let g = &c.geometry;
+        println!("{name}: {about}");
+        println!(
+            "  {} ch x {} chips x {} dies x {} planes x {} blocks x {} pages x {} B; logical {} B, spare factor {:.4}",
+            g.channels, g.chips_per_channel, g.dies_per_chip, g.planes_per_die, g.blocks_per_plane, g.pages_per_block, g.page_bytes,
+            c.logical_bytes(), c.spare_factor
+        );
+        println!(
+            "  read {} ns, program {} ns, erase {} ns, bus {} ps/B; queue depth {}, trim {}; write buffer {} pages; GC below {} free blocks/plane",
+            c.timing.read_ns, c.timing.program_ns, c.timing.erase_ns, c.timing.transfer_ps_per_byte, c.queue_depth,
+            if c.trim_queued { "queued" } else { "non-queued" }, c.write_buffer_pages, c.gc_free_blocks_min
+        );
+    }
+    Ok(())
+}
