@@ -1,4 +1,4 @@
-//! Monte-Carlo check of the greedy models: a minimal page-mapped FTL with greedy cleaning under
+//! Monte-Carlo check of the greedy and FIFO models: a minimal page-mapped FTL cleaning under
 //! uniform random writes (and TRIMs), driven by a seeded LCG so results are reproducible.
 
 use trimlab_analytic::{
@@ -29,11 +29,11 @@ impl Lcg {
 
 const UNMAPPED: u32 = u32::MAX;
 
-/// Greedy cleaning with a single write frontier: when the open block is full and no erased
-/// block is left, the block with the fewest valid pages is read out, erased, and becomes the
-/// open block, holding its own valid pages followed by host writes. No free-block reserve, so
+/// Greedy (or FIFO) cleaning with a single write frontier: when the open block is full and no
+/// erased block is left, the block with the fewest valid pages (or the oldest) is read out,
+/// erased, and becomes the open block, holding its own valid pages followed by host writes. No free-block reserve, so
 /// every block takes part (the setting of the mean-field model, apart from `N` being finite).
-struct GreedyFtl {
+struct CleaningFtl {
     /// Clean the least recently opened block instead of the emptiest (LRU/FIFO cleaning).
     fifo: bool,
     /// Blocks in the order they were opened, oldest first (used by FIFO cleaning).
@@ -49,9 +49,9 @@ struct GreedyFtl {
     host_writes: u64,
 }
 
-impl GreedyFtl {
+impl CleaningFtl {
     fn new(blocks: u32, pages_per_block: u32, logical_pages: u32, fifo: bool) -> Self {
-        let mut ftl = GreedyFtl {
+        let mut ftl = CleaningFtl {
             fifo,
             opened_blocks: std::collections::VecDeque::from([0]),
             pages_per_block,
@@ -194,9 +194,9 @@ fn run_simulation(
     (warmup_passes, measured_passes): (u32, u32),
 ) -> f64 {
     let logical_pages = (f64::from(blocks * pages_per_block) * (1.0 - spare_factor)).round() as u32;
-    let mut ftl = GreedyFtl::new(blocks, pages_per_block, logical_pages, fifo);
+    let mut ftl = CleaningFtl::new(blocks, pages_per_block, logical_pages, fifo);
     let mut rng = Lcg(seed);
-    let mut run = |ftl: &mut GreedyFtl, passes: u32| {
+    let mut run = |ftl: &mut CleaningFtl, passes: u32| {
         for _ in 0..u64::from(passes) * u64::from(logical_pages) {
             let lpn = rng.below(logical_pages);
             if trim_fraction > 0.0 && rng.unit() < trim_fraction {

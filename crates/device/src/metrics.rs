@@ -33,8 +33,10 @@ pub(crate) struct Latencies {
 
 impl Latencies {
     pub(crate) fn new() -> Self {
-        let make =
-            || Histogram::new(3).expect("3 significant figures is a valid histogram precision");
+        // 1 ns .. ~13 simulated days at 3 significant figures; longer latencies saturate.
+        let make = || {
+            Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds and precision")
+        };
         Latencies {
             histograms: [make(), make(), make(), make()],
         }

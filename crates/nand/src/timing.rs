@@ -32,14 +32,19 @@ impl Timing {
         }
     }
 
-    /// A representative 2020s 3D TLC die behind an ONFI 4.x / Toggle 4.0 bus (1200 MT/s, 8 bit):
-    /// tR ~ 50 us, tPROG ~ 600 us, tBERS ~ 3 ms, ~0.83 ns per byte. These are typical of
-    /// published TLC datasheet ranges, not one part's datasheet.
+    /// A representative 2020s 3D TLC die behind an ONFI 4.x / Toggle 4.0 bus (1200 MT/s, 8 bit),
+    /// expressed per 4 KiB mapping unit. Such a die senses a page in tR ~ 50 us, but programs four
+    /// planes of 16 KiB pages in one ~700 us tPROG and erases blocks of tens of MiB in ~3-5 ms.
+    /// The model maps and programs 4 KiB units one at a time, so program time is the die's
+    /// per-4 KiB share (700 us / 16 = 44 us) and erase is scaled the same way (3.5 ms over a
+    /// 1 MiB block of 256 units instead of a 16 MiB one: ~220 us); reads keep the full tR
+    /// because a random 4 KiB read pays it whole. These are typical datasheet ranges, not one
+    /// part's datasheet.
     pub fn tlc_nvme() -> Timing {
         Timing {
             read_ns: 50_000,
-            program_ns: 600_000,
-            erase_ns: 3_000_000,
+            program_ns: 44_000,
+            erase_ns: 220_000,
             transfer_ps_per_byte: 833,
             command_ns: 100,
         }

@@ -1,0 +1,98 @@
+//! End-to-end tests of the `trimlab` binary: determinism of `run` and `reproduce`, and clear
+//! errors for bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn trimlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trimlab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the trimlab binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn same_config_and_seed_give_byte_identical_metrics() {
+    let (a, b, c) = (scratch("det-a"), scratch("det-b"), scratch("det-c"));
+    for (dir, seed) in [(&a, "7"), (&b, "7"), (&c, "8")] {
+        let o = trimlab(&["run", "examples/quick.toml", "--seed", seed, "--out", dir.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let read = |d: &Path| std::fs::read(d.join("metrics.json")).unwrap();
+    assert_eq!(read(&a), read(&b), "same seed must give identical metrics.json");
+    assert_ne!(read(&a), read(&c), "a different seed must change the run");
+    let csv = std::fs::read_to_string(a.join("metrics.csv")).unwrap();
+    assert!(csv.starts_with("key,value\n") && csv.contains("report.waf,"), "{csv}");
+}
+
+#[test]
+fn reproduce_waf_is_deterministic_and_writes_every_artifact() {
+    let (a, b) = (scratch("waf-a"), scratch("waf-b"));
+    for dir in [&a, &b] {
+        let o = trimlab(&["reproduce", "waf", "--scale", "0.03", "--out", dir.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for file in ["waf/waf.csv", "waf/waf.json", "waf/waf_no_trim.svg", "waf/waf_trim.svg", "waf/report.json", "index.html"] {
+        let x = std::fs::read(a.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let y = std::fs::read(b.join(file)).unwrap();
+        assert_eq!(x, y, "{file} differs between identical runs");
+    }
+}
+
+#[test]
+fn missing_config_file_is_a_clear_error() {
+    let o = trimlab(&["run", "no/such/config.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot read no/such/config.toml"), "{}", stderr(&o));
+}
+
+#[test]
+fn config_errors_name_the_file_line_and_key() {
+    let dir = scratch("bad-config");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, "[device]\npreset = \"nvme-tlc\"\nspare_factor = 1.5\n").unwrap();
+    let o = trimlab(&["run", path.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("device.spare_factor = 1.5"), "{}", stderr(&o));
+    std::fs::write(&path, "[workload]\nqueue_deep = 4\n").unwrap();
+    let o = trimlab(&["run", path.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert!(stderr(&o).contains("line 2") && stderr(&o).contains("queue_deep"), "{}", stderr(&o));
+}
+
+#[test]
+fn unknown_experiment_lists_the_known_ones() {
+    let o = trimlab(&["reproduce", "nonsense"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown experiment \"nonsense\"") && stderr(&o).contains("waf"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_scale_flag_is_refused() {
+    let o = trimlab(&["reproduce", "waf", "--scale", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--scale 0"), "{}", stderr(&o));
+    let o = trimlab(&["run", "examples/quick.toml", "--seed", "minus-one"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--seed"), "{}", stderr(&o));
+}
+
+#[test]
+fn help_lists_experiments_engines_and_presets() {
+    let o = trimlab(&["--help"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    for word in ["waf", "immediate", "none", "nvme-tlc", "k9lag08u0m-4ch", "reproduce", "bench"] {
+        assert!(text.contains(word), "--help lacks {word}:\n{text}");
+    }
+}
