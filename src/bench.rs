@@ -63,10 +63,7 @@ fn bench_case(case: &Case) -> Result<()> {
         spare_factor: Some(0.10),
         ..Default::default()
     };
-    let trim = TrimSection {
-        engine: Some(case.engine),
-        cost: None,
-    };
+    let trim = TrimSection { engine: Some(case.engine), cost: None };
     let config = SsdConfig::resolve(&device, &FtlSection::default(), &trim)?;
     let physical_pages = config.geometry.physical_pages();
     let mut ssd = Ssd::new(config);
@@ -80,12 +77,8 @@ fn bench_case(case: &Case) -> Result<()> {
     let mut tag = 1;
     let start = trimlab_workload::precondition(&mut ssd, &workload, &seeds, &mut tag, &mut ())?;
     ssd.start_measurement(start);
-    let mut generator = Generator::new(
-        &workload,
-        ssd.capacity_bytes(),
-        seeds.fork("bench.mix"),
-        seeds.fork("bench.address"),
-    );
+    let mut generator =
+        Generator::new(&workload, ssd.capacity_bytes(), seeds.fork("bench.mix"), seeds.fork("bench.address"));
     let drive = Drive {
         queue_depth: 32,
         think_time_ns: 0,

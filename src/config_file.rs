@@ -33,8 +33,8 @@ impl RunConfig {
     }
 
     pub fn load(path: &Path) -> Result<RunConfig> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
         RunConfig::parse(&text, &path.display().to_string())
     }
 
@@ -45,10 +45,7 @@ impl RunConfig {
             device.geometry.page_bytes as u64,
             device.max_transfer_bytes,
         )?;
-        Ok(Resolved {
-            device,
-            workload: self.workload.clone(),
-        })
+        Ok(Resolved { device, workload: self.workload.clone() })
     }
 }
 
@@ -89,10 +86,7 @@ writes = "5x"
     #[test]
     fn unknown_key_is_named_with_its_line() {
         let e = error_of("[device]\nspare_factr = 0.1\n");
-        assert!(
-            e.contains("spare_factr") && e.contains("line 2") && e.contains("spare_factor"),
-            "{e}"
-        );
+        assert!(e.contains("spare_factr") && e.contains("line 2") && e.contains("spare_factor"), "{e}");
     }
 
     #[test]
@@ -110,10 +104,7 @@ writes = "5x"
     #[test]
     fn impossible_spare_factor_names_key_and_range() {
         let e = error_of("[device]\nspare_factor = 1.0\n");
-        assert!(
-            e.contains("device.spare_factor = 1") && e.contains("must be > 0 and < 1"),
-            "{e}"
-        );
+        assert!(e.contains("device.spare_factor = 1") && e.contains("must be > 0 and < 1"), "{e}");
     }
 
     #[test]
@@ -137,18 +128,12 @@ writes = "5x"
     #[test]
     fn workload_fraction_out_of_range() {
         let e = error_of("[workload]\nread_fraction = 2.0\n");
-        assert!(
-            e.contains("workload.read_fraction = 2") && e.contains("0.0..=1.0"),
-            "{e}"
-        );
+        assert!(e.contains("workload.read_fraction = 2") && e.contains("0.0..=1.0"), "{e}");
     }
 
     #[test]
     fn bad_gc_threshold() {
         let e = error_of("[device]\nlogical_bytes = \"1GiB\"\n[ftl]\ngc_free_blocks = \"60%\"\n");
-        assert!(
-            e.contains("ftl.gc_free_blocks") && e.contains("< 50"),
-            "{e}"
-        );
+        assert!(e.contains("ftl.gc_free_blocks") && e.contains("< 50"), "{e}");
     }
 }

@@ -74,12 +74,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run { config, seed, out } => run_cmd::run(&config, seed, &out),
-        Command::Reproduce {
-            names,
-            out,
-            seed,
-            scale,
-        } => reproduce::run(&names, &out, seed, scale),
+        Command::Reproduce { names, out, seed, scale } => reproduce::run(&names, &out, seed, scale),
         Command::Bench { quick } => bench::run(quick),
         Command::Presets => run_cmd::presets(),
     };

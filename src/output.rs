@@ -21,11 +21,7 @@ fn flatten(prefix: &str, value: &Value, rows: &mut String) {
     match value {
         Value::Object(map) => {
             for (k, v) in map {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
                 flatten(&key, v, rows);
             }
         }

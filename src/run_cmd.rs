@@ -12,23 +12,15 @@ pub fn run(config_path: &Path, seed: Option<u64>, out: &Path) -> Result<()> {
     let config = RunConfig::load(config_path)?;
     let resolved = config.resolve()?;
     let seed = seed.or(config.seed).unwrap_or(1);
-    let config_json =
-        serde_json::json!({ "device": resolved.device, "workload": resolved.workload });
+    let config_json = serde_json::json!({ "device": resolved.device, "workload": resolved.workload });
     let hash = output::config_hash(&config_json);
-    eprintln!(
-        "trimlab run: seed {seed}, config {hash} ({})",
-        config_path.display()
-    );
+    eprintln!("trimlab run: seed {seed}, config {hash} ({})", config_path.display());
 
     let mut ssd = Ssd::new(resolved.device.clone());
     let mut bar = Bar::new("run");
-    let outcome = trimlab_workload::run_workload(
-        &mut ssd,
-        &resolved.workload,
-        &SeedTree::new(seed),
-        &mut bar,
-    )
-    .context("the workload sent a command the device refused")?;
+    let outcome =
+        trimlab_workload::run_workload(&mut ssd, &resolved.workload, &SeedTree::new(seed), &mut bar)
+            .context("the workload sent a command the device refused")?;
     bar.finish();
 
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
@@ -60,10 +52,7 @@ pub fn run(config_path: &Path, seed: Option<u64>, out: &Path) -> Result<()> {
 
 pub fn presets() -> Result<()> {
     for (name, about) in trimlab_device::config::preset_list() {
-        let device = DeviceSection {
-            preset: Some(name.to_string()),
-            ..Default::default()
-        };
+        let device = DeviceSection { preset: Some(name.to_string()), ..Default::default() };
         let c = SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default())?;
         let g = &c.geometry;
         println!("{name}: {about}");

@@ -43,7 +43,14 @@ fn reproduce_waf_is_deterministic_and_writes_every_artifact() {
         let o = trimlab(&["reproduce", "waf", "--scale", "0.03", "--out", dir.to_str().unwrap()]);
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    for file in ["waf/waf.csv", "waf/waf.json", "waf/waf_no_trim.svg", "waf/waf_trim.svg", "waf/report.json", "index.html"] {
+    for file in [
+        "waf/waf.csv",
+        "waf/waf.json",
+        "waf/waf_no_trim.svg",
+        "waf/waf_trim.svg",
+        "waf/report.json",
+        "index.html",
+    ] {
         let x = std::fs::read(a.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         let y = std::fs::read(b.join(file)).unwrap();
         assert_eq!(x, y, "{file} differs between identical runs");
@@ -75,7 +82,11 @@ fn config_errors_name_the_file_line_and_key() {
 fn unknown_experiment_lists_the_known_ones() {
     let o = trimlab(&["reproduce", "nonsense"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("unknown experiment \"nonsense\"") && stderr(&o).contains("waf"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown experiment \"nonsense\"") && stderr(&o).contains("waf"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -35,10 +35,8 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
             .iter()
             .map(|n| {
                 EXPERIMENTS.iter().find(|e| e.name == n).with_context(|| {
-                    let known: Vec<_> = EXPERIMENTS
-                        .iter()
-                        .map(|e| format!("{} ({})", e.name, e.about))
-                        .collect();
+                    let known: Vec<_> =
+                        EXPERIMENTS.iter().map(|e| format!("{} ({})", e.name, e.about)).collect();
                     format!("unknown experiment \"{n}\"; known: {}", known.join(", "))
                 })
             })
@@ -48,10 +46,7 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut reports = Vec::new();
     for experiment in selected {
-        eprintln!(
-            "trimlab reproduce {}: seed {seed}, scale {scale}",
-            experiment.name
-        );
+        eprintln!("trimlab reproduce {}: seed {seed}, scale {scale}", experiment.name);
         let report = (experiment.run)(&options)?;
         trimlab_report::write_experiment(out, &report)?;
         println!("{}", trimlab_report::render_text(&report));
@@ -61,38 +56,23 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
     println!("wrote {}", index.display());
     let failed: Vec<_> = reports
         .iter()
-        .flat_map(|r| {
-            r.verdicts
-                .iter()
-                .filter(|v| !v.holds)
-                .map(move |v| format!("{}: {}", r.name, v.claim))
-        })
+        .flat_map(|r| r.verdicts.iter().filter(|v| !v.holds).map(move |v| format!("{}: {}", r.name, v.claim)))
         .collect();
     if !failed.is_empty() {
-        eprintln!(
-            "trimlab reproduce: {} claim(s) not reproduced:\n  {}",
-            failed.len(),
-            failed.join("\n  ")
-        );
+        eprintln!("trimlab reproduce: {} claim(s) not reproduced:\n  {}", failed.len(), failed.join("\n  "));
     }
     Ok(())
 }
 
 /// Runs `f` over `items` on every core, results in input order: each item is an independent,
 /// deterministic simulation, so the order of execution cannot change any result.
-pub fn parallel_map<T: Sync, R: Send>(
-    items: &[T],
-    label: &str,
-    f: impl Fn(&T) -> R + Sync,
-) -> Vec<R> {
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], label: &str, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len().max(1));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
     let mut bar = crate::progress::Bar::new(label);
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -102,9 +82,7 @@ pub fn parallel_map<T: Sync, R: Send>(
                     break;
                 }
                 let r = f(&items[i]);
-                results
-                    .lock()
-                    .expect("no thread panics while holding the lock")[i] = Some(r);
+                results.lock().expect("no thread panics while holding the lock")[i] = Some(r);
                 done.fetch_add(1, Ordering::Relaxed);
             });
         }
@@ -116,10 +94,5 @@ pub fn parallel_map<T: Sync, R: Send>(
         1000 * done.load(Ordering::Relaxed) as u64 / items.len().max(1) as u64,
     );
     bar.finish();
-    results
-        .into_inner()
-        .expect("workers finished")
-        .into_iter()
-        .map(|r| r.expect("every item ran"))
-        .collect()
+    results.into_inner().expect("workers finished").into_iter().map(|r| r.expect("every item ran")).collect()
 }

@@ -15,9 +15,7 @@ use trimlab_device::config::GcThreshold;
 use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table, Verdict};
 use trimlab_sim::{ByteSize, SeedTree};
-use trimlab_workload::{
-    run_phase, AccessPattern, Drive, Generator, Precondition, Target, WorkloadConfig,
-};
+use trimlab_workload::{run_phase, AccessPattern, Drive, Generator, Precondition, Target, WorkloadConfig};
 
 const SPARE_FACTORS: [f64; 7] = [0.07, 0.10, 0.15, 0.20, 0.30, 0.40, 0.50];
 const PAGES_PER_BLOCK: [u32; 4] = [32, 64, 128, 256];
@@ -61,10 +59,7 @@ fn measure(point: &Point, options: &Options) -> Result<Measured> {
         write_buffer_bytes: Some(ByteSize(0)),
         ..Default::default()
     };
-    let ftl = FtlSection {
-        gc_free_blocks: Some(GcThreshold::Blocks(GC_FREE_BLOCKS)),
-        ..Default::default()
-    };
+    let ftl = FtlSection { gc_free_blocks: Some(GcThreshold::Blocks(GC_FREE_BLOCKS)), ..Default::default() };
     let config = SsdConfig::resolve(&device, &ftl, &TrimSection::default())?;
     let logical = config.logical_pages as u64;
     let physical = config.geometry.physical_pages() as u64;
@@ -76,18 +71,12 @@ fn measure(point: &Point, options: &Options) -> Result<Measured> {
         precondition: Precondition::Fill,
         ..Default::default()
     };
-    let seeds = SeedTree::new(options.seed).child(&format!(
-        "waf/{}/{}/{}",
-        point.spare_factor, point.pages_per_block, point.trim_fraction
-    ));
+    let seeds = SeedTree::new(options.seed)
+        .child(&format!("waf/{}/{}/{}", point.spare_factor, point.pages_per_block, point.trim_fraction));
     let mut tag = 1;
     let mut now = trimlab_workload::precondition(&mut ssd, &workload, &seeds, &mut tag, &mut ())?;
-    let mut generator = Generator::new(
-        &workload,
-        ssd.capacity_bytes(),
-        seeds.fork("waf.mix"),
-        seeds.fork("waf.address"),
-    );
+    let mut generator =
+        Generator::new(&workload, ssd.capacity_bytes(), seeds.fork("waf.mix"), seeds.fork("waf.address"));
     let capacity = ssd.capacity_bytes() as f64;
     let drive = |volume: f64| Drive {
         queue_depth: 1,
@@ -97,29 +86,11 @@ fn measure(point: &Point, options: &Options) -> Result<Measured> {
         flush_every: 0,
         target: Target::WriteBytes((capacity * volume) as u64),
     };
-    now = run_phase(
-        &mut ssd,
-        &mut generator,
-        now,
-        drive(WARM_WRITES),
-        &mut tag,
-        &mut (),
-    )?
-    .end;
+    now = run_phase(&mut ssd, &mut generator, now, drive(WARM_WRITES), &mut tag, &mut ())?.end;
     ssd.start_measurement(now);
-    let end = run_phase(
-        &mut ssd,
-        &mut generator,
-        now,
-        drive(MEASURED_WRITES),
-        &mut tag,
-        &mut (),
-    )?
-    .end;
+    let end = run_phase(&mut ssd, &mut generator, now, drive(MEASURED_WRITES), &mut tag, &mut ())?.end;
     let report = ssd.report(end);
-    ssd.check()
-        .map_err(anyhow::Error::msg)
-        .context("consistency check after the waf run")?;
+    ssd.check().map_err(anyhow::Error::msg).context("consistency check after the waf run")?;
 
     let b = point.pages_per_block as u64;
     // Free-block reserve: GC restores GC_FREE_BLOCKS and restarts when one is taken (m - 1/2);
@@ -147,11 +118,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
     for &trim_fraction in &TRIM_FRACTIONS {
         for &pages_per_block in &PAGES_PER_BLOCK {
             for &spare_factor in &SPARE_FACTORS {
-                points.push(Point {
-                    spare_factor,
-                    pages_per_block,
-                    trim_fraction,
-                });
+                points.push(Point { spare_factor, pages_per_block, trim_fraction });
             }
         }
     }
@@ -182,10 +149,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
     let mut excluded = Vec::new();
     for (p, m) in points.iter().zip(&results) {
         let diff = (m.waf - m.mean_field) / m.mean_field;
-        let label = format!(
-            "sf {} b {} q {}",
-            p.spare_factor, p.pages_per_block, p.trim_fraction
-        );
+        let label = format!("sf {} b {} q {}", p.spare_factor, p.pages_per_block, p.trim_fraction);
         match m.applies {
             Ok(()) => {
                 if worst.as_ref().is_none_or(|(w, _)| diff.abs() > w.abs()) {
@@ -236,18 +200,11 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             });
         }
         plots.push(Plot {
-            name: if q == 0.0 {
-                "waf_no_trim".into()
-            } else {
-                "waf_trim".into()
-            },
+            name: if q == 0.0 { "waf_no_trim".into() } else { "waf_trim".into() },
             title: if q == 0.0 {
                 "Greedy GC, uniform random writes: WAF vs spare factor".into()
             } else {
-                format!(
-                    "Greedy GC with {}% single-page TRIMs: WAF vs spare factor",
-                    q * 100.0
-                )
+                format!("Greedy GC with {}% single-page TRIMs: WAF vs spare factor", q * 100.0)
             },
             x_label: "spare factor (physical - logical) / physical".into(),
             y_label: "write amplification".into(),
@@ -261,9 +218,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
     let within = points
         .iter()
         .zip(&results)
-        .filter(|(_, m)| {
-            m.applies.is_ok() && ((m.waf - m.mean_field) / m.mean_field).abs() <= TOLERANCE
-        })
+        .filter(|(_, m)| m.applies.is_ok() && ((m.waf - m.mean_field) / m.mean_field).abs() <= TOLERANCE)
         .count();
     let verdicts = vec![
         Verdict {

@@ -7,9 +7,7 @@ use trimlab_analytic::{
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    println!(
-        "   sf    b   fifo(b=inf)  greedy_limit  desnoyers  mean_field  mf_trim_q0.1  applies"
-    );
+    println!("   sf    b   fifo(b=inf)  greedy_limit  desnoyers  mean_field  mf_trim_q0.1  applies");
     for &spare_factor in &[0.07, 0.1, 0.2, 0.3, 0.5] {
         for &pages_per_block in &[32_u32, 64, 128, 256] {
             println!(

@@ -33,11 +33,9 @@ const SPARE_FACTOR_TOO_SMALL: &str = "spare factor below 0.03: WAF of 11 or more
 pub fn applicability(spare_factor: f64, pages_per_block: u32) -> Result<(), &'static str> {
     check_inputs(spare_factor, pages_per_block)?;
     if pages_per_block < 16 {
-        return Err(
-            "fewer than 16 pages per block: greedy WAF of drives with a few hundred \
+        return Err("fewer than 16 pages per block: greedy WAF of drives with a few hundred \
                     blocks per GC pool stays 1-5% above the mean-field value (Monte-Carlo \
-                    calibration)",
-        );
+                    calibration)");
     }
     if spare_factor < MIN_SPARE_FACTOR {
         return Err(SPARE_FACTOR_TOO_SMALL);
@@ -71,10 +69,8 @@ pub fn applicability_for_pool(
 ) -> Result<(), &'static str> {
     check_inputs(spare_factor, pages_per_block)?;
     if blocks_in_pool < 32 {
-        return Err(
-            "fewer than 32 blocks per GC pool: far from the many-blocks limit the \
-                    models assume",
-        );
+        return Err("fewer than 32 blocks per GC pool: far from the many-blocks limit the \
+                    models assume");
     }
     if pages_per_block < 8 {
         return Err("fewer than 8 pages per block: not calibrated");
@@ -83,25 +79,19 @@ pub fn applicability_for_pool(
         return Err(SPARE_FACTOR_TOO_SMALL);
     }
     if pages_per_block < 16 && blocks_in_pool < 1024 {
-        return Err(
-            "fewer than 16 pages per block in a GC pool of fewer than 1024 blocks: \
+        return Err("fewer than 16 pages per block in a GC pool of fewer than 1024 blocks: \
                     simulated greedy WAF runs 1-5% above the mean-field value (Monte-Carlo \
-                    calibration)",
-        );
+                    calibration)");
     }
     if pages_per_block < 32 && blocks_in_pool < 256 {
-        return Err(
-            "fewer than 32 pages per block in a GC pool of fewer than 256 blocks: \
+        return Err("fewer than 32 pages per block in a GC pool of fewer than 256 blocks: \
                     simulated greedy WAF runs up to 1.4% above the mean-field value \
-                    (Monte-Carlo calibration)",
-        );
+                    (Monte-Carlo calibration)");
     }
     if spare_factor < 0.05 && blocks_in_pool < 128 {
-        return Err(
-            "spare factor below 0.05 in a GC pool of fewer than 128 blocks: simulated \
+        return Err("spare factor below 0.05 in a GC pool of fewer than 128 blocks: simulated \
                     greedy WAF runs up to 1.7% above the mean-field value (Monte-Carlo \
-                    calibration)",
-        );
+                    calibration)");
     }
     Ok(())
 }
@@ -134,11 +124,7 @@ pub fn spare_factor_seen_by_gc(
         Some(usable) if logical_pages > 0 && logical_pages < usable => {
             Ok(1.0 - logical_pages as f64 / usable as f64)
         }
-        _ => Err(ModelError::InvalidPageCounts {
-            logical_pages,
-            physical_pages,
-            reserved_pages: idle_pages,
-        }),
+        _ => Err(ModelError::InvalidPageCounts { logical_pages, physical_pages, reserved_pages: idle_pages }),
     }
 }
 
@@ -176,24 +162,12 @@ mod tests {
         assert!(applicability(0.01, 64).unwrap_err().contains("0.03"));
         assert!(applicability(0.0, 64).unwrap_err().contains("(0, 1)"));
         assert!(applicability(0.1, 0).unwrap_err().contains("zero"));
-        assert!(applicability_for_pool(0.1, 64, 16)
-            .unwrap_err()
-            .contains("32 blocks"));
-        assert!(applicability_for_pool(0.1, 4, 4096)
-            .unwrap_err()
-            .contains("8 pages"));
-        assert!(applicability_for_pool(0.02, 64, 4096)
-            .unwrap_err()
-            .contains("0.03"));
-        assert!(applicability_for_pool(0.1, 8, 512)
-            .unwrap_err()
-            .contains("1024"));
-        assert!(applicability_for_pool(0.1, 16, 128)
-            .unwrap_err()
-            .contains("256"));
-        assert!(applicability_for_pool(0.04, 64, 64)
-            .unwrap_err()
-            .contains("0.05"));
+        assert!(applicability_for_pool(0.1, 64, 16).unwrap_err().contains("32 blocks"));
+        assert!(applicability_for_pool(0.1, 4, 4096).unwrap_err().contains("8 pages"));
+        assert!(applicability_for_pool(0.02, 64, 4096).unwrap_err().contains("0.03"));
+        assert!(applicability_for_pool(0.1, 8, 512).unwrap_err().contains("1024"));
+        assert!(applicability_for_pool(0.1, 16, 128).unwrap_err().contains("256"));
+        assert!(applicability_for_pool(0.04, 64, 64).unwrap_err().contains("0.05"));
         assert_eq!(applicability_for_pool(0.04, 64, 128), Ok(()));
     }
 

@@ -13,11 +13,7 @@ pub enum ModelError {
     /// The TRIM fraction must lie in [0, 1) (or [0, 1/2) when TRIMs only hit in-use pages).
     TrimFractionOutOfRange(f64),
     /// Page counts that leave no room for the logical space (or are zero).
-    InvalidPageCounts {
-        logical_pages: u64,
-        physical_pages: u64,
-        reserved_pages: u64,
-    },
+    InvalidPageCounts { logical_pages: u64, physical_pages: u64, reserved_pages: u64 },
 }
 
 impl fmt::Display for ModelError {
@@ -30,11 +26,7 @@ impl fmt::Display for ModelError {
             ModelError::TrimFractionOutOfRange(q) => {
                 write!(f, "TRIM fraction {q} is outside the range the model allows")
             }
-            ModelError::InvalidPageCounts {
-                logical_pages,
-                physical_pages,
-                reserved_pages,
-            } => {
+            ModelError::InvalidPageCounts { logical_pages, physical_pages, reserved_pages } => {
                 write!(
                     f,
                     "{logical_pages} logical pages do not fit in {physical_pages} physical pages \
@@ -53,17 +45,9 @@ mod tests {
 
     #[test]
     fn messages_name_the_value() {
-        assert!(ModelError::SpareFactorOutOfRange(1.5)
-            .to_string()
-            .contains("1.5"));
-        assert!(ModelError::TrimFractionOutOfRange(0.7)
-            .to_string()
-            .contains("0.7"));
-        let counts = ModelError::InvalidPageCounts {
-            logical_pages: 9,
-            physical_pages: 8,
-            reserved_pages: 1,
-        };
+        assert!(ModelError::SpareFactorOutOfRange(1.5).to_string().contains("1.5"));
+        assert!(ModelError::TrimFractionOutOfRange(0.7).to_string().contains("0.7"));
+        let counts = ModelError::InvalidPageCounts { logical_pages: 9, physical_pages: 8, reserved_pages: 1 };
         assert!(counts.to_string().contains("9 logical pages"));
     }
 }

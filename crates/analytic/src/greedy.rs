@@ -201,10 +201,7 @@ mod tests {
             for &b in &[1_u32, 2, 3, 8, 16, 32, 64, 128, 256] {
                 let fast = greedy_waf_mean_field(sf, b).unwrap();
                 let slow = mean_field_by_scan(sf, b);
-                assert!(
-                    (fast - slow).abs() <= 1e-9 * slow,
-                    "sf={sf} b={b} {fast} {slow}"
-                );
+                assert!((fast - slow).abs() <= 1e-9 * slow, "sf={sf} b={b} {fast} {slow}");
             }
         }
     }
@@ -227,8 +224,7 @@ mod tests {
             let alpha = 1.0 / (1.0 - sf);
             let bf = f64::from(b);
             let arg = -alpha * (2.0 * bf + 1.0) / (2.0 * bf) * (-alpha - alpha / (2.0 * bf)).exp();
-            let expanded =
-                2.0 * alpha * bf / (alpha + 2.0 * bf * (alpha + lambert_w0(arg).unwrap()));
+            let expanded = 2.0 * alpha * bf / (alpha + 2.0 * bf * (alpha + lambert_w0(arg).unwrap()));
             let ours = greedy_waf_desnoyers(sf, b).unwrap();
             assert!((ours - expanded).abs() < 1e-9 * ours, "sf={sf} b={b}");
         }
@@ -277,10 +273,7 @@ mod tests {
                 previous = waf;
             }
             // O(1/b) convergence: at b = 2^24 the gap is far below 1e-5.
-            assert!(
-                (previous - limit).abs() < 1e-5 * limit,
-                "sf={sf} {previous} {limit}"
-            );
+            assert!((previous - limit).abs() < 1e-5 * limit, "sf={sf} {previous} {limit}");
             let gap_256 = limit - greedy_waf_mean_field(sf, 256).unwrap();
             let gap_512 = limit - greedy_waf_mean_field(sf, 512).unwrap();
             assert!(gap_512 < 0.6 * gap_256, "sf={sf}: gap should roughly halve");
@@ -325,14 +318,8 @@ mod tests {
 
     #[test]
     fn rejects_bad_inputs() {
-        assert_eq!(
-            greedy_waf_mean_field(0.1, 0),
-            Err(ModelError::ZeroPagesPerBlock)
-        );
-        assert_eq!(
-            greedy_waf_desnoyers(0.1, 0),
-            Err(ModelError::ZeroPagesPerBlock)
-        );
+        assert_eq!(greedy_waf_mean_field(0.1, 0), Err(ModelError::ZeroPagesPerBlock));
+        assert_eq!(greedy_waf_desnoyers(0.1, 0), Err(ModelError::ZeroPagesPerBlock));
         assert!(greedy_waf_mean_field(0.0, 32).is_err());
         assert!(greedy_waf_desnoyers(1.0, 32).is_err());
         assert!(greedy_waf_limit(f64::NAN).is_err());

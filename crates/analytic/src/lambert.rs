@@ -58,16 +58,11 @@ mod tests {
 
     #[test]
     fn satisfies_the_defining_equation() {
-        for &x in &[
-            -0.367_879, -0.36, -0.3, -0.1, -1e-8, 1e-8, 0.5, 1.0, 2.0, 10.0, 1e6,
-        ] {
+        for &x in &[-0.367_879, -0.36, -0.3, -0.1, -1e-8, 1e-8, 0.5, 1.0, 2.0, 10.0, 1e6] {
             let w = lambert_w0(x).unwrap();
             assert!(w >= -1.0);
             let residual = (w * w.exp() - x).abs();
-            assert!(
-                residual <= 1e-14 * x.abs().max(1e-300) + 1e-300,
-                "x={x} w={w}"
-            );
+            assert!(residual <= 1e-14 * x.abs().max(1e-300) + 1e-300, "x={x} w={w}");
         }
     }
 

@@ -57,10 +57,7 @@ pub fn in_use_fraction(trim_fraction: f64, target: TrimTarget) -> Result<f64, Mo
 /// ```text
 ///     s_eff = (T - u U) / T = 1 - u (1 - sf),    u = 1 - q   (see in_use_fraction)
 /// ```
-pub fn trim_effective_spare_factor(
-    spare_factor: f64,
-    trim_fraction: f64,
-) -> Result<f64, ModelError> {
+pub fn trim_effective_spare_factor(spare_factor: f64, trim_fraction: f64) -> Result<f64, ModelError> {
     check_spare_factor(spare_factor)?;
     let in_use = in_use_fraction(trim_fraction, TrimTarget::AnyLogicalPage)?;
     // Same as 1 - u (1 - sf), arranged so that q = 0 returns sf bit for bit.
@@ -94,10 +91,7 @@ mod tests {
 
     #[test]
     fn in_use_fractions() {
-        assert_eq!(
-            in_use_fraction(0.0, TrimTarget::AnyLogicalPage).unwrap(),
-            1.0
-        );
+        assert_eq!(in_use_fraction(0.0, TrimTarget::AnyLogicalPage).unwrap(), 1.0);
         assert!((in_use_fraction(0.25, TrimTarget::AnyLogicalPage).unwrap() - 0.75).abs() < 1e-15);
         assert_eq!(in_use_fraction(0.0, TrimTarget::InUsePage).unwrap(), 1.0);
         // q = 0.1: (1 - 0.2) / 0.9 = 0.888...
@@ -112,10 +106,7 @@ mod tests {
     fn no_trim_changes_nothing() {
         for &sf in &[0.07, 0.2, 0.5] {
             assert_eq!(trim_effective_spare_factor(sf, 0.0).unwrap(), sf);
-            assert_eq!(
-                greedy_waf_with_trim(sf, 64, 0.0).unwrap(),
-                greedy_waf_mean_field(sf, 64).unwrap()
-            );
+            assert_eq!(greedy_waf_with_trim(sf, 64, 0.0).unwrap(), greedy_waf_mean_field(sf, 64).unwrap());
         }
     }
 

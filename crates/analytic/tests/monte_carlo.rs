@@ -2,8 +2,8 @@
 //! uniform random writes (and TRIMs), driven by a seeded LCG so results are reproducible.
 
 use trimlab_analytic::{
-    fifo_waf, greedy_waf_desnoyers, greedy_waf_mean_field, greedy_waf_with_trim,
-    spare_factor_seen_by_gc, trim_effective_spare_factor,
+    fifo_waf, greedy_waf_desnoyers, greedy_waf_mean_field, greedy_waf_with_trim, spare_factor_seen_by_gc,
+    trim_effective_spare_factor,
 };
 
 /// Knuth's MMIX LCG; the high bits are good enough for picking pages.
@@ -11,10 +11,7 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next_u32(&mut self) -> u32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         (self.0 >> 32) as u32
     }
 
@@ -119,18 +116,14 @@ impl CleaningFtl {
             self.opened_blocks.push_back(victim);
         }
         let first = (victim * self.pages_per_block) as usize;
-        let survivors: Vec<u32> = self.physical_to_logical
-            [first..first + self.pages_per_block as usize]
+        let survivors: Vec<u32> = self.physical_to_logical[first..first + self.pages_per_block as usize]
             .iter()
             .copied()
             .filter(|&lpn| lpn != UNMAPPED)
             .collect();
         // FIFO may pick a fully valid block (it is rewritten as is, and `write` moves on to
         // the next); greedy only does so when the whole device is valid data.
-        assert!(
-            self.fifo || survivors.len() < self.pages_per_block as usize,
-            "device full of valid data"
-        );
+        assert!(self.fifo || survivors.len() < self.pages_per_block as usize, "device full of valid data");
         for &lpn in &survivors {
             self.invalidate(lpn);
         }
@@ -173,15 +166,7 @@ fn simulate(
     measured_passes: u32,
 ) -> f64 {
     let passes = (warmup_passes, measured_passes);
-    run_simulation(
-        false,
-        blocks,
-        pages_per_block,
-        spare_factor,
-        trim_fraction,
-        seed,
-        passes,
-    )
+    run_simulation(false, blocks, pages_per_block, spare_factor, trim_fraction, seed, passes)
 }
 
 fn run_simulation(
@@ -220,26 +205,18 @@ fn small_device_agrees_with_mean_field() {
     // block's unwritten pages excluded) it is within a fraction of a percent.
     let simulated = simulate(64, 32, 0.2, 0.0, 0x5eed, 20, 200);
     let nominal = greedy_waf_mean_field(0.2, 32).unwrap();
-    assert!(
-        (simulated - nominal).abs() / nominal < 0.04,
-        "{simulated:.4} vs {nominal:.4}"
-    );
+    assert!((simulated - nominal).abs() / nominal < 0.04, "{simulated:.4} vs {nominal:.4}");
     let corrected = greedy_waf_mean_field(gc_spare_factor(64, 32, 0.2), 32).unwrap();
-    assert!(
-        (simulated - corrected).abs() / corrected < 0.01,
-        "{simulated:.4} vs {corrected:.4}"
-    );
+    assert!((simulated - corrected).abs() / corrected < 0.01, "{simulated:.4} vs {corrected:.4}");
 }
 
 #[test]
 fn medium_device_agrees_with_mean_field_within_two_percent() {
     for &(spare_factor, pages_per_block) in &[(0.1, 32_u32), (0.2, 64), (0.3, 32)] {
         let simulated = simulate(256, pages_per_block, spare_factor, 0.0, 7, 15, 40);
-        let model = greedy_waf_mean_field(
-            gc_spare_factor(256, pages_per_block, spare_factor),
-            pages_per_block,
-        )
-        .unwrap();
+        let model =
+            greedy_waf_mean_field(gc_spare_factor(256, pages_per_block, spare_factor), pages_per_block)
+                .unwrap();
         let relative = (simulated - model).abs() / model;
         assert!(
             relative < 0.01,
@@ -257,10 +234,7 @@ fn fifo_cleaning_agrees_with_the_lambert_w_model() {
         let nominal = fifo_waf(spare_factor).unwrap();
         let model = fifo_waf(gc_spare_factor_at(256, 32, spare_factor, nominal)).unwrap();
         let relative = (simulated - model).abs() / model;
-        assert!(
-            relative < 0.01,
-            "sf={spare_factor}: simulated {simulated:.4} vs {model:.4}"
-        );
+        assert!(relative < 0.01, "sf={spare_factor}: simulated {simulated:.4} vs {model:.4}");
     }
 }
 
@@ -324,21 +298,11 @@ fn calibration_trim_and_large_blocks() {
         (128, 0.1, 0.2),
     ] {
         let blocks = 1024;
-        let simulated = simulate(
-            blocks,
-            pages_per_block,
-            spare_factor,
-            trim_fraction,
-            5,
-            20,
-            30,
-        );
+        let simulated = simulate(blocks, pages_per_block, spare_factor, trim_fraction, 5, 20, 30);
         let effective = trim_effective_spare_factor(spare_factor, trim_fraction).unwrap();
-        let model = greedy_waf_mean_field(
-            gc_spare_factor(blocks, pages_per_block, effective),
-            pages_per_block,
-        )
-        .unwrap();
+        let model =
+            greedy_waf_mean_field(gc_spare_factor(blocks, pages_per_block, effective), pages_per_block)
+                .unwrap();
         println!(
             "{blocks:6} {pages_per_block:3} {spare_factor:5.2} {trim_fraction:4.2} {simulated:8.4} {model:8.4} {:+7.2}%",
             100.0 * (simulated - model) / model

@@ -38,12 +38,8 @@ pub enum CommandKind {
 }
 
 impl CommandKind {
-    pub const ALL: [CommandKind; 4] = [
-        CommandKind::Read,
-        CommandKind::Write,
-        CommandKind::Trim,
-        CommandKind::Flush,
-    ];
+    pub const ALL: [CommandKind; 4] =
+        [CommandKind::Read, CommandKind::Write, CommandKind::Trim, CommandKind::Flush];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -69,32 +65,14 @@ impl Command {
 /// A command the device refuses (the host interface's "invalid field" status).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommandError {
-    #[error(
-        "{kind} at offset {offset} of {bytes} bytes is not aligned to {sector_bytes}-byte sectors"
-    )]
-    Misaligned {
-        kind: &'static str,
-        offset: u64,
-        bytes: u64,
-        sector_bytes: u64,
-    },
+    #[error("{kind} at offset {offset} of {bytes} bytes is not aligned to {sector_bytes}-byte sectors")]
+    Misaligned { kind: &'static str, offset: u64, bytes: u64, sector_bytes: u64 },
     #[error("{kind} of zero bytes at offset {offset}")]
     Empty { kind: &'static str, offset: u64 },
-    #[error(
-        "{kind} at offset {offset} of {bytes} bytes ends past the device's {capacity_bytes} bytes"
-    )]
-    OutOfRange {
-        kind: &'static str,
-        offset: u64,
-        bytes: u64,
-        capacity_bytes: u64,
-    },
+    #[error("{kind} at offset {offset} of {bytes} bytes ends past the device's {capacity_bytes} bytes")]
+    OutOfRange { kind: &'static str, offset: u64, bytes: u64, capacity_bytes: u64 },
     #[error("{kind} of {bytes} bytes exceeds the largest transfer of {max_bytes} bytes")]
-    TooLarge {
-        kind: &'static str,
-        bytes: u64,
-        max_bytes: u64,
-    },
+    TooLarge { kind: &'static str, bytes: u64, max_bytes: u64 },
     #[error("trim with {ranges} ranges exceeds the limit of {max_ranges} ranges per command")]
     TooManyRanges { ranges: usize, max_ranges: usize },
 }

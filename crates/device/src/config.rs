@@ -18,11 +18,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(key: &str, value: impl ToString, accepted: impl ToString) -> Self {
-        ConfigError {
-            key: key.to_string(),
-            value: value.to_string(),
-            accepted: accepted.to_string(),
-        }
+        ConfigError { key: key.to_string(), value: value.to_string(), accepted: accepted.to_string() }
     }
 }
 
@@ -244,16 +240,13 @@ impl SsdConfig {
         let preset_name = device.preset.as_deref().unwrap_or("nvme-tlc");
         let all = presets();
         let names: Vec<_> = all.iter().map(|p| p.name).collect();
-        let preset = all
-            .into_iter()
-            .find(|p| p.name == preset_name)
-            .ok_or_else(|| {
-                ConfigError::new(
-                    "device.preset",
-                    format!("\"{preset_name}\""),
-                    format!("one of: {}", names.join(", ")),
-                )
-            })?;
+        let preset = all.into_iter().find(|p| p.name == preset_name).ok_or_else(|| {
+            ConfigError::new(
+                "device.preset",
+                format!("\"{preset_name}\""),
+                format!("one of: {}", names.join(", ")),
+            )
+        })?;
 
         let spare_factor = device.spare_factor.unwrap_or(preset.spare_factor);
         if !(spare_factor > 0.0 && spare_factor < 1.0) {
@@ -265,19 +258,11 @@ impl SsdConfig {
         }
         let mut geometry = Geometry {
             channels: device.channels.unwrap_or(preset.geometry.channels),
-            chips_per_channel: device
-                .chips_per_channel
-                .unwrap_or(preset.geometry.chips_per_channel),
-            dies_per_chip: device
-                .dies_per_chip
-                .unwrap_or(preset.geometry.dies_per_chip),
-            planes_per_die: device
-                .planes_per_die
-                .unwrap_or(preset.geometry.planes_per_die),
+            chips_per_channel: device.chips_per_channel.unwrap_or(preset.geometry.chips_per_channel),
+            dies_per_chip: device.dies_per_chip.unwrap_or(preset.geometry.dies_per_chip),
+            planes_per_die: device.planes_per_die.unwrap_or(preset.geometry.planes_per_die),
             blocks_per_plane: 1,
-            pages_per_block: device
-                .pages_per_block
-                .unwrap_or(preset.geometry.pages_per_block),
+            pages_per_block: device.pages_per_block.unwrap_or(preset.geometry.pages_per_block),
             page_bytes: device.page_bytes.unwrap_or(preset.geometry.page_bytes),
         };
         geometry.validate().map_err(geometry_error)?;
@@ -322,16 +307,13 @@ impl SsdConfig {
             }
         };
         geometry.validate().map_err(geometry_error)?;
-        let logical_pages = u32::try_from(logical_pages)
-            .ok()
-            .filter(|&p| p > 0)
-            .ok_or_else(|| {
-                ConfigError::new(
-                    "device.logical_bytes",
-                    logical_pages * page_bytes,
-                    "must hold 1 to 2^32-2 pages",
-                )
-            })?;
+        let logical_pages = u32::try_from(logical_pages).ok().filter(|&p| p > 0).ok_or_else(|| {
+            ConfigError::new(
+                "device.logical_bytes",
+                logical_pages * page_bytes,
+                "must hold 1 to 2^32-2 pages",
+            )
+        })?;
 
         let timing = Timing {
             read_ns: positive(
@@ -349,27 +331,17 @@ impl SsdConfig {
                 device.erase_ns.unwrap_or(preset.timing.erase_ns),
                 "must be > 0",
             )?,
-            transfer_ps_per_byte: device
-                .transfer_ps_per_byte
-                .unwrap_or(preset.timing.transfer_ps_per_byte),
+            transfer_ps_per_byte: device.transfer_ps_per_byte.unwrap_or(preset.timing.transfer_ps_per_byte),
             command_ns: device.command_ns.unwrap_or(preset.timing.command_ns),
         };
 
         let queue_depth = device.queue_depth.unwrap_or(preset.queue_depth);
         if !(1..=65_536).contains(&queue_depth) {
-            return Err(ConfigError::new(
-                "device.queue_depth",
-                queue_depth,
-                "must be 1..=65536",
-            ));
+            return Err(ConfigError::new("device.queue_depth", queue_depth, "must be 1..=65536"));
         }
         let trim_max_ranges = device.trim_max_ranges.unwrap_or(preset.trim_max_ranges);
         if !(1..=65_536).contains(&trim_max_ranges) {
-            return Err(ConfigError::new(
-                "device.trim_max_ranges",
-                trim_max_ranges,
-                "must be 1..=65536",
-            ));
+            return Err(ConfigError::new("device.trim_max_ranges", trim_max_ranges, "must be 1..=65536"));
         }
         let trim_granularity_bytes = device.trim_granularity_bytes.map_or(page_bytes, |b| b.0);
         if trim_granularity_bytes == 0 || !trim_granularity_bytes.is_multiple_of(page_bytes) {
@@ -395,18 +367,12 @@ impl SsdConfig {
                 format!("must be at least one {page_bytes}-byte page"),
             ));
         }
-        let write_buffer_bytes = device
-            .write_buffer_bytes
-            .map_or(preset.write_buffer_bytes, |b| b.0);
-        if !write_buffer_bytes.is_multiple_of(page_bytes)
-            || write_buffer_bytes / page_bytes > 1 << 24
-        {
+        let write_buffer_bytes = device.write_buffer_bytes.map_or(preset.write_buffer_bytes, |b| b.0);
+        if !write_buffer_bytes.is_multiple_of(page_bytes) || write_buffer_bytes / page_bytes > 1 << 24 {
             return Err(ConfigError::new(
                 "device.write_buffer_bytes",
                 write_buffer_bytes,
-                format!(
-                    "must be 0 or a multiple of the {page_bytes}-byte page, at most 2^24 pages"
-                ),
+                format!("must be 0 or a multiple of the {page_bytes}-byte page, at most 2^24 pages"),
             ));
         }
 
@@ -449,9 +415,8 @@ impl SsdConfig {
             geometry,
             timing,
         };
-        trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config()).map_err(
-            |message| ConfigError::new("device.spare_factor", gc_free_blocks_min, message),
-        )?;
+        trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config())
+            .map_err(|message| ConfigError::new("device.spare_factor", gc_free_blocks_min, message))?;
         Ok(config)
     }
 
@@ -471,11 +436,9 @@ impl SsdConfig {
 
 fn geometry_error(e: trimlab_nand::GeometryError) -> ConfigError {
     match e {
-        trimlab_nand::GeometryError::OutOfRange {
-            field,
-            value,
-            accepted,
-        } => ConfigError::new(field, value, format!("must be {accepted}")),
+        trimlab_nand::GeometryError::OutOfRange { field, value, accepted } => {
+            ConfigError::new(field, value, format!("must be {accepted}"))
+        }
         trimlab_nand::GeometryError::TooLarge { pages, max } => ConfigError::new(
             "device.logical_bytes",
             format!("{pages} physical pages"),
@@ -494,30 +457,19 @@ mod tests {
 
     #[test]
     fn default_preset_sizes_flash_from_logical_and_spare() {
-        let c = resolve(DeviceSection {
-            spare_factor: Some(0.10),
-            ..Default::default()
-        })
-        .unwrap();
+        let c = resolve(DeviceSection { spare_factor: Some(0.10), ..Default::default() }).unwrap();
         assert_eq!(c.logical_bytes(), 8 << 30);
         // Flash comes in whole rows of one block per plane (64 MiB here), so the resolved spare
         // factor is the requested one rounded up to the next row.
         let row = (c.geometry.plane_count() * c.geometry.pages_per_block as usize) as f64;
         let slack = row / c.geometry.physical_pages() as f64;
-        assert!(
-            c.spare_factor >= 0.10 && c.spare_factor < 0.10 + slack,
-            "{}",
-            c.spare_factor
-        );
+        assert!(c.spare_factor >= 0.10 && c.spare_factor < 0.10 + slack, "{}", c.spare_factor);
     }
 
     #[test]
     fn k9lag_preset_derives_logical_from_flash() {
-        let c = resolve(DeviceSection {
-            preset: Some("k9lag08u0m-4ch".into()),
-            ..Default::default()
-        })
-        .unwrap();
+        let c =
+            resolve(DeviceSection { preset: Some("k9lag08u0m-4ch".into()), ..Default::default() }).unwrap();
         assert_eq!(c.geometry.physical_bytes(), 8 << 30);
         assert_eq!(c.gc_free_blocks_min, 615); // 30 % of 2048, rounded up
         assert!(!c.trim_queued);
@@ -525,39 +477,21 @@ mod tests {
 
     #[test]
     fn spare_factor_of_one_is_refused_by_name() {
-        let e = resolve(DeviceSection {
-            spare_factor: Some(1.0),
-            ..Default::default()
-        })
-        .unwrap_err();
+        let e = resolve(DeviceSection { spare_factor: Some(1.0), ..Default::default() }).unwrap_err();
         assert_eq!(e.key, "device.spare_factor");
         assert!(e.to_string().contains("must be > 0 and < 1"), "{e}");
     }
 
     #[test]
     fn zero_pages_per_block_is_refused_by_name() {
-        let e = resolve(DeviceSection {
-            pages_per_block: Some(0),
-            ..Default::default()
-        })
-        .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "config: device.pages_per_block = 0 (must be 1..=65536)"
-        );
+        let e = resolve(DeviceSection { pages_per_block: Some(0), ..Default::default() }).unwrap_err();
+        assert_eq!(e.to_string(), "config: device.pages_per_block = 0 (must be 1..=65536)");
     }
 
     #[test]
     fn unknown_preset_lists_the_choices() {
-        let e = resolve(DeviceSection {
-            preset: Some("floppy".into()),
-            ..Default::default()
-        })
-        .unwrap_err();
-        assert!(
-            e.to_string().contains("nvme-tlc") && e.to_string().contains("k9lag08u0m-4ch"),
-            "{e}"
-        );
+        let e = resolve(DeviceSection { preset: Some("floppy".into()), ..Default::default() }).unwrap_err();
+        assert!(e.to_string().contains("nvme-tlc") && e.to_string().contains("k9lag08u0m-4ch"), "{e}");
     }
 
     #[test]

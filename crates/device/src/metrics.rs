@@ -34,12 +34,9 @@ pub(crate) struct Latencies {
 impl Latencies {
     pub(crate) fn new() -> Self {
         // 1 ns .. ~13 simulated days at 3 significant figures; longer latencies saturate.
-        let make = || {
-            Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds and precision")
-        };
-        Latencies {
-            histograms: [make(), make(), make(), make()],
-        }
+        let make =
+            || Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds and precision");
+        Latencies { histograms: [make(), make(), make(), make()] }
     }
 
     #[inline]
@@ -89,11 +86,7 @@ impl EraseSummary {
         }
         let n = counts.len() as f64;
         let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / n;
-        let var = counts
-            .iter()
-            .map(|&c| (c as f64 - mean).powi(2))
-            .sum::<f64>()
-            / n;
+        let var = counts.iter().map(|&c| (c as f64 - mean).powi(2)).sum::<f64>() / n;
         EraseSummary {
             min: counts.iter().copied().min().unwrap_or(0),
             mean,

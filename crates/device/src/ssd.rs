@@ -8,9 +8,7 @@
 
 use crate::command::{ByteRange, Command, CommandError, CommandKind};
 use crate::config::SsdConfig;
-use crate::metrics::{
-    self, Baseline, DeviceReport, EraseSummary, HostCounters, Latencies, LatencyReport,
-};
+use crate::metrics::{self, Baseline, DeviceReport, EraseSummary, HostCounters, Latencies, LatencyReport};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use trimlab_ftl::page_ftl::PageData;
@@ -47,15 +45,8 @@ pub struct Ssd {
 
 impl Ssd {
     pub fn new(config: SsdConfig) -> Self {
-        let ftl = PageFtl::new(
-            config.geometry.clone(),
-            config.timing.clone(),
-            config.ftl_config(),
-        );
-        let buffer = WriteBuffer::new(
-            config.write_buffer_pages as usize,
-            config.geometry.plane_count(),
-        );
+        let ftl = PageFtl::new(config.geometry.clone(), config.timing.clone(), config.ftl_config());
+        let buffer = WriteBuffer::new(config.write_buffer_pages as usize, config.geometry.plane_count());
         let engine = config.trim_engine.build(config.trim_cost.clone());
         Ssd {
             ftl,
@@ -141,12 +132,7 @@ impl Ssd {
         let non_queued_trim = matches!(command, Command::Trim { .. }) && !self.config.trim_queued;
         if non_queued_trim {
             // A non-queued command waits for the queue to drain (ATA: not an NCQ command).
-            let drained = self
-                .outstanding
-                .iter()
-                .map(|Reverse(t)| *t)
-                .max()
-                .unwrap_or(start);
+            let drained = self.outstanding.iter().map(|Reverse(t)| *t).max().unwrap_or(start);
             start = start.max(drained);
             self.outstanding.clear();
         }
@@ -175,35 +161,19 @@ impl Ssd {
                 return Err(CommandError::Empty { kind, offset });
             }
             if !offset.is_multiple_of(sector) || !bytes.is_multiple_of(sector) {
-                return Err(CommandError::Misaligned {
-                    kind,
-                    offset,
-                    bytes,
-                    sector_bytes: sector,
-                });
+                return Err(CommandError::Misaligned { kind, offset, bytes, sector_bytes: sector });
             }
             let capacity = self.capacity_bytes();
             if offset.checked_add(bytes).is_none_or(|end| end > capacity) {
-                return Err(CommandError::OutOfRange {
-                    kind,
-                    offset,
-                    bytes,
-                    capacity_bytes: capacity,
-                });
+                return Err(CommandError::OutOfRange { kind, offset, bytes, capacity_bytes: capacity });
             }
             if bytes > max {
-                return Err(CommandError::TooLarge {
-                    kind,
-                    bytes,
-                    max_bytes: max,
-                });
+                return Err(CommandError::TooLarge { kind, bytes, max_bytes: max });
             }
             Ok(())
         };
         match command {
-            Command::Read { offset, bytes } => {
-                check("read", *offset, *bytes, self.config.max_transfer_bytes)
-            }
+            Command::Read { offset, bytes } => check("read", *offset, *bytes, self.config.max_transfer_bytes),
             Command::Write { offset, bytes, .. } => {
                 check("write", *offset, *bytes, self.config.max_transfer_bytes)
             }
@@ -239,10 +209,7 @@ impl Ssd {
         if start <= idle_from {
             return start;
         }
-        let ctl = Controller {
-            ftl: &mut self.ftl,
-            buffer: &mut self.buffer,
-        };
+        let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
         let end = self.engine.on_idle(idle_from, start, ctl);
         self.cpu_free = self.cpu_free.max(end);
         start.max(end)
@@ -266,19 +233,10 @@ impl Ssd {
 
     fn pages_of(&self, offset: u64, bytes: u64) -> (u32, u32) {
         let page = self.page_bytes();
-        (
-            (offset / page) as u32,
-            (offset + bytes).div_ceil(page) as u32,
-        )
+        ((offset / page) as u32, (offset + bytes).div_ceil(page) as u32)
     }
 
-    fn read(
-        &mut self,
-        start: SimTime,
-        offset: u64,
-        bytes: u64,
-        mut out: Option<&mut Vec<u64>>,
-    ) -> SimTime {
+    fn read(&mut self, start: SimTime, offset: u64, bytes: u64, mut out: Option<&mut Vec<u64>>) -> SimTime {
         self.host.read_commands += 1;
         let t0 = self.firmware(start, self.config.firmware_ns);
         if let Some(out) = out.as_deref_mut() {
@@ -316,9 +274,7 @@ impl Ssd {
     fn write(&mut self, start: SimTime, offset: u64, bytes: u64, tag: u64) -> SimTime {
         self.host.write_commands += 1;
         let page = self.page_bytes();
-        let t0 = self
-            .firmware(start, self.config.firmware_ns)
-            .after(self.host_transfer_ns(bytes));
+        let t0 = self.firmware(start, self.config.firmware_ns).after(self.host_transfer_ns(bytes));
         let (first, end) = self.pages_of(offset, bytes);
         let mut done = t0;
         for (i, lpn) in (first..end).map(Lpn).enumerate() {
@@ -379,10 +335,7 @@ impl Ssd {
     fn program(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
         let done = self.ftl.write(now, lpn, tag);
         while let Some(plane) = self.ftl.take_gc_request() {
-            let ctl = Controller {
-                ftl: &mut self.ftl,
-                buffer: &mut self.buffer,
-            };
+            let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
             let ready = self.engine.before_gc(now, ctl);
             self.cpu_free = self.cpu_free.max(ready);
             self.ftl.collect(ready, plane);
@@ -408,16 +361,11 @@ impl Ssd {
                 });
             }
         }
-        let ctl = Controller {
-            ftl: &mut self.ftl,
-            buffer: &mut self.buffer,
-        };
+        let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
         let steps = self.engine.trim(&page_ranges, ctl);
         self.scratch_ranges = page_ranges;
         #[cfg(feature = "verify")]
-        self.ftl
-            .check()
-            .unwrap_or_else(|e| panic!("after TRIM: {e}"));
+        self.ftl.check().unwrap_or_else(|e| panic!("after TRIM: {e}"));
         self.firmware(start, steps.total_ns())
     }
 

@@ -37,9 +37,7 @@ fn device_for(rng: &mut impl Rng) -> SsdConfig {
         pages_per_block: Some(pages_per_block),
         page_bytes: Some(page_bytes),
         spare_factor: Some(rng.gen_range(0.35..0.5)),
-        write_buffer_bytes: Some(ByteSize(
-            page_bytes as u64 * [0u64, 1, 3, 8][rng.gen_range(0..4)],
-        )),
+        write_buffer_bytes: Some(ByteSize(page_bytes as u64 * [0u64, 1, 3, 8][rng.gen_range(0..4)])),
         trim_queued: Some(rng.gen_bool(0.5)),
         queue_depth: Some(rng.gen_range(1..=8)),
         trim_max_ranges: Some(8),
@@ -47,24 +45,14 @@ fn device_for(rng: &mut impl Rng) -> SsdConfig {
         ..Default::default()
     };
     let ftl = FtlSection {
-        gc_free_blocks: Some(trimlab_device::config::GcThreshold::Blocks(
-            rng.gen_range(2..=4),
-        )),
+        gc_free_blocks: Some(trimlab_device::config::GcThreshold::Blocks(rng.gen_range(2..=4))),
         gc_victim: Some(
-            [
-                VictimPolicy::Greedy,
-                VictimPolicy::CostBenefit,
-                VictimPolicy::Fifo,
-            ][rng.gen_range(0..3)],
+            [VictimPolicy::Greedy, VictimPolicy::CostBenefit, VictimPolicy::Fifo][rng.gen_range(0..3)],
         ),
         track_data: Some(true),
     };
     let trim = TrimSection {
-        engine: Some(if rng.gen_bool(0.85) {
-            EngineKind::Immediate
-        } else {
-            EngineKind::None
-        }),
+        engine: Some(if rng.gen_bool(0.85) { EngineKind::Immediate } else { EngineKind::None }),
         cost: None,
     };
     SsdConfig::resolve(&device, &ftl, &trim).expect("model test geometry must resolve")
@@ -94,11 +82,7 @@ fn run_case(case: &Case) {
             0 => rng.gen_range(0..50_000_000),
             _ => rng.gen_range(0..20_000),
         });
-        let start = if rng.gen_bool(0.7) {
-            rng.gen_range(0..hot)
-        } else {
-            rng.gen_range(0..pages)
-        };
+        let start = if rng.gen_bool(0.7) { rng.gen_range(0..hot) } else { rng.gen_range(0..pages) };
         let count = rng.gen_range(1..=4).min(pages - start);
         let choice = rng.gen_range(0..100);
         let command = if choice < 55 {
@@ -107,16 +91,9 @@ fn run_case(case: &Case) {
             for i in 0..count {
                 reference.insert(start + i, tag + i);
             }
-            Command::Write {
-                offset: start * page,
-                bytes: count * page,
-                tag,
-            }
+            Command::Write { offset: start * page, bytes: count * page, tag }
         } else if choice < 80 {
-            Command::Read {
-                offset: start * page,
-                bytes: count * page,
-            }
+            Command::Read { offset: start * page, bytes: count * page }
         } else if choice < 97 {
             let mut ranges = Vec::new();
             for _ in 0..rng.gen_range(1..=3) {
@@ -127,10 +104,7 @@ fn run_case(case: &Case) {
                         reference.remove(&p);
                     }
                 }
-                ranges.push(ByteRange {
-                    offset: s * page,
-                    bytes: c * page,
-                });
+                ranges.push(ByteRange { offset: s * page, bytes: c * page });
             }
             Command::Trim { ranges }
         } else {
@@ -139,11 +113,7 @@ fn run_case(case: &Case) {
         let done = ssd
             .submit(now, &command, Some(&mut out))
             .unwrap_or_else(|e| panic!("op {op}: device refused {command:?}: {e}; {}", context()));
-        assert!(
-            done.done >= now,
-            "op {op}: completion before arrival; {}",
-            context()
-        );
+        assert!(done.done >= now, "op {op}: completion before arrival; {}", context());
         match &command {
             Command::Read { .. } => {
                 for (i, got) in out.iter().enumerate() {
@@ -158,25 +128,15 @@ fn run_case(case: &Case) {
                 }
             }
             Command::Trim { .. } => {
-                ssd.check()
-                    .unwrap_or_else(|e| panic!("op {op}: after TRIM: {e}; {}", context()));
+                ssd.check().unwrap_or_else(|e| panic!("op {op}: after TRIM: {e}; {}", context()));
             }
             _ => {}
         }
     }
-    ssd.check()
-        .unwrap_or_else(|e| panic!("end: {e}; {}", context()));
+    ssd.check().unwrap_or_else(|e| panic!("end: {e}; {}", context()));
     // Every page reads back as the reference says, whatever its history.
     for lpn in 0..pages {
-        ssd.submit(
-            now,
-            &Command::Read {
-                offset: lpn * page,
-                bytes: page,
-            },
-            Some(&mut out),
-        )
-        .unwrap();
+        ssd.submit(now, &Command::Read { offset: lpn * page, bytes: page }, Some(&mut out)).unwrap();
         let want = reference.get(&lpn).copied().unwrap_or(0);
         assert_eq!(out[0], want, "final read of page {lpn}; {}", context());
     }
@@ -209,10 +169,7 @@ fn writes_after_trim_survive_gc() {
         write_buffer_bytes: Some(ByteSize(0)),
         ..Default::default()
     };
-    let ftl = FtlSection {
-        track_data: Some(true),
-        ..Default::default()
-    };
+    let ftl = FtlSection { track_data: Some(true), ..Default::default() };
     let config = SsdConfig::resolve(&device, &ftl, &TrimSection::default()).unwrap();
     let mut ssd = Ssd::new(config.clone());
     let pages = config.logical_pages as u64;
@@ -220,58 +177,25 @@ fn writes_after_trim_survive_gc() {
     let mut t = SimTime::ZERO;
     for lpn in 0..pages {
         t = ssd
-            .submit(
-                t,
-                &Command::Write {
-                    offset: lpn * page,
-                    bytes: page,
-                    tag: 1000 + lpn,
-                },
-                None,
-            )
+            .submit(t, &Command::Write { offset: lpn * page, bytes: page, tag: 1000 + lpn }, None)
             .unwrap()
             .done;
     }
     t = ssd
-        .submit(
-            t,
-            &Command::Trim {
-                ranges: vec![ByteRange {
-                    offset: 0,
-                    bytes: pages * page,
-                }],
-            },
-            None,
-        )
+        .submit(t, &Command::Trim { ranges: vec![ByteRange { offset: 0, bytes: pages * page }] }, None)
         .unwrap()
         .done;
     assert_eq!(ssd.ftl().valid_pages(), 0);
     for lpn in 0..pages / 2 {
         t = ssd
-            .submit(
-                t,
-                &Command::Write {
-                    offset: lpn * page,
-                    bytes: page,
-                    tag: 5000 + lpn,
-                },
-                None,
-            )
+            .submit(t, &Command::Write { offset: lpn * page, bytes: page, tag: 5000 + lpn }, None)
             .unwrap()
             .done;
     }
     for round in 0..20u64 {
         for lpn in pages / 2..pages {
             t = ssd
-                .submit(
-                    t,
-                    &Command::Write {
-                        offset: lpn * page,
-                        bytes: page,
-                        tag: round,
-                    },
-                    None,
-                )
+                .submit(t, &Command::Write { offset: lpn * page, bytes: page, tag: round }, None)
                 .unwrap()
                 .done;
         }
@@ -279,15 +203,7 @@ fn writes_after_trim_survive_gc() {
     assert!(ssd.ftl().stats().gc_victims > 0, "GC must have run");
     let mut out = Vec::new();
     for lpn in 0..pages / 2 {
-        ssd.submit(
-            t,
-            &Command::Read {
-                offset: lpn * page,
-                bytes: page,
-            },
-            Some(&mut out),
-        )
-        .unwrap();
+        ssd.submit(t, &Command::Read { offset: lpn * page, bytes: page }, Some(&mut out)).unwrap();
         assert_eq!(out, vec![5000 + lpn]);
     }
     ssd.check().unwrap();

@@ -42,9 +42,7 @@ impl BlockPool {
         let free = (0..planes)
             .map(|p| {
                 let first = geometry.first_block_of_plane(p).0;
-                (first..first + geometry.blocks_per_plane)
-                    .map(BlockId)
-                    .collect()
+                (first..first + geometry.blocks_per_plane).map(BlockId).collect()
             })
             .collect();
         BlockPool {
@@ -57,14 +55,7 @@ impl BlockPool {
             bucket_head: vec![NONE; planes * (geometry.pages_per_block as usize + 1)],
             next: vec![NONE; blocks],
             prev: vec![NONE; blocks],
-            closed_order: vec![
-                VecDeque::new();
-                if policy == VictimPolicy::Fifo {
-                    planes
-                } else {
-                    0
-                }
-            ],
+            closed_order: vec![VecDeque::new(); if policy == VictimPolicy::Fifo { planes } else { 0 }],
             track_closed_order: policy == VictimPolicy::Fifo,
         }
     }
@@ -126,10 +117,7 @@ impl BlockPool {
         if full {
             self.unlink(block);
         }
-        debug_assert!(
-            self.valid[block.index()] > 0,
-            "block_pool: {block:?} has no valid page"
-        );
+        debug_assert!(self.valid[block.index()] > 0, "block_pool: {block:?} has no valid page");
         self.valid[block.index()] -= 1;
         if full {
             self.link(block);
@@ -150,23 +138,14 @@ impl BlockPool {
 
     /// The victim was erased and returns to its plane's free list.
     pub fn release(&mut self, block: BlockId) {
-        assert_eq!(
-            self.valid[block.index()],
-            0,
-            "block_pool: erasing {block:?} with valid pages"
-        );
+        assert_eq!(self.valid[block.index()], 0, "block_pool: erasing {block:?} with valid pages");
         self.state[block.index()] = BlockState::Free;
         let plane = self.plane(block);
         self.free[plane].push_back(block);
     }
 
     /// Chooses a victim in `plane` under `policy`; `now_sequence` is the current host-write count.
-    pub fn select_victim(
-        &self,
-        plane: usize,
-        policy: VictimPolicy,
-        now_sequence: u64,
-    ) -> Option<BlockId> {
+    pub fn select_victim(&self, plane: usize, policy: VictimPolicy, now_sequence: u64) -> Option<BlockId> {
         match policy {
             VictimPolicy::Greedy => {
                 let base = plane * (self.pages_per_block as usize + 1);
@@ -241,8 +220,7 @@ impl BlockPool {
         let planes = self.free.len();
         for plane in 0..planes {
             for valid in 0..=self.pages_per_block as usize {
-                let mut cursor =
-                    self.bucket_head[plane * (self.pages_per_block as usize + 1) + valid];
+                let mut cursor = self.bucket_head[plane * (self.pages_per_block as usize + 1) + valid];
                 let mut prev = NONE;
                 while cursor != NONE {
                     let b = cursor as usize;
@@ -272,22 +250,13 @@ impl BlockPool {
         }
         for (b, state) in self.state.iter().enumerate() {
             if (*state == BlockState::Full) != listed[b] {
-                return Err(format!(
-                    "block_pool: block {b} state {state:?} but listed={}",
-                    listed[b]
-                ));
+                return Err(format!("block_pool: block {b} state {state:?} but listed={}", listed[b]));
             }
         }
         let free_total: usize = self.free.iter().map(|f| f.len()).sum();
-        let free_states = self
-            .state
-            .iter()
-            .filter(|s| **s == BlockState::Free)
-            .count();
+        let free_states = self.state.iter().filter(|s| **s == BlockState::Free).count();
         if free_total != free_states {
-            return Err(format!(
-                "block_pool: {free_states} free blocks but {free_total} in free lists"
-            ));
+            return Err(format!("block_pool: {free_states} free blocks but {free_total} in free lists"));
         }
         Ok(())
     }

@@ -91,9 +91,7 @@ impl PageFtl {
             gc_open: vec![None; planes],
             stripe: geometry.striping_order(),
             stripe_cursor: 0,
-            tags: config
-                .track_data
-                .then(|| vec![0; geometry.physical_pages()]),
+            tags: config.track_data.then(|| vec![0; geometry.physical_pages()]),
             gc_requests: Vec::new(),
             gc_requested: vec![false; planes],
             host_sequence: 0,
@@ -121,8 +119,8 @@ impl PageFtl {
         // itself is a target: when live data leaves less free space than it asks for, GC
         // reclaims what it can and counts a stall (004's "GC below 30 % free" regime).
         let reserved_blocks = 4 * geometry.plane_count() as u64;
-        let usable_pages = (geometry.block_count() as u64).saturating_sub(reserved_blocks)
-            * geometry.pages_per_block as u64;
+        let usable_pages =
+            (geometry.block_count() as u64).saturating_sub(reserved_blocks) * geometry.pages_per_block as u64;
         if config.logical_pages == 0 || config.logical_pages as u64 >= usable_pages {
             return Err(format!(
                 "logical capacity of {} pages does not fit: {} physical pages minus a reserve of 4 blocks per plane leaves {} (raise spare_factor or blocks_per_plane)",
@@ -196,15 +194,10 @@ impl PageFtl {
             Some(open) => open,
             None => {
                 let block = self.pool.take_free(plane).unwrap_or_else(|| {
-                    unreachable!(
-                        "page_ftl: plane {plane} chosen for a host write has no free block"
-                    )
+                    unreachable!("page_ftl: plane {plane} chosen for a host write has no free block")
                 });
                 self.request_gc_if_low(plane);
-                OpenBlock {
-                    block,
-                    next_page: 0,
-                }
+                OpenBlock { block, next_page: 0 }
             }
         };
         if let Some(old) = self.map.unbind(lpn) {
@@ -223,10 +216,7 @@ impl PageFtl {
             self.pool.close(open.block, self.host_sequence);
             None
         } else {
-            Some(OpenBlock {
-                block: open.block,
-                next_page: open.next_page + 1,
-            })
+            Some(OpenBlock { block: open.block, next_page: open.next_page + 1 })
         };
         done
     }
@@ -261,23 +251,13 @@ impl PageFtl {
     /// no block has an invalid page left.
     pub fn collect(&mut self, now: SimTime, plane: usize) -> GcOutcome {
         let ppb = self.geometry.pages_per_block;
-        let start = now.max(
-            self.flash
-                .die_free_at(self.geometry.first_block_of_plane(plane)),
-        );
-        let mut outcome = GcOutcome {
-            victims: 0,
-            pages_copied: 0,
-            done: start,
-        };
+        let start = now.max(self.flash.die_free_at(self.geometry.first_block_of_plane(plane)));
+        let mut outcome = GcOutcome { victims: 0, pages_copied: 0, done: start };
         // FIFO may meet fully valid blocks on its way round the log; it moves them and goes on,
         // but a whole lap without a gain means the plane holds nothing reclaimable.
         let mut fruitless_victims = 0u32;
         while self.pool.free_count(plane) < self.config.gc_free_blocks_min as usize {
-            let Some(victim) =
-                self.pool
-                    .select_victim(plane, self.config.victim, self.host_sequence)
-            else {
+            let Some(victim) = self.pool.select_victim(plane, self.config.victim, self.host_sequence) else {
                 self.stats.gc_stalls += 1;
                 break;
             };
@@ -325,8 +305,7 @@ impl PageFtl {
         self.stats.gc_pages_copied += outcome.pages_copied as u64;
         self.stats.gc_busy_ns += outcome.done.since(start);
         #[cfg(feature = "verify")]
-        self.check()
-            .unwrap_or_else(|e| panic!("after GC on plane {plane}: {e}"));
+        self.check().unwrap_or_else(|e| panic!("after GC on plane {plane}: {e}"));
         outcome
     }
 
@@ -338,18 +317,13 @@ impl PageFtl {
                 let block = self.pool.take_free(plane).unwrap_or_else(|| {
                     unreachable!("page_ftl: GC in plane {plane} found no free block to copy into")
                 });
-                OpenBlock {
-                    block,
-                    next_page: 0,
-                }
+                OpenBlock { block, next_page: 0 }
             }
         };
         let ppa = Ppa(self.geometry.first_page(open.block).0 + open.next_page);
         let last = open.next_page + 1 == self.geometry.pages_per_block;
-        self.gc_open[plane] = (!last).then_some(OpenBlock {
-            block: open.block,
-            next_page: open.next_page + 1,
-        });
+        self.gc_open[plane] =
+            (!last).then_some(OpenBlock { block: open.block, next_page: open.next_page + 1 });
         (ppa, last)
     }
 
@@ -374,8 +348,7 @@ impl PageFtl {
     }
 
     fn request_gc_if_low(&mut self, plane: usize) {
-        if self.pool.free_count(plane) < self.config.gc_free_blocks_min as usize
-            && !self.gc_requested[plane]
+        if self.pool.free_count(plane) < self.config.gc_free_blocks_min as usize && !self.gc_requested[plane]
         {
             self.gc_requested[plane] = true;
             self.gc_requests.push(plane);
@@ -411,9 +384,7 @@ impl PageFtl {
                     ));
                 }
                 if page as u32 >= self.flash.programmed_pages(id) {
-                    return Err(format!(
-                        "I3 valid page {ppa} above the write pointer of block {block}"
-                    ));
+                    return Err(format!("I3 valid page {ppa} above the write pointer of block {block}"));
                 }
             }
             if valid != self.pool.valid(id) {
@@ -425,14 +396,10 @@ impl PageFtl {
             let programmed = self.flash.programmed_pages(id) as usize;
             match self.pool.state(id) {
                 BlockState::Free if programmed != 0 => {
-                    return Err(format!(
-                        "I5 free block {block} has {programmed} programmed pages"
-                    ));
+                    return Err(format!("I5 free block {block} has {programmed} programmed pages"));
                 }
                 BlockState::Full if programmed != ppb => {
-                    return Err(format!(
-                        "I5 full block {block} has {programmed} programmed pages"
-                    ));
+                    return Err(format!("I5 full block {block} has {programmed} programmed pages"));
                 }
                 _ => {}
             }

@@ -15,10 +15,7 @@ pub struct PageMap {
 
 impl PageMap {
     pub fn new(logical_pages: usize, physical_pages: usize) -> Self {
-        PageMap {
-            forward: vec![NONE; logical_pages],
-            backward: vec![NONE; physical_pages],
-        }
+        PageMap { forward: vec![NONE; logical_pages], backward: vec![NONE; physical_pages] }
     }
 
     pub fn logical_pages(&self) -> usize {
@@ -41,11 +38,7 @@ impl PageMap {
     /// Points `lpn` at `ppa`. The caller has invalidated any previous location.
     #[inline]
     pub fn bind(&mut self, lpn: Lpn, ppa: Ppa) {
-        debug_assert_eq!(
-            self.backward[ppa.index()],
-            NONE,
-            "page_map: {ppa:?} already owned"
-        );
+        debug_assert_eq!(self.backward[ppa.index()], NONE, "page_map: {ppa:?} already owned");
         self.forward[lpn.index()] = ppa.0;
         self.backward[ppa.index()] = lpn.0;
     }

@@ -144,12 +144,7 @@ impl WriteBuffer {
 
     /// When every slot will be free: the completion time of a FLUSH, once dirty pages are taken.
     pub fn drained_at(&self, now: SimTime) -> SimTime {
-        self.in_flight
-            .iter()
-            .map(|Reverse(t)| *t)
-            .max()
-            .unwrap_or(now)
-            .max(now)
+        self.in_flight.iter().map(|Reverse(t)| *t).max().unwrap_or(now).max(now)
     }
 }
 

@@ -45,9 +45,7 @@ impl FlashArray {
         let die_of_block = (0..geometry.block_count())
             .map(|b| geometry.die_of_plane(geometry.plane_of(BlockId(b as u32))) as u32)
             .collect();
-        let channel_of_die = (0..geometry.die_count())
-            .map(|d| geometry.channel_of_die(d) as u32)
-            .collect();
+        let channel_of_die = (0..geometry.die_count()).map(|d| geometry.channel_of_die(d) as u32).collect();
         FlashArray {
             die_of_block,
             channel_of_die,
@@ -97,12 +95,7 @@ impl FlashArray {
     /// The latest instant any die or channel is busy until.
     pub fn all_idle_at(&self) -> SimTime {
         let dies = self.die_free.iter().copied().max().unwrap_or(SimTime::ZERO);
-        let channels = self
-            .channel_free
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(SimTime::ZERO);
+        let channels = self.channel_free.iter().copied().max().unwrap_or(SimTime::ZERO);
         dies.max(channels)
     }
 

@@ -7,14 +7,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum GeometryError {
     #[error("{field} = {value} (must be {accepted})")]
-    OutOfRange {
-        field: &'static str,
-        value: u64,
-        accepted: &'static str,
-    },
-    #[error(
-        "device has {pages} physical pages; at most {max} are addressable (32-bit page addresses)"
-    )]
+    OutOfRange { field: &'static str, value: u64, accepted: &'static str },
+    #[error("device has {pages} physical pages; at most {max} are addressable (32-bit page addresses)")]
     TooLarge { pages: u64, max: u64 },
 }
 
@@ -38,36 +32,17 @@ impl Geometry {
     pub fn validate(&self) -> Result<(), GeometryError> {
         let check = |field: &'static str, value: u32, max: u32, accepted: &'static str| {
             if value == 0 || value > max {
-                Err(GeometryError::OutOfRange {
-                    field,
-                    value: value as u64,
-                    accepted,
-                })
+                Err(GeometryError::OutOfRange { field, value: value as u64, accepted })
             } else {
                 Ok(())
             }
         };
         check("device.channels", self.channels, 1024, "1..=1024")?;
-        check(
-            "device.chips_per_channel",
-            self.chips_per_channel,
-            256,
-            "1..=256",
-        )?;
+        check("device.chips_per_channel", self.chips_per_channel, 256, "1..=256")?;
         check("device.dies_per_chip", self.dies_per_chip, 64, "1..=64")?;
         check("device.planes_per_die", self.planes_per_die, 64, "1..=64")?;
-        check(
-            "device.blocks_per_plane",
-            self.blocks_per_plane,
-            1 << 24,
-            "1..=16777216",
-        )?;
-        check(
-            "device.pages_per_block",
-            self.pages_per_block,
-            65536,
-            "1..=65536",
-        )?;
+        check("device.blocks_per_plane", self.blocks_per_plane, 1 << 24, "1..=16777216")?;
+        check("device.pages_per_block", self.pages_per_block, 65536, "1..=65536")?;
         if !(512..=1 << 20).contains(&self.page_bytes) || !self.page_bytes.is_power_of_two() {
             return Err(GeometryError::OutOfRange {
                 field: "device.page_bytes",
@@ -77,10 +52,7 @@ impl Geometry {
         }
         let pages = self.physical_pages_u64();
         if pages > MAX_PHYSICAL_PAGES {
-            return Err(GeometryError::TooLarge {
-                pages,
-                max: MAX_PHYSICAL_PAGES,
-            });
+            return Err(GeometryError::TooLarge { pages, max: MAX_PHYSICAL_PAGES });
         }
         Ok(())
     }
@@ -221,10 +193,7 @@ mod tests {
         let mut sorted = order.clone();
         sorted.sort();
         assert_eq!(sorted, (0..8).collect::<Vec<_>>());
-        let channels: Vec<_> = order
-            .iter()
-            .map(|&p| g.channel_of_die(g.die_of_plane(p)))
-            .collect();
+        let channels: Vec<_> = order.iter().map(|&p| g.channel_of_die(g.die_of_plane(p))).collect();
         for pair in channels.windows(2) {
             assert_ne!(pair[0], pair[1]);
         }
@@ -232,33 +201,15 @@ mod tests {
 
     #[test]
     fn rejects_zero_pages_per_block() {
-        let g = Geometry {
-            pages_per_block: 0,
-            ..small()
-        };
+        let g = Geometry { pages_per_block: 0, ..small() };
         let err = g.validate().unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "device.pages_per_block = 0 (must be 1..=65536)"
-        );
+        assert_eq!(err.to_string(), "device.pages_per_block = 0 (must be 1..=65536)");
     }
 
     #[test]
     fn rejects_odd_page_size_and_huge_devices() {
-        assert!(Geometry {
-            page_bytes: 3000,
-            ..small()
-        }
-        .validate()
-        .is_err());
-        let huge = Geometry {
-            blocks_per_plane: 1 << 24,
-            pages_per_block: 65536,
-            ..small()
-        };
-        assert!(matches!(
-            huge.validate(),
-            Err(GeometryError::TooLarge { .. })
-        ));
+        assert!(Geometry { page_bytes: 3000, ..small() }.validate().is_err());
+        let huge = Geometry { blocks_per_plane: 1 << 24, pages_per_block: 65536, ..small() };
+        assert!(matches!(huge.validate(), Err(GeometryError::TooLarge { .. })));
     }
 }

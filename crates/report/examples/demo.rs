@@ -4,30 +4,23 @@
 use std::path::PathBuf;
 
 use trimlab_report::{
-    write_experiment, write_index, Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle,
-    Table, Verdict,
+    write_experiment, write_index, Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table,
+    Verdict,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let out: PathBuf = std::env::args_os()
-        .nth(1)
-        .map_or_else(|| std::env::temp_dir().join("trimlab-demo"), PathBuf::from);
+    let out: PathBuf =
+        std::env::args_os().nth(1).map_or_else(|| std::env::temp_dir().join("trimlab-demo"), PathBuf::from);
 
     let utils: Vec<f64> = (5..=19).map(|i| f64::from(i) * 0.05).collect();
-    let model: Vec<(f64, f64)> = utils
-        .iter()
-        .map(|&u| (u, (1.0 + u) / (2.0 * (1.0 - u))))
-        .collect();
+    let model: Vec<(f64, f64)> = utils.iter().map(|&u| (u, (1.0 + u) / (2.0 * (1.0 - u)))).collect();
     // Deterministic "measurement" wobble, no RNG needed for a demo.
     let measured: Vec<(f64, f64)> = model
         .iter()
         .enumerate()
         .map(|(i, &(u, w))| (u, w * (1.0 + 0.04 * ((i as f64) * 1.7).sin())))
         .collect();
-    let trimmed: Vec<(f64, f64)> = model
-        .iter()
-        .map(|&(u, w)| (u, 1.0 + (w - 1.0) * 0.55))
-        .collect();
+    let trimmed: Vec<(f64, f64)> = model.iter().map(|&(u, w)| (u, 1.0 + (w - 1.0) * 0.55)).collect();
 
     let mut table = Table::new(
         "waf",
@@ -94,11 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             points: measured,
                             style: SeriesStyle::Points,
                         },
-                        Series {
-                            label: "trimlab, TRIM".into(),
-                            points: trimmed,
-                            style: SeriesStyle::Line,
-                        },
+                        Series { label: "trimlab, TRIM".into(), points: trimmed, style: SeriesStyle::Line },
                     ],
                 },
             },
@@ -109,11 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 y_label: "p99 latency (ms)".into(),
                 log_y: true,
                 kind: PlotKind::Lines {
-                    series: vec![Series {
-                        label: "p99".into(),
-                        points: latency,
-                        style: SeriesStyle::Line,
-                    }],
+                    series: vec![Series { label: "p99".into(), points: latency, style: SeriesStyle::Line }],
                 },
             },
             Plot {
@@ -146,10 +131,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     categories: (1..=9).map(|i| format!("msr-cambridge-{i}")).collect(),
                     series: vec![
                         ("greedy".into(), (1..=9).map(|i| 3f64.powi(i)).collect()),
-                        (
-                            "greedy + TRIM".into(),
-                            (1..=9).map(|i| 2f64.powi(i)).collect(),
-                        ),
+                        ("greedy + TRIM".into(), (1..=9).map(|i| 2f64.powi(i)).collect()),
                     ],
                 },
             },

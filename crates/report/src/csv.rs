@@ -64,18 +64,8 @@ mod tests {
     #[test]
     fn table_renders_header_rows_and_numbers() {
         let mut t = Table::new("t", "T", &["name, full", "n", "x", "note"]);
-        t.push_row([
-            Cell::from("greedy \"gc\""),
-            Cell::Int(-3),
-            Cell::Num(0.1 + 0.2),
-            Cell::Empty,
-        ]);
-        t.push_row([
-            Cell::from("nan"),
-            Cell::Int(0),
-            Cell::Num(f64::NAN),
-            Cell::from("a,b"),
-        ]);
+        t.push_row([Cell::from("greedy \"gc\""), Cell::Int(-3), Cell::Num(0.1 + 0.2), Cell::Empty]);
+        t.push_row([Cell::from("nan"), Cell::Int(0), Cell::Num(f64::NAN), Cell::from("a,b")]);
         assert_eq!(
             table_to_csv(&t),
             "\"name, full\",n,x,note\n\"greedy \"\"gc\"\"\",-3,0.3,\nnan,0,NaN,\"a,b\"\n"

@@ -116,23 +116,16 @@ fn score(r: &ExperimentReport) -> String {
 fn render_section(h: &mut String, r: &ExperimentReport) -> Result<(), ReportError> {
     let name = escape_html(&r.name);
     let _ = writeln!(h, "<section class=\"experiment\" id=\"exp-{name}\">");
-    let _ = writeln!(
-        h,
-        "<h2>{} <span class=\"name\">{name}</span></h2>",
-        escape_html(&r.title)
-    );
+    let _ = writeln!(h, "<h2>{} <span class=\"name\">{name}</span></h2>", escape_html(&r.title));
     if !r.summary.is_empty() {
         let _ = writeln!(h, "<p>{}</p>", escape_html(&r.summary));
     }
     if !r.params.is_empty() {
-        h.push_str("<table class=\"params\">\n<thead><tr><th>parameter</th><th>value</th></tr></thead>\n<tbody>\n");
+        h.push_str(
+            "<table class=\"params\">\n<thead><tr><th>parameter</th><th>value</th></tr></thead>\n<tbody>\n",
+        );
         for (k, v) in &r.params {
-            let _ = writeln!(
-                h,
-                "<tr><td>{}</td><td>{}</td></tr>",
-                escape_html(k),
-                escape_html(v)
-            );
+            let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape_html(k), escape_html(v));
         }
         h.push_str("</tbody>\n</table>\n");
     }
@@ -154,22 +147,15 @@ fn render_section(h: &mut String, r: &ExperimentReport) -> Result<(), ReportErro
     } else {
         h.push_str("<ul class=\"verdicts\">\n");
         for v in &r.verdicts {
-            let (class, mark, word) = if v.holds {
-                ("pass", "&#10004;", "holds")
-            } else {
-                ("fail", "&#10008;", "fails")
-            };
+            let (class, mark, word) =
+                if v.holds { ("pass", "&#10004;", "holds") } else { ("fail", "&#10008;", "fails") };
             let _ = write!(
                 h,
                 "<li class=\"{class}\"><span class=\"mark\" title=\"{word}\">{mark}</span>{}",
                 escape_html(&v.claim)
             );
             if !v.detail.is_empty() {
-                let _ = write!(
-                    h,
-                    "<span class=\"detail\">{}</span>",
-                    escape_html(&v.detail)
-                );
+                let _ = write!(h, "<span class=\"detail\">{}</span>", escape_html(&v.detail));
             }
             h.push_str("</li>\n");
         }
@@ -229,10 +215,9 @@ fn render_table(h: &mut String, exp: &str, t: &Table) {
 
 fn render_plot(h: &mut String, exp: &str, p: &Plot) -> Result<(), ReportError> {
     let svg = render_svg(p).map_err(|e| match e {
-        ReportError::Plot { message, .. } => ReportError::Plot {
-            path: format!("{exp}/{}.svg", p.name).into(),
-            message,
-        },
+        ReportError::Plot { message, .. } => {
+            ReportError::Plot { path: format!("{exp}/{}.svg", p.name).into(), message }
+        }
         other => other,
     })?;
     h.push_str("<figure>\n");
@@ -250,10 +235,7 @@ fn render_plot(h: &mut String, exp: &str, p: &Plot) -> Result<(), ReportError> {
 /// Replaces the standalone `<svg ...>` opening tag: inside HTML the namespace is implied (so
 /// the page carries no URL at all), and a fixed width/height would stop it from scaling.
 fn inline_svg(svg: &str, title: &str) -> String {
-    let body = svg
-        .strip_prefix("<svg")
-        .and_then(|rest| rest.split_once('>'))
-        .map_or(svg, |(_, body)| body);
+    let body = svg.strip_prefix("<svg").and_then(|rest| rest.split_once('>')).map_or(svg, |(_, body)| body);
     format!(
         "<svg viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">{body}",
         crate::SVG_WIDTH,
@@ -268,10 +250,7 @@ mod tests {
 
     #[test]
     fn escapes_markup_and_quotes() {
-        assert_eq!(
-            escape_html("<b>\"a\" & 'b'</b>"),
-            "&lt;b&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/b&gt;"
-        );
+        assert_eq!(escape_html("<b>\"a\" & 'b'</b>"), "&lt;b&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/b&gt;");
         assert_eq!(escape_html("plain ≤ text"), "plain ≤ text");
     }
 }

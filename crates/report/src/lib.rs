@@ -228,15 +228,9 @@ impl ExperimentReport {
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
     #[error("cannot write {}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("cannot serialize {}: {source}", path.display())]
-    Json {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    Json { path: PathBuf, source: serde_json::Error },
     #[error("cannot draw plot {}: {message}", path.display())]
     Plot { path: PathBuf, message: String },
     #[error("invalid report data for {}: {message}", path.display())]
@@ -248,17 +242,13 @@ pub enum ReportError {
 fn check_name(name: &str, path: &Path) -> Result<(), ReportError> {
     let ok = !name.is_empty()
         && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
     if ok {
         Ok(())
     } else {
         Err(ReportError::Invalid {
             path: path.to_path_buf(),
-            message: format!(
-                "name {name:?} must be non-empty [A-Za-z0-9._-] and not start with '.'"
-            ),
+            message: format!("name {name:?} must be non-empty [A-Za-z0-9._-] and not start with '.'"),
         })
     }
 }
@@ -285,11 +275,7 @@ fn validate_report(out_dir: &Path, report: &ExperimentReport) -> Result<(), Repo
             if row.len() != t.columns.len() {
                 return Err(invalid(
                     path,
-                    format!(
-                        "row {r} has {} cells but there are {} columns",
-                        row.len(),
-                        t.columns.len()
-                    ),
+                    format!("row {r} has {} cells but there are {} columns", row.len(), t.columns.len()),
                 ));
             }
         }
@@ -306,17 +292,12 @@ fn validate_report(out_dir: &Path, report: &ExperimentReport) -> Result<(), Repo
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    fs::write(path, bytes).map_err(|source| ReportError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    fs::write(path, bytes).map_err(|source| ReportError::Io { path: path.to_path_buf(), source })
 }
 
 fn to_json<T: Serialize>(value: &T, path: &Path) -> Result<String, ReportError> {
-    let mut s = serde_json::to_string_pretty(value).map_err(|source| ReportError::Json {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let mut s = serde_json::to_string_pretty(value)
+        .map_err(|source| ReportError::Json { path: path.to_path_buf(), source })?;
     s.push('\n');
     Ok(s)
 }
@@ -328,10 +309,7 @@ fn to_json<T: Serialize>(value: &T, path: &Path) -> Result<String, ReportError> 
 /// Everything is validated and rendered before the first file is written, so bad input
 /// leaves no half-written directory behind. Existing other files in the directory are left
 /// alone (never delete what we did not make).
-pub fn write_experiment(
-    out_dir: &Path,
-    report: &ExperimentReport,
-) -> Result<Vec<PathBuf>, ReportError> {
+pub fn write_experiment(out_dir: &Path, report: &ExperimentReport) -> Result<Vec<PathBuf>, ReportError> {
     validate_report(out_dir, report)?;
     let dir = out_dir.join(&report.name);
 
@@ -347,10 +325,7 @@ pub fn write_experiment(
         let path = dir.join(format!("{}.svg", p.name));
         let svg = render_svg(p).map_err(|e| match e {
             // render_svg only knows the plot name; report the real target path.
-            ReportError::Plot { message, .. } => ReportError::Plot {
-                path: path.clone(),
-                message,
-            },
+            ReportError::Plot { message, .. } => ReportError::Plot { path: path.clone(), message },
             other => other,
         })?;
         files.push((path, svg));
@@ -360,10 +335,7 @@ pub fn write_experiment(
     files.push((report_path, json));
     files.push((dir.join("summary.txt"), render_text(report)));
 
-    fs::create_dir_all(&dir).map_err(|source| ReportError::Io {
-        path: dir.clone(),
-        source,
-    })?;
+    fs::create_dir_all(&dir).map_err(|source| ReportError::Io { path: dir.clone(), source })?;
     let mut written = Vec::with_capacity(files.len());
     for (path, content) in files {
         write_file(&path, content.as_bytes())?;
@@ -381,23 +353,14 @@ pub fn write_index(out_dir: &Path, reports: &[ExperimentReport]) -> Result<PathB
         validate_report(out_dir, r)?;
         // Experiment names are HTML ids and directory names: duplicates would collide.
         if reports[..i].iter().any(|o| o.name == r.name) {
-            return Err(invalid(
-                path,
-                format!("duplicate experiment name {:?}", r.name),
-            ));
+            return Err(invalid(path, format!("duplicate experiment name {:?}", r.name)));
         }
     }
     let html = render_index_html(reports).map_err(|e| match e {
-        ReportError::Plot { path: p, message } => ReportError::Plot {
-            path: out_dir.join(p),
-            message,
-        },
+        ReportError::Plot { path: p, message } => ReportError::Plot { path: out_dir.join(p), message },
         other => other,
     })?;
-    fs::create_dir_all(out_dir).map_err(|source| ReportError::Io {
-        path: out_dir.to_path_buf(),
-        source,
-    })?;
+    fs::create_dir_all(out_dir).map_err(|source| ReportError::Io { path: out_dir.to_path_buf(), source })?;
     write_file(&path, html.as_bytes())?;
     Ok(path)
 }

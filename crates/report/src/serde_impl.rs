@@ -79,10 +79,7 @@ pub mod points {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(f64, f64)>, D::Error> {
         let raw = Vec::<(Option<f64>, Option<f64>)>::deserialize(d)?;
-        Ok(raw
-            .into_iter()
-            .map(|(x, y)| (x.unwrap_or(f64::NAN), y.unwrap_or(f64::NAN)))
-            .collect())
+        Ok(raw.into_iter().map(|(x, y)| (x.unwrap_or(f64::NAN), y.unwrap_or(f64::NAN))).collect())
     }
 }
 
@@ -97,9 +94,7 @@ pub mod bar_series {
         }))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Vec<(String, Vec<f64>)>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, Vec<f64>)>, D::Error> {
         let raw = Vec::<(String, Vec<Option<f64>>)>::deserialize(d)?;
         Ok(raw
             .into_iter()

@@ -98,10 +98,7 @@ pub(crate) fn validate_plot(p: &Plot) -> Result<(), String> {
 ///
 /// Errors name `<plot name>.svg`; [`crate::write_experiment`] replaces that with the full path.
 pub fn render_svg(plot: &Plot) -> Result<String, ReportError> {
-    let err = |message: String| ReportError::Plot {
-        path: format!("{}.svg", plot.name).into(),
-        message,
-    };
+    let err = |message: String| ReportError::Plot { path: format!("{}.svg", plot.name).into(), message };
     validate_plot(plot).map_err(err)?;
     let mut buf = String::new();
     {
@@ -166,12 +163,7 @@ impl Axis {
     }
 
     fn spec(&self) -> AxisCoord {
-        AxisCoord {
-            lo: self.lo,
-            hi: self.hi,
-            ticks: self.ticks.clone(),
-            minor: self.minor.clone(),
-        }
+        AxisCoord { lo: self.lo, hi: self.hi, ticks: self.ticks.clone(), minor: self.minor.clone() }
     }
 }
 
@@ -220,19 +212,11 @@ fn linear_axis(min: f64, max: f64, margin: f64, lo_fixed: Option<f64>) -> Axis {
     // Only degenerate input (a span near f64::MAX, overflowing to inf) gets here without a
     // handful of ticks; label the ends rather than loop over a saturated range.
     let ticks = if step.is_finite() && step > 0.0 && last - first <= 100.0 {
-        (first as i64..=last as i64)
-            .map(|k| k as f64 * step)
-            .collect()
+        (first as i64..=last as i64).map(|k| k as f64 * step).collect()
     } else {
         vec![lo, hi]
     };
-    Axis {
-        lo,
-        hi,
-        ticks,
-        minor: Vec::new(),
-        log: false,
-    }
+    Axis { lo, hi, ticks, minor: Vec::new(), log: false }
 }
 
 /// Log axis (in log10 units) over positive data `[min, max]` (already log10), padded by a
@@ -288,13 +272,7 @@ fn log_axis(min: f64, max: f64) -> Axis {
             }
         }
     }
-    Axis {
-        lo,
-        hi,
-        ticks,
-        minor,
-        log: true,
-    }
+    Axis { lo, hi, ticks, minor, log: true }
 }
 
 fn min_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
@@ -308,9 +286,7 @@ fn min_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
 fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let body = root
-        .titled(&plot.title, (FONT, TITLE_SIZE).into_font().color(&BLACK))
-        .map_err(e)?;
+    let body = root.titled(&plot.title, (FONT, TITLE_SIZE).into_font().color(&BLACK)).map_err(e)?;
 
     let (entries, omitted) = match &plot.kind {
         PlotKind::Lines { series } => {
@@ -344,16 +320,9 @@ fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), St
     };
 
     // Legend width from the longest label (~8 px per character at 13 px text).
-    let longest = entries
-        .iter()
-        .map(|en| en.label.chars().count())
-        .max()
-        .unwrap_or(0);
-    let legend_w = if entries.is_empty() && omitted == 0 {
-        0
-    } else {
-        (56 + 8 * longest as u32).clamp(150, 380)
-    };
+    let longest = entries.iter().map(|en| en.label.chars().count()).max().unwrap_or(0);
+    let legend_w =
+        if entries.is_empty() && omitted == 0 { 0 } else { (56 + 8 * longest as u32).clamp(150, 380) };
     let (chart_area, legend_area) = body.split_horizontally(SVG_WIDTH - legend_w);
 
     match &plot.kind {
@@ -375,11 +344,7 @@ fn count_omitted_lines(plot: &Plot) -> usize {
     if !plot.log_y {
         return 0;
     }
-    series
-        .iter()
-        .flat_map(|s| &s.points)
-        .filter(|(x, y)| x.is_finite() && y.is_finite() && *y <= 0.0)
-        .count()
+    series.iter().flat_map(|s| &s.points).filter(|(x, y)| x.is_finite() && y.is_finite() && *y <= 0.0).count()
 }
 
 fn count_omitted_bars(plot: &Plot) -> usize {
@@ -389,11 +354,7 @@ fn count_omitted_bars(plot: &Plot) -> usize {
     if !plot.log_y {
         return 0;
     }
-    series
-        .iter()
-        .flat_map(|(_, v)| v)
-        .filter(|v| v.is_finite() && **v <= 0.0)
-        .count()
+    series.iter().flat_map(|(_, v)| v).filter(|v| v.is_finite() && **v <= 0.0).count()
 }
 
 /// Pixel sizes of the chart frame; shared by `build_chart` and the crowding estimate.
@@ -451,11 +412,7 @@ fn draw_no_data(chart: &Chart<'_, '_>, x: &Axis, y: &Axis) -> Result<(), String>
         .pos(Pos::new(HPos::Center, VPos::Center));
     chart
         .plotting_area()
-        .draw(&Text::new(
-            "no data",
-            ((x.lo + x.hi) / 2.0, (y.lo + y.hi) / 2.0),
-            style,
-        ))
+        .draw(&Text::new("no data", ((x.lo + x.hi) / 2.0, (y.lo + y.hi) / 2.0), style))
         .map_err(|e| e.to_string())
 }
 
@@ -508,18 +465,11 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
         for run in runs {
             match s.style {
                 SeriesStyle::Line => {
-                    chart
-                        .draw_series(LineSeries::new(run.iter().copied(), c.stroke_width(2)))
-                        .map_err(e)?;
+                    chart.draw_series(LineSeries::new(run.iter().copied(), c.stroke_width(2))).map_err(e)?;
                 }
                 SeriesStyle::Dashed => {
                     chart
-                        .draw_series(DashedLineSeries::new(
-                            run.iter().copied(),
-                            9,
-                            6,
-                            c.stroke_width(2),
-                        ))
+                        .draw_series(DashedLineSeries::new(run.iter().copied(), 9, 6, c.stroke_width(2)))
                         .map_err(e)?;
                 }
                 SeriesStyle::Points => {}
@@ -529,13 +479,7 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
     for (i, (s, runs)) in series.iter().zip(&segments).enumerate() {
         if s.style == SeriesStyle::Points {
             let c = color(i);
-            chart
-                .draw_series(
-                    runs.iter()
-                        .flatten()
-                        .map(|&p| Circle::new(p, 4, c.filled())),
-                )
-                .map_err(e)?;
+            chart.draw_series(runs.iter().flatten().map(|&p| Circle::new(p, 4, c.filled()))).map_err(e)?;
         }
     }
     Ok(())
@@ -554,12 +498,7 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
         minor: Vec::new(),
         log: false,
     };
-    let values = || {
-        series
-            .iter()
-            .flat_map(|(_, v)| v)
-            .filter_map(|&v| to_axis(v, log))
-    };
+    let values = || series.iter().flat_map(|(_, v)| v).filter_map(|&v| to_axis(v, log));
     let yr = min_max(values());
     let y_axis = match (yr, log) {
         // Bars grow from the bottom of the axis; start it at a labelled decade.
@@ -575,16 +514,8 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
 
     // Category names that do not fit their slot horizontally are drawn vertically (by us:
     // plotters only centres rotated tick labels on the tick, over the axis).
-    let plot_px = f64::from(
-        area.dim_in_pixel()
-            .0
-            .saturating_sub(Y_LABEL_AREA + MARGIN_LR),
-    );
-    let longest = categories
-        .iter()
-        .map(|c| c.chars().count())
-        .max()
-        .unwrap_or(0);
+    let plot_px = f64::from(area.dim_in_pixel().0.saturating_sub(Y_LABEL_AREA + MARGIN_LR));
+    let longest = categories.iter().map(|c| c.chars().count()).max().unwrap_or(0);
     let vertical = longest as f64 * CHAR_PX > 0.9 * plot_px / n as f64;
     let shown: Vec<String> = categories
         .iter()
@@ -623,12 +554,8 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
         let (bx, by) = area.get_base_pixel();
         for (i, label) in shown.iter().enumerate() {
             let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_axis.lo));
-            area.draw(&Text::new(
-                label.clone(),
-                (px - bx, py - by + 8),
-                style.clone(),
-            ))
-            .map_err(|e| e.to_string())?;
+            area.draw(&Text::new(label.clone(), (px - bx, py - by + 8), style.clone()))
+                .map_err(|e| e.to_string())?;
         }
     }
     if yr.is_none() {
@@ -661,23 +588,17 @@ fn draw_legend(
     omitted: usize,
     log: bool,
 ) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
-    let text =
-        TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let text = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
     let row_h = 26;
     let top = 40;
     for (i, en) in entries.iter().enumerate() {
         let y = top + row_h * i as i32;
         let c = en.color;
         match en.glyph {
-            Glyph::Line => {
-                area.draw(&PathElement::new(vec![(8, y), (40, y)], c.stroke_width(2)))?
-            }
+            Glyph::Line => area.draw(&PathElement::new(vec![(8, y), (40, y)], c.stroke_width(2)))?,
             Glyph::Dashed => {
                 for x in [8, 20, 32] {
-                    area.draw(&PathElement::new(
-                        vec![(x, y), (x + 8, y)],
-                        c.stroke_width(2),
-                    ))?;
+                    area.draw(&PathElement::new(vec![(x, y), (x + 8, y)], c.stroke_width(2)))?;
                 }
             }
             Glyph::Points => area.draw(&Circle::new((24, y), 4, c.filled()))?,
@@ -691,16 +612,8 @@ fn draw_legend(
             .color(&RGBColor(110, 110, 110))
             .pos(Pos::new(HPos::Left, VPos::Center));
         let y = top + row_h * entries.len() as i32 + 12;
-        let what = if log {
-            "not shown (log axis)"
-        } else {
-            "not shown"
-        };
-        area.draw(&Text::new(
-            format!("{omitted} value(s) <= 0"),
-            (8, y),
-            note.clone(),
-        ))?;
+        let what = if log { "not shown (log axis)" } else { "not shown" };
+        area.draw(&Text::new(format!("{omitted} value(s) <= 0"), (8, y), note.clone()))?;
         area.draw(&Text::new(what.to_owned(), (8, y + 18), note))?;
     }
     Ok(())

@@ -11,33 +11,17 @@ use super::*;
 fn temp_dir(tag: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!(
-        "trimlab-report-test-{}-{tag}-{n}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("trimlab-report-test-{}-{tag}-{n}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 fn sample_report() -> ExperimentReport {
-    let mut table = Table::new(
-        "waf_by_util",
-        "WAF by utilization",
-        &["policy", "utilization", "waf", "erases"],
-    );
-    table.push_row([
-        Cell::from("greedy"),
-        Cell::Num(0.5),
-        Cell::Num(1.234567),
-        Cell::Int(1200),
-    ]);
-    table.push_row([
-        Cell::from("cost, benefit \"cb\""),
-        Cell::Num(0.9),
-        Cell::Num(f64::NAN),
-        Cell::Empty,
-    ]);
+    let mut table =
+        Table::new("waf_by_util", "WAF by utilization", &["policy", "utilization", "waf", "erases"]);
+    table.push_row([Cell::from("greedy"), Cell::Num(0.5), Cell::Num(1.234567), Cell::Int(1200)]);
+    table.push_row([Cell::from("cost, benefit \"cb\""), Cell::Num(0.9), Cell::Num(f64::NAN), Cell::Empty]);
     let model: Vec<(f64, f64)> = (1..=9)
         .map(|i| {
             let u = f64::from(i) / 10.0;
@@ -73,11 +57,7 @@ fn sample_report() -> ExperimentReport {
                 log_y: false,
                 kind: PlotKind::Lines {
                     series: vec![
-                        Series {
-                            label: "model (paper)".into(),
-                            points: model,
-                            style: SeriesStyle::Dashed,
-                        },
+                        Series { label: "model (paper)".into(), points: model, style: SeriesStyle::Dashed },
                         Series {
                             label: "trimlab greedy".into(),
                             points: measured,
@@ -101,10 +81,7 @@ fn sample_report() -> ExperimentReport {
                 },
             },
         ],
-        params: vec![
-            ("seed".into(), "42".into()),
-            ("scale".into(), "1/64".into()),
-        ],
+        params: vec![("seed".into(), "42".into()), ("scale".into(), "1/64".into())],
     }
 }
 
@@ -142,10 +119,8 @@ fn write_experiment_is_byte_deterministic() {
     let index_a = write_index(&a, std::slice::from_ref(&report)).unwrap();
     let index_b = write_index(&b, &[report]).unwrap();
     assert_eq!(files_a.len(), files_b.len());
-    let names: Vec<String> = files_a
-        .iter()
-        .map(|p| p.strip_prefix(&a).unwrap().display().to_string())
-        .collect();
+    let names: Vec<String> =
+        files_a.iter().map(|p| p.strip_prefix(&a).unwrap().display().to_string()).collect();
     assert_eq!(
         names,
         [
@@ -157,11 +132,7 @@ fn write_experiment_is_byte_deterministic() {
             "waf/summary.txt",
         ]
     );
-    for (fa, fb) in files_a
-        .iter()
-        .chain([&index_a])
-        .zip(files_b.iter().chain([&index_b]))
-    {
+    for (fa, fb) in files_a.iter().chain([&index_a]).zip(files_b.iter().chain([&index_b])) {
         let (ba, bb) = (fs::read(fa).unwrap(), fs::read(fb).unwrap());
         assert!(!ba.is_empty(), "{} is empty", fa.display());
         assert_eq!(ba, bb, "{} differs between runs", fa.display());
@@ -183,10 +154,7 @@ fn written_files_have_expected_content() {
     );
     let json: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(exp.join("waf_by_util.json")).unwrap()).unwrap();
-    assert_eq!(
-        json["rows"][1],
-        serde_json::json!(["cost, benefit \"cb\"", 0.9, null, null])
-    );
+    assert_eq!(json["rows"][1], serde_json::json!(["cost, benefit \"cb\"", 0.9, null, null]));
     assert_eq!(json["rows"][0][2], serde_json::json!(1.234567));
     let summary = fs::read_to_string(exp.join("summary.txt")).unwrap();
     assert_eq!(summary, render_text(&report));
@@ -209,27 +177,16 @@ fn non_finite_values_serialize_as_null() {
         style: SeriesStyle::Line,
     };
     let json = serde_json::to_string(&s).unwrap();
-    assert_eq!(
-        json,
-        r#"{"label":"s","points":[[1.0,null],[null,2.0]],"style":"line"}"#
-    );
+    assert_eq!(json, r#"{"label":"s","points":[[1.0,null],[null,2.0]],"style":"line"}"#);
     let back: Series = serde_json::from_str(&json).unwrap();
     assert!(back.points[0].1.is_nan() && back.points[1].0.is_nan());
-    let kind = PlotKind::Bars {
-        categories: vec!["a".into()],
-        series: vec![("x".into(), vec![f64::NEG_INFINITY])],
-    };
+    let kind =
+        PlotKind::Bars { categories: vec!["a".into()], series: vec![("x".into(), vec![f64::NEG_INFINITY])] };
     assert_eq!(
         serde_json::to_string(&kind).unwrap(),
         r#"{"type":"bars","categories":["a"],"series":[["x",[null]]]}"#
     );
-    let cells = vec![
-        Cell::Num(f64::NAN),
-        Cell::Int(-7),
-        Cell::Num(2.5),
-        Cell::from("t"),
-        Cell::Empty,
-    ];
+    let cells = vec![Cell::Num(f64::NAN), Cell::Int(-7), Cell::Num(2.5), Cell::from("t"), Cell::Empty];
     let json = serde_json::to_string(&cells).unwrap();
     assert_eq!(json, r#"[null,-7,2.5,"t",null]"#);
     let back: Vec<Cell> = serde_json::from_str(&json).unwrap();
@@ -242,17 +199,10 @@ fn svg_contains_title_legend_axis_and_tick_labels() {
     let svg = render_svg(&report.plots[0]).unwrap();
     assert!(svg.starts_with("<svg"));
     let texts = svg_texts(&svg);
-    for want in [
-        "WAF vs utilization",
-        "model (paper)",
-        "trimlab greedy",
-        "utilization",
-        "write amplification",
-    ] {
-        assert!(
-            texts.iter().any(|t| t == want),
-            "{want:?} missing in {texts:?}"
-        );
+    for want in
+        ["WAF vs utilization", "model (paper)", "trimlab greedy", "utilization", "write amplification"]
+    {
+        assert!(texts.iter().any(|t| t == want), "{want:?} missing in {texts:?}");
     }
     // Tick labels come out of format_num: plain short decimals.
     assert!(texts.iter().any(|t| t == "0.4"), "{texts:?}");
@@ -264,18 +214,8 @@ fn svg_contains_title_legend_axis_and_tick_labels() {
 
     let bars = render_svg(&report.plots[1]).unwrap();
     let texts = svg_texts(&bars);
-    for want in [
-        "Erases per policy",
-        "greedy",
-        "cost-benefit",
-        "uniform",
-        "hot/cold",
-        "seq",
-    ] {
-        assert!(
-            texts.iter().any(|t| t == want),
-            "{want:?} missing in {texts:?}"
-        );
+    for want in ["Erases per policy", "greedy", "cost-benefit", "uniform", "hot/cold", "seq"] {
+        assert!(texts.iter().any(|t| t == want), "{want:?} missing in {texts:?}");
     }
     // 6 bars + 2 legend swatches (+ background rects).
     assert!(bars.matches("<rect").count() >= 8);
@@ -301,11 +241,7 @@ fn log_y_spans_six_decades_with_equal_spacing() {
         log_y: true,
         kind: PlotKind::Lines {
             series: vec![
-                Series {
-                    label: "p99".into(),
-                    points: points.clone(),
-                    style: SeriesStyle::Line,
-                },
+                Series { label: "p99".into(), points: points.clone(), style: SeriesStyle::Line },
                 Series {
                     label: "with zero".into(),
                     points: vec![(0.0, 0.0), (1.0, 5.0)],
@@ -316,17 +252,12 @@ fn log_y_spans_six_decades_with_equal_spacing() {
     };
     let svg = render_svg(&plot).unwrap();
     let labels = ["0.01", "0.1", "1", "10", "100", "1000", "10000"];
-    let ys: Vec<i32> = labels
-        .iter()
-        .map(|l| text_y(&svg, l).unwrap_or_else(|| panic!("tick {l} missing")))
-        .collect();
+    let ys: Vec<i32> =
+        labels.iter().map(|l| text_y(&svg, l).unwrap_or_else(|| panic!("tick {l} missing"))).collect();
     // Decades equally spaced, increasing upwards: that is a log axis.
     let gaps: Vec<i32> = ys.windows(2).map(|w| w[0] - w[1]).collect();
     assert!(gaps.iter().all(|&g| g > 20), "{gaps:?}");
-    assert!(
-        gaps.iter().max().unwrap() - gaps.iter().min().unwrap() <= 1,
-        "{gaps:?}"
-    );
+    assert!(gaps.iter().max().unwrap() - gaps.iter().min().unwrap() <= 1, "{gaps:?}");
     // The non-positive value is reported, not silently dropped.
     let texts = svg_texts(&svg);
     assert!(texts.iter().any(|t| t == "1 value(s) &lt;= 0"), "{texts:?}");
@@ -344,9 +275,7 @@ fn log_y_spans_six_decades_with_equal_spacing() {
 
 #[test]
 fn crowded_bar_categories_are_drawn_vertically() {
-    let categories: Vec<String> = (0..10)
-        .map(|i| format!("workload-{i}-with-a-long-name"))
-        .collect();
+    let categories: Vec<String> = (0..10).map(|i| format!("workload-{i}-with-a-long-name")).collect();
     let plot = Plot {
         name: "crowded".into(),
         title: "Crowded".into(),
@@ -385,10 +314,7 @@ fn empty_and_degenerate_plots_render() {
         }],
     };
     render_svg(&plot).unwrap();
-    plot.kind = PlotKind::Bars {
-        categories: vec![],
-        series: vec![],
-    };
+    plot.kind = PlotKind::Bars { categories: vec![], series: vec![] };
     render_svg(&plot).unwrap();
     // Extreme magnitudes must not panic or loop (the span overflows to infinity).
     plot.log_y = false;
@@ -432,19 +358,13 @@ fn bad_input_is_rejected_with_path() {
     r.tables[0].rows[0].pop();
     let err = write_experiment(&dir, &r).unwrap_err();
     let msg = err.to_string();
-    assert!(
-        msg.contains("waf_by_util.csv") && msg.contains("row 0"),
-        "{msg}"
-    );
+    assert!(msg.contains("waf_by_util.csv") && msg.contains("row 0"), "{msg}");
     // Nothing was written for the rejected report.
     assert!(!dir.join("waf").exists());
 
     let mut r = sample_report();
     r.name = "../escape".into();
-    assert!(matches!(
-        write_experiment(&dir, &r),
-        Err(ReportError::Invalid { .. })
-    ));
+    assert!(matches!(write_experiment(&dir, &r), Err(ReportError::Invalid { .. })));
 
     let mut r = sample_report();
     r.tables[0].name = "report".into();
@@ -459,10 +379,7 @@ fn bad_input_is_rejected_with_path() {
 
     let r = sample_report();
     let msg = write_index(&dir, &[r.clone(), r]).unwrap_err().to_string();
-    assert!(
-        msg.contains("index.html") && msg.contains("duplicate"),
-        "{msg}"
-    );
+    assert!(msg.contains("index.html") && msg.contains("duplicate"), "{msg}");
     let _ = fs::remove_dir_all(&dir);
 }
 

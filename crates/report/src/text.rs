@@ -21,12 +21,7 @@ pub fn render_text(report: &ExperimentReport) -> String {
 
     if !report.params.is_empty() {
         out.push_str("\nParameters:\n");
-        let w = report
-            .params
-            .iter()
-            .map(|(k, _)| width(k))
-            .max()
-            .unwrap_or(0);
+        let w = report.params.iter().map(|(k, _)| width(k)).max().unwrap_or(0);
         for (k, v) in &report.params {
             let _ = writeln!(out, "  {}  {}", pad_right(&one_line(k), w), one_line(v));
         }
@@ -69,12 +64,7 @@ pub fn render_text(report: &ExperimentReport) -> String {
 
     if !report.plots.is_empty() {
         out.push_str("\nPlots:\n");
-        let w = report
-            .plots
-            .iter()
-            .map(|p| width(&p.name) + 4)
-            .max()
-            .unwrap_or(0);
+        let w = report.plots.iter().map(|p| width(&p.name) + 4).max().unwrap_or(0);
         for p in &report.plots {
             let file = format!("{}.svg", p.name);
             let _ = writeln!(out, "  {}  {}", pad_right(&file, w), one_line(&p.title));
@@ -88,18 +78,10 @@ pub fn render_text(report: &ExperimentReport) -> String {
 pub(crate) fn render_table(t: &Table) -> String {
     let ncols = t.columns.len();
     let header: Vec<String> = t.columns.iter().map(|c| one_line(c)).collect();
-    let body: Vec<Vec<String>> = t
-        .rows
-        .iter()
-        .map(|r| r.iter().map(|c| one_line(&c.render())).collect())
-        .collect();
+    let body: Vec<Vec<String>> =
+        t.rows.iter().map(|r| r.iter().map(|c| one_line(&c.render())).collect()).collect();
     let numeric: Vec<bool> = (0..ncols)
-        .map(|i| {
-            t.rows
-                .iter()
-                .filter_map(|r| r.get(i))
-                .all(|c| c.is_numeric() || matches!(c, Cell::Empty))
-        })
+        .map(|i| t.rows.iter().filter_map(|r| r.get(i)).all(|c| c.is_numeric() || matches!(c, Cell::Empty)))
         .collect();
     let widths: Vec<usize> = (0..ncols)
         .map(|i| {
@@ -152,9 +134,7 @@ fn pad_left(s: &str, w: usize) -> String {
 
 /// Control characters would break alignment; table cells and labels become one line.
 fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
 }
 
 /// Greedy word wrap to [`WIDTH`]; words longer than a line are kept whole.

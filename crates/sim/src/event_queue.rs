@@ -46,11 +46,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue {
-            heap: BinaryHeap::new(),
-            next_sequence: 0,
-            now: SimTime::ZERO,
-        }
+        EventQueue { heap: BinaryHeap::new(), next_sequence: 0, now: SimTime::ZERO }
     }
 
     /// The time of the last popped event: the simulation's present.
@@ -60,16 +56,8 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at `time`. Scheduling into the past is a bug in the caller.
     pub fn push(&mut self, time: SimTime, event: E) {
-        assert!(
-            time >= self.now,
-            "event_queue: scheduled at {time} before now {}",
-            self.now
-        );
-        self.heap.push(Entry {
-            time,
-            sequence: self.next_sequence,
-            event,
-        });
+        assert!(time >= self.now, "event_queue: scheduled at {time} before now {}", self.now);
+        self.heap.push(Entry { time, sequence: self.next_sequence, event });
         self.next_sequence += 1;
     }
 

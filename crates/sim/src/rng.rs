@@ -31,9 +31,7 @@ impl SeedTree {
 
     /// A child tree, for a component that forks streams of its own (e.g. one per experiment point).
     pub fn child(&self, purpose: &str) -> SeedTree {
-        SeedTree {
-            seed: splitmix64(self.seed.wrapping_add(fnv1a(purpose.as_bytes()))),
-        }
+        SeedTree { seed: splitmix64(self.seed.wrapping_add(fnv1a(purpose.as_bytes()))) }
     }
 }
 

@@ -6,9 +6,7 @@ use std::fmt;
 /// An instant of simulated time, in nanoseconds since the run started.
 ///
 /// Integer nanoseconds keep every run exactly reproducible: no float rounding can reorder events.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct SimTime(pub u64);
 

@@ -16,9 +16,7 @@ pub struct DurationNs(pub u64);
 
 fn split_number(text: &str) -> Option<(f64, &str)> {
     let text = text.trim();
-    let end = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(text.len());
+    let end = text.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(text.len());
     let number: f64 = text[..end].replace('_', "").parse().ok()?;
     Some((number, text[end..].trim()))
 }
@@ -34,12 +32,7 @@ impl ByteSize {
         "an integer number of bytes or a string like \"4KiB\", \"512MiB\", \"8GiB\", \"10GB\"";
 
     pub fn parse(text: &str) -> Result<ByteSize, String> {
-        let bad = || {
-            format!(
-                "\"{text}\" is not a byte size (expected {})",
-                ByteSize::ACCEPTED
-            )
-        };
+        let bad = || format!("\"{text}\" is not a byte size (expected {})", ByteSize::ACCEPTED);
         let (number, unit) = split_number(text).ok_or_else(bad)?;
         let multiplier: u64 = match unit.to_ascii_lowercase().as_str() {
             "" | "b" => 1,
@@ -62,12 +55,7 @@ impl DurationNs {
         "an integer number of nanoseconds or a string like \"200us\", \"5ms\", \"2s\", \"1min\"";
 
     pub fn parse(text: &str) -> Result<DurationNs, String> {
-        let bad = || {
-            format!(
-                "\"{text}\" is not a duration (expected {})",
-                DurationNs::ACCEPTED
-            )
-        };
+        let bad = || format!("\"{text}\" is not a duration (expected {})", DurationNs::ACCEPTED);
         let (number, unit) = split_number(text).ok_or_else(bad)?;
         let multiplier: u64 = match unit {
             "" | "ns" => 1,
@@ -84,12 +72,8 @@ impl DurationNs {
 
 impl fmt::Display for ByteSize {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const UNITS: [(u64, &str); 4] = [
-            (1 << 40, "TiB"),
-            (1 << 30, "GiB"),
-            (1 << 20, "MiB"),
-            (1 << 10, "KiB"),
-        ];
+        const UNITS: [(u64, &str); 4] =
+            [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
         for (size, name) in UNITS {
             if self.0 >= size && self.0.is_multiple_of(size) {
                 return write!(f, "{}{name}", self.0 / size);
@@ -125,9 +109,9 @@ macro_rules! string_or_integer {
                         Ok($ty(v))
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
-                        u64::try_from(v).map($ty).map_err(|_| {
-                            E::custom(format!("{v} is negative (expected {})", $ty::ACCEPTED))
-                        })
+                        u64::try_from(v)
+                            .map($ty)
+                            .map_err(|_| E::custom(format!("{v} is negative (expected {})", $ty::ACCEPTED)))
                     }
                     fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
                         $ty::parse(v).map_err(E::custom)

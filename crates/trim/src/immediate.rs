@@ -10,10 +10,7 @@ pub struct ImmediateTrim {
 
 impl ImmediateTrim {
     pub fn new(cost: TrimCostModel) -> Self {
-        ImmediateTrim {
-            cost,
-            stats: TrimStats::default(),
-        }
+        ImmediateTrim { cost, stats: TrimStats::default() }
     }
 }
 
@@ -38,11 +35,7 @@ impl TrimEngine for ImmediateTrim {
         }
         let steps = TrimSteps {
             step1_ns: self.cost.step1_ns(ranges.len()),
-            step2_ns: if buffered {
-                pages * self.cost.buffer_lookup_ns
-            } else {
-                0
-            },
+            step2_ns: if buffered { pages * self.cost.buffer_lookup_ns } else { 0 },
             step3_ns: pages * self.cost.map_lookup_ns + unmapped * self.cost.map_invalidate_ns,
         };
         let s = &mut self.stats;

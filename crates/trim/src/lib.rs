@@ -35,10 +35,7 @@ impl EngineKind {
     }
 
     pub const ALL: &'static [(&'static str, &'static str)] = &[
-        (
-            "immediate",
-            "steps 1-3 in the foreground (conventional TRIM)",
-        ),
+        ("immediate", "steps 1-3 in the foreground (conventional TRIM)"),
         ("none", "TRIM acknowledged and ignored (no TRIM support)"),
     ];
 }

@@ -10,10 +10,7 @@ pub struct NoTrim {
 
 impl NoTrim {
     pub fn new(cost: TrimCostModel) -> Self {
-        NoTrim {
-            cost,
-            stats: TrimStats::default(),
-        }
+        NoTrim { cost, stats: TrimStats::default() }
     }
 }
 
@@ -23,10 +20,7 @@ impl TrimEngine for NoTrim {
     }
 
     fn trim(&mut self, ranges: &[PageRange], _ctl: Controller<'_>) -> TrimSteps {
-        let steps = TrimSteps {
-            step1_ns: self.cost.command_ns,
-            ..TrimSteps::default()
-        };
+        let steps = TrimSteps { step1_ns: self.cost.command_ns, ..TrimSteps::default() };
         self.stats.commands += 1;
         self.stats.ranges += ranges.len() as u64;
         self.stats.pages_requested += ranges.iter().map(|r| r.count as u64).sum::<u64>();

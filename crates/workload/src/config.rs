@@ -175,19 +175,11 @@ impl WorkloadConfig {
             ));
         }
         if !(self.hot_fraction > 0.0 && self.hot_fraction < 1.0) {
-            return Err(ConfigError::new(
-                "workload.hot_fraction",
-                self.hot_fraction,
-                "must be > 0 and < 1",
-            ));
+            return Err(ConfigError::new("workload.hot_fraction", self.hot_fraction, "must be > 0 and < 1"));
         }
         fraction("workload.hot_access", self.hot_access)?;
         if !(self.zipf_theta > 0.0 && self.zipf_theta.is_finite()) {
-            return Err(ConfigError::new(
-                "workload.zipf_theta",
-                self.zipf_theta,
-                "must be > 0",
-            ));
+            return Err(ConfigError::new("workload.zipf_theta", self.zipf_theta, "must be > 0"));
         }
         let block = self.block_bytes.0;
         if block == 0 || !block.is_multiple_of(512) || block > max_transfer_bytes {
@@ -205,9 +197,7 @@ impl WorkloadConfig {
                 "must be a positive multiple of 512 bytes",
             ));
         }
-        let region = self
-            .region_bytes
-            .map_or(capacity_bytes.saturating_sub(self.region_offset.0), |b| b.0);
+        let region = self.region_bytes.map_or(capacity_bytes.saturating_sub(self.region_offset.0), |b| b.0);
         if !self.region_offset.0.is_multiple_of(page_bytes)
             || region == 0
             || self.region_offset.0 + region > capacity_bytes
@@ -226,19 +216,13 @@ impl WorkloadConfig {
             ));
         }
         if !(1..=65_536).contains(&self.queue_depth) {
-            return Err(ConfigError::new(
-                "workload.queue_depth",
-                self.queue_depth,
-                "must be 1..=65536",
-            ));
+            return Err(ConfigError::new("workload.queue_depth", self.queue_depth, "must be 1..=65536"));
         }
         Ok(())
     }
 
     pub fn region(&self, capacity_bytes: u64) -> (u64, u64) {
-        let region = self
-            .region_bytes
-            .map_or(capacity_bytes - self.region_offset.0, |b| b.0);
+        let region = self.region_bytes.map_or(capacity_bytes - self.region_offset.0, |b| b.0);
         (self.region_offset.0, region)
     }
 }
@@ -258,10 +242,7 @@ mod tests {
 
     #[test]
     fn fractions_out_of_range_are_named() {
-        let w = WorkloadConfig {
-            trim_fraction: 1.5,
-            ..Default::default()
-        };
+        let w = WorkloadConfig { trim_fraction: 1.5, ..Default::default() };
         let e = w.validate(1 << 30, 4096, 1 << 21).unwrap_err();
         assert_eq!(e.key, "workload.trim_fraction");
     }

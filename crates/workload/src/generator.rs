@@ -32,14 +32,12 @@ struct Addresser {
 
 impl Addresser {
     fn new(config: &WorkloadConfig, slots: u64) -> Self {
-        let zipf = (config.pattern == AccessPattern::Zipf).then(|| {
-            Zipf::new(slots, config.zipf_theta).expect("validated: slots >= 1, theta > 0")
-        });
+        let zipf = (config.pattern == AccessPattern::Zipf)
+            .then(|| Zipf::new(slots, config.zipf_theta).expect("validated: slots >= 1, theta > 0"));
         Addresser {
             pattern: config.pattern,
             slots,
-            hot_slots: ((slots as f64 * config.hot_fraction).round() as u64)
-                .clamp(1, slots.max(2) - 1),
+            hot_slots: ((slots as f64 * config.hot_fraction).round() as u64).clamp(1, slots.max(2) - 1),
             hot_access: config.hot_access,
             zipf,
             scatter_multiplier: coprime_multiplier(slots),
@@ -52,11 +50,7 @@ impl Addresser {
         match self.pattern {
             AccessPattern::Sequential => {
                 let slot = self.cursor;
-                self.cursor = if self.cursor + 1 == self.slots {
-                    0
-                } else {
-                    self.cursor + 1
-                };
+                self.cursor = if self.cursor + 1 == self.slots { 0 } else { self.cursor + 1 };
                 slot
             }
             AccessPattern::UniformRandom => rng.gen_range(0..self.slots),
@@ -110,12 +104,7 @@ pub struct Generator {
 
 impl Generator {
     /// `config` must have been validated against this capacity.
-    pub fn new(
-        config: &WorkloadConfig,
-        capacity_bytes: u64,
-        mix_rng: SimRng,
-        address_rng: SimRng,
-    ) -> Self {
+    pub fn new(config: &WorkloadConfig, capacity_bytes: u64, mix_rng: SimRng, address_rng: SimRng) -> Self {
         let (region_offset, region_bytes) = config.region(capacity_bytes);
         let block_bytes = config.block_bytes.0;
         let trim_bytes = config.trim_bytes.unwrap_or(config.block_bytes).0;
@@ -149,19 +138,11 @@ impl Generator {
         match kind {
             OpKind::Trim => {
                 let slot = self.trims.next(&mut self.address_rng);
-                Op {
-                    kind,
-                    offset: self.region_offset + slot * self.trim_bytes,
-                    bytes: self.trim_bytes,
-                }
+                Op { kind, offset: self.region_offset + slot * self.trim_bytes, bytes: self.trim_bytes }
             }
             _ => {
                 let slot = self.blocks.next(&mut self.address_rng);
-                Op {
-                    kind,
-                    offset: self.region_offset + slot * self.block_bytes,
-                    bytes: self.block_bytes,
-                }
+                Op { kind, offset: self.region_offset + slot * self.block_bytes, bytes: self.block_bytes }
             }
         }
     }
@@ -192,11 +173,7 @@ mod tests {
 
     #[test]
     fn mix_fractions_are_respected() {
-        let c = WorkloadConfig {
-            read_fraction: 0.3,
-            trim_fraction: 0.1,
-            ..Default::default()
-        };
+        let c = WorkloadConfig { read_fraction: 0.3, trim_fraction: 0.1, ..Default::default() };
         let mut g = generator(&c, 1 << 30);
         let n = 100_000;
         let (mut reads, mut trims) = (0, 0);
@@ -228,11 +205,7 @@ mod tests {
 
     #[test]
     fn zipf_is_skewed_and_stays_in_range() {
-        let c = WorkloadConfig {
-            pattern: AccessPattern::Zipf,
-            zipf_theta: 1.2,
-            ..Default::default()
-        };
+        let c = WorkloadConfig { pattern: AccessPattern::Zipf, zipf_theta: 1.2, ..Default::default() };
         let capacity = 1u64 << 26;
         let mut g = generator(&c, capacity);
         let mut counts = std::collections::BTreeMap::new();

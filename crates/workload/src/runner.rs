@@ -60,18 +60,11 @@ pub fn run_phase(
     };
     let report_every = (goal / 1000).max(1);
     let mut next_report = report_every;
-    let mut result = PhaseResult {
-        end: start,
-        ..PhaseResult::default()
-    };
+    let mut result = PhaseResult { end: start, ..PhaseResult::default() };
     let mut writes = 0u64;
     let mut paused_until = SimTime::ZERO;
     while let Some((now, submitter)) = queue.pop() {
-        let achieved = if by_ops {
-            result.ops
-        } else {
-            result.bytes_written
-        };
+        let achieved = if by_ops { result.ops } else { result.bytes_written };
         if achieved >= goal {
             continue; // this submitter retires; the others drain
         }
@@ -86,28 +79,13 @@ pub fn run_phase(
                 *next_tag += op.bytes.div_ceil(page);
                 result.bytes_written += op.bytes;
                 writes += 1;
-                Command::Write {
-                    offset: op.offset,
-                    bytes: op.bytes,
-                    tag,
-                }
+                Command::Write { offset: op.offset, bytes: op.bytes, tag }
             }
-            OpKind::Read => Command::Read {
-                offset: op.offset,
-                bytes: op.bytes,
-            },
-            OpKind::Trim => Command::Trim {
-                ranges: vec![ByteRange {
-                    offset: op.offset,
-                    bytes: op.bytes,
-                }],
-            },
+            OpKind::Read => Command::Read { offset: op.offset, bytes: op.bytes },
+            OpKind::Trim => Command::Trim { ranges: vec![ByteRange { offset: op.offset, bytes: op.bytes }] },
         };
         let mut done = ssd.submit(now, &command, None)?.done;
-        if drive.flush_every > 0
-            && op.kind == OpKind::Write
-            && writes.is_multiple_of(drive.flush_every)
-        {
+        if drive.flush_every > 0 && op.kind == OpKind::Write && writes.is_multiple_of(drive.flush_every) {
             done = ssd.submit(done, &Command::Flush, None)?.done;
         }
         result.ops += 1;
@@ -117,11 +95,7 @@ pub fn run_phase(
             paused_until = ssd.commands_done_at().after(drive.idle_ns);
         }
         queue.push(done.after(drive.think_time_ns), submitter);
-        let achieved = if by_ops {
-            result.ops
-        } else {
-            result.bytes_written
-        };
+        let achieved = if by_ops { result.ops } else { result.bytes_written };
         if achieved >= next_report {
             progress.update(achieved * 1000 / goal.max(1));
             next_report = achieved + report_every;

@@ -28,13 +28,8 @@ pub fn precondition(
         return Ok(now);
     }
     // Sequential fill in large transfers: every page of the region written once.
-    let fill_block =
-        (ssd.config().max_transfer_bytes.min(1 << 20) / ssd.page_bytes()) * ssd.page_bytes();
-    let fill_block = if region % fill_block == 0 {
-        fill_block
-    } else {
-        ssd.page_bytes()
-    };
+    let fill_block = (ssd.config().max_transfer_bytes.min(1 << 20) / ssd.page_bytes()) * ssd.page_bytes();
+    let fill_block = if region % fill_block == 0 { fill_block } else { ssd.page_bytes() };
     let fill = WorkloadConfig {
         pattern: AccessPattern::Sequential,
         read_fraction: 0.0,
@@ -42,12 +37,8 @@ pub fn precondition(
         block_bytes: ByteSize(fill_block),
         ..workload.clone()
     };
-    let mut generator = Generator::new(
-        &fill,
-        capacity,
-        seeds.fork("precondition.mix"),
-        seeds.fork("precondition.fill"),
-    );
+    let mut generator =
+        Generator::new(&fill, capacity, seeds.fork("precondition.mix"), seeds.fork("precondition.fill"));
     let drive = Drive {
         queue_depth: 32,
         think_time_ns: 0,
@@ -58,14 +49,8 @@ pub fn precondition(
     };
     now = run_phase(ssd, &mut generator, now, drive, next_tag, progress)?.end;
     if workload.precondition == Precondition::Steady {
-        let random = WorkloadConfig {
-            pattern: AccessPattern::UniformRandom,
-            ..fill
-        };
-        let random = WorkloadConfig {
-            block_bytes: workload.block_bytes,
-            ..random
-        };
+        let random = WorkloadConfig { pattern: AccessPattern::UniformRandom, ..fill };
+        let random = WorkloadConfig { block_bytes: workload.block_bytes, ..random };
         let bytes = workload.precondition_writes.bytes(region);
         if bytes > 0 {
             let mut generator = Generator::new(
@@ -74,10 +59,7 @@ pub fn precondition(
                 seeds.fork("precondition.mix"),
                 seeds.fork("precondition.random"),
             );
-            let drive = Drive {
-                target: Target::WriteBytes(bytes),
-                ..drive
-            };
+            let drive = Drive { target: Target::WriteBytes(bytes), ..drive };
             now = run_phase(ssd, &mut generator, now, drive, next_tag, progress)?.end;
         }
     }
@@ -95,12 +77,8 @@ pub fn run_workload(
     let precondition_end = precondition(ssd, workload, seeds, &mut next_tag, progress)?;
     ssd.start_measurement(precondition_end);
     let capacity = ssd.capacity_bytes();
-    let mut generator = Generator::new(
-        workload,
-        capacity,
-        seeds.fork("workload.mix"),
-        seeds.fork("workload.address"),
-    );
+    let mut generator =
+        Generator::new(workload, capacity, seeds.fork("workload.mix"), seeds.fork("workload.address"));
     let target = match workload.ops {
         Some(n) => Target::Ops(n),
         None => Target::WriteBytes(workload.writes.bytes(capacity)),
@@ -113,17 +91,6 @@ pub fn run_workload(
         flush_every: workload.flush_every,
         target,
     };
-    let measured = run_phase(
-        ssd,
-        &mut generator,
-        precondition_end,
-        drive,
-        &mut next_tag,
-        progress,
-    )?;
-    Ok(RunOutcome {
-        report: ssd.report(measured.end),
-        precondition_end,
-        measured,
-    })
+    let measured = run_phase(ssd, &mut generator, precondition_end, drive, &mut next_tag, progress)?;
+    Ok(RunOutcome { report: ssd.report(measured.end), precondition_end, measured })
 }
