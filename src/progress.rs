@@ -23,6 +23,13 @@ impl Bar {
         Bar { bar: Some(bar) }
     }
 
+    /// Sets the position, in 0..=1000; callable from several threads.
+    pub fn set(&self, permille: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(permille.min(1000));
+        }
+    }
+
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
@@ -32,8 +39,6 @@ impl Bar {
 
 impl trimlab_workload::Progress for Bar {
     fn update(&mut self, permille: u64) {
-        if let Some(bar) = &self.bar {
-            bar.set_position(permille.min(1000));
-        }
+        self.set(permille);
     }
 }

@@ -73,7 +73,7 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], label: &str, f: impl Fn(&T) -
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
-    let mut bar = crate::progress::Bar::new(label);
+    let bar = crate::progress::Bar::new(label);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
@@ -83,16 +83,11 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], label: &str, f: impl Fn(&T) -
                 }
                 let r = f(&items[i]);
                 results.lock().expect("no thread panics while holding the lock")[i] = Some(r);
-                done.fetch_add(1, Ordering::Relaxed);
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                bar.set(1000 * finished as u64 / items.len() as u64);
             });
         }
-        // The bar is updated from the scope's thread after the workers finish; it only ever
-        // shows on a terminal.
     });
-    trimlab_workload::Progress::update(
-        &mut bar,
-        1000 * done.load(Ordering::Relaxed) as u64 / items.len().max(1) as u64,
-    );
     bar.finish();
     results.into_inner().expect("workers finished").into_iter().map(|r| r.expect("every item ran")).collect()
 }

@@ -208,7 +208,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             },
             x_label: "spare factor (physical - logical) / physical".into(),
             y_label: "write amplification".into(),
-            log_y: true,
+            log_y: false,
             kind: PlotKind::Lines { series },
         });
     }

@@ -144,6 +144,13 @@ pub struct DeviceReport {
     pub latency: LatencyReport,
     pub erase_count: EraseSummary,
     pub valid_pages: u64,
+    /// (physical - logical) / physical.
+    pub spare_factor: f64,
+    /// The spare factor garbage collection effectively works with: erased pages parked in each
+    /// plane's free-block reserve (about `gc_free_blocks - 1/2` blocks) and the unwritten half
+    /// of its two open blocks hold no data, so they are not spare (see trimlab-analytic's
+    /// `spare_factor_seen_by_gc`). Small devices with many planes lose a visible share here.
+    pub spare_factor_seen_by_gc: f64,
     pub logical_pages: u64,
     pub physical_pages: u64,
     pub host_pages_written_per_sim_s: f64,
