@@ -415,8 +415,13 @@ impl SsdConfig {
             geometry,
             timing,
         };
-        trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config())
-            .map_err(|message| ConfigError::new("device.spare_factor", gc_free_blocks_min, message))?;
+        trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config()).map_err(|message| {
+            if message.starts_with("ftl.gc_free_blocks") {
+                ConfigError::new("ftl.gc_free_blocks", gc_free_blocks_min, message)
+            } else {
+                ConfigError::new("device.spare_factor", spare_factor, message)
+            }
+        })?;
         Ok(config)
     }
 

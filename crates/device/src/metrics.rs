@@ -41,7 +41,7 @@ impl Latencies {
 
     #[inline]
     pub(crate) fn record(&mut self, kind: CommandKind, latency_ns: u64) {
-        // Auto-resizing histograms only fail on values above u64 range, which time never reaches.
+        // Latencies beyond the histogram's upper bound (~13 simulated days) are clamped to it.
         self.histograms[kind as usize].saturating_record(latency_ns);
     }
 

@@ -389,7 +389,9 @@ impl Ssd {
         let g = &self.config.geometry;
         let idle_blocks_per_plane = self.config.gc_free_blocks_min as f64 - 0.5 + 1.0;
         let idle_pages = idle_blocks_per_plane * g.plane_count() as f64 * g.pages_per_block as f64;
-        1.0 - self.config.logical_pages as f64 / (g.physical_pages() as f64 - idle_pages)
+        // When the GC target exceeds the spare space (004's "GC below 30 % free"), GC never
+        // reaches it and nothing is left for it to work with beyond what it reclaims at once.
+        (1.0 - self.config.logical_pages as f64 / (g.physical_pages() as f64 - idle_pages)).max(0.0)
     }
 
     /// The measures of the run so far (since [`Ssd::start_measurement`]), ending at `end`.

@@ -24,7 +24,7 @@ impl SeedTree {
         self.seed
     }
 
-    /// An independent stream for `purpose` (e.g. "workload.lba", "workload.mix").
+    /// An independent stream for `purpose` (e.g. "workload.address", "workload.mix").
     pub fn fork(&self, purpose: &str) -> SimRng {
         SimRng::seed_from_u64(splitmix64(self.seed ^ fnv1a(purpose.as_bytes())))
     }

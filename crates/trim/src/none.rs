@@ -20,7 +20,8 @@ impl TrimEngine for NoTrim {
     }
 
     fn trim(&mut self, ranges: &[PageRange], _ctl: Controller<'_>) -> TrimSteps {
-        let steps = TrimSteps { step1_ns: self.cost.command_ns, ..TrimSteps::default() };
+        // Receiving the command and its range list (step 1) still costs; nothing else happens.
+        let steps = TrimSteps { step1_ns: self.cost.step1_ns(ranges.len()), ..TrimSteps::default() };
         self.stats.commands += 1;
         self.stats.ranges += ranges.len() as u64;
         self.stats.pages_requested += ranges.iter().map(|r| r.count as u64).sum::<u64>();

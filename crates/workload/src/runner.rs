@@ -63,6 +63,9 @@ pub fn run_phase(
     let mut result = PhaseResult { end: start, ..PhaseResult::default() };
     let mut writes = 0u64;
     let mut paused_until = SimTime::ZERO;
+    // A FLUSH due after a write is the submitter's next command, issued when it is next
+    // scheduled, so commands still reach the device in arrival order.
+    let mut flush_due = vec![false; drive.queue_depth as usize];
     while let Some((now, submitter)) = queue.pop() {
         let achieved = if by_ops { result.ops } else { result.bytes_written };
         if achieved >= goal {
@@ -70,6 +73,12 @@ pub fn run_phase(
         }
         if now < paused_until {
             queue.push(paused_until, submitter);
+            continue;
+        }
+        if std::mem::take(&mut flush_due[submitter as usize]) {
+            let done = ssd.submit(now, &Command::Flush, None)?.done;
+            result.end = result.end.max(done);
+            queue.push(done.after(drive.think_time_ns), submitter);
             continue;
         }
         let op = generator.next_op();
@@ -84,9 +93,9 @@ pub fn run_phase(
             OpKind::Read => Command::Read { offset: op.offset, bytes: op.bytes },
             OpKind::Trim => Command::Trim { ranges: vec![ByteRange { offset: op.offset, bytes: op.bytes }] },
         };
-        let mut done = ssd.submit(now, &command, None)?.done;
+        let done = ssd.submit(now, &command, None)?.done;
         if drive.flush_every > 0 && op.kind == OpKind::Write && writes.is_multiple_of(drive.flush_every) {
-            done = ssd.submit(done, &Command::Flush, None)?.done;
+            flush_due[submitter as usize] = true;
         }
         result.ops += 1;
         result.end = result.end.max(done);

@@ -50,7 +50,14 @@ pub fn precondition(
     now = run_phase(ssd, &mut generator, now, drive, next_tag, progress)?.end;
     if workload.precondition == Precondition::Steady {
         let random = WorkloadConfig { pattern: AccessPattern::UniformRandom, ..fill };
-        let random = WorkloadConfig { block_bytes: workload.block_bytes, ..random };
+        // The random phase carries the workload's TRIM share too, so the trimmed share of the
+        // address space is in steady state when measurement starts.
+        let random = WorkloadConfig {
+            block_bytes: workload.block_bytes,
+            trim_fraction: workload.trim_fraction,
+            trim_bytes: workload.trim_bytes,
+            ..random
+        };
         let bytes = workload.precondition_writes.bytes(region);
         if bytes > 0 {
             let mut generator = Generator::new(
