@@ -79,14 +79,8 @@ fn bench_case(case: &Case) -> Result<()> {
     ssd.start_measurement(start);
     let mut generator =
         Generator::new(&workload, ssd.capacity_bytes(), seeds.fork("bench.mix"), seeds.fork("bench.address"));
-    let drive = Drive {
-        queue_depth: 32,
-        think_time_ns: 0,
-        idle_every: 0,
-        idle_ns: 0,
-        flush_every: 0,
-        target: Target::WriteBytes((case.logical_bytes as f64 * case.measured) as u64),
-    };
+    let drive =
+        Drive::closed_loop(32, Target::WriteBytes((case.logical_bytes as f64 * case.measured) as u64));
     let wall = Instant::now();
     let phase = run_phase(&mut ssd, &mut generator, start, drive, &mut tag, &mut ())?;
     let seconds = wall.elapsed().as_secs_f64();

@@ -78,14 +78,7 @@ fn measure(point: &Point, options: &Options) -> Result<Measured> {
     let mut generator =
         Generator::new(&workload, ssd.capacity_bytes(), seeds.fork("waf.mix"), seeds.fork("waf.address"));
     let capacity = ssd.capacity_bytes() as f64;
-    let drive = |volume: f64| Drive {
-        queue_depth: 1,
-        think_time_ns: 0,
-        idle_every: 0,
-        idle_ns: 0,
-        flush_every: 0,
-        target: Target::WriteBytes((capacity * volume) as u64),
-    };
+    let drive = |volume: f64| Drive::closed_loop(1, Target::WriteBytes((capacity * volume) as u64));
     now = run_phase(&mut ssd, &mut generator, now, drive(WARM_WRITES), &mut tag, &mut ())?.end;
     ssd.start_measurement(now);
     let end = run_phase(&mut ssd, &mut generator, now, drive(MEASURED_WRITES), &mut tag, &mut ())?.end;

@@ -23,6 +23,13 @@ pub struct Drive {
     pub target: Target,
 }
 
+impl Drive {
+    /// `queue_depth` submitters issuing back to back (no think time, idle gaps or flushes).
+    pub fn closed_loop(queue_depth: u32, target: Target) -> Drive {
+        Drive { queue_depth, think_time_ns: 0, idle_every: 0, idle_ns: 0, flush_every: 0, target }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PhaseResult {
     pub ops: u64,

@@ -39,14 +39,7 @@ pub fn precondition(
     };
     let mut generator =
         Generator::new(&fill, capacity, seeds.fork("precondition.mix"), seeds.fork("precondition.fill"));
-    let drive = Drive {
-        queue_depth: 32,
-        think_time_ns: 0,
-        idle_every: 0,
-        idle_ns: 0,
-        flush_every: 0,
-        target: Target::WriteBytes(region),
-    };
+    let drive = Drive::closed_loop(32, Target::WriteBytes(region));
     now = run_phase(ssd, &mut generator, now, drive, next_tag, progress)?.end;
     if workload.precondition == Precondition::Steady {
         let random = WorkloadConfig { pattern: AccessPattern::UniformRandom, ..fill };
