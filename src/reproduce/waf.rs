@@ -43,8 +43,13 @@ struct Measured {
     blocks: u32,
 }
 
+/// Physical pages of each point's one-plane device: 2^18 at scale 1.
+fn physical_pages_per_point(options: &Options) -> u64 {
+    ((1u64 << 18) as f64 * options.scale).round() as u64
+}
+
 fn measure(point: &Point, options: &Options) -> Result<Measured> {
-    let physical_pages = ((1u64 << 18) as f64 * options.scale).round() as u64;
+    let physical_pages = physical_pages_per_point(options);
     let blocks = (physical_pages / point.pages_per_block as u64).max(64) as u32;
     let device = DeviceSection {
         preset: Some("nvme-tlc".into()),
@@ -244,7 +249,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
         summary: format!(
             "Uniform random 4 KiB writes{} on one plane of {} physical pages (scale {}), greedy victim, GC keeps {} free blocks; sequential fill, {}x warm-up, {}x measured.",
             " (and, in the TRIM half, 10% single-page TRIMs of random pages)",
-            ((1u64 << 18) as f64 * options.scale).round(),
+            physical_pages_per_point(options),
             options.scale,
             GC_FREE_BLOCKS,
             WARM_WRITES,
@@ -261,7 +266,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
         params: vec![
             ("seed".into(), options.seed.to_string()),
             ("scale".into(), options.scale.to_string()),
-            ("physical_pages_per_point".into(), (((1u64 << 18) as f64 * options.scale).round() as u64).to_string()),
+            ("physical_pages_per_point".into(), physical_pages_per_point(options).to_string()),
             ("tolerance".into(), format!("{}%", TOLERANCE * 100.0)),
         ],
     })
