@@ -63,7 +63,7 @@ fn bench_case(case: &Case) -> Result<()> {
         spare_factor: Some(0.10),
         ..Default::default()
     };
-    let trim = TrimSection { engine: Some(case.engine), cost: None };
+    let trim = TrimSection { engine: Some(case.engine), ..Default::default() };
     let config = SsdConfig::resolve(&device, &FtlSection::default(), &trim)?;
     let physical_pages = config.geometry.physical_pages();
     let mut ssd = Ssd::new(config);

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use trimlab_ftl::VictimPolicy;
 use trimlab_nand::{Geometry, Timing};
 use trimlab_sim::{ByteSize, DurationNs};
-use trimlab_trim::{EngineKind, TrimCostModel};
+use trimlab_trim::{DelayedConfig, EngineKind, TrimCostModel};
 
 /// A configuration value that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,6 +69,8 @@ pub struct FtlSection {
 pub struct TrimSection {
     pub engine: Option<EngineKind>,
     pub cost: Option<TrimCostModel>,
+    /// `[trim.delayed]`: used when `engine = "delayed"`.
+    pub delayed: Option<DelayedConfig>,
 }
 
 /// A GC threshold: an absolute block count or a percentage of each plane's blocks.
@@ -141,6 +143,7 @@ pub struct SsdConfig {
     pub track_data: bool,
     pub trim_engine: EngineKind,
     pub trim_cost: TrimCostModel,
+    pub trim_delayed: DelayedConfig,
 }
 
 struct Preset {
@@ -412,9 +415,14 @@ impl SsdConfig {
             track_data: ftl.track_data.unwrap_or(false),
             trim_engine: trim.engine.unwrap_or_default(),
             trim_cost: trim.cost.clone().unwrap_or_default(),
+            trim_delayed: trim.delayed.clone().unwrap_or_default(),
             geometry,
             timing,
         };
+        config
+            .trim_delayed
+            .validate(config.trim_max_ranges)
+            .map_err(|(key, value, accepted)| ConfigError::new(key, value, accepted))?;
         trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config()).map_err(|message| {
             if message.starts_with("ftl.gc_free_blocks") {
                 ConfigError::new("ftl.gc_free_blocks", gc_free_blocks_min, message)

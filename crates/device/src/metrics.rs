@@ -118,6 +118,26 @@ pub struct TrimReport {
     pub foreground_step2_ns: u64,
     pub foreground_step3_ns: u64,
     pub foreground_total_ns: u64,
+    /// Deferred steps 2 and 3 done at idle (no host command waited for them).
+    pub idle_step2_ns: u64,
+    pub idle_step3_ns: u64,
+    pub idle_total_ns: u64,
+    /// Deferred work forced before GC or by a full trim buffer (included in foreground).
+    pub before_gc_ns: u64,
+    pub buffer_full_ns: u64,
+    pub idle_chunks: u64,
+    pub idle_preemptions: u64,
+    pub before_gc_drains: u64,
+    pub before_gc_capped: u64,
+    pub buffer_full_drains: u64,
+    pub pages_applied: u64,
+    pub pages_rewritten: u64,
+    /// Gauges at the end of the run.
+    pub pages_pending: u64,
+    pub trim_buffer_entries: u64,
+    pub trim_buffer_entries_max: u64,
+    pub bitmap_bytes: u64,
+    pub bitmap_bytes_max: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -165,6 +185,7 @@ pub(crate) struct Baseline {
 }
 
 pub(crate) fn trim_report(engine: &str, now: &TrimStats, base: &TrimStats) -> TrimReport {
+    let (d, b) = (&now.deferred, &base.deferred);
     let steps = TrimSteps {
         step1_ns: now.foreground.step1_ns - base.foreground.step1_ns,
         step2_ns: now.foreground.step2_ns - base.foreground.step2_ns,
@@ -181,6 +202,23 @@ pub(crate) fn trim_report(engine: &str, now: &TrimStats, base: &TrimStats) -> Tr
         foreground_step2_ns: steps.step2_ns,
         foreground_step3_ns: steps.step3_ns,
         foreground_total_ns: steps.total_ns(),
+        idle_step2_ns: d.idle.step2_ns - b.idle.step2_ns,
+        idle_step3_ns: d.idle.step3_ns - b.idle.step3_ns,
+        idle_total_ns: d.idle.total_ns() - b.idle.total_ns(),
+        before_gc_ns: d.before_gc.total_ns() - b.before_gc.total_ns(),
+        buffer_full_ns: d.buffer_full.total_ns() - b.buffer_full.total_ns(),
+        idle_chunks: d.idle_chunks - b.idle_chunks,
+        idle_preemptions: d.idle_preemptions - b.idle_preemptions,
+        before_gc_drains: d.before_gc_drains - b.before_gc_drains,
+        before_gc_capped: d.before_gc_capped - b.before_gc_capped,
+        buffer_full_drains: d.buffer_full_drains - b.buffer_full_drains,
+        pages_applied: d.pages_applied - b.pages_applied,
+        pages_rewritten: d.pages_rewritten - b.pages_rewritten,
+        pages_pending: d.pages_pending,
+        trim_buffer_entries: d.trim_buffer_entries,
+        trim_buffer_entries_max: d.trim_buffer_entries_max,
+        bitmap_bytes: d.bitmap_bytes,
+        bitmap_bytes_max: d.bitmap_bytes_max,
     }
 }
 

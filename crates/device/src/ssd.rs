@@ -47,7 +47,12 @@ impl Ssd {
     pub fn new(config: SsdConfig) -> Self {
         let ftl = PageFtl::new(config.geometry.clone(), config.timing.clone(), config.ftl_config());
         let buffer = WriteBuffer::new(config.write_buffer_pages as usize, config.geometry.plane_count());
-        let engine = config.trim_engine.build(config.trim_cost.clone());
+        let engine = config.trim_engine.build(
+            config.trim_cost.clone(),
+            &config.trim_delayed,
+            config.logical_pages,
+            config.geometry.page_bytes as u64,
+        );
         Ssd {
             ftl,
             buffer,
@@ -279,11 +284,13 @@ impl Ssd {
         let mut done = t0;
         for (i, lpn) in (first..end).map(Lpn).enumerate() {
             self.host.pages_written += 1;
-            self.engine.on_write(lpn);
             let page_start = lpn.0 as u64 * page;
             let partial = offset > page_start || offset + bytes < page_start + page;
+            // A page whose TRIM is still pending reads as zeros: nothing to merge from flash.
+            let pending_trim = partial && self.engine.reads_as_trimmed(lpn);
+            self.engine.on_write(lpn);
             let mut ready = t0;
-            if partial && self.buffer.lookup(lpn).is_none() && self.ftl.is_mapped(lpn) {
+            if partial && !pending_trim && self.buffer.lookup(lpn).is_none() && self.ftl.is_mapped(lpn) {
                 // The rest of the page must come from flash before the page is rewritten whole.
                 self.host.read_modify_writes += 1;
                 ready = self.ftl.read(t0, lpn).1;
@@ -324,23 +331,39 @@ impl Ssd {
         self.buffer.take_oldest(pages, &mut batch);
         self.ftl.warm(batch.iter().map(|&(lpn, _)| lpn));
         for &(lpn, tag) in &batch {
-            let done = self.program(now, lpn, tag);
+            let done = self.ftl.write(now, lpn, tag);
             self.buffer.programmed(done);
         }
+        // GC (and the TRIM work it forces first) waits for the whole batch: a deferred TRIM
+        // applied while a page is between the buffer and flash would be undone by its program.
+        self.run_gc(now);
         self.scratch_batch = batch;
     }
 
-    /// Programs one page and runs any GC it triggered (after the TRIM engine's pre-GC work).
+    /// Programs one page and runs any GC it triggered.
     #[inline]
     fn program(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
         let done = self.ftl.write(now, lpn, tag);
+        self.run_gc(now);
+        done
+    }
+
+    /// Runs the GC the FTL asked for, after the TRIM engine's pre-GC work.
+    fn run_gc(&mut self, now: SimTime) {
         while let Some(plane) = self.ftl.take_gc_request() {
             let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
-            let ready = self.engine.before_gc(now, ctl);
-            self.cpu_free = self.cpu_free.max(ready);
-            self.ftl.collect(ready, plane);
+            // Pre-GC TRIM work runs on the controller CPU after what it is already doing; GC
+            // waits for it, and starts at once when there is none.
+            let cpu_at = now.max(self.cpu_free);
+            let ready = self.engine.before_gc(cpu_at, ctl);
+            let gc_start = if ready > cpu_at {
+                self.cpu_free = ready;
+                ready
+            } else {
+                now
+            };
+            self.ftl.collect(gc_start, plane);
         }
-        done
     }
 
     fn trim(&mut self, start: SimTime, ranges: &[ByteRange]) -> SimTime {

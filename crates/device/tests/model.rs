@@ -9,7 +9,10 @@
 //! Invariants: a read returns the last data written to each page, or zeros if it was never
 //! written or was trimmed since (with engine "none", trims change nothing); the full FTL check
 //! (forward/backward maps agree, valid counts, block pool) holds after every GC (verify feature)
-//! and after every TRIM; completions never precede arrivals.
+//! and after every TRIM, and with the delayed engine also every few commands (its bitmap and
+//! trim buffer agree: every pending page has an entry to drain it); completions never precede
+//! arrivals. A delayed-engine case runs twice, with the full and the partial trim bitmap, and
+//! both runs must give identical completions, reads and reports.
 //!
 //! Replay a failure: TRIMLAB_SEED=<seed printed in the panic> cargo test -p trimlab-device --test model
 
@@ -18,14 +21,14 @@ use std::collections::BTreeMap;
 use trimlab_device::{ByteRange, Command, DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
 use trimlab_ftl::VictimPolicy;
 use trimlab_sim::{ByteSize, SeedTree, SimTime};
-use trimlab_trim::EngineKind;
+use trimlab_trim::{BeforeGcCap, BitmapKind, DelayedConfig, EngineKind};
 
 struct Case {
     seed: u64,
     ops: usize,
 }
 
-fn device_for(rng: &mut impl Rng) -> SsdConfig {
+fn device_for(rng: &mut impl Rng, bitmap: BitmapKind) -> SsdConfig {
     let page_bytes = 4096u32;
     let pages_per_block = [4u32, 8, 16][rng.gen_range(0..3)];
     let device = DeviceSection {
@@ -51,18 +54,52 @@ fn device_for(rng: &mut impl Rng) -> SsdConfig {
         ),
         track_data: Some(true),
     };
-    let trim = TrimSection {
-        engine: Some(if rng.gen_bool(0.85) { EngineKind::Immediate } else { EngineKind::None }),
-        cost: None,
+    let engine = match rng.gen_range(0..20) {
+        0..=8 => EngineKind::Immediate,
+        9..=10 => EngineKind::None,
+        _ => EngineKind::Delayed,
     };
+    let delayed = DelayedConfig {
+        bitmap,
+        partial_region_pages: [64u32, 128, 1024][rng.gen_range(0..3)],
+        trim_buffer_entries: rng.gen_range(8..=64),
+        before_gc: [BeforeGcCap::All, BeforeGcCap::Bytes(0), BeforeGcCap::Bytes(page_bytes as u64 * 16)]
+            [rng.gen_range(0..3)],
+        idle_chunk_pages: rng.gen_range(1..=32),
+    };
+    let trim = TrimSection { engine: Some(engine), cost: None, delayed: Some(delayed) };
     SsdConfig::resolve(&device, &ftl, &trim).expect("model test geometry must resolve")
 }
 
+/// What a run observed: every completion and every page read, in order, and the final report.
+#[derive(PartialEq, Debug)]
+struct Observed {
+    completions: Vec<(u64, u64)>,
+    reads: Vec<u64>,
+    report: String,
+}
+
 fn run_case(case: &Case) {
+    let full = run_once(case, BitmapKind::Full);
+    if let Some(full) = full {
+        let partial = run_once(case, BitmapKind::Partial).expect("same seed, same engine");
+        assert!(
+            full == partial,
+            "seed {}: full and partial trim bitmaps diverged (replay: TRIMLAB_SEED={} cargo test -p \
+             trimlab-device --test model)",
+            case.seed,
+            case.seed
+        );
+    }
+}
+
+/// Runs one case; returns what it observed when the engine was the delayed one.
+fn run_once(case: &Case, bitmap: BitmapKind) -> Option<Observed> {
     let seeds = SeedTree::new(case.seed);
     let mut rng = seeds.fork("model.device");
-    let config = device_for(&mut rng);
+    let config = device_for(&mut rng, bitmap);
     let engine = config.trim_engine;
+    let mut observed = Observed { completions: Vec::new(), reads: Vec::new(), report: String::new() };
     let mut ssd = Ssd::new(config.clone());
     let page = ssd.page_bytes();
     let pages = config.logical_pages as u64;
@@ -114,8 +151,13 @@ fn run_case(case: &Case) {
             .submit(now, &command, Some(&mut out))
             .unwrap_or_else(|e| panic!("op {op}: device refused {command:?}: {e}; {}", context()));
         assert!(done.done >= now, "op {op}: completion before arrival; {}", context());
+        observed.completions.push((done.start.0, done.done.0));
+        if engine == EngineKind::Delayed && op % 64 == 0 {
+            ssd.check().unwrap_or_else(|e| panic!("op {op}: {e}; {}", context()));
+        }
         match &command {
             Command::Read { .. } => {
+                observed.reads.extend_from_slice(&out);
                 for (i, got) in out.iter().enumerate() {
                     let lpn = start + i as u64;
                     let want = reference.get(&lpn).copied().unwrap_or(0);
@@ -140,6 +182,29 @@ fn run_case(case: &Case) {
         let want = reference.get(&lpn).copied().unwrap_or(0);
         assert_eq!(out[0], want, "final read of page {lpn}; {}", context());
     }
+    // Pending TRIMs drain in a long idle period and nothing changes for the host.
+    now = now.after(1_000_000_000_000);
+    ssd.idle_until(now);
+    ssd.check().unwrap_or_else(|e| panic!("after the final idle drain: {e}; {}", context()));
+    if engine == EngineKind::Delayed {
+        let pending = ssd.engine().stats().deferred.pages_pending;
+        assert_eq!(pending, 0, "pages still pending after a long idle period; {}", context());
+    }
+    for lpn in 0..pages {
+        ssd.submit(now, &Command::Read { offset: lpn * page, bytes: page }, Some(&mut out)).unwrap();
+        let want = reference.get(&lpn).copied().unwrap_or(0);
+        assert_eq!(out[0], want, "read of page {lpn} after the idle drain; {}", context());
+    }
+    if engine != EngineKind::Delayed {
+        return None;
+    }
+    let mut report = serde_json::to_value(ssd.report(now)).expect("report serializes");
+    // The bitmaps' memory is the one thing allowed to differ between the two layouts.
+    for key in ["bitmap_bytes", "bitmap_bytes_max"] {
+        report["trim"][key] = serde_json::Value::Null;
+    }
+    observed.report = report.to_string();
+    Some(observed)
 }
 
 #[test]

@@ -21,6 +21,12 @@ pub struct TrimCostModel {
     pub map_lookup_ns: u64,
     /// Step 3, per trimmed page that was mapped: clear L2P and P2L, decrement the valid count.
     pub map_invalidate_ns: u64,
+    /// Delayed TRIM's step 1, per range: append (start, length) to the trim buffer.
+    pub trim_buffer_append_ns: u64,
+    /// Delayed TRIM's step 1, per 64-bit word of the trim-validity bitmap it sets.
+    pub bitmap_word_ns: u64,
+    /// Delayed TRIM's drain, per page: test and clear its bit before steps 2 and 3.
+    pub bitmap_check_ns: u64,
 }
 
 impl Default for TrimCostModel {
@@ -31,6 +37,11 @@ impl Default for TrimCostModel {
             buffer_lookup_ns: 20,
             map_lookup_ns: 25,
             map_invalidate_ns: 50,
+            // The bitmap and trim buffer live in controller DRAM like the maps: an append is a
+            // couple of stores, a word update a read-modify-write, a check one load.
+            trim_buffer_append_ns: 100,
+            bitmap_word_ns: 10,
+            bitmap_check_ns: 5,
         }
     }
 }
@@ -38,6 +49,14 @@ impl Default for TrimCostModel {
 impl TrimCostModel {
     pub fn step1_ns(&self, ranges: usize) -> u64 {
         self.command_ns + self.range_ns * ranges as u64
+    }
+
+    /// Steps 2 and 3 for one page: the write-buffer lookup (when there is a buffer) and the map
+    /// lookup, plus the invalidation when the page was mapped.
+    #[inline]
+    pub fn steps23_ns(&self, buffered: bool, mapped: bool) -> (u64, u64) {
+        let step2 = if buffered { self.buffer_lookup_ns } else { 0 };
+        (step2, self.map_lookup_ns + if mapped { self.map_invalidate_ns } else { 0 })
     }
 }
 

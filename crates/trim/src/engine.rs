@@ -47,8 +47,40 @@ pub struct TrimStats {
     pub pages_unmapped: u64,
     /// Dirty write-buffer pages dropped before they were programmed.
     pub buffer_pages_dropped: u64,
-    /// Foreground time (delays the TRIM's completion and the commands behind it), per step.
+    /// Foreground time (delays the TRIM's completion, a GC, or the commands behind them), per
+    /// step; for a deferring engine this includes the forced work counted in `deferred`.
     pub foreground: TrimSteps,
+    /// Deferred work (zero for engines that do not defer).
+    pub deferred: DeferredStats,
+}
+
+/// What a deferring engine did with the work it put off, and where that work ran.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DeferredStats {
+    /// Steps 2 and 3 done while the device was idle: no host command waited for them.
+    pub idle: TrimSteps,
+    /// Steps 2 and 3 forced before a GC (host commands wait; part of `foreground`).
+    pub before_gc: TrimSteps,
+    /// Steps 2 and 3 forced because the trim buffer was full (part of `foreground`).
+    pub buffer_full: TrimSteps,
+    pub idle_chunks: u64,
+    /// Idle drains that stopped with work left because a host command arrived.
+    pub idle_preemptions: u64,
+    /// GCs that first applied pending TRIMs.
+    pub before_gc_drains: u64,
+    /// GCs that met pending TRIMs but had used up the pre-GC budget.
+    pub before_gc_capped: u64,
+    pub buffer_full_drains: u64,
+    /// Pending pages whose deferred steps 2 and 3 ran.
+    pub pages_applied: u64,
+    /// Pending pages a later host write took back before the drain reached them.
+    pub pages_rewritten: u64,
+    /// Gauges at the time of the report.
+    pub pages_pending: u64,
+    pub trim_buffer_entries: u64,
+    pub trim_buffer_entries_max: u64,
+    pub bitmap_bytes: u64,
+    pub bitmap_bytes_max: u64,
 }
 
 pub trait TrimEngine {
