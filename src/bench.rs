@@ -35,6 +35,15 @@ pub fn run(quick: bool) -> Result<()> {
             precondition_random: 1.0,
             measured: 2.0,
         },
+        // The same workload with Delayed TRIM: no idle time, so GC applies the pending TRIMs.
+        Case {
+            name: "8GiB delayed trim10%",
+            logical_bytes: 8 << 30,
+            engine: trimlab_trim::EngineKind::Delayed,
+            trim_fraction: 0.1,
+            precondition_random: 1.0,
+            measured: 2.0,
+        },
     ];
     if !quick {
         cases.push(Case {

@@ -16,10 +16,14 @@ EXPERIMENTS (trimlab reproduce NAME):
   waf            uniform random 4 KiB writes in steady state over spare factors and pages per
                  block, with and without TRIM, beside the analytic greedy-GC models
                  (Desnoyers 2012, Van Houdt 2013, Frankie et al. 2013)
+  delayed-trim   Delayed TRIM (002 Figs. 2-4): WAF, GC time and foreground TRIM overhead of
+                 Baseline, DT-512MB, DT-1GB, DT-ALL and Write-Only on a 32 GB drive
 
 TRIM ENGINES ([trim] engine = ...):
   immediate      steps 1-3 of 002 in the foreground (conventional TRIM)
   none           TRIM acknowledged and ignored (a drive without TRIM)
+  delayed        Delayed TRIM (002): step 1 now; steps 2-3 at idle or before GC, up to a
+                 cap ([trim.delayed] before_gc = \"all\" | \"512MiB\" ...)
 
 DEVICE PRESETS ([device] preset = ...):
   nvme-tlc       a modern 4 KiB-page TLC NVMe drive (default)

@@ -35,6 +35,8 @@ pub struct Ssd {
     blocked_until: SimTime,
     /// The latest completion of any host command: the device is idle after it.
     commands_done_at: SimTime,
+    /// Idle time up to here has been offered to the TRIM engine already.
+    idle_offered_until: SimTime,
     host: HostCounters,
     latencies: Latencies,
     baseline: Baseline,
@@ -61,6 +63,7 @@ impl Ssd {
             outstanding: BinaryHeap::new(),
             blocked_until: SimTime::ZERO,
             commands_done_at: SimTime::ZERO,
+            idle_offered_until: SimTime::ZERO,
             host: HostCounters::default(),
             latencies: Latencies::new(),
             baseline: Baseline::default(),
@@ -98,7 +101,10 @@ impl Ssd {
 
     /// Bytes of heap the model holds (maps, block state, buffer); excludes allocator overhead.
     pub fn heap_bytes(&self) -> usize {
-        self.ftl.heap_bytes() + self.buffer.capacity_pages() * 32
+        let deferred = &self.engine.stats().deferred;
+        self.ftl.heap_bytes()
+            + self.buffer.capacity_pages() * 32
+            + (deferred.bitmap_bytes + deferred.trim_buffer_entries * 8) as usize
     }
 
     /// Starts the measured phase at `now`: counters restart, device state stays.
@@ -210,13 +216,15 @@ impl Ssd {
     /// Gives the TRIM engine the idle time before a command that arrives after a long gap.
     /// Returns when the command can start (deferred work in progress finishes its chunk).
     fn offer_idle_time(&mut self, start: SimTime) -> SimTime {
-        let idle_from = self.commands_done_at.after(self.config.idle_threshold_ns);
+        let idle_from =
+            self.commands_done_at.after(self.config.idle_threshold_ns).max(self.idle_offered_until);
         if start <= idle_from {
             return start;
         }
         let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
         let end = self.engine.on_idle(idle_from, start, ctl);
         self.cpu_free = self.cpu_free.max(end);
+        self.idle_offered_until = start.max(end);
         start.max(end)
     }
 

@@ -1,0 +1,541 @@
+//! `delayed-trim`: 002's evaluation of Delayed TRIM (Figs. 2-4) on a simulated 32 GB drive.
+//!
+//! Setup as in 002 §III: fill 75 % of the drive, then three iterations of (TRIM 32 MB, TRIM 2 GB,
+//! 10 GB of 4 KiB random writes over the filled region), with an idle gap before and after each
+//! phase. Policies: Baseline (immediate TRIM), DT-512MB, DT-1GB, DT-ALL (how much pending TRIM a
+//! GC applies first) and Write-Only (the TRIMs are not sent). DT-ALL also runs with the partial
+//! bitmap, which must change nothing but the bitmap's memory.
+//!
+//! The idle gap decides how much of the deferred work idle time absorbs; 002 does not state it.
+//! We use 20 ms (the device calls itself idle after 1 ms without a command): long enough to
+//! drain part of a 2 GB TRIM, too short to drain all of it, so what the pre-GC cap leaves behind
+//! matters. A second table shows the same run at a range of gaps (at a reduced scale).
+
+use super::{parallel_map, Options};
+use anyhow::{Context, Result};
+use trimlab_device::{ByteRange, Command, DeviceReport, DeviceSection, Ssd, SsdConfig, TrimSection};
+use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
+use trimlab_sim::{ByteSize, DurationNs, SeedTree, SimTime};
+use trimlab_trim::{BeforeGcCap, BitmapKind, DelayedConfig, EngineKind};
+use trimlab_workload::{run_phase, AccessPattern, Drive, Generator, Target, WorkloadConfig};
+
+const GIB: f64 = (1u64 << 30) as f64;
+const MIB: f64 = (1u64 << 20) as f64;
+/// 002 §III, at scale 1.
+const FLASH_BYTES: f64 = 32.0 * GIB;
+const FILL_SHARE: f64 = 0.75;
+const ITERATIONS: usize = 3;
+const SMALL_TRIM_BYTES: f64 = 32.0 * MIB;
+const LARGE_TRIM_BYTES: f64 = 2.0 * GIB;
+const RANDOM_WRITE_BYTES: f64 = 10.0 * GIB;
+/// Each TRIM command names one range of this size (fio's trim with bs=1M); the cost model's
+/// 80 % share of steps 2 and 3 is calibrated at this size.
+const TRIM_COMMAND_BYTES: u64 = 1 << 20;
+const IDLE_GAP_NS: u64 = 20_000_000;
+const IDLE_THRESHOLD_NS: u64 = 1_000_000;
+const QUEUE_DEPTH: u32 = 32;
+const GAP_SWEEP_NS: [u64; 6] = [0, 2_000_000, 10_000_000, 20_000_000, 50_000_000, 1_000_000_000];
+const GAP_SWEEP_SCALE: f64 = 0.125;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Policy {
+    Baseline,
+    Delayed(BeforeGcCap, BitmapKind),
+    WriteOnly,
+}
+
+impl Policy {
+    fn label(self) -> String {
+        match self {
+            Policy::Baseline => "Baseline".into(),
+            Policy::WriteOnly => "Write-Only".into(),
+            Policy::Delayed(cap, BitmapKind::Full) => cap.label(),
+            Policy::Delayed(cap, BitmapKind::Partial) => format!("{} (partial bitmap)", cap.label()),
+        }
+    }
+}
+
+fn policies(scale: f64) -> Vec<Policy> {
+    let cap = |bytes: f64| BeforeGcCap::Bytes(((bytes * scale) as u64).max(1 << 20));
+    vec![
+        Policy::Baseline,
+        Policy::Delayed(cap(512.0 * MIB), BitmapKind::Full),
+        Policy::Delayed(cap(GIB), BitmapKind::Full),
+        Policy::Delayed(BeforeGcCap::All, BitmapKind::Full),
+        Policy::Delayed(BeforeGcCap::All, BitmapKind::Partial),
+        Policy::WriteOnly,
+    ]
+}
+
+/// 002's numbers (Fig. 2 WAF; Fig. 4 foreground TRIM overhead as a share of Baseline).
+fn paper(policy: Policy) -> (Option<f64>, Option<f64>) {
+    match policy {
+        Policy::Baseline => (Some(1.02), Some(1.0)),
+        Policy::WriteOnly => (Some(1.2), None),
+        Policy::Delayed(BeforeGcCap::All, _) => (Some(1.02), Some(0.36)),
+        Policy::Delayed(BeforeGcCap::Bytes(b), _) if b >= 1 << 30 => (Some(1.04), Some(0.20)),
+        Policy::Delayed(_, _) => (Some(1.05), Some(0.10)),
+    }
+}
+
+fn device(scale: f64, policy: Policy) -> Result<SsdConfig> {
+    // nvme-tlc: 8 channels of 8 planes of 1 MiB blocks; 512 blocks a plane make 32 GiB. Smaller
+    // scales drop channels before planes get short of blocks (the FTL keeps 4 a plane in reserve).
+    let total_blocks = ((FLASH_BYTES * scale) / (256.0 * 4096.0)).round() as u32;
+    let (mut channels, mut chips, mut dies) = (8u32, 2u32, 2u32);
+    while total_blocks / (channels * chips * dies * 2) < 128 {
+        if channels > 1 {
+            channels /= 2;
+        } else if chips > 1 {
+            chips = 1;
+        } else if dies > 1 {
+            dies = 1;
+        } else {
+            break;
+        }
+    }
+    let blocks = (total_blocks / (channels * chips * dies * 2)).max(32);
+    let device = DeviceSection {
+        preset: Some("nvme-tlc".into()),
+        channels: Some(channels),
+        chips_per_channel: Some(chips),
+        dies_per_chip: Some(dies),
+        blocks_per_plane: Some(blocks),
+        spare_factor: Some(0.07),
+        idle_threshold: Some(DurationNs(((IDLE_THRESHOLD_NS as f64 * scale) as u64).max(1))),
+        ..Default::default()
+    };
+    let (engine, delayed) = match policy {
+        Policy::Baseline | Policy::WriteOnly => (EngineKind::Immediate, None),
+        Policy::Delayed(before_gc, bitmap) => {
+            (EngineKind::Delayed, Some(DelayedConfig { before_gc, bitmap, ..DelayedConfig::default() }))
+        }
+    };
+    let trim = TrimSection { engine: Some(engine), cost: None, delayed };
+    Ok(SsdConfig::resolve(&device, &Default::default(), &trim)?)
+}
+
+struct Outcome {
+    report: DeviceReport,
+    /// Pages still pending when the last random-write phase began, per iteration.
+    pending_at_writes: Vec<u64>,
+    heap_bytes: usize,
+}
+
+fn align(bytes: f64, to: u64) -> u64 {
+    ((bytes as u64) / to).max(1) * to
+}
+
+fn trim_range(ssd: &mut Ssd, mut now: SimTime, offset: u64, bytes: u64) -> Result<SimTime> {
+    let end = offset + bytes;
+    let mut at = offset;
+    while at < end {
+        let len = TRIM_COMMAND_BYTES.min(end - at);
+        let ranges = vec![ByteRange { offset: at, bytes: len }];
+        now = ssd.submit(now, &Command::Trim { ranges }, None)?.done;
+        at += len;
+    }
+    Ok(now)
+}
+
+/// `idle_gap_ns` and the idle threshold are for scale 1 and shrink with the scale like every
+/// volume, so the share of deferred work that idle time absorbs does not depend on the scale.
+fn measure(scale: f64, policy: Policy, idle_gap_ns: u64, seed: u64) -> Result<Outcome> {
+    let idle_gap_ns = (idle_gap_ns as f64 * scale) as u64;
+    let config = device(scale, policy)?;
+    let mut ssd = Ssd::new(config);
+    let page = ssd.page_bytes();
+    let fill_bytes = align(ssd.capacity_bytes() as f64 * FILL_SHARE, TRIM_COMMAND_BYTES);
+    let seeds = SeedTree::new(seed).child("delayed-trim");
+    let mut tag = 1u64;
+
+    let fill = WorkloadConfig {
+        pattern: AccessPattern::Sequential,
+        block_bytes: ByteSize(128 << 10),
+        region_bytes: Some(ByteSize(fill_bytes)),
+        ..Default::default()
+    };
+    let mut generator =
+        Generator::new(&fill, ssd.capacity_bytes(), seeds.fork("fill.mix"), seeds.fork("fill.address"));
+    let drive = Drive::closed_loop(QUEUE_DEPTH, Target::WriteBytes(fill_bytes));
+    let mut now = run_phase(&mut ssd, &mut generator, SimTime::ZERO, drive, &mut tag, &mut ())?.end;
+    now = now.after(idle_gap_ns);
+    ssd.start_measurement(now);
+
+    let random = WorkloadConfig {
+        pattern: AccessPattern::UniformRandom,
+        block_bytes: ByteSize(page),
+        region_bytes: Some(ByteSize(fill_bytes)),
+        ..Default::default()
+    };
+    let mut generator =
+        Generator::new(&random, ssd.capacity_bytes(), seeds.fork("writes.mix"), seeds.fork("writes.address"));
+    let small = align(SMALL_TRIM_BYTES * scale, TRIM_COMMAND_BYTES);
+    let large = align(LARGE_TRIM_BYTES * scale, TRIM_COMMAND_BYTES);
+    let writes = align(RANDOM_WRITE_BYTES * scale, page);
+    let mut pending_at_writes = Vec::new();
+    for iteration in 0..ITERATIONS as u64 {
+        // Each iteration frees data not freed before: consecutive slices of the filled region.
+        let offset = iteration * (small + large);
+        if policy != Policy::WriteOnly {
+            now = trim_range(&mut ssd, now, offset, small)?;
+            now = trim_range(&mut ssd, now, offset + small, large)?;
+        }
+        now = now.after(idle_gap_ns);
+        // The host stays idle through the gap; record what the engine has left for GC.
+        ssd.idle_until(now);
+        pending_at_writes.push(ssd.engine().stats().deferred.pages_pending);
+        let drive = Drive::closed_loop(QUEUE_DEPTH, Target::WriteBytes(writes));
+        now = run_phase(&mut ssd, &mut generator, now, drive, &mut tag, &mut ())?.end;
+        now = now.after(idle_gap_ns);
+    }
+    ssd.idle_until(now);
+    let report = ssd.report(now);
+    ssd.check().map_err(anyhow::Error::msg).context("consistency check after the delayed-trim run")?;
+    Ok(Outcome { report, pending_at_writes, heap_bytes: ssd.heap_bytes() })
+}
+
+fn gc_total_ns(r: &DeviceReport) -> u64 {
+    r.gc.busy_ns + r.trim.before_gc_ns
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+pub fn run(options: &Options) -> Result<ExperimentReport> {
+    let scale = options.scale;
+    let list = policies(scale);
+    let mut jobs: Vec<(f64, Policy, u64)> = list.iter().map(|&p| (scale, p, IDLE_GAP_NS)).collect();
+    // The sweep's caps shrink with its scale; rows keep the scale-1 names.
+    let sweep_list = policies(scale * GAP_SWEEP_SCALE);
+    let sweep_names = [list[1].label(), list[3].label()];
+    for &gap in &GAP_SWEEP_NS {
+        for &p in &[sweep_list[1], sweep_list[3]] {
+            jobs.push((scale * GAP_SWEEP_SCALE, p, gap));
+        }
+    }
+    let outcomes = parallel_map(&jobs, "delayed-trim", |&(s, p, gap)| measure(s, p, gap, options.seed));
+    let outcomes: Vec<Outcome> = outcomes.into_iter().collect::<Result<_>>()?;
+    let main = &outcomes[..list.len()];
+    let base = &main[0].report;
+    let base_fg = base.trim.foreground_total_ns.max(1) as f64;
+    let base_gc = gc_total_ns(base).max(1) as f64;
+
+    let mut waf = Table::new(
+        "fig2_waf",
+        "Fig. 2: WAF per policy (host writes after the fill)",
+        &["policy", "waf", "waf_paper", "diff_vs_paper_pct", "gc_pages_copied", "nand_blocks_erased"],
+    );
+    let mut gc = Table::new(
+        "fig3_gc_latency",
+        "Fig. 3: GC time, total and per GC, with the TRIM work forced before GC",
+        &[
+            "policy",
+            "gc_invocations",
+            "gc_busy_ms",
+            "forced_trim_ms",
+            "gc_total_ms",
+            "gc_total_vs_baseline",
+            "gc_per_invocation_us",
+        ],
+    );
+    let mut fig4 = Table::new(
+        "fig4_trim_overhead",
+        "Fig. 4: foreground TRIM overhead by step (idle-time work excluded), share of Baseline's total",
+        &[
+            "policy",
+            "step1",
+            "step2",
+            "step3",
+            "total",
+            "total_paper",
+            "foreground_ms",
+            "idle_ms",
+            "before_gc_ms",
+            "buffer_full_ms",
+            "pending_pages_at_writes",
+        ],
+    );
+    let mut memory = Table::new(
+        "trim_memory",
+        "Trim-validity bitmap and trim buffer",
+        &["policy", "bitmap", "bitmap_bytes_max", "trim_buffer_entries_max", "model_heap_bytes"],
+    );
+    for (policy, o) in list.iter().zip(main) {
+        let r = &o.report;
+        let (waf_paper, fg_paper) = paper(*policy);
+        let waf_paper_cell = waf_paper.map_or(Cell::Empty, Cell::Num);
+        let diff = waf_paper.map_or(Cell::Empty, |w| Cell::Num((r.waf - w) / w * 100.0));
+        waf.push_row([
+            Cell::Text(policy.label()),
+            Cell::Num(r.waf),
+            waf_paper_cell,
+            diff,
+            Cell::Int(r.gc.pages_copied as i64),
+            Cell::Int(r.nand_blocks_erased as i64),
+        ]);
+        let total = gc_total_ns(r);
+        gc.push_row([
+            Cell::Text(policy.label()),
+            Cell::Int(r.gc.invocations as i64),
+            Cell::Num(ms(r.gc.busy_ns)),
+            Cell::Num(ms(r.trim.before_gc_ns)),
+            Cell::Num(ms(total)),
+            Cell::Num(total as f64 / base_gc),
+            Cell::Num(if r.gc.invocations == 0 { 0.0 } else { total as f64 / r.gc.invocations as f64 / 1e3 }),
+        ]);
+        let t = &r.trim;
+        let share =
+            |ns: u64| if *policy == Policy::WriteOnly { Cell::Empty } else { Cell::Num(ns as f64 / base_fg) };
+        fig4.push_row([
+            Cell::Text(policy.label()),
+            share(t.foreground_step1_ns),
+            share(t.foreground_step2_ns),
+            share(t.foreground_step3_ns),
+            share(t.foreground_total_ns),
+            fg_paper.map_or(Cell::Empty, Cell::Num),
+            Cell::Num(ms(t.foreground_total_ns)),
+            Cell::Num(ms(t.idle_total_ns)),
+            Cell::Num(ms(t.before_gc_ns)),
+            Cell::Num(ms(t.buffer_full_ns)),
+            Cell::Text(o.pending_at_writes.iter().map(u64::to_string).collect::<Vec<_>>().join(" / ")),
+        ]);
+        if let Policy::Delayed(_, bitmap) = policy {
+            memory.push_row([
+                Cell::Text(policy.label()),
+                Cell::Text(format!("{bitmap:?}").to_lowercase()),
+                Cell::Int(t.bitmap_bytes_max as i64),
+                Cell::Int(t.trim_buffer_entries_max as i64),
+                Cell::Int(o.heap_bytes as i64),
+            ]);
+        }
+    }
+
+    let mut sweep = Table::new(
+        "idle_gap_sweep",
+        format!("Sensitivity to the idle gap between phases (scale {})", scale * GAP_SWEEP_SCALE),
+        &[
+            "idle_gap_ms_at_scale_1",
+            "policy",
+            "waf",
+            "foreground_trim_ms",
+            "idle_trim_ms",
+            "before_gc_ms",
+            "gc_total_ms",
+            "pending_pages_at_writes",
+        ],
+    );
+    for (i, ((_, _, gap), o)) in jobs.iter().zip(&outcomes).skip(list.len()).enumerate() {
+        let r = &o.report;
+        sweep.push_row([
+            Cell::Num(ms(*gap)),
+            Cell::Text(sweep_names[i % 2].clone()),
+            Cell::Num(r.waf),
+            Cell::Num(ms(r.trim.foreground_total_ns)),
+            Cell::Num(ms(r.trim.idle_total_ns)),
+            Cell::Num(ms(r.trim.before_gc_ns)),
+            Cell::Num(ms(gc_total_ns(r))),
+            Cell::Text(o.pending_at_writes.iter().map(u64::to_string).collect::<Vec<_>>().join(" / ")),
+        ]);
+    }
+
+    let labels: Vec<String> = list.iter().map(|p| p.label()).collect();
+    let pick = |f: &dyn Fn(&Outcome) -> f64| -> Vec<f64> { main.iter().map(f).collect() };
+    let paper_or_nan = |f: &dyn Fn(Policy) -> Option<f64>| -> Vec<f64> {
+        list.iter().map(|&p| f(p).unwrap_or(f64::NAN)).collect()
+    };
+    let plots = vec![
+        Plot {
+            name: "fig2_waf".into(),
+            title: "Fig. 2: WAF per policy".into(),
+            x_label: "policy".into(),
+            y_label: "write amplification".into(),
+            log_y: false,
+            kind: PlotKind::Bars {
+                categories: labels.clone(),
+                series: vec![
+                    ("trimlab".into(), pick(&|o| o.report.waf)),
+                    ("002 (paper)".into(), paper_or_nan(&|p| paper(p).0)),
+                ],
+            },
+        },
+        Plot {
+            name: "fig3_gc_latency".into(),
+            title: "Fig. 3: GC time (ms): GC itself and TRIM work forced before it".into(),
+            x_label: "policy".into(),
+            y_label: "milliseconds".into(),
+            log_y: false,
+            kind: PlotKind::Bars {
+                categories: labels.clone(),
+                series: vec![
+                    ("GC".into(), pick(&|o| ms(o.report.gc.busy_ns))),
+                    ("forced TRIM before GC".into(), pick(&|o| ms(o.report.trim.before_gc_ns))),
+                    ("total".into(), pick(&|o| ms(gc_total_ns(&o.report)))),
+                ],
+            },
+        },
+        Plot {
+            name: "fig4_trim_overhead".into(),
+            title: "Fig. 4: foreground TRIM overhead by step, share of Baseline".into(),
+            x_label: "policy".into(),
+            y_label: "share of Baseline's foreground TRIM time".into(),
+            log_y: false,
+            kind: PlotKind::Bars {
+                categories: labels[..labels.len() - 1].to_vec(),
+                series: vec![
+                    (
+                        "step 1".into(),
+                        pick(&|o| o.report.trim.foreground_step1_ns as f64 / base_fg)[..labels.len() - 1]
+                            .to_vec(),
+                    ),
+                    (
+                        "step 2".into(),
+                        pick(&|o| o.report.trim.foreground_step2_ns as f64 / base_fg)[..labels.len() - 1]
+                            .to_vec(),
+                    ),
+                    (
+                        "step 3".into(),
+                        pick(&|o| o.report.trim.foreground_step3_ns as f64 / base_fg)[..labels.len() - 1]
+                            .to_vec(),
+                    ),
+                    (
+                        "total".into(),
+                        pick(&|o| o.report.trim.foreground_total_ns as f64 / base_fg)[..labels.len() - 1]
+                            .to_vec(),
+                    ),
+                    ("002 total".into(), paper_or_nan(&|p| paper(p).1)[..labels.len() - 1].to_vec()),
+                ],
+            },
+        },
+    ];
+
+    // Indices into `list`: 0 Baseline, 1 DT-512MB, 2 DT-1GB, 3 DT-ALL, 4 DT-ALL partial, 5 Write-Only.
+    let r = |i: usize| &main[i].report;
+    let w = |i: usize| r(i).waf;
+    let fg = |i: usize| r(i).trim.foreground_total_ns;
+    let gct = |i: usize| gc_total_ns(r(i));
+    let near = |a: f64, b: f64| (a - b).abs() / b <= 0.01;
+    let mut partial_json = serde_json::to_value(r(4))?;
+    let mut full_json = serde_json::to_value(r(3))?;
+    for v in [&mut partial_json, &mut full_json] {
+        v["trim"]["bitmap_bytes"] = serde_json::Value::Null;
+        v["trim"]["bitmap_bytes_max"] = serde_json::Value::Null;
+    }
+    let verdicts = vec![
+        Verdict {
+            claim: "Fig. 2: WAF Write-Only > DT-512MB > DT-1GB > DT-ALL ≈ Baseline (within 1 %)".into(),
+            holds: w(5) > w(1) && w(1) > w(2) && w(2) > w(3) && near(w(3), w(0)),
+            detail: format!(
+                "Write-Only {:.4}, DT-512MB {:.4}, DT-1GB {:.4}, DT-ALL {:.4}, Baseline {:.4}",
+                w(5),
+                w(1),
+                w(2),
+                w(3),
+                w(0)
+            ),
+        },
+        Verdict {
+            claim: "Fig. 4: foreground TRIM overhead DT-512MB < DT-1GB < DT-ALL < Baseline".into(),
+            holds: fg(1) < fg(2) && fg(2) < fg(3) && fg(3) < fg(0),
+            detail: format!(
+                "shares of Baseline: DT-512MB {:.3}, DT-1GB {:.3}, DT-ALL {:.3} (002: 0.10, 0.20, 0.36)",
+                fg(1) as f64 / base_fg,
+                fg(2) as f64 / base_fg,
+                fg(3) as f64 / base_fg
+            ),
+        },
+        Verdict {
+            claim: "Fig. 4: Delayed TRIM's step 1 costs more than Baseline's step 1".into(),
+            holds: (1..=3).all(|i| r(i).trim.foreground_step1_ns > base.trim.foreground_step1_ns),
+            detail: format!(
+                "step 1: Baseline {:.2} ms, DT-ALL {:.2} ms",
+                ms(base.trim.foreground_step1_ns),
+                ms(r(3).trim.foreground_step1_ns)
+            ),
+        },
+        Verdict {
+            claim: "Fig. 3: Baseline has the lowest total GC time; DT-ALL's is a little higher (forced TRIM), DT-1GB and DT-512MB higher still".into(),
+            holds: (1..=5).all(|i| gct(0) <= gct(i)) && gct(3) <= gct(2) && gct(2) <= gct(1),
+            detail: format!(
+                "total GC ms: Baseline {:.1}, DT-ALL {:.1}, DT-1GB {:.1}, DT-512MB {:.1}, Write-Only {:.1}",
+                ms(gct(0)),
+                ms(gct(3)),
+                ms(gct(2)),
+                ms(gct(1)),
+                ms(gct(5))
+            ),
+        },
+        Verdict {
+            claim: "The partial trim bitmap gives results identical to the full one".into(),
+            holds: partial_json == full_json,
+            detail: format!(
+                "DT-ALL full bitmap {} B vs partial at most {} B",
+                r(3).trim.bitmap_bytes_max,
+                r(4).trim.bitmap_bytes_max
+            ),
+        },
+    ];
+
+    let page = 4096u64;
+    let logical = main[0].report.logical_pages * page;
+    let notes = vec![
+        format!(
+            "Full trim-validity bitmap: {} per TiB of logical space at our 4 KiB mapping unit, {} at the 16 KiB pages of 002's DaisyPlus (002: about 8 MB per 1 TB); for this {:.1} GiB drive {} bytes.",
+            ByteSize(trimlab_trim::full_bitmap_bytes(1 << 40, page)),
+            ByteSize(trimlab_trim::full_bitmap_bytes(1 << 40, 16 << 10)),
+            logical as f64 / GIB,
+            trimlab_trim::full_bitmap_bytes(logical, page)
+        ),
+        "The pre-GC cap is a budget per busy period that refills when the device goes idle (002 does not say per what; per GC invocation it would drain any backlog within a few GCs and the caps could not differ in WAF).".into(),
+        format!(
+            "Idle gap {} ms, idle threshold {} ms; TRIM commands of {} each. 002 states neither; the sweep table shows how the results move with the gap: at 0 ms the engine can only defer to GC, at 1 s everything drains at idle and every cap gives Baseline's WAF.",
+            ms(IDLE_GAP_NS),
+            ms(IDLE_THRESHOLD_NS),
+            ByteSize(TRIM_COMMAND_BYTES)
+        ),
+        "Foreground TRIM time = step 1 at the command + steps 2-3 forced before GC or by a full trim buffer; idle-time work is excluded as in 002's Fig. 4. GC total = GC's own busy time on the dies + forced TRIM work before it.".into(),
+        format!(
+            "Magnitudes. WAF is {:+.0} % (Baseline) to {:+.0} % (Write-Only) off 002's: our GC starts once the ~25 % of flash left free after the fill is used up and then runs at the filled region's steady state, where greedy GC copies much more than 002's WAF of 1.02 implies; 002 does not say how large the random-write region or the drive's spare area was, so we keep the stated 75 % fill and report the difference. The WAF gaps between policies are what Delayed TRIM decides, and their order matches.",
+            (w(0) - 1.02) / 1.02 * 100.0,
+            (w(5) - 1.2) / 1.2 * 100.0
+        ),
+        format!(
+            "Magnitudes. Foreground TRIM shares {:.2} / {:.2} / {:.2} (DT-512MB / DT-1GB / DT-ALL) vs 002's 0.10 / 0.20 / 0.36: step 1 alone is {:.0} % of Baseline's time with 1 MiB commands (the cost model puts 82 % of a 1 MiB TRIM in steps 2-3, as 002 measures), so no delayed policy can go below that floor here; larger TRIM commands or a longer idle gap lower every share (see the sweep).",
+            fg(1) as f64 / base_fg,
+            fg(2) as f64 / base_fg,
+            fg(3) as f64 / base_fg,
+            r(3).trim.foreground_step1_ns as f64 / base_fg * 100.0
+        ),
+    ];
+    let params = vec![
+        ("seed".into(), options.seed.to_string()),
+        ("scale".into(), scale.to_string()),
+        ("flash_bytes".into(), ByteSize((FLASH_BYTES * scale) as u64).to_string()),
+        ("idle_gap".into(), format!("{} ms", ms(IDLE_GAP_NS))),
+        ("trim_command_bytes".into(), ByteSize(TRIM_COMMAND_BYTES).to_string()),
+        ("queue_depth".into(), QUEUE_DEPTH.to_string()),
+    ];
+    Ok(ExperimentReport {
+        name: "delayed-trim".into(),
+        title: "Delayed TRIM (002): WAF, GC time and foreground TRIM overhead".into(),
+        summary: format!(
+            "{} of flash (scale {scale}), nvme-tlc timing, 75 % filled; 3 x (TRIM {} + {}, then {} of 4 KiB random writes at QD {QUEUE_DEPTH}), {} ms idle between phases; Baseline, DT-512MB, DT-1GB, DT-ALL (full and partial bitmap), Write-Only.",
+            ByteSize((FLASH_BYTES * scale) as u64),
+            ByteSize(align(SMALL_TRIM_BYTES * scale, TRIM_COMMAND_BYTES)),
+            ByteSize(align(LARGE_TRIM_BYTES * scale, TRIM_COMMAND_BYTES)),
+            ByteSize(align(RANDOM_WRITE_BYTES * scale, 4096)),
+            ms(IDLE_GAP_NS)
+        ),
+        paper: vec![
+            "Fig. 2 WAF: Write-Only ~1.2 > DT-512MB ~1.05 > DT-1GB ~1.04 > Baseline ~ DT-ALL ~1.02.".into(),
+            "Fig. 3 GC latency: Baseline lowest; DT-ALL's GC equals Baseline's but its total is a bit higher (forced TRIM); DT-1GB and DT-512MB clearly higher (more GC).".into(),
+            "Fig. 4 foreground TRIM overhead: Step 1 costs more than Baseline's; total ~36 % (DT-ALL), ~20 % (DT-1GB), ~10 % (DT-512MB) of Baseline.".into(),
+        ],
+        verdicts,
+        notes,
+        tables: vec![waf, gc, fig4, memory, sweep],
+        plots,
+        params,
+    })
+}
