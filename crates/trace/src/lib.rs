@@ -1,0 +1,17 @@
+//! Real workloads: streaming readers for block traces (blkparse, the ftrace blk tracer, fio
+//! iolog v2/v3, MSR Cambridge, MQSim/DiskSim ASCII) and their replay on a simulated device.
+//! Readers take any `BufRead` (the binary opens files); memory stays constant whatever the
+//! trace's length.
+
+pub mod format;
+pub mod interval_set;
+mod line;
+pub mod reader;
+pub mod record;
+pub mod replay;
+
+pub use format::TraceFormat;
+pub use line::{BlkAction, FioTimeUnit};
+pub use reader::{ReaderOptions, TraceError, TraceReader};
+pub use record::{TraceOp, TraceRecord};
+pub use replay::{replay, LbaMode, Pacing, ReplayError, ReplayOptions, ReplayOutcome, ReplayStats, TrimHandling};

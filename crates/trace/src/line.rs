@@ -1,0 +1,403 @@
+//! Line parsers, one per format. Each turns one text line into a request, a line to skip
+//! (comments, headers, events of other actions), or a reason the line is malformed.
+
+use crate::format::{is_dev, TraceFormat};
+use crate::record::{TraceOp, TraceRecord};
+
+const SECTOR: u64 = 512;
+
+pub(crate) enum Line {
+    Request(TraceRecord),
+    Skip,
+    /// A block event of another action than the one replayed (Q when replaying D, say).
+    OtherAction,
+    Bad(String),
+}
+
+/// Which block-layer event counts as the request in blkparse and ftrace traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlkAction {
+    /// Q: queued by the submitter (before merging and splitting).
+    Queue,
+    /// D: issued to the device driver (what the device receives).
+    Issue,
+    /// C: completed.
+    Complete,
+}
+
+impl BlkAction {
+    pub fn parse(text: &str) -> Result<BlkAction, String> {
+        match text {
+            "Q" | "q" => Ok(BlkAction::Queue),
+            "D" | "d" => Ok(BlkAction::Issue),
+            "C" | "c" => Ok(BlkAction::Complete),
+            _ => Err(format!("blk action \"{text}\" (accepted: Q, D, C)")),
+        }
+    }
+
+    fn letter(self) -> &'static str {
+        match self {
+            BlkAction::Queue => "Q",
+            BlkAction::Issue => "D",
+            BlkAction::Complete => "C",
+        }
+    }
+
+    fn tracepoint(self) -> &'static str {
+        match self {
+            BlkAction::Queue => "block_bio_queue:",
+            BlkAction::Issue => "block_rq_issue:",
+            BlkAction::Complete => "block_rq_complete:",
+        }
+    }
+}
+
+/// Units of fio iolog v3 timestamps (fio writes microseconds; older fio wrote milliseconds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FioTimeUnit {
+    Micros,
+    Millis,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LineOptions {
+    pub blk_action: BlkAction,
+    pub fio_time_unit: FioTimeUnit,
+}
+
+pub(crate) fn parse(format: TraceFormat, line: &str, options: &LineOptions) -> Line {
+    let trimmed = line.trim();
+    if trimmed.is_empty() || trimmed.starts_with('#') {
+        return Line::Skip;
+    }
+    match format {
+        TraceFormat::Blkparse => blkparse(trimmed, options.blk_action),
+        TraceFormat::FtraceBlk => ftrace(trimmed, options.blk_action),
+        TraceFormat::FioV2 => fio(trimmed, false, options.fio_time_unit),
+        TraceFormat::FioV3 => fio(trimmed, true, options.fio_time_unit),
+        TraceFormat::Msr => msr(trimmed),
+        TraceFormat::Mqsim => sim_ascii(trimmed, false),
+        TraceFormat::Disksim => sim_ascii(trimmed, true),
+    }
+}
+
+/// "SECONDS.FRACTION" to nanoseconds, exactly (no float rounding).
+fn seconds_to_ns(text: &str) -> Option<u64> {
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    if whole.is_empty() || frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let whole: u64 = whole.parse().ok()?;
+    let frac_ns: u64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().ok()? };
+    whole.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+}
+
+/// RWBS letters to an operation: D discard, W write, R read, a leading F with no data flush.
+fn rwbs_op(rwbs: &str, sectors: u64) -> Option<TraceOp> {
+    if rwbs.contains('D') {
+        Some(TraceOp::Trim)
+    } else if sectors == 0 && rwbs.starts_with('F') {
+        Some(TraceOp::Flush)
+    } else if rwbs.contains('W') {
+        Some(TraceOp::Write)
+    } else if rwbs.contains('R') {
+        Some(TraceOp::Read)
+    } else {
+        None
+    }
+}
+
+/// "SECTOR + SECTORS" anywhere in `tokens`, if present.
+fn plus_range(tokens: &[&str]) -> Result<Option<(u64, u64)>, String> {
+    match tokens.iter().position(|t| *t == "+") {
+        Some(i) if i >= 1 && i + 1 < tokens.len() => sector_range(&tokens[i - 1..]),
+        _ => Ok(None),
+    }
+}
+
+/// "SECTOR + SECTORS" at the start of `tokens`, if present.
+fn sector_range(tokens: &[&str]) -> Result<Option<(u64, u64)>, String> {
+    match tokens {
+        [sector, "+", count, ..] => {
+            let s = sector.parse::<u64>().map_err(|_| format!("sector \"{sector}\" is not a number"))?;
+            let n = count.parse::<u64>().map_err(|_| format!("sector count \"{count}\" is not a number"))?;
+            Ok(Some((s, n)))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn block_request(time_ns: u64, rwbs: &str, range: Option<(u64, u64)>) -> Line {
+    let (sector, sectors) = range.unwrap_or((0, 0));
+    match rwbs_op(rwbs, sectors) {
+        None => Line::Skip,
+        Some(TraceOp::Flush) => {
+            Line::Request(TraceRecord { time_ns: Some(time_ns), op: TraceOp::Flush, offset: 0, bytes: 0 })
+        }
+        Some(_) if range.is_none() => Line::Bad(format!("RWBS \"{rwbs}\" names data but no \"SECTOR + SECTORS\" follows")),
+        Some(_) if sectors == 0 => Line::Skip,
+        Some(op) => Line::Request(TraceRecord {
+            time_ns: Some(time_ns),
+            op,
+            offset: sector * SECTOR,
+            bytes: sectors * SECTOR,
+        }),
+    }
+}
+
+fn blkparse(line: &str, action: BlkAction) -> Line {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    if tokens.is_empty() || !is_dev(tokens[0]) {
+        // blkparse's per-CPU and total summaries at the end, and its other free text.
+        return Line::Skip;
+    }
+    if tokens.len() < 7 {
+        return Line::Bad(format!("{} fields, expected at least 7", tokens.len()));
+    }
+    if tokens[5] != action.letter() {
+        return Line::OtherAction;
+    }
+    let Some(time_ns) = seconds_to_ns(tokens[3]) else {
+        return Line::Bad(format!("time \"{}\" is not SECONDS.NANOS", tokens[3]));
+    };
+    match plus_range(&tokens[7..]) {
+        Err(e) => Line::Bad(e),
+        Ok(range) => block_request(time_ns, tokens[6], range),
+    }
+}
+
+fn ftrace(line: &str, action: BlkAction) -> Line {
+    // "TASK-PID [CPU] FLAGS SECONDS.MICROS: EVENT..."; the task name may contain spaces, so
+    // find the timestamp as the token before the first ": " that parses as seconds.
+    let Some(colon) = line.find(": ") else {
+        return Line::Bad("no \"TIMESTAMP: \" separator".into());
+    };
+    let head = &line[..colon];
+    let Some(stamp) = head.split_whitespace().last() else {
+        return Line::Bad("no timestamp before \": \"".into());
+    };
+    let Some(time_ns) = seconds_to_ns(stamp) else {
+        return Line::Bad(format!("timestamp \"{stamp}\" is not SECONDS.MICROS"));
+    };
+    let rest: Vec<&str> = line[colon + 2..].split_whitespace().collect();
+    match rest.first() {
+        Some(&event) if event.starts_with("block_") => {
+            if event != action.tracepoint() {
+                return Line::OtherAction;
+            }
+            // block_bio_queue: DEV RWBS SECTOR + N [COMM]
+            // block_rq_issue: DEV RWBS BYTES (CMD) SECTOR + N [COMM]
+            // block_rq_complete: DEV RWBS (CMD) SECTOR + N [ERR]
+            if rest.len() < 3 || !is_dev(rest[1]) {
+                return Line::Bad(format!("{event} without \"MAJ,MIN RWBS\""));
+            }
+            match plus_range(&rest[3..]) {
+                Err(e) => Line::Bad(e),
+                Ok(range) => block_request(time_ns, rest[2], range),
+            }
+        }
+        Some(&dev) if is_dev(dev) => {
+            // blk tracer: DEV ACTION RWBS SECTOR + N [COMM]
+            if rest.len() < 3 {
+                return Line::Bad("blk tracer event without \"ACTION RWBS\"".into());
+            }
+            if rest[1] != action.letter() {
+                return Line::OtherAction;
+            }
+            match plus_range(&rest[3..]) {
+                Err(e) => Line::Bad(e),
+                Ok(range) => block_request(time_ns, rest[2], range),
+            }
+        }
+        // Other tracers' events interleaved in the same buffer.
+        _ => Line::Skip,
+    }
+}
+
+fn fio(line: &str, v3: bool, unit: FioTimeUnit) -> Line {
+    if line.starts_with("fio version") {
+        return Line::Skip;
+    }
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let (time_ns, rest) = if v3 {
+        let Some(first) = tokens.first() else { return Line::Skip };
+        let Ok(t) = first.parse::<u64>() else {
+            return Line::Bad(format!("timestamp \"{first}\" is not an integer"));
+        };
+        let ns = match unit {
+            FioTimeUnit::Micros => t.saturating_mul(1_000),
+            FioTimeUnit::Millis => t.saturating_mul(1_000_000),
+        };
+        (Some(ns), &tokens[1..])
+    } else {
+        (None, &tokens[..])
+    };
+    let (action, args) = match rest {
+        [_file, action, args @ ..] => (*action, args),
+        _ => return Line::Bad(format!("{} fields, expected FILE ACTION [OFFSET LENGTH]", rest.len())),
+    };
+    let op = match action {
+        "add" | "open" | "close" | "wait" => return Line::Skip,
+        "read" => TraceOp::Read,
+        "write" => TraceOp::Write,
+        "trim" => TraceOp::Trim,
+        "sync" | "datasync" => {
+            return Line::Request(TraceRecord { time_ns, op: TraceOp::Flush, offset: 0, bytes: 0 });
+        }
+        other => {
+            return Line::Bad(format!(
+                "action \"{other}\" (accepted: read, write, trim, sync, datasync, add, open, close, wait)"
+            ))
+        }
+    };
+    match args {
+        [offset, length, ..] => match (offset.parse::<u64>(), length.parse::<u64>()) {
+            (Ok(offset), Ok(bytes)) if bytes > 0 => Line::Request(TraceRecord { time_ns, op, offset, bytes }),
+            (Ok(_), Ok(_)) => Line::Skip,
+            _ => Line::Bad(format!("offset \"{offset}\" or length \"{length}\" is not an integer")),
+        },
+        _ => Line::Bad(format!("{action} needs OFFSET LENGTH")),
+    }
+}
+
+fn msr(line: &str) -> Line {
+    let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+    if fields.len() != 7 {
+        return Line::Bad(format!("{} comma-separated fields, expected 7", fields.len()));
+    }
+    if fields[0].eq_ignore_ascii_case("timestamp") {
+        return Line::Skip;
+    }
+    let Ok(ticks) = fields[0].parse::<u64>() else {
+        return Line::Bad(format!("timestamp \"{}\" is not an integer", fields[0]));
+    };
+    let op = match fields[3].to_ascii_lowercase().as_str() {
+        "read" => TraceOp::Read,
+        "write" => TraceOp::Write,
+        other => return Line::Bad(format!("type \"{other}\" (accepted: Read, Write)")),
+    };
+    match (fields[4].parse::<u64>(), fields[5].parse::<u64>()) {
+        (Ok(offset), Ok(bytes)) if bytes > 0 => {
+            Line::Request(TraceRecord { time_ns: Some(ticks.saturating_mul(100)), op, offset, bytes })
+        }
+        (Ok(_), Ok(_)) => Line::Skip,
+        _ => Line::Bad(format!("offset \"{}\" or size \"{}\" is not an integer", fields[4], fields[5])),
+    }
+}
+
+fn sim_ascii(line: &str, disksim: bool) -> Line {
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    if tokens.len() != 5 {
+        return Line::Bad(format!("{} fields, expected 5", tokens.len()));
+    }
+    let time_ns = if disksim {
+        match tokens[0].parse::<f64>() {
+            Ok(ms) if ms >= 0.0 && ms.is_finite() => (ms * 1e6).round() as u64,
+            _ => return Line::Bad(format!("arrival \"{}\" is not a non-negative number of ms", tokens[0])),
+        }
+    } else {
+        match tokens[0].parse::<u64>() {
+            Ok(ns) => ns,
+            Err(_) => return Line::Bad(format!("arrival \"{}\" is not an integer number of ns", tokens[0])),
+        }
+    };
+    let numbers: Result<Vec<u64>, _> = tokens[2..].iter().map(|t| t.parse::<u64>()).collect();
+    let Ok(numbers) = numbers else {
+        return Line::Bad("sector, sectors and type must be non-negative integers".into());
+    };
+    let (sector, sectors, kind) = (numbers[0], numbers[1], numbers[2]);
+    let op = if kind & 1 == 1 { TraceOp::Read } else { TraceOp::Write };
+    if sectors == 0 {
+        return Line::Skip;
+    }
+    Line::Request(TraceRecord { time_ns: Some(time_ns), op, offset: sector * SECTOR, bytes: sectors * SECTOR })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> LineOptions {
+        LineOptions { blk_action: BlkAction::Issue, fio_time_unit: FioTimeUnit::Micros }
+    }
+
+    fn request(format: TraceFormat, line: &str) -> TraceRecord {
+        match parse(format, line, &opts()) {
+            Line::Request(r) => r,
+            Line::Skip | Line::OtherAction => panic!("skipped: {line}"),
+            Line::Bad(e) => panic!("bad: {line}: {e}"),
+        }
+    }
+
+    #[test]
+    fn seconds_parse_exactly() {
+        assert_eq!(seconds_to_ns("1.5"), Some(1_500_000_000));
+        assert_eq!(seconds_to_ns("0.000000001"), Some(1));
+        assert_eq!(seconds_to_ns("12"), Some(12_000_000_000));
+        assert_eq!(seconds_to_ns("1.0000000001"), None);
+        assert_eq!(seconds_to_ns("x.1"), None);
+    }
+
+    #[test]
+    fn blkparse_lines() {
+        let r = request(TraceFormat::Blkparse, "  8,0    3       11     0.001000000   697  D  WS 2048 + 16 [jbd2/sda1-8]");
+        assert_eq!(r, TraceRecord { time_ns: Some(1_000_000), op: TraceOp::Write, offset: 1 << 20, bytes: 8192 });
+        let r = request(TraceFormat::Blkparse, "259,0    0       12     2.000000000  1234  D  DS 4096 + 2048 [fstrim]");
+        assert_eq!((r.op, r.offset, r.bytes), (TraceOp::Trim, 4096 * 512, 1 << 20));
+        let r = request(TraceFormat::Blkparse, "  8,0    1       13     2.5   99  D  FN [kworker]");
+        assert_eq!(r.op, TraceOp::Flush);
+        assert!(matches!(
+            parse(TraceFormat::Blkparse, "  8,0    3  1  0.1  697  Q  WS 2048 + 16 [x]", &opts()),
+            Line::OtherAction
+        ));
+        assert!(matches!(parse(TraceFormat::Blkparse, "CPU0 (8,0):", &opts()), Line::Skip));
+        assert!(matches!(parse(TraceFormat::Blkparse, "  8,0  3  1  zero  697  D  W 1 + 1 [x]", &opts()), Line::Bad(_)));
+        assert!(matches!(parse(TraceFormat::Blkparse, "  8,0  3  1  0.1  697  D  W 1 + x [x]", &opts()), Line::Bad(_)));
+    }
+
+    #[test]
+    fn ftrace_lines() {
+        let r = request(
+            TraceFormat::FtraceBlk,
+            "  kworker/u8:2-123   [002] d..1.  2469.390374: 8,0    D   W 1234 + 8 [kworker/u8:2]",
+        );
+        assert_eq!(r, TraceRecord { time_ns: Some(2_469_390_374_000), op: TraceOp::Write, offset: 1234 * 512, bytes: 4096 });
+        let r = request(
+            TraceFormat::FtraceBlk,
+            "   fstrim-999 [001] ..... 10.000001: block_rq_issue: 8,0 DS 1048576 () 4096 + 2048 [fstrim]",
+        );
+        assert_eq!((r.op, r.offset, r.bytes, r.time_ns), (TraceOp::Trim, 4096 * 512, 1 << 20, Some(10_000_001_000)));
+        assert!(matches!(
+            parse(TraceFormat::FtraceBlk, " dd-1 [000] .... 1.0: block_rq_complete: 8,0 W () 8 + 8 [0]", &opts()),
+            Line::OtherAction
+        ));
+        assert!(matches!(parse(TraceFormat::FtraceBlk, " dd-1 [000] .... one: 8,0 D W 8 + 8 [dd]", &opts()), Line::Bad(_)));
+    }
+
+    #[test]
+    fn fio_lines() {
+        let r = request(TraceFormat::FioV3, "1500 /dev/nbd0 trim 1048576 65536");
+        assert_eq!(r, TraceRecord { time_ns: Some(1_500_000), op: TraceOp::Trim, offset: 1 << 20, bytes: 65536 });
+        let r = request(TraceFormat::FioV2, "/dev/sdb write 4096 4096");
+        assert_eq!(r.time_ns, None);
+        assert_eq!(request(TraceFormat::FioV3, "7 f sync 0 0").op, TraceOp::Flush);
+        assert!(matches!(parse(TraceFormat::FioV3, "0 f open", &opts()), Line::Skip));
+        assert!(matches!(parse(TraceFormat::FioV3, "0 f scribble 0 1", &opts()), Line::Bad(_)));
+        assert!(matches!(parse(TraceFormat::FioV3, "x f read 0 1", &opts()), Line::Bad(_)));
+        assert!(matches!(parse(TraceFormat::FioV2, "f read 0", &opts()), Line::Bad(_)));
+    }
+
+    #[test]
+    fn msr_and_simulator_lines() {
+        let r = request(TraceFormat::Msr, "128166372003061629,hm,1,Read,3128352768,4096,3428");
+        assert_eq!((r.op, r.offset, r.bytes), (TraceOp::Read, 3_128_352_768, 4096));
+        assert!(matches!(parse(TraceFormat::Msr, "1,hm,1,Erase,0,4096,3", &opts()), Line::Bad(_)));
+        assert!(matches!(parse(TraceFormat::Msr, "1,hm,1,Read,0,4096", &opts()), Line::Bad(_)));
+        let r = request(TraceFormat::Mqsim, "5000 0 16 8 1");
+        assert_eq!(r, TraceRecord { time_ns: Some(5000), op: TraceOp::Read, offset: 8192, bytes: 4096 });
+        let r = request(TraceFormat::Disksim, "0.5 0 16 8 0");
+        assert_eq!(r, TraceRecord { time_ns: Some(500_000), op: TraceOp::Write, offset: 8192, bytes: 4096 });
+        assert!(matches!(parse(TraceFormat::Mqsim, "5000 0 16 8", &opts()), Line::Bad(_)));
+        assert!(matches!(parse(TraceFormat::Disksim, "-1 0 16 8 0", &opts()), Line::Bad(_)));
+    }
+}

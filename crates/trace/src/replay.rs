@@ -1,0 +1,298 @@
+//! Replays a stream of trace records on a simulated device, open loop (the trace's own arrival
+//! times, idle gaps kept, optionally sped up) or closed loop (a fixed number of requests
+//! outstanding), with the trace's TRIMs sent as recorded, dropped, or collected and sent in one
+//! batch at each period (a periodic fstrim).
+
+use crate::interval_set::IntervalSet;
+use crate::reader::TraceError;
+use crate::record::{TraceOp, TraceRecord};
+use serde::Serialize;
+use trimlab_device::{ByteRange, Command, CommandError, DeviceReport, Ssd};
+use trimlab_sim::{EventQueue, SimTime};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pacing {
+    /// Each request arrives at its trace time divided by `speed` (2.0 = twice as fast). A
+    /// request without a time arrives when the previous one completes.
+    OpenLoop { speed: f64 },
+    /// `queue_depth` requests outstanding; the trace's times are ignored.
+    ClosedLoop { queue_depth: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LbaMode {
+    /// A request past the device's end is an error.
+    Check,
+    /// Offsets wrap modulo the device's capacity (a request straddling the end is cut there).
+    Remap,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "mode")]
+pub enum TrimHandling {
+    /// Online discard: every TRIM of the trace is sent when it was recorded.
+    AsRecorded,
+    /// No discard: TRIMs are dropped.
+    Drop,
+    /// Periodic fstrim: TRIMed ranges not rewritten since are collected and sent together
+    /// every `period_ns` of trace time, as FITRIM would find them free.
+    Periodic { period_ns: u64 },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayOptions {
+    pub pacing: Pacing,
+    pub lba: LbaMode,
+    pub trims: TrimHandling,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error("request {index} ({op:?} at byte {offset}, {bytes} bytes) ends past the device's {capacity_bytes} bytes; replay with --lba remap, or on a larger device")]
+    OutOfRange { index: u64, op: TraceOp, offset: u64, bytes: u64, capacity_bytes: u64 },
+    #[error("request {index}: the device refused it: {error}")]
+    Device { index: u64, error: CommandError },
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReplayStats {
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub trims: u64,
+    pub flushes: u64,
+    pub trim_bytes_recorded: u64,
+    pub trims_dropped: u64,
+    pub fstrim_runs: u64,
+    pub fstrim_commands: u64,
+    pub fstrim_bytes: u64,
+    /// Requests stamped earlier than the one before (served in file order at the later time).
+    pub out_of_order: u64,
+    pub remapped: u64,
+    /// Requests widened to whole 512-byte sectors.
+    pub sector_aligned: u64,
+    /// Commands sent to the device (large requests are split at the device's limits).
+    pub device_commands: u64,
+    pub trace_span_ns: u64,
+}
+
+pub struct ReplayOutcome {
+    pub stats: ReplayStats,
+    pub report: DeviceReport,
+    pub end: SimTime,
+}
+
+struct Replayer<'a> {
+    ssd: &'a mut Ssd,
+    options: ReplayOptions,
+    stats: ReplayStats,
+    next_tag: u64,
+    pending_fstrim: IntervalSet,
+    next_fstrim_ns: u64,
+    scratch_ranges: Vec<ByteRange>,
+}
+
+impl Replayer<'_> {
+    /// Brings a request inside the device and onto sector boundaries.
+    fn place(&mut self, index: u64, record: &TraceRecord) -> Result<Option<(u64, u64)>, ReplayError> {
+        let capacity = self.ssd.capacity_bytes();
+        let sector = self.ssd.config().sector_bytes;
+        let (mut offset, mut bytes) = (record.offset, record.bytes);
+        if offset.checked_add(bytes).is_none_or(|end| end > capacity) {
+            match self.options.lba {
+                LbaMode::Check => {
+                    return Err(ReplayError::OutOfRange { index, op: record.op, offset, bytes, capacity_bytes: capacity })
+                }
+                LbaMode::Remap => {
+                    self.stats.remapped += 1;
+                    offset %= capacity;
+                    bytes = bytes.min(capacity - offset);
+                }
+            }
+        }
+        let start = offset / sector * sector;
+        let end = (offset + bytes).div_ceil(sector) * sector;
+        if start != offset || end != offset + bytes {
+            self.stats.sector_aligned += 1;
+        }
+        Ok((end > start).then_some((start, end - start)))
+    }
+
+    fn submit(&mut self, index: u64, at: SimTime, command: &Command) -> Result<SimTime, ReplayError> {
+        self.stats.device_commands += 1;
+        self.ssd.submit(at, command, None).map(|c| c.done).map_err(|error| ReplayError::Device { index, error })
+    }
+
+    /// Sends TRIMs of `ranges` as few commands as the device's limits allow, one after another.
+    fn trim_ranges(&mut self, index: u64, mut at: SimTime, ranges: &[(u64, u64)]) -> Result<(SimTime, u64), ReplayError> {
+        let max_bytes = self.ssd.config().trim_max_bytes;
+        let max_ranges = self.ssd.config().trim_max_ranges as usize;
+        let mut batch = std::mem::take(&mut self.scratch_ranges);
+        batch.clear();
+        let (mut total, mut commands) = (0u64, 0u64);
+        let mut flush = |r: &mut Self, batch: &mut Vec<ByteRange>, at: &mut SimTime| -> Result<(), ReplayError> {
+            if !batch.is_empty() {
+                *at = r.submit(index, *at, &Command::Trim { ranges: std::mem::take(batch) })?;
+                commands += 1;
+            }
+            Ok(())
+        };
+        for &(start, len) in ranges {
+            let mut offset = start;
+            let end = start + len;
+            while offset < end {
+                let room = max_bytes - total;
+                if room == 0 || batch.len() == max_ranges {
+                    flush(self, &mut batch, &mut at)?;
+                    total = 0;
+                    continue;
+                }
+                let piece = room.min(end - offset);
+                batch.push(ByteRange { offset, bytes: piece });
+                total += piece;
+                offset += piece;
+            }
+        }
+        flush(self, &mut batch, &mut at)?;
+        self.scratch_ranges = batch;
+        Ok((at, commands))
+    }
+
+    /// Serves one request arriving at `at`; returns when it completes.
+    fn request(&mut self, index: u64, at: SimTime, record: &TraceRecord) -> Result<SimTime, ReplayError> {
+        self.stats.requests += 1;
+        if let TrimHandling::Periodic { period_ns } = self.options.trims {
+            while at.0 >= self.next_fstrim_ns {
+                let when = SimTime(self.next_fstrim_ns).max(self.ssd.commands_done_at());
+                let ranges: Vec<(u64, u64)> = self.pending_fstrim.iter().collect();
+                self.pending_fstrim.clear();
+                self.stats.fstrim_runs += 1;
+                self.stats.fstrim_bytes += ranges.iter().map(|r| r.1).sum::<u64>();
+                let (_, commands) = self.trim_ranges(index, when, &ranges)?;
+                self.stats.fstrim_commands += commands;
+                self.next_fstrim_ns = self.next_fstrim_ns.saturating_add(period_ns);
+            }
+        }
+        if record.op == TraceOp::Flush {
+            self.stats.flushes += 1;
+            return self.submit(index, at, &Command::Flush);
+        }
+        let Some((offset, bytes)) = self.place(index, record)? else {
+            return Ok(at);
+        };
+        let max = self.ssd.config().max_transfer_bytes;
+        let page = self.ssd.page_bytes();
+        match record.op {
+            TraceOp::Read | TraceOp::Write => {
+                let write = record.op == TraceOp::Write;
+                if write {
+                    self.stats.writes += 1;
+                    self.pending_fstrim.remove(offset, offset + bytes);
+                } else {
+                    self.stats.reads += 1;
+                }
+                let mut done = at;
+                let mut o = offset;
+                while o < offset + bytes {
+                    let len = max.min(offset + bytes - o);
+                    let command = if write {
+                        let tag = self.next_tag;
+                        self.next_tag += len.div_ceil(page) + 1;
+                        Command::Write { offset: o, bytes: len, tag }
+                    } else {
+                        Command::Read { offset: o, bytes: len }
+                    };
+                    done = done.max(self.submit(index, at, &command)?);
+                    o += len;
+                }
+                Ok(done)
+            }
+            TraceOp::Trim => {
+                self.stats.trims += 1;
+                self.stats.trim_bytes_recorded += bytes;
+                match self.options.trims {
+                    TrimHandling::AsRecorded => Ok(self.trim_ranges(index, at, &[(offset, bytes)])?.0),
+                    TrimHandling::Drop => {
+                        self.stats.trims_dropped += 1;
+                        Ok(at)
+                    }
+                    TrimHandling::Periodic { .. } => {
+                        self.stats.trims_dropped += 1;
+                        self.pending_fstrim.insert(offset, offset + bytes);
+                        Ok(at)
+                    }
+                }
+            }
+            TraceOp::Flush => unreachable!("flush handled above"),
+        }
+    }
+}
+
+/// Replays `records` on `ssd` from time zero; measurement covers the whole trace.
+pub fn replay<I>(ssd: &mut Ssd, records: I, options: ReplayOptions) -> Result<ReplayOutcome, ReplayError>
+where
+    I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+{
+    let next_fstrim_ns = match options.trims {
+        TrimHandling::Periodic { period_ns } => period_ns.max(1),
+        _ => u64::MAX,
+    };
+    ssd.start_measurement(SimTime::ZERO);
+    let mut r = Replayer {
+        ssd,
+        options,
+        stats: ReplayStats::default(),
+        next_tag: 1,
+        pending_fstrim: IntervalSet::default(),
+        next_fstrim_ns,
+        scratch_ranges: Vec::new(),
+    };
+    let mut end = SimTime::ZERO;
+    let mut records = records.into_iter();
+    match options.pacing {
+        Pacing::OpenLoop { speed } => {
+            let mut last_arrival = SimTime::ZERO;
+            let mut last_done = SimTime::ZERO;
+            for (index, record) in records.by_ref().enumerate() {
+                let record = record?;
+                let arrival = match record.time_ns {
+                    Some(t) => {
+                        r.stats.trace_span_ns = r.stats.trace_span_ns.max(t);
+                        SimTime((t as f64 / speed) as u64)
+                    }
+                    None => last_done,
+                };
+                if arrival < last_arrival {
+                    r.stats.out_of_order += 1;
+                }
+                let arrival = arrival.max(last_arrival);
+                last_arrival = arrival;
+                last_done = r.request(index as u64, arrival, &record)?;
+                end = end.max(last_done);
+            }
+        }
+        Pacing::ClosedLoop { queue_depth } => {
+            let mut queue: EventQueue<u32> = EventQueue::new();
+            for slot in 0..queue_depth.max(1) {
+                queue.push(SimTime::ZERO, slot);
+            }
+            let mut index = 0u64;
+            while let Some((now, slot)) = queue.pop() {
+                let Some(record) = records.next() else { break };
+                let record = record?;
+                if let Some(t) = record.time_ns {
+                    r.stats.trace_span_ns = r.stats.trace_span_ns.max(t);
+                }
+                let done = r.request(index, now, &record)?;
+                index += 1;
+                end = end.max(done);
+                queue.push(done, slot);
+            }
+        }
+    }
+    let stats = r.stats;
+    let report = ssd.report(end);
+    Ok(ReplayOutcome { stats, report, end })
+}

@@ -1,0 +1,110 @@
+//! Replay on a small device: TRIM handling modes, pacing, and LBA checks.
+
+use trimlab_device::{DeviceSection, Ssd, SsdConfig, TrimSection};
+use trimlab_sim::ByteSize;
+use trimlab_trace::{replay, LbaMode, Pacing, ReaderOptions, ReplayOptions, TraceReader, TrimHandling};
+
+fn small_ssd(engine: trimlab_trim::EngineKind) -> Ssd {
+    let device = DeviceSection {
+        channels: Some(1),
+        chips_per_channel: Some(1),
+        dies_per_chip: Some(1),
+        planes_per_die: Some(2),
+        blocks_per_plane: Some(64),
+        pages_per_block: Some(16),
+        spare_factor: Some(0.2),
+        write_buffer_bytes: Some(ByteSize(0)),
+        ..Default::default()
+    };
+    let trim = TrimSection { engine: Some(engine), ..Default::default() };
+    Ssd::new(SsdConfig::resolve(&device, &Default::default(), &trim).unwrap())
+}
+
+/// Fill the device, trim half of it at t = 1 s, rewrite a quarter, then churn the other half
+/// for a while (fio iolog v3, microsecond timestamps).
+fn trace(pages: u64) -> String {
+    let mut t = 0u64;
+    let mut out = String::from("fio version 3 iolog\n0 dev add\n0 dev open\n");
+    for p in 0..pages {
+        t += 100;
+        out += &format!("{t} dev write {} 4096\n", p * 4096);
+    }
+    t = 1_000_000;
+    out += &format!("{t} dev trim 0 {}\n", pages / 2 * 4096);
+    for p in 0..pages / 4 {
+        t += 100;
+        out += &format!("{t} dev write {} 4096\n", p * 4096);
+    }
+    let mut x = 7u64;
+    for _ in 0..pages * 6 {
+        t += 100;
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let p = pages / 2 + (x >> 33) % (pages / 2);
+        out += &format!("{t} dev write {} 4096\n", p * 4096);
+    }
+    out += &format!("{t} dev sync 0 0\n");
+    out
+}
+
+fn run(engine: trimlab_trim::EngineKind, trims: TrimHandling, pacing: Pacing) -> trimlab_trace::ReplayOutcome {
+    let mut ssd = small_ssd(engine);
+    let pages = ssd.capacity_bytes() / 4096;
+    let text = trace(pages);
+    let reader = TraceReader::new(text.as_bytes(), "t", ReaderOptions::default()).unwrap();
+    let outcome = replay(&mut ssd, reader, ReplayOptions { pacing, lba: LbaMode::Check, trims }).unwrap();
+    ssd.check().unwrap();
+    outcome
+}
+
+const OPEN: Pacing = Pacing::OpenLoop { speed: 1.0 };
+
+#[test]
+fn trims_lower_waf_and_periodic_fstrim_sends_only_what_is_still_free() {
+    use trimlab_trim::EngineKind::Immediate;
+    let online = run(Immediate, TrimHandling::AsRecorded, OPEN);
+    let none = run(Immediate, TrimHandling::Drop, OPEN);
+    // One fstrim 1.5 s in: after the trim (1 s) and the rewrite of the first quarter.
+    let fstrim = run(Immediate, TrimHandling::Periodic { period_ns: 1_500_000_000 }, OPEN);
+    assert_eq!(online.stats.trims, 1);
+    assert_eq!(none.stats.trims_dropped, 1);
+    assert!(online.report.waf < none.report.waf, "{} vs {}", online.report.waf, none.report.waf);
+    assert_eq!(fstrim.stats.fstrim_runs, 1);
+    let pages = online.report.logical_pages;
+    assert_eq!(fstrim.stats.fstrim_bytes, (pages / 2 - pages / 4) * 4096, "rewritten quarter is not trimmed");
+    assert!(fstrim.report.waf <= none.report.waf);
+    assert_eq!(online.report.trim.commands, 1);
+    assert_eq!(none.report.trim.commands, 0);
+}
+
+#[test]
+fn closed_loop_ignores_time_and_open_loop_keeps_gaps() {
+    use trimlab_trim::EngineKind::Immediate;
+    let open = run(Immediate, TrimHandling::AsRecorded, OPEN);
+    let closed = run(Immediate, TrimHandling::AsRecorded, Pacing::ClosedLoop { queue_depth: 4 });
+    let fast = run(Immediate, TrimHandling::AsRecorded, Pacing::OpenLoop { speed: 10.0 });
+    assert_eq!(open.report.host.pages_written, closed.report.host.pages_written);
+    assert!(open.end > closed.end, "the trace's idle second is kept open loop only");
+    assert!(fast.end < open.end);
+}
+
+#[test]
+fn delayed_engine_drains_in_the_traces_idle_gap() {
+    let delayed = run(trimlab_trim::EngineKind::Delayed, TrimHandling::AsRecorded, OPEN);
+    let online = run(trimlab_trim::EngineKind::Immediate, TrimHandling::AsRecorded, OPEN);
+    assert_eq!(delayed.report.trim.pages_pending, 0);
+    assert!(delayed.report.trim.foreground_total_ns < online.report.trim.foreground_total_ns);
+    assert!((delayed.report.waf - online.report.waf).abs() < 0.02);
+}
+
+#[test]
+fn out_of_range_requests_are_refused_or_remapped() {
+    let text = "fio version 3 iolog\n0 dev write 0 4096\n5 dev write 1099511627776 8192\n";
+    let mut ssd = small_ssd(trimlab_trim::EngineKind::Immediate);
+    let reader = TraceReader::new(text.as_bytes(), "t", ReaderOptions::default()).unwrap();
+    let options = ReplayOptions { pacing: OPEN, lba: LbaMode::Check, trims: TrimHandling::AsRecorded };
+    let err = replay(&mut ssd, reader, options).err().expect("out of range").to_string();
+    assert!(err.contains("--lba remap"), "{err}");
+    let reader = TraceReader::new(text.as_bytes(), "t", ReaderOptions::default()).unwrap();
+    let outcome = replay(&mut ssd, reader, ReplayOptions { lba: LbaMode::Remap, ..options }).unwrap();
+    assert_eq!(outcome.stats.remapped, 1);
+}
