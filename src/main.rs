@@ -6,6 +6,7 @@ mod output;
 mod progress;
 mod reproduce;
 mod run_cmd;
+mod trace_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -72,6 +73,10 @@ enum Command {
     },
     /// List device presets with their resolved parameters.
     Presets,
+    /// Replay a block trace (blkparse, ftrace blk, fio iolog v2/v3, MSR, MQSim, DiskSim) on a device.
+    Replay(trace_cmd::ReplayArgs),
+    /// Online discard, periodic fstrim or none: replay a trace each way and recommend one.
+    Advise(trace_cmd::AdviseArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +86,8 @@ fn main() -> ExitCode {
         Command::Reproduce { names, out, seed, scale } => reproduce::run(&names, &out, seed, scale),
         Command::Bench { quick } => bench::run(quick),
         Command::Presets => run_cmd::presets(),
+        Command::Replay(args) => trace_cmd::replay(&args),
+        Command::Advise(args) => trace_cmd::advise(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -101,7 +101,10 @@ impl TraceFormat {
 /// `MAJ,MIN`.
 pub(crate) fn is_dev(token: &str) -> bool {
     token.split_once(',').is_some_and(|(a, b)| {
-        !a.is_empty() && !b.is_empty() && a.bytes().all(|c| c.is_ascii_digit()) && b.bytes().all(|c| c.is_ascii_digit())
+        !a.is_empty()
+            && !b.is_empty()
+            && a.bytes().all(|c| c.is_ascii_digit())
+            && b.bytes().all(|c| c.is_ascii_digit())
     })
 }
 
@@ -112,8 +115,14 @@ mod tests {
     #[test]
     fn detects_each_format_from_its_first_line() {
         let cases = [
-            ("  8,0    1        1     0.000000000  4242  Q  WS 2048 + 8 [jbd2/sda1-8]", TraceFormat::Blkparse),
-            ("  kworker/0:1-123   [000] ....  12.345678: 8,0    D   W 2048 + 8 [kworker/0:1]", TraceFormat::FtraceBlk),
+            (
+                "  8,0    1        1     0.000000000  4242  Q  WS 2048 + 8 [jbd2/sda1-8]",
+                TraceFormat::Blkparse,
+            ),
+            (
+                "  kworker/0:1-123   [000] ....  12.345678: 8,0    D   W 2048 + 8 [kworker/0:1]",
+                TraceFormat::FtraceBlk,
+            ),
             ("fio version 2 iolog", TraceFormat::FioV2),
             ("fio version 3 iolog", TraceFormat::FioV3),
             ("128166372003061629,hm,1,Read,3128352768,4096,3428", TraceFormat::Msr),

@@ -14,4 +14,6 @@ pub use format::TraceFormat;
 pub use line::{BlkAction, FioTimeUnit};
 pub use reader::{ReaderOptions, TraceError, TraceReader};
 pub use record::{TraceOp, TraceRecord};
-pub use replay::{replay, LbaMode, Pacing, ReplayError, ReplayOptions, ReplayOutcome, ReplayStats, TrimHandling};
+pub use replay::{
+    replay, LbaMode, Pacing, ReplayError, ReplayOptions, ReplayOutcome, ReplayStats, TrimHandling,
+};

@@ -134,7 +134,9 @@ fn block_request(time_ns: u64, rwbs: &str, range: Option<(u64, u64)>) -> Line {
         Some(TraceOp::Flush) => {
             Line::Request(TraceRecord { time_ns: Some(time_ns), op: TraceOp::Flush, offset: 0, bytes: 0 })
         }
-        Some(_) if range.is_none() => Line::Bad(format!("RWBS \"{rwbs}\" names data but no \"SECTOR + SECTORS\" follows")),
+        Some(_) if range.is_none() => {
+            Line::Bad(format!("RWBS \"{rwbs}\" names data but no \"SECTOR + SECTORS\" follows"))
+        }
         Some(_) if sectors == 0 => Line::Skip,
         Some(op) => Line::Request(TraceRecord {
             time_ns: Some(time_ns),
@@ -310,7 +312,12 @@ fn sim_ascii(line: &str, disksim: bool) -> Line {
     if sectors == 0 {
         return Line::Skip;
     }
-    Line::Request(TraceRecord { time_ns: Some(time_ns), op, offset: sector * SECTOR, bytes: sectors * SECTOR })
+    Line::Request(TraceRecord {
+        time_ns: Some(time_ns),
+        op,
+        offset: sector * SECTOR,
+        bytes: sectors * SECTOR,
+    })
 }
 
 #[cfg(test)]
@@ -340,9 +347,18 @@ mod tests {
 
     #[test]
     fn blkparse_lines() {
-        let r = request(TraceFormat::Blkparse, "  8,0    3       11     0.001000000   697  D  WS 2048 + 16 [jbd2/sda1-8]");
-        assert_eq!(r, TraceRecord { time_ns: Some(1_000_000), op: TraceOp::Write, offset: 1 << 20, bytes: 8192 });
-        let r = request(TraceFormat::Blkparse, "259,0    0       12     2.000000000  1234  D  DS 4096 + 2048 [fstrim]");
+        let r = request(
+            TraceFormat::Blkparse,
+            "  8,0    3       11     0.001000000   697  D  WS 2048 + 16 [jbd2/sda1-8]",
+        );
+        assert_eq!(
+            r,
+            TraceRecord { time_ns: Some(1_000_000), op: TraceOp::Write, offset: 1 << 20, bytes: 8192 }
+        );
+        let r = request(
+            TraceFormat::Blkparse,
+            "259,0    0       12     2.000000000  1234  D  DS 4096 + 2048 [fstrim]",
+        );
         assert_eq!((r.op, r.offset, r.bytes), (TraceOp::Trim, 4096 * 512, 1 << 20));
         let r = request(TraceFormat::Blkparse, "  8,0    1       13     2.5   99  D  FN [kworker]");
         assert_eq!(r.op, TraceOp::Flush);
@@ -351,8 +367,14 @@ mod tests {
             Line::OtherAction
         ));
         assert!(matches!(parse(TraceFormat::Blkparse, "CPU0 (8,0):", &opts()), Line::Skip));
-        assert!(matches!(parse(TraceFormat::Blkparse, "  8,0  3  1  zero  697  D  W 1 + 1 [x]", &opts()), Line::Bad(_)));
-        assert!(matches!(parse(TraceFormat::Blkparse, "  8,0  3  1  0.1  697  D  W 1 + x [x]", &opts()), Line::Bad(_)));
+        assert!(matches!(
+            parse(TraceFormat::Blkparse, "  8,0  3  1  zero  697  D  W 1 + 1 [x]", &opts()),
+            Line::Bad(_)
+        ));
+        assert!(matches!(
+            parse(TraceFormat::Blkparse, "  8,0  3  1  0.1  697  D  W 1 + x [x]", &opts()),
+            Line::Bad(_)
+        ));
     }
 
     #[test]
@@ -361,23 +383,44 @@ mod tests {
             TraceFormat::FtraceBlk,
             "  kworker/u8:2-123   [002] d..1.  2469.390374: 8,0    D   W 1234 + 8 [kworker/u8:2]",
         );
-        assert_eq!(r, TraceRecord { time_ns: Some(2_469_390_374_000), op: TraceOp::Write, offset: 1234 * 512, bytes: 4096 });
+        assert_eq!(
+            r,
+            TraceRecord {
+                time_ns: Some(2_469_390_374_000),
+                op: TraceOp::Write,
+                offset: 1234 * 512,
+                bytes: 4096
+            }
+        );
         let r = request(
             TraceFormat::FtraceBlk,
             "   fstrim-999 [001] ..... 10.000001: block_rq_issue: 8,0 DS 1048576 () 4096 + 2048 [fstrim]",
         );
-        assert_eq!((r.op, r.offset, r.bytes, r.time_ns), (TraceOp::Trim, 4096 * 512, 1 << 20, Some(10_000_001_000)));
+        assert_eq!(
+            (r.op, r.offset, r.bytes, r.time_ns),
+            (TraceOp::Trim, 4096 * 512, 1 << 20, Some(10_000_001_000))
+        );
         assert!(matches!(
-            parse(TraceFormat::FtraceBlk, " dd-1 [000] .... 1.0: block_rq_complete: 8,0 W () 8 + 8 [0]", &opts()),
+            parse(
+                TraceFormat::FtraceBlk,
+                " dd-1 [000] .... 1.0: block_rq_complete: 8,0 W () 8 + 8 [0]",
+                &opts()
+            ),
             Line::OtherAction
         ));
-        assert!(matches!(parse(TraceFormat::FtraceBlk, " dd-1 [000] .... one: 8,0 D W 8 + 8 [dd]", &opts()), Line::Bad(_)));
+        assert!(matches!(
+            parse(TraceFormat::FtraceBlk, " dd-1 [000] .... one: 8,0 D W 8 + 8 [dd]", &opts()),
+            Line::Bad(_)
+        ));
     }
 
     #[test]
     fn fio_lines() {
         let r = request(TraceFormat::FioV3, "1500 /dev/nbd0 trim 1048576 65536");
-        assert_eq!(r, TraceRecord { time_ns: Some(1_500_000), op: TraceOp::Trim, offset: 1 << 20, bytes: 65536 });
+        assert_eq!(
+            r,
+            TraceRecord { time_ns: Some(1_500_000), op: TraceOp::Trim, offset: 1 << 20, bytes: 65536 }
+        );
         let r = request(TraceFormat::FioV2, "/dev/sdb write 4096 4096");
         assert_eq!(r.time_ns, None);
         assert_eq!(request(TraceFormat::FioV3, "7 f sync 0 0").op, TraceOp::Flush);

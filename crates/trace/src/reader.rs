@@ -183,7 +183,10 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                     return Some(Err(TraceError::BadLine {
                         source_name: self.source_name.clone(),
                         line: self.line_no,
-                        message: format!("{message} in \"{}\"", self.buf.trim().chars().take(160).collect::<String>()),
+                        message: format!(
+                            "{message} in \"{}\"",
+                            self.buf.trim().chars().take(160).collect::<String>()
+                        ),
                         expected: self.format.layout().to_string(),
                     }));
                 }
@@ -233,7 +236,8 @@ mod tests {
     fn skip_bad_counts_and_goes_on() {
         let text = "fio version 3 iolog\n10 f write 0 4096\n20 f write zero 4096\n30 f trim 0 4096\n";
         let mut reader =
-            TraceReader::new(text.as_bytes(), "t", ReaderOptions { skip_bad: true, ..Default::default() }).unwrap();
+            TraceReader::new(text.as_bytes(), "t", ReaderOptions { skip_bad: true, ..Default::default() })
+                .unwrap();
         let records: Vec<_> = reader.by_ref().collect::<Result<_, _>>().unwrap();
         assert_eq!(records.len(), 2);
         assert_eq!(reader.skipped_bad(), 1);
@@ -243,7 +247,8 @@ mod tests {
     fn unknown_format_and_wrong_action_are_explained() {
         let err = read_all("hello there\n", ReaderOptions::default()).unwrap_err().to_string();
         assert!(err.contains("--format"), "{err}");
-        let err = read_all("  8,0 0 1 0.1 1 Q W 0 + 8 [a]\n", ReaderOptions::default()).unwrap_err().to_string();
+        let err =
+            read_all("  8,0 0 1 0.1 1 Q W 0 + 8 [a]\n", ReaderOptions::default()).unwrap_err().to_string();
         assert!(err.contains("--blk-action"), "{err}");
         let queued = read_all(
             "  8,0 0 1 0.1 1 Q W 0 + 8 [a]\n",

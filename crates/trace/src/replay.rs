@@ -103,7 +103,13 @@ impl Replayer<'_> {
         if offset.checked_add(bytes).is_none_or(|end| end > capacity) {
             match self.options.lba {
                 LbaMode::Check => {
-                    return Err(ReplayError::OutOfRange { index, op: record.op, offset, bytes, capacity_bytes: capacity })
+                    return Err(ReplayError::OutOfRange {
+                        index,
+                        op: record.op,
+                        offset,
+                        bytes,
+                        capacity_bytes: capacity,
+                    })
                 }
                 LbaMode::Remap => {
                     self.stats.remapped += 1;
@@ -122,23 +128,32 @@ impl Replayer<'_> {
 
     fn submit(&mut self, index: u64, at: SimTime, command: &Command) -> Result<SimTime, ReplayError> {
         self.stats.device_commands += 1;
-        self.ssd.submit(at, command, None).map(|c| c.done).map_err(|error| ReplayError::Device { index, error })
+        self.ssd
+            .submit(at, command, None)
+            .map(|c| c.done)
+            .map_err(|error| ReplayError::Device { index, error })
     }
 
     /// Sends TRIMs of `ranges` as few commands as the device's limits allow, one after another.
-    fn trim_ranges(&mut self, index: u64, mut at: SimTime, ranges: &[(u64, u64)]) -> Result<(SimTime, u64), ReplayError> {
+    fn trim_ranges(
+        &mut self,
+        index: u64,
+        mut at: SimTime,
+        ranges: &[(u64, u64)],
+    ) -> Result<(SimTime, u64), ReplayError> {
         let max_bytes = self.ssd.config().trim_max_bytes;
         let max_ranges = self.ssd.config().trim_max_ranges as usize;
         let mut batch = std::mem::take(&mut self.scratch_ranges);
         batch.clear();
         let (mut total, mut commands) = (0u64, 0u64);
-        let mut flush = |r: &mut Self, batch: &mut Vec<ByteRange>, at: &mut SimTime| -> Result<(), ReplayError> {
-            if !batch.is_empty() {
-                *at = r.submit(index, *at, &Command::Trim { ranges: std::mem::take(batch) })?;
-                commands += 1;
-            }
-            Ok(())
-        };
+        let mut flush =
+            |r: &mut Self, batch: &mut Vec<ByteRange>, at: &mut SimTime| -> Result<(), ReplayError> {
+                if !batch.is_empty() {
+                    *at = r.submit(index, *at, &Command::Trim { ranges: std::mem::take(batch) })?;
+                    commands += 1;
+                }
+                Ok(())
+            };
         for &(start, len) in ranges {
             let mut offset = start;
             let end = start + len;

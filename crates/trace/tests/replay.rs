@@ -46,7 +46,11 @@ fn trace(pages: u64) -> String {
     out
 }
 
-fn run(engine: trimlab_trim::EngineKind, trims: TrimHandling, pacing: Pacing) -> trimlab_trace::ReplayOutcome {
+fn run(
+    engine: trimlab_trim::EngineKind,
+    trims: TrimHandling,
+    pacing: Pacing,
+) -> trimlab_trace::ReplayOutcome {
     let mut ssd = small_ssd(engine);
     let pages = ssd.capacity_bytes() / 4096;
     let text = trace(pages);
