@@ -30,6 +30,9 @@ DEVICE PRESETS ([device] preset = ...):
   nvme-tlc       a modern 4 KiB-page TLC NVMe drive (default)
   k9lag08u0m-4ch the 4-channel K9LAG08U0M MLC SSD of 004
 
+TRACES (trimlab replay / trimlab advise TRACE): blkparse, ftrace-blk, fio-v2, fio-v3, msr,
+  mqsim, disksim (detected or --format); see docs/traces.md.
+
 Config keys and defaults: docs/config.md. Replay any run: same config and --seed.";
 
 #[derive(Parser)]

@@ -1,0 +1,153 @@
+//! `trimlab replay` and `trimlab advise` end to end on small hand-written traces.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn trimlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trimlab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the trimlab binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn small_device(dir: &Path) -> PathBuf {
+    let path = dir.join("device.toml");
+    std::fs::write(
+        &path,
+        "[device]\npreset = \"nvme-tlc\"\nchannels = 1\nchips_per_channel = 1\nlogical_bytes = \"256MiB\"\nspare_factor = 0.15\n",
+    )
+    .unwrap();
+    path
+}
+
+/// Writes the device full, trims most of it, then overwrites the rest at random.
+fn churn_trace(dir: &Path, with_trims: bool) -> PathBuf {
+    let pages = 256u64 * 1024 * 1024 / 4096 * 85 / 100;
+    let mut text = String::from("fio version 3 iolog\n0 dev add\n");
+    let mut t = 0u64;
+    for p in (0..pages).step_by(16) {
+        t += 50;
+        text += &format!("{t} dev write {} 65536\n", p * 4096);
+    }
+    if with_trims {
+        t += 1000;
+        text += &format!("{t} dev trim 0 {}\n", pages / 2 * 4096);
+    }
+    let mut x = 11u64;
+    for _ in 0..pages * 3 {
+        t += 20;
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let p = pages / 2 + (x >> 33) % (pages / 2);
+        text += &format!("{t} dev write {} 4096\n", p * 4096);
+    }
+    let path = dir.join(if with_trims { "trims.log" } else { "no-trims.log" });
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn replay_writes_metrics_and_is_deterministic() {
+    let dir = scratch("replay");
+    let device = small_device(&dir);
+    let trace = churn_trace(&dir, true);
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    for out in [&a, &b] {
+        let o = trimlab(&[
+            "replay",
+            trace.to_str().unwrap(),
+            "--device",
+            device.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("TRIM commands 1"));
+    }
+    let json = std::fs::read(a.join("metrics.json")).unwrap();
+    assert_eq!(json, std::fs::read(b.join("metrics.json")).unwrap());
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["format"], "fio-v3");
+    assert_eq!(v["replay"]["trims"], 1);
+}
+
+#[test]
+fn replay_reads_standard_input() {
+    let dir = scratch("replay-stdin");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trimlab"))
+        .args(["replay", "-", "--out", dir.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"  8,0 0 1 0.000001000 5 D W 0 + 8 [x]\n  8,0 0 2 0.000002000 5 D D 0 + 8 [x]\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("2 requests (blkparse)"));
+}
+
+#[test]
+fn a_bad_trace_line_is_reported_with_file_and_line_or_skipped() {
+    let dir = scratch("replay-bad");
+    let trace = dir.join("bad.log");
+    std::fs::write(
+        &trace,
+        "fio version 3 iolog\n1 dev write 0 4096\n2 dev write four 4096\n3 dev trim 0 4096\n",
+    )
+    .unwrap();
+    let o = trimlab(&["replay", trace.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.log:3:") && err.contains("TIMESTAMP FILE ACTION"), "{err}");
+    let o = trimlab(&["replay", trace.to_str().unwrap(), "--skip-bad", "--out", dir.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("1 bad lines skipped"));
+    let o =
+        trimlab(&["replay", trace.to_str().unwrap(), "--trims", "whenever", "--out", dir.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fstrim:PERIOD"));
+}
+
+#[test]
+fn advise_recommends_differently_for_different_traces() {
+    let dir = scratch("advise");
+    let device = small_device(&dir);
+    let mut choices = Vec::new();
+    for with_trims in [true, false] {
+        let trace = churn_trace(&dir, with_trims);
+        let out = dir.join(format!("out-{with_trims}"));
+        let o = trimlab(&[
+            "advise",
+            trace.to_str().unwrap(),
+            "--device",
+            device.to_str().unwrap(),
+            "--fstrim-periods",
+            "1d",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("advise/report.json")).unwrap()).unwrap();
+        let params = report["params"].as_array().unwrap();
+        let choice =
+            params.iter().find(|p| p[0] == "recommendation").unwrap()[1].as_str().unwrap().to_string();
+        assert!(out.join("index.html").exists() && out.join("advise/waf.svg").exists());
+        choices.push(choice);
+    }
+    assert_eq!(choices[0], "online discard (mount -o discard)");
+    assert_eq!(choices[1], "no discard needed");
+}
