@@ -1,0 +1,82 @@
+//! Tidy: the determinism and safety rules of STYLE.md, checked mechanically over the source.
+//!
+//! Simulation crates never read a clock, never spawn a thread and never iterate a hash map
+//! (lookups are fine; iteration order would leak into results). No crate uses `unsafe`. Every
+//! source file opens with a `//!` line saying what it models.
+
+use std::path::{Path, PathBuf};
+
+/// Crates whose code runs inside the model.
+const MODEL_CRATES: &[&str] = &["sim", "nand", "ftl", "trim", "device", "workload", "analytic", "trace"];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    // Test modules may use anything; stop at the first `#[cfg(test)]`.
+    text.lines().enumerate().take_while(|(_, l)| !l.trim_start().starts_with("#[cfg(test)]")).filter(|(_, l)| {
+        let t = l.trim_start();
+        !t.starts_with("//")
+    })
+}
+
+#[test]
+fn model_crates_read_no_clock_spawn_no_thread_and_iterate_no_hash_map() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    for krate in MODEL_CRATES {
+        let mut files = Vec::new();
+        rust_files(&root.join("crates").join(krate).join("src"), &mut files);
+        assert!(!files.is_empty(), "crates/{krate}/src has no Rust files");
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (i, line) in code_lines(&text) {
+                for banned in ["Instant", "SystemTime", "thread::spawn", "std::thread", "rand::thread_rng"] {
+                    if line.contains(banned) {
+                        problems.push(format!("{}:{}: `{banned}` in simulation code", file.display(), i + 1));
+                    }
+                }
+                let hashed = line.contains("HashMap") || line.contains("HashSet");
+                if hashed && (line.contains(".iter()") || line.contains(".keys()") || line.contains(".values()")) {
+                    problems.push(format!("{}:{}: iterating a hash map", file.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "determinism rules broken:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn no_unsafe_and_every_file_says_what_it_models() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    rust_files(&root.join("src"), &mut files);
+    let mut problems = Vec::new();
+    for file in files {
+        if file.components().any(|c| c.as_os_str() == "target") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let in_src = file.components().any(|c| c.as_os_str() == "src");
+        if in_src && !text.trim_start().starts_with("//!") {
+            problems.push(format!("{}: does not open with a `//!` line", file.display()));
+        }
+        for (i, line) in code_lines(&text) {
+            if line.contains("unsafe ") || line.contains("unsafe{") {
+                problems.push(format!("{}:{}: `unsafe`", file.display(), i + 1));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
