@@ -162,7 +162,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     });
     write_metrics(&args.out, &metrics)?;
     eprintln!("{}", stats_line(&stats, 0));
-    println!("wrote {}", args.out.join("metrics.json").display());
+    // stderr: whoever read the listening line may have closed stdout by now.
+    eprintln!("trimlab serve: wrote {}", args.out.join("metrics.json").display());
     if let Err(e) = check {
         bail!("the device model failed its consistency check: {e}");
     }
