@@ -67,7 +67,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
             if path.exists() {
                 bail!("--unix {}: the path exists; remove it or choose another", path.display());
             }
-            let l = UnixListener::bind(path).with_context(|| format!("cannot listen on {}", path.display()))?;
+            let l =
+                UnixListener::bind(path).with_context(|| format!("cannot listen on {}", path.display()))?;
             Listener::Unix(l, path.clone())
         }
         (listen, None) => {
@@ -76,7 +77,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
         }
     };
     let http = match &args.stats_http {
-        Some(addr) => Some(TcpListener::bind(addr).with_context(|| format!("--stats-http: cannot listen on {addr}"))?),
+        Some(addr) => {
+            Some(TcpListener::bind(addr).with_context(|| format!("--stats-http: cannot listen on {addr}"))?)
+        }
         None => None,
     };
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
@@ -85,7 +88,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let page = device.geometry.page_bytes as u64;
     let store: Box<dyn Store> = match &args.backing {
         Some(path) => Box::new(
-            FileStore::open(path, size).with_context(|| format!("--backing {}: cannot open", path.display()))?,
+            FileStore::open(path, size)
+                .with_context(|| format!("--backing {}: cannot open", path.display()))?,
         ),
         None => Box::new(SparseStore::new(size, page.max(512))),
     };
@@ -113,10 +117,21 @@ pub fn run(args: ServeArgs) -> Result<()> {
         signal_hook::flag::register(signal, stop.clone()).context("cannot install the signal handler")?;
     }
     let mut stdout = std::io::stdout();
-    writeln!(stdout, "trimlab serve: listening on {} (export {:?}, {} bytes, pace {})", listener.describe(), args.export_name, size, args.pace)?;
+    writeln!(
+        stdout,
+        "trimlab serve: listening on {} (export {:?}, {} bytes, pace {})",
+        listener.describe(),
+        args.export_name,
+        size,
+        args.pace
+    )?;
     let http_thread = match http {
         Some(l) => {
-            writeln!(stdout, "trimlab serve: stats on http://{}/stats, phases via POST /phase/NAME", l.local_addr()?)?;
+            writeln!(
+                stdout,
+                "trimlab serve: stats on http://{}/stats, phases via POST /phase/NAME",
+                l.local_addr()?
+            )?;
             let h = handle.clone();
             Some(std::thread::spawn(move || trimlab_nbd::stats_http::run(l, h)))
         }

@@ -58,7 +58,14 @@ impl Served {
         std::fs::write(&config_path, config).unwrap();
         let out = dir.join("metrics");
         let mut child = Command::new(env!("CARGO_BIN_EXE_trimlab"))
-            .args(["serve", config_path.to_str().unwrap(), "--listen", "127.0.0.1:0", "--stats-http", "127.0.0.1:0"])
+            .args([
+                "serve",
+                config_path.to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+                "--stats-http",
+                "127.0.0.1:0",
+            ])
             .args(["--out", out.to_str().unwrap()])
             .stdout(Stdio::piped())
             .stderr(Stdio::from(std::fs::File::create(dir.join("server.log")).unwrap()))
@@ -67,8 +74,9 @@ impl Served {
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let mut addr_of = |marker: &str| {
             let line = lines.next().expect("a line from trimlab serve").unwrap();
-            let rest = &line[line.find(marker).unwrap_or_else(|| panic!("{marker} in {line:?}")) + marker.len()..];
-            rest.split(|c: char| c == ' ' || c == '/').next().unwrap().to_string()
+            let rest =
+                &line[line.find(marker).unwrap_or_else(|| panic!("{marker} in {line:?}")) + marker.len()..];
+            rest.split([' ', '/']).next().unwrap().to_string()
         };
         let addr = addr_of("listening on ");
         let http = addr_of("stats on http://");
@@ -114,7 +122,10 @@ fn nbdinfo_sees_the_export_and_its_flags() {
         assert_eq!(e[flag], true, "{flag} in {text}");
     }
     assert_eq!(e["is_read_only"], false);
-    assert_eq!((e["block_size_minimum"].as_u64(), e["block_size_preferred"].as_u64()), (Some(512), Some(4096)));
+    assert_eq!(
+        (e["block_size_minimum"].as_u64(), e["block_size_preferred"].as_u64()),
+        (Some(512), Some(4096))
+    );
     let metrics = served.stop();
     assert_eq!(metrics["connections"]["handshakes_completed"], 1);
 }
@@ -151,7 +162,10 @@ fn qemu_io_write_read_discard_write_zeroes_round_trip() {
     assert_eq!(text.matches("read ").count(), 7, "{text}");
     let m = served.stop();
     let nbd = &m["stats"]["nbd"];
-    assert!(nbd["trim_commands"].as_u64() >= Some(1) && nbd["write_zeroes_commands"].as_u64() >= Some(2), "{nbd}");
+    assert!(
+        nbd["trim_commands"].as_u64() >= Some(1) && nbd["write_zeroes_commands"].as_u64() >= Some(2),
+        "{nbd}"
+    );
     assert!(m["stats"]["device"]["trim"]["pages_requested"].as_u64() >= Some(16), "{m}");
     assert_eq!(m["model_check"], "ok");
 }
@@ -187,7 +201,17 @@ fn nbdcopy_copies_a_file_in_and_out_byte_for_byte() {
 
 #[test]
 fn ext4_over_nbdfuse_and_loop_shows_its_trims() {
-    let tools = ["nbdfuse", "fusermount3", "losetup", "mkfs.ext4", "fsck.ext4", "fstrim", "mount", "umount", "md5sum"];
+    let tools = [
+        "nbdfuse",
+        "fusermount3",
+        "losetup",
+        "mkfs.ext4",
+        "fsck.ext4",
+        "fstrim",
+        "mount",
+        "umount",
+        "md5sum",
+    ];
     if let Some(m) = missing(&tools) {
         return skip("ext4 end-to-end", &format!("missing {m}"));
     }
@@ -199,7 +223,8 @@ fn ext4_over_nbdfuse_and_loop_shows_its_trims() {
         return skip("ext4 end-to-end", "needs /dev/fuse and /dev/loop-control");
     }
     let dir = scratch("rc-ext4");
-    let config = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/serve.toml")).unwrap();
+    let config =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/serve.toml")).unwrap();
     let served = Served::start(&dir, &config);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realclient/ext4-over-nbd.sh");
     let (ok, text) = run(Command::new("bash")
@@ -220,7 +245,8 @@ fn ext4_over_nbdfuse_and_loop_shows_its_trims() {
     };
     for name in ["mkfs", "rm-discard", "fstrim", "fstrim-batch"] {
         let p = phase(name);
-        let (n, bytes) = (p["nbd"]["trim_commands"].as_u64().unwrap(), p["nbd"]["trim_bytes"].as_u64().unwrap());
+        let (n, bytes) =
+            (p["nbd"]["trim_commands"].as_u64().unwrap(), p["nbd"]["trim_bytes"].as_u64().unwrap());
         assert!(n > 0 && bytes > 0, "{name}: the kernel's discards reach trimlab: {p}");
         assert!(p["trim_pages_requested"].as_u64().unwrap() > 0, "{name}: and the model's TRIM engine: {p}");
         eprintln!("phase {name}: {n} TRIMs, {bytes} bytes; model pages {}", p["trim_pages_requested"]);

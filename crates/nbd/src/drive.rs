@@ -55,7 +55,8 @@ impl OpCounters {
             trim_bytes: self.trim_bytes - base.trim_bytes,
             write_zeroes_commands: self.write_zeroes_commands - base.write_zeroes_commands,
             write_zeroes_bytes: self.write_zeroes_bytes - base.write_zeroes_bytes,
-            write_zeroes_no_hole_commands: self.write_zeroes_no_hole_commands - base.write_zeroes_no_hole_commands,
+            write_zeroes_no_hole_commands: self.write_zeroes_no_hole_commands
+                - base.write_zeroes_no_hole_commands,
             flush_commands: self.flush_commands - base.flush_commands,
             fua_commands: self.fua_commands - base.fua_commands,
             cache_commands: self.cache_commands - base.cache_commands,
@@ -228,7 +229,13 @@ impl Drive {
         Ok(done)
     }
 
-    pub fn write(&mut self, arrival: SimTime, offset: u64, data: &[u8], fua: bool) -> Result<SimTime, Refusal> {
+    pub fn write(
+        &mut self,
+        arrival: SimTime,
+        offset: u64,
+        data: &[u8],
+        fua: bool,
+    ) -> Result<SimTime, Refusal> {
         let at = self.arrive(arrival);
         self.ops.write_commands += 1;
         self.ops.write_bytes += data.len() as u64;
@@ -237,7 +244,13 @@ impl Drive {
         self.fua(at, done, fua)
     }
 
-    pub fn trim(&mut self, arrival: SimTime, offset: u64, length: u64, fua: bool) -> Result<SimTime, Refusal> {
+    pub fn trim(
+        &mut self,
+        arrival: SimTime,
+        offset: u64,
+        length: u64,
+        fua: bool,
+    ) -> Result<SimTime, Refusal> {
         let at = self.arrive(arrival);
         self.ops.trim_commands += 1;
         self.ops.trim_bytes += length;

@@ -175,7 +175,8 @@ impl Negotiation {
     pub fn too_big(&mut self, option: u32, length: u32) -> OptionOutcome {
         self.options_seen += 1;
         let mut reply = Vec::new();
-        let message = format!("{} payload of {length} bytes exceeds {OPTION_DATA_MAX_BYTES}", option_name(option));
+        let message =
+            format!("{} payload of {length} bytes exceeds {OPTION_DATA_MAX_BYTES}", option_name(option));
         if !self.fixed_newstyle {
             return OptionOutcome { reply, next: Next::Close, refused: Some(message) };
         }
@@ -245,10 +246,18 @@ impl Negotiation {
             OPT_INFO | OPT_GO => self.info_or_go(option, data),
             OPT_STRUCTURED_REPLY => {
                 if !data.is_empty() {
-                    return self.error(option, REP_ERR_INVALID, "NBD_OPT_STRUCTURED_REPLY takes no data".into());
+                    return self.error(
+                        option,
+                        REP_ERR_INVALID,
+                        "NBD_OPT_STRUCTURED_REPLY takes no data".into(),
+                    );
                 }
                 if self.structured_replies {
-                    return self.error(option, REP_ERR_INVALID, "structured replies already negotiated".into());
+                    return self.error(
+                        option,
+                        REP_ERR_INVALID,
+                        "structured replies already negotiated".into(),
+                    );
                 }
                 self.structured_replies = true;
                 let mut reply = Vec::new();
@@ -295,7 +304,11 @@ impl Negotiation {
     fn info_or_go(&mut self, option: u32, data: &[u8]) -> OptionOutcome {
         // Data: name length (32), name, number of requests (16), requests (16 each).
         if data.len() < 6 {
-            return self.error(option, REP_ERR_INVALID, format!("payload of {} bytes is shorter than 6", data.len()));
+            return self.error(
+                option,
+                REP_ERR_INVALID,
+                format!("payload of {} bytes is shorter than 6", data.len()),
+            );
         }
         let name_len = u32::from_be_bytes(data[0..4].try_into().expect("4 bytes")) as usize;
         if name_len > data.len() - 6 {
@@ -312,7 +325,11 @@ impl Negotiation {
             return self.error(
                 option,
                 REP_ERR_INVALID,
-                format!("{requests} information requests need {} bytes, got {}", 2 * requests, rest.len() - 2),
+                format!(
+                    "{requests} information requests need {} bytes, got {}",
+                    2 * requests,
+                    rest.len() - 2
+                ),
             );
         }
         let Some(name) = string_is_valid(name_bytes) else {
@@ -441,15 +458,19 @@ mod tests {
     #[test]
     fn malformed_go_payloads_are_invalid() {
         let mut n = Negotiation::new(export(), 1).unwrap();
-        for bad in [vec![0u8; 5], {
-            let mut d = go_payload("", &[1]);
-            d.pop();
-            d
-        }, {
-            let mut d = go_payload("", &[]);
-            d[3] = 9;
-            d
-        }] {
+        for bad in [
+            vec![0u8; 5],
+            {
+                let mut d = go_payload("", &[1]);
+                d.pop();
+                d
+            },
+            {
+                let mut d = go_payload("", &[]);
+                d[3] = 9;
+                d
+            },
+        ] {
             let out = n.handle(OPT_GO, &bad);
             assert_eq!(out.next, Next::Options);
             assert_eq!(replies(&out.reply)[0].1, REP_ERR_INVALID, "{bad:?}");

@@ -44,7 +44,14 @@ pub fn none_chunk(handle: u64, out: &mut Vec<u8>) {
 
 /// The reply header to a request: simple, or structured when negotiated. A READ reply header
 /// is followed by `data_bytes` of data on success.
-pub fn header(structured: bool, is_read: bool, handle: u64, offset: u64, result: Result<u32, (u32, &str)>, out: &mut Vec<u8>) {
+pub fn header(
+    structured: bool,
+    is_read: bool,
+    handle: u64,
+    offset: u64,
+    result: Result<u32, (u32, &str)>,
+    out: &mut Vec<u8>,
+) {
     match (structured, result) {
         (false, Ok(_)) => simple(0, handle, out),
         (false, Err((errno, _))) => simple(errno, handle, out),

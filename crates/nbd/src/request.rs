@@ -141,7 +141,10 @@ pub fn validate(h: &RequestHeader, limits: &Limits) -> Result<Request, Refusal> 
         let errno = if matches!(h.command, CMD_WRITE | CMD_WRITE_ZEROES) { ENOSPC } else { EINVAL };
         return Err(Refusal::new(
             errno,
-            format!("{name} at offset {offset} of {length} bytes ends past the export's {} bytes", limits.size_bytes),
+            format!(
+                "{name} at offset {offset} of {length} bytes ends past the export's {} bytes",
+                limits.size_bytes
+            ),
         ));
     }
     let min = limits.block_min_bytes as u64;
@@ -155,7 +158,10 @@ pub fn validate(h: &RequestHeader, limits: &Limits) -> Result<Request, Refusal> 
     if h.command != CMD_TRIM && length > limits.block_max_bytes {
         return Err(Refusal::new(
             EINVAL,
-            format!("{name} of {length} bytes exceeds the maximum block size of {} bytes", limits.block_max_bytes),
+            format!(
+                "{name} of {length} bytes exceeds the maximum block size of {} bytes",
+                limits.block_max_bytes
+            ),
         ));
     }
     Ok(match h.command {
@@ -203,7 +209,10 @@ mod tests {
 
     #[test]
     fn valid_requests() {
-        assert_eq!(validate(&h(CMD_READ, 0, 0, 4096), &LIMITS), Ok(Request::Read { offset: 0, length: 4096 }));
+        assert_eq!(
+            validate(&h(CMD_READ, 0, 0, 4096), &LIMITS),
+            Ok(Request::Read { offset: 0, length: 4096 })
+        );
         assert_eq!(
             validate(&h(CMD_WRITE_ZEROES, CMD_FLAG_NO_HOLE | CMD_FLAG_FUA, 512, 512), &LIMITS),
             Ok(Request::WriteZeroes { offset: 512, length: 512, no_hole: true, fua: true })
@@ -215,7 +224,10 @@ mod tests {
         );
         assert_eq!(validate(&h(CMD_FLUSH, 0, 0, 0), &LIMITS), Ok(Request::Flush));
         assert_eq!(validate(&h(CMD_DISC, 0, 0, 0), &LIMITS), Ok(Request::Disconnect));
-        assert_eq!(validate(&h(CMD_READ, 0, 1 << 20, 0), &LIMITS), Ok(Request::Read { offset: 1 << 20, length: 0 }));
+        assert_eq!(
+            validate(&h(CMD_READ, 0, 1 << 20, 0), &LIMITS),
+            Ok(Request::Read { offset: 1 << 20, length: 0 })
+        );
     }
 
     #[test]

@@ -16,11 +16,10 @@
 //! model's completion instant, so the host feels the simulated drive's latency and throughput.
 
 use crate::drive::{Drive, DriveStats};
-use crate::store::Store;
-use trimlab_device::{Ssd, SsdConfig};
 use crate::handshake::{self, ExportInfo, Negotiation, Next, PayloadPolicy};
 use crate::reply;
 use crate::request::{self, Limits, Refusal, Request, RequestHeader, WRITE_DRAIN_MAX_BYTES};
+use crate::store::Store;
 use crate::wire::*;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Read, Write};
@@ -32,6 +31,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use trimlab_device::{Ssd, SsdConfig};
 use trimlab_sim::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -294,7 +294,9 @@ impl Server {
                     let _ = s.set_nodelay(true);
                     (StreamRef::Tcp(s), a.to_string())
                 }),
-                Listener::Unix(l, p) => l.accept().map(|(s, _)| (StreamRef::Unix(s), format!("unix:{}", p.display()))),
+                Listener::Unix(l, p) => {
+                    l.accept().map(|(s, _)| (StreamRef::Unix(s), format!("unix:{}", p.display())))
+                }
             };
             match accepted {
                 Ok((stream, peer)) => {
@@ -326,7 +328,11 @@ impl Server {
         let open = self.shared.open.lock().expect("open lock").len();
         if open >= self.shared.connections_max {
             self.shared.count(|c| c.refused_too_many += 1);
-            self.shared.log(id, &peer, &format!("refused: {open} connections already open (--connections-max)"));
+            self.shared.log(
+                id,
+                &peer,
+                &format!("refused: {open} connections already open (--connections-max)"),
+            );
             return Ok(None);
         }
         self.shared.count(|c| c.accepted += 1);
@@ -471,7 +477,12 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
     while got < buf.len() {
         match r.read(&mut buf[got..]) {
             Ok(0) if got == 0 => return Ok(false),
-            Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("peer vanished after {got} of {} bytes", buf.len()))),
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("peer vanished after {got} of {} bytes", buf.len()),
+                ))
+            }
             Ok(n) => got += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
@@ -492,7 +503,13 @@ fn drain(r: &mut impl Read, mut bytes: u64) -> io::Result<()> {
     Ok(())
 }
 
-fn serve(shared: &Shared, id: u64, peer: &str, mut reader: impl Read, mut writer: impl Write + Send + 'static) -> String {
+fn serve(
+    shared: &Shared,
+    id: u64,
+    peer: &str,
+    mut reader: impl Read,
+    mut writer: impl Write + Send + 'static,
+) -> String {
     let negotiation = match handshake(shared, id, peer, &mut reader, &mut writer) {
         Ok(Some(n)) => n,
         Ok(None) => {
@@ -590,7 +607,10 @@ fn handshake(
                     shared.log(
                         id,
                         peer,
-                        &format!("refused: {} with a {length}-byte payload; disconnecting", option_name(option)),
+                        &format!(
+                            "refused: {} with a {length}-byte payload; disconnecting",
+                            option_name(option)
+                        ),
                     );
                     return Ok(None);
                 }
@@ -637,7 +657,9 @@ fn transmission<W: Write + Send + 'static>(
                 return (summary(requests, refusals, "closed by server shutdown"), false)
             }
             Ok(false) => return (summary(requests, refusals, "client hung up without NBD_CMD_DISC"), false),
-            Err(e) => return (summary(requests, refusals, &format!("client vanished mid-request ({e})")), false),
+            Err(e) => {
+                return (summary(requests, refusals, &format!("client vanished mid-request ({e})")), false)
+            }
         }
         let header = match RequestHeader::parse(&raw) {
             Ok(h) => h,
@@ -656,13 +678,20 @@ fn transmission<W: Write + Send + 'static>(
                     if full {
                         Ok(())
                     } else {
-                        Err(io::Error::new(io::ErrorKind::UnexpectedEof, "peer vanished before the write data"))
+                        Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "peer vanished before the write data",
+                        ))
                     }
                 })
             } else if header.length > WRITE_DRAIN_MAX_BYTES {
                 shared.count(|c| c.protocol_violations += 1);
                 return (
-                    summary(requests, refusals, &format!("disconnected: WRITE payload of {} bytes", header.length)),
+                    summary(
+                        requests,
+                        refusals,
+                        &format!("disconnected: WRITE payload of {} bytes", header.length),
+                    ),
                     false,
                 );
             } else {
@@ -670,7 +699,10 @@ fn transmission<W: Write + Send + 'static>(
             };
             if let Err(e) = result {
                 // Nothing of this request was applied or acknowledged.
-                return (summary(requests, refusals, &format!("client vanished inside a WRITE payload ({e})")), false);
+                return (
+                    summary(requests, refusals, &format!("client vanished inside a WRITE payload ({e})")),
+                    false,
+                );
             }
         }
         if let Ok(Request::Disconnect) = checked {
@@ -699,7 +731,14 @@ fn transmission<W: Write + Send + 'static>(
         let (due, head_at) = match &outcome {
             Ok((done, data_bytes)) => {
                 let mut head = Vec::with_capacity(DATA_AT);
-                reply::header(limits.structured_replies, is_read, header.handle, header.offset, Ok(*data_bytes), &mut head);
+                reply::header(
+                    limits.structured_replies,
+                    is_read,
+                    header.handle,
+                    header.offset,
+                    Ok(*data_bytes),
+                    &mut head,
+                );
                 let at = DATA_AT - head.len();
                 buf[at..DATA_AT].copy_from_slice(&head);
                 (shared.clock.wall_of(*done), at)

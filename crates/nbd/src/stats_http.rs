@@ -25,7 +25,9 @@ pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
 }
 
 fn valid_phase_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
 }
 
 fn answer(stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
@@ -58,7 +60,10 @@ fn answer(stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
                 server.start_phase(name);
                 ("200 OK", format!("{{\"phase\": \"{name}\"}}"))
             } else {
-                ("400 Bad Request", "{\"error\": \"phase names are 1-64 characters of A-Z a-z 0-9 - _ .\"}".into())
+                (
+                    "400 Bad Request",
+                    "{\"error\": \"phase names are 1-64 characters of A-Z a-z 0-9 - _ .\"}".into(),
+                )
             }
         }
         _ => ("404 Not Found", "{\"error\": \"try GET /stats or POST /phase/NAME\"}".into()),

@@ -133,7 +133,8 @@ pub struct FileStore {
 
 impl FileStore {
     pub fn open(path: &Path, size_bytes: u64) -> io::Result<FileStore> {
-        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        let file =
+            std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
         if file.metadata()?.len() != size_bytes {
             file.set_len(size_bytes)?;
         }

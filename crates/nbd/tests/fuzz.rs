@@ -8,8 +8,10 @@
 //!   export, and the device model's full check must pass.
 //! - Mutated sessions (bit flips, overwritten bytes, interesting u32s, insertions, deletions,
 //!   truncation) and random streams, all against one long-lived server.
+//!
 //! Invariants: no panic in any thread; the server answers every session (the device thread
 //! is still alive); the model's `check()` passes at the end.
+//!
 //! `TRIMLAB_FUZZ_CASES=<n>` scales the run; a failing case prints `TRIMLAB_SEED=<seed>` to
 //! replay it alone.
 
@@ -66,7 +68,10 @@ impl Session {
         for _ in 0..rng.gen_range(0..4) {
             steps.push(match rng.gen_range(0..5) {
                 0 => Step::Option(OPT_LIST, Vec::new()),
-                1 => Step::Option(OPT_INFO, go_payload(if rng.gen() { "" } else { "trimlab" }, &[INFO_BLOCK_SIZE, INFO_NAME])),
+                1 => Step::Option(
+                    OPT_INFO,
+                    go_payload(if rng.gen() { "" } else { "trimlab" }, &[INFO_BLOCK_SIZE, INFO_NAME]),
+                ),
                 2 => Step::Option(OPT_STRUCTURED_REPLY, Vec::new()),
                 3 => Step::Option(OPT_GO, go_payload("missing", &[])),
                 _ => Step::Option(rng.gen_range(11..1000), vec![0u8; rng.gen_range(0..40)]),
@@ -166,18 +171,30 @@ fn check_valid_session(seed: u64) {
                 let n = if session.client_flags & FLAG_C_NO_ZEROES != 0 { 10 } else { 134 };
                 let mut b = vec![0u8; n];
                 c.s.read_exact(&mut b).unwrap();
-                assert_eq!(u64::from_be_bytes(b[0..8].try_into().unwrap()), EXPORT_BYTES, "TRIMLAB_SEED={seed}");
+                assert_eq!(
+                    u64::from_be_bytes(b[0..8].try_into().unwrap()),
+                    EXPORT_BYTES,
+                    "TRIMLAB_SEED={seed}"
+                );
             }
             Step::Request { command: CMD_DISC, .. } => {}
             Step::Request { command, offset, length, data, .. } => {
                 let handle = session.steps.iter().position(|s| std::ptr::eq(s, step)).unwrap() as u64;
-                let (errno, got) = c
-                    .reply(handle, *command == CMD_READ, *length)
-                    .unwrap_or_else(|e| panic!("TRIMLAB_SEED={seed}: reply to {}: {e} ({summary})", command_name(*command)));
-                assert_eq!(errno, 0, "TRIMLAB_SEED={seed}: {} {offset}+{length} refused", command_name(*command));
+                let (errno, got) = c.reply(handle, *command == CMD_READ, *length).unwrap_or_else(|e| {
+                    panic!("TRIMLAB_SEED={seed}: reply to {}: {e} ({summary})", command_name(*command))
+                });
+                assert_eq!(
+                    errno,
+                    0,
+                    "TRIMLAB_SEED={seed}: {} {offset}+{length} refused",
+                    command_name(*command)
+                );
                 let range = *offset as usize..(*offset + *length as u64) as usize;
                 match *command {
-                    CMD_READ => assert!(got == reference[range], "TRIMLAB_SEED={seed}: READ {offset}+{length} differs"),
+                    CMD_READ => assert!(
+                        got == reference[range],
+                        "TRIMLAB_SEED={seed}: READ {offset}+{length} differs"
+                    ),
                     CMD_WRITE => reference[range].copy_from_slice(data),
                     CMD_TRIM | CMD_WRITE_ZEROES => reference[range].fill(0),
                     _ => {}
@@ -196,7 +213,8 @@ fn valid_sessions_reply_correctly() {
     }
 }
 
-const INTERESTING: [u32; 8] = [0, 1, 511, 512, 0x7fff_ffff, 0x8000_0000, u32::MAX, (EXPORT_BYTES >> 9) as u32];
+const INTERESTING: [u32; 8] =
+    [0, 1, 511, 512, 0x7fff_ffff, 0x8000_0000, u32::MAX, (EXPORT_BYTES >> 9) as u32];
 
 fn mutate(rng: &mut Xoshiro256PlusPlus, mut b: Vec<u8>) -> Vec<u8> {
     for _ in 0..rng.gen_range(1..8) {

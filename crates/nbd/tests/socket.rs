@@ -74,7 +74,14 @@ fn a_normal_session_round_trips_data() {
     assert_eq!(u32::from_be_bytes(bs.2[10..14].try_into().unwrap()), 1 << 20);
     let (size, flags) = c.go().unwrap();
     assert_eq!(size, EXPORT_BYTES);
-    for f in [FLAG_HAS_FLAGS, FLAG_SEND_FLUSH, FLAG_SEND_FUA, FLAG_SEND_TRIM, FLAG_SEND_WRITE_ZEROES, FLAG_CAN_MULTI_CONN] {
+    for f in [
+        FLAG_HAS_FLAGS,
+        FLAG_SEND_FLUSH,
+        FLAG_SEND_FUA,
+        FLAG_SEND_TRIM,
+        FLAG_SEND_WRITE_ZEROES,
+        FLAG_CAN_MULTI_CONN,
+    ] {
         assert_ne!(flags & f, 0, "flag {f:#x} in {flags:#x}");
     }
     let data = pattern(3, 64 << 10);
@@ -84,7 +91,10 @@ fn a_normal_session_round_trips_data() {
     let small = pattern(9, 1536);
     assert_eq!(c.request(CMD_WRITE, CMD_FLAG_FUA, (1 << 20) + 512, 1536, &small).unwrap().0, 0);
     let (_, back) = c.request(CMD_READ, 0, 1 << 20, 4096, &[]).unwrap();
-    assert_eq!((&back[..512], &back[512..2048], &back[2048..]), (&data[..512], &small[..], &data[2048..4096]));
+    assert_eq!(
+        (&back[..512], &back[512..2048], &back[2048..]),
+        (&data[..512], &small[..], &data[2048..4096])
+    );
     // TRIM and WRITE_ZEROES read back as zeros.
     assert_eq!(c.request(CMD_TRIM, 0, 1 << 20, 16384, &[]).unwrap().0, 0);
     assert_eq!(c.request(CMD_WRITE_ZEROES, 0, (1 << 20) + 20480, 8192, &[]).unwrap().0, 0);
@@ -100,9 +110,15 @@ fn a_normal_session_round_trips_data() {
     c.s.write_all(&request_bytes(CMD_DISC, 0, 99, 0, 0)).unwrap();
     assert!(closed(&mut c.s), "the server closes after NBD_CMD_DISC");
     let stats = srv.stop();
-    assert_eq!((stats.nbd.write_commands, stats.nbd.trim_commands, stats.nbd.write_zeroes_commands), (2, 1, 2));
+    assert_eq!(
+        (stats.nbd.write_commands, stats.nbd.trim_commands, stats.nbd.write_zeroes_commands),
+        (2, 1, 2)
+    );
     assert_eq!(stats.nbd.trim_bytes, 16384);
-    assert!(stats.device.trim.pages_requested >= 4 + 2, "TRIM and the deallocating WRITE_ZEROES reach the model");
+    assert!(
+        stats.device.trim.pages_requested >= 4 + 2,
+        "TRIM and the deallocating WRITE_ZEROES reach the model"
+    );
     // 64 KiB + one 1536-byte write (one page, merged in the write buffer) + the zeroed edges.
     assert!(stats.device.host.pages_written >= 17, "{:?}", stats.device.host);
 }
@@ -150,18 +166,22 @@ fn bad_peers_get_errors_or_a_clean_disconnect_and_the_server_stays_up() {
     // Transmission-phase refusals; the connection stays usable after each.
     let mut c = srv.client();
     let cases: [(u16, u16, u64, u32, u32); 9] = [
-        (99, 0, 0, 0, EINVAL),                            // unknown command
-        (CMD_BLOCK_STATUS, 0, 0, 4096, EINVAL),           // not negotiated
-        (CMD_READ, CMD_FLAG_NO_HOLE, 0, 4096, EINVAL),    // flag not valid for READ
-        (CMD_READ, 0, EXPORT_BYTES, 512, EINVAL),         // past the end
-        (CMD_READ, 0, u64::MAX - 511, 512, EINVAL),       // offset + length overflows
-        (CMD_READ, 0, 100, 512, EINVAL),                  // misaligned
-        (CMD_READ, 0, 0, 2 << 20, EINVAL),                // beyond the maximum block size
-        (CMD_TRIM, 0, EXPORT_BYTES - 512, 1024, EINVAL),  // TRIM past the end
-        (CMD_FLUSH, 0, 512, 0, EINVAL),                   // FLUSH with an offset
+        (99, 0, 0, 0, EINVAL),                           // unknown command
+        (CMD_BLOCK_STATUS, 0, 0, 4096, EINVAL),          // not negotiated
+        (CMD_READ, CMD_FLAG_NO_HOLE, 0, 4096, EINVAL),   // flag not valid for READ
+        (CMD_READ, 0, EXPORT_BYTES, 512, EINVAL),        // past the end
+        (CMD_READ, 0, u64::MAX - 511, 512, EINVAL),      // offset + length overflows
+        (CMD_READ, 0, 100, 512, EINVAL),                 // misaligned
+        (CMD_READ, 0, 0, 2 << 20, EINVAL),               // beyond the maximum block size
+        (CMD_TRIM, 0, EXPORT_BYTES - 512, 1024, EINVAL), // TRIM past the end
+        (CMD_FLUSH, 0, 512, 0, EINVAL),                  // FLUSH with an offset
     ];
     for (cmd, flags, offset, length, errno) in cases {
-        assert_eq!(c.request(cmd, flags, offset, length, &[]).unwrap().0, errno, "cmd {cmd} flags {flags} {offset}+{length}");
+        assert_eq!(
+            c.request(cmd, flags, offset, length, &[]).unwrap().0,
+            errno,
+            "cmd {cmd} flags {flags} {offset}+{length}"
+        );
     }
     // A WRITE past the end (ENOSPC) and a WRITE beyond the maximum (EINVAL): their payloads
     // are consumed, so the next request parses.
@@ -251,7 +271,10 @@ fn several_connections_share_one_device() {
     }
     let mut c = srv.client();
     for i in 0..4u8 {
-        assert_eq!(c.request(CMD_READ, 0, i as u64 * (1 << 20), 32 << 10, &[]).unwrap(), (0, pattern(i, 32 << 10)));
+        assert_eq!(
+            c.request(CMD_READ, 0, i as u64 * (1 << 20), 32 << 10, &[]).unwrap(),
+            (0, pattern(i, 32 << 10))
+        );
     }
     let stats = srv.stop();
     assert_eq!(stats.nbd.write_commands, 80);

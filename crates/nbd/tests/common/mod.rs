@@ -20,7 +20,8 @@ pub fn device() -> SsdConfig {
         pages_per_block: Some(64),
         ..Default::default()
     };
-    SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).expect("test device resolves")
+    SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default())
+        .expect("test device resolves")
 }
 
 pub fn server(block_max_bytes: u32, clock: Clock, connections_max: usize) -> Server {
@@ -109,12 +110,23 @@ impl<S: Read + Write> Client<S> {
     pub fn go(&mut self) -> std::io::Result<(u64, u16)> {
         let replies = self.option(OPT_GO, &go_payload("", &[INFO_BLOCK_SIZE]))?;
         assert_eq!(replies.last().unwrap().1, REP_ACK, "{replies:?}");
-        let export = replies.iter().find(|r| r.1 == REP_INFO && r.2[0..2] == [0, 0]).expect("NBD_INFO_EXPORT");
-        Ok((u64::from_be_bytes(export.2[2..10].try_into().unwrap()), u16::from_be_bytes([export.2[10], export.2[11]])))
+        let export =
+            replies.iter().find(|r| r.1 == REP_INFO && r.2[0..2] == [0, 0]).expect("NBD_INFO_EXPORT");
+        Ok((
+            u64::from_be_bytes(export.2[2..10].try_into().unwrap()),
+            u16::from_be_bytes([export.2[10], export.2[11]]),
+        ))
     }
 
     /// Sends one request and reads its reply: (error, read data).
-    pub fn request(&mut self, command: u16, flags: u16, offset: u64, length: u32, data: &[u8]) -> std::io::Result<(u32, Vec<u8>)> {
+    pub fn request(
+        &mut self,
+        command: u16,
+        flags: u16,
+        offset: u64,
+        length: u32,
+        data: &[u8],
+    ) -> std::io::Result<(u32, Vec<u8>)> {
         let handle = self.next_handle;
         self.next_handle += 1;
         let mut b = request_bytes(command, flags, handle, offset, length);
@@ -152,7 +164,9 @@ impl<S: Read + Write> Client<S> {
                 match ty {
                     REPLY_TYPE_OFFSET_DATA => Ok((0, payload[8..].to_vec())),
                     REPLY_TYPE_NONE => Ok((0, Vec::new())),
-                    REPLY_TYPE_ERROR => Ok((u32::from_be_bytes(payload[0..4].try_into().unwrap()), Vec::new())),
+                    REPLY_TYPE_ERROR => {
+                        Ok((u32::from_be_bytes(payload[0..4].try_into().unwrap()), Vec::new()))
+                    }
                     other => panic!("unexpected chunk type {other}"),
                 }
             }
