@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use trimlab_nbd::server::{Clock, Listener};
 use trimlab_nbd::wire::*;
-use trimlab_nbd::{Server, ServerHandle};
+use trimlab_nbd::{Pace, Server, ServerHandle};
 
 struct Running {
     addr: String,
@@ -22,9 +22,13 @@ struct Running {
 
 impl Running {
     fn start(block_max: u32, connections_max: usize) -> Running {
+        Running::start_paced(block_max, connections_max, Pace::None)
+    }
+
+    fn start_paced(block_max: u32, connections_max: usize, pace: Pace) -> Running {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let server = Arc::new(server(block_max, Clock::wall(), connections_max));
+        let server = Arc::new(server_paced(block_max, Clock::wall(), connections_max, pace));
         let handle = server.handle();
         let thread = std::thread::spawn(move || server.run(Listener::Tcp(listener)));
         Running { addr, handle, thread: Some(thread) }
@@ -311,4 +315,26 @@ fn unix_socket_serves_too() {
     runner.join().unwrap().unwrap();
     assert!(!path.exists(), "the socket file is removed at shutdown");
     let _: &Server = &server;
+}
+
+#[test]
+fn pace_real_holds_each_reply_until_its_simulated_completion() {
+    let srv = Running::start_paced(1 << 20, 8, Pace::Real);
+    let mut c = srv.client();
+    // No write buffer room is needed for the point: a FLUSH after 1 MiB of writes programs
+    // 256 pages on two dies, several milliseconds of simulated NAND time.
+    let data = pattern(4, 1 << 20);
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 1 << 20, &data).unwrap().0, 0);
+    let t0 = std::time::Instant::now();
+    assert_eq!(c.request(CMD_FLUSH, 0, 0, 0, &[]).unwrap().0, 0);
+    let flush_wall_ns = t0.elapsed().as_nanos() as u64;
+    assert_eq!(c.request(CMD_READ, 0, 0, 1 << 20, &[]).unwrap(), (0, data));
+    let stats = srv.stop();
+    let flush_ns = stats.device.latency.flush.max_ns;
+    assert!(flush_ns > 1_000_000, "the flush takes simulated milliseconds: {flush_ns} ns");
+    // The reply waited at least the flush's simulated latency (less the histogram's 0.1 %).
+    assert!(
+        flush_wall_ns >= flush_ns / 1000 * 999,
+        "reply after {flush_wall_ns} ns, simulated {flush_ns} ns"
+    );
 }

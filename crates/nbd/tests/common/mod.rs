@@ -25,6 +25,10 @@ pub fn device() -> SsdConfig {
 }
 
 pub fn server(block_max_bytes: u32, clock: Clock, connections_max: usize) -> Server {
+    server_paced(block_max_bytes, clock, connections_max, Pace::None)
+}
+
+pub fn server_paced(block_max_bytes: u32, clock: Clock, connections_max: usize, pace: Pace) -> Server {
     let device = device();
     let store = Box::new(SparseStore::new(device.logical_bytes(), device.geometry.page_bytes as u64));
     Server::new(
@@ -34,7 +38,7 @@ pub fn server(block_max_bytes: u32, clock: Clock, connections_max: usize) -> Ser
             export_name: "trimlab".into(),
             description: "test".into(),
             block_max_bytes,
-            pace: Pace::None,
+            pace,
             clock,
             connections_max,
             log: std::env::var_os("TRIMLAB_NBD_LOG").is_some(),
