@@ -26,6 +26,9 @@ DEVICE PRESETS ([device] preset = ...):
   nvme-tlc       a modern 4 KiB-page TLC NVMe drive (default)
   k9lag08u0m-4ch the 4-channel K9LAG08U0M MLC SSD of 004
 
+SERVING (trimlab serve CONFIG.toml): the simulated SSD as an NBD export for real clients
+  (ext4 via nbdfuse + loop, qemu-io, nbdcopy); see docs/serve.md.
+
 Config keys and defaults: docs/config.md. Replay any run: same config and --seed.";
 
 #[derive(Parser)]
