@@ -107,6 +107,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             pace,
             clock: Clock::wall(),
             connections_max: args.connections_max,
+            handshake_timeout: Duration::from_secs(30),
             log: !args.quiet,
         },
     )?;

@@ -84,6 +84,9 @@ pub struct ServerConfig {
     pub pace: Pace,
     pub clock: Clock,
     pub connections_max: usize,
+    /// A client must finish the handshake within this time (idle clients in transmission are
+    /// fine: the kernel keeps quiet connections for long periods).
+    pub handshake_timeout: Duration,
     /// Print connection and refusal logs to stderr.
     pub log: bool,
 }
@@ -97,11 +100,32 @@ enum StreamRef {
 }
 
 impl StreamRef {
-    fn shutdown_read(&self) {
+    fn shutdown(&self, how: Shutdown) {
         let _ = match self {
-            StreamRef::Tcp(s) => s.shutdown(Shutdown::Read),
-            StreamRef::Unix(s) => s.shutdown(Shutdown::Read),
+            StreamRef::Tcp(s) => s.shutdown(how),
+            StreamRef::Unix(s) => s.shutdown(how),
         };
+    }
+
+    fn set_read_timeout(&self, timeout: Option<Duration>) {
+        let _ = match self {
+            StreamRef::Tcp(s) => s.set_read_timeout(timeout),
+            StreamRef::Unix(s) => s.set_read_timeout(timeout),
+        };
+    }
+
+    fn set_write_timeout(&self, timeout: Option<Duration>) {
+        let _ = match self {
+            StreamRef::Tcp(s) => s.set_write_timeout(timeout),
+            StreamRef::Unix(s) => s.set_write_timeout(timeout),
+        };
+    }
+
+    fn try_clone(&self) -> io::Result<StreamRef> {
+        Ok(match self {
+            StreamRef::Tcp(s) => StreamRef::Tcp(s.try_clone()?),
+            StreamRef::Unix(s) => StreamRef::Unix(s.try_clone()?),
+        })
     }
 }
 
@@ -136,6 +160,7 @@ struct Shared {
     clock: Arc<Clock>,
     log: bool,
     connections_max: usize,
+    handshake_timeout: Duration,
     shutting_down: AtomicBool,
     next_connection: AtomicU64,
     open: Mutex<BTreeMap<u64, StreamRef>>,
@@ -197,7 +222,7 @@ impl ServerHandle {
     pub fn shutdown(&self) {
         self.shared.shutting_down.store(true, Ordering::SeqCst);
         for s in self.shared.open.lock().expect("open lock").values() {
-            s.shutdown_read();
+            s.shutdown(Shutdown::Read);
         }
     }
 
@@ -265,6 +290,7 @@ impl Server {
                 clock,
                 log: config.log,
                 connections_max: config.connections_max,
+                handshake_timeout: config.handshake_timeout,
                 shutting_down: AtomicBool::new(false),
                 next_connection: AtomicU64::new(1),
                 open: Mutex::new(BTreeMap::new()),
@@ -314,6 +340,15 @@ impl Server {
                 }
             }
         }
+        // Connections finish their last replies; a client that stopped reading them cannot
+        // hold the shutdown for more than a few seconds.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for s in self.shared.open.lock().expect("open lock").values() {
+            s.shutdown(Shutdown::Both);
+        }
         for t in threads {
             let _ = t.join();
         }
@@ -347,10 +382,14 @@ impl Server {
                 (Box::new(s.try_clone()?), Box::new(s.try_clone()?))
             }
         };
+        let control = stream.try_clone()?;
+        control.set_read_timeout(Some(self.shared.handshake_timeout));
+        // A client that stops reading replies must not pin the thread forever.
+        control.set_write_timeout(Some(Duration::from_secs(60)));
         self.shared.open.lock().expect("open lock").insert(id, stream);
         let shared = self.shared.clone();
         let thread = std::thread::Builder::new().name(format!("nbd-conn-{id}")).spawn(move || {
-            let summary = serve(&shared, id, &peer, reader, writer);
+            let summary = serve(&shared, id, &peer, reader, writer, &|| control.set_read_timeout(None));
             shared.open.lock().expect("open lock").remove(&id);
             shared.log(id, &peer, &summary);
         })?;
@@ -390,7 +429,7 @@ fn device_thread(mut drive: Drive, clock: &Clock, jobs: mpsc::Receiver<Job>) {
 /// test). Returns a one-line summary of how it ended.
 pub fn serve_stream(server: &Server, reader: impl Read, writer: impl Write + Send + 'static) -> String {
     let id = server.shared.next_connection.fetch_add(1, Ordering::SeqCst);
-    serve(&server.shared, id, "stream", reader, writer)
+    serve(&server.shared, id, "stream", reader, writer, &|| ())
 }
 
 /// How replies reach the client: written at once, or held until their simulated completion.
@@ -503,12 +542,14 @@ fn drain(r: &mut impl Read, mut bytes: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// `in_transmission` runs once the handshake succeeded (it lifts the handshake timeout).
 fn serve(
     shared: &Shared,
     id: u64,
     peer: &str,
     mut reader: impl Read,
     mut writer: impl Write + Send + 'static,
+    in_transmission: &dyn Fn(),
 ) -> String {
     let negotiation = match handshake(shared, id, peer, &mut reader, &mut writer) {
         Ok(Some(n)) => n,
@@ -522,6 +563,7 @@ fn serve(
         }
     };
     shared.count(|c| c.handshakes_completed += 1);
+    in_transmission();
     shared.log(
         id,
         peer,

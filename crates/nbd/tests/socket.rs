@@ -338,3 +338,16 @@ fn pace_real_holds_each_reply_until_its_simulated_completion() {
         "reply after {flush_wall_ns} ns, simulated {flush_ns} ns"
     );
 }
+
+#[test]
+fn a_silent_client_is_dropped_after_the_handshake_timeout_but_an_idle_one_is_kept() {
+    let srv = Running::start(1 << 20, 8);
+    let mut silent = srv.connect();
+    let mut g = [0u8; 18];
+    silent.read_exact(&mut g).unwrap();
+    let mut idle = srv.client();
+    std::thread::sleep(Duration::from_millis(900));
+    assert!(closed(&mut silent), "no client flags within the handshake timeout");
+    assert_eq!(idle.request(CMD_READ, 0, 0, 512, &[]).unwrap().0, 0, "transmission has no timeout");
+    srv.stop();
+}
