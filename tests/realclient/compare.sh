@@ -5,6 +5,7 @@
 #     `nbdkit memory`, in one run, printing MB/s for each;
 #  2. TRIM accounting: the ext4 script against `nbdkit --filter=log memory` and against trimlab,
 #     printing per-phase TRIM counts and bytes from the nbdkit log and from trimlab's metrics.
+# Round 1 includes first-touch allocation in both servers; later rounds overwrite in place.
 # Usage: tests/realclient/compare.sh [WORKDIR]   (default /tmp/trimlab-compare)
 set -eu
 cd "$(dirname "$0")/../.."
@@ -26,7 +27,7 @@ PIDS+=($!); TP=$!
 nbdkit -f -i 127.0.0.1 -p 10912 memory size=1G &
 PIDS+=($!); NP=$!
 wait_port 10911; wait_port 10912
-for round in 1 2; do
+for round in 1 2 3; do
   t0=$(now); nbdcopy "$W/1g.bin" nbd://127.0.0.1:10911; t1=$(now)
   nbdcopy "$W/1g.bin" nbd://127.0.0.1:10912; t2=$(now)
   a=$(python3 -c "print($t1-$t0)"); b=$(python3 -c "print($t2-$t1)")

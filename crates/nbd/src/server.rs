@@ -802,18 +802,14 @@ fn transmission<W: Write + Send + 'static>(
                     );
                 }
                 buf.clear();
-                buf.resize(DATA_AT, 0);
-                let mut head = Vec::new();
                 reply::header(
                     limits.structured_replies,
                     is_read,
                     header.handle,
                     header.offset,
                     Err((refusal.errno, &refusal.message)),
-                    &mut head,
+                    &mut buf,
                 );
-                buf.clear();
-                buf.extend_from_slice(&head);
                 (None, 0)
             }
         };

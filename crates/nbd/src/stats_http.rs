@@ -44,6 +44,9 @@ fn answer(stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
             break;
         }
     }
+    if line.trim().is_empty() {
+        return Ok(()); // a port probe: connected and closed without a request
+    }
     let mut parts = line.split_whitespace();
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let (status, body) = match (method, path) {
