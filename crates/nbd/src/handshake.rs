@@ -274,8 +274,8 @@ impl Negotiation {
 
     fn export_name(&mut self, data: &[u8]) -> OptionOutcome {
         // This option cannot be answered with an error: a bad name ends the session.
-        let name = match string_is_valid(data) {
-            Some(name) if self.export.matches(name) => name,
+        match string_is_valid(data) {
+            Some(name) if self.export.matches(name) => {}
             Some(name) => {
                 return OptionOutcome {
                     reply: Vec::new(),
@@ -290,8 +290,7 @@ impl Negotiation {
                     refused: Some("NBD_OPT_EXPORT_NAME: name is not a valid NBD string".into()),
                 }
             }
-        };
-        let _ = name;
+        }
         let mut reply = Vec::with_capacity(134);
         reply.extend_from_slice(&self.export.size_bytes.to_be_bytes());
         reply.extend_from_slice(&self.transmission_flags().to_be_bytes());
