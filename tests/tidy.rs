@@ -24,10 +24,12 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     // Test modules may use anything; stop at the first `#[cfg(test)]`.
-    text.lines().enumerate().take_while(|(_, l)| !l.trim_start().starts_with("#[cfg(test)]")).filter(|(_, l)| {
-        let t = l.trim_start();
-        !t.starts_with("//")
-    })
+    text.lines().enumerate().take_while(|(_, l)| !l.trim_start().starts_with("#[cfg(test)]")).filter(
+        |(_, l)| {
+            let t = l.trim_start();
+            !t.starts_with("//")
+        },
+    )
 }
 
 #[test]
@@ -47,7 +49,9 @@ fn model_crates_read_no_clock_spawn_no_thread_and_iterate_no_hash_map() {
                     }
                 }
                 let hashed = line.contains("HashMap") || line.contains("HashSet");
-                if hashed && (line.contains(".iter()") || line.contains(".keys()") || line.contains(".values()")) {
+                if hashed
+                    && (line.contains(".iter()") || line.contains(".keys()") || line.contains(".values()"))
+                {
                     problems.push(format!("{}:{}: iterating a hash map", file.display(), i + 1));
                 }
             }

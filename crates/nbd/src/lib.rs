@@ -1,0 +1,24 @@
+//! The NBD protocol and a server whose storage is the simulated SSD: real clients (the Linux
+//! kernel through nbdfuse, qemu, libnbd tools) send READ / WRITE / TRIM / FLUSH / WRITE_ZEROES,
+//! real bytes live in a [`store`], and every command also reaches the device model
+//! (`trimlab_device::Ssd`) so its FTL, GC and TRIM engine account for it.
+//!
+//! Layers, bottom up: [`wire`] (constants of doc/proto.md), [`handshake`] and [`request`] (pure
+//! parsers and encoders: bytes in, decisions out, no I/O), [`reply`] (encoders), [`store`]
+//! (sparse in-memory or file-backed bytes), [`drive`] (store + device model, in simulated
+//! time), [`server`] (sockets, threads, wall clock, pacing, logs) and [`stats_http`].
+
+pub mod drive;
+pub mod handshake;
+pub mod reply;
+pub mod request;
+pub mod server;
+pub mod stats_http;
+pub mod store;
+pub mod wire;
+
+pub use drive::{Drive, DriveStats, OpCounters};
+pub use handshake::{ExportInfo, Negotiation, OptionOutcome};
+pub use request::{Refusal, Request, RequestHeader};
+pub use server::{Pace, Server, ServerConfig, ServerHandle};
+pub use store::{FileStore, SparseStore, Store};

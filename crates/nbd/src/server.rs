@@ -1,0 +1,848 @@
+//! The NBD server: listeners, one thread per connection, the wall clock, pacing and logs. The
+//! only part of trimlab-nbd that does I/O or reads a clock.
+//!
+//! Threads. The device model is single-threaded (its TRIM engine is not `Send`), so one device
+//! thread builds and owns the [`Drive`]; connection threads parse requests and hand each one,
+//! with its buffer, to the device thread over a channel, in arrival order. Several connections
+//! therefore share one device, and a command is applied whole before the next one starts.
+//!
+//! Time. A request's simulated arrival is the wall-clock time since the server started, read by
+//! the device thread when it takes the request (so arrivals never go backwards). The gaps between requests are therefore the host's real idle time, and they
+//! reach the model as idle (`Ssd::submit` offers the TRIM engine the gap before a command that
+//! arrives after `idle_threshold`), so an engine that works at idle drains while ext4 sleeps.
+//! With `--pace none` the reply goes out as soon as the model has computed it; a host faster
+//! than the model then queues inside the model (its latency metrics show the backlog) without
+//! waiting for it. With `--pace real` each reply is held until the wall clock reaches the
+//! model's completion instant, so the host feels the simulated drive's latency and throughput.
+
+use crate::drive::{Drive, DriveStats};
+use crate::handshake::{self, ExportInfo, Negotiation, Next, PayloadPolicy};
+use crate::reply;
+use crate::request::{self, Limits, Refusal, Request, RequestHeader, WRITE_DRAIN_MAX_BYTES};
+use crate::store::Store;
+use crate::wire::*;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use trimlab_device::{Ssd, SsdConfig};
+use trimlab_sim::SimTime;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// Reply as soon as the model has computed the command.
+    None,
+    /// Reply when the wall clock reaches the model's completion instant.
+    Real,
+}
+
+/// Where simulated arrivals come from.
+pub enum Clock {
+    /// Wall-clock nanoseconds since the server started.
+    Wall(Instant),
+    /// Each reading advances by a fixed step: deterministic runs for tests and fuzzing.
+    Step { next_ns: AtomicU64, step_ns: u64 },
+}
+
+impl Clock {
+    pub fn wall() -> Clock {
+        Clock::Wall(Instant::now())
+    }
+
+    pub fn step(step_ns: u64) -> Clock {
+        Clock::Step { next_ns: AtomicU64::new(0), step_ns }
+    }
+
+    fn now(&self) -> SimTime {
+        match self {
+            Clock::Wall(start) => SimTime(start.elapsed().as_nanos() as u64),
+            Clock::Step { next_ns, step_ns } => SimTime(next_ns.fetch_add(*step_ns, Ordering::Relaxed)),
+        }
+    }
+
+    /// The wall instant at which simulated time `t` is reached (pacing).
+    fn wall_of(&self, t: SimTime) -> Option<Instant> {
+        match self {
+            Clock::Wall(start) => Some(*start + Duration::from_nanos(t.ns())),
+            Clock::Step { .. } => None,
+        }
+    }
+}
+
+pub struct ServerConfig {
+    /// Name and description of the export; size and block sizes are filled in from the drive.
+    pub export_name: String,
+    pub description: String,
+    /// Largest READ / WRITE / WRITE_ZEROES accepted (advertised as the maximum block size).
+    pub block_max_bytes: u32,
+    pub pace: Pace,
+    pub clock: Clock,
+    pub connections_max: usize,
+    /// A client must finish the handshake within this time (idle clients in transmission are
+    /// fine: the kernel keeps quiet connections for long periods).
+    pub handshake_timeout: Duration,
+    /// Print connection and refusal logs to stderr.
+    pub log: bool,
+}
+
+/// Refusals logged per connection; later ones are only counted (a fuzzing peer would flood).
+const REFUSALS_LOGGED_MAX: u64 = 16;
+
+enum StreamRef {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl StreamRef {
+    fn shutdown(&self, how: Shutdown) {
+        let _ = match self {
+            StreamRef::Tcp(s) => s.shutdown(how),
+            StreamRef::Unix(s) => s.shutdown(how),
+        };
+    }
+
+    fn set_read_timeout(&self, timeout: Option<Duration>) {
+        let _ = match self {
+            StreamRef::Tcp(s) => s.set_read_timeout(timeout),
+            StreamRef::Unix(s) => s.set_read_timeout(timeout),
+        };
+    }
+
+    fn set_write_timeout(&self, timeout: Option<Duration>) {
+        let _ = match self {
+            StreamRef::Tcp(s) => s.set_write_timeout(timeout),
+            StreamRef::Unix(s) => s.set_write_timeout(timeout),
+        };
+    }
+
+    fn try_clone(&self) -> io::Result<StreamRef> {
+        Ok(match self {
+            StreamRef::Tcp(s) => StreamRef::Tcp(s.try_clone()?),
+            StreamRef::Unix(s) => StreamRef::Unix(s.try_clone()?),
+        })
+    }
+}
+
+/// Server-wide connection counters (the drive counts commands).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct ConnectionCounters {
+    pub accepted: u64,
+    pub refused_too_many: u64,
+    pub handshakes_completed: u64,
+    pub handshakes_failed: u64,
+    pub options_refused: u64,
+    pub disconnects_clean: u64,
+    pub disconnects_abrupt: u64,
+    pub protocol_violations: u64,
+}
+
+/// Work for the device thread. Buffers travel with the job and come back with the answer.
+enum Job {
+    Execute { request: Request, buf: Vec<u8>, answer: mpsc::Sender<Answer> },
+    CountRefusal,
+    Stats(mpsc::Sender<DriveStats>),
+    Phase(String, mpsc::Sender<()>),
+    Finish(mpsc::Sender<(DriveStats, Result<(), String>)>),
+}
+
+type Answer = (Result<(SimTime, u32), Refusal>, Vec<u8>);
+
+struct Shared {
+    jobs: Mutex<mpsc::Sender<Job>>,
+    export: ExportInfo,
+    pace: Pace,
+    clock: Arc<Clock>,
+    log: bool,
+    connections_max: usize,
+    handshake_timeout: Duration,
+    shutting_down: AtomicBool,
+    next_connection: AtomicU64,
+    open: Mutex<BTreeMap<u64, StreamRef>>,
+    counters: Mutex<ConnectionCounters>,
+}
+
+impl Shared {
+    fn send(&self, job: Job) -> bool {
+        self.jobs.lock().expect("jobs lock").send(job).is_ok()
+    }
+
+    /// Asks the device thread and waits for its answer; `None` once it has stopped.
+    fn ask<T>(&self, make: impl FnOnce(mpsc::Sender<T>) -> Job) -> Option<T> {
+        let (tx, rx) = mpsc::channel();
+        if !self.send(make(tx)) {
+            return None;
+        }
+        rx.recv().ok()
+    }
+
+    fn count(&self, f: impl FnOnce(&mut ConnectionCounters)) {
+        f(&mut self.counters.lock().expect("counters lock"));
+    }
+
+    fn log(&self, id: u64, peer: &str, message: &str) {
+        if self.log {
+            eprintln!("trimlab serve: conn {id} {peer}: {message}");
+        }
+    }
+}
+
+/// A cheap handle for the CLI: stats, phases and shutdown from other threads.
+#[derive(Clone)]
+pub struct ServerHandle {
+    shared: Arc<Shared>,
+}
+
+impl ServerHandle {
+    /// The live report (`None` after [`ServerHandle::finish`]).
+    pub fn stats(&self) -> Option<DriveStats> {
+        self.shared.ask(Job::Stats)
+    }
+
+    pub fn connections(&self) -> ConnectionCounters {
+        self.shared.counters.lock().expect("counters lock").clone()
+    }
+
+    pub fn open_connections(&self) -> usize {
+        self.shared.open.lock().expect("open lock").len()
+    }
+
+    /// Ends the current measurement phase and starts `name`.
+    pub fn start_phase(&self, name: &str) {
+        let _ = self.shared.ask(|tx| Job::Phase(name.to_string(), tx));
+    }
+
+    /// Stops accepting, ends every connection's reading side (replies already computed are
+    /// still sent) and lets [`Server::run`] return.
+    pub fn shutdown(&self) {
+        self.shared.shutting_down.store(true, Ordering::SeqCst);
+        for s in self.shared.open.lock().expect("open lock").values() {
+            s.shutdown(Shutdown::Read);
+        }
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.shared.shutting_down.load(Ordering::SeqCst)
+    }
+
+    /// Gives the model the final idle period, checks its invariants, returns the report and
+    /// stops the device thread (call after [`Server::run`] returned). `None` if already done.
+    pub fn finish(&self) -> Option<(DriveStats, Result<(), String>)> {
+        self.shared.ask(Job::Finish)
+    }
+}
+
+pub enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener, PathBuf),
+}
+
+impl Listener {
+    pub fn describe(&self) -> String {
+        match self {
+            Listener::Tcp(l) => l.local_addr().map_or("tcp ?".into(), |a| a.to_string()),
+            Listener::Unix(_, p) => format!("unix:{}", p.display()),
+        }
+    }
+}
+
+pub struct Server {
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// Starts the device thread, which builds the model from `device` over `store`.
+    pub fn new(device: SsdConfig, store: Box<dyn Store>, config: ServerConfig) -> io::Result<Server> {
+        let page = device.geometry.page_bytes.max(512);
+        let sector = device.sector_bytes.max(512) as u32;
+        let size_bytes = device.logical_bytes();
+        if store.size_bytes() != size_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("store holds {} bytes, the device {size_bytes}", store.size_bytes()),
+            ));
+        }
+        let clock = Arc::new(config.clock);
+        let (jobs, rx) = mpsc::channel();
+        let device_clock = clock.clone();
+        std::thread::Builder::new()
+            .name("nbd-device".into())
+            .spawn(move || device_thread(Drive::new(Ssd::new(device), store), &device_clock, rx))?;
+        let export = ExportInfo {
+            name: config.export_name,
+            description: config.description,
+            size_bytes,
+            block_min_bytes: sector,
+            block_preferred_bytes: page,
+            block_max_bytes: config.block_max_bytes / sector * sector,
+            read_only: false,
+        };
+        Ok(Server {
+            shared: Arc::new(Shared {
+                jobs: Mutex::new(jobs),
+                export,
+                pace: config.pace,
+                clock,
+                log: config.log,
+                connections_max: config.connections_max,
+                handshake_timeout: config.handshake_timeout,
+                shutting_down: AtomicBool::new(false),
+                next_connection: AtomicU64::new(1),
+                open: Mutex::new(BTreeMap::new()),
+                counters: Mutex::new(ConnectionCounters::default()),
+            }),
+        })
+    }
+
+    pub fn handle(&self) -> ServerHandle {
+        ServerHandle { shared: self.shared.clone() }
+    }
+
+    pub fn export(&self) -> &ExportInfo {
+        &self.shared.export
+    }
+
+    /// Accepts connections until [`ServerHandle::shutdown`], then waits for every connection.
+    pub fn run(&self, listener: Listener) -> io::Result<()> {
+        match &listener {
+            Listener::Tcp(l) => l.set_nonblocking(true)?,
+            Listener::Unix(l, _) => l.set_nonblocking(true)?,
+        }
+        let mut threads: Vec<JoinHandle<()>> = Vec::new();
+        while !self.shared.shutting_down.load(Ordering::SeqCst) {
+            let accepted = match &listener {
+                Listener::Tcp(l) => l.accept().map(|(s, a)| {
+                    let _ = s.set_nodelay(true);
+                    (StreamRef::Tcp(s), a.to_string())
+                }),
+                Listener::Unix(l, p) => {
+                    l.accept().map(|(s, _)| (StreamRef::Unix(s), format!("unix:{}", p.display())))
+                }
+            };
+            match accepted {
+                Ok((stream, peer)) => {
+                    threads.retain(|t| !t.is_finished());
+                    if let Some(t) = self.spawn(stream, peer)? {
+                        threads.push(t);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => {
+                    eprintln!("trimlab serve: accept failed: {e}");
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+        // Connections finish their last replies; a client that stopped reading them cannot
+        // hold the shutdown for more than a few seconds.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for s in self.shared.open.lock().expect("open lock").values() {
+            s.shutdown(Shutdown::Both);
+        }
+        for t in threads {
+            let _ = t.join();
+        }
+        if let Listener::Unix(_, path) = &listener {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(())
+    }
+
+    fn spawn(&self, stream: StreamRef, peer: String) -> io::Result<Option<JoinHandle<()>>> {
+        let id = self.shared.next_connection.fetch_add(1, Ordering::SeqCst);
+        let open = self.shared.open.lock().expect("open lock").len();
+        if open >= self.shared.connections_max {
+            self.shared.count(|c| c.refused_too_many += 1);
+            self.shared.log(
+                id,
+                &peer,
+                &format!("refused: {open} connections already open (--connections-max)"),
+            );
+            return Ok(None);
+        }
+        self.shared.count(|c| c.accepted += 1);
+        self.shared.log(id, &peer, "connected");
+        let (reader, writer): (Box<dyn Read + Send>, Box<dyn Write + Send>) = match &stream {
+            StreamRef::Tcp(s) => {
+                s.set_nonblocking(false)?;
+                (Box::new(s.try_clone()?), Box::new(s.try_clone()?))
+            }
+            StreamRef::Unix(s) => {
+                s.set_nonblocking(false)?;
+                (Box::new(s.try_clone()?), Box::new(s.try_clone()?))
+            }
+        };
+        let control = stream.try_clone()?;
+        control.set_read_timeout(Some(self.shared.handshake_timeout));
+        // A client that stops reading replies must not pin the thread forever.
+        control.set_write_timeout(Some(Duration::from_secs(60)));
+        self.shared.open.lock().expect("open lock").insert(id, stream);
+        let shared = self.shared.clone();
+        let thread = std::thread::Builder::new().name(format!("nbd-conn-{id}")).spawn(move || {
+            let summary = serve(&shared, id, &peer, reader, writer, &|| control.set_read_timeout(None));
+            shared.open.lock().expect("open lock").remove(&id);
+            shared.log(id, &peer, &summary);
+        })?;
+        Ok(Some(thread))
+    }
+}
+
+/// Owns the drive and serves jobs in the order they arrive, until `Finish` or until every
+/// sender is gone.
+fn device_thread(mut drive: Drive, clock: &Clock, jobs: mpsc::Receiver<Job>) {
+    for job in jobs {
+        match job {
+            Job::Execute { request, mut buf, answer } => {
+                let result = execute(&mut drive, clock.now(), request, &mut buf);
+                // A connection that vanished no longer wants its answer.
+                let _ = answer.send((result, buf));
+            }
+            Job::CountRefusal => drive.count_refusal(),
+            Job::Stats(tx) => {
+                let _ = tx.send(drive.stats(clock.now()));
+            }
+            Job::Phase(name, tx) => {
+                drive.start_phase(&name, clock.now());
+                let _ = tx.send(());
+            }
+            Job::Finish(tx) => {
+                let now = clock.now();
+                drive.idle_until(now);
+                let _ = tx.send((drive.stats(now), drive.check()));
+                return;
+            }
+        }
+    }
+}
+
+/// Serves one connection over any byte stream (sockets, or in-memory buffers in the fuzz
+/// test). Returns a one-line summary of how it ended.
+pub fn serve_stream(server: &Server, reader: impl Read, writer: impl Write + Send + 'static) -> String {
+    let id = server.shared.next_connection.fetch_add(1, Ordering::SeqCst);
+    serve(&server.shared, id, "stream", reader, writer, &|| ())
+}
+
+/// How replies reach the client: written at once, or held until their simulated completion.
+enum Sink<W: Write + Send + 'static> {
+    Direct(W),
+    Paced { queue: mpsc::Sender<(Instant, Vec<u8>)>, thread: JoinHandle<io::Result<()>> },
+}
+
+impl<W: Write + Send + 'static> Sink<W> {
+    fn new(writer: W, shared: &Shared) -> Sink<W> {
+        if shared.pace == Pace::None || matches!(*shared.clock, Clock::Step { .. }) {
+            return Sink::Direct(writer);
+        }
+        let (queue, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+        let thread = std::thread::spawn(move || paced_writer(writer, rx));
+        Sink::Paced { queue, thread }
+    }
+
+    fn send(&mut self, due: Option<Instant>, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Sink::Direct(w) => w.write_all(bytes),
+            Sink::Paced { queue, .. } => queue
+                .send((due.unwrap_or_else(Instant::now), bytes.to_vec()))
+                .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "reply writer stopped")),
+        }
+    }
+
+    /// Sends everything still held and stops.
+    fn finish(self) -> io::Result<()> {
+        match self {
+            Sink::Direct(mut w) => w.flush(),
+            Sink::Paced { queue, thread } => {
+                drop(queue);
+                thread.join().unwrap_or_else(|_| Err(io::Error::other("reply writer panicked")))
+            }
+        }
+    }
+}
+
+/// Holds replies in a min-heap by due instant and writes each when it is due.
+fn paced_writer(mut w: impl Write, rx: mpsc::Receiver<(Instant, Vec<u8>)>) -> io::Result<()> {
+    let mut heap: BinaryHeap<std::cmp::Reverse<(Instant, u64, Vec<u8>)>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut open = true;
+    while open || !heap.is_empty() {
+        let wait = heap.peek().map(|r| r.0 .0.saturating_duration_since(Instant::now()));
+        let got = match wait {
+            Some(d) if d.is_zero() => None,
+            Some(d) if open => match rx.recv_timeout(d) {
+                Ok(m) => Some(m),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    open = false;
+                    None
+                }
+            },
+            Some(d) => {
+                std::thread::sleep(d);
+                None
+            }
+            None => match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => {
+                    open = false;
+                    None
+                }
+            },
+        };
+        if let Some((due, bytes)) = got {
+            heap.push(std::cmp::Reverse((due, seq, bytes)));
+            seq += 1;
+        }
+        while heap.peek().is_some_and(|r| r.0 .0 <= Instant::now()) {
+            let std::cmp::Reverse((_, _, bytes)) = heap.pop().expect("peeked");
+            w.write_all(&bytes)?;
+        }
+    }
+    w.flush()
+}
+
+/// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean EOF before the first byte.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("peer vanished after {got} of {} bytes", buf.len()),
+                ))
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+fn drain(r: &mut impl Read, mut bytes: u64) -> io::Result<()> {
+    let mut buf = [0u8; 64 * 1024];
+    while bytes > 0 {
+        let n = bytes.min(buf.len() as u64) as usize;
+        if !read_full(r, &mut buf[..n])? {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "peer vanished inside a payload"));
+        }
+        bytes -= n as u64;
+    }
+    Ok(())
+}
+
+/// `in_transmission` runs once the handshake succeeded (it lifts the handshake timeout).
+fn serve(
+    shared: &Shared,
+    id: u64,
+    peer: &str,
+    mut reader: impl Read,
+    mut writer: impl Write + Send + 'static,
+    in_transmission: &dyn Fn(),
+) -> String {
+    let negotiation = match handshake(shared, id, peer, &mut reader, &mut writer) {
+        Ok(Some(n)) => n,
+        Ok(None) => {
+            shared.count(|c| c.handshakes_failed += 1);
+            return "closed during the handshake".into();
+        }
+        Err(e) => {
+            shared.count(|c| c.handshakes_failed += 1);
+            return format!("closed during the handshake: {e}");
+        }
+    };
+    shared.count(|c| c.handshakes_completed += 1);
+    in_transmission();
+    shared.log(
+        id,
+        peer,
+        &format!(
+            "transmission: {} bytes, flags {:#x}, {} replies",
+            shared.export.size_bytes,
+            negotiation.transmission_flags(),
+            if negotiation.structured_replies() { "structured" } else { "simple" }
+        ),
+    );
+    let limits = Limits {
+        size_bytes: shared.export.size_bytes,
+        block_min_bytes: shared.export.block_min_bytes,
+        block_max_bytes: shared.export.block_max_bytes,
+        read_only: shared.export.read_only,
+        structured_replies: negotiation.structured_replies(),
+    };
+    let mut sink = Sink::new(writer, shared);
+    let (summary, clean) = transmission(shared, id, peer, &mut reader, &mut sink, &limits);
+    let flushed = sink.finish();
+    shared.count(|c| if clean { c.disconnects_clean += 1 } else { c.disconnects_abrupt += 1 });
+    match flushed {
+        Ok(()) => summary,
+        Err(e) => format!("{summary}; sending the last replies failed: {e}"),
+    }
+}
+
+/// Option haggling. `Ok(None)`: the session ended (abort, refusal, EOF), already logged.
+fn handshake(
+    shared: &Shared,
+    id: u64,
+    peer: &str,
+    reader: &mut impl Read,
+    writer: &mut impl Write,
+) -> io::Result<Option<Negotiation>> {
+    writer.write_all(&handshake::greeting())?;
+    writer.flush()?;
+    let mut flags = [0u8; 4];
+    if !read_full(reader, &mut flags)? {
+        return Ok(None);
+    }
+    let mut negotiation = match Negotiation::new(shared.export.clone(), u32::from_be_bytes(flags)) {
+        Ok(n) => n,
+        Err(e) => {
+            shared.count(|c| c.protocol_violations += 1);
+            shared.log(id, peer, &format!("refused: {e}"));
+            return Ok(None);
+        }
+    };
+    loop {
+        let mut header = [0u8; OPTION_HEADER_BYTES];
+        if !read_full(reader, &mut header)? {
+            return Ok(None);
+        }
+        let (option, length) = match handshake::parse_option_header(&header) {
+            Ok(x) => x,
+            Err(e) => {
+                shared.count(|c| c.protocol_violations += 1);
+                shared.log(id, peer, &format!("refused: {e}; disconnecting"));
+                return Ok(None);
+            }
+        };
+        let outcome = if shared.shutting_down.load(Ordering::SeqCst) && option != OPT_ABORT {
+            drain(reader, length as u64)?;
+            let mut reply = Vec::new();
+            handshake::option_reply(option, REP_ERR_SHUTDOWN, b"server is shutting down", &mut reply);
+            handshake::OptionOutcome { reply, next: Next::Options, refused: Some("shutting down".into()) }
+        } else {
+            match handshake::payload_policy(length) {
+                PayloadPolicy::Read => {
+                    let mut data = vec![0u8; length as usize];
+                    if !read_full(reader, &mut data)? && length > 0 {
+                        return Ok(None);
+                    }
+                    negotiation.handle(option, &data)
+                }
+                PayloadPolicy::DrainAndRefuse => {
+                    drain(reader, length as u64)?;
+                    negotiation.too_big(option, length)
+                }
+                PayloadPolicy::Disconnect => {
+                    shared.count(|c| c.protocol_violations += 1);
+                    shared.log(
+                        id,
+                        peer,
+                        &format!(
+                            "refused: {} with a {length}-byte payload; disconnecting",
+                            option_name(option)
+                        ),
+                    );
+                    return Ok(None);
+                }
+            }
+        };
+        if let Some(why) = &outcome.refused {
+            shared.count(|c| c.options_refused += 1);
+            shared.log(id, peer, &format!("refused option: {why}"));
+        }
+        writer.write_all(&outcome.reply)?;
+        writer.flush()?;
+        match outcome.next {
+            Next::Options => {}
+            Next::Transmission => return Ok(Some(negotiation)),
+            Next::Close => return Ok(None),
+        }
+    }
+}
+
+/// Offset in the reply buffer where a READ's data starts: room for the longest header.
+const DATA_AT: usize = 28;
+
+/// The transmission phase. Returns a summary and whether the client ended it with DISC.
+fn transmission<W: Write + Send + 'static>(
+    shared: &Shared,
+    id: u64,
+    peer: &str,
+    reader: &mut impl Read,
+    sink: &mut Sink<W>,
+    limits: &Limits,
+) -> (String, bool) {
+    let mut buf: Vec<u8> = Vec::new();
+    let (answer_tx, answer_rx) = mpsc::channel::<Answer>();
+    let mut requests = 0u64;
+    let mut refusals = 0u64;
+    let summary = |requests: u64, refusals: u64, how: &str| {
+        format!("{how} after {requests} requests ({refusals} refused)")
+    };
+    loop {
+        let mut raw = [0u8; REQUEST_HEADER_BYTES];
+        match read_full(reader, &mut raw) {
+            Ok(true) => {}
+            Ok(false) if shared.shutting_down.load(Ordering::SeqCst) => {
+                return (summary(requests, refusals, "closed by server shutdown"), false)
+            }
+            Ok(false) => return (summary(requests, refusals, "client hung up without NBD_CMD_DISC"), false),
+            Err(e) => {
+                return (summary(requests, refusals, &format!("client vanished mid-request ({e})")), false)
+            }
+        }
+        let header = match RequestHeader::parse(&raw) {
+            Ok(h) => h,
+            Err(e) => {
+                shared.count(|c| c.protocol_violations += 1);
+                return (summary(requests, refusals, &format!("disconnected: {e}")), false);
+            }
+        };
+        requests += 1;
+        let mut checked = request::validate(&header, limits);
+        let payload = header.payload_bytes() as usize;
+        if payload > 0 {
+            let result = if checked.is_ok() {
+                buf.resize(payload, 0);
+                read_full(reader, &mut buf[..payload]).and_then(|full| {
+                    if full {
+                        Ok(())
+                    } else {
+                        Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "peer vanished before the write data",
+                        ))
+                    }
+                })
+            } else if header.length > WRITE_DRAIN_MAX_BYTES {
+                shared.count(|c| c.protocol_violations += 1);
+                return (
+                    summary(
+                        requests,
+                        refusals,
+                        &format!("disconnected: WRITE payload of {} bytes", header.length),
+                    ),
+                    false,
+                );
+            } else {
+                drain(reader, payload as u64)
+            };
+            if let Err(e) = result {
+                // Nothing of this request was applied or acknowledged.
+                return (
+                    summary(requests, refusals, &format!("client vanished inside a WRITE payload ({e})")),
+                    false,
+                );
+            }
+        }
+        if let Ok(Request::Disconnect) = checked {
+            return (summary(requests, refusals, "clean disconnect (NBD_CMD_DISC)"), true);
+        }
+        if shared.shutting_down.load(Ordering::SeqCst) {
+            checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
+        }
+        let is_read = header.command == CMD_READ;
+        let outcome = match checked {
+            Ok(request) => {
+                let job = Job::Execute { request, buf: std::mem::take(&mut buf), answer: answer_tx.clone() };
+                if !shared.send(job) {
+                    return (summary(requests, refusals, "device thread stopped"), false);
+                }
+                match answer_rx.recv() {
+                    Ok((result, returned)) => {
+                        buf = returned;
+                        result
+                    }
+                    Err(_) => return (summary(requests, refusals, "device thread stopped"), false),
+                }
+            }
+            Err(refusal) => Err(refusal),
+        };
+        let (due, head_at) = match &outcome {
+            Ok((done, data_bytes)) => {
+                let mut head = Vec::with_capacity(DATA_AT);
+                reply::header(
+                    limits.structured_replies,
+                    is_read,
+                    header.handle,
+                    header.offset,
+                    Ok(*data_bytes),
+                    &mut head,
+                );
+                let at = DATA_AT - head.len();
+                buf[at..DATA_AT].copy_from_slice(&head);
+                (shared.clock.wall_of(*done), at)
+            }
+            Err(refusal) => {
+                refusals += 1;
+                shared.send(Job::CountRefusal);
+                if refusals <= REFUSALS_LOGGED_MAX {
+                    shared.log(
+                        id,
+                        peer,
+                        &format!(
+                            "refused {} (handle {:#x}): {} {}",
+                            command_name(header.command),
+                            header.handle,
+                            errno_name(refusal.errno),
+                            refusal.message
+                        ),
+                    );
+                }
+                buf.clear();
+                reply::header(
+                    limits.structured_replies,
+                    is_read,
+                    header.handle,
+                    header.offset,
+                    Err((refusal.errno, &refusal.message)),
+                    &mut buf,
+                );
+                (None, 0)
+            }
+        };
+        let end = match &outcome {
+            Ok((_, data_bytes)) if is_read => DATA_AT + *data_bytes as usize,
+            Ok(_) => DATA_AT,
+            Err(_) => buf.len(),
+        };
+        if let Err(e) = sink.send(due, &buf[head_at..end]) {
+            return (summary(requests, refusals, &format!("client vanished before its reply ({e})")), false);
+        }
+    }
+}
+
+/// Runs a valid request against the drive. WRITE data arrives in `buf[..length]`; on success
+/// a READ's data is left in `buf[DATA_AT..]`, with room before it for the reply header.
+/// Returns the model's completion and the number of data bytes to send.
+fn execute(d: &mut Drive, now: SimTime, req: Request, buf: &mut Vec<u8>) -> Result<(SimTime, u32), Refusal> {
+    let done = match req {
+        Request::Read { offset, length } => {
+            buf.resize(DATA_AT + length as usize, 0);
+            let done = d.read(now, offset, &mut buf[DATA_AT..])?;
+            return Ok((done, length));
+        }
+        Request::Write { offset, length, fua } => d.write(now, offset, &buf[..length as usize], fua)?,
+        Request::Flush => d.flush(now)?,
+        Request::Trim { offset, length, fua } => d.trim(now, offset, length as u64, fua)?,
+        Request::WriteZeroes { offset, length, no_hole, fua } => {
+            d.write_zeroes(now, offset, length as u64, no_hole, fua)?
+        }
+        Request::Cache { .. } => d.cache(now),
+        Request::Disconnect => unreachable!("execute: DISC never reaches the device"),
+    };
+    buf.resize(DATA_AT.max(buf.len()), 0);
+    Ok((done, 0))
+}

@@ -1,0 +1,353 @@
+//! The server over real TCP and Unix sockets, with a test client written against
+//! doc/proto.md: a normal session, then one bad peer after another; after each, a fresh client
+//! must still be served and data acknowledged earlier must still be there.
+
+mod common;
+
+use common::*;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+use trimlab_nbd::server::{Clock, Listener};
+use trimlab_nbd::wire::*;
+use trimlab_nbd::{Pace, Server, ServerHandle};
+
+struct Running {
+    addr: String,
+    handle: ServerHandle,
+    thread: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Running {
+    fn start(block_max: u32, connections_max: usize) -> Running {
+        Running::start_paced(block_max, connections_max, Pace::None)
+    }
+
+    fn start_paced(block_max: u32, connections_max: usize, pace: Pace) -> Running {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let server = Arc::new(server_paced(block_max, Clock::wall(), connections_max, pace));
+        let handle = server.handle();
+        let thread = std::thread::spawn(move || server.run(Listener::Tcp(listener)));
+        Running { addr, handle, thread: Some(thread) }
+    }
+
+    fn connect(&self) -> TcpStream {
+        let s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s
+    }
+
+    fn client(&self) -> Client<TcpStream> {
+        let mut c = Client::start(self.connect(), FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).unwrap();
+        c.go().unwrap();
+        c
+    }
+
+    fn stop(mut self) -> trimlab_nbd::DriveStats {
+        self.handle.shutdown();
+        self.thread.take().unwrap().join().unwrap().unwrap();
+        let (stats, check) = self.handle.finish().unwrap();
+        check.unwrap();
+        stats
+    }
+}
+
+/// True when the server has closed the connection (EOF or reset).
+fn closed(s: &mut TcpStream) -> bool {
+    let mut b = [0u8; 1];
+    matches!(s.read(&mut b), Ok(0) | Err(_))
+}
+
+fn pattern(seed: u8, n: usize) -> Vec<u8> {
+    (0..n).map(|i| seed.wrapping_add((i * 7) as u8) | 1).collect()
+}
+
+#[test]
+fn a_normal_session_round_trips_data() {
+    let srv = Running::start(1 << 20, 8);
+    let mut c = Client::start(srv.connect(), FLAG_C_FIXED_NEWSTYLE).unwrap();
+    let list = c.option(OPT_LIST, &[]).unwrap();
+    assert_eq!((list[0].1, &list[0].2[4..11]), (REP_SERVER, &b"trimlab"[..]));
+    let info = c.option(OPT_INFO, &go_payload("trimlab", &[INFO_BLOCK_SIZE])).unwrap();
+    let bs = info.iter().find(|r| r.2[0..2] == INFO_BLOCK_SIZE.to_be_bytes()).unwrap();
+    assert_eq!(u32::from_be_bytes(bs.2[2..6].try_into().unwrap()), 512);
+    assert_eq!(u32::from_be_bytes(bs.2[6..10].try_into().unwrap()), 4096);
+    assert_eq!(u32::from_be_bytes(bs.2[10..14].try_into().unwrap()), 1 << 20);
+    let (size, flags) = c.go().unwrap();
+    assert_eq!(size, EXPORT_BYTES);
+    for f in [
+        FLAG_HAS_FLAGS,
+        FLAG_SEND_FLUSH,
+        FLAG_SEND_FUA,
+        FLAG_SEND_TRIM,
+        FLAG_SEND_WRITE_ZEROES,
+        FLAG_CAN_MULTI_CONN,
+    ] {
+        assert_ne!(flags & f, 0, "flag {f:#x} in {flags:#x}");
+    }
+    let data = pattern(3, 64 << 10);
+    assert_eq!(c.request(CMD_WRITE, 0, 1 << 20, data.len() as u32, &data).unwrap().0, 0);
+    assert_eq!(c.request(CMD_READ, 0, 1 << 20, data.len() as u32, &[]).unwrap(), (0, data.clone()));
+    // Sub-page write (read-modify-write in the model), FUA.
+    let small = pattern(9, 1536);
+    assert_eq!(c.request(CMD_WRITE, CMD_FLAG_FUA, (1 << 20) + 512, 1536, &small).unwrap().0, 0);
+    let (_, back) = c.request(CMD_READ, 0, 1 << 20, 4096, &[]).unwrap();
+    assert_eq!(
+        (&back[..512], &back[512..2048], &back[2048..]),
+        (&data[..512], &small[..], &data[2048..4096])
+    );
+    // TRIM and WRITE_ZEROES read back as zeros.
+    assert_eq!(c.request(CMD_TRIM, 0, 1 << 20, 16384, &[]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_WRITE_ZEROES, 0, (1 << 20) + 20480, 8192, &[]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_WRITE_ZEROES, CMD_FLAG_NO_HOLE, (1 << 20) + 32768, 4096, &[]).unwrap().0, 0);
+    let (_, back) = c.request(CMD_READ, 0, 1 << 20, 64 << 10, &[]).unwrap();
+    let mut expect = data.clone();
+    expect[..16384].fill(0);
+    expect[20480..28672].fill(0);
+    expect[32768..36864].fill(0);
+    assert!(back == expect, "trimmed and zeroed ranges read as zeros, the rest is intact");
+    assert_eq!(c.request(CMD_FLUSH, 0, 0, 0, &[]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_CACHE, 0, 0, 4096, &[]).unwrap().0, 0);
+    c.s.write_all(&request_bytes(CMD_DISC, 0, 99, 0, 0)).unwrap();
+    assert!(closed(&mut c.s), "the server closes after NBD_CMD_DISC");
+    let stats = srv.stop();
+    assert_eq!(
+        (stats.nbd.write_commands, stats.nbd.trim_commands, stats.nbd.write_zeroes_commands),
+        (2, 1, 2)
+    );
+    assert_eq!(stats.nbd.trim_bytes, 16384);
+    assert!(
+        stats.device.trim.pages_requested >= 4 + 2,
+        "TRIM and the deallocating WRITE_ZEROES reach the model"
+    );
+    // 64 KiB + one 1536-byte write (one page, merged in the write buffer) + the zeroed edges.
+    assert!(stats.device.host.pages_written >= 17, "{:?}", stats.device.host);
+}
+
+#[test]
+fn bad_peers_get_errors_or_a_clean_disconnect_and_the_server_stays_up() {
+    let srv = Running::start(1 << 20, 8);
+    let keep = pattern(1, 8192);
+    let mut good = srv.client();
+    assert_eq!(good.request(CMD_WRITE, 0, 0, 8192, &keep).unwrap().0, 0);
+
+    // Unknown client flags: the server drops the connection.
+    let mut s = srv.connect();
+    let mut g = [0u8; 18];
+    s.read_exact(&mut g).unwrap();
+    s.write_all(&0x8000_0001u32.to_be_bytes()).unwrap();
+    assert!(closed(&mut s));
+
+    // Bad option magic.
+    let mut c = Client::start(srv.connect(), 1).unwrap();
+    c.s.write_all(&[0x55u8; 16]).unwrap();
+    assert!(closed(&mut c.s));
+
+    // Unknown option, STARTTLS, oversized option payload: errors, haggling continues.
+    let mut c = Client::start(srv.connect(), 1).unwrap();
+    assert_eq!(c.option(0x1234, b"whatever").unwrap()[0].1, REP_ERR_UNSUP);
+    assert_eq!(c.option(OPT_STARTTLS, &[]).unwrap()[0].1, REP_ERR_UNSUP);
+    assert_eq!(c.option(OPT_GO, &vec![0u8; 100_000]).unwrap()[0].1, REP_ERR_TOO_BIG);
+    assert_eq!(c.option(OPT_GO, &go_payload("nope", &[])).unwrap()[0].1, REP_ERR_UNKNOWN);
+    // ... then writes after the failed GO: the bytes are not an option, so the session ends
+    // and nothing is written.
+    let mut w = request_bytes(CMD_WRITE, 0, 1, 0, 4096);
+    w.extend_from_slice(&[0xeeu8; 4096]);
+    c.s.write_all(&w).unwrap();
+    assert!(closed(&mut c.s));
+
+    // Option payload beyond the drain limit: hard disconnect without reading it.
+    let mut c = Client::start(srv.connect(), 1).unwrap();
+    let mut h = IHAVEOPT.to_be_bytes().to_vec();
+    h.extend_from_slice(&OPT_GO.to_be_bytes());
+    h.extend_from_slice(&u32::MAX.to_be_bytes());
+    c.s.write_all(&h).unwrap();
+    assert!(closed(&mut c.s));
+
+    // Transmission-phase refusals; the connection stays usable after each.
+    let mut c = srv.client();
+    let cases: [(u16, u16, u64, u32, u32); 9] = [
+        (99, 0, 0, 0, EINVAL),                           // unknown command
+        (CMD_BLOCK_STATUS, 0, 0, 4096, EINVAL),          // not negotiated
+        (CMD_READ, CMD_FLAG_NO_HOLE, 0, 4096, EINVAL),   // flag not valid for READ
+        (CMD_READ, 0, EXPORT_BYTES, 512, EINVAL),        // past the end
+        (CMD_READ, 0, u64::MAX - 511, 512, EINVAL),      // offset + length overflows
+        (CMD_READ, 0, 100, 512, EINVAL),                 // misaligned
+        (CMD_READ, 0, 0, 2 << 20, EINVAL),               // beyond the maximum block size
+        (CMD_TRIM, 0, EXPORT_BYTES - 512, 1024, EINVAL), // TRIM past the end
+        (CMD_FLUSH, 0, 512, 0, EINVAL),                  // FLUSH with an offset
+    ];
+    for (cmd, flags, offset, length, errno) in cases {
+        assert_eq!(
+            c.request(cmd, flags, offset, length, &[]).unwrap().0,
+            errno,
+            "cmd {cmd} flags {flags} {offset}+{length}"
+        );
+    }
+    // A WRITE past the end (ENOSPC) and a WRITE beyond the maximum (EINVAL): their payloads
+    // are consumed, so the next request parses.
+    assert_eq!(c.request(CMD_WRITE, 0, EXPORT_BYTES - 512, 1024, &[1u8; 1024]).unwrap().0, ENOSPC);
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 2 << 20, &vec![2u8; 2 << 20]).unwrap().0, EINVAL);
+    assert_eq!(c.request(CMD_READ, 0, 0, 8192, &[]).unwrap(), (0, keep.clone()));
+    // A WRITE whose payload is too large to drain ends the session.
+    c.s.write_all(&request_bytes(CMD_WRITE, 0, 77, 0, u32::MAX - 511)).unwrap();
+    assert!(closed(&mut c.s));
+
+    // Bad request magic.
+    let mut c = srv.client();
+    c.s.write_all(&[0x11u8; 28]).unwrap();
+    assert!(closed(&mut c.s));
+
+    // A client that vanishes in the middle of a WRITE payload: nothing of it is applied.
+    let mut c = srv.client();
+    let mut w = request_bytes(CMD_WRITE, 0, 5, 0, 8192);
+    w.extend_from_slice(&[0xddu8; 3000]);
+    c.s.write_all(&w).unwrap();
+    drop(c);
+    // ... and one that vanishes in the middle of a request header.
+    let mut c = srv.client();
+    c.s.write_all(&request_bytes(CMD_READ, 0, 6, 0, 4096)[..13]).unwrap();
+    drop(c);
+
+    // NBD_OPT_ABORT is acknowledged.
+    let mut c = Client::start(srv.connect(), 1).unwrap();
+    assert_eq!(c.option(OPT_ABORT, &[]).unwrap()[0].1, REP_ACK);
+    assert!(closed(&mut c.s));
+
+    // The server is still up, and acknowledged data is intact.
+    std::thread::sleep(Duration::from_millis(100));
+    let mut fresh = srv.client();
+    assert_eq!(fresh.request(CMD_READ, 0, 0, 8192, &[]).unwrap(), (0, keep.clone()));
+    assert_eq!(good.request(CMD_READ, 0, 0, 8192, &[]).unwrap(), (0, keep));
+    let connections = srv.handle.connections();
+    assert!(connections.protocol_violations >= 5, "{connections:?}");
+    assert!(connections.options_refused >= 4, "{connections:?}");
+    let stats = srv.stop();
+    assert!(stats.nbd.refused_commands >= 11, "{:?}", stats.nbd);
+}
+
+#[test]
+fn structured_replies_carry_data_chunks_and_error_messages() {
+    let srv = Running::start(1 << 20, 8);
+    let mut c = Client::start(srv.connect(), 1).unwrap();
+    assert_eq!(c.option(OPT_STRUCTURED_REPLY, &[]).unwrap()[0].1, REP_ACK);
+    let (_, flags) = c.go().unwrap();
+    assert_ne!(flags & FLAG_SEND_DF, 0);
+    let data = pattern(5, 4096);
+    assert_eq!(c.request(CMD_WRITE, 0, 4096, 4096, &data).unwrap().0, 0);
+    assert_eq!(c.request(CMD_READ, CMD_FLAG_DF, 4096, 4096, &[]).unwrap(), (0, data));
+    assert_eq!(c.request(CMD_READ, 0, EXPORT_BYTES, 4096, &[]).unwrap().0, EINVAL);
+    assert_eq!(c.request(CMD_READ, 0, 0, 0, &[]).unwrap(), (0, Vec::new()));
+    srv.stop();
+}
+
+#[test]
+fn connections_beyond_the_limit_are_refused() {
+    let srv = Running::start(1 << 20, 1);
+    let _first = srv.client();
+    let mut second = srv.connect();
+    assert!(closed(&mut second), "the second connection is closed at once");
+    assert_eq!(srv.handle.connections().refused_too_many, 1);
+    srv.stop();
+}
+
+#[test]
+fn several_connections_share_one_device() {
+    let srv = Running::start(1 << 20, 8);
+    let threads: Vec<_> = (0..4u8)
+        .map(|i| {
+            let mut c = srv.client();
+            std::thread::spawn(move || {
+                let data = pattern(i, 32 << 10);
+                let offset = i as u64 * (1 << 20);
+                for _ in 0..20 {
+                    assert_eq!(c.request(CMD_WRITE, 0, offset, 32 << 10, &data).unwrap().0, 0);
+                    assert_eq!(c.request(CMD_READ, 0, offset, 32 << 10, &[]).unwrap(), (0, data.clone()));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut c = srv.client();
+    for i in 0..4u8 {
+        assert_eq!(
+            c.request(CMD_READ, 0, i as u64 * (1 << 20), 32 << 10, &[]).unwrap(),
+            (0, pattern(i, 32 << 10))
+        );
+    }
+    let stats = srv.stop();
+    assert_eq!(stats.nbd.write_commands, 80);
+}
+
+#[test]
+fn shutdown_ends_idle_connections_and_reports() {
+    let srv = Running::start(1 << 20, 8);
+    let mut c = srv.client();
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 4096, &[7u8; 4096]).unwrap().0, 0);
+    let stats = srv.stop();
+    assert_eq!(stats.nbd.write_commands, 1);
+    assert!(closed(&mut c.s));
+}
+
+#[test]
+fn unix_socket_serves_too() {
+    let path = std::env::temp_dir().join(format!("trimlab-nbd-test-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let server = Arc::new(server(1 << 20, Clock::wall(), 4));
+    let handle = server.handle();
+    let runner = {
+        let server = server.clone();
+        let path = path.clone();
+        std::thread::spawn(move || server.run(Listener::Unix(listener, path)))
+    };
+    let s = std::os::unix::net::UnixStream::connect(&path).unwrap();
+    let mut c = Client::start(s, 1).unwrap();
+    c.go().unwrap();
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 512, &[3u8; 512]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_READ, 0, 0, 512, &[]).unwrap(), (0, vec![3u8; 512]));
+    handle.shutdown();
+    runner.join().unwrap().unwrap();
+    assert!(!path.exists(), "the socket file is removed at shutdown");
+    let _: &Server = &server;
+}
+
+#[test]
+fn pace_real_holds_each_reply_until_its_simulated_completion() {
+    let srv = Running::start_paced(1 << 20, 8, Pace::Real);
+    let mut c = srv.client();
+    // No write buffer room is needed for the point: a FLUSH after 1 MiB of writes programs
+    // 256 pages on two dies, several milliseconds of simulated NAND time.
+    let data = pattern(4, 1 << 20);
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 1 << 20, &data).unwrap().0, 0);
+    let t0 = std::time::Instant::now();
+    assert_eq!(c.request(CMD_FLUSH, 0, 0, 0, &[]).unwrap().0, 0);
+    let flush_wall_ns = t0.elapsed().as_nanos() as u64;
+    assert_eq!(c.request(CMD_READ, 0, 0, 1 << 20, &[]).unwrap(), (0, data));
+    let stats = srv.stop();
+    let flush_ns = stats.device.latency.flush.max_ns;
+    assert!(flush_ns > 1_000_000, "the flush takes simulated milliseconds: {flush_ns} ns");
+    // The reply waited at least the flush's simulated latency (less the histogram's 0.1 %).
+    assert!(
+        flush_wall_ns >= flush_ns / 1000 * 999,
+        "reply after {flush_wall_ns} ns, simulated {flush_ns} ns"
+    );
+}
+
+#[test]
+fn a_silent_client_is_dropped_after_the_handshake_timeout_but_an_idle_one_is_kept() {
+    let srv = Running::start(1 << 20, 8);
+    let mut silent = srv.connect();
+    let mut g = [0u8; 18];
+    silent.read_exact(&mut g).unwrap();
+    let mut idle = srv.client();
+    std::thread::sleep(Duration::from_millis(900));
+    assert!(closed(&mut silent), "no client flags within the handshake timeout");
+    assert_eq!(idle.request(CMD_READ, 0, 0, 512, &[]).unwrap().0, 0, "transmission has no timeout");
+    srv.stop();
+}

@@ -1,0 +1,219 @@
+//! `trimlab serve`: the simulated SSD as an NBD export for real clients (the Linux kernel via
+//! nbdfuse + loop, qemu, libnbd tools). Reads the same TOML as `trimlab run` (its `[device]`,
+//! `[ftl]` and `[trim]` sections; `[workload]` is ignored), serves until SIGINT or SIGTERM,
+//! then writes the metrics.
+
+use crate::config_file::RunConfig;
+use crate::output;
+use anyhow::{bail, Context, Result};
+use std::io::Write;
+use std::net::TcpListener;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use trimlab_nbd::server::{Clock, Listener};
+use trimlab_nbd::{FileStore, Pace, Server, ServerConfig, SparseStore, Store};
+use trimlab_sim::{ByteSize, DurationNs};
+
+pub struct ServeArgs {
+    pub config: PathBuf,
+    pub listen: Option<String>,
+    pub unix: Option<PathBuf>,
+    pub pace: String,
+    pub backing: Option<PathBuf>,
+    pub export_name: String,
+    pub max_request: String,
+    pub stats_interval: Option<String>,
+    pub stats_http: Option<String>,
+    pub out: PathBuf,
+    pub connections_max: usize,
+    pub quiet: bool,
+}
+
+fn parse_pace(text: &str) -> Result<Pace> {
+    match text {
+        "none" => Ok(Pace::None),
+        "real" => Ok(Pace::Real),
+        other => bail!("--pace {other:?}: accepted values are \"none\" (answer at once) and \"real\" (answer at the simulated completion time)"),
+    }
+}
+
+pub fn run(args: ServeArgs) -> Result<()> {
+    let config = RunConfig::load(&args.config)?;
+    let device = trimlab_device::SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
+    let pace = parse_pace(&args.pace)?;
+    let block_max = ByteSize::parse(&args.max_request).map_err(|e| anyhow::anyhow!("--max-request: {e}"))?.0;
+    if !(4096..=(32 << 20)).contains(&block_max) || block_max % 512 != 0 {
+        bail!("--max-request {block_max}: must be a multiple of 512 between 4KiB and 32MiB");
+    }
+    let stats_interval = match &args.stats_interval {
+        Some(t) => {
+            let d = DurationNs::parse(t).map_err(|e| anyhow::anyhow!("--stats-interval: {e}"))?;
+            if d.0 < 100_000_000 {
+                bail!("--stats-interval {t}: must be at least 100ms");
+            }
+            Some(Duration::from_nanos(d.0))
+        }
+        None => None,
+    };
+    if args.connections_max == 0 {
+        bail!("--connections-max 0: at least one connection must be allowed");
+    }
+    let listener = match (&args.listen, &args.unix) {
+        (Some(_), Some(_)) => bail!("give either --listen ADDR:PORT or --unix PATH, not both"),
+        (None, Some(path)) => {
+            if path.exists() {
+                bail!("--unix {}: the path exists; remove it or choose another", path.display());
+            }
+            let l =
+                UnixListener::bind(path).with_context(|| format!("cannot listen on {}", path.display()))?;
+            Listener::Unix(l, path.clone())
+        }
+        (listen, None) => {
+            let addr = listen.as_deref().unwrap_or("127.0.0.1:10809");
+            Listener::Tcp(TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?)
+        }
+    };
+    let http = match &args.stats_http {
+        Some(addr) => {
+            Some(TcpListener::bind(addr).with_context(|| format!("--stats-http: cannot listen on {addr}"))?)
+        }
+        None => None,
+    };
+    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+
+    let size = device.logical_bytes();
+    let page = device.geometry.page_bytes as u64;
+    let store: Box<dyn Store> = match &args.backing {
+        Some(path) => Box::new(
+            FileStore::open(path, size)
+                .with_context(|| format!("--backing {}: cannot open", path.display()))?,
+        ),
+        None => Box::new(SparseStore::new(size, page.max(512))),
+    };
+    let description = format!(
+        "trimlab simulated SSD: preset {}, {} B logical, spare factor {:.3}, TRIM engine {:?}",
+        device.preset, size, device.spare_factor, device.trim_engine
+    );
+    let server = Server::new(
+        device.clone(),
+        store,
+        ServerConfig {
+            export_name: args.export_name.clone(),
+            description,
+            block_max_bytes: block_max as u32,
+            pace,
+            clock: Clock::wall(),
+            connections_max: args.connections_max,
+            handshake_timeout: Duration::from_secs(30),
+            log: !args.quiet,
+        },
+    )?;
+    let handle = server.handle();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone()).context("cannot install the signal handler")?;
+    }
+    let mut stdout = std::io::stdout();
+    writeln!(
+        stdout,
+        "trimlab serve: listening on {} (export {:?}, {} bytes, pace {})",
+        listener.describe(),
+        args.export_name,
+        size,
+        args.pace
+    )?;
+    let http_thread = match http {
+        Some(l) => {
+            writeln!(
+                stdout,
+                "trimlab serve: stats on http://{}/stats, phases via POST /phase/NAME",
+                l.local_addr()?
+            )?;
+            let h = handle.clone();
+            Some(std::thread::spawn(move || trimlab_nbd::stats_http::run(l, h)))
+        }
+        None => None,
+    };
+    stdout.flush()?;
+
+    let started = Instant::now();
+    let server = Arc::new(server);
+    let runner = {
+        let server = server.clone();
+        std::thread::spawn(move || server.run(listener))
+    };
+    let mut next_stats = stats_interval.map(|d| Instant::now() + d);
+    while !stop.load(Ordering::SeqCst) && !runner.is_finished() {
+        std::thread::sleep(Duration::from_millis(50));
+        if let (Some(at), Some(every)) = (next_stats, stats_interval) {
+            if Instant::now() >= at {
+                next_stats = Some(at + every);
+                if let Some(s) = handle.stats() {
+                    eprintln!("{}", stats_line(&s, handle.open_connections()));
+                }
+            }
+        }
+    }
+    eprintln!("trimlab serve: shutting down");
+    handle.shutdown();
+    runner.join().map_err(|_| anyhow::anyhow!("the accept loop panicked"))?.context("serving failed")?;
+    if let Some(t) = http_thread {
+        let _ = t.join();
+    }
+    let Some((stats, check)) = handle.finish() else { bail!("the device thread stopped early") };
+    let wall_s = started.elapsed().as_secs_f64();
+    let metrics = serde_json::json!({
+        "trimlab_version": env!("CARGO_PKG_VERSION"),
+        "command": "serve",
+        "config": { "device": device },
+        "pace": args.pace,
+        "wall_seconds": wall_s,
+        "model_check": match &check { Ok(()) => "ok".to_string(), Err(e) => e.clone() },
+        "connections": handle.connections(),
+        "stats": stats,
+    });
+    write_metrics(&args.out, &metrics)?;
+    eprintln!("{}", stats_line(&stats, 0));
+    // stderr: whoever read the listening line may have closed stdout by now.
+    eprintln!("trimlab serve: wrote {}", args.out.join("metrics.json").display());
+    if let Err(e) = check {
+        bail!("the device model failed its consistency check: {e}");
+    }
+    Ok(())
+}
+
+fn write_metrics(out: &Path, metrics: &serde_json::Value) -> Result<()> {
+    output::write_json(&out.join("metrics.json"), metrics)?;
+    output::write_flat_csv(&out.join("metrics.csv"), metrics)
+}
+
+fn stats_line(s: &trimlab_nbd::drive::DriveStats, open: usize) -> String {
+    let n = &s.nbd;
+    let d = &s.device;
+    format!(
+        "trimlab serve: sim {:.3} s, {open} open; nbd read {}/{} MiB write {}/{} MiB trim {}/{} MiB zero {}/{} MiB flush {} refused {}; \
+         WAF {:.3} NAND programs {} erases {} GC victims {} TRIM pages {} unmapped {}; store {} MiB",
+        s.sim_time_ns as f64 / 1e9,
+        n.read_commands,
+        n.read_bytes >> 20,
+        n.write_commands,
+        n.write_bytes >> 20,
+        n.trim_commands,
+        n.trim_bytes >> 20,
+        n.write_zeroes_commands,
+        n.write_zeroes_bytes >> 20,
+        n.flush_commands,
+        n.refused_commands,
+        d.waf,
+        d.nand_pages_programmed,
+        d.nand_blocks_erased,
+        d.gc.victims,
+        d.trim.pages_requested,
+        d.trim.pages_unmapped,
+        s.store_resident_bytes >> 20
+    )
+}

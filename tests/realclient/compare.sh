@@ -1,0 +1,65 @@
+#!/bin/bash
+# Side-by-side measurements for `trimlab serve` (not a test; run by hand, as root, after
+# `cargo build --release`):
+#  1. throughput: nbdcopy of a 1 GiB random file into trimlab (--pace none) and into
+#     `nbdkit memory`, in one run, printing MB/s for each;
+#  2. TRIM accounting: the ext4 script against `nbdkit --filter=log memory` and against trimlab,
+#     printing per-phase TRIM counts and bytes from the nbdkit log and from trimlab's metrics.
+# Round 1 includes first-touch allocation in both servers; later rounds overwrite in place.
+# Usage: tests/realclient/compare.sh [WORKDIR]   (default /tmp/trimlab-compare)
+set -eu
+cd "$(dirname "$0")/../.."
+W=${1:-/tmp/trimlab-compare}
+T=$PWD/target/release/trimlab
+[ -x "$T" ] || { echo "build first: cargo build --release"; exit 1; }
+rm -rf "$W"; mkdir -p "$W"
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
+
+wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 not up"; exit 1; }
+rate() { python3 -c "import sys; print(f'{1073741824/1e6/float(sys.argv[1]):.0f}')" "$1"; }
+now() { date +%s.%N; }
+
+echo "== throughput: nbdcopy 1 GiB =="
+head -c 1G /dev/urandom > "$W/1g.bin"
+"$T" serve examples/serve.toml --listen 127.0.0.1:10911 --pace none --quiet --out "$W/tp-metrics" > /dev/null &
+PIDS+=($!); TP=$!
+nbdkit -f -i 127.0.0.1 -p 10912 memory size=1G &
+PIDS+=($!); NP=$!
+wait_port 10911; wait_port 10912
+for round in 1 2 3; do
+  t0=$(now); nbdcopy "$W/1g.bin" nbd://127.0.0.1:10911; t1=$(now)
+  nbdcopy "$W/1g.bin" nbd://127.0.0.1:10912; t2=$(now)
+  a=$(python3 -c "print($t1-$t0)"); b=$(python3 -c "print($t2-$t1)")
+  echo "round $round: trimlab $(rate "$a") MB/s ($a s), nbdkit memory $(rate "$b") MB/s ($b s)"
+done
+nbdcopy nbd://127.0.0.1:10911 "$W/back.bin"; cmp "$W/1g.bin" "$W/back.bin" && echo "trimlab copy verified byte for byte"
+kill -TERM "$TP"; wait "$TP" || true; kill "$NP"; wait "$NP" 2>/dev/null || true
+rm -f "$W/1g.bin" "$W/back.bin"
+
+echo "== ext4: nbdkit --filter=log =="
+nbdkit -f -i 127.0.0.1 -p 10913 --filter=log memory size=1G logfile="$W/nbdkit.log" logappend=true &
+PIDS+=($!); NP=$!
+wait_port 10913
+MARK_LOG="$W/nbdkit.log" bash tests/realclient/ext4-over-nbd.sh nbd://127.0.0.1:10913 "$W/ext4-nbdkit" > "$W/ext4-nbdkit.out" 2>&1
+kill "$NP"; wait "$NP" 2>/dev/null || true
+python3 tests/realclient/nbd_log_summary.py "$W/nbdkit.log"
+
+echo "== ext4: trimlab serve =="
+"$T" serve examples/serve.toml --listen 127.0.0.1:10914 --stats-http 127.0.0.1:10915 --quiet --out "$W/ext4-metrics" > /dev/null &
+PIDS+=($!); TP=$!
+wait_port 10914; wait_port 10915
+MARK_HTTP=127.0.0.1:10915 bash tests/realclient/ext4-over-nbd.sh nbd://127.0.0.1:10914 "$W/ext4-trimlab" > "$W/ext4-trimlab.out" 2>&1
+kill -TERM "$TP"; wait "$TP" || true
+python3 - "$W/ext4-metrics/metrics.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(f"{'phase':22} {'Write n/MiB':>16} {'Trim n/MiB':>16} {'Zero n/MiB':>16} {'Read n/MiB':>16} {'Flush':>6} | model: TRIM pages, unmapped, WAF, GC victims")
+for p in m['stats']['phases']:
+    n = p['nbd']
+    f = lambda op: f"{n[op + '_commands']}/{n[op + '_bytes'] / 1048576:.2f}"
+    print(f"{p['name']:22} {f('write'):>16} {f('trim'):>16} {f('write_zeroes'):>16} {f('read'):>16} {n['flush_commands']:>6} | "
+          f"{p['trim_pages_requested']} {p['trim_pages_unmapped']} {p['waf']:.3f} {p['gc_victims']}")
+d = m['stats']['device']
+print(f"device: WAF {d['waf']:.3f}, TRIM commands {d['trim']['commands']}, pages {d['trim']['pages_requested']}, GC victims {d['gc']['victims']}; model check {m['model_check']}")
+PY
