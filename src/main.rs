@@ -121,6 +121,10 @@ enum Command {
         /// No per-connection logs.
         #[arg(long)]
         quiet: bool,
+        /// Record every command the model receives to this file as fio iolog v3 (replay it
+        /// with `trimlab replay FILE`).
+        #[arg(long)]
+        record: Option<PathBuf>,
     },
 }
 
@@ -146,6 +150,7 @@ fn main() -> ExitCode {
             out,
             connections_max,
             quiet,
+            record,
         } => serve_cmd::run(serve_cmd::ServeArgs {
             config,
             listen,
@@ -159,6 +164,7 @@ fn main() -> ExitCode {
             out,
             connections_max,
             quiet,
+            record,
         }),
     };
     match result {

@@ -30,6 +30,7 @@ pub struct ServeArgs {
     pub out: PathBuf,
     pub connections_max: usize,
     pub quiet: bool,
+    pub record: Option<PathBuf>,
 }
 
 fn parse_pace(text: &str) -> Result<Pace> {
@@ -93,6 +94,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
         ),
         None => Box::new(SparseStore::new(size, page.max(512))),
     };
+    let record: Option<Box<dyn std::io::Write + Send>> = match &args.record {
+        Some(path) => Some(Box::new(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("--record {}: cannot create", path.display()))?,
+        ))),
+        None => None,
+    };
     let description = format!(
         "trimlab simulated SSD: preset {}, {} B logical, spare factor {:.3}, TRIM engine {:?}",
         device.preset, size, device.spare_factor, device.trim_engine
@@ -109,6 +117,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             connections_max: args.connections_max,
             handshake_timeout: Duration::from_secs(30),
             log: !args.quiet,
+            record,
         },
     )?;
     let handle = server.handle();

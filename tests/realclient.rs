@@ -54,6 +54,10 @@ struct Served {
 
 impl Served {
     fn start(dir: &Path, config: &str) -> Served {
+        Served::start_with(dir, config, &[])
+    }
+
+    fn start_with(dir: &Path, config: &str, extra: &[&str]) -> Served {
         let config_path = dir.join("config.toml");
         std::fs::write(&config_path, config).unwrap();
         let out = dir.join("metrics");
@@ -67,6 +71,7 @@ impl Served {
                 "127.0.0.1:0",
             ])
             .args(["--out", out.to_str().unwrap()])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::from(std::fs::File::create(dir.join("server.log")).unwrap()))
             .spawn()
@@ -233,7 +238,8 @@ fn ext4_over_nbdfuse_and_loop_shows_its_trims() {
     let _ = Command::new("losetup").args(["-d", text.trim()]).status();
     let config =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/serve.toml")).unwrap();
-    let served = Served::start(&dir, &config);
+    let recording = dir.join("recording.log");
+    let served = Served::start_with(&dir, &config, &["--record", recording.to_str().unwrap()]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realclient/ext4-over-nbd.sh");
     let (ok, text) = run(Command::new("bash")
         .arg(&script)
@@ -263,4 +269,33 @@ fn ext4_over_nbdfuse_and_loop_shows_its_trims() {
     assert!(phase("write")["host_pages_written"].as_u64().unwrap() >= 5000);
     assert!(phase("write-nodiscard")["nbd"]["trim_commands"] == 0);
     assert!(m["stats"]["device"]["trim"]["pages_requested"].as_u64().unwrap() > 0);
+
+    // The recording, replayed on the same configuration, gives the live run's WAF and TRIMs.
+    let replayed = dir.join("replayed");
+    let (ok, text) = run(Command::new(env!("CARGO_BIN_EXE_trimlab")).args([
+        "replay",
+        recording.to_str().unwrap(),
+        "--device",
+        dir.join("config.toml").to_str().unwrap(),
+        "--out",
+        replayed.to_str().unwrap(),
+    ]));
+    assert!(ok, "replay of the recording failed: {text}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(replayed.join("metrics.json")).unwrap()).unwrap();
+    let live = &m["stats"]["device"];
+    let again = &r["report"];
+    for key in ["waf", "nand_pages_programmed", "nand_blocks_erased"] {
+        assert_eq!(live[key], again[key], "{key}: live {} vs replay {}", live[key], again[key]);
+    }
+    for key in ["commands", "ranges", "pages_requested"] {
+        assert_eq!(live["trim"][key], again["trim"][key], "trim.{key}");
+    }
+    for key in ["pages_written", "trim_commands", "write_commands", "flush_commands"] {
+        assert_eq!(live["host"][key], again["host"][key], "host.{key}");
+    }
+    eprintln!(
+        "recording replayed: WAF {} = {}, TRIM commands {} = {}",
+        live["waf"], again["waf"], live["trim"]["commands"], again["trim"]["commands"]
+    );
 }

@@ -27,7 +27,7 @@ pub struct Ssd {
     config: SsdConfig,
     ftl: PageFtl,
     buffer: WriteBuffer,
-    engine: Box<dyn TrimEngine>,
+    engine: Box<dyn TrimEngine + Send>,
     /// The controller firmware is one resource: TRIM processing delays the commands behind it.
     cpu_free: SimTime,
     outstanding: BinaryHeap<Reverse<SimTime>>,

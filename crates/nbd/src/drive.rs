@@ -19,6 +19,7 @@ use crate::request::Refusal;
 use crate::store::Store;
 use crate::wire::EIO;
 use serde::Serialize;
+use std::io::Write as _;
 use trimlab_device::{ByteRange, Command, DeviceReport, Ssd};
 use trimlab_sim::SimTime;
 
@@ -108,7 +109,42 @@ struct PhaseStart {
     device: DeviceReport,
 }
 
+/// Writes every command the model receives as fio iolog v3, so a live session can be replayed
+/// (`trimlab replay`) under other configurations. Timestamps are whole microseconds, which is
+/// why arrivals are kept on microsecond boundaries: the replay then sees the same instants.
+struct Recorder {
+    out: Box<dyn std::io::Write + Send>,
+    last_us: u64,
+    failed: bool,
+}
+
+impl Recorder {
+    const FILE: &'static str = "trimlab";
+
+    fn line(&mut self, at: SimTime, command: &Command) {
+        if self.failed {
+            return;
+        }
+        let us = at.0 / 1000;
+        self.last_us = self.last_us.max(us);
+        let f = Self::FILE;
+        let result = match command {
+            Command::Read { offset, bytes } => writeln!(self.out, "{us} {f} read {offset} {bytes}"),
+            Command::Write { offset, bytes, .. } => writeln!(self.out, "{us} {f} write {offset} {bytes}"),
+            Command::Trim { ranges } => {
+                ranges.iter().try_for_each(|r| writeln!(self.out, "{us} {f} trim {} {}", r.offset, r.bytes))
+            }
+            Command::Flush => writeln!(self.out, "{us} {f} sync 0 0"),
+        };
+        if let Err(e) = result {
+            eprintln!("trimlab serve: --record stopped: {e}");
+            self.failed = true;
+        }
+    }
+}
+
 pub struct Drive {
+    recorder: Option<Recorder>,
     ssd: Ssd,
     store: Box<dyn Store>,
     next_tag: u64,
@@ -132,6 +168,7 @@ impl Drive {
         );
         let device = ssd.report(SimTime::ZERO);
         Drive {
+            recorder: None,
             ssd,
             store,
             next_tag: 1,
@@ -155,14 +192,37 @@ impl Drive {
         &self.ops
     }
 
-    /// Arrivals never go backwards, whatever the caller's clock did.
+    /// Starts writing every model command to `out` as fio iolog v3.
+    pub fn record_to(&mut self, mut out: Box<dyn std::io::Write + Send>) -> std::io::Result<()> {
+        writeln!(out, "fio version 3 iolog")?;
+        writeln!(out, "0 {} add", Recorder::FILE)?;
+        writeln!(out, "0 {} open", Recorder::FILE)?;
+        self.recorder = Some(Recorder { out, last_us: 0, failed: false });
+        Ok(())
+    }
+
+    /// Closes the recording (if any) and flushes it.
+    pub fn finish_recording(&mut self) -> std::io::Result<()> {
+        if let Some(mut r) = self.recorder.take() {
+            writeln!(r.out, "{} {} close", r.last_us, Recorder::FILE)?;
+            r.out.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Arrivals never go backwards, whatever the caller's clock did, and sit on whole
+    /// microseconds (the resolution of a recording).
     fn arrive(&mut self, arrival: SimTime) -> SimTime {
+        let arrival = SimTime(arrival.0 / 1000 * 1000);
         self.last_arrival = self.last_arrival.max(arrival);
         self.last_arrival
     }
 
     fn submit(&mut self, at: SimTime, command: &Command) -> Result<SimTime, Refusal> {
         self.ops.model_commands += 1;
+        if let Some(r) = self.recorder.as_mut() {
+            r.line(at, command);
+        }
         let out = if matches!(command, Command::Read { .. }) { Some(&mut self.scratch) } else { None };
         match self.ssd.submit(at, command, out) {
             Ok(c) => Ok(c.done),

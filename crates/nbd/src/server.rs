@@ -89,6 +89,8 @@ pub struct ServerConfig {
     pub handshake_timeout: Duration,
     /// Print connection and refusal logs to stderr.
     pub log: bool,
+    /// Write every model command here as fio iolog v3 (`trimlab serve --record`).
+    pub record: Option<Box<dyn Write + Send>>,
 }
 
 /// Refusals logged per connection; later ones are only counted (a fuzzing peer would flood).
@@ -267,12 +269,16 @@ impl Server {
                 format!("store holds {} bytes, the device {size_bytes}", store.size_bytes()),
             ));
         }
+        let mut drive = Drive::new(Ssd::new(device), store);
+        if let Some(out) = config.record {
+            drive.record_to(out)?;
+        }
         let clock = Arc::new(config.clock);
         let (jobs, rx) = mpsc::channel();
         let device_clock = clock.clone();
         std::thread::Builder::new()
             .name("nbd-device".into())
-            .spawn(move || device_thread(Drive::new(Ssd::new(device), store), &device_clock, rx))?;
+            .spawn(move || device_thread(drive, &device_clock, rx))?;
         let export = ExportInfo {
             name: config.export_name,
             description: config.description,
@@ -418,7 +424,8 @@ fn device_thread(mut drive: Drive, clock: &Clock, jobs: mpsc::Receiver<Job>) {
             Job::Finish(tx) => {
                 let now = clock.now();
                 drive.idle_until(now);
-                let _ = tx.send((drive.stats(now), drive.check()));
+                let check = drive.check().and(drive.finish_recording().map_err(|e| format!("--record: {e}")));
+                let _ = tx.send((drive.stats(now), check));
                 return;
             }
         }

@@ -40,7 +40,7 @@ impl EngineKind {
         delayed: &DelayedConfig,
         logical_pages: u32,
         page_bytes: u64,
-    ) -> Box<dyn TrimEngine> {
+    ) -> Box<dyn TrimEngine + Send> {
         match self {
             EngineKind::Immediate => Box::new(ImmediateTrim::new(cost)),
             EngineKind::None => Box::new(NoTrim::new(cost)),
