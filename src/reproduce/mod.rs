@@ -1,5 +1,6 @@
 //! `trimlab reproduce`: the registry of experiments and the files they write.
 
+mod ftl_trim;
 mod waf;
 
 use anyhow::{bail, Context, Result};
@@ -18,11 +19,18 @@ struct Experiment {
     run: fn(&Options) -> Result<ExperimentReport>,
 }
 
-const EXPERIMENTS: &[Experiment] = &[Experiment {
-    name: "waf",
-    about: "steady-state WAF of greedy GC vs the analytic models, with and without TRIM",
-    run: waf::run,
-}];
+const EXPERIMENTS: &[Experiment] = &[
+    Experiment {
+        name: "waf",
+        about: "steady-state WAF of greedy GC vs the analytic models, with and without TRIM",
+        run: waf::run,
+    },
+    Experiment {
+        name: "ftl-trim",
+        about: "004: hybrid FAST FTL with a trimmed-range list vs page mapping, with and without TRIM",
+        run: ftl_trim::run,
+    },
+];
 
 pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
     if !(scale > 0.0 && scale <= 16.0) {
