@@ -87,6 +87,7 @@ pub struct PageFtl {
     stale_in_block: Vec<u32>,
     pending_stale: Vec<u32>,
     erase_when_invalid: bool,
+    gc_gain_blocks_max: Option<u32>,
     variant: VariantStats,
 }
 
@@ -115,6 +116,7 @@ impl PageFtl {
             stale_in_block: Vec::new(),
             pending_stale: Vec::new(),
             erase_when_invalid: false,
+            gc_gain_blocks_max: None,
             variant: VariantStats::default(),
             geometry,
             config,
@@ -147,6 +149,15 @@ impl PageFtl {
     /// break; ignored then.
     pub fn set_erase_when_invalid(&mut self, on: bool) {
         self.erase_when_invalid = on && self.config.victim != VictimPolicy::Fifo;
+    }
+
+    /// Incremental GC: an invocation also stops once its plane has gained `blocks` free blocks
+    /// (`None`: only the threshold stops it, the default). When live data leaves less free
+    /// space than the threshold asks for (004's "below 30 % free"), an unbounded invocation
+    /// compacts the whole plane every time a block is opened; a bounded one reclaims about what
+    /// the host consumes, as a controller that interleaves GC with host writes does.
+    pub fn set_gc_gain_blocks_max(&mut self, blocks: Option<u32>) {
+        self.gc_gain_blocks_max = blocks.map(|b| b.max(1));
     }
 
     pub fn variant_stats(&self) -> &VariantStats {
@@ -386,7 +397,9 @@ impl PageFtl {
         // FIFO may meet fully valid blocks on its way round the log; it moves them and goes on,
         // but a whole lap without a gain means the plane holds nothing reclaimable.
         let mut fruitless_victims = 0u32;
-        while self.pool.free_count(plane) < self.config.gc_free_blocks_min as usize {
+        let free_at_start = self.pool.free_count(plane);
+        let stop_at = self.gc_gain_blocks_max.map_or(usize::MAX, |g| free_at_start + g as usize);
+        while self.pool.free_count(plane) < (self.config.gc_free_blocks_min as usize).min(stop_at) {
             let Some(victim) = self.pool.select_victim(plane, self.config.victim, self.host_sequence) else {
                 self.stats.gc_stalls += 1;
                 break;

@@ -174,6 +174,7 @@ fn page_ftl_options_match_reference() {
             ftl.set_backward_update(BackwardUpdate::Lazy { reconcile_every_pages: rng.gen_range(0..40) });
         }
         ftl.set_erase_when_invalid(rng.gen_bool(0.5));
+        ftl.set_gc_gain_blocks_max([None, Some(1), Some(2)][rng.gen_range(0..3)]);
         let trims = rng.gen_bool(0.85);
         let mut driver = Driver::new(PageFtlModel { ftl, trim: trims }, PAGE as u32, 3333);
         exercise(seed, &mut driver, &mut rng, trims, ppb);

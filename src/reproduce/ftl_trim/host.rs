@@ -2,12 +2,16 @@
 //! §5 (an OS install and IOZone), synthesized at block level.
 //!
 //! There is no file-system layer in trimlab yet, so the host is the smallest thing that makes
-//! TRIM matter the way it does under a file system: files own extents of 4 KiB clusters, a
-//! deleted file's clusters become free (and are trimmed if the host sends TRIM), and new files
-//! are placed next-fit (after the last allocation, wrapping), so freed space is reused only
-//! after the allocator has gone round. 004 §5.5 observes Windows 7 allocating new clusters
-//! instead of reusing freed ones once TRIM is on; next-fit gives that behaviour with and
-//! without TRIM, so the two runs differ only in what the drive is told.
+//! TRIM matter the way it does under a file system: files own 4 KiB clusters, and a deleted
+//! file's clusters become free (and are trimmed if the host sends TRIM).
+//!
+//! 004 §5.5 reports that Windows 7 changes how it allocates once it finds a TRIM-capable drive:
+//! "Windows 7 file system allocates new file system block to perform update instead of
+//! overwriting the new content to the same logical block". The host follows that:
+//! with TRIM, an update of file data is written to newly allocated clusters and the old ones
+//! are freed and trimmed (copy on write); without TRIM, updates overwrite the file's clusters in
+//! place. Either way new clusters are placed next-fit (after the last allocation, wrapping), so
+//! freed space is reused only after the allocator has gone round.
 //!
 //! Requests run in a closed loop at queue depth 1 (synchronous writes), so the simulated time
 //! of a phase is the device's service time of its requests.
@@ -24,15 +28,27 @@ const TRIM_RANGES_PER_COMMAND: usize = 64;
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
 
-/// A file: extents of clusters `(first, count)` in file order.
+/// A file: its clusters in file order.
 #[derive(Clone, Debug, Default)]
 pub struct File {
-    pub extents: Vec<(u32, u32)>,
+    pub clusters: Vec<u32>,
 }
 
 impl File {
-    pub fn clusters(&self) -> u64 {
-        self.extents.iter().map(|e| e.1 as u64).sum()
+    pub fn len(&self) -> u64 {
+        self.clusters.len() as u64
+    }
+
+    /// Runs of consecutive clusters `(first, count)` in file order.
+    fn extents(clusters: &[u32]) -> Vec<(u32, u32)> {
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        for &c in clusters {
+            match out.last_mut() {
+                Some((s, n)) if *s + *n == c => *n += 1,
+                _ => out.push((c, 1)),
+            }
+        }
+        out
     }
 }
 
@@ -72,7 +88,7 @@ impl Allocator {
             if from + take < start + len {
                 self.free.insert(from + take, start + len - from - take);
             }
-            file.extents.push((from, take));
+            file.clusters.extend(from..from + take);
             self.free_clusters -= take as u64;
             self.cursor = from + take;
             clusters -= take;
@@ -80,8 +96,8 @@ impl Allocator {
         Ok(file)
     }
 
-    fn release(&mut self, file: &File) {
-        for &(mut start, mut len) in &file.extents {
+    fn release(&mut self, clusters: &[u32]) {
+        for (mut start, mut len) in File::extents(clusters) {
             self.free_clusters += len as u64;
             if let Some((&s, &l)) = self.free.range(..start).next_back() {
                 if s + l == start {
@@ -117,7 +133,7 @@ impl PhaseMeter {
 pub struct Host<'a, F> {
     pub driver: &'a mut Driver<F>,
     pub now: SimTime,
-    /// Whether deletes send TRIM.
+    /// Whether deletes send TRIM; it also selects the allocation policy (see the module doc).
     pub trim: bool,
     tag: u64,
     alloc: Allocator,
@@ -143,32 +159,18 @@ impl<'a, F: FtlModel> Host<'a, F> {
         self.alloc.alloc(bytes.div_ceil(CLUSTER_BYTES).max(1) as u32)
     }
 
-    /// Writes clusters `[first, first + count)` of `file` (file-relative) in requests of at most
-    /// `record_bytes`.
-    pub fn write_range(&mut self, file: &File, first: u64, count: u64, record_bytes: u64) -> Result<u64> {
-        let per_record = (record_bytes / CLUSTER_BYTES).max(1);
-        let mut skip = first;
-        let mut left = count;
+    /// Writes `clusters` in requests of at most `record_bytes` that never cross a gap.
+    fn write_clusters(&mut self, clusters: &[u32], record_bytes: u64) -> Result<u64> {
+        let per_record = (record_bytes / CLUSTER_BYTES).max(1) as u32;
         let mut written = 0;
-        for &(start, len) in &file.extents {
-            if left == 0 {
-                break;
-            }
-            if skip >= len as u64 {
-                skip -= len as u64;
-                continue;
-            }
-            let mut at = start as u64 + skip;
-            let mut in_extent = (len as u64 - skip).min(left);
-            skip = 0;
-            while in_extent > 0 {
-                let n = in_extent.min(per_record);
-                let bytes = n * CLUSTER_BYTES;
+        for (mut at, mut left) in File::extents(clusters) {
+            while left > 0 {
+                let n = left.min(per_record);
+                let bytes = n as u64 * CLUSTER_BYTES;
                 let tag = self.tag;
                 self.tag += bytes;
-                self.submit(HostCommand::Write { offset: at * CLUSTER_BYTES, bytes, tag })?;
+                self.submit(HostCommand::Write { offset: at as u64 * CLUSTER_BYTES, bytes, tag })?;
                 at += n;
-                in_extent -= n;
                 left -= n;
                 written += bytes;
             }
@@ -176,21 +178,41 @@ impl<'a, F: FtlModel> Host<'a, F> {
         Ok(written)
     }
 
-    pub fn write_file(&mut self, file: &File, record_bytes: u64) -> Result<u64> {
-        self.write_range(file, 0, file.clusters(), record_bytes)
-    }
-
-    /// Deletes `file`: its clusters are free, and trimmed if the host sends TRIM.
-    pub fn delete(&mut self, file: &File) -> Result<()> {
-        self.alloc.release(file);
+    /// Frees `clusters` and trims them if the host sends TRIM.
+    fn discard(&mut self, clusters: &[u32]) -> Result<()> {
+        self.alloc.release(clusters);
         if self.trim {
-            for chunk in file.extents.chunks(TRIM_RANGES_PER_COMMAND) {
+            let extents = File::extents(clusters);
+            for chunk in extents.chunks(TRIM_RANGES_PER_COMMAND) {
                 let ranges =
                     chunk.iter().map(|&(s, l)| (s as u64 * CLUSTER_BYTES, l as u64 * CLUSTER_BYTES)).collect();
                 self.submit(HostCommand::Trim { ranges })?;
             }
         }
         Ok(())
+    }
+
+    /// Updates clusters `[first, first + count)` of `file`: in place without TRIM, copy on
+    /// write with TRIM (new clusters written, old ones freed and trimmed).
+    pub fn update(&mut self, file: &mut File, first: u64, count: u64, record_bytes: u64) -> Result<u64> {
+        let range = first as usize..(first + count) as usize;
+        if !self.trim {
+            return self.write_clusters(&file.clusters[range], record_bytes);
+        }
+        let fresh = self.alloc.alloc(count as u32)?;
+        let written = self.write_clusters(&fresh.clusters, record_bytes)?;
+        let old: Vec<u32> = file.clusters.splice(range, fresh.clusters).collect();
+        self.discard(&old)?;
+        Ok(written)
+    }
+
+    pub fn write_file(&mut self, file: &File, record_bytes: u64) -> Result<u64> {
+        self.write_clusters(&file.clusters, record_bytes)
+    }
+
+    /// Deletes `file`: its clusters are free, and trimmed if the host sends TRIM.
+    pub fn delete(&mut self, file: &File) -> Result<()> {
+        self.discard(&file.clusters)
     }
 
     /// Lets the device idle (file close, the benchmark's own work between tests).
@@ -208,29 +230,66 @@ impl<'a, F: FtlModel> Host<'a, F> {
     }
 }
 
-/// Size of a file of the OS image: 60 % small (4-64 KiB), 30 % medium (64 KiB-1 MiB), 10 %
-/// large (1-16 MiB); most bytes are in large files, most files are small.
-fn os_file_bytes(rng: &mut impl Rng) -> u64 {
-    match rng.gen_range(0..10) {
-        0..=5 => rng.gen_range(4 * KIB..64 * KIB),
-        6..=8 => rng.gen_range(64 * KIB..MIB),
+/// Size of a file of an OS image: most files are small, most bytes are in large files
+/// (55 % 1-16 KiB, 30 % 16-128 KiB, 13 % 128 KiB-1 MiB, 2 % 1-16 MiB; mean about 270 KiB).
+pub fn os_file_bytes(rng: &mut impl Rng) -> u64 {
+    match rng.gen_range(0..100) {
+        0..=54 => rng.gen_range(KIB..16 * KIB),
+        55..=84 => rng.gen_range(16 * KIB..128 * KIB),
+        85..=97 => rng.gen_range(128 * KIB..MIB),
         _ => rng.gen_range(MIB..16 * MIB),
     }
 }
 
+/// File-system metadata written for every file, as NTFS does: a file record in the MFT (1 KiB
+/// records, four to a 4 KiB cluster, allocated in order, so each cluster is rewritten four
+/// times), a journal record appended to a circular log, and an update of a directory index at a
+/// random cluster of the directory zone. The zones are allocated once, up front.
+pub struct Metadata {
+    mft: File,
+    journal: File,
+    directories: File,
+    records: u64,
+    journal_at: u64,
+}
+
+impl Metadata {
+    pub fn create<F: FtlModel>(host: &mut Host<F>) -> Result<Self> {
+        let capacity = host.capacity_bytes();
+        Ok(Metadata {
+            mft: host.create(capacity / 100)?,
+            journal: host.create(capacity / 200)?,
+            directories: host.create(capacity / 200)?,
+            records: 0,
+            journal_at: 0,
+        })
+    }
+
+    /// The metadata writes of one new file.
+    pub fn file_created<F: FtlModel>(&mut self, host: &mut Host<F>, rng: &mut impl Rng) -> Result<u64> {
+        let record_cluster = (self.records / 4) % self.mft.len();
+        self.records += 1;
+        let mut bytes = host.write_clusters(&self.mft.clusters[record_cluster as usize..][..1], CLUSTER_BYTES)?;
+        let j = self.journal_at % self.journal.len();
+        self.journal_at += 1;
+        bytes += host.write_clusters(&self.journal.clusters[j as usize..][..1], CLUSTER_BYTES)?;
+        let d = rng.gen_range(0..self.directories.len());
+        bytes += host.write_clusters(&self.directories.clusters[d as usize..][..1], CLUSTER_BYTES)?;
+        Ok(bytes)
+    }
+}
+
 /// The OS-install workload (004 §5.3, Windows 7 setup), synthesized:
-/// - `volume` bytes of files are written sequentially in 128 KiB requests, sizes from
-///   [`os_file_bytes`];
-/// - 35 % of them (by count) are temporary (setup extracts archives, then copies and deletes
-///   them): each is deleted after 1 to 64 later files, and all remaining ones at the end;
-/// - after every file, with probability 1/2, one 4 KiB update of file-system metadata lands at
-///   a random cluster of a metadata zone (the first 2 % of the volume, allocated up front).
+/// - `volume` bytes of files with sizes from [`os_file_bytes`], each written sequentially in
+///   requests of up to 128 KiB, each followed by its [`Metadata`] writes;
+/// - 35 % of the files (by count) are temporary (setup extracts archives, then copies and
+///   deletes them): each is deleted after 1 to 64 later files, and all remaining ones at the
+///   end.
 ///
 /// Returns the phase meter of the whole install.
 pub fn os_install<F: FtlModel>(host: &mut Host<F>, volume: u64, rng: &mut impl Rng) -> Result<PhaseMeter> {
     let mut meter = PhaseMeter { name: "os-install", ..Default::default() };
-    let metadata = host.create(host.capacity_bytes() / 50)?;
-    host.phase(&mut meter, |h| h.write_file(&metadata, 128 * KIB))?;
+    let mut metadata = Metadata::create(host)?;
     let mut temps: Vec<(u64, File)> = Vec::new();
     let mut written = 0u64;
     let mut files = 0u64;
@@ -238,15 +297,14 @@ pub fn os_install<F: FtlModel>(host: &mut Host<F>, volume: u64, rng: &mut impl R
         let bytes = os_file_bytes(rng).min(volume - written).max(CLUSTER_BYTES);
         let temporary = rng.gen_bool(0.35);
         let file = host.create(bytes)?;
-        host.phase(&mut meter, |h| h.write_file(&file, 128 * KIB))?;
+        host.phase(&mut meter, |h| {
+            let data = h.write_file(&file, 128 * KIB)?;
+            Ok(data + metadata.file_created(h, rng)?)
+        })?;
         written += bytes;
         files += 1;
         if temporary {
             temps.push((files + rng.gen_range(1..=64), file));
-        }
-        if rng.gen_bool(0.5) {
-            let cluster = rng.gen_range(0..metadata.clusters());
-            host.phase(&mut meter, |h| h.write_range(&metadata, cluster, 1, CLUSTER_BYTES))?;
         }
         let (due, keep): (Vec<_>, Vec<_>) = temps.into_iter().partition(|(at, _)| *at <= files);
         temps = keep;
@@ -261,9 +319,10 @@ pub fn os_install<F: FtlModel>(host: &mut Host<F>, volume: u64, rng: &mut impl R
 }
 
 /// IOZone's write / re-write / random-write tests (004 §5.4), at block level: for each record
-/// size, a file of `file_bytes` is created and written sequentially, re-written, then written
-/// at random record-aligned offsets (as many records as the file holds), and deleted. The host
-/// idles `idle_ns` after each test (file close, IOZone's own work).
+/// size, a file of `file_bytes` is created and written sequentially, re-written, then updated
+/// at random record-aligned offsets (as many records as the file holds), and deleted. Updates
+/// follow the host's policy ([`Host::update`]). The host idles `idle_ns` after each test (file
+/// close, IOZone's own work).
 pub fn iozone<F: FtlModel>(
     host: &mut Host<F>,
     file_bytes: u64,
@@ -275,18 +334,19 @@ pub fn iozone<F: FtlModel>(
     let mut rewrite = PhaseMeter { name: "re-write", ..Default::default() };
     let mut random = PhaseMeter { name: "random write", ..Default::default() };
     for &record in record_sizes {
-        let file = host.create(file_bytes)?;
+        let mut file = host.create(file_bytes)?;
         host.phase(&mut write, |h| h.write_file(&file, record))?;
         host.idle(idle_ns);
-        host.phase(&mut rewrite, |h| h.write_file(&file, record))?;
+        let len = file.len();
+        host.phase(&mut rewrite, |h| h.update(&mut file, 0, len, record))?;
         host.idle(idle_ns);
         let per_record = (record / CLUSTER_BYTES).max(1);
-        let records = (file.clusters() / per_record).max(1);
+        let records = (len / per_record).max(1);
         host.phase(&mut random, |h| {
             let mut bytes = 0;
             for _ in 0..records {
                 let r = rng.gen_range(0..records);
-                bytes += h.write_range(&file, r * per_record, per_record, record)?;
+                bytes += h.update(&mut file, r * per_record, per_record.min(len - r * per_record), record)?;
             }
             Ok(bytes)
         })?;
@@ -306,16 +366,17 @@ mod tests {
         let mut a = Allocator::new(100);
         let f1 = a.alloc(30).unwrap();
         let f2 = a.alloc(30).unwrap();
-        a.release(&f1);
+        a.release(&f1.clusters);
         let f3 = a.alloc(30).unwrap();
-        assert_eq!(f3.extents, vec![(60, 30)]);
+        assert_eq!(File::extents(&f3.clusters), vec![(60, 30)]);
         let f4 = a.alloc(20).unwrap();
-        assert_eq!(f4.extents, vec![(90, 10), (0, 10)]);
-        a.release(&f2);
-        a.release(&f3);
-        a.release(&f4);
+        assert_eq!(File::extents(&f4.clusters), vec![(90, 10), (0, 10)]);
+        a.release(&f2.clusters);
+        a.release(&f3.clusters);
+        a.release(&f4.clusters);
         assert_eq!(a.free_clusters, 100);
         assert_eq!(a.free.len(), 1);
         assert!(a.alloc(101).is_err());
     }
+
 }
