@@ -311,7 +311,8 @@ impl PageFtl {
             BackwardUpdate::Lazy { reconcile_every_pages } => Some(reconcile_every_pages),
         };
         let mut done = now;
-        let Some(old) = (if lazy.is_some() { self.map.clear_forward(lpn) } else { self.map.unbind(lpn) }) else {
+        let Some(old) = (if lazy.is_some() { self.map.clear_forward(lpn) } else { self.map.unbind(lpn) })
+        else {
             return (false, done);
         };
         self.stats.trimmed_mapped_pages += 1;

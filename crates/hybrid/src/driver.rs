@@ -168,11 +168,20 @@ impl FtlModel for PageFtlModel {
 /// A host command, in bytes, as `trimlab-device`'s `Command`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostCommand {
-    Read { offset: u64, bytes: u64 },
+    Read {
+        offset: u64,
+        bytes: u64,
+    },
     /// Page `i` of the write carries data tag `tag + i`.
-    Write { offset: u64, bytes: u64, tag: u64 },
+    Write {
+        offset: u64,
+        bytes: u64,
+        tag: u64,
+    },
     /// `(offset, bytes)` ranges; only whole pages inside a range are trimmed.
-    Trim { ranges: Vec<(u64, u64)> },
+    Trim {
+        ranges: Vec<(u64, u64)>,
+    },
     Flush,
 }
 

@@ -166,8 +166,7 @@ impl HybridFtl {
         }
         let chips = geometry.die_count() as u64;
         let logical_blocks = (config.logical_pages as u64).div_ceil(geometry.pages_per_block as u64);
-        let needed =
-            logical_blocks + chips * (config.sequential_logs as u64 + config.random_logs as u64 + 2);
+        let needed = logical_blocks + chips * (config.sequential_logs as u64 + config.random_logs as u64 + 2);
         if config.logical_pages == 0 || needed > geometry.block_count() as u64 {
             return Err(format!(
                 "hybrid: {} logical pages need {logical_blocks} data blocks plus {} log and reserve blocks per chip; the flash has {} blocks",
@@ -189,7 +188,9 @@ impl HybridFtl {
                 let mut free = VecDeque::with_capacity(planes_per_die * geometry.blocks_per_plane as usize);
                 for i in 0..geometry.blocks_per_plane {
                     for p in 0..planes_per_die {
-                        free.push_back(BlockId(geometry.first_block_of_plane(die * planes_per_die + p).0 + i));
+                        free.push_back(BlockId(
+                            geometry.first_block_of_plane(die * planes_per_die + p).0 + i,
+                        ));
                     }
                 }
                 Chip { free, sequential: VecDeque::new(), random_full: VecDeque::new(), random_open: None }
@@ -397,9 +398,10 @@ impl HybridFtl {
     /// FAST's RW-log reclamation: the oldest RW log of `chip` is the victim; every logical
     /// block with a live page in it is fully merged, then the victim is erased.
     fn reclaim_random(&mut self, now: SimTime, chip: usize) -> SimTime {
-        let victim = self.chips[chip].random_full.pop_front().unwrap_or_else(|| {
-            unreachable!("hybrid: chip {chip} reclaims a RW log but has none full")
-        });
+        let victim = self.chips[chip]
+            .random_full
+            .pop_front()
+            .unwrap_or_else(|| unreachable!("hybrid: chip {chip} reclaims a RW log but has none full"));
         self.stats.rw_victims += 1;
         let first = self.geometry.first_page(victim).0;
         let mut done = now;
@@ -628,7 +630,10 @@ impl HybridFtl {
         let ppb = self.ppb;
         for (lpn, &ppa) in self.forward.iter().enumerate() {
             if ppa != NONE && self.backward[ppa as usize] != lpn as u32 {
-                return Err(format!("H1 forward/backward: lpn {lpn} -> ppa {ppa} -> {}", self.backward[ppa as usize]));
+                return Err(format!(
+                    "H1 forward/backward: lpn {lpn} -> ppa {ppa} -> {}",
+                    self.backward[ppa as usize]
+                ));
             }
         }
         for b in 0..self.geometry.block_count() {
@@ -644,7 +649,10 @@ impl HybridFtl {
                 }
                 valid += 1;
                 if self.forward[owner as usize] != first + i {
-                    return Err(format!("H1 backward/forward: ppa {} -> lpn {owner}, which maps elsewhere", first + i));
+                    return Err(format!(
+                        "H1 backward/forward: ppa {} -> lpn {owner}, which maps elsewhere",
+                        first + i
+                    ));
                 }
                 if i >= programmed {
                     return Err(format!("H7 valid page {} above the write pointer of block {b}", first + i));
@@ -664,7 +672,10 @@ impl HybridFtl {
                 return Err(format!("H3 valid count: block {b} counts {} but holds {valid}", self.valid[b]));
             }
             if role == Role::Data && self.data_block[self.block_lbn[b] as usize] != b as u32 {
-                return Err(format!("H4 data block {b} claims lbn {} which maps elsewhere", self.block_lbn[b]));
+                return Err(format!(
+                    "H4 data block {b} claims lbn {} which maps elsewhere",
+                    self.block_lbn[b]
+                ));
             }
             if role == Role::Free && programmed != 0 {
                 return Err(format!("H6 free block {b} has {programmed} programmed pages"));
@@ -674,13 +685,19 @@ impl HybridFtl {
             if block != NONE
                 && (self.role[block as usize] != Role::Data || self.block_lbn[block as usize] != lbn as u32)
             {
-                return Err(format!("H4 lbn {lbn} -> data block {block} with role {:?}", self.role[block as usize]));
+                return Err(format!(
+                    "H4 lbn {lbn} -> data block {block} with role {:?}",
+                    self.role[block as usize]
+                ));
             }
         }
         let mut listed = vec![false; self.geometry.block_count()];
         let mut claim = |block: BlockId, role: Role, what: &str| -> Result<(), String> {
             if std::mem::replace(&mut listed[block.index()], true) || self.role[block.index()] != role {
-                return Err(format!("H5 {what} {block:?} listed twice or has role {:?}", self.role[block.index()]));
+                return Err(format!(
+                    "H5 {what} {block:?} listed twice or has role {:?}",
+                    self.role[block.index()]
+                ));
             }
             Ok(())
         };
@@ -694,8 +711,16 @@ impl HybridFtl {
             }
             for log in &chip.sequential {
                 claim(log.block, Role::Sequential, "SW log")?;
-                if self.block_lbn[log.block.index()] != log.lbn || self.flash.programmed_pages(log.block) != log.next {
-                    return Err(format!("H5 SW log {:?} of lbn {} write pointer {} vs {}", log.block, log.lbn, self.flash.programmed_pages(log.block), log.next));
+                if self.block_lbn[log.block.index()] != log.lbn
+                    || self.flash.programmed_pages(log.block) != log.next
+                {
+                    return Err(format!(
+                        "H5 SW log {:?} of lbn {} write pointer {} vs {}",
+                        log.block,
+                        log.lbn,
+                        self.flash.programmed_pages(log.block),
+                        log.next
+                    ));
                 }
             }
             for &block in &chip.random_full {
@@ -719,7 +744,10 @@ impl HybridFtl {
         }
         for (b, &role) in self.role.iter().enumerate() {
             if (role == Role::Data) == listed[b] {
-                return Err(format!("H5 block {b} with role {role:?} is {}listed", if listed[b] { "" } else { "not " }));
+                return Err(format!(
+                    "H5 block {b} with role {role:?} is {}listed",
+                    if listed[b] { "" } else { "not " }
+                ));
             }
         }
         if let Some(h) = &self.hbl {

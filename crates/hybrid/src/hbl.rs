@@ -212,7 +212,10 @@ impl TrimmedRangeList {
             let mut prev_end: Option<u32> = None;
             for r in list {
                 if r.start >= r.end || r.start < lo || r.end > hi {
-                    return Err(format!("T1 hbl: group {g} [{lo}, {hi}) holds range [{}, {})", r.start, r.end));
+                    return Err(format!(
+                        "T1 hbl: group {g} [{lo}, {hi}) holds range [{}, {})",
+                        r.start, r.end
+                    ));
                 }
                 if prev_end.is_some_and(|p| r.start <= p) {
                     return Err(format!(

@@ -192,7 +192,8 @@ fn driver_refuses_bad_commands_without_changing_state() {
         pages_per_block: 8,
         page_bytes: 2048,
     };
-    let mut driver = Driver::new(HybridFtl::new(g, Timing::k9lag08u0m(), HybridConfig::paper(128)), 2048, 3333);
+    let mut driver =
+        Driver::new(HybridFtl::new(g, Timing::k9lag08u0m(), HybridConfig::paper(128)), 2048, 3333);
     let e = driver.submit(SimTime::ZERO, &HostCommand::Write { offset: 512, bytes: 2048, tag: 1 }, None);
     assert!(e.unwrap_err().0.contains("multiples of the 2048-byte page"));
     let e = driver.submit(SimTime::ZERO, &HostCommand::Read { offset: 0, bytes: 129 * 2048 }, None);

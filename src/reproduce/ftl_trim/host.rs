@@ -66,7 +66,10 @@ impl Allocator {
 
     fn alloc(&mut self, mut clusters: u32) -> Result<File> {
         if clusters as u64 > self.free_clusters {
-            anyhow::bail!("host: the volume is full ({} clusters free, {clusters} wanted)", self.free_clusters);
+            anyhow::bail!(
+                "host: the volume is full ({} clusters free, {clusters} wanted)",
+                self.free_clusters
+            );
         }
         let mut file = File::default();
         while clusters > 0 {
@@ -184,8 +187,10 @@ impl<'a, F: FtlModel> Host<'a, F> {
         if self.trim {
             let extents = File::extents(clusters);
             for chunk in extents.chunks(TRIM_RANGES_PER_COMMAND) {
-                let ranges =
-                    chunk.iter().map(|&(s, l)| (s as u64 * CLUSTER_BYTES, l as u64 * CLUSTER_BYTES)).collect();
+                let ranges = chunk
+                    .iter()
+                    .map(|&(s, l)| (s as u64 * CLUSTER_BYTES, l as u64 * CLUSTER_BYTES))
+                    .collect();
                 self.submit(HostCommand::Trim { ranges })?;
             }
         }
@@ -269,7 +274,8 @@ impl Metadata {
     pub fn file_created<F: FtlModel>(&mut self, host: &mut Host<F>, rng: &mut impl Rng) -> Result<u64> {
         let record_cluster = (self.records / 4) % self.mft.len();
         self.records += 1;
-        let mut bytes = host.write_clusters(&self.mft.clusters[record_cluster as usize..][..1], CLUSTER_BYTES)?;
+        let mut bytes =
+            host.write_clusters(&self.mft.clusters[record_cluster as usize..][..1], CLUSTER_BYTES)?;
         let j = self.journal_at % self.journal.len();
         self.journal_at += 1;
         bytes += host.write_clusters(&self.journal.clusters[j as usize..][..1], CLUSTER_BYTES)?;
@@ -378,5 +384,4 @@ mod tests {
         assert_eq!(a.free.len(), 1);
         assert!(a.alloc(101).is_err());
     }
-
 }
