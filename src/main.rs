@@ -16,6 +16,9 @@ EXPERIMENTS (trimlab reproduce NAME):
   waf            uniform random 4 KiB writes in steady state over spare factors and pages per
                  block, with and without TRIM, beside the analytic greedy-GC models
                  (Desnoyers 2012, Van Houdt 2013, Frankie et al. 2013)
+  ftl-trim       004: hybrid FAST FTL with a trimmed-range list vs page mapping, with and
+                 without TRIM, on 4 channels of K9LAG08U0M (Tables 2-4, E_ftl, GC regime,
+                 page- vs block-level striping, lazy backward map)
 
 TRIM ENGINES ([trim] engine = ...):
   immediate      steps 1-3 of 002 in the foreground (conventional TRIM)
