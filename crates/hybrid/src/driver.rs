@@ -229,7 +229,7 @@ impl<F: FtlModel> Driver<F> {
     }
 
     fn pages(&self, offset: u64, bytes: u64) -> Result<(u32, u32), DriveError> {
-        if bytes == 0 || offset % self.page_bytes != 0 || bytes % self.page_bytes != 0 {
+        if bytes == 0 || !offset.is_multiple_of(self.page_bytes) || !bytes.is_multiple_of(self.page_bytes) {
             return Err(DriveError(format!(
                 "offset {offset} / length {bytes}: must be non-empty multiples of the {}-byte page",
                 self.page_bytes

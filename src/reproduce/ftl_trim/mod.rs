@@ -241,6 +241,9 @@ fn measure(point: &Point, options: &Options) -> Result<Outcome> {
     }
 }
 
+/// One of 004's measures read from an outcome.
+type Measure = fn(&FtlMeasures) -> f64;
+
 fn pct(new: f64, old: f64) -> f64 {
     (new / old - 1.0) * 100.0
 }
@@ -303,7 +306,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             "paper_page_no_trim",
         ],
     );
-    let paper2: [(&str, Workload, fn(&FtlMeasures) -> f64, [f64; 4]); 4] = [
+    let paper2: [(&str, Workload, Measure, [f64; 4]); 4] = [
         (
             "N_pb OS",
             Workload::OsInstall,
@@ -659,7 +662,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
         },
     });
 
-    let capacity_mib = logical_pages(&g) as u64 * 2048 >> 20;
+    let capacity_mib = (logical_pages(&g) as u64 * 2048) >> 20;
     let notes = vec![
         format!("Scale {}: {} blocks per plane (paper: 2048), so the drive is {} MiB of flash with {} MiB logical; every workload volume is a share of the logical capacity, so smaller scales shrink device and workloads together.", options.scale, g.blocks_per_plane, g.physical_bytes() >> 20, capacity_mib),
         "Workloads are synthesized at block level (there is no file-system layer yet; docs/hybrid-ftl.md gives the recipe): a next-fit cluster allocator; the OS install as files of mixed sizes written sequentially in 128 KiB requests, each with NTFS-like metadata writes (MFT record, journal record, directory index), a third of them temporary and deleted; IOZone write / re-write / random write for records of 4, 16, 64 and 256 KiB on a file of 10 % of the capacity, after an installed image of 45 % (62 % for the GC regime). As 004 §5.5 reports for Windows 7, the host updates file data copy-on-write (new clusters, old ones trimmed) when TRIM is on, and in place when it is off. Queue depth 1; times are device service times.".into(),
