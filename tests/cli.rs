@@ -103,7 +103,7 @@ fn bad_scale_flag_is_refused() {
 fn help_lists_experiments_engines_and_presets() {
     let o = trimlab(&["--help"]);
     let text = String::from_utf8_lossy(&o.stdout);
-    for word in ["waf", "immediate", "none", "nvme-tlc", "k9lag08u0m-4ch", "reproduce", "bench"] {
+    for word in ["waf", "ftl-trim", "immediate", "none", "nvme-tlc", "k9lag08u0m-4ch", "reproduce", "bench"] {
         assert!(text.contains(word), "--help lacks {word}:\n{text}");
     }
 }
