@@ -10,8 +10,10 @@
 //! overwriting the new content to the same logical block". The host follows that:
 //! with TRIM, an update of file data is written to newly allocated clusters and the old ones
 //! are freed and trimmed (copy on write); without TRIM, updates overwrite the file's clusters in
-//! place. Either way new clusters are placed next-fit (after the last allocation, wrapping), so
-//! freed space is reused only after the allocator has gone round.
+//! place. New clusters are placed next-fit (after the last allocation, wrapping, so freed space
+//! is reused only after the allocator has gone round) unless the host is told to reuse freed
+//! clusters at once (first-fit); `ftl-trim` runs its no-TRIM IOZone both ways, because 004's
+//! "always writes to free block" once TRIM is on can be read as "reuses freed blocks without".
 //!
 //! Requests run in a closed loop at queue depth 1 (synchronous writes), so the simulated time
 //! of a phase is the device's service time of its requests.
@@ -57,14 +59,24 @@ struct Allocator {
     free: BTreeMap<u32, u32>,
     free_clusters: u64,
     cursor: u32,
+    /// Start every search at cluster 0 (reuse freed space at once) instead of next-fit.
+    first_fit: bool,
 }
 
 impl Allocator {
     fn new(clusters: u32) -> Self {
-        Allocator { free: BTreeMap::from([(0, clusters)]), free_clusters: clusters as u64, cursor: 0 }
+        Allocator {
+            free: BTreeMap::from([(0, clusters)]),
+            free_clusters: clusters as u64,
+            cursor: 0,
+            first_fit: false,
+        }
     }
 
     fn alloc(&mut self, mut clusters: u32) -> Result<File> {
+        if self.first_fit {
+            self.cursor = 0;
+        }
         if clusters as u64 > self.free_clusters {
             anyhow::bail!(
                 "host: the volume is full ({} clusters free, {clusters} wanted)",
@@ -143,9 +155,12 @@ pub struct Host<'a, F> {
 }
 
 impl<'a, F: FtlModel> Host<'a, F> {
-    pub fn new(driver: &'a mut Driver<F>, trim: bool) -> Self {
+    /// `first_fit`: place new clusters at the lowest free ones instead of next-fit.
+    pub fn new(driver: &'a mut Driver<F>, trim: bool, first_fit: bool) -> Self {
         let clusters = (driver.capacity_bytes() / CLUSTER_BYTES) as u32;
-        Host { driver, now: SimTime::ZERO, trim, tag: 1, alloc: Allocator::new(clusters) }
+        let mut alloc = Allocator::new(clusters);
+        alloc.first_fit = first_fit;
+        Host { driver, now: SimTime::ZERO, trim, tag: 1, alloc }
     }
 
     pub fn capacity_bytes(&self) -> u64 {
@@ -383,5 +398,16 @@ mod tests {
         assert_eq!(a.free_clusters, 100);
         assert_eq!(a.free.len(), 1);
         assert!(a.alloc(101).is_err());
+    }
+
+    #[test]
+    fn first_fit_reuses_freed_space_at_once() {
+        let mut a = Allocator::new(100);
+        a.first_fit = true;
+        let f1 = a.alloc(30).unwrap();
+        a.alloc(30).unwrap();
+        a.release(&f1.clusters);
+        let f3 = a.alloc(40).unwrap();
+        assert_eq!(File::extents(&f3.clusters), vec![(0, 30), (60, 10)]);
     }
 }
