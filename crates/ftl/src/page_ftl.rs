@@ -632,3 +632,73 @@ impl PageFtl {
         self.pool.check()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ftl() -> PageFtl {
+        let g = Geometry {
+            channels: 2,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 2,
+            blocks_per_plane: 16,
+            pages_per_block: 4,
+            page_bytes: 2048,
+        };
+        let config = FtlConfig {
+            logical_pages: 128,
+            gc_free_blocks_min: 2,
+            victim: VictimPolicy::Greedy,
+            track_data: true,
+        };
+        PageFtl::check_config(&g, &config).unwrap();
+        PageFtl::new(g, Timing::k9lag08u0m(), config)
+    }
+
+    fn channel_of(f: &PageFtl, lpn: u32) -> usize {
+        let ppa = f.map.lookup(Lpn(lpn)).unwrap();
+        let g = f.geometry();
+        g.channel_of_die(g.die_of_plane(g.plane_of(g.block_of(ppa))))
+    }
+
+    #[test]
+    fn block_striping_keeps_a_logical_block_on_one_channel() {
+        let mut f = ftl();
+        f.set_stripe_unit(StripeUnit::Block);
+        for lpn in 0..16 {
+            f.write(SimTime::ZERO, Lpn(lpn), 1);
+        }
+        for lpn in 0..16 {
+            assert_eq!(channel_of(&f, lpn), (lpn as usize / 4) % 2, "lpn {lpn}");
+        }
+        let mut p = ftl();
+        for lpn in 0..4 {
+            p.write(SimTime::ZERO, Lpn(lpn), 1);
+        }
+        assert_ne!(channel_of(&p, 0), channel_of(&p, 1), "page striping alternates channels");
+        f.check().unwrap();
+    }
+
+    #[test]
+    fn lazy_trim_leaves_valid_counts_stale_until_reconciled() {
+        let mut f = ftl();
+        f.set_backward_update(BackwardUpdate::Lazy { reconcile_every_pages: 0 });
+        f.set_erase_when_invalid(true);
+        for lpn in 0..8 {
+            f.write(SimTime::ZERO, Lpn(lpn), 1);
+        }
+        let valid = f.valid_pages();
+        for lpn in 0..8 {
+            assert!(f.trim_at(SimTime::ZERO, Lpn(lpn)).0);
+        }
+        assert_eq!(f.valid_pages(), valid, "the backward map still claims the trimmed pages");
+        assert!(!f.is_mapped(Lpn(3)));
+        f.check().unwrap();
+        f.reconcile_pending(SimTime::ZERO, false);
+        assert_eq!(f.valid_pages(), 0);
+        assert_eq!(f.variant_stats().reconciled_periodic, 8);
+        f.check().unwrap();
+    }
+}

@@ -130,7 +130,7 @@ fn geometry(options: &Options) -> Geometry {
         chips_per_channel: 1,
         dies_per_chip: 1,
         planes_per_die: 4,
-        blocks_per_plane: ((BLOCKS_PER_PLANE_AT_SCALE_1 * options.scale).round() as u32).max(32),
+        blocks_per_plane: ((BLOCKS_PER_PLANE_AT_SCALE_1 * options.scale).round() as u32).max(64),
         pages_per_block: 128,
         page_bytes: 2048,
     }
