@@ -1,4 +1,5 @@
-//! `trimlab bench`: simulator speed in GC steady state and memory per physical page.
+//! `trimlab bench`: simulator speed in GC steady state and memory per physical page, and the
+//! hybrid FAST FTL's speed in simulated operations per second.
 //!
 //! Wall-clock time is read here, in the binary, never inside the model.
 
@@ -62,6 +63,78 @@ pub fn run(quick: bool) -> Result<()> {
     for case in cases {
         bench_case(&case)?;
     }
+    bench_hybrid()?;
+    Ok(())
+}
+
+/// The hybrid FAST FTL (crates/hybrid) on a 1 GiB K9LAG08U0M-like array (4 chips, 128 x 2 KiB
+/// pages per block): a sequential fill, then a measured mix of 64 KiB sequential runs from a
+/// block's first page (switch merges), random 2 KiB writes (RW logs, full merges) and 64 KiB
+/// TRIMs (the trimmed-range list). Reports simulated operations per wall second.
+fn bench_hybrid() -> Result<()> {
+    use rand::Rng;
+    use trimlab_hybrid::{HybridConfig, HybridFtl};
+    use trimlab_sim::SimTime;
+    let geometry = trimlab_nand::Geometry {
+        channels: 4,
+        chips_per_channel: 1,
+        dies_per_chip: 1,
+        planes_per_die: 4,
+        blocks_per_plane: 256,
+        pages_per_block: 128,
+        page_bytes: 2048,
+    };
+    geometry.validate()?;
+    let ppb = geometry.pages_per_block;
+    let logical = (geometry.block_count() as u32 * 93 / 100) * ppb;
+    let config = HybridConfig::paper(logical);
+    HybridFtl::check_config(&geometry, &config).map_err(anyhow::Error::msg)?;
+    let mut ftl = HybridFtl::new(geometry, trimlab_nand::Timing::k9lag08u0m(), config);
+    let mut now = SimTime::ZERO;
+    for lpn in 0..logical {
+        now = ftl.write(now, lpn, 1);
+    }
+    let mut rng = SeedTree::new(1).fork("bench.hybrid");
+    let before = ftl.flash().counters().clone();
+    let host_before = ftl.stats().host_pages_programmed;
+    let mut operations = 0u64;
+    let wall = Instant::now();
+    while ftl.stats().host_pages_programmed - host_before < logical as u64 {
+        match rng.gen_range(0..10) {
+            0..=4 => {
+                let first = rng.gen_range(0..logical / ppb) * ppb;
+                for lpn in first..first + 32 {
+                    now = ftl.write(now, lpn, 1);
+                }
+            }
+            5..=8 => now = ftl.write(now, rng.gen_range(0..logical), 1),
+            _ => {
+                ftl.trim(rng.gen_range(0..logical - 32), 32);
+            }
+        }
+        operations += 1;
+    }
+    let seconds = wall.elapsed().as_secs_f64();
+    let after = ftl.flash().counters();
+    let nand_ops = (after.pages_read - before.pages_read)
+        + (after.pages_programmed - before.pages_programmed)
+        + (after.blocks_erased - before.blocks_erased);
+    let host_pages = ftl.stats().host_pages_programmed - host_before;
+    ftl.check().map_err(anyhow::Error::msg)?;
+    println!();
+    println!(
+        "{:<24} {:>10} {:>14} {:>14} {:>14} {:>7}",
+        "case", "physical", "host ops/s", "host pages/s", "NAND ops/s", "WAF"
+    );
+    println!(
+        "{:<24} {:>10} {:>14.0} {:>14.0} {:>14.0} {:>7.3}",
+        "1GiB hybrid FAST mix",
+        format!("{}", ByteSize(ftl.geometry().physical_bytes())),
+        operations as f64 / seconds,
+        host_pages as f64 / seconds,
+        nand_ops as f64 / seconds,
+        (after.pages_programmed - before.pages_programmed) as f64 / host_pages as f64,
+    );
     Ok(())
 }
 

@@ -20,6 +20,9 @@ EXPERIMENTS (trimlab reproduce NAME):
                  (Desnoyers 2012, Van Houdt 2013, Frankie et al. 2013)
   delayed-trim   Delayed TRIM (002 Figs. 2-4): WAF, GC time and foreground TRIM overhead of
                  Baseline, DT-512MB, DT-1GB, DT-ALL and Write-Only on a 32 GB drive
+  ftl-trim       004: hybrid FAST FTL with a trimmed-range list vs page mapping, with and
+                 without TRIM, on 4 channels of K9LAG08U0M (Tables 2-4, E_ftl, GC regime,
+                 page- vs block-level striping, lazy backward map)
 
 TRIM ENGINES ([trim] engine = ...):
   immediate      steps 1-3 of 002 in the foreground (conventional TRIM)

@@ -150,6 +150,7 @@ fn help_lists_experiments_engines_and_presets() {
         "k9lag08u0m-4ch",
         "reproduce",
         "bench",
+        "ftl-trim",
     ] {
         assert!(text.contains(word), "--help lacks {word}:\n{text}");
     }

@@ -1,6 +1,7 @@
 //! `trimlab reproduce`: the registry of experiments and the files they write.
 
 mod delayed_trim;
+mod ftl_trim;
 mod waf;
 
 use anyhow::{bail, Context, Result};
@@ -29,6 +30,11 @@ const EXPERIMENTS: &[Experiment] = &[
         name: "delayed-trim",
         about: "Delayed TRIM (002 Figs. 2-4): WAF, GC time, foreground TRIM overhead by step",
         run: delayed_trim::run,
+    },
+    Experiment {
+        name: "ftl-trim",
+        about: "004: hybrid FAST FTL with a trimmed-range list vs page mapping, with and without TRIM",
+        run: ftl_trim::run,
     },
 ];
 

@@ -5,10 +5,12 @@ pub mod block_pool;
 pub mod lpn;
 pub mod page_ftl;
 pub mod page_map;
+pub mod variant;
 pub mod victim;
 pub mod write_buffer;
 
 pub use lpn::Lpn;
 pub use page_ftl::{FtlConfig, FtlStats, GcOutcome, PageFtl};
+pub use variant::{BackwardUpdate, StripeUnit, VariantStats};
 pub use victim::VictimPolicy;
 pub use write_buffer::WriteBuffer;

@@ -54,6 +54,27 @@ impl PageMap {
         Some(Ppa(raw))
     }
 
+    /// Drops only the forward entry of `lpn` (a lazy TRIM); the backward entry goes stale.
+    #[inline]
+    pub fn clear_forward(&mut self, lpn: Lpn) -> Option<Ppa> {
+        let raw = std::mem::replace(&mut self.forward[lpn.index()], NONE);
+        (raw != NONE).then_some(Ppa(raw))
+    }
+
+    /// Whether `ppa`'s backward entry names a page whose forward entry points elsewhere.
+    #[inline]
+    pub fn is_stale(&self, ppa: Ppa) -> bool {
+        let owner = self.backward[ppa.index()];
+        owner != NONE && self.forward[owner as usize] != ppa.0
+    }
+
+    /// Clears a stale backward entry (reconciling a lazy TRIM).
+    #[inline]
+    pub fn clear_backward(&mut self, ppa: Ppa) {
+        debug_assert!(self.is_stale(ppa), "page_map: {ppa:?} is not stale");
+        self.backward[ppa.index()] = NONE;
+    }
+
     /// Raw backward entries of a block's pages, for GC scans and checks.
     #[inline]
     pub fn owners_of(&self, first: Ppa, pages: usize) -> &[u32] {

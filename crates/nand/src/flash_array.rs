@@ -141,6 +141,22 @@ impl FlashArray {
         done
     }
 
+    /// Programs `ppa`, which may lie beyond its block's next page: the pages skipped stay erased
+    /// and can no longer be programmed before the next erase. MLC NAND forbids programming a
+    /// block out of ascending order, not leaving gaps; a block-mapped FTL keeps page i of a
+    /// logical block at page i of its data block and skips offsets that hold no data.
+    pub fn program_skipping(&mut self, now: SimTime, ppa: Ppa) -> SimTime {
+        let block = self.geometry.block_of(ppa);
+        let page = self.geometry.page_in_block(ppa);
+        let expected = self.next_page[block.index()];
+        assert!(
+            page >= expected,
+            "flash_array: out-of-order program of page {page} in {block:?}, next is {expected}"
+        );
+        self.next_page[block.index()] = page;
+        self.program(now, ppa)
+    }
+
     /// Moves a valid page during garbage collection: read to the controller (where ECC checks
     /// it) and program it into `dst` on the same die.
     pub fn copy(&mut self, now: SimTime, src: Ppa, dst: Ppa) -> SimTime {
@@ -198,6 +214,24 @@ mod tests {
         // Block 4 is on plane 1 = die 1 = channel 1: runs in parallel with die 0.
         let other = one.program(SimTime::ZERO, Ppa(16));
         assert_eq!(other, first);
+    }
+
+    #[test]
+    fn program_skipping_leaves_gaps_but_keeps_order() {
+        let mut a = array(1);
+        a.program_skipping(SimTime::ZERO, Ppa(2));
+        assert_eq!(a.programmed_pages(BlockId(0)), 3);
+        a.program(SimTime::ZERO, Ppa(3));
+        assert_eq!(a.counters().pages_programmed, 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "out-of-order program")]
+    fn program_skipping_refuses_going_back() {
+        let mut a = array(1);
+        a.program(SimTime::ZERO, Ppa(0));
+        a.program(SimTime::ZERO, Ppa(1));
+        a.program_skipping(SimTime::ZERO, Ppa(1));
     }
 
     #[test]

@@ -1,0 +1,413 @@
+//! The host side of `ftl-trim`: a minimal file-system allocator and the two workloads of 004
+//! §5 (an OS install and IOZone), synthesized at block level.
+//!
+//! There is no file-system layer in trimlab yet, so the host is the smallest thing that makes
+//! TRIM matter the way it does under a file system: files own 4 KiB clusters, and a deleted
+//! file's clusters become free (and are trimmed if the host sends TRIM).
+//!
+//! 004 §5.5 reports that Windows 7 changes how it allocates once it finds a TRIM-capable drive:
+//! "Windows 7 file system allocates new file system block to perform update instead of
+//! overwriting the new content to the same logical block". The host follows that:
+//! with TRIM, an update of file data is written to newly allocated clusters and the old ones
+//! are freed and trimmed (copy on write); without TRIM, updates overwrite the file's clusters in
+//! place. New clusters are placed next-fit (after the last allocation, wrapping, so freed space
+//! is reused only after the allocator has gone round) unless the host is told to reuse freed
+//! clusters at once (first-fit); `ftl-trim` runs its no-TRIM IOZone both ways, because 004's
+//! "always writes to free block" once TRIM is on can be read as "reuses freed blocks without".
+//!
+//! Requests run in a closed loop at queue depth 1 (synchronous writes), so the simulated time
+//! of a phase is the device's service time of its requests.
+
+use anyhow::{Context, Result};
+use rand::Rng;
+use std::collections::BTreeMap;
+use trimlab_hybrid::{Driver, FtlModel, HostCommand};
+use trimlab_sim::SimTime;
+
+pub const CLUSTER_BYTES: u64 = 4096;
+/// ATA DATA SET MANAGEMENT: 64 ranges per 512-byte block of entries.
+const TRIM_RANGES_PER_COMMAND: usize = 64;
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * 1024;
+
+/// A file: its clusters in file order.
+#[derive(Clone, Debug, Default)]
+pub struct File {
+    pub clusters: Vec<u32>,
+}
+
+impl File {
+    pub fn len(&self) -> u64 {
+        self.clusters.len() as u64
+    }
+
+    /// Runs of consecutive clusters `(first, count)` in file order.
+    fn extents(clusters: &[u32]) -> Vec<(u32, u32)> {
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        for &c in clusters {
+            match out.last_mut() {
+                Some((s, n)) if *s + *n == c => *n += 1,
+                _ => out.push((c, 1)),
+            }
+        }
+        out
+    }
+}
+
+/// Next-fit cluster allocator over free extents.
+struct Allocator {
+    free: BTreeMap<u32, u32>,
+    free_clusters: u64,
+    cursor: u32,
+    /// Start every search at cluster 0 (reuse freed space at once) instead of next-fit.
+    first_fit: bool,
+}
+
+impl Allocator {
+    fn new(clusters: u32) -> Self {
+        Allocator {
+            free: BTreeMap::from([(0, clusters)]),
+            free_clusters: clusters as u64,
+            cursor: 0,
+            first_fit: false,
+        }
+    }
+
+    fn alloc(&mut self, mut clusters: u32) -> Result<File> {
+        if self.first_fit {
+            self.cursor = 0;
+        }
+        if clusters as u64 > self.free_clusters {
+            anyhow::bail!(
+                "host: the volume is full ({} clusters free, {clusters} wanted)",
+                self.free_clusters
+            );
+        }
+        let mut file = File::default();
+        while clusters > 0 {
+            // The first free extent that ends after the cursor, else wrap to the lowest.
+            let (&start, &len) = self
+                .free
+                .range(..=self.cursor)
+                .next_back()
+                .filter(|(&s, &l)| s + l > self.cursor)
+                .or_else(|| self.free.range(self.cursor..).next())
+                .or_else(|| self.free.iter().next())
+                .context("host: free-extent map empty while clusters remain")?;
+            let from = if start <= self.cursor && self.cursor < start + len { self.cursor } else { start };
+            let take = clusters.min(start + len - from);
+            self.free.remove(&start);
+            if from > start {
+                self.free.insert(start, from - start);
+            }
+            if from + take < start + len {
+                self.free.insert(from + take, start + len - from - take);
+            }
+            file.clusters.extend(from..from + take);
+            self.free_clusters -= take as u64;
+            self.cursor = from + take;
+            clusters -= take;
+        }
+        Ok(file)
+    }
+
+    fn release(&mut self, clusters: &[u32]) {
+        for (mut start, mut len) in File::extents(clusters) {
+            self.free_clusters += len as u64;
+            if let Some((&s, &l)) = self.free.range(..start).next_back() {
+                if s + l == start {
+                    self.free.remove(&s);
+                    start = s;
+                    len += l;
+                }
+            }
+            if let Some(&l) = self.free.get(&(start + len)) {
+                self.free.remove(&(start + len));
+                len += l;
+            }
+            self.free.insert(start, len);
+        }
+    }
+}
+
+/// Time and bytes of one named phase, summed over its occurrences.
+#[derive(Clone, Debug, Default)]
+pub struct PhaseMeter {
+    pub name: &'static str,
+    pub bytes: u64,
+    pub ns: u64,
+}
+
+impl PhaseMeter {
+    /// MB/s (10^6 bytes per second of simulated time).
+    pub fn throughput_mb_s(&self) -> f64 {
+        self.bytes as f64 * 1e3 / self.ns.max(1) as f64
+    }
+}
+
+pub struct Host<'a, F> {
+    pub driver: &'a mut Driver<F>,
+    pub now: SimTime,
+    /// Whether deletes send TRIM; it also selects the allocation policy (see the module doc).
+    pub trim: bool,
+    tag: u64,
+    alloc: Allocator,
+}
+
+impl<'a, F: FtlModel> Host<'a, F> {
+    /// `first_fit`: place new clusters at the lowest free ones instead of next-fit.
+    pub fn new(driver: &'a mut Driver<F>, trim: bool, first_fit: bool) -> Self {
+        let clusters = (driver.capacity_bytes() / CLUSTER_BYTES) as u32;
+        let mut alloc = Allocator::new(clusters);
+        alloc.first_fit = first_fit;
+        Host { driver, now: SimTime::ZERO, trim, tag: 1, alloc }
+    }
+
+    pub fn capacity_bytes(&self) -> u64 {
+        self.driver.capacity_bytes()
+    }
+
+    fn submit(&mut self, command: HostCommand) -> Result<()> {
+        let done = self.driver.submit(self.now, &command, None).map_err(anyhow::Error::msg)?.done;
+        self.now = done;
+        Ok(())
+    }
+
+    pub fn create(&mut self, bytes: u64) -> Result<File> {
+        self.alloc.alloc(bytes.div_ceil(CLUSTER_BYTES).max(1) as u32)
+    }
+
+    /// Writes `clusters` in requests of at most `record_bytes` that never cross a gap.
+    fn write_clusters(&mut self, clusters: &[u32], record_bytes: u64) -> Result<u64> {
+        let per_record = (record_bytes / CLUSTER_BYTES).max(1) as u32;
+        let mut written = 0;
+        for (mut at, mut left) in File::extents(clusters) {
+            while left > 0 {
+                let n = left.min(per_record);
+                let bytes = n as u64 * CLUSTER_BYTES;
+                let tag = self.tag;
+                self.tag += bytes;
+                self.submit(HostCommand::Write { offset: at as u64 * CLUSTER_BYTES, bytes, tag })?;
+                at += n;
+                left -= n;
+                written += bytes;
+            }
+        }
+        Ok(written)
+    }
+
+    /// Frees `clusters` and trims them if the host sends TRIM.
+    fn discard(&mut self, clusters: &[u32]) -> Result<()> {
+        self.alloc.release(clusters);
+        if self.trim {
+            let extents = File::extents(clusters);
+            for chunk in extents.chunks(TRIM_RANGES_PER_COMMAND) {
+                let ranges = chunk
+                    .iter()
+                    .map(|&(s, l)| (s as u64 * CLUSTER_BYTES, l as u64 * CLUSTER_BYTES))
+                    .collect();
+                self.submit(HostCommand::Trim { ranges })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Updates clusters `[first, first + count)` of `file`: in place without TRIM, copy on
+    /// write with TRIM (new clusters written, old ones freed and trimmed).
+    pub fn update(&mut self, file: &mut File, first: u64, count: u64, record_bytes: u64) -> Result<u64> {
+        let range = first as usize..(first + count) as usize;
+        if !self.trim {
+            return self.write_clusters(&file.clusters[range], record_bytes);
+        }
+        let fresh = self.alloc.alloc(count as u32)?;
+        let written = self.write_clusters(&fresh.clusters, record_bytes)?;
+        let old: Vec<u32> = file.clusters.splice(range, fresh.clusters).collect();
+        self.discard(&old)?;
+        Ok(written)
+    }
+
+    pub fn write_file(&mut self, file: &File, record_bytes: u64) -> Result<u64> {
+        self.write_clusters(&file.clusters, record_bytes)
+    }
+
+    /// Deletes `file`: its clusters are free, and trimmed if the host sends TRIM.
+    pub fn delete(&mut self, file: &File) -> Result<()> {
+        self.discard(&file.clusters)
+    }
+
+    /// Lets the device idle (file close, the benchmark's own work between tests).
+    pub fn idle(&mut self, ns: u64) {
+        self.now = self.now.after(ns);
+    }
+
+    /// Runs `f` and adds its bytes and simulated time to `meter`.
+    pub fn phase(&mut self, meter: &mut PhaseMeter, f: impl FnOnce(&mut Self) -> Result<u64>) -> Result<()> {
+        let start = self.now;
+        let bytes = f(self)?;
+        meter.bytes += bytes;
+        meter.ns += self.now.since(start);
+        Ok(())
+    }
+}
+
+/// Size of a file of an OS image: most files are small, most bytes are in large files
+/// (55 % 1-16 KiB, 30 % 16-128 KiB, 13 % 128 KiB-1 MiB, 2 % 1-16 MiB; mean about 270 KiB).
+pub fn os_file_bytes(rng: &mut impl Rng) -> u64 {
+    match rng.gen_range(0..100) {
+        0..=54 => rng.gen_range(KIB..16 * KIB),
+        55..=84 => rng.gen_range(16 * KIB..128 * KIB),
+        85..=97 => rng.gen_range(128 * KIB..MIB),
+        _ => rng.gen_range(MIB..16 * MIB),
+    }
+}
+
+/// File-system metadata written for every file, as NTFS does: a file record in the MFT (1 KiB
+/// records, four to a 4 KiB cluster, allocated in order, so each cluster is rewritten four
+/// times), a journal record appended to a circular log, and an update of a directory index at a
+/// random cluster of the directory zone. The zones are allocated once, up front.
+pub struct Metadata {
+    mft: File,
+    journal: File,
+    directories: File,
+    records: u64,
+    journal_at: u64,
+}
+
+impl Metadata {
+    pub fn create<F: FtlModel>(host: &mut Host<F>) -> Result<Self> {
+        let capacity = host.capacity_bytes();
+        Ok(Metadata {
+            mft: host.create(capacity / 100)?,
+            journal: host.create(capacity / 200)?,
+            directories: host.create(capacity / 200)?,
+            records: 0,
+            journal_at: 0,
+        })
+    }
+
+    /// The metadata writes of one new file.
+    pub fn file_created<F: FtlModel>(&mut self, host: &mut Host<F>, rng: &mut impl Rng) -> Result<u64> {
+        let record_cluster = (self.records / 4) % self.mft.len();
+        self.records += 1;
+        let mut bytes =
+            host.write_clusters(&self.mft.clusters[record_cluster as usize..][..1], CLUSTER_BYTES)?;
+        let j = self.journal_at % self.journal.len();
+        self.journal_at += 1;
+        bytes += host.write_clusters(&self.journal.clusters[j as usize..][..1], CLUSTER_BYTES)?;
+        let d = rng.gen_range(0..self.directories.len());
+        bytes += host.write_clusters(&self.directories.clusters[d as usize..][..1], CLUSTER_BYTES)?;
+        Ok(bytes)
+    }
+}
+
+/// The OS-install workload (004 §5.3, Windows 7 setup), synthesized:
+/// - `volume` bytes of files with sizes from [`os_file_bytes`], each written sequentially in
+///   requests of up to 128 KiB, each followed by its [`Metadata`] writes;
+/// - 35 % of the files (by count) are temporary (setup extracts archives, then copies and
+///   deletes them): each is deleted after 1 to 64 later files, and all remaining ones at the
+///   end.
+///
+/// Returns the phase meter of the whole install.
+pub fn os_install<F: FtlModel>(host: &mut Host<F>, volume: u64, rng: &mut impl Rng) -> Result<PhaseMeter> {
+    let mut meter = PhaseMeter { name: "os-install", ..Default::default() };
+    let mut metadata = Metadata::create(host)?;
+    let mut temps: Vec<(u64, File)> = Vec::new();
+    let mut written = 0u64;
+    let mut files = 0u64;
+    while written < volume {
+        let bytes = os_file_bytes(rng).min(volume - written).max(CLUSTER_BYTES);
+        let temporary = rng.gen_bool(0.35);
+        let file = host.create(bytes)?;
+        host.phase(&mut meter, |h| {
+            let data = h.write_file(&file, 128 * KIB)?;
+            Ok(data + metadata.file_created(h, rng)?)
+        })?;
+        written += bytes;
+        files += 1;
+        if temporary {
+            temps.push((files + rng.gen_range(1..=64), file));
+        }
+        let (due, keep): (Vec<_>, Vec<_>) = temps.into_iter().partition(|(at, _)| *at <= files);
+        temps = keep;
+        for (_, f) in due {
+            host.phase(&mut meter, |h| h.delete(&f).map(|()| 0))?;
+        }
+    }
+    for (_, f) in temps {
+        host.phase(&mut meter, |h| h.delete(&f).map(|()| 0))?;
+    }
+    Ok(meter)
+}
+
+/// IOZone's write / re-write / random-write tests (004 §5.4), at block level: for each record
+/// size, a file of `file_bytes` is created and written sequentially, re-written, then updated
+/// at random record-aligned offsets (as many records as the file holds), and deleted. Updates
+/// follow the host's policy ([`Host::update`]). The host idles `idle_ns` after each test (file
+/// close, IOZone's own work).
+pub fn iozone<F: FtlModel>(
+    host: &mut Host<F>,
+    file_bytes: u64,
+    record_sizes: &[u64],
+    idle_ns: u64,
+    rng: &mut impl Rng,
+) -> Result<[PhaseMeter; 3]> {
+    let mut write = PhaseMeter { name: "write", ..Default::default() };
+    let mut rewrite = PhaseMeter { name: "re-write", ..Default::default() };
+    let mut random = PhaseMeter { name: "random write", ..Default::default() };
+    for &record in record_sizes {
+        let mut file = host.create(file_bytes)?;
+        host.phase(&mut write, |h| h.write_file(&file, record))?;
+        host.idle(idle_ns);
+        let len = file.len();
+        host.phase(&mut rewrite, |h| h.update(&mut file, 0, len, record))?;
+        host.idle(idle_ns);
+        let per_record = (record / CLUSTER_BYTES).max(1);
+        let records = (len / per_record).max(1);
+        host.phase(&mut random, |h| {
+            let mut bytes = 0;
+            for _ in 0..records {
+                let r = rng.gen_range(0..records);
+                bytes += h.update(&mut file, r * per_record, per_record.min(len - r * per_record), record)?;
+            }
+            Ok(bytes)
+        })?;
+        host.idle(idle_ns);
+        host.delete(&file)?;
+        host.idle(idle_ns);
+    }
+    Ok([write, rewrite, random])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_fit_reuses_freed_space_only_after_wrapping() {
+        let mut a = Allocator::new(100);
+        let f1 = a.alloc(30).unwrap();
+        let f2 = a.alloc(30).unwrap();
+        a.release(&f1.clusters);
+        let f3 = a.alloc(30).unwrap();
+        assert_eq!(File::extents(&f3.clusters), vec![(60, 30)]);
+        let f4 = a.alloc(20).unwrap();
+        assert_eq!(File::extents(&f4.clusters), vec![(90, 10), (0, 10)]);
+        a.release(&f2.clusters);
+        a.release(&f3.clusters);
+        a.release(&f4.clusters);
+        assert_eq!(a.free_clusters, 100);
+        assert_eq!(a.free.len(), 1);
+        assert!(a.alloc(101).is_err());
+    }
+
+    #[test]
+    fn first_fit_reuses_freed_space_at_once() {
+        let mut a = Allocator::new(100);
+        a.first_fit = true;
+        let f1 = a.alloc(30).unwrap();
+        a.alloc(30).unwrap();
+        a.release(&f1.clusters);
+        let f3 = a.alloc(40).unwrap();
+        assert_eq!(File::extents(&f3.clusters), vec![(0, 30), (60, 10)]);
+    }
+}
