@@ -1,0 +1,1 @@
+//! Host workloads of the source documents.
