@@ -1,5 +1,9 @@
 //! `trimlab reproduce`: the registry of experiments and the files they write.
 
+mod discard_vs_fstrim;
+mod host;
+mod lazy_trim;
+mod selective_trim;
 mod waf;
 
 use anyhow::{bail, Context, Result};
@@ -22,6 +26,21 @@ const EXPERIMENTS: &[Experiment] = &[Experiment {
     name: "waf",
     about: "steady-state WAF of greedy GC vs the analytic models, with and without TRIM",
     run: waf::run,
+},
+Experiment {
+    name: "lazy-trim",
+    about: "000: fsync latency and TRIM issue time, discard vs Lazy TRIM vs Lazy + Reuse; Table II",
+    run: lazy_trim::run,
+},
+Experiment {
+    name: "selective-trim",
+    about: "001: Postmark time vs utilization with TRIM on/off; SeT watermarks on 60/40/70/60",
+    run: selective_trim::run,
+},
+Experiment {
+    name: "discard-vs-fstrim",
+    about: "003: mkfs/rm/fstrim on a thin volume with and without discard; WAF/wear of nodiscard",
+    run: discard_vs_fstrim::run,
 }];
 
 pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {

@@ -1,0 +1,5 @@
+//! `selective-trim` (001): placeholder replaced below.
+use super::Options;
+pub fn run(_: &Options) -> anyhow::Result<trimlab_report::ExperimentReport> {
+    anyhow::bail!("unfinished")
+}
