@@ -17,7 +17,8 @@ use trimlab_sim::{SeedTree, SimTime};
 
 const APPENDS: [u64; 6] = [64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];
 const FILE_BYTES: u64 = 1 << 30;
-const POLICIES: [PolicyKind; 4] = [PolicyKind::Discard, PolicyKind::DiscardBatch, PolicyKind::Lazy, PolicyKind::LazyReuse];
+const POLICIES: [PolicyKind; 4] =
+    [PolicyKind::Discard, PolicyKind::DiscardBatch, PolicyKind::Lazy, PolicyKind::LazyReuse];
 const TABLE2_FS_BYTES: u64 = 512 << 20;
 
 fn file_bytes(o: &Options) -> u64 {
@@ -71,15 +72,23 @@ fn table2(policy: PolicyKind, o: &Options) -> Result<Table2> {
     let write_ns = fs.now().since(t1);
     fs.umount();
     fs.check().map_err(anyhow::Error::msg).context("consistency after Table II")?;
-    Ok(Table2 { write_ns, fsync_ns, removed_extents, cancelled_blocks: fs.policy().stats().reuse_cancelled_blocks })
+    Ok(Table2 {
+        write_ns,
+        fsync_ns,
+        removed_extents,
+        cancelled_blocks: fs.policy().stats().reuse_cancelled_blocks,
+    })
 }
 
 pub fn run(o: &Options) -> Result<ExperimentReport> {
-    let points: Vec<(PolicyKind, u64)> = POLICIES.iter().flat_map(|&p| APPENDS.iter().map(move |&a| (p, a))).collect();
+    let points: Vec<(PolicyKind, u64)> =
+        POLICIES.iter().flat_map(|&p| APPENDS.iter().map(move |&a| (p, a))).collect();
     let results: Vec<MicroResult> =
         parallel_map(&points, "lazy-trim", |&(p, a)| micro(p, a, o)).into_iter().collect::<Result<_>>()?;
     let t2_policies = [PolicyKind::Discard, PolicyKind::Lazy, PolicyKind::LazyReuse];
-    let t2: Vec<Table2> = parallel_map(&t2_policies, "lazy-trim table II", |&p| table2(p, o)).into_iter().collect::<Result<_>>()?;
+    let t2: Vec<Table2> = parallel_map(&t2_policies, "lazy-trim table II", |&p| table2(p, o))
+        .into_iter()
+        .collect::<Result<_>>()?;
 
     let get = |p: PolicyKind, a: u64| -> &MicroResult {
         let i = points.iter().position(|&(q, b)| q == p && b == a).unwrap_or_else(|| unreachable!());
@@ -88,7 +97,16 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
     let mut fig = Table::new(
         "fig3_fig4",
         "fsync latency after unlink (Fig. 3) and time to issue all TRIMs (Fig. 4)",
-        &["policy", "append", "extents", "trim_commands", "fsync_ms", "trim_issue_ms", "fsync_reduction_vs_discard_pct", "trim_issue_reduction_vs_discard_pct"],
+        &[
+            "policy",
+            "append",
+            "extents",
+            "trim_commands",
+            "fsync_ms",
+            "trim_issue_ms",
+            "fsync_reduction_vs_discard_pct",
+            "trim_issue_reduction_vs_discard_pct",
+        ],
     );
     for (&(p, a), r) in points.iter().zip(&results) {
         let base = get(PolicyKind::Discard, a);
@@ -162,13 +180,21 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
     let fsync_cut = 1.0 - l.fsync_ns as f64 / d.fsync_ns as f64;
     let issue_cut_best = APPENDS
         .iter()
-        .map(|&a| 1.0 - get(PolicyKind::Lazy, a).trim_issue_ns as f64 / get(PolicyKind::Discard, a).trim_issue_ns as f64)
+        .map(|&a| {
+            1.0 - get(PolicyKind::Lazy, a).trim_issue_ns as f64
+                / get(PolicyKind::Discard, a).trim_issue_ns as f64
+        })
         .fold(f64::MIN, f64::max);
     // Where the file has many fragments Lazy TRIM must be faster; with a handful of large
     // TRIMs the device's per-page work dominates and both must be about equal.
     let issue_falls = APPENDS.iter().all(|&a| {
-        let (l, d) = (get(PolicyKind::Lazy, a).trim_issue_ns as f64, get(PolicyKind::Discard, a).trim_issue_ns as f64);
-        if a <= 1 << 20 { l < 0.9 * d } else { l <= 1.01 * d }
+        let (l, d) =
+            (get(PolicyKind::Lazy, a).trim_issue_ns as f64, get(PolicyKind::Discard, a).trim_issue_ns as f64);
+        if a <= 1 << 20 {
+            l < 0.9 * d
+        } else {
+            l <= 1.01 * d
+        }
     });
     let grows = d.fsync_ns > get(PolicyKind::Discard, APPENDS[5]).fsync_ns * 10;
     let (wd, wl, wr) = (t2[0].write_ns, t2[1].write_ns, t2[2].write_ns);

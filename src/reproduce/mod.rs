@@ -22,26 +22,28 @@ struct Experiment {
     run: fn(&Options) -> Result<ExperimentReport>,
 }
 
-const EXPERIMENTS: &[Experiment] = &[Experiment {
-    name: "waf",
-    about: "steady-state WAF of greedy GC vs the analytic models, with and without TRIM",
-    run: waf::run,
-},
-Experiment {
-    name: "lazy-trim",
-    about: "000: fsync latency and TRIM issue time, discard vs Lazy TRIM vs Lazy + Reuse; Table II",
-    run: lazy_trim::run,
-},
-Experiment {
-    name: "selective-trim",
-    about: "001: Postmark time vs utilization with TRIM on/off; SeT watermarks on 60/40/70/60",
-    run: selective_trim::run,
-},
-Experiment {
-    name: "discard-vs-fstrim",
-    about: "003: mkfs/rm/fstrim on a thin volume with and without discard; WAF/wear of nodiscard",
-    run: discard_vs_fstrim::run,
-}];
+const EXPERIMENTS: &[Experiment] = &[
+    Experiment {
+        name: "waf",
+        about: "steady-state WAF of greedy GC vs the analytic models, with and without TRIM",
+        run: waf::run,
+    },
+    Experiment {
+        name: "lazy-trim",
+        about: "000: fsync latency and TRIM issue time, discard vs Lazy TRIM vs Lazy + Reuse; Table II",
+        run: lazy_trim::run,
+    },
+    Experiment {
+        name: "selective-trim",
+        about: "001: Postmark time vs utilization with TRIM on/off; SeT watermarks on 60/40/70/60",
+        run: selective_trim::run,
+    },
+    Experiment {
+        name: "discard-vs-fstrim",
+        about: "003: mkfs/rm/fstrim on a thin volume with and without discard; WAF/wear of nodiscard",
+        run: discard_vs_fstrim::run,
+    },
+];
 
 pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
     if !(scale > 0.0 && scale <= 16.0) {

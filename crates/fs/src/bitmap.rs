@@ -81,7 +81,10 @@ impl BlockBitmap {
     /// Marks an available run used (allocation, or static metadata at mkfs).
     pub fn take(&mut self, start: u64, len: u64) {
         for b in start..start + len {
-            assert!(get(&self.avail, b) && !get(&self.used, b), "bitmap: taking block {b} that is not available");
+            assert!(
+                get(&self.avail, b) && !get(&self.used, b),
+                "bitmap: taking block {b} that is not available"
+            );
             put(&mut self.avail, b, false);
             put(&mut self.used, b, true);
             self.avail_per_group[(b / self.blocks_per_group) as usize] -= 1;
@@ -93,7 +96,10 @@ impl BlockBitmap {
     /// Marks a run that is free but held (a queued TRIM) used again, cancelling the hold.
     pub fn take_held(&mut self, start: u64, len: u64) {
         for b in start..start + len {
-            assert!(!get(&self.avail, b) && !get(&self.used, b), "bitmap: reusing block {b} that is not held");
+            assert!(
+                !get(&self.avail, b) && !get(&self.used, b),
+                "bitmap: reusing block {b} that is not held"
+            );
             put(&mut self.used, b, true);
         }
         self.used_count += len;
@@ -111,7 +117,10 @@ impl BlockBitmap {
     /// Makes a held run available to the allocator.
     pub fn release(&mut self, start: u64, len: u64) {
         for b in start..start + len {
-            assert!(!get(&self.used, b) && !get(&self.avail, b), "bitmap: releasing block {b} that is not held");
+            assert!(
+                !get(&self.used, b) && !get(&self.avail, b),
+                "bitmap: releasing block {b} that is not held"
+            );
             put(&mut self.avail, b, true);
             self.avail_per_group[(b / self.blocks_per_group) as usize] += 1;
         }

@@ -8,10 +8,20 @@ use trimlab_sim::SimTime;
 /// One request to a block device. Offsets and lengths are bytes, multiples of `tag_bytes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DevRequest {
-    Read { offset: u64, bytes: u64 },
+    Read {
+        offset: u64,
+        bytes: u64,
+    },
     /// Block i of the write carries `tag + i`.
-    Write { offset: u64, bytes: u64, tag: u64 },
-    Trim { offset: u64, bytes: u64 },
+    Write {
+        offset: u64,
+        bytes: u64,
+        tag: u64,
+    },
+    Trim {
+        offset: u64,
+        bytes: u64,
+    },
     Flush,
 }
 
@@ -25,7 +35,12 @@ pub trait BlockDevice {
     fn max_transfer_bytes(&self) -> u64;
     /// Serves `req` arriving at `at` (callers submit in non-decreasing `at`); returns its
     /// completion. A read fills `read_out` with one tag per `tag_bytes` unit.
-    fn submit(&mut self, at: SimTime, req: &DevRequest, read_out: Option<&mut Vec<u64>>) -> Result<SimTime, String>;
+    fn submit(
+        &mut self,
+        at: SimTime,
+        req: &DevRequest,
+        read_out: Option<&mut Vec<u64>>,
+    ) -> Result<SimTime, String>;
     /// Full consistency check of the device model.
     fn check(&self) -> Result<(), String>;
 }
@@ -43,7 +58,12 @@ impl BlockDevice for Ssd {
     fn max_transfer_bytes(&self) -> u64 {
         self.config().max_transfer_bytes
     }
-    fn submit(&mut self, at: SimTime, req: &DevRequest, read_out: Option<&mut Vec<u64>>) -> Result<SimTime, String> {
+    fn submit(
+        &mut self,
+        at: SimTime,
+        req: &DevRequest,
+        read_out: Option<&mut Vec<u64>>,
+    ) -> Result<SimTime, String> {
         let command = match *req {
             DevRequest::Read { offset, bytes } => Command::Read { offset, bytes },
             DevRequest::Write { offset, bytes, tag } => Command::Write { offset, bytes, tag },

@@ -95,7 +95,9 @@ impl PolicyKind {
                 let low: u32 = low.parse().map_err(|_| accepted())?;
                 let high: u32 = high.parse().map_err(|_| accepted())?;
                 if low > high || high > 100 {
-                    return Err(format!("selective:{low}:{high}: watermarks must satisfy 0 <= LOW <= HIGH <= 100"));
+                    return Err(format!(
+                        "selective:{low}:{high}: watermarks must satisfy 0 <= LOW <= HIGH <= 100"
+                    ));
                 }
                 PolicyKind::Selective { low_pct: low, high_pct: high }
             }

@@ -84,15 +84,18 @@ impl Layout {
         let total = capacity_bytes / c.block_bytes;
         let bpg = c.blocks_per_group;
         if bpg == 0 || bpg % 64 != 0 {
-            return Err(FsError::Layout(format!("blocks_per_group = {bpg} (must be a positive multiple of 64)")));
+            return Err(FsError::Layout(format!(
+                "blocks_per_group = {bpg} (must be a positive multiple of 64)"
+            )));
         }
         let groups = total.div_ceil(bpg);
         let inodes_per_group = (bpg * c.block_bytes / c.inode_ratio_bytes).max(16);
         let itable_blocks = (inodes_per_group * c.inode_bytes).div_ceil(c.block_bytes);
         let gdt_blocks = (groups * 64).div_ceil(c.block_bytes);
         let journal_blocks =
-            if c.journal_blocks > 0 { c.journal_blocks } else { (total / 64).clamp(1024, 32768) };
-        let dir_blocks = (groups * inodes_per_group).div_ceil(c.dir_entries_per_block);
+            if c.journal_blocks > 0 { c.journal_blocks } else { (total / 64).clamp(1024, 16384) };
+        // One flat root directory, large enough for every inode up to 2^17 entries.
+        let dir_blocks = (groups * inodes_per_group).min(1 << 17).div_ceil(c.dir_entries_per_block);
         let group0 = 1 + gdt_blocks + 2 + itable_blocks;
         let l = Layout {
             total_blocks: total,
@@ -218,6 +221,8 @@ struct Fitrim {
     finishing: bool,
     trimmed_bytes: u64,
     done: bool,
+    /// Started by the fstrim policy's timer (nobody waits for it).
+    periodic: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -393,7 +398,9 @@ impl<D: BlockDevice> FileSystem<D> {
     }
     /// Physical runs of a file (for tests and reports).
     pub fn file_runs(&self, ino: Ino) -> Vec<Run> {
-        self.inodes.get(&ino).map_or_else(Vec::new, |i| i.extents.iter().map(|e| Run::new(e.physical, e.len)).collect())
+        self.inodes
+            .get(&ino)
+            .map_or_else(Vec::new, |i| i.extents.iter().map(|e| Run::new(e.physical, e.len)).collect())
     }
 
     // ----- the event loop -----
@@ -437,6 +444,9 @@ impl<D: BlockDevice> FileSystem<D> {
                 if let Some((_, minlen)) = self.policy.periodic_fitrim() {
                     if self.fitrim.is_none() {
                         self.start_fitrim(t, 0, self.layout.total_blocks, minlen / self.config.block_bytes);
+                        if let Some(j) = self.fitrim.as_mut() {
+                            j.periodic = true;
+                        }
                     }
                 }
             }
@@ -461,7 +471,11 @@ impl<D: BlockDevice> FileSystem<D> {
     // ----- device access -----
 
     fn dev_submit(&mut self, at: SimTime, req: &DevRequest, out: Option<&mut Vec<u64>>) -> SimTime {
-        assert!(at >= self.last_arrival, "fs: submission at {at} before the previous one at {}", self.last_arrival);
+        assert!(
+            at >= self.last_arrival,
+            "fs: submission at {at} before the previous one at {}",
+            self.last_arrival
+        );
         self.last_arrival = at;
         let bs = self.config.block_bytes;
         match *req {
@@ -469,7 +483,11 @@ impl<D: BlockDevice> FileSystem<D> {
                 for b in offset / bs..(offset + bytes) / bs {
                     // Blocks past mkfs's layout are trimmed only by mkfs itself.
                     if self.layout.static_blocks > 0 && (self.bitmap.is_used(b) || self.bitmap.is_avail(b)) {
-                        panic!("fs: TRIM of block {b} that is not held free (used {}, available {})", self.bitmap.is_used(b), self.bitmap.is_avail(b));
+                        panic!(
+                            "fs: TRIM of block {b} that is not held free (used {}, available {})",
+                            self.bitmap.is_used(b),
+                            self.bitmap.is_avail(b)
+                        );
                     }
                 }
                 self.stats.trim_commands += 1;
@@ -567,7 +585,10 @@ impl<D: BlockDevice> FileSystem<D> {
             let tag = self.dirty.remove(&k).unwrap_or_else(|| unreachable!());
             self.writeback.insert(k, tag);
             pages.push((k, tag));
-            let phys = self.inodes[&k.0].extents.lookup(k.1).unwrap_or_else(|| unreachable!("fs: dirty page {k:?} is not mapped"));
+            let phys = self.inodes[&k.0]
+                .extents
+                .lookup(k.1)
+                .unwrap_or_else(|| unreachable!("fs: dirty page {k:?} is not mapped"));
             blocks.push((phys, tag));
         }
         blocks.sort_unstable();
@@ -733,7 +754,11 @@ impl<D: BlockDevice> FileSystem<D> {
                 self.count_policy_trims(&reqs);
                 c.trimming = plan.trim;
                 c.phase = Phase::Trim;
-                c.batch = Batch { reqs: reqs.into(), serial: plan.mode == TrimMode::Serial, done_max: SimTime::ZERO };
+                c.batch = Batch {
+                    reqs: reqs.into(),
+                    serial: plan.mode == TrimMode::Serial,
+                    done_max: SimTime::ZERO,
+                };
                 if !c.batch.reqs.is_empty() {
                     self.commit = Some(c);
                     self.events.push(now.after(submit), Ev::Journal);
@@ -831,7 +856,10 @@ impl<D: BlockDevice> FileSystem<D> {
     fn worker_step(&mut self, now: SimTime, i: usize) {
         if self.workers[i].finishing {
             self.workers[i].finishing = false;
-            let ticket = self.workers[i].ticket.take().unwrap_or_else(|| unreachable!("worker {i} finishing without a ticket"));
+            let ticket = self.workers[i]
+                .ticket
+                .take()
+                .unwrap_or_else(|| unreachable!("worker {i} finishing without a ticket"));
             self.policy.trim_done(ticket, now);
             self.stats.last_trim_done_ns = now.0;
             let rel = self.policy.drain_releasable();
@@ -887,6 +915,7 @@ impl<D: BlockDevice> FileSystem<D> {
             finishing: false,
             trimmed_bytes: 0,
             done: false,
+            periodic: false,
         });
         self.events.push(now.after(self.config.host.submit_ns), Ev::Fitrim);
     }
@@ -922,7 +951,9 @@ impl<D: BlockDevice> FileSystem<D> {
             }
             let Some(g) = job.groups.pop_front() else {
                 job.done = true;
-                self.fitrim = Some(job);
+                if !job.periodic {
+                    self.fitrim = Some(job);
+                }
                 return;
             };
             if self.group_trimmed[g as usize].is_some_and(|m| job.minlen >= m) {
@@ -999,7 +1030,10 @@ impl<D: BlockDevice> FileSystem<D> {
                 return Err(FsError::NoInodes);
             }
         };
-        self.inodes.insert(ino, Inode { size: 0, extents: ExtentMap::new(self.config.max_extent_blocks), dir_slot: slot });
+        self.inodes.insert(
+            ino,
+            Inode { size: 0, extents: ExtentMap::new(self.config.max_extent_blocks), dir_slot: slot },
+        );
         self.names.insert(name.to_string(), ino);
         let ib = self.layout.inode_block(ino, self.config.block_bytes, self.config.inode_bytes);
         self.dirty_meta(ib);
@@ -1029,7 +1063,9 @@ impl<D: BlockDevice> FileSystem<D> {
                 self.request_commit(self.now, tid);
             }
             let before = self.bitmap.avail_count() + self.policy.reusable_blocks();
-            if !self.wait_until(|fs| fs.bitmap.avail_count() + fs.policy.reusable_blocks() != before || fs.events.is_empty()) {
+            if !self.wait_until(|fs| {
+                fs.bitmap.avail_count() + fs.policy.reusable_blocks() != before || fs.events.is_empty()
+            }) {
                 return Err(FsError::NoSpace);
             }
         }
@@ -1165,7 +1201,9 @@ impl<D: BlockDevice> FileSystem<D> {
         self.syscall();
         let bs = self.config.block_bytes;
         if offset % bs != 0 || bytes % bs != 0 || bytes == 0 {
-            return Err(FsError::Layout(format!("O_DIRECT write at {offset} of {bytes} bytes is not block-aligned")));
+            return Err(FsError::Layout(format!(
+                "O_DIRECT write at {offset} of {bytes} bytes is not block-aligned"
+            )));
         }
         let (b0, b1) = (offset / bs, (offset + bytes) / bs);
         self.fill_holes(ino, b0, b1)?;
@@ -1229,7 +1267,11 @@ impl<D: BlockDevice> FileSystem<D> {
             let t = self.now.after(h.submit_ns);
             self.advance_to(t);
             self.now = t;
-            let done = self.dev_submit(t, &DevRequest::Read { offset: p0 * bs, bytes: n as u64 * bs }, Some(&mut tags));
+            let done = self.dev_submit(
+                t,
+                &DevRequest::Read { offset: p0 * bs, bytes: n as u64 * bs },
+                Some(&mut tags),
+            );
             done_max = done_max.max(done);
             for (k, tag) in tags.iter().enumerate() {
                 out[(l0 - b0) as usize + k] = *tag;
@@ -1244,11 +1286,13 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     fn drop_blocks_from(&mut self, ino: Ino, first: u64) -> Result<u64, FsError> {
-        let keys: Vec<(Ino, u64)> = self.dirty.range((ino, first)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
+        let keys: Vec<(Ino, u64)> =
+            self.dirty.range((ino, first)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
         for k in keys {
             self.dirty.remove(&k);
         }
-        let keys: Vec<(Ino, u64)> = self.writeback.range((ino, first)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
+        let keys: Vec<(Ino, u64)> =
+            self.writeback.range((ino, first)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
         for k in keys {
             self.writeback.remove(&k);
         }

@@ -39,7 +39,11 @@ impl CommitPlan {
 #[derive(Debug, PartialEq, Eq)]
 pub enum WorkerPick {
     /// Trim `run`; if `hold`, the run is available now and must be held while in flight.
-    Trim { ticket: u64, run: Run, hold: bool },
+    Trim {
+        ticket: u64,
+        run: Run,
+        hold: bool,
+    },
     /// Nothing ready before this instant.
     WaitUntil(SimTime),
     Idle,
@@ -119,11 +123,15 @@ pub trait TrimPolicy {
 
 pub fn build(kind: PolicyKind, params: &PolicyParams, block_bytes: u64) -> Box<dyn TrimPolicy> {
     match kind {
-        PolicyKind::NoDiscard | PolicyKind::Fstrim => Box::new(Online { kind, params: params.clone(), stats: Default::default() }),
+        PolicyKind::NoDiscard | PolicyKind::Fstrim => {
+            Box::new(Online { kind, params: params.clone(), stats: Default::default() })
+        }
         PolicyKind::Discard | PolicyKind::DiscardBatch => {
             Box::new(Online { kind, params: params.clone(), stats: Default::default() })
         }
-        PolicyKind::Selective { .. } => Box::new(Selective { kind, on: false, previous: None, stats: Default::default() }),
+        PolicyKind::Selective { .. } => {
+            Box::new(Selective { kind, on: false, previous: None, stats: Default::default() })
+        }
         PolicyKind::Lazy | PolicyKind::LazyReuse => Box::new(Lazy::new(kind, params)),
         PolicyKind::Async => Box::new(Async::new(params, block_bytes)),
     }
@@ -143,7 +151,9 @@ impl TrimPolicy for Online {
     fn on_commit(&mut self, _now: SimTime, freed: Vec<FreedRun>, _u: f64) -> CommitPlan {
         match self.kind {
             PolicyKind::Discard => CommitPlan { release: Vec::new(), trim: freed, mode: TrimMode::Serial },
-            PolicyKind::DiscardBatch => CommitPlan { release: Vec::new(), trim: freed, mode: TrimMode::Batch },
+            PolicyKind::DiscardBatch => {
+                CommitPlan { release: Vec::new(), trim: freed, mode: TrimMode::Batch }
+            }
             _ => {
                 self.stats.untrimmed_blocks += freed.iter().map(|f| f.run.len).sum::<u64>();
                 CommitPlan::release_all(freed)
@@ -154,7 +164,8 @@ impl TrimPolicy for Online {
         Vec::new()
     }
     fn periodic_fitrim(&self) -> Option<(u64, u64)> {
-        (self.kind == PolicyKind::Fstrim).then_some((self.params.fstrim_period_ns, self.params.fstrim_minlen_bytes))
+        (self.kind == PolicyKind::Fstrim)
+            .then_some((self.params.fstrim_period_ns, self.params.fstrim_minlen_bytes))
     }
     fn stats(&self) -> &PolicyStats {
         &self.stats
@@ -262,7 +273,10 @@ impl Lazy {
     }
 
     fn entry_finished(&mut self, entry: LazyEntry, trimmed: bool) {
-        let batch = self.batches.get_mut(&entry.batch).unwrap_or_else(|| unreachable!("lazy: batch {} missing", entry.batch));
+        let batch = self
+            .batches
+            .get_mut(&entry.batch)
+            .unwrap_or_else(|| unreachable!("lazy: batch {} missing", entry.batch));
         batch.remaining -= 1;
         if trimmed && entry.freed.run.len > 0 {
             batch.done.push(entry.freed);
@@ -305,7 +319,10 @@ impl TrimPolicy for Lazy {
         }
     }
     fn trim_done(&mut self, ticket: u64, _now: SimTime) {
-        let e = self.in_flight.remove(&ticket).unwrap_or_else(|| unreachable!("lazy: ticket {ticket} not in flight"));
+        let e = self
+            .in_flight
+            .remove(&ticket)
+            .unwrap_or_else(|| unreachable!("lazy: ticket {ticket} not in flight"));
         self.entry_finished(e, true);
     }
     fn drain_releasable(&mut self) -> Vec<FreedRun> {
@@ -455,7 +472,11 @@ impl TrimPolicy for Async {
         let mut earliest: Option<SimTime> = None;
         for list in 0..2 {
             // Oldest eligible extent of the list (lowest address among ties).
-            let pick = self.lists[list].iter().filter(|(_, &(_, at))| at <= now).map(|(&s, &(len, at))| (s, len, at)).next();
+            let pick = self.lists[list]
+                .iter()
+                .filter(|(_, &(_, at))| at <= now)
+                .map(|(&s, &(len, at))| (s, len, at))
+                .next();
             if let Some((s, len, at)) = pick {
                 self.lists[list].remove(&s);
                 let take = len.min(self.max_blocks);
@@ -478,7 +499,10 @@ impl TrimPolicy for Async {
         earliest.map_or(WorkerPick::Idle, WorkerPick::WaitUntil)
     }
     fn trim_done(&mut self, ticket: u64, _now: SimTime) {
-        let f = self.in_flight.remove(&ticket).unwrap_or_else(|| unreachable!("async: ticket {ticket} not in flight"));
+        let f = self
+            .in_flight
+            .remove(&ticket)
+            .unwrap_or_else(|| unreachable!("async: ticket {ticket} not in flight"));
         self.releasable.push(f);
     }
     fn drain_releasable(&mut self) -> Vec<FreedRun> {
@@ -517,8 +541,11 @@ mod tests {
 
     #[test]
     fn selective_follows_watermarks_and_trend() {
-        let mut p = build(PolicyKind::Selective { low_pct: 40, high_pct: 80 }, &PolicyParams::default(), 4096);
-        let on = |p: &mut Box<dyn TrimPolicy>, u: f64| !p.on_commit(SimTime::ZERO, vec![fr(0, 1)], u).trim.is_empty();
+        let mut p =
+            build(PolicyKind::Selective { low_pct: 40, high_pct: 80 }, &PolicyParams::default(), 4096);
+        let on = |p: &mut Box<dyn TrimPolicy>, u: f64| {
+            !p.on_commit(SimTime::ZERO, vec![fr(0, 1)], u).trim.is_empty()
+        };
         assert!(on(&mut p, 0.9), "above high: on");
         assert!(!on(&mut p, 0.3), "below low: off");
         assert!(!on(&mut p, 0.5), "rising between: off");

@@ -76,10 +76,16 @@ impl ThinVolume {
     pub fn new(config: ThinConfig) -> Result<Self, String> {
         let tag_bytes = 4096;
         if config.chunk_bytes == 0 || config.chunk_bytes % tag_bytes != 0 {
-            return Err(format!("thin: chunk_bytes = {} (must be a positive multiple of 4096)", config.chunk_bytes));
+            return Err(format!(
+                "thin: chunk_bytes = {} (must be a positive multiple of 4096)",
+                config.chunk_bytes
+            ));
         }
         if config.capacity_bytes == 0 || config.capacity_bytes % config.chunk_bytes != 0 {
-            return Err(format!("thin: capacity_bytes = {} (must be a positive multiple of chunk_bytes)", config.capacity_bytes));
+            return Err(format!(
+                "thin: capacity_bytes = {} (must be a positive multiple of chunk_bytes)",
+                config.capacity_bytes
+            ));
         }
         if config.lanes == 0 || config.max_trim_bytes < tag_bytes {
             return Err("thin: lanes must be >= 1 and max_trim_bytes >= 4096".into());
@@ -106,7 +112,8 @@ impl ThinVolume {
     }
 
     fn serve(&mut self, at: SimTime, cost_ns: u64) -> SimTime {
-        let (i, free) = self.lanes.iter().enumerate().min_by_key(|(_, t)| **t).map(|(i, t)| (i, *t)).unwrap_or((0, at));
+        let (i, free) =
+            self.lanes.iter().enumerate().min_by_key(|(_, t)| **t).map(|(i, t)| (i, *t)).unwrap_or((0, at));
         let done = at.max(free).after(cost_ns);
         self.lanes[i] = done;
         done
@@ -167,7 +174,12 @@ impl BlockDevice for ThinVolume {
         self.config.max_transfer_bytes
     }
 
-    fn submit(&mut self, at: SimTime, req: &DevRequest, read_out: Option<&mut Vec<u64>>) -> Result<SimTime, String> {
+    fn submit(
+        &mut self,
+        at: SimTime,
+        req: &DevRequest,
+        read_out: Option<&mut Vec<u64>>,
+    ) -> Result<SimTime, String> {
         if at < self.last_arrival {
             return Err(format!("thin: arrival {at} before the previous arrival {}", self.last_arrival));
         }
@@ -175,10 +187,15 @@ impl BlockDevice for ThinVolume {
         let tb = self.tag_bytes;
         let range_ok = |offset: u64, bytes: u64, max: u64| -> Result<(), String> {
             if bytes == 0 || offset % tb != 0 || bytes % tb != 0 {
-                return Err(format!("thin: request at {offset} of {bytes} bytes is empty or not 4096-aligned"));
+                return Err(format!(
+                    "thin: request at {offset} of {bytes} bytes is empty or not 4096-aligned"
+                ));
             }
             if offset + bytes > self.config.capacity_bytes {
-                return Err(format!("thin: request at {offset} of {bytes} bytes ends past {}", self.config.capacity_bytes));
+                return Err(format!(
+                    "thin: request at {offset} of {bytes} bytes ends past {}",
+                    self.config.capacity_bytes
+                ));
             }
             if bytes > max {
                 return Err(format!("thin: request of {bytes} bytes exceeds {max}"));
@@ -246,7 +263,10 @@ impl BlockDevice for ThinVolume {
                 return Err(format!("thin: tag runs overlap or are empty at block {s}"));
             }
             prev_end = s + len;
-            let (c0, c1) = (s * self.tag_bytes / self.config.chunk_bytes, ((s + len) * self.tag_bytes).div_ceil(self.config.chunk_bytes));
+            let (c0, c1) = (
+                s * self.tag_bytes / self.config.chunk_bytes,
+                ((s + len) * self.tag_bytes).div_ceil(self.config.chunk_bytes),
+            );
             if (c0..c1).any(|c| !self.chunk_bit(c)) {
                 return Err(format!("thin: written block run at {s} lies in an unallocated chunk"));
             }

@@ -21,7 +21,11 @@ pub struct MicroResult {
 /// 000's micro-benchmark: create a file, append `append_bytes` then lseek past a hole of the
 /// same size, alternately, until the file spans `file_bytes`; fsync it (so its blocks are on
 /// the device), unlink it, fsync (the measured call), then let background TRIMs finish.
-pub fn lazy_micro<D: BlockDevice>(fs: &mut FileSystem<D>, append_bytes: u64, file_bytes: u64) -> Result<MicroResult, FsError> {
+pub fn lazy_micro<D: BlockDevice>(
+    fs: &mut FileSystem<D>,
+    append_bytes: u64,
+    file_bytes: u64,
+) -> Result<MicroResult, FsError> {
     let marker = fs.create("marker")?;
     let ino = fs.create("bench")?;
     let mut off = 0;
@@ -132,21 +136,27 @@ pub struct Postmark {
 }
 
 impl Postmark {
-    pub fn run<D: BlockDevice>(&self, fs: &mut FileSystem<D>, rng: &mut SimRng, tag: &str) -> Result<u64, FsError> {
+    pub fn run<D: BlockDevice>(
+        &self,
+        fs: &mut FileSystem<D>,
+        rng: &mut SimRng,
+        tag: &str,
+    ) -> Result<u64, FsError> {
         let t0 = fs.now();
         let mut live: Vec<String> = Vec::new();
         let mut n = 0;
-        let mut create = |fs: &mut FileSystem<D>, rng: &mut SimRng, live: &mut Vec<String>| -> Result<(), FsError> {
-            let name = format!("pm{tag}_{n}");
-            n += 1;
-            let size = rng.gen_range(self.min_bytes..=self.max_bytes);
-            match write_file(fs, &name, size, self.block_bytes, 0) {
-                Ok(_) | Err(FsError::NoSpace) => live.push(name),
-                Err(FsError::NoInodes) => {}
-                Err(e) => return Err(e),
-            }
-            Ok(())
-        };
+        let mut create =
+            |fs: &mut FileSystem<D>, rng: &mut SimRng, live: &mut Vec<String>| -> Result<(), FsError> {
+                let name = format!("pm{tag}_{n}");
+                n += 1;
+                let size = rng.gen_range(self.min_bytes..=self.max_bytes);
+                match write_file(fs, &name, size, self.block_bytes, 0) {
+                    Ok(_) | Err(FsError::NoSpace) => live.push(name),
+                    Err(FsError::NoInodes) => {}
+                    Err(e) => return Err(e),
+                }
+                Ok(())
+            };
         for _ in 0..self.files {
             create(fs, rng, &mut live)?;
         }

@@ -63,7 +63,9 @@ fn run_case<D: BlockDevice>(dev: D, policy: PolicyKind, seed: u64, ops: usize) {
     let mut rng = SimRng::seed_from_u64(seed);
     let mut fs = FileSystem::mkfs(dev, config(policy), SimTime::ZERO, rng.gen_bool(0.5)).expect("mkfs");
     let mut files: BTreeMap<String, RefFile> = BTreeMap::new();
-    let ctx = |op: usize, what: &str| format!("policy {} seed {seed} op {op}: {what} (replay: TRIMLAB_SEED={seed})", policy.label());
+    let ctx = |op: usize, what: &str| {
+        format!("policy {} seed {seed} op {op}: {what} (replay: TRIMLAB_SEED={seed})", policy.label())
+    };
     let mut next_name = 0;
     for op in 0..ops {
         let pick = rng.gen_range(0..100);
@@ -84,11 +86,20 @@ fn run_case<D: BlockDevice>(dev: D, policy: PolicyKind, seed: u64, ops: usize) {
             10..=44 => {
                 let Some(name) = some(&mut rng) else { continue };
                 let f = files.get_mut(&name).unwrap();
-                let offset = if rng.gen_bool(0.5) { f.size + rng.gen_range(0..4) * 8192 } else { rng.gen_range(0..(f.size + 1)) };
+                let offset = if rng.gen_bool(0.5) {
+                    f.size + rng.gen_range(0..4) * 8192
+                } else {
+                    rng.gen_range(0..(f.size + 1))
+                };
                 let bytes = rng.gen_range(1..200_000u64);
                 let direct = rng.gen_bool(0.15);
-                let (offset, bytes) = if direct { (offset / BS * BS, bytes.div_ceil(BS) * BS) } else { (offset, bytes) };
-                let r = if direct { fs.write_direct(f.ino, offset, bytes) } else { fs.write(f.ino, offset, bytes) };
+                let (offset, bytes) =
+                    if direct { (offset / BS * BS, bytes.div_ceil(BS) * BS) } else { (offset, bytes) };
+                let r = if direct {
+                    fs.write_direct(f.ino, offset, bytes)
+                } else {
+                    fs.write(f.ino, offset, bytes)
+                };
                 match r {
                     Ok(tag) => {
                         for (i, b) in (offset / BS..(offset + bytes).div_ceil(BS)).enumerate() {
@@ -165,7 +176,8 @@ fn run_case<D: BlockDevice>(dev: D, policy: PolicyKind, seed: u64, ops: usize) {
     // After everything settled, every file still reads back.
     for (name, f) in &files {
         let got = fs.read(f.ino, 0, f.size).unwrap();
-        let want: Vec<u64> = (0..f.size.div_ceil(BS)).map(|b| f.blocks.get(&b).copied().unwrap_or(0)).collect();
+        let want: Vec<u64> =
+            (0..f.size.div_ceil(BS)).map(|b| f.blocks.get(&b).copied().unwrap_or(0)).collect();
         assert_eq!(got, want, "{}", ctx(ops, &format!("final read of {name}")));
     }
 }
