@@ -36,7 +36,7 @@ impl BlockBitmap {
     pub fn new(blocks: u64, blocks_per_group: u64) -> Self {
         let words = blocks.div_ceil(64) as usize;
         let mut avail = vec![u64::MAX; words];
-        if blocks % 64 != 0 {
+        if !blocks.is_multiple_of(64) {
             avail[words - 1] = (1u64 << (blocks % 64)) - 1;
         }
         let groups = blocks.div_ceil(blocks_per_group);

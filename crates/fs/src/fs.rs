@@ -21,6 +21,9 @@ use trimlab_sim::{EventQueue, SimTime};
 
 pub type Ino = u32;
 
+/// Pages handed to write-back with their tags.
+type PageTags = Vec<((Ino, u64), u64)>;
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FsError {
     #[error("no space left on the file system")]
@@ -83,7 +86,7 @@ impl Layout {
     fn new(capacity_bytes: u64, c: &FsConfig) -> Result<Layout, FsError> {
         let total = capacity_bytes / c.block_bytes;
         let bpg = c.blocks_per_group;
-        if bpg == 0 || bpg % 64 != 0 {
+        if bpg == 0 || !bpg.is_multiple_of(64) {
             return Err(FsError::Layout(format!(
                 "blocks_per_group = {bpg} (must be a positive multiple of 64)"
             )));
@@ -574,7 +577,7 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// Takes dirty pages (all, or one file's) and returns the write requests: physically
     /// contiguous blocks with consecutive tags share a request.
-    fn take_dirty(&mut self, only: Option<Ino>) -> (Vec<DevRequest>, Vec<((Ino, u64), u64)>) {
+    fn take_dirty(&mut self, only: Option<Ino>) -> (Vec<DevRequest>, PageTags) {
         let keys: Vec<(Ino, u64)> = match only {
             Some(ino) => self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect(),
             None => self.dirty.keys().copied().collect(),
@@ -1164,7 +1167,8 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         // A partial block that is on disk and not cached is read first.
         let mut rmw = Vec::new();
-        for (b, partial) in [(b0, offset % bs != 0), (b1 - 1, (offset + bytes) % bs != 0)] {
+        for (b, partial) in [(b0, !offset.is_multiple_of(bs)), (b1 - 1, !(offset + bytes).is_multiple_of(bs))]
+        {
             if partial && !self.dirty.contains_key(&(ino, b)) {
                 if let Some(p) = self.inodes[&ino].extents.lookup(b) {
                     if !rmw.contains(&p) {
@@ -1200,7 +1204,7 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn write_direct(&mut self, ino: Ino, offset: u64, bytes: u64) -> Result<u64, FsError> {
         self.syscall();
         let bs = self.config.block_bytes;
-        if offset % bs != 0 || bytes % bs != 0 || bytes == 0 {
+        if !offset.is_multiple_of(bs) || !bytes.is_multiple_of(bs) || bytes == 0 {
             return Err(FsError::Layout(format!(
                 "O_DIRECT write at {offset} of {bytes} bytes is not block-aligned"
             )));

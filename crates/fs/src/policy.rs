@@ -388,7 +388,7 @@ impl Async {
     fn new(p: &PolicyParams, block_bytes: u64) -> Self {
         Async {
             delay_ns: p.async_delay_ns,
-            interval_ns: if p.async_iops_limit == 0 { 0 } else { 1_000_000_000 / p.async_iops_limit },
+            interval_ns: 1_000_000_000u64.checked_div(p.async_iops_limit).unwrap_or(0),
             max_blocks: (p.async_max_bytes / block_bytes).max(1),
             large_blocks: (p.async_large_bytes / block_bytes).max(1),
             min_blocks: (p.async_min_bytes / block_bytes).max(1),

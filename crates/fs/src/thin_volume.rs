@@ -75,13 +75,13 @@ pub struct ThinVolume {
 impl ThinVolume {
     pub fn new(config: ThinConfig) -> Result<Self, String> {
         let tag_bytes = 4096;
-        if config.chunk_bytes == 0 || config.chunk_bytes % tag_bytes != 0 {
+        if config.chunk_bytes == 0 || !config.chunk_bytes.is_multiple_of(tag_bytes) {
             return Err(format!(
                 "thin: chunk_bytes = {} (must be a positive multiple of 4096)",
                 config.chunk_bytes
             ));
         }
-        if config.capacity_bytes == 0 || config.capacity_bytes % config.chunk_bytes != 0 {
+        if config.capacity_bytes == 0 || !config.capacity_bytes.is_multiple_of(config.chunk_bytes) {
             return Err(format!(
                 "thin: capacity_bytes = {} (must be a positive multiple of chunk_bytes)",
                 config.capacity_bytes
@@ -186,7 +186,7 @@ impl BlockDevice for ThinVolume {
         self.last_arrival = at;
         let tb = self.tag_bytes;
         let range_ok = |offset: u64, bytes: u64, max: u64| -> Result<(), String> {
-            if bytes == 0 || offset % tb != 0 || bytes % tb != 0 {
+            if bytes == 0 || !offset.is_multiple_of(tb) || !bytes.is_multiple_of(tb) {
                 return Err(format!(
                     "thin: request at {offset} of {bytes} bytes is empty or not 4096-aligned"
                 ));

@@ -75,6 +75,8 @@ pub fn write_file<D: BlockDevice>(
 /// Fills the file system with files of `min..=max` bytes (written in `chunk` appends with
 /// `hole`-byte holes) until utilization reaches `until_utilization` or no space is left
 /// (the file that hit ENOSPC stays, partly written); returns the names.
+// The file shape (sizes, chunk, hole) and the stop condition are all part of one aging recipe.
+#[allow(clippy::too_many_arguments)]
 pub fn fill<D: BlockDevice>(
     fs: &mut FileSystem<D>,
     rng: &mut SimRng,
