@@ -272,6 +272,8 @@ pub struct FileSystem<D: BlockDevice> {
     fitrim: Option<Fitrim>,
     fitrim_timer_armed: bool,
     group_trimmed: Vec<Option<u64>>,
+    /// Where the last allocation ended: the goal of a file's first extent.
+    stream_goal: u64,
     stats: FsStats,
 }
 
@@ -319,6 +321,7 @@ impl<D: BlockDevice> FileSystem<D> {
             workers: (0..config.params.lazy_workers_max.max(1)).map(|_| Worker::default()).collect(),
             fitrim: None,
             fitrim_timer_armed: false,
+            stream_goal: 0,
             stats: FsStats::default(),
             config,
             layout,
@@ -1081,7 +1084,10 @@ impl<D: BlockDevice> FileSystem<D> {
         match inode.extents.before(logical) {
             // ext4_ext_find_goal: continue the previous extent's physical layout.
             Some(e) => e.physical + (logical - e.logical),
-            None => self.layout.inode_group(ino) * self.layout.bpg,
+            // A file's first blocks go where the last allocation ended (mballoc's stream
+            // allocation, s_mb_last_group/s_mb_last_start): new data sweeps the whole disk
+            // instead of refilling the lowest free blocks.
+            None => self.stream_goal,
         }
     }
 
@@ -1103,6 +1109,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     let goal = self.goal_for(ino, l);
                     let run = self.bitmap.allocate(goal, want).ok_or(FsError::NoSpace)?;
                     self.policy.on_allocate(run);
+                    self.stream_goal = run.end() % self.layout.total_blocks;
                     run
                 }
             };
