@@ -274,6 +274,8 @@ pub struct FileSystem<D: BlockDevice> {
     group_trimmed: Vec<Option<u64>>,
     /// Where the last allocation ended: the goal of a file's first extent.
     stream_goal: u64,
+    /// Run [`FileSystem::check`] after every commit (tests).
+    verify: bool,
     stats: FsStats,
 }
 
@@ -322,6 +324,7 @@ impl<D: BlockDevice> FileSystem<D> {
             fitrim: None,
             fitrim_timer_armed: false,
             stream_goal: 0,
+            verify: false,
             stats: FsStats::default(),
             config,
             layout,
@@ -358,6 +361,11 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     // ----- accessors -----
+
+    /// Runs the full [`FileSystem::check`] after every commit (panics on a violation).
+    pub fn set_verify(&mut self, on: bool) {
+        self.verify = on;
+    }
 
     pub fn now(&self) -> SimTime {
         self.now
@@ -784,6 +792,9 @@ impl<D: BlockDevice> FileSystem<D> {
                 self.stats.commit_ns_total += took;
                 self.stats.commit_ns_max = self.stats.commit_ns_max.max(took);
                 self.wake_workers(now);
+                if self.verify {
+                    self.check().unwrap_or_else(|e| panic!("fs: after commit {}: {e}", c.tid));
+                }
                 if let Some((period, _)) = self.policy.periodic_fitrim() {
                     if !self.fitrim_timer_armed {
                         self.fitrim_timer_armed = true;
@@ -1069,9 +1080,11 @@ impl<D: BlockDevice> FileSystem<D> {
                 self.request_commit(self.now, tid);
             }
             let before = self.bitmap.avail_count() + self.policy.reusable_blocks();
-            if !self.wait_until(|fs| {
+            self.wait_until(|fs| {
                 fs.bitmap.avail_count() + fs.policy.reusable_blocks() != before || fs.events.is_empty()
-            }) {
+            });
+            if self.bitmap.avail_count() + self.policy.reusable_blocks() == before && self.events.is_empty() {
+                // Nothing left that could release a block.
                 return Err(FsError::NoSpace);
             }
         }

@@ -59,9 +59,15 @@ struct RefFile {
     blocks: BTreeMap<u64, u64>,
 }
 
-fn run_case<D: BlockDevice>(dev: D, policy: PolicyKind, seed: u64, ops: usize) {
+fn run_case<D: BlockDevice>(
+    dev: D,
+    policy: PolicyKind,
+    seed: u64,
+    ops: usize,
+) -> (trimlab_fs::FsStats, trimlab_fs::PolicyStats, SimTime) {
     let mut rng = SimRng::seed_from_u64(seed);
     let mut fs = FileSystem::mkfs(dev, config(policy), SimTime::ZERO, rng.gen_bool(0.5)).expect("mkfs");
+    fs.set_verify(true);
     let mut files: BTreeMap<String, RefFile> = BTreeMap::new();
     let ctx = |op: usize, what: &str| {
         format!("policy {} seed {seed} op {op}: {what} (replay: TRIMLAB_SEED={seed})", policy.label())
@@ -179,6 +185,16 @@ fn run_case<D: BlockDevice>(dev: D, policy: PolicyKind, seed: u64, ops: usize) {
         let want: Vec<u64> =
             (0..f.size.div_ceil(BS)).map(|b| f.blocks.get(&b).copied().unwrap_or(0)).collect();
         assert_eq!(got, want, "{}", ctx(ops, &format!("final read of {name}")));
+    }
+    (fs.stats().clone(), fs.policy().stats().clone(), fs.now())
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    for policy in [PolicyKind::Lazy, PolicyKind::Async, PolicyKind::Selective { low_pct: 30, high_pct: 60 }] {
+        let a = run_case(small_ssd(), policy, 7, 200);
+        let b = run_case(small_ssd(), policy, 7, 200);
+        assert_eq!(a, b, "{}", policy.label());
     }
 }
 
