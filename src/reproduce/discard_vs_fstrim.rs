@@ -213,6 +213,9 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
             Cell::from(w.erase_max),
             Cell::from(w.trims),
             Cell::Num(w.elapsed_s),
+            Cell::from(w.cancelled),
+            Cell::from(w.untrimmed),
+            Cell::Num(w.unusable_mean_ms),
         ]);
     }
     let verdicts = vec![
