@@ -1409,6 +1409,16 @@ impl<D: BlockDevice> FileSystem<D> {
         self.app_io(reqs, false);
     }
 
+    /// umount, then mount again with `policy`: queued TRIMs finish first, and FITRIM's
+    /// "trimmed since mount" group flags start clear.
+    pub fn remount(&mut self, policy: crate::config::PolicyKind) {
+        self.umount();
+        self.config.policy = policy;
+        self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);
+        self.group_trimmed.iter_mut().for_each(|g| *g = None);
+        self.fitrim_timer_armed = false;
+    }
+
     /// The full consistency check: every block is exactly one of static metadata, a file
     /// extent, available, or held by one owner (running or committing transaction, the TRIM
     /// policy, FITRIM); bitmaps agree with their counts; dirty pages are mapped; the policy's

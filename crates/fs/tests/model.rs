@@ -259,3 +259,31 @@ fn write_then_read_back_through_the_device() {
     fs.sync();
     assert_eq!(fs.read(a, 0, 3 * BS).unwrap(), vec![t2, tag + 1, tag + 2]);
 }
+
+#[test]
+fn fitrim_skips_groups_trimmed_since_mount_and_honours_minlen() {
+    let thin = ThinVolume::new(ThinConfig::xtremio_like(48 << 20)).unwrap();
+    let mut fs = FileSystem::mkfs(thin, config(PolicyKind::NoDiscard), SimTime::ZERO, false).unwrap();
+    let a = fs.create("a").unwrap();
+    fs.write_direct(a, 0, 16 << 20).unwrap();
+    fs.sync();
+    let allocated = fs.device().allocated_bytes();
+    fs.unlink("a").unwrap();
+    fs.sync();
+    assert_eq!(fs.device().allocated_bytes(), allocated, "nodiscard returns nothing to the thin volume");
+    let huge = fs.fstrim(0, u64::MAX, 64 << 20);
+    assert_eq!(huge, 0, "no free extent reaches a 64 MiB minlen in 8 MiB groups");
+    let first = fs.fstrim(0, u64::MAX, 0);
+    assert!(first >= 16 << 20, "the freed file is trimmed: {first}");
+    assert!(fs.device().allocated_bytes() < allocated - (15 << 20));
+    assert_eq!(fs.fstrim(0, u64::MAX, 0), 0, "every group was trimmed since mount");
+    let b = fs.create("b").unwrap();
+    fs.write_direct(b, 0, 1 << 20).unwrap();
+    fs.unlink("b").unwrap();
+    fs.sync();
+    let again = fs.fstrim(0, u64::MAX, 0);
+    assert!(again > 0 && again < first, "only the group that freed blocks again: {again}");
+    fs.remount(PolicyKind::Discard);
+    assert!(fs.fstrim(0, u64::MAX, 0) > 0, "a new mount forgets the flags");
+    fs.check().unwrap();
+}
