@@ -18,7 +18,9 @@ pub struct HostCosts {
     pub complete_ns: u64,
     /// Waking a sleeping kernel thread (journal thread, discard worker).
     pub wakeup_ns: u64,
-    /// Per-block work of freeing blocks at unlink/truncate (bitmap and extent updates).
+    /// Per-block work of freeing blocks at unlink/truncate (extent walk, bitmap and group
+    /// updates). Default 60 ns: 003's `rm` without discard freed 1018 GB (~267 M blocks) in
+    /// 16.4 s.
     pub free_block_ns: u64,
 }
 
@@ -30,7 +32,7 @@ impl Default for HostCosts {
             submit_ns: 10_000,
             complete_ns: 15_000,
             wakeup_ns: 20_000,
-            free_block_ns: 5,
+            free_block_ns: 60,
         }
     }
 }
