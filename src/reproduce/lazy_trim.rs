@@ -227,7 +227,7 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
         name: "lazy-trim".into(),
         title: "Lazy TRIM (000): journaling overhead of TRIM on ext4".into(),
         summary: format!(
-            "ext4-like file system (4 KiB blocks, ordered journal, 5 s commit) on an nvme-tlc SSD of twice the file size; micro-benchmark file of {} (1 GiB x scale, rounded to 64 MiB), holes as large as the appends; Table II on a {} file system filled to 100 % with 8-32 MiB files of 64 KiB fragments. Host costs: 10 us submit + 15 us completion per command, 20 us thread wake-up; Lazy TRIM: up to 4 workers, one per 64 queued TRIMs.",
+            "ext4-like file system (4 KiB blocks, ordered journal, 5 s commit) on an nvme-tlc-timed SSD (4 channels, 64-page blocks, 7 % spare, queued TRIM) of twice the file size; micro-benchmark file of {} (1 GiB x scale, rounded to 64 MiB), holes as large as the appends; Table II on a {} file system filled to 100 % with 8-32 MiB files of 64 KiB fragments. Host costs: 10 us submit + 15 us completion per command, 20 us thread wake-up; Lazy TRIM: up to 4 workers, one per 64 queued TRIMs.",
             mib(file_bytes(o)),
             mib(TABLE2_FS_BYTES)
         ),

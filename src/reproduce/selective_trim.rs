@@ -238,7 +238,7 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
         name: "selective-trim".into(),
         title: "To TRIM or not to TRIM (001): Selective TRIM".into(),
         summary: format!(
-            "A SATA-like SSD of {} (nvme-tlc timing, 4 channels, 7 % spare, non-queued TRIM, SATA II link) under the ext4-like file system (4 MiB dirty limit). Postmark scaled with the device: {} files of {}-{} bytes, {} transactions, 16 KiB I/O. Aging per 001; Fig. 1b after preconditioning the drive full.",
+            "A SATA-like SSD of {} (nvme-tlc timing, 2 channels below 1 GiB, 64-page blocks, 7 % spare, non-queued TRIM, SATA II link) under the ext4-like file system (4 MiB dirty limit, 100 ms commit interval). Postmark scaled with the device: {} files of {}-{} bytes, {} transactions, 16 KiB I/O. Aging per 001; Fig. 1b after preconditioning the drive full.",
             mib(device_bytes(o)), pm.files, pm.min_bytes, pm.max_bytes, pm.transactions
         ),
         paper: vec![
