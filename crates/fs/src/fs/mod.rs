@@ -930,6 +930,39 @@ impl<D: BlockDevice> FileSystem<D> {
                 return Err(format!("fs: dirty page ({ino}, {b}) is not mapped"));
             }
         }
+        // Journal: the log fits its area, transactions are in order, and only static metadata
+        // (inode tables, bitmaps, descriptors, directory) is journaled or awaits checkpoint.
+        if self.journal_head >= self.layout.journal_blocks || self.journal_used > self.layout.journal_blocks {
+            return Err(format!(
+                "fs: journal head {} / used {} outside its {} blocks",
+                self.journal_head, self.journal_used, self.layout.journal_blocks
+            ));
+        }
+        let committing = self.commit.as_ref().map(|c| c.tid);
+        if self.committed_tid >= self.running.tid
+            || committing.is_some_and(|t| t <= self.committed_tid || t >= self.running.tid)
+        {
+            return Err(format!(
+                "fs: transaction order: committed {} committing {committing:?} running {}",
+                self.committed_tid, self.running.tid
+            ));
+        }
+        let journaled = self
+            .running
+            .meta
+            .iter()
+            .chain(self.checkpoint.iter())
+            .chain(self.commit.iter().flat_map(|c| c.meta.iter()));
+        for &b in journaled {
+            if owner.get(b as usize) != Some(&1) {
+                return Err(format!("fs: journaled block {b} is not static metadata"));
+            }
+        }
+        for &(ino, b) in self.writeback.keys() {
+            if self.inodes.get(&ino).and_then(|i| i.extents.lookup(b)).is_none() {
+                return Err(format!("fs: page ({ino}, {b}) under write-back is not mapped"));
+            }
+        }
         if self.names.len() != self.inodes.len() {
             return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
         }
