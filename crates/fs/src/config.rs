@@ -220,3 +220,24 @@ impl FsConfig {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_names_parse_and_bad_ones_list_the_choices() {
+        for (name, _) in PolicyKind::NAMES {
+            let text = name.replace("LOW:HIGH", "40:80");
+            assert!(PolicyKind::parse(&text).is_ok(), "{text}");
+        }
+        assert_eq!(
+            PolicyKind::parse("selective:10:70"),
+            Ok(PolicyKind::Selective { low_pct: 10, high_pct: 70 })
+        );
+        let e = PolicyKind::parse("trimmy").unwrap_err();
+        assert!(e.contains("lazy-reuse") && e.contains("\"trimmy\""), "{e}");
+        let e = PolicyKind::parse("selective:90:40").unwrap_err();
+        assert!(e.contains("LOW <= HIGH"), "{e}");
+    }
+}
