@@ -23,6 +23,23 @@ EXPERIMENTS (trimlab reproduce NAME):
   ftl-trim       004: hybrid FAST FTL with a trimmed-range list vs page mapping, with and
                  without TRIM, on 4 channels of K9LAG08U0M (Tables 2-4, E_ftl, GC regime,
                  page- vs block-level striping, lazy backward map)
+  lazy-trim      000: fsync latency and TRIM issue time after unlinking a fragmented file,
+                 discard vs Lazy TRIM vs Lazy + Reuse (Fig. 3, 4); Table II write latency
+  selective-trim 001: Postmark vs utilization with TRIM on/off after aging (Fig. 1a);
+                 SeT watermarks on the 60/40/70/60 % schedule (Fig. 1b)
+  discard-vs-fstrim
+                 003: mkfs, bulk rm and fstrim on a thin volume with and without discard;
+                 WAF and wear of nodiscard / discard / fstrim / async on an SSD
+
+HOST TRIM POLICIES (file-system layer, trimlab-fs; docs/host-fs.md):
+  nodiscard      no online TRIM; freed blocks reusable at commit
+  discard        ext4 -o discard (4.4): one synchronous TRIM per freed extent at commit
+  discard-batch  ext4 -o discard (4.x+): a commit's TRIMs issued together, one wait
+  lazy           Lazy TRIM (000): TRIM queue + adaptive background workers
+  lazy-reuse     Lazy + Reuse TRIM (000): allocator reuses queued blocks, cancels TRIM
+  selective:L:H  Selective TRIM (001), watermarks in % (selective = 40:90)
+  async          btrfs discard=async: reuse delay, size-ordered lists, IOPS limit, max size
+  fstrim         no online TRIM; periodic FITRIM with minlen, skipping trimmed groups
 
 TRIM ENGINES ([trim] engine = ...):
   immediate      steps 1-3 of 002 in the foreground (conventional TRIM)

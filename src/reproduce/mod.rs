@@ -1,7 +1,11 @@
 //! `trimlab reproduce`: the registry of experiments and the files they write.
 
 mod delayed_trim;
+mod discard_vs_fstrim;
 mod ftl_trim;
+mod host;
+mod lazy_trim;
+mod selective_trim;
 mod waf;
 
 use anyhow::{bail, Context, Result};
@@ -35,6 +39,21 @@ const EXPERIMENTS: &[Experiment] = &[
         name: "ftl-trim",
         about: "004: hybrid FAST FTL with a trimmed-range list vs page mapping, with and without TRIM",
         run: ftl_trim::run,
+    },
+    Experiment {
+        name: "lazy-trim",
+        about: "000: fsync latency and TRIM issue time, discard vs Lazy TRIM vs Lazy + Reuse; Table II",
+        run: lazy_trim::run,
+    },
+    Experiment {
+        name: "selective-trim",
+        about: "001: Postmark time vs utilization with TRIM on/off; SeT watermarks on 60/40/70/60",
+        run: selective_trim::run,
+    },
+    Experiment {
+        name: "discard-vs-fstrim",
+        about: "003: mkfs/rm/fstrim on a thin volume with and without discard; WAF/wear of nodiscard",
+        run: discard_vs_fstrim::run,
     },
 ];
 

@@ -1,0 +1,262 @@
+//! Block groups' block bitmaps and the goal-directed allocator.
+//!
+//! Two bits per block: `used` is the on-disk bitmap (a block belongs to a file or to static
+//! metadata), `avail` is the allocator's view. A freed block has `used` clear but stays
+//! unavailable until the commit and the TRIM policy release it (ext4's "busy" extents).
+
+/// Allocation state of every block, grouped as ext4 block groups.
+#[derive(Clone, Debug)]
+pub struct BlockBitmap {
+    used: Vec<u64>,
+    avail: Vec<u64>,
+    blocks: u64,
+    blocks_per_group: u64,
+    avail_per_group: Vec<u64>,
+    used_count: u64,
+    avail_count: u64,
+}
+
+#[inline]
+fn get(bits: &[u64], b: u64) -> bool {
+    bits[(b / 64) as usize] >> (b % 64) & 1 == 1
+}
+
+#[inline]
+fn put(bits: &mut [u64], b: u64, on: bool) {
+    let w = &mut bits[(b / 64) as usize];
+    if on {
+        *w |= 1 << (b % 64);
+    } else {
+        *w &= !(1 << (b % 64));
+    }
+}
+
+impl BlockBitmap {
+    /// All blocks free and available.
+    pub fn new(blocks: u64, blocks_per_group: u64) -> Self {
+        let words = blocks.div_ceil(64) as usize;
+        let mut avail = vec![u64::MAX; words];
+        if !blocks.is_multiple_of(64) {
+            avail[words - 1] = (1u64 << (blocks % 64)) - 1;
+        }
+        let groups = blocks.div_ceil(blocks_per_group);
+        let avail_per_group =
+            (0..groups).map(|g| (blocks - g * blocks_per_group).min(blocks_per_group)).collect();
+        BlockBitmap {
+            used: vec![0; words],
+            avail,
+            blocks,
+            blocks_per_group,
+            avail_per_group,
+            used_count: 0,
+            avail_count: blocks,
+        }
+    }
+
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+    pub fn groups(&self) -> u64 {
+        self.avail_per_group.len() as u64
+    }
+    pub fn blocks_per_group(&self) -> u64 {
+        self.blocks_per_group
+    }
+    pub fn used_count(&self) -> u64 {
+        self.used_count
+    }
+    pub fn avail_count(&self) -> u64 {
+        self.avail_count
+    }
+    pub fn is_used(&self, b: u64) -> bool {
+        get(&self.used, b)
+    }
+    pub fn is_avail(&self, b: u64) -> bool {
+        get(&self.avail, b)
+    }
+    pub fn group_of(&self, b: u64) -> u64 {
+        b / self.blocks_per_group
+    }
+
+    /// Marks an available run used (allocation, or static metadata at mkfs).
+    pub fn take(&mut self, start: u64, len: u64) {
+        for b in start..start + len {
+            assert!(
+                get(&self.avail, b) && !get(&self.used, b),
+                "bitmap: taking block {b} that is not available"
+            );
+            put(&mut self.avail, b, false);
+            put(&mut self.used, b, true);
+            self.avail_per_group[(b / self.blocks_per_group) as usize] -= 1;
+        }
+        self.avail_count -= len;
+        self.used_count += len;
+    }
+
+    /// Marks a run that is free but held (a queued TRIM) used again, cancelling the hold.
+    pub fn take_held(&mut self, start: u64, len: u64) {
+        for b in start..start + len {
+            assert!(
+                !get(&self.avail, b) && !get(&self.used, b),
+                "bitmap: reusing block {b} that is not held"
+            );
+            put(&mut self.used, b, true);
+        }
+        self.used_count += len;
+    }
+
+    /// Frees a used run; it stays unavailable (held) until [`BlockBitmap::release`].
+    pub fn free(&mut self, start: u64, len: u64) {
+        for b in start..start + len {
+            assert!(get(&self.used, b), "bitmap: freeing block {b} that is not used");
+            put(&mut self.used, b, false);
+        }
+        self.used_count -= len;
+    }
+
+    /// Makes a held run available to the allocator.
+    pub fn release(&mut self, start: u64, len: u64) {
+        for b in start..start + len {
+            assert!(
+                !get(&self.used, b) && !get(&self.avail, b),
+                "bitmap: releasing block {b} that is not held"
+            );
+            put(&mut self.avail, b, true);
+            self.avail_per_group[(b / self.blocks_per_group) as usize] += 1;
+        }
+        self.avail_count += len;
+    }
+
+    /// Holds an available run (fstrim and async discard keep a range out of the allocator
+    /// while its TRIM is in flight).
+    pub fn hold(&mut self, start: u64, len: u64) {
+        for b in start..start + len {
+            assert!(get(&self.avail, b), "bitmap: holding block {b} that is not available");
+            put(&mut self.avail, b, false);
+            self.avail_per_group[(b / self.blocks_per_group) as usize] -= 1;
+        }
+        self.avail_count -= len;
+    }
+
+    /// The first available block at or after `from` and before `end`.
+    fn next_avail(&self, from: u64, end: u64) -> Option<u64> {
+        let mut b = from;
+        while b < end {
+            let w = self.avail[(b / 64) as usize] >> (b % 64);
+            if w != 0 {
+                let found = b + w.trailing_zeros() as u64;
+                return (found < end).then_some(found);
+            }
+            b = (b / 64 + 1) * 64;
+        }
+        None
+    }
+
+    /// The available run starting at `start`, at most `max` long.
+    fn avail_run_len(&self, start: u64, max: u64) -> u64 {
+        let mut n = 0;
+        while n < max && start + n < self.blocks && get(&self.avail, start + n) {
+            n += 1;
+        }
+        n
+    }
+
+    /// Goal-directed allocation (ext4 mballoc, simplified): the run at the goal if the goal is
+    /// free, else the first free run after the goal in its group, else the first free run of
+    /// the following groups (wrapping). Returns up to `want` blocks, marked used.
+    pub fn allocate(&mut self, goal: u64, want: u64) -> Option<Run> {
+        if self.avail_count == 0 || want == 0 {
+            return None;
+        }
+        let goal = goal.min(self.blocks - 1);
+        let g0 = self.group_of(goal);
+        let groups = self.groups();
+        for i in 0..=groups {
+            let g = (g0 + i) % groups;
+            if self.avail_per_group[g as usize] == 0 {
+                continue;
+            }
+            let group_start = g * self.blocks_per_group;
+            let group_end = (group_start + self.blocks_per_group).min(self.blocks);
+            let from = if i == 0 { goal } else { group_start };
+            let found = self.next_avail(from, group_end).or_else(|| {
+                // The goal's group below the goal, on the wrap-around pass.
+                (i == groups).then(|| self.next_avail(group_start, group_end)).flatten()
+            });
+            if let Some(start) = found {
+                let len = self.avail_run_len(start, want.min(group_end - start));
+                self.take(start, len);
+                return Some(Run::new(start, len));
+            }
+        }
+        None
+    }
+
+    /// Available runs of at least `minlen` blocks inside `[start, end)`, clipped to groups.
+    pub fn avail_runs(&self, start: u64, end: u64, minlen: u64) -> Vec<Run> {
+        let mut out = Vec::new();
+        let mut b = start;
+        while let Some(s) = self.next_avail(b, end) {
+            let group_end = ((self.group_of(s) + 1) * self.blocks_per_group).min(end);
+            let len = self.avail_run_len(s, group_end - s);
+            if len >= minlen.max(1) {
+                out.push(Run::new(s, len));
+            }
+            b = s + len;
+        }
+        out
+    }
+
+    pub fn group_avail(&self, g: u64) -> u64 {
+        self.avail_per_group[g as usize]
+    }
+
+    /// Recounts everything from the bits.
+    pub fn check(&self) -> Result<(), String> {
+        let mut used = 0;
+        let mut avail = 0;
+        let mut per_group = vec![0u64; self.avail_per_group.len()];
+        for b in 0..self.blocks {
+            let u = get(&self.used, b);
+            let a = get(&self.avail, b);
+            if u && a {
+                return Err(format!("bitmap: block {b} is both used and available"));
+            }
+            used += u as u64;
+            if a {
+                avail += 1;
+                per_group[(b / self.blocks_per_group) as usize] += 1;
+            }
+        }
+        if used != self.used_count || avail != self.avail_count || per_group != self.avail_per_group {
+            return Err(format!(
+                "bitmap: counts disagree (used {used} vs {}, avail {avail} vs {})",
+                self.used_count, self.avail_count
+            ));
+        }
+        Ok(())
+    }
+}
+
+use crate::extent::Run;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn goal_then_group_then_others() {
+        let mut bm = BlockBitmap::new(256, 64);
+        bm.take(0, 10);
+        assert_eq!(bm.allocate(5, 4), Some(Run::new(10, 4)));
+        assert_eq!(bm.allocate(100, 4), Some(Run::new(100, 4)));
+        bm.take(14, 50);
+        // group 0 full after the goal: next group
+        assert_eq!(bm.allocate(20, 2), Some(Run::new(64, 2)));
+        bm.free(10, 4);
+        assert_eq!(bm.allocate(10, 1), Some(Run::new(66, 1)), "freed blocks are held until released");
+        bm.release(10, 4);
+        assert_eq!(bm.allocate(10, 8), Some(Run::new(10, 4)));
+        bm.check().unwrap();
+    }
+}

@@ -1,0 +1,243 @@
+//! File-system geometry, host-side costs and the TRIM policy a mount uses. Every time constant
+//! here is a host-software assumption of trimlab (stated in docs/host-fs.md), not a measured
+//! value from the source documents.
+
+use serde::Serialize;
+
+/// Host CPU time charged to the simulated threads.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostCosts {
+    /// Entering and leaving the kernel for one system call.
+    pub syscall_ns: u64,
+    /// Copying application data into the page cache.
+    pub copy_ps_per_byte: u64,
+    /// Building and dispatching one block request (bio, request, driver) before it reaches
+    /// the device.
+    pub submit_ns: u64,
+    /// Completion interrupt and waking the thread that waits for the request.
+    pub complete_ns: u64,
+    /// Waking a sleeping kernel thread (journal thread, discard worker).
+    pub wakeup_ns: u64,
+    /// Per-block work of freeing blocks at unlink/truncate (extent walk, bitmap and group
+    /// updates). Default 60 ns: 003's `rm` without discard freed 1018 GB (~267 M blocks) in
+    /// 16.4 s.
+    pub free_block_ns: u64,
+}
+
+impl Default for HostCosts {
+    fn default() -> Self {
+        HostCosts {
+            syscall_ns: 2_000,
+            copy_ps_per_byte: 250,
+            submit_ns: 10_000,
+            complete_ns: 15_000,
+            wakeup_ns: 20_000,
+            free_block_ns: 60,
+        }
+    }
+}
+
+/// The host TRIM policies (see docs/host-fs.md).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum PolicyKind {
+    /// No online TRIM: freed blocks return to the allocator at commit.
+    NoDiscard,
+    /// ext4 `-o discard` (kernel 4.4, the Lazy TRIM paper's baseline): at commit, one TRIM per
+    /// freed extent, each waiting for the previous one.
+    Discard,
+    /// ext4 `-o discard` since Linux 4.x: all of a commit's TRIMs issued together, one wait.
+    DiscardBatch,
+    /// Lazy TRIM (000): TRIMs queued to background workers whose count follows the queue;
+    /// freed blocks are allocatable only when their commit's TRIMs have all been issued.
+    Lazy,
+    /// Lazy + Reuse TRIM (000): the allocator takes blocks from the TRIM queue and cancels them.
+    LazyReuse,
+    /// Selective TRIM (001): on at or above `high_pct` utilization, off below `low_pct`, in
+    /// between on while utilization falls and off while it rises.
+    Selective { low_pct: u32, high_pct: u32 },
+    /// btrfs `discard=async`: freed space is usable at once; a worker trims it after a reuse
+    /// delay, largest extents first, at an IOPS limit, at most `max discard` per command;
+    /// reused space is dropped from the queue.
+    Async,
+    /// No online TRIM; a periodic FITRIM (`fstrim`) with a minimum extent length.
+    Fstrim,
+}
+
+impl PolicyKind {
+    pub const NAMES: &'static [(&'static str, &'static str)] = &[
+        ("nodiscard", "no online TRIM; freed blocks reusable at commit"),
+        ("discard", "ext4 -o discard (4.4): one synchronous TRIM per freed extent at commit"),
+        ("discard-batch", "ext4 -o discard (4.x+): a commit's TRIMs issued together, one wait"),
+        ("lazy", "Lazy TRIM (000): TRIM queue + adaptive background workers"),
+        ("lazy-reuse", "Lazy + Reuse TRIM (000): allocator reuses queued blocks, cancels TRIM"),
+        ("selective:LOW:HIGH", "Selective TRIM (001), watermarks in % (selective = 40:90)"),
+        ("async", "btrfs discard=async: reuse delay, size-ordered lists, IOPS limit, max size"),
+        ("fstrim", "no online TRIM; periodic FITRIM with minlen, skipping trimmed groups"),
+    ];
+
+    pub fn parse(text: &str) -> Result<PolicyKind, String> {
+        let accepted = || {
+            format!(
+                "\"{text}\" is not a TRIM policy; accepted: {}",
+                PolicyKind::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            )
+        };
+        Ok(match text {
+            "nodiscard" => PolicyKind::NoDiscard,
+            "discard" => PolicyKind::Discard,
+            "discard-batch" => PolicyKind::DiscardBatch,
+            "lazy" => PolicyKind::Lazy,
+            "lazy-reuse" => PolicyKind::LazyReuse,
+            "async" => PolicyKind::Async,
+            "fstrim" => PolicyKind::Fstrim,
+            "selective" => PolicyKind::Selective { low_pct: 40, high_pct: 90 },
+            other => {
+                let rest = other.strip_prefix("selective:").ok_or_else(accepted)?;
+                let (low, high) = rest.split_once(':').ok_or_else(accepted)?;
+                let low: u32 = low.parse().map_err(|_| accepted())?;
+                let high: u32 = high.parse().map_err(|_| accepted())?;
+                if low > high || high > 100 {
+                    return Err(format!(
+                        "selective:{low}:{high}: watermarks must satisfy 0 <= LOW <= HIGH <= 100"
+                    ));
+                }
+                PolicyKind::Selective { low_pct: low, high_pct: high }
+            }
+        })
+    }
+
+    pub fn label(&self) -> String {
+        match self {
+            PolicyKind::NoDiscard => "nodiscard".into(),
+            PolicyKind::Discard => "discard".into(),
+            PolicyKind::DiscardBatch => "discard-batch".into(),
+            PolicyKind::Lazy => "lazy".into(),
+            PolicyKind::LazyReuse => "lazy-reuse".into(),
+            PolicyKind::Selective { low_pct, high_pct } => format!("SeT({low_pct},{high_pct})"),
+            PolicyKind::Async => "async".into(),
+            PolicyKind::Fstrim => "fstrim".into(),
+        }
+    }
+
+    pub fn all_for_tests() -> Vec<PolicyKind> {
+        vec![
+            PolicyKind::NoDiscard,
+            PolicyKind::Discard,
+            PolicyKind::DiscardBatch,
+            PolicyKind::Lazy,
+            PolicyKind::LazyReuse,
+            PolicyKind::Selective { low_pct: 30, high_pct: 60 },
+            PolicyKind::Async,
+            PolicyKind::Fstrim,
+        ]
+    }
+}
+
+/// Parameters of the policies that have any.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PolicyParams {
+    /// Lazy TRIM: most discard workers (the Galaxy S8 of 000 has 4 big cores).
+    pub lazy_workers_max: usize,
+    /// Lazy TRIM: queued TRIMs per worker before another worker is woken.
+    pub lazy_trims_per_worker: usize,
+    /// btrfs: BTRFS_DISCARD_DELAY, time a freed extent waits before it is discarded (120 s).
+    pub async_delay_ns: u64,
+    /// btrfs: discard iops_limit (1000 since Linux 6.2, i.e. one discard per ms).
+    pub async_iops_limit: u64,
+    /// btrfs: BTRFS_ASYNC_DISCARD_DEFAULT_MAX_SIZE (64 MiB).
+    pub async_max_bytes: u64,
+    /// btrfs: BTRFS_ASYNC_DISCARD_MAX_FILTER (1 MiB) and MIN_FILTER (32 KiB): the two lists;
+    /// smaller extents are left to fstrim.
+    pub async_large_bytes: u64,
+    pub async_min_bytes: u64,
+    /// fstrim: period of the periodic FITRIM (util-linux fstrim.timer: weekly).
+    pub fstrim_period_ns: u64,
+    /// fstrim: FITRIM minlen in bytes.
+    pub fstrim_minlen_bytes: u64,
+}
+
+impl Default for PolicyParams {
+    fn default() -> Self {
+        PolicyParams {
+            lazy_workers_max: 4,
+            lazy_trims_per_worker: 64,
+            async_delay_ns: 120_000_000_000,
+            async_iops_limit: 1000,
+            async_max_bytes: 64 << 20,
+            async_large_bytes: 1 << 20,
+            async_min_bytes: 32 << 10,
+            fstrim_period_ns: 7 * 24 * 3600 * 1_000_000_000,
+            fstrim_minlen_bytes: 0,
+        }
+    }
+}
+
+/// A file system's shape and mount options.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FsConfig {
+    pub block_bytes: u64,
+    pub blocks_per_group: u64,
+    /// One inode per this many bytes (mke2fs inode_ratio).
+    pub inode_ratio_bytes: u64,
+    pub inode_bytes: u64,
+    /// Journal size in blocks; 0 = mke2fs's default for the size.
+    pub journal_blocks: u64,
+    /// Directory entries per directory block.
+    pub dir_entries_per_block: u64,
+    /// Largest extent (ext4: 32768 blocks).
+    pub max_extent_blocks: u64,
+    /// jbd2 commit interval (`commit=`, 5 s).
+    pub commit_interval_ns: u64,
+    /// Dirty page-cache bytes above which a writer writes back synchronously.
+    pub dirty_limit_bytes: u64,
+    pub host: HostCosts,
+    pub policy: PolicyKind,
+    pub params: PolicyParams,
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig {
+            block_bytes: 4096,
+            blocks_per_group: 32768,
+            inode_ratio_bytes: 16384,
+            inode_bytes: 256,
+            journal_blocks: 0,
+            dir_entries_per_block: 128,
+            max_extent_blocks: 32768,
+            commit_interval_ns: 5_000_000_000,
+            dirty_limit_bytes: 64 << 20,
+            host: HostCosts::default(),
+            policy: PolicyKind::NoDiscard,
+            params: PolicyParams::default(),
+        }
+    }
+}
+
+impl FsConfig {
+    pub fn with_policy(mut self, policy: PolicyKind) -> Self {
+        self.policy = policy;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_names_parse_and_bad_ones_list_the_choices() {
+        for (name, _) in PolicyKind::NAMES {
+            let text = name.replace("LOW:HIGH", "40:80");
+            assert!(PolicyKind::parse(&text).is_ok(), "{text}");
+        }
+        assert_eq!(
+            PolicyKind::parse("selective:10:70"),
+            Ok(PolicyKind::Selective { low_pct: 10, high_pct: 70 })
+        );
+        let e = PolicyKind::parse("trimmy").unwrap_err();
+        assert!(e.contains("lazy-reuse") && e.contains("\"trimmy\""), "{e}");
+        let e = PolicyKind::parse("selective:90:40").unwrap_err();
+        assert!(e.contains("LOW <= HIGH"), "{e}");
+    }
+}

@@ -1,0 +1,146 @@
+//! Runs of file-system blocks, and a file's extent map (logical block -> physical run), as in
+//! ext4's extent tree: adjacent extents merge up to the largest extent length.
+
+use std::collections::BTreeMap;
+use trimlab_sim::SimTime;
+
+/// A run of contiguous file-system blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Run {
+    pub start: u64,
+    pub len: u64,
+}
+
+impl Run {
+    pub fn new(start: u64, len: u64) -> Self {
+        Run { start, len }
+    }
+    pub fn end(&self) -> u64 {
+        self.start + self.len
+    }
+}
+
+/// Blocks freed at `freed_at` and not yet allocatable again: the unit every TRIM policy
+/// queues, so it can report how long freed space stayed unusable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FreedRun {
+    pub run: Run,
+    pub freed_at: SimTime,
+}
+
+/// One extent: `len` file blocks from `logical` stored at `physical`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    pub logical: u64,
+    pub physical: u64,
+    pub len: u64,
+}
+
+/// A file's extents keyed by first logical block. Extents never overlap.
+#[derive(Clone, Debug, Default)]
+pub struct ExtentMap {
+    map: BTreeMap<u64, (u64, u64)>,
+    max_len: u64,
+}
+
+impl ExtentMap {
+    pub fn new(max_len: u64) -> Self {
+        ExtentMap { map: BTreeMap::new(), max_len }
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Extent> + '_ {
+        self.map.iter().map(|(&logical, &(physical, len))| Extent { logical, physical, len })
+    }
+
+    /// The physical block of `logical`, if mapped.
+    pub fn lookup(&self, logical: u64) -> Option<u64> {
+        let (&l, &(p, len)) = self.map.range(..=logical).next_back()?;
+        (logical < l + len).then(|| p + (logical - l))
+    }
+
+    /// The extent at or before `logical` (ext4's goal: continue its physical layout).
+    pub fn before(&self, logical: u64) -> Option<Extent> {
+        self.map.range(..=logical).next_back().map(|(&logical, &(physical, len))| Extent {
+            logical,
+            physical,
+            len,
+        })
+    }
+
+    /// Maps `len` unmapped blocks from `logical` to `physical`, merging with the previous extent
+    /// when both are contiguous and the result stays within the largest extent length.
+    pub fn insert(&mut self, logical: u64, physical: u64, len: u64) {
+        debug_assert!(len > 0);
+        if let Some((&pl, &(pp, plen))) = self.map.range(..logical).next_back() {
+            debug_assert!(pl + plen <= logical, "extent_map: insert over a mapped block {logical}");
+            if pl + plen == logical && pp + plen == physical && plen + len <= self.max_len {
+                self.map.insert(pl, (pp, plen + len));
+                return;
+            }
+        }
+        self.map.insert(logical, (physical, len));
+    }
+
+    /// Unmaps every block at or after `logical`; returns the physical runs released.
+    pub fn truncate_from(&mut self, logical: u64) -> Vec<Run> {
+        let mut freed = Vec::new();
+        if let Some((&l, &(p, len))) = self.map.range(..logical).next_back() {
+            if l + len > logical {
+                let keep = logical - l;
+                self.map.insert(l, (p, keep));
+                freed.push(Run::new(p + keep, len - keep));
+            }
+        }
+        let tail: Vec<u64> = self.map.range(logical..).map(|(&l, _)| l).collect();
+        for l in tail {
+            if let Some((p, len)) = self.map.remove(&l) {
+                freed.push(Run::new(p, len));
+            }
+        }
+        freed
+    }
+}
+
+/// Merges physically adjacent runs (sorted by start) so one TRIM covers them.
+pub fn coalesce(mut runs: Vec<Run>) -> Vec<Run> {
+    runs.sort();
+    let mut out: Vec<Run> = Vec::with_capacity(runs.len());
+    for r in runs {
+        match out.last_mut() {
+            Some(last) if last.end() == r.start => last.len += r.len,
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_contiguous_and_truncates_inside_an_extent() {
+        let mut m = ExtentMap::new(8);
+        m.insert(0, 100, 4);
+        m.insert(4, 104, 4);
+        assert_eq!(m.len(), 1);
+        m.insert(8, 108, 2); // would exceed max_len 8
+        assert_eq!(m.len(), 2);
+        m.insert(20, 50, 3);
+        assert_eq!(m.lookup(5), Some(105));
+        assert_eq!(m.lookup(12), None);
+        assert_eq!(m.lookup(21), Some(51));
+        let freed = m.truncate_from(6);
+        assert_eq!(freed, vec![Run::new(106, 2), Run::new(108, 2), Run::new(50, 3)]);
+        assert_eq!(m.lookup(5), Some(105));
+        assert_eq!(m.lookup(6), None);
+    }
+}

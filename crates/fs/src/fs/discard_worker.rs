@@ -1,0 +1,70 @@
+//! Discard workers: background threads that issue the TRIMs a policy queued (Lazy TRIM's
+//! adaptive pool, btrfs' async discard worker), one TRIM at a time each.
+
+use super::*;
+
+#[derive(Default)]
+pub(super) struct Worker {
+    pub(super) scheduled: bool,
+    pub(super) ticket: Option<u64>,
+    pub(super) batch: Batch,
+    pub(super) finishing: bool,
+}
+
+impl<D: BlockDevice> FileSystem<D> {
+    pub(super) fn wake_workers(&mut self, now: SimTime) {
+        let want = self.policy.workers_wanted().min(self.workers.len());
+        for i in 0..want {
+            if !self.workers[i].scheduled {
+                self.workers[i].scheduled = true;
+                self.events.push(now.after(self.config.host.wakeup_ns), Ev::Worker(i));
+            }
+        }
+    }
+
+    pub(super) fn worker_step(&mut self, now: SimTime, i: usize) {
+        if self.workers[i].finishing {
+            self.workers[i].finishing = false;
+            let ticket = self.workers[i]
+                .ticket
+                .take()
+                .unwrap_or_else(|| unreachable!("worker {i} finishing without a ticket"));
+            self.policy.trim_done(ticket, now);
+            self.stats.last_trim_done_ns = now.0;
+            let rel = self.policy.drain_releasable();
+            self.release(now, rel);
+        }
+        if self.workers[i].ticket.is_some() {
+            let mut batch = std::mem::take(&mut self.workers[i].batch);
+            let step = self.batch_step(now, &mut batch);
+            self.workers[i].batch = batch;
+            match step {
+                Step::Next(t) => self.events.push(t, Ev::Worker(i)),
+                Step::Finished(t) => {
+                    self.workers[i].finishing = true;
+                    self.events.push(t, Ev::Worker(i));
+                }
+            }
+            return;
+        }
+        if i >= self.policy.workers_wanted() {
+            self.workers[i].scheduled = false;
+            return;
+        }
+        match self.policy.next_for_worker(now) {
+            WorkerPick::Trim { ticket, run, hold } => {
+                if hold {
+                    self.bitmap.hold(run.start, run.len);
+                }
+                let reqs = self.trim_requests(run);
+                self.count_policy_trims(&reqs);
+                self.workers[i].ticket = Some(ticket);
+                self.workers[i].batch = Batch { reqs: reqs.into(), serial: true, done_max: SimTime::ZERO };
+                self.events.push(now.after(self.config.host.submit_ns), Ev::Worker(i));
+                self.wake_workers(now);
+            }
+            WorkerPick::WaitUntil(t) => self.events.push(t.max(now), Ev::Worker(i)),
+            WorkerPick::Idle => self.workers[i].scheduled = false,
+        }
+    }
+}

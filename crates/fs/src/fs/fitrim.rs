@@ -1,0 +1,113 @@
+//! FITRIM (`fstrim`): per block group, free extents of at least minlen are held, trimmed one
+//! at a time and released; groups trimmed since mount are skipped.
+
+use super::*;
+
+pub(super) struct Fitrim {
+    pub(super) groups: VecDeque<u64>,
+    pub(super) start: u64,
+    pub(super) end: u64,
+    pub(super) minlen: u64,
+    pub(super) group: Option<u64>,
+    pub(super) pending: VecDeque<Run>,
+    pub(super) current: Option<(Run, Batch)>,
+    pub(super) finishing: bool,
+    pub(super) trimmed_bytes: u64,
+    pub(super) done: bool,
+    /// Started by the fstrim policy's timer (nobody waits for it).
+    pub(super) periodic: bool,
+}
+
+impl<D: BlockDevice> FileSystem<D> {
+    pub(super) fn start_fitrim(&mut self, now: SimTime, start: u64, end: u64, minlen: u64) {
+        let bpg = self.layout.bpg;
+        let groups: VecDeque<u64> = (start / bpg..end.div_ceil(bpg).min(self.layout.groups)).collect();
+        self.fitrim = Some(Fitrim {
+            groups,
+            start,
+            end,
+            minlen: minlen.max(1),
+            group: None,
+            pending: VecDeque::new(),
+            current: None,
+            finishing: false,
+            trimmed_bytes: 0,
+            done: false,
+            periodic: false,
+        });
+        self.events.push(now.after(self.config.host.submit_ns), Ev::Fitrim);
+    }
+
+    pub(super) fn fitrim_step(&mut self, now: SimTime) {
+        let Some(mut job) = self.fitrim.take() else { return };
+        if job.finishing {
+            job.finishing = false;
+            if let Some((run, _)) = job.current.take() {
+                self.release(now, vec![FreedRun { run, freed_at: now }]);
+                job.trimmed_bytes += run.len * self.config.block_bytes;
+            }
+        }
+        if let Some((run, mut batch)) = job.current.take() {
+            let step = self.batch_step(now, &mut batch);
+            job.current = Some((run, batch));
+            match step {
+                Step::Next(t) => self.events.push(t, Ev::Fitrim),
+                Step::Finished(t) => {
+                    job.finishing = true;
+                    self.events.push(t, Ev::Fitrim);
+                }
+            }
+            self.fitrim = Some(job);
+            return;
+        }
+        // ext4_trim_all_free: a group's free extents of at least minlen, each held while its
+        // TRIM is in flight and waited for; a group trimmed since mount with this minlen or a
+        // smaller one is skipped.
+        while job.pending.is_empty() {
+            if let Some(g) = job.group.take() {
+                self.group_trimmed[g as usize] = Some(job.minlen);
+            }
+            let Some(g) = job.groups.pop_front() else {
+                job.done = true;
+                if !job.periodic {
+                    self.fitrim = Some(job);
+                }
+                return;
+            };
+            if self.group_trimmed[g as usize].is_some_and(|m| job.minlen >= m) {
+                continue;
+            }
+            let lo = (g * self.layout.bpg).max(job.start);
+            let hi = ((g + 1) * self.layout.bpg).min(job.end).min(self.layout.total_blocks);
+            job.pending = self.bitmap.avail_runs(lo, hi, job.minlen).into();
+            job.group = Some(g);
+        }
+        let run = job.pending.pop_front().unwrap_or_else(|| unreachable!());
+        if (run.start..run.end()).all(|b| self.bitmap.is_avail(b)) {
+            self.bitmap.hold(run.start, run.len);
+            self.policy.forget(run);
+            let reqs = self.trim_requests(run);
+            for r in &reqs {
+                if let DevRequest::Trim { bytes, .. } = r {
+                    self.stats.fitrim_trim_commands += 1;
+                    self.stats.fitrim_trim_bytes += bytes;
+                }
+            }
+            job.current = Some((run, Batch { reqs: reqs.into(), serial: true, done_max: SimTime::ZERO }));
+        }
+        self.fitrim = Some(job);
+        self.events.push(now.after(self.config.host.submit_ns), Ev::Fitrim);
+    }
+
+    /// FITRIM (`fstrim`) over the byte range, trimming free extents of at least `minlen_bytes`.
+    /// The caller waits until it is done; returns the bytes trimmed.
+    pub fn fstrim(&mut self, start_bytes: u64, len_bytes: u64, minlen_bytes: u64) -> u64 {
+        self.syscall();
+        self.wait_until(|fs| fs.fitrim.is_none());
+        let bs = self.config.block_bytes;
+        let end = (start_bytes.saturating_add(len_bytes) / bs).min(self.layout.total_blocks);
+        self.start_fitrim(self.now, start_bytes / bs, end, minlen_bytes.div_ceil(bs));
+        self.wait_until(|fs| fs.fitrim.as_ref().is_some_and(|j| j.done));
+        self.fitrim.take().map_or(0, |j| j.trimmed_bytes)
+    }
+}

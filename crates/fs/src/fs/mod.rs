@@ -1,0 +1,971 @@
+//! The ext4-like file system: layout (block groups, static metadata, journal area, directory),
+//! files as extent maps, the page cache, the ordered JBD2-like journal, and the simulated
+//! threads (application, journal thread, discard workers, fstrim) that issue its commands.
+//!
+//! The application calls methods; each advances the application's clock (`now()`). Background
+//! threads are events on a [`EventQueue`]; before every submission the queue is run up to the
+//! submitting thread's instant, so commands reach the device in non-decreasing time.
+//!
+//! Commit order (ordered mode): data of dirty pages -> checkpoint if the journal is full ->
+//! descriptor + metadata blocks into the journal -> commit block + FLUSH -> the policy's TRIMs
+//! of the transaction's freed blocks -> fsync waiters wake.
+
+use crate::bitmap::BlockBitmap;
+use crate::block_device::{BlockDevice, DevRequest};
+use crate::config::FsConfig;
+use crate::extent::{coalesce, ExtentMap, FreedRun, Run};
+use crate::policy::{self, TrimMode, TrimPolicy, WorkerPick};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use trimlab_sim::{EventQueue, SimTime};
+
+mod discard_worker;
+mod fitrim;
+mod journal;
+mod layout;
+mod page_cache;
+
+use discard_worker::Worker;
+use fitrim::Fitrim;
+use journal::{Commit, Transaction};
+use layout::Layout;
+
+pub type Ino = u32;
+
+/// Pages handed to write-back with their tags.
+type PageTags = Vec<((Ino, u64), u64)>;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FsError {
+    #[error("no space left on the file system")]
+    NoSpace,
+    #[error("no such file: {0}")]
+    NotFound(String),
+    #[error("file exists: {0}")]
+    Exists(String),
+    #[error("no such inode: {0}")]
+    BadInode(Ino),
+    #[error("no free inode or directory slot")]
+    NoInodes,
+    #[error("file system layout: {0}")]
+    Layout(String),
+}
+
+/// Counters of the file system and its threads.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FsStats {
+    pub syscalls: u64,
+    pub commits: u64,
+    pub commit_ns_total: u64,
+    pub commit_ns_max: u64,
+    pub checkpoints: u64,
+    pub data_blocks_written: u64,
+    pub journal_blocks_written: u64,
+    pub metadata_blocks_checkpointed: u64,
+    pub blocks_read: u64,
+    pub write_commands: u64,
+    pub read_commands: u64,
+    pub flush_commands: u64,
+    /// Every TRIM command (policy, FITRIM, mkfs) and its bytes.
+    pub trim_commands: u64,
+    pub trim_bytes: u64,
+    pub fitrim_trim_commands: u64,
+    pub fitrim_trim_bytes: u64,
+    /// Time the application waited for blocks held by the TRIM policy or a commit.
+    pub space_wait_ns: u64,
+    /// When the last background TRIM (worker or commit) completed.
+    pub last_trim_done_ns: u64,
+}
+
+struct Inode {
+    size: u64,
+    extents: ExtentMap,
+    dir_slot: u64,
+}
+
+/// Requests a thread issues one after another (serial: each waits for the previous completion)
+/// or back to back (then one wait for the last).
+#[derive(Default)]
+struct Batch {
+    reqs: VecDeque<DevRequest>,
+    serial: bool,
+    done_max: SimTime,
+}
+
+enum Step {
+    Next(SimTime),
+    Finished(SimTime),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    CommitTimer(u64),
+    Journal,
+    Worker(usize),
+    Fitrim,
+    FitrimTimer,
+}
+
+const META_TAG: u64 = 1 << 62;
+
+/// A mounted file system over its block device.
+pub struct FileSystem<D: BlockDevice> {
+    dev: D,
+    config: FsConfig,
+    layout: Layout,
+    bitmap: BlockBitmap,
+    inodes: BTreeMap<Ino, Inode>,
+    names: BTreeMap<String, Ino>,
+    free_inos: BTreeSet<Ino>,
+    next_ino: Ino,
+    free_slots: BTreeSet<u64>,
+    next_slot: u64,
+    dirty: BTreeMap<(Ino, u64), u64>,
+    /// Pages taken for write-back whose write has not been submitted yet: still readable
+    /// from the page cache (the kernel keeps them cached under PG_writeback).
+    writeback: BTreeMap<(Ino, u64), u64>,
+    running: Transaction,
+    commit: Option<Commit>,
+    commit_requested: u64,
+    committed_tid: u64,
+    journal_head: u64,
+    journal_used: u64,
+    checkpoint: BTreeSet<u64>,
+    policy: Box<dyn TrimPolicy>,
+    events: EventQueue<Ev>,
+    now: SimTime,
+    last_arrival: SimTime,
+    next_tag: u64,
+    journal_tag: u64,
+    workers: Vec<Worker>,
+    fitrim: Option<Fitrim>,
+    fitrim_timer_armed: bool,
+    group_trimmed: Vec<Option<u64>>,
+    /// Where the last allocation ended: the goal of a file's first extent.
+    stream_goal: u64,
+    /// Run [`FileSystem::check`] after every commit (tests).
+    verify: bool,
+    stats: FsStats,
+}
+
+impl<D: BlockDevice> FileSystem<D> {
+    /// mke2fs at `start`: optionally discards the whole device (in 2 GiB steps, each split at
+    /// the device's largest TRIM and issued back to back, as mke2fs + blkdev_issue_discard do),
+    /// then writes superblock, descriptors, bitmaps, root directory and zeroes the journal
+    /// (inode tables are initialised lazily, lazy_itable_init). Returns the mounted file system;
+    /// its `now()` is when mkfs finished.
+    pub fn mkfs(dev: D, config: FsConfig, start: SimTime, discard: bool) -> Result<Self, FsError> {
+        if dev.tag_bytes() != config.block_bytes {
+            return Err(FsError::Layout(format!(
+                "block_bytes = {} must equal the device's data unit of {} bytes",
+                config.block_bytes,
+                dev.tag_bytes()
+            )));
+        }
+        let layout = Layout::new(dev.capacity_bytes(), &config)?;
+        let mut bitmap = BlockBitmap::new(layout.total_blocks, layout.bpg);
+        let mut fs = FileSystem {
+            policy: policy::build(config.policy, &config.params, config.block_bytes),
+            group_trimmed: vec![None; layout.groups as usize],
+            dev,
+            bitmap: BlockBitmap::new(1, 64),
+            inodes: BTreeMap::new(),
+            names: BTreeMap::new(),
+            free_inos: BTreeSet::new(),
+            next_ino: 2,
+            free_slots: BTreeSet::new(),
+            next_slot: 0,
+            dirty: BTreeMap::new(),
+            writeback: BTreeMap::new(),
+            running: Transaction { tid: 1, ..Default::default() },
+            commit: None,
+            commit_requested: 0,
+            committed_tid: 0,
+            journal_head: 0,
+            journal_used: 0,
+            checkpoint: BTreeSet::new(),
+            events: EventQueue::new(),
+            now: start,
+            last_arrival: SimTime::ZERO,
+            next_tag: 1,
+            journal_tag: 1 << 63,
+            workers: (0..config.params.lazy_workers_max.max(1)).map(|_| Worker::default()).collect(),
+            fitrim: None,
+            fitrim_timer_armed: false,
+            stream_goal: 0,
+            verify: false,
+            stats: FsStats::default(),
+            config,
+            layout,
+        };
+        let bs = fs.config.block_bytes;
+        if discard {
+            let step = 2u64 << 30;
+            let cap = fs.layout.total_blocks * bs;
+            let mut off = 0;
+            while off < cap {
+                let len = step.min(cap - off);
+                let reqs = fs.trim_requests(Run::new(off / bs, len / bs));
+                fs.app_io(reqs, false);
+                off += len;
+            }
+        }
+        let mut writes = Vec::new();
+        for r in fs.layout.static_runs() {
+            bitmap.take(r.start, r.len);
+        }
+        fs.bitmap = bitmap;
+        fs.layout.static_blocks = fs.bitmap.used_count();
+        // superblock + descriptors, each group's bitmaps, the journal, the directory.
+        writes.push(Run::new(0, 1 + fs.layout.gdt_blocks + 2));
+        for g in 1..fs.layout.groups {
+            writes.push(Run::new(g * fs.layout.bpg, 2));
+        }
+        writes.push(Run::new(fs.layout.journal_start, fs.layout.journal_blocks));
+        writes.push(Run::new(fs.layout.dir_start, 1));
+        let reqs = fs.write_requests_meta(&writes);
+        fs.app_io(reqs, false);
+        fs.app_io(vec![DevRequest::Flush], true);
+        Ok(fs)
+    }
+
+    // ----- accessors -----
+
+    /// Runs the full [`FileSystem::check`] after every commit (panics on a violation).
+    pub fn set_verify(&mut self, on: bool) {
+        self.verify = on;
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+    pub fn device_mut(&mut self) -> &mut D {
+        &mut self.dev
+    }
+    pub fn into_device(self) -> D {
+        self.dev
+    }
+    pub fn stats(&self) -> &FsStats {
+        &self.stats
+    }
+    pub fn policy(&self) -> &dyn TrimPolicy {
+        self.policy.as_ref()
+    }
+    pub fn config(&self) -> &FsConfig {
+        &self.config
+    }
+    pub fn data_blocks(&self) -> u64 {
+        self.layout.total_blocks - self.layout.static_blocks
+    }
+    /// File blocks in use / data blocks (what SeT and the aging procedure call utilization).
+    pub fn utilization(&self) -> f64 {
+        (self.bitmap.used_count() - self.layout.static_blocks) as f64 / self.data_blocks() as f64
+    }
+    pub fn available_blocks(&self) -> u64 {
+        self.bitmap.avail_count()
+    }
+    pub fn lookup(&self, name: &str) -> Option<Ino> {
+        self.names.get(name).copied()
+    }
+    pub fn names(&self) -> impl Iterator<Item = (&String, &Ino)> {
+        self.names.iter()
+    }
+    pub fn file_size(&self, ino: Ino) -> Option<u64> {
+        self.inodes.get(&ino).map(|i| i.size)
+    }
+    pub fn extent_count(&self, ino: Ino) -> Option<usize> {
+        self.inodes.get(&ino).map(|i| i.extents.len())
+    }
+    /// Physical runs of a file (for tests and reports).
+    pub fn file_runs(&self, ino: Ino) -> Vec<Run> {
+        self.inodes
+            .get(&ino)
+            .map_or_else(Vec::new, |i| i.extents.iter().map(|e| Run::new(e.physical, e.len)).collect())
+    }
+
+    // ----- the event loop -----
+
+    fn advance_to(&mut self, t: SimTime) {
+        while let Some(et) = self.events.peek_time() {
+            if et > t {
+                break;
+            }
+            let (et, ev) = self.events.pop().unwrap_or_else(|| unreachable!());
+            self.handle(et, ev);
+        }
+    }
+
+    /// Runs background threads until `cond` holds; the application's clock follows. Returns
+    /// false if nothing is left to run and `cond` still fails.
+    fn wait_until(&mut self, cond: impl Fn(&Self) -> bool) -> bool {
+        self.advance_to(self.now);
+        loop {
+            if cond(self) {
+                return true;
+            }
+            let Some((t, ev)) = self.events.pop() else { return false };
+            self.now = self.now.max(t);
+            self.handle(t, ev);
+        }
+    }
+
+    fn handle(&mut self, t: SimTime, ev: Ev) {
+        match ev {
+            Ev::CommitTimer(tid) => {
+                if self.running.tid == tid && !self.running.is_empty() {
+                    self.request_commit(t, tid);
+                }
+            }
+            Ev::Journal => self.journal_step(t),
+            Ev::Worker(i) => self.worker_step(t, i),
+            Ev::Fitrim => self.fitrim_step(t),
+            Ev::FitrimTimer => {
+                self.fitrim_timer_armed = false;
+                if let Some((_, minlen)) = self.policy.periodic_fitrim() {
+                    if self.fitrim.is_none() {
+                        self.start_fitrim(t, 0, self.layout.total_blocks, minlen / self.config.block_bytes);
+                        if let Some(j) = self.fitrim.as_mut() {
+                            j.periodic = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lets simulated time pass with the application idle until `t`.
+    pub fn idle_until(&mut self, t: SimTime) {
+        let t = t.max(self.now);
+        self.advance_to(t);
+        self.now = t;
+    }
+
+    /// Runs every background thread to completion (queued TRIMs, pending commits).
+    pub fn quiesce(&mut self) {
+        while let Some((t, ev)) = self.events.pop() {
+            self.now = self.now.max(t);
+            self.handle(t, ev);
+        }
+    }
+
+    // ----- device access -----
+
+    fn dev_submit(&mut self, at: SimTime, req: &DevRequest, out: Option<&mut Vec<u64>>) -> SimTime {
+        assert!(
+            at >= self.last_arrival,
+            "fs: submission at {at} before the previous one at {}",
+            self.last_arrival
+        );
+        self.last_arrival = at;
+        let bs = self.config.block_bytes;
+        match *req {
+            DevRequest::Trim { offset, bytes } => {
+                for b in offset / bs..(offset + bytes) / bs {
+                    // Blocks past mkfs's layout are trimmed only by mkfs itself.
+                    if self.layout.static_blocks > 0 && (self.bitmap.is_used(b) || self.bitmap.is_avail(b)) {
+                        panic!(
+                            "fs: TRIM of block {b} that is not held free (used {}, available {})",
+                            self.bitmap.is_used(b),
+                            self.bitmap.is_avail(b)
+                        );
+                    }
+                }
+                self.stats.trim_commands += 1;
+                self.stats.trim_bytes += bytes;
+            }
+            DevRequest::Write { bytes, .. } => {
+                self.stats.write_commands += 1;
+                let _ = bytes;
+            }
+            DevRequest::Read { bytes, .. } => {
+                self.stats.read_commands += 1;
+                self.stats.blocks_read += bytes / bs;
+            }
+            DevRequest::Flush => self.stats.flush_commands += 1,
+        }
+        self.dev.submit(at, req, out).unwrap_or_else(|e| panic!("fs: the device refused {req:?}: {e}"))
+    }
+
+    /// The application issues `reqs` and waits for them.
+    fn app_io(&mut self, reqs: Vec<DevRequest>, serial: bool) {
+        let h = self.config.host.clone();
+        let mut done_max = self.now;
+        for req in reqs {
+            let t = self.now.after(h.submit_ns);
+            self.advance_to(t);
+            self.now = t;
+            let done = self.dev_submit(t, &req, None);
+            done_max = done_max.max(done);
+            if serial {
+                self.now = done.after(h.complete_ns);
+            }
+        }
+        if done_max > self.now || !serial {
+            self.now = self.now.max(done_max.after(h.complete_ns));
+        }
+        self.advance_to(self.now);
+    }
+
+    /// One step of a thread's batch at `now`.
+    fn batch_step(&mut self, now: SimTime, batch: &mut Batch) -> Step {
+        let h = &self.config.host;
+        let (submit, complete) = (h.submit_ns, h.complete_ns);
+        let Some(req) = batch.reqs.pop_front() else {
+            return Step::Finished(now.max(batch.done_max));
+        };
+        let done = self.dev_submit(now, &req, None);
+        batch.done_max = batch.done_max.max(done.after(complete));
+        if batch.reqs.is_empty() {
+            Step::Finished(batch.done_max.max(now))
+        } else if batch.serial {
+            Step::Next(done.after(complete + submit))
+        } else {
+            Step::Next(now.after(submit))
+        }
+    }
+
+    fn trim_requests(&self, run: Run) -> Vec<DevRequest> {
+        let bs = self.config.block_bytes;
+        let max_blocks = (self.dev.max_trim_bytes() / bs).max(1);
+        let mut v = Vec::new();
+        let mut s = run.start;
+        while s < run.end() {
+            let n = max_blocks.min(run.end() - s);
+            v.push(DevRequest::Trim { offset: s * bs, bytes: n * bs });
+            s += n;
+        }
+        v
+    }
+
+    fn write_requests_meta(&mut self, runs: &[Run]) -> Vec<DevRequest> {
+        let bs = self.config.block_bytes;
+        let max = (self.dev.max_transfer_bytes() / bs).max(1);
+        let mut v = Vec::new();
+        for r in runs {
+            let mut s = r.start;
+            while s < r.end() {
+                let n = max.min(r.end() - s);
+                v.push(DevRequest::Write { offset: s * bs, bytes: n * bs, tag: META_TAG + s });
+                s += n;
+            }
+        }
+        v
+    }
+
+    // ----- application operations -----
+
+    fn syscall(&mut self) {
+        self.stats.syscalls += 1;
+        self.now = self.now.after(self.config.host.syscall_ns);
+        self.advance_to(self.now);
+    }
+
+    fn inode_mut(&mut self, ino: Ino) -> Result<&mut Inode, FsError> {
+        self.inodes.get_mut(&ino).ok_or(FsError::BadInode(ino))
+    }
+
+    pub fn create(&mut self, name: &str) -> Result<Ino, FsError> {
+        self.syscall();
+        if self.names.contains_key(name) {
+            return Err(FsError::Exists(name.to_string()));
+        }
+        let max_ino = (self.layout.groups * self.layout.inodes_per_group) as Ino;
+        let ino = match self.free_inos.pop_first() {
+            Some(i) => i,
+            None if self.next_ino <= max_ino => {
+                self.next_ino += 1;
+                self.next_ino - 1
+            }
+            None => return Err(FsError::NoInodes),
+        };
+        let slot = match self.free_slots.pop_first() {
+            Some(s) => s,
+            None if self.next_slot < self.layout.dir_blocks * self.config.dir_entries_per_block => {
+                self.next_slot += 1;
+                self.next_slot - 1
+            }
+            None => {
+                self.free_inos.insert(ino);
+                return Err(FsError::NoInodes);
+            }
+        };
+        self.inodes.insert(
+            ino,
+            Inode { size: 0, extents: ExtentMap::new(self.config.max_extent_blocks), dir_slot: slot },
+        );
+        self.names.insert(name.to_string(), ino);
+        let ib = self.layout.inode_block(ino, self.config.block_bytes, self.config.inode_bytes);
+        self.dirty_meta(ib);
+        self.dirty_meta(self.layout.dir_start + slot / self.config.dir_entries_per_block);
+        self.dirty_meta(self.layout.bitmap_block(self.layout.inode_group(ino)) + 1);
+        Ok(ino)
+    }
+
+    /// Waits until `need` blocks can be allocated: forces a commit of freed blocks and waits
+    /// for the TRIM policy to release what it holds (ext4_should_retry_alloc).
+    fn ensure_space(&mut self, need: u64) -> Result<(), FsError> {
+        let t0 = self.now;
+        loop {
+            let ready = self.bitmap.avail_count() + self.policy.reusable_blocks();
+            if ready >= need {
+                break;
+            }
+            let pending = !self.running.freed.is_empty()
+                || self.commit.is_some()
+                || !self.policy.held().is_empty()
+                || self.fitrim.is_some();
+            if !pending {
+                return Err(FsError::NoSpace);
+            }
+            if !self.running.freed.is_empty() {
+                let tid = self.running.tid;
+                self.request_commit(self.now, tid);
+            }
+            let before = self.bitmap.avail_count() + self.policy.reusable_blocks();
+            self.wait_until(|fs| {
+                fs.bitmap.avail_count() + fs.policy.reusable_blocks() != before || fs.events.is_empty()
+            });
+            if self.bitmap.avail_count() + self.policy.reusable_blocks() == before && self.events.is_empty() {
+                // Nothing left that could release a block.
+                return Err(FsError::NoSpace);
+            }
+        }
+        self.stats.space_wait_ns += self.now.since(t0);
+        Ok(())
+    }
+
+    fn goal_for(&self, ino: Ino, logical: u64) -> u64 {
+        let inode = &self.inodes[&ino];
+        match inode.extents.before(logical) {
+            // ext4_ext_find_goal: continue the previous extent's physical layout.
+            Some(e) => e.physical + (logical - e.logical),
+            // A file's first blocks go where the last allocation ended (mballoc's stream
+            // allocation, s_mb_last_group/s_mb_last_start): new data sweeps the whole disk
+            // instead of refilling the lowest free blocks.
+            None => self.stream_goal,
+        }
+    }
+
+    /// Maps `count` unmapped blocks of `ino` from `logical`.
+    fn allocate(&mut self, ino: Ino, logical: u64, count: u64) -> Result<(), FsError> {
+        self.ensure_space(count)?;
+        let mut l = logical;
+        let end = logical + count;
+        while l < end {
+            let want = end - l;
+            let run = match self.policy.reuse(want) {
+                Some(run) => {
+                    self.bitmap.take_held(run.start, run.len);
+                    let rel = self.policy.drain_releasable();
+                    self.release(self.now, rel);
+                    run
+                }
+                None => {
+                    let goal = self.goal_for(ino, l);
+                    let run = self.bitmap.allocate(goal, want).ok_or(FsError::NoSpace)?;
+                    self.policy.on_allocate(run);
+                    self.stream_goal = run.end() % self.layout.total_blocks;
+                    run
+                }
+            };
+            let g0 = self.bitmap.group_of(run.start);
+            let g1 = self.bitmap.group_of(run.end() - 1);
+            for g in g0..=g1 {
+                self.dirty_meta(self.layout.bitmap_block(g));
+                self.dirty_meta(self.layout.gdt_block(g));
+            }
+            let max = self.config.max_extent_blocks;
+            let mut off = 0;
+            while off < run.len {
+                let n = (run.len - off).min(max);
+                self.inode_mut(ino)?.extents.insert(l + off, run.start + off, n);
+                off += n;
+            }
+            l += run.len;
+        }
+        Ok(())
+    }
+
+    /// Maps every hole of `[b0, b1)`.
+    fn fill_holes(&mut self, ino: Ino, b0: u64, b1: u64) -> Result<(), FsError> {
+        let holes: Vec<(u64, u64)> = {
+            let inode = self.inodes.get(&ino).ok_or(FsError::BadInode(ino))?;
+            let mut v = Vec::new();
+            let mut b = b0;
+            while b < b1 {
+                if inode.extents.lookup(b).is_some() {
+                    b += 1;
+                    continue;
+                }
+                let s = b;
+                while b < b1 && inode.extents.lookup(b).is_none() {
+                    b += 1;
+                }
+                v.push((s, b - s));
+            }
+            v
+        };
+        let need: u64 = holes.iter().map(|h| h.1).sum();
+        self.ensure_space(need)?;
+        for (s, n) in holes {
+            self.allocate(ino, s, n)?;
+        }
+        Ok(())
+    }
+
+    /// Buffered write of `bytes` at `offset`. Returns the first data tag: block i of the range
+    /// holds `tag + i` (the model's stand-in for the data).
+    pub fn write(&mut self, ino: Ino, offset: u64, bytes: u64) -> Result<u64, FsError> {
+        self.syscall();
+        if bytes == 0 {
+            return Ok(self.next_tag);
+        }
+        self.now = self.now.after((bytes * self.config.host.copy_ps_per_byte) / 1000);
+        self.advance_to(self.now);
+        let bs = self.config.block_bytes;
+        let (b0, b1) = (offset / bs, (offset + bytes).div_ceil(bs));
+        if !self.inodes.contains_key(&ino) {
+            return Err(FsError::BadInode(ino));
+        }
+        // A partial block that is on disk and not cached is read first.
+        let mut rmw = Vec::new();
+        for (b, partial) in [(b0, !offset.is_multiple_of(bs)), (b1 - 1, !(offset + bytes).is_multiple_of(bs))]
+        {
+            if partial && !self.dirty.contains_key(&(ino, b)) {
+                if let Some(p) = self.inodes[&ino].extents.lookup(b) {
+                    if !rmw.contains(&p) {
+                        rmw.push(p);
+                    }
+                }
+            }
+        }
+        if !rmw.is_empty() {
+            let reqs = rmw.iter().map(|&p| DevRequest::Read { offset: p * bs, bytes: bs }).collect();
+            self.app_io(reqs, false);
+        }
+        self.fill_holes(ino, b0, b1)?;
+        let tag = self.next_tag;
+        self.next_tag += b1 - b0;
+        for (i, b) in (b0..b1).enumerate() {
+            self.dirty.insert((ino, b), tag + i as u64);
+        }
+        let inode = self.inode_mut(ino)?;
+        inode.size = inode.size.max(offset + bytes);
+        let ib = self.layout.inode_block(ino, bs, self.config.inode_bytes);
+        self.dirty_meta(ib);
+        if self.dirty.len() as u64 * bs > self.config.dirty_limit_bytes {
+            // balance_dirty_pages: the writer writes back and waits.
+            let (reqs, pages) = self.take_dirty(None);
+            self.app_io(reqs, false);
+            self.end_writeback(pages);
+        }
+        Ok(tag)
+    }
+
+    /// O_DIRECT write: blocks allocated and written before the call returns (dd oflag=direct).
+    pub fn write_direct(&mut self, ino: Ino, offset: u64, bytes: u64) -> Result<u64, FsError> {
+        self.syscall();
+        let bs = self.config.block_bytes;
+        if !offset.is_multiple_of(bs) || !bytes.is_multiple_of(bs) || bytes == 0 {
+            return Err(FsError::Layout(format!(
+                "O_DIRECT write at {offset} of {bytes} bytes is not block-aligned"
+            )));
+        }
+        let (b0, b1) = (offset / bs, (offset + bytes) / bs);
+        self.fill_holes(ino, b0, b1)?;
+        let tag = self.next_tag;
+        self.next_tag += b1 - b0;
+        let mut reqs = Vec::new();
+        let max = (self.dev.max_transfer_bytes() / bs).max(1);
+        let mut b = b0;
+        while b < b1 {
+            self.dirty.remove(&(ino, b));
+            self.writeback.remove(&(ino, b));
+            let p = self.inodes[&ino].extents.lookup(b).unwrap_or_else(|| unreachable!());
+            let mut n = 1;
+            while b + n < b1 && n < max && self.inodes[&ino].extents.lookup(b + n) == Some(p + n) {
+                self.dirty.remove(&(ino, b + n));
+                self.writeback.remove(&(ino, b + n));
+                n += 1;
+            }
+            reqs.push(DevRequest::Write { offset: p * bs, bytes: n * bs, tag: tag + (b - b0) });
+            b += n;
+        }
+        self.stats.data_blocks_written += b1 - b0;
+        self.app_io(reqs, false);
+        let inode = self.inode_mut(ino)?;
+        inode.size = inode.size.max(offset + bytes);
+        let ib = self.layout.inode_block(ino, bs, self.config.inode_bytes);
+        self.dirty_meta(ib);
+        Ok(tag)
+    }
+
+    /// Reads `[offset, offset + bytes)`: one tag per block (0 for holes and unwritten blocks).
+    pub fn read(&mut self, ino: Ino, offset: u64, bytes: u64) -> Result<Vec<u64>, FsError> {
+        self.syscall();
+        let bs = self.config.block_bytes;
+        let inode = self.inodes.get(&ino).ok_or(FsError::BadInode(ino))?;
+        let end = (offset + bytes).min(inode.size);
+        if end <= offset {
+            return Ok(Vec::new());
+        }
+        let (b0, b1) = (offset / bs, end.div_ceil(bs));
+        let mut out = vec![0u64; (b1 - b0) as usize];
+        let mut fetch: Vec<(u64, u64)> = Vec::new();
+        for b in b0..b1 {
+            if let Some(&t) = self.dirty.get(&(ino, b)).or_else(|| self.writeback.get(&(ino, b))) {
+                out[(b - b0) as usize] = t;
+            } else if let Some(p) = inode.extents.lookup(b) {
+                fetch.push((p, b));
+            }
+        }
+        let max = (self.dev.max_transfer_bytes() / bs).max(1);
+        let mut i = 0;
+        let h = self.config.host.clone();
+        let mut done_max = self.now;
+        let mut tags = Vec::new();
+        while i < fetch.len() {
+            let (p0, l0) = fetch[i];
+            let mut n = 1;
+            while i + n < fetch.len() && (n as u64) < max && fetch[i + n] == (p0 + n as u64, l0 + n as u64) {
+                n += 1;
+            }
+            let t = self.now.after(h.submit_ns);
+            self.advance_to(t);
+            self.now = t;
+            let done = self.dev_submit(
+                t,
+                &DevRequest::Read { offset: p0 * bs, bytes: n as u64 * bs },
+                Some(&mut tags),
+            );
+            done_max = done_max.max(done);
+            for (k, tag) in tags.iter().enumerate() {
+                out[(l0 - b0) as usize + k] = *tag;
+            }
+            i += n;
+        }
+        if !fetch.is_empty() {
+            self.now = self.now.max(done_max.after(h.complete_ns));
+            self.advance_to(self.now);
+        }
+        Ok(out)
+    }
+
+    fn drop_blocks_from(&mut self, ino: Ino, first: u64) -> Result<u64, FsError> {
+        let keys: Vec<(Ino, u64)> =
+            self.dirty.range((ino, first)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
+        for k in keys {
+            self.dirty.remove(&k);
+        }
+        let keys: Vec<(Ino, u64)> =
+            self.writeback.range((ino, first)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
+        for k in keys {
+            self.writeback.remove(&k);
+        }
+        let freed = self.inode_mut(ino)?.extents.truncate_from(first);
+        let mut blocks = 0;
+        for r in freed {
+            blocks += r.len;
+            self.free_run(r);
+        }
+        self.now = self.now.after(blocks * self.config.host.free_block_ns);
+        Ok(blocks)
+    }
+
+    pub fn truncate(&mut self, ino: Ino, size: u64) -> Result<(), FsError> {
+        self.syscall();
+        let bs = self.config.block_bytes;
+        if !self.inodes.contains_key(&ino) {
+            return Err(FsError::BadInode(ino));
+        }
+        self.drop_blocks_from(ino, size.div_ceil(bs))?;
+        self.inode_mut(ino)?.size = size;
+        let ib = self.layout.inode_block(ino, bs, self.config.inode_bytes);
+        self.dirty_meta(ib);
+        Ok(())
+    }
+
+    pub fn unlink(&mut self, name: &str) -> Result<(), FsError> {
+        self.syscall();
+        let ino = self.names.remove(name).ok_or_else(|| FsError::NotFound(name.to_string()))?;
+        self.drop_blocks_from(ino, 0)?;
+        let inode = self.inodes.remove(&ino).unwrap_or_else(|| unreachable!());
+        let bs = self.config.block_bytes;
+        self.dirty_meta(self.layout.inode_block(ino, bs, self.config.inode_bytes));
+        self.dirty_meta(self.layout.dir_start + inode.dir_slot / self.config.dir_entries_per_block);
+        self.dirty_meta(self.layout.bitmap_block(self.layout.inode_group(ino)) + 1);
+        self.free_inos.insert(ino);
+        self.free_slots.insert(inode.dir_slot);
+        Ok(())
+    }
+
+    /// Commits the running transaction (if it has changes) and waits for it; returns false if
+    /// there was nothing to commit.
+    fn commit_and_wait(&mut self) -> bool {
+        let target = if !self.running.is_empty() {
+            let tid = self.running.tid;
+            self.request_commit(self.now, tid);
+            tid
+        } else if let Some(c) = &self.commit {
+            c.tid
+        } else {
+            return false;
+        };
+        self.wait_until(|fs| fs.committed_tid >= target);
+        true
+    }
+
+    /// fsync: the file's dirty pages, then a journal commit (or a FLUSH if nothing is pending).
+    pub fn fsync(&mut self, ino: Ino) -> Result<(), FsError> {
+        self.syscall();
+        if !self.inodes.contains_key(&ino) {
+            return Err(FsError::BadInode(ino));
+        }
+        let (reqs, pages) = self.take_dirty(Some(ino));
+        self.app_io(reqs, false);
+        self.end_writeback(pages);
+        if !self.commit_and_wait() {
+            self.app_io(vec![DevRequest::Flush], true);
+        }
+        Ok(())
+    }
+
+    /// sync: every dirty page and the running transaction.
+    pub fn sync(&mut self) {
+        self.syscall();
+        let (reqs, pages) = self.take_dirty(None);
+        self.app_io(reqs, false);
+        self.end_writeback(pages);
+        self.commit_and_wait();
+    }
+
+    /// umount: sync, let background TRIMs finish, checkpoint the journal.
+    pub fn umount(&mut self) {
+        self.sync();
+        self.quiesce();
+        let home: Vec<Run> = coalesce(self.checkpoint.iter().map(|&b| Run::new(b, 1)).collect());
+        self.stats.metadata_blocks_checkpointed += self.checkpoint.len() as u64;
+        self.checkpoint.clear();
+        let mut reqs = self.write_requests_meta(&home);
+        reqs.push(DevRequest::Flush);
+        self.app_io(reqs, false);
+    }
+
+    /// umount, then mount again with `policy`: queued TRIMs finish first, and FITRIM's
+    /// "trimmed since mount" group flags start clear.
+    pub fn remount(&mut self, policy: crate::config::PolicyKind) {
+        self.umount();
+        self.config.policy = policy;
+        self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);
+        self.group_trimmed.iter_mut().for_each(|g| *g = None);
+        self.fitrim_timer_armed = false;
+    }
+
+    /// The full consistency check: every block is exactly one of static metadata, a file
+    /// extent, available, or held by one owner (running or committing transaction, the TRIM
+    /// policy, FITRIM); bitmaps agree with their counts; dirty pages are mapped; the policy's
+    /// queued available runs are available; the device's own check passes.
+    pub fn check(&self) -> Result<(), String> {
+        self.bitmap.check()?;
+        let n = self.layout.total_blocks as usize;
+        let mut owner = vec![0u8; n];
+        let mut mark = |r: Run, who: u8, what: &str| -> Result<(), String> {
+            for b in r.start..r.end() {
+                let o = &mut owner[b as usize];
+                if *o != 0 {
+                    return Err(format!("fs: block {b} owned twice ({what} and owner {})", *o));
+                }
+                *o = who;
+            }
+            Ok(())
+        };
+        for r in self.layout.static_runs() {
+            mark(r, 1, "static metadata")?;
+        }
+        for (ino, inode) in &self.inodes {
+            for e in inode.extents.iter() {
+                mark(Run::new(e.physical, e.len), 2, &format!("inode {ino}"))?;
+            }
+        }
+        for f in &self.running.freed {
+            mark(f.run, 3, "running transaction's freed list")?;
+        }
+        if let Some(c) = &self.commit {
+            for f in c.freed.iter().chain(&c.trimming) {
+                mark(f.run, 3, "committing transaction")?;
+            }
+        }
+        for r in self.policy.held() {
+            mark(r, 4, "TRIM policy")?;
+        }
+        if let Some(j) = &self.fitrim {
+            if let Some((r, _)) = &j.current {
+                mark(*r, 5, "FITRIM")?;
+            }
+        }
+        for b in 0..n as u64 {
+            let o = owner[b as usize];
+            let (used, avail) = (self.bitmap.is_used(b), self.bitmap.is_avail(b));
+            let ok = match o {
+                1 | 2 => used && !avail,
+                3..=5 => !used && !avail,
+                _ => !used && avail,
+            };
+            if !ok {
+                return Err(format!("fs: block {b} owner {o} but used {used} available {avail}"));
+            }
+        }
+        for r in self.policy.queued_available() {
+            for b in r.start..r.end() {
+                if !self.bitmap.is_avail(b) {
+                    return Err(format!("fs: async queue holds block {b} that is not available"));
+                }
+            }
+        }
+        for &(ino, b) in self.dirty.keys() {
+            if self.inodes.get(&ino).and_then(|i| i.extents.lookup(b)).is_none() {
+                return Err(format!("fs: dirty page ({ino}, {b}) is not mapped"));
+            }
+        }
+        // Journal: the log fits its area, transactions are in order, and only static metadata
+        // (inode tables, bitmaps, descriptors, directory) is journaled or awaits checkpoint.
+        if self.journal_head >= self.layout.journal_blocks || self.journal_used > self.layout.journal_blocks {
+            return Err(format!(
+                "fs: journal head {} / used {} outside its {} blocks",
+                self.journal_head, self.journal_used, self.layout.journal_blocks
+            ));
+        }
+        let committing = self.commit.as_ref().map(|c| c.tid);
+        if self.committed_tid >= self.running.tid
+            || committing.is_some_and(|t| t <= self.committed_tid || t >= self.running.tid)
+        {
+            return Err(format!(
+                "fs: transaction order: committed {} committing {committing:?} running {}",
+                self.committed_tid, self.running.tid
+            ));
+        }
+        let journaled = self
+            .running
+            .meta
+            .iter()
+            .chain(self.checkpoint.iter())
+            .chain(self.commit.iter().flat_map(|c| c.meta.iter()));
+        for &b in journaled {
+            if owner.get(b as usize) != Some(&1) {
+                return Err(format!("fs: journaled block {b} is not static metadata"));
+            }
+        }
+        for &(ino, b) in self.writeback.keys() {
+            if self.inodes.get(&ino).and_then(|i| i.extents.lookup(b)).is_none() {
+                return Err(format!("fs: page ({ino}, {b}) under write-back is not mapped"));
+            }
+        }
+        if self.names.len() != self.inodes.len() {
+            return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
+        }
+        self.dev.check()
+    }
+}

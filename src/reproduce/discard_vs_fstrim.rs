@@ -1,0 +1,310 @@
+//! `discard-vs-fstrim` (003): on a thin-provisioned volume, mkfs with and without discard, a bulk
+//! `rm` of large files written in parallel with and without `-o discard`, and fstrim of the whole
+//! file system; then, on an SSD, the WAF and wear price of never trimming for one workload.
+
+use super::host::{mib, ssd};
+use super::{parallel_map, Options};
+use anyhow::{Context, Result};
+use trimlab_fs::workloads::{delete_down_to, fill, parallel_direct_writes};
+use trimlab_fs::{FileSystem, FsConfig, PolicyKind, ThinConfig, ThinVolume};
+use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
+use trimlab_sim::{SeedTree, SimTime};
+
+/// 003's 10 TB volume and 64 x 16 GB files, divided by this at scale 1.
+const SHRINK: u64 = 256;
+const SSD_BYTES: u64 = 512 << 20;
+
+fn volume_bytes(o: &Options) -> u64 {
+    let v = ((10u64 << 40) / SHRINK) as f64 * o.scale;
+    ((v as u64) >> 30 << 30).max(4 << 30)
+}
+
+struct Thin {
+    mkfs_s: f64,
+    write_s: f64,
+    rm_s: f64,
+    fstrim_s: f64,
+    fstrim_bytes: u64,
+    allocated_after_rm: u64,
+    rm_trims: u64,
+}
+
+fn thin_run(discard: bool, o: &Options) -> Result<Thin> {
+    let vol = ThinVolume::new(ThinConfig::xtremio_like(volume_bytes(o))).map_err(anyhow::Error::msg)?;
+    let policy = if discard { PolicyKind::Discard } else { PolicyKind::NoDiscard };
+    let fs = FileSystem::mkfs(vol, FsConfig::default().with_policy(policy), SimTime::ZERO, discard)?;
+    let mkfs_s = fs.now().0 as f64 / 1e9;
+    // The copy and rm run on a file system made without discard, as in 003.
+    let now = fs.now();
+    let vol = fs.into_device();
+    let mut fs = FileSystem::mkfs(vol, FsConfig::default().with_policy(policy), now, false)?;
+    let file_bytes = (16u64 << 30) / SHRINK;
+    let t0 = fs.now();
+    let names =
+        parallel_direct_writes(&mut fs, 64, (file_bytes as f64 * o.scale) as u64 >> 20 << 20, 1 << 20)?;
+    let write_s = fs.now().since(t0) as f64 / 1e9;
+    let trims0 = fs.stats().trim_commands;
+    let t1 = fs.now();
+    for n in &names {
+        fs.unlink(n)?;
+    }
+    fs.sync();
+    let rm_s = fs.now().since(t1) as f64 / 1e9;
+    let rm_trims = fs.stats().trim_commands - trims0;
+    let allocated_after_rm = fs.device().allocated_bytes();
+    let t2 = fs.now();
+    let fstrim_bytes = fs.fstrim(0, u64::MAX, 0);
+    let fstrim_s = fs.now().since(t2) as f64 / 1e9;
+    fs.umount();
+    fs.check().map_err(anyhow::Error::msg).context("consistency after the thin-volume run")?;
+    Ok(Thin { mkfs_s, write_s, rm_s, fstrim_s, fstrim_bytes, allocated_after_rm, rm_trims })
+}
+
+struct Wear {
+    waf: f64,
+    erases: u64,
+    erase_max: u32,
+    trims: u64,
+    elapsed_s: f64,
+    cancelled: u64,
+    untrimmed: u64,
+    unusable_mean_ms: f64,
+}
+
+/// The same churn on an SSD: age to 90 %, delete down to 50 %, then replace files (delete one,
+/// write one) until twice the capacity has been written.
+fn wear_run(policy: PolicyKind, o: &Options) -> Result<Wear> {
+    let seeds = SeedTree::new(o.seed).child("discard-vs-fstrim/wear");
+    let mut rng = seeds.fork("churn");
+    let dev = ssd(SSD_BYTES, false)?;
+    let mut config = FsConfig::default().with_policy(policy);
+    // fstrim.timer is weekly; the churn lasts seconds, so every 2 simulated seconds here.
+    config.params.fstrim_period_ns = 2_000_000_000;
+    let mut fs = FileSystem::mkfs(dev, config, SimTime::ZERO, false)?;
+    let names = fill(&mut fs, &mut rng, "a", 1 << 20, 8 << 20, 1 << 20, 0, 0.9)?;
+    let mut names = delete_down_to(&mut fs, &mut rng, names, 0.5)?;
+    fs.quiesce();
+    let start = fs.now();
+    fs.device_mut().start_measurement(start);
+    let base_trims = fs.stats().trim_commands;
+    let target = 2 * SSD_BYTES;
+    let mut written = 0;
+    let mut i = 0;
+    while written < target {
+        if fs.utilization() > 0.5 && !names.is_empty() {
+            let k = rand::Rng::gen_range(&mut rng, 0..names.len());
+            let n = names.swap_remove(k);
+            fs.unlink(&n)?;
+        }
+        let size = rand::Rng::gen_range(&mut rng, (1u64 << 20)..=(8 << 20));
+        let name = format!("c{i}");
+        i += 1;
+        trimlab_fs::workloads::write_file(&mut fs, &name, size, 1 << 20, 0)?;
+        names.push(name);
+        written += size;
+    }
+    let elapsed_s = fs.now().since(start) as f64 / 1e9;
+    fs.umount();
+    let report = fs.device().report(fs.now());
+    fs.check().map_err(anyhow::Error::msg).context("consistency after the wear run")?;
+    Ok(Wear {
+        waf: report.waf,
+        erases: report.nand_blocks_erased,
+        erase_max: report.erase_count.max,
+        trims: fs.stats().trim_commands - base_trims,
+        elapsed_s,
+        cancelled: fs.policy().stats().reuse_cancelled_blocks,
+        untrimmed: fs.policy().stats().untrimmed_blocks,
+        unusable_mean_ms: fs.policy().stats().unusable_mean_s() * 1e3,
+    })
+}
+
+pub fn run(o: &Options) -> Result<ExperimentReport> {
+    let thin: Vec<Thin> = parallel_map(&[false, true], "discard-vs-fstrim thin", |&d| thin_run(d, o))
+        .into_iter()
+        .collect::<Result<_>>()?;
+    let policies = [PolicyKind::NoDiscard, PolicyKind::Discard, PolicyKind::Fstrim, PolicyKind::Async];
+    let wear: Vec<Wear> = parallel_map(&policies, "discard-vs-fstrim wear", |&p| wear_run(p, o))
+        .into_iter()
+        .collect::<Result<_>>()?;
+    let (nd, d) = (&thin[0], &thin[1]);
+    let mut t = Table::new(
+        "thin_volume",
+        "Thin volume: mkfs, bulk rm and fstrim times",
+        &[
+            "operation",
+            "without_discard_s",
+            "with_discard_s",
+            "ratio",
+            "paper_without_s",
+            "paper_with_s",
+            "paper_ratio",
+        ],
+    );
+    t.push_row(vec![
+        Cell::from("mkfs"),
+        Cell::Num(nd.mkfs_s),
+        Cell::Num(d.mkfs_s),
+        Cell::Num(d.mkfs_s / nd.mkfs_s),
+        Cell::Num(4.8),
+        Cell::Num(152.0),
+        Cell::Num(31.7),
+    ]);
+    t.push_row(vec![
+        Cell::from("rm of 64 files"),
+        Cell::Num(nd.rm_s),
+        Cell::Num(d.rm_s),
+        Cell::Num(d.rm_s / nd.rm_s),
+        Cell::Num(16.4),
+        Cell::Num(292.6),
+        Cell::Num(17.8),
+    ]);
+    t.push_row(vec![
+        Cell::from("parallel write of 64 files"),
+        Cell::Num(nd.write_s),
+        Cell::Num(d.write_s),
+        Cell::Num(d.write_s / nd.write_s),
+        Cell::Num(331.5),
+        Cell::Num(331.5),
+        Cell::Num(1.0),
+    ]);
+    t.push_row(vec![
+        Cell::from("fstrim whole fs (after rm)"),
+        Cell::Num(nd.fstrim_s),
+        Cell::Num(d.fstrim_s),
+        Cell::Empty,
+        Cell::Num(689.3),
+        Cell::Empty,
+        Cell::Empty,
+    ]);
+    let mut t2 = Table::new(
+        "thin_details",
+        "Thin volume details",
+        &["mount", "rm_trim_commands", "allocated_after_rm_bytes", "fstrim_trimmed_bytes"],
+    );
+    for (label, r) in [("nodiscard", nd), ("discard", d)] {
+        t2.push_row(vec![
+            Cell::from(label),
+            Cell::from(r.rm_trims),
+            Cell::from(r.allocated_after_rm),
+            Cell::from(r.fstrim_bytes),
+        ]);
+    }
+    let mut tw = Table::new(
+        "ssd_wear",
+        "The same churn on an SSD: WAF and wear by policy",
+        &[
+            "policy",
+            "waf",
+            "blocks_erased",
+            "erase_count_max",
+            "trim_commands",
+            "churn_s",
+            "reuse_cancelled_blocks",
+            "untrimmed_blocks",
+            "freed_unusable_mean_ms",
+        ],
+    );
+    for (p, w) in policies.iter().zip(&wear) {
+        tw.push_row(vec![
+            Cell::from(p.label()),
+            Cell::Num(w.waf),
+            Cell::from(w.erases),
+            Cell::from(w.erase_max),
+            Cell::from(w.trims),
+            Cell::Num(w.elapsed_s),
+            Cell::from(w.cancelled),
+            Cell::from(w.untrimmed),
+            Cell::Num(w.unusable_mean_ms),
+        ]);
+    }
+    let verdicts = vec![
+        Verdict {
+            claim:
+                "mkfs with discard is many times slower than without on a thin volume (003: 152 s vs 4.8 s)"
+                    .into(),
+            holds: d.mkfs_s > 5.0 * nd.mkfs_s,
+            detail: format!("{:.3} s vs {:.3} s ({:.1}x)", d.mkfs_s, nd.mkfs_s, d.mkfs_s / nd.mkfs_s),
+        },
+        Verdict {
+            claim: "rm with -o discard is many times slower than without (003: 292 s vs 16 s)".into(),
+            holds: d.rm_s > 5.0 * nd.rm_s,
+            detail: format!("{:.3} s vs {:.3} s ({:.1}x)", d.rm_s, nd.rm_s, d.rm_s / nd.rm_s),
+        },
+        Verdict {
+            claim: "without discard the thin volume keeps the deleted files' space until fstrim returns it"
+                .into(),
+            holds: nd.allocated_after_rm > d.allocated_after_rm && nd.fstrim_bytes > 0,
+            detail: format!(
+                "allocated after rm: {} without vs {} with discard",
+                mib(nd.allocated_after_rm),
+                mib(d.allocated_after_rm)
+            ),
+        },
+        Verdict {
+            claim: "never trimming costs write amplification and wear on an SSD (003's comment thread)"
+                .into(),
+            holds: wear[0].waf > wear[1].waf && wear[0].erases > wear[1].erases,
+            detail: format!(
+                "WAF nodiscard {:.3} vs discard {:.3}; erases {} vs {}",
+                wear[0].waf, wear[1].waf, wear[0].erases, wear[1].erases
+            ),
+        },
+    ];
+    let ratio_cat = vec!["mkfs".to_string(), "rm".to_string()];
+    Ok(ExperimentReport {
+        name: "discard-vs-fstrim".into(),
+        title: "Discard vs fstrim on ext4 (003)".into(),
+        summary: format!(
+            "Thin volume of {} (003's 10 TB / {SHRINK} x scale; 8 KiB chunks, 8 lanes, 100 us + 1 GB/s per I/O, 200 us + 9 GB/s walk (72 GB/s over 8 lanes, 003's mkfs) + 4 GB/s release per TRIM, 32 MiB per TRIM), 64 files of {} written with 1 MiB O_DIRECT writes round-robin, then rm and fstrim. Wear: a {} nvme-tlc-timed SSD aged to 90 %, cut to 50 %, then files replaced until twice its capacity is written.",
+            mib(volume_bytes(o)),
+            mib((((16u64 << 30) / SHRINK) as f64 * o.scale) as u64 >> 20 << 20),
+            mib(SSD_BYTES)
+        ),
+        paper: vec![
+            "mkfs -t ext4 on a 10 TB XtremIO thin volume: 152 s with the default discard, 4.8 s with -E nodiscard (~31x).".into(),
+            "64 x 16 GB files copied in parallel, then rm: 292 s mounted -o discard, 16 s without (~18x).".into(),
+            "fstrim of the 10 TB file system: 11.5 min.".into(),
+            "Comment thread: servers without discard suffered excessive wear and write-amplification stalls.".into(),
+        ],
+        verdicts,
+        notes: vec![
+            "Ratios depend on the array costs; the model's point is where the time goes: mkfs discard walks the whole address space in 32 MiB TRIMs (2 GiB steps issued back to back), rm with discard issues one synchronous TRIM per freed extent inside the commit, fstrim one synchronous TRIM per free extent per group.".into(),
+            "The allocator has no mballoc pre-allocation, so 64 interleaved 1 MiB writers produce 1 MiB extents; the commit merges adjacent freed extents (as ext4 does), so rm issues about one TRIM per 32 MiB of the freed space.".into(),
+            "Wear run: async's 120 s reuse delay is longer than the whole churn, so nearly all of its discards come after it (and allocation cancels many): during the churn it behaves like nodiscard. Its TRIM count includes those issued at umount.".into(),
+            "Two costs are taken from 003 itself: the array's discard walk rate (72 GB/s during mkfs) and the host's per-block cost of freeing (60 ns, from the 16.4 s no-discard rm of 1018 GB). With those, the mkfs and rm times without discard land near 003's divided by the scale; the with-discard times and all ratios come out of the model (one synchronous TRIM per merged freed extent, 32 MiB at most per command).".into(),
+            "mkfs with discard is slower relative to nodiscard than in 003 (48x vs 32x): our mkfs without discard writes only the bitmaps, descriptors and journal, while mke2fs also spends CPU time (003: 4.3 s user) that is not modelled.".into(),
+        ],
+        tables: vec![t, t2, tw],
+        plots: vec![
+            Plot {
+                name: "thin_times".into(),
+                title: "mkfs and rm on a thin volume, with and without discard".into(),
+                x_label: "operation".into(),
+                y_label: "time (s, log)".into(),
+                log_y: true,
+                kind: PlotKind::Bars {
+                    categories: ratio_cat,
+                    series: vec![("without discard".into(), vec![nd.mkfs_s, nd.rm_s]), ("with discard".into(), vec![d.mkfs_s, d.rm_s])],
+                },
+            },
+            Plot {
+                name: "ssd_waf".into(),
+                title: "WAF of the same churn by TRIM policy".into(),
+                x_label: "policy".into(),
+                y_label: "WAF".into(),
+                log_y: false,
+                kind: PlotKind::Bars {
+                    categories: policies.iter().map(|p| p.label()).collect(),
+                    series: vec![("trimlab".into(), wear.iter().map(|w| w.waf).collect())],
+                },
+            },
+        ],
+        params: vec![
+            ("seed".into(), o.seed.to_string()),
+            ("scale".into(), o.scale.to_string()),
+            ("volume_bytes".into(), volume_bytes(o).to_string()),
+            ("ssd_bytes".into(), SSD_BYTES.to_string()),
+        ],
+    })
+}
