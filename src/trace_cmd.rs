@@ -355,11 +355,11 @@ fn recommend(list: &[Scenario], results: &[Replayed]) -> (String, String) {
         );
     }
     if f == n {
-        // No fstrim period ran during the trace: fstrim is no discard here.
+        // No fstrim period did better than sending nothing.
         if waf_gain < 0.02 {
             return (
                 "no discard at all".into(),
-                format!("Trimming lowers WAF by only {} on this workload and no fstrim period falls inside the trace, so discards are not worth sending.", pct(waf_gain)),
+                format!("Trimming lowers WAF by only {} on this workload (online discard against none) and no fstrim period does better, so discards are not worth sending.", pct(waf_gain)),
             );
         }
     }

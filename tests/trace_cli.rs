@@ -151,3 +151,43 @@ fn advise_recommends_differently_for_different_traces() {
     assert_eq!(choices[0], "online discard (mount -o discard)");
     assert_eq!(choices[1], "no discard needed");
 }
+
+/// The shipped traces (a real ext4 on `trimlab serve --record`; examples/traces/make-traces.sh):
+/// small-file churn with discard is best served by a periodic fstrim, a plain copy needs no
+/// discard at all, and each answer is backed by its table.
+#[test]
+fn advise_on_the_shipped_ext4_traces() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("advise-samples");
+    let mut answers = Vec::new();
+    for name in ["ext4-smallfiles-discard", "ext4-copy"] {
+        let out = dir.join(name);
+        let o = trimlab(&[
+            "advise",
+            root.join(format!("examples/traces/{name}.log")).to_str().unwrap(),
+            "--device",
+            root.join("examples/traces/device.toml").to_str().unwrap(),
+            "--fstrim-periods",
+            "10s,60s",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("advise/report.json")).unwrap()).unwrap();
+        let param = |key: &str| {
+            report["params"].as_array().unwrap().iter().find(|p| p[0] == key).unwrap()[1]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let rows = report["tables"][0]["rows"].as_array().unwrap();
+        let waf = |label: &str| rows.iter().find(|r| r[0] == label).unwrap()[1].as_f64().unwrap();
+        answers.push((param("recommendation"), waf("no discard"), waf("online discard (immediate drive)")));
+    }
+    let (churn, copy) = (&answers[0], &answers[1]);
+    assert_eq!(churn.0, "periodic fstrim, every 10s");
+    assert!(churn.1 > churn.2 * 1.1, "trimming pays on small-file churn: WAF {} vs {}", churn.1, churn.2);
+    assert_eq!(copy.0, "no discard at all");
+    assert_eq!(copy.1, copy.2, "nothing to gain on a plain copy");
+}

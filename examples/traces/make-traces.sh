@@ -4,17 +4,35 @@
 # Usage (root, with the packages of .ci/run: nbdfuse, e2fsprogs, util-linux):
 #   examples/traces/make-traces.sh [TRIMLAB_BINARY]      (default: target/release/trimlab)
 # Scenarios (each starts from a fresh drive):
-#   ext4-churn-discard      mount -o discard; rounds of writing 4 MiB files and deleting most
-#   ext4-churn-fstrim       the same rounds without discard, fstrim after each round
-#   ext4-churn-nodiscard    the same rounds, never trimmed
-#   ext4-copy               one large copy, nothing deleted, mounted without discard
-#   ext4-mkfs-discard       mkfs.ext4 with its default discard of the whole drive, then a copy
+#   ext4-smallfiles-discard    mount -o discard; fill 70 % with 64 KiB files, then rounds of
+#                              deleting a random 40 % of them and writing as many new ones
+#   ext4-smallfiles-fstrim     the same without discard, fstrim after each round
+#   ext4-smallfiles-nodiscard  the same, never trimmed
+#   ext4-bigfiles-discard      mount -o discard; rounds of writing 4 MiB files, deleting most
+#   ext4-copy                  one large copy, nothing deleted, mounted without discard
+#   ext4-mkfs-discard          mkfs.ext4 with its default discard of the whole drive, then a copy
 set -eu
 cd "$(dirname "$0")/../.."
 BIN=${1:-target/release/trimlab}
 OUT=examples/traces
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+
+fill_small() { # $1 = mount point: 70 % of the file system in 64 KiB files
+  mkdir -p "$1/d"
+  for i in $(seq 1 5600); do head -c 65536 /dev/urandom > "$1/d/f$i"; done
+  sync -f "$1"
+}
+
+churn_small() { # $1 = mount point, $2 = round: delete a random 40 %, write as many new files
+  local files
+  mapfile -t files < <(ls "$1/d" | shuf --random-source=<(yes "$2"))
+  for f in "${files[@]:0:2240}"; do rm -f "$1/d/$f"; done
+  sync -f "$1"
+  sleep 6 # one journal commit interval: discards of the deleted files go out (-o discard)
+  for i in $(seq 1 2240); do head -c 65536 /dev/urandom > "$1/d/r$2-$i"; done
+  sync -f "$1"
+}
 
 round_of_churn() { # $1 = mount point, $2 = round number
   for i in $(seq 1 40); do dd if=/dev/urandom of="$1/r$2-f$i" bs=1M count=4 status=none; done
@@ -51,16 +69,23 @@ record() { # $1 = name, $2 = function doing the work on $LOOP / $W/mnt
 # Lazy inode-table init is off so that no background zeroing lands in the traces at random times.
 MKFS_QUIET=(mkfs.ext4 -F -q -E nodiscard,lazy_itable_init=0,lazy_journal_init=0)
 
-churn_discard() {
+small_discard() {
   "${MKFS_QUIET[@]}" "$LOOP"; mount -o discard "$LOOP" "$W/mnt"
-  for r in 1 2 3 4 5 6; do round_of_churn "$W/mnt" "$r"; done
+  fill_small "$W/mnt"
+  for r in 1 2 3 4 5; do churn_small "$W/mnt" "$r"; done
 }
-churn_fstrim() {
+small_fstrim() {
   "${MKFS_QUIET[@]}" "$LOOP"; mount "$LOOP" "$W/mnt"
-  for r in 1 2 3 4 5 6; do round_of_churn "$W/mnt" "$r"; fstrim "$W/mnt"; done
+  fill_small "$W/mnt"
+  for r in 1 2 3 4 5; do churn_small "$W/mnt" "$r"; fstrim "$W/mnt"; done
 }
-churn_nodiscard() {
+small_nodiscard() {
   "${MKFS_QUIET[@]}" "$LOOP"; mount "$LOOP" "$W/mnt"
+  fill_small "$W/mnt"
+  for r in 1 2 3 4 5; do churn_small "$W/mnt" "$r"; done
+}
+big_discard() {
+  "${MKFS_QUIET[@]}" "$LOOP"; mount -o discard "$LOOP" "$W/mnt"
   for r in 1 2 3 4 5 6; do round_of_churn "$W/mnt" "$r"; done
 }
 copy_only() {
@@ -74,8 +99,9 @@ mkfs_discard() {
   sync -f "$W/mnt"
 }
 
-record ext4-churn-discard churn_discard
-record ext4-churn-fstrim churn_fstrim
-record ext4-churn-nodiscard churn_nodiscard
+record ext4-smallfiles-discard small_discard
+record ext4-smallfiles-fstrim small_fstrim
+record ext4-smallfiles-nodiscard small_nodiscard
+record ext4-bigfiles-discard big_discard
 record ext4-copy copy_only
 record ext4-mkfs-discard mkfs_discard
