@@ -476,6 +476,37 @@ mod tests {
     }
 
     #[test]
+    fn idle_time_between_requests_reaches_a_delayed_trim_engine() {
+        let device = DeviceSection {
+            logical_bytes: Some(ByteSize(64 << 20)),
+            channels: Some(2),
+            chips_per_channel: Some(1),
+            dies_per_chip: Some(1),
+            planes_per_die: Some(1),
+            pages_per_block: Some(64),
+            idle_threshold: Some(trimlab_sim::DurationNs(1_000_000)),
+            ..Default::default()
+        };
+        let trim = TrimSection { engine: Some(trimlab_trim::EngineKind::Delayed), ..Default::default() };
+        let config = SsdConfig::resolve(&device, &FtlSection::default(), &trim).unwrap();
+        let size = config.logical_bytes();
+        let mut d = Drive::new(Ssd::new(config), Box::new(SparseStore::new(size, 4096)));
+        let data = vec![7u8; 1 << 20];
+        let t = d.write(SimTime(1000), 0, &data, false).unwrap();
+        let t = d.trim(t, 0, 1 << 20, false).unwrap();
+        assert_eq!(d.stats(t).device.trim.pages_pending, 256, "the TRIM is deferred");
+        // The next request comes 50 ms later: the engine drains while the host is idle.
+        let later = t.after(50_000_000);
+        let mut buf = vec![1u8; 4096];
+        d.read(later, 0, &mut buf).unwrap();
+        assert!(buf.iter().all(|&b| b == 0));
+        let s = d.stats(later);
+        assert_eq!(s.device.trim.pages_pending, 0);
+        assert!(s.device.trim.idle_total_ns > 0 && s.device.trim.foreground_step3_ns == 0);
+        d.check().unwrap();
+    }
+
+    #[test]
     fn data_round_trips_and_trim_reads_zero() {
         let mut d = small_drive();
         let data: Vec<u8> = (0..20_480).map(|i| (i % 251) as u8 + 1).collect();
