@@ -104,48 +104,7 @@ enum Command {
     /// Online discard, periodic fstrim or none: replay a trace each way and recommend one.
     Advise(trace_cmd::AdviseArgs),
     /// Serve the simulated SSD over NBD so real clients (ext4 via nbdfuse, qemu, nbdcopy) use it.
-    Serve {
-        /// The configuration file ([device], [ftl], [trim]; [workload] is ignored).
-        config: PathBuf,
-        /// TCP address to listen on (default 127.0.0.1:10809; port 0 picks a free port).
-        #[arg(long)]
-        listen: Option<String>,
-        /// Listen on a Unix socket instead of TCP.
-        #[arg(long)]
-        unix: Option<PathBuf>,
-        /// "none": reply as soon as the model has computed a command; "real": reply when the
-        /// wall clock reaches its simulated completion.
-        #[arg(long, default_value = "none")]
-        pace: String,
-        /// Keep the data in this file (created or resized to the export size) instead of memory.
-        #[arg(long)]
-        backing: Option<PathBuf>,
-        /// The export's name (the empty default name selects it too).
-        #[arg(long, default_value = "trimlab")]
-        export_name: String,
-        /// Largest READ/WRITE/WRITE_ZEROES accepted, advertised as the maximum block size.
-        #[arg(long, default_value = "32MiB")]
-        max_request: String,
-        /// Print a metrics line to stderr this often (e.g. "5s").
-        #[arg(long)]
-        stats_interval: Option<String>,
-        /// Serve GET /stats (JSON) and POST /phase/NAME (start a metrics phase) on this address.
-        #[arg(long)]
-        stats_http: Option<String>,
-        /// Where metrics.json and metrics.csv go at shutdown (SIGINT/SIGTERM).
-        #[arg(long, default_value = "out/serve")]
-        out: PathBuf,
-        /// Connections served at once; more are refused (logged).
-        #[arg(long, default_value_t = 64)]
-        connections_max: usize,
-        /// No per-connection logs.
-        #[arg(long)]
-        quiet: bool,
-        /// Record every command the model receives to this file as fio iolog v3 (replay it
-        /// with `trimlab replay FILE`).
-        #[arg(long)]
-        record: Option<PathBuf>,
-    },
+    Serve(serve_cmd::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -157,35 +116,7 @@ fn main() -> ExitCode {
         Command::Presets => run_cmd::presets(),
         Command::Replay(args) => trace_cmd::replay(&args),
         Command::Advise(args) => trace_cmd::advise(&args),
-        Command::Serve {
-            config,
-            listen,
-            unix,
-            pace,
-            backing,
-            export_name,
-            max_request,
-            stats_interval,
-            stats_http,
-            out,
-            connections_max,
-            quiet,
-            record,
-        } => serve_cmd::run(serve_cmd::ServeArgs {
-            config,
-            listen,
-            unix,
-            pace,
-            backing,
-            export_name,
-            max_request,
-            stats_interval,
-            stats_http,
-            out,
-            connections_max,
-            quiet,
-            record,
-        }),
+        Command::Serve(args) => serve_cmd::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -17,19 +17,48 @@ use trimlab_nbd::server::{Clock, Listener};
 use trimlab_nbd::{FileStore, Pace, Server, ServerConfig, SparseStore, Store};
 use trimlab_sim::{ByteSize, DurationNs};
 
+/// `trimlab serve`'s flags.
+#[derive(clap::Args, Debug)]
 pub struct ServeArgs {
+    /// The configuration file ([device], [ftl], [trim]; [workload] is ignored).
     pub config: PathBuf,
+    /// TCP address to listen on (default 127.0.0.1:10809; port 0 picks a free port).
+    #[arg(long)]
     pub listen: Option<String>,
+    /// Listen on a Unix socket instead of TCP.
+    #[arg(long)]
     pub unix: Option<PathBuf>,
+    /// "none": reply as soon as the model has computed a command; "real": reply when the
+    /// wall clock reaches its simulated completion.
+    #[arg(long, default_value = "none")]
     pub pace: String,
+    /// Keep the data in this file (created or resized to the export size) instead of memory.
+    #[arg(long)]
     pub backing: Option<PathBuf>,
+    /// The export's name (the empty default name selects it too).
+    #[arg(long, default_value = "trimlab")]
     pub export_name: String,
+    /// Largest READ/WRITE/WRITE_ZEROES accepted, advertised as the maximum block size.
+    #[arg(long, default_value = "32MiB")]
     pub max_request: String,
+    /// Print a metrics line to stderr this often (e.g. "5s").
+    #[arg(long)]
     pub stats_interval: Option<String>,
+    /// Serve GET /stats (JSON) and POST /phase/NAME (start a metrics phase) on this address.
+    #[arg(long)]
     pub stats_http: Option<String>,
+    /// Where metrics.json and metrics.csv go at shutdown (SIGINT/SIGTERM).
+    #[arg(long, default_value = "out/serve")]
     pub out: PathBuf,
+    /// Connections served at once; more are refused (logged).
+    #[arg(long, default_value_t = 64)]
     pub connections_max: usize,
+    /// No per-connection logs.
+    #[arg(long)]
     pub quiet: bool,
+    /// Record every command the model receives to this file as fio iolog v3 (replay it
+    /// with `trimlab replay FILE`).
+    #[arg(long)]
     pub record: Option<PathBuf>,
 }
 

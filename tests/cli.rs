@@ -1,26 +1,10 @@
 //! End-to-end tests of the `trimlab` binary: determinism of `run` and `reproduce`, and clear
 //! errors for bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn trimlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trimlab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the trimlab binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::*;
+use std::path::Path;
 
 #[test]
 fn same_config_and_seed_give_byte_identical_metrics() {

@@ -2,22 +2,10 @@
 //! `discard-vs-fstrim`): which of their claims hold at the default scale, that their output is
 //! byte-identical for the same seed (lazy-trim at --scale 0.25), and that `--help` lists every host TRIM policy.
 
+mod common;
+
+use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn trimlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trimlab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the trimlab binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 /// (claim, holds) of one experiment's report.json.
 fn verdicts(dir: &Path, name: &str) -> Vec<(String, bool)> {

@@ -1,22 +1,10 @@
 //! `trimlab replay` and `trimlab advise` end to end on small hand-written traces.
 
+mod common;
+
+use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn trimlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trimlab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the trimlab binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use std::process::{Command, Stdio};
 
 fn small_device(dir: &Path) -> PathBuf {
     let path = dir.join("device.toml");
