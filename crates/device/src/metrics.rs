@@ -6,7 +6,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use trimlab_ftl::FtlStats;
 use trimlab_nand::FlashCounters;
-use trimlab_trim::{TrimStats, TrimSteps};
+use trimlab_trim::TrimStats;
 
 /// Host-side counters, kept by the device as commands arrive.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -186,11 +186,8 @@ pub(crate) struct Baseline {
 
 pub(crate) fn trim_report(engine: &str, now: &TrimStats, base: &TrimStats) -> TrimReport {
     let (d, b) = (&now.deferred, &base.deferred);
-    let steps = TrimSteps {
-        step1_ns: now.foreground.step1_ns - base.foreground.step1_ns,
-        step2_ns: now.foreground.step2_ns - base.foreground.step2_ns,
-        step3_ns: now.foreground.step3_ns - base.foreground.step3_ns,
-    };
+    let steps = now.foreground.since(&base.foreground);
+    let idle = d.idle.since(&b.idle);
     TrimReport {
         engine: engine.to_string(),
         commands: now.commands - base.commands,
@@ -202,9 +199,9 @@ pub(crate) fn trim_report(engine: &str, now: &TrimStats, base: &TrimStats) -> Tr
         foreground_step2_ns: steps.step2_ns,
         foreground_step3_ns: steps.step3_ns,
         foreground_total_ns: steps.total_ns(),
-        idle_step2_ns: d.idle.step2_ns - b.idle.step2_ns,
-        idle_step3_ns: d.idle.step3_ns - b.idle.step3_ns,
-        idle_total_ns: d.idle.total_ns() - b.idle.total_ns(),
+        idle_step2_ns: idle.step2_ns,
+        idle_step3_ns: idle.step3_ns,
+        idle_total_ns: idle.total_ns(),
         before_gc_ns: d.before_gc.total_ns() - b.before_gc.total_ns(),
         buffer_full_ns: d.buffer_full.total_ns() - b.buffer_full.total_ns(),
         idle_chunks: d.idle_chunks - b.idle_chunks,

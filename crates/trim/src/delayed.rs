@@ -200,19 +200,13 @@ impl DelayedTrim {
             Drain::BeforeGc => &mut s.deferred.before_gc,
             Drain::BufferFull => &mut s.deferred.buffer_full,
         };
-        add(sink, steps);
+        *sink += steps;
         if kind != Drain::Idle {
-            add(&mut s.foreground, steps);
+            s.foreground += steps;
         }
         self.refresh_gauges();
         (steps, taken)
     }
-}
-
-fn add(into: &mut TrimSteps, steps: TrimSteps) {
-    into.step1_ns += steps.step1_ns;
-    into.step2_ns += steps.step2_ns;
-    into.step3_ns += steps.step3_ns;
 }
 
 impl TrimEngine for DelayedTrim {
@@ -228,7 +222,7 @@ impl TrimEngine for DelayedTrim {
             while self.buffer.room() < ranges.len() {
                 let front = self.buffer.ranges().next().map_or(0, |r| r.count as u64);
                 let (forced, _) = self.drain(front, &mut ctl, Drain::BufferFull);
-                add(&mut steps, forced);
+                steps += forced;
             }
         }
         let mut step1 =

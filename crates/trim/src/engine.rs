@@ -35,6 +35,23 @@ impl TrimSteps {
     pub fn total_ns(&self) -> u64 {
         self.step1_ns + self.step2_ns + self.step3_ns
     }
+
+    /// The time spent since `base`, a snapshot of the same cumulative counter.
+    pub fn since(&self, base: &TrimSteps) -> TrimSteps {
+        TrimSteps {
+            step1_ns: self.step1_ns - base.step1_ns,
+            step2_ns: self.step2_ns - base.step2_ns,
+            step3_ns: self.step3_ns - base.step3_ns,
+        }
+    }
+}
+
+impl std::ops::AddAssign for TrimSteps {
+    fn add_assign(&mut self, other: TrimSteps) {
+        self.step1_ns += other.step1_ns;
+        self.step2_ns += other.step2_ns;
+        self.step3_ns += other.step3_ns;
+    }
 }
 
 /// Counters every engine keeps.

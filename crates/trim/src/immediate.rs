@@ -44,9 +44,7 @@ impl TrimEngine for ImmediateTrim {
         s.pages_requested += pages;
         s.pages_unmapped += unmapped;
         s.buffer_pages_dropped += dropped;
-        s.foreground.step1_ns += steps.step1_ns;
-        s.foreground.step2_ns += steps.step2_ns;
-        s.foreground.step3_ns += steps.step3_ns;
+        s.foreground += steps;
         steps
     }
 

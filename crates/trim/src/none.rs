@@ -25,7 +25,7 @@ impl TrimEngine for NoTrim {
         self.stats.commands += 1;
         self.stats.ranges += ranges.len() as u64;
         self.stats.pages_requested += ranges.iter().map(|r| r.count as u64).sum::<u64>();
-        self.stats.foreground.step1_ns += steps.step1_ns;
+        self.stats.foreground += steps;
         steps
     }
 
