@@ -9,6 +9,14 @@ pub struct ByteRange {
     pub bytes: u64,
 }
 
+/// `(offset, bytes)` pieces of at most `max_bytes`, in order, covering `offset..offset + bytes`:
+/// how a host splits a READ or WRITE larger than the device's transfer limit.
+pub fn transfer_chunks(offset: u64, bytes: u64, max_bytes: u64) -> impl Iterator<Item = (u64, u64)> {
+    assert!(max_bytes > 0, "transfer_chunks: a zero transfer limit");
+    let end = offset + bytes;
+    (offset..end).step_by(max_bytes as usize).map(move |at| (at, max_bytes.min(end - at)))
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     Read {

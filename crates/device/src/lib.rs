@@ -7,7 +7,7 @@ pub mod config;
 pub mod metrics;
 pub mod ssd;
 
-pub use command::{ByteRange, Command, CommandError, CommandKind};
+pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind};
 pub use config::{ConfigError, DeviceSection, FtlSection, SsdConfig, TrimSection};
 pub use metrics::{DeviceReport, LatencySummary};
 pub use ssd::{Completion, Ssd};

@@ -20,7 +20,7 @@ use crate::store::Store;
 use crate::wire::EIO;
 use serde::Serialize;
 use std::io::Write as _;
-use trimlab_device::{ByteRange, Command, DeviceReport, Ssd};
+use trimlab_device::{transfer_chunks, ByteRange, Command, DeviceReport, Ssd};
 use trimlab_sim::SimTime;
 
 /// What clients sent, counted at the NBD level (bytes as requested, before any splitting).
@@ -235,13 +235,10 @@ impl Drive {
         let max = self.ssd.config().max_transfer_bytes;
         let page = self.ssd.page_bytes();
         let mut done = at;
-        let mut pos = offset;
-        while pos < offset + length {
-            let bytes = (offset + length - pos).min(max);
+        for (pos, bytes) in transfer_chunks(offset, length, max) {
             let tag = self.next_tag;
             self.next_tag += bytes.div_ceil(page) + 1;
             done = done.max(self.submit(at, &Command::Write { offset: pos, bytes, tag })?);
-            pos += bytes;
         }
         Ok(done)
     }
@@ -279,12 +276,8 @@ impl Drive {
         self.store.read(offset, buf).map_err(|e| io_refusal("read", e))?;
         let max = self.ssd.config().max_transfer_bytes;
         let mut done = at;
-        let mut pos = offset;
-        let end = offset + buf.len() as u64;
-        while pos < end {
-            let bytes = (end - pos).min(max);
+        for (pos, bytes) in transfer_chunks(offset, buf.len() as u64, max) {
             done = done.max(self.submit(at, &Command::Read { offset: pos, bytes })?);
-            pos += bytes;
         }
         Ok(done)
     }

@@ -7,7 +7,7 @@ use crate::interval_set::IntervalSet;
 use crate::reader::TraceError;
 use crate::record::{TraceOp, TraceRecord};
 use serde::Serialize;
-use trimlab_device::{ByteRange, Command, CommandError, DeviceReport, Ssd};
+use trimlab_device::{transfer_chunks, ByteRange, Command, CommandError, DeviceReport, Ssd};
 use trimlab_sim::{EventQueue, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -209,9 +209,7 @@ impl Replayer<'_> {
                     self.stats.reads += 1;
                 }
                 let mut done = at;
-                let mut o = offset;
-                while o < offset + bytes {
-                    let len = max.min(offset + bytes - o);
+                for (o, len) in transfer_chunks(offset, bytes, max) {
                     let command = if write {
                         let tag = self.next_tag;
                         self.next_tag += len.div_ceil(page) + 1;
@@ -220,7 +218,6 @@ impl Replayer<'_> {
                         Command::Read { offset: o, bytes: len }
                     };
                     done = done.max(self.submit(index, at, &command)?);
-                    o += len;
                 }
                 Ok(done)
             }
