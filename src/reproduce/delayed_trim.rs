@@ -117,9 +117,15 @@ fn device(scale: f64, policy: Policy) -> Result<SsdConfig> {
 
 struct Outcome {
     report: DeviceReport,
-    /// Pages still pending when the last random-write phase began, per iteration.
+    /// Pages still pending when each iteration's random-write phase began.
     pending_at_writes: Vec<u64>,
     heap_bytes: usize,
+}
+
+impl Outcome {
+    fn pending_at_writes_text(&self) -> String {
+        self.pending_at_writes.iter().map(u64::to_string).collect::<Vec<_>>().join(" / ")
+    }
 }
 
 fn align(bytes: f64, to: u64) -> u64 {
@@ -299,7 +305,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             Cell::Num(ms(t.idle_total_ns)),
             Cell::Num(ms(t.before_gc_ns)),
             Cell::Num(ms(t.buffer_full_ns)),
-            Cell::Text(o.pending_at_writes.iter().map(u64::to_string).collect::<Vec<_>>().join(" / ")),
+            Cell::Text(o.pending_at_writes_text()),
         ]);
         if let Policy::Delayed(_, bitmap) = policy {
             memory.push_row([
@@ -336,12 +342,17 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             Cell::Num(ms(r.trim.idle_total_ns)),
             Cell::Num(ms(r.trim.before_gc_ns)),
             Cell::Num(ms(gc_total_ns(r))),
-            Cell::Text(o.pending_at_writes.iter().map(u64::to_string).collect::<Vec<_>>().join(" / ")),
+            Cell::Text(o.pending_at_writes_text()),
         ]);
     }
 
     let labels: Vec<String> = list.iter().map(|p| p.label()).collect();
     let pick = |f: &dyn Fn(&Outcome) -> f64| -> Vec<f64> { main.iter().map(f).collect() };
+    // Fig. 4 leaves Write-Only (the last policy) out: it sends no TRIM.
+    let trimmed = labels.len() - 1;
+    let fg_share = |f: &dyn Fn(&trimlab_device::metrics::TrimReport) -> u64| -> Vec<f64> {
+        main[..trimmed].iter().map(|o| f(&o.report.trim) as f64 / base_fg).collect()
+    };
     let paper_or_nan = |f: &dyn Fn(Policy) -> Option<f64>| -> Vec<f64> {
         list.iter().map(|&p| f(p).unwrap_or(f64::NAN)).collect()
     };
@@ -382,29 +393,13 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             y_label: "share of Baseline's foreground TRIM time".into(),
             log_y: false,
             kind: PlotKind::Bars {
-                categories: labels[..labels.len() - 1].to_vec(),
+                categories: labels[..trimmed].to_vec(),
                 series: vec![
-                    (
-                        "step 1".into(),
-                        pick(&|o| o.report.trim.foreground_step1_ns as f64 / base_fg)[..labels.len() - 1]
-                            .to_vec(),
-                    ),
-                    (
-                        "step 2".into(),
-                        pick(&|o| o.report.trim.foreground_step2_ns as f64 / base_fg)[..labels.len() - 1]
-                            .to_vec(),
-                    ),
-                    (
-                        "step 3".into(),
-                        pick(&|o| o.report.trim.foreground_step3_ns as f64 / base_fg)[..labels.len() - 1]
-                            .to_vec(),
-                    ),
-                    (
-                        "total".into(),
-                        pick(&|o| o.report.trim.foreground_total_ns as f64 / base_fg)[..labels.len() - 1]
-                            .to_vec(),
-                    ),
-                    ("002 total".into(), paper_or_nan(&|p| paper(p).1)[..labels.len() - 1].to_vec()),
+                    ("step 1".into(), fg_share(&|t| t.foreground_step1_ns)),
+                    ("step 2".into(), fg_share(&|t| t.foreground_step2_ns)),
+                    ("step 3".into(), fg_share(&|t| t.foreground_step3_ns)),
+                    ("total".into(), fg_share(&|t| t.foreground_total_ns)),
+                    ("002 total".into(), paper_or_nan(&|p| paper(p).1)[..trimmed].to_vec()),
                 ],
             },
         },
