@@ -132,6 +132,22 @@ writes = "5x"
     }
 
     #[test]
+    fn a_volume_without_unit_is_an_error_with_both_readings() {
+        let e = error_of("[workload]\nwrites = 5\n");
+        assert!(e.contains("line 2") && e.contains("writes") && e.contains("\"5x\"") && e.contains("5GiB"), "{e}");
+        let e = error_of("[workload]\nprecondition_writes = \"3\"\n");
+        assert!(e.contains("precondition_writes") && e.contains("3 has no unit"), "{e}");
+    }
+
+    #[test]
+    fn a_duration_without_unit_is_an_error() {
+        let e = error_of("[workload]\nidle = 5\n");
+        assert!(e.contains("line 2") && e.contains("idle") && e.contains("5 has no unit"), "{e}");
+        let zero = RunConfig::parse("[workload]\nidle = 0\nwrites = 0\n", "x").unwrap();
+        assert_eq!(zero.workload.idle.0, 0);
+    }
+
+    #[test]
     fn bad_gc_threshold() {
         let e = error_of("[device]\nlogical_bytes = \"1GiB\"\n[ftl]\ngc_free_blocks = \"60%\"\n");
         assert!(e.contains("ftl.gc_free_blocks") && e.contains("< 50"), "{e}");

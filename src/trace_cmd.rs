@@ -111,13 +111,12 @@ pub struct ReplayArgs {
     pub out: PathBuf,
 }
 
-/// "1d", "7d", "3600s", "500ms" to nanoseconds.
-fn parse_period(text: &str) -> Option<u64> {
-    let ns = match text.strip_suffix('d') {
-        Some(days) => days.parse::<u64>().ok()?.checked_mul(DAY_NS)?,
-        None => trimlab_sim::DurationNs::parse(text).ok()?.0,
-    };
-    (ns > 0).then_some(ns)
+/// "1d", "7d", "3600s", "500ms" to nanoseconds; a bare number is refused (its unit would be a guess).
+fn parse_period(text: &str) -> Result<u64, String> {
+    match trimlab_sim::DurationNs::parse(text)?.0 {
+        0 => Err(format!("\"{text}\" is zero (a period must be positive)")),
+        ns => Ok(ns),
+    }
 }
 
 fn period_label(ns: u64) -> String {
@@ -135,8 +134,8 @@ fn parse_trims(text: &str) -> Result<TrimHandling> {
         "drop" => Ok(TrimHandling::Drop),
         other => match other.strip_prefix("fstrim:") {
             Some(period) => match parse_period(period) {
-                Some(ns) => Ok(TrimHandling::Periodic { period_ns: ns }),
-                None => bail!("--trims {other}: the period must be a duration like 1d, 3600s or 500ms"),
+                Ok(ns) => Ok(TrimHandling::Periodic { period_ns: ns }),
+                Err(e) => bail!("--trims {other}: {e}; the period must be a duration like 1d, 3600s or 500ms"),
             },
             None => bail!("--trims {other} (accepted: as-recorded, drop, fstrim:PERIOD such as fstrim:1d)"),
         },
@@ -283,8 +282,8 @@ pub fn advise(args: &AdviseArgs) -> Result<()> {
     let mut periods = Vec::new();
     for p in &args.fstrim_periods {
         match parse_period(p) {
-            Some(ns) => periods.push(ns),
-            None => bail!("--fstrim-periods: \"{p}\" is not a duration like 1d, 3600s or 500ms"),
+            Ok(ns) => periods.push(ns),
+            Err(e) => bail!("--fstrim-periods: {e}; give durations like 1d, 3600s or 500ms"),
         }
     }
     periods.sort_unstable();
@@ -542,8 +541,8 @@ mod tests {
 
     #[test]
     fn periods_parse_and_read_well() {
-        assert_eq!(parse_period("7d"), Some(7 * DAY_NS));
-        assert_eq!(parse_period("0s"), None);
+        assert_eq!(parse_period("7d"), Ok(7 * DAY_NS));
+        assert!(parse_period("0s").is_err());
         assert_eq!(period_label(DAY_NS), "daily");
         assert_eq!(period_label(10_000_000_000), "every 10s");
     }
@@ -554,6 +553,8 @@ mod tests {
         assert_eq!(parse_trims("fstrim:1d").unwrap(), TrimHandling::Periodic { period_ns: DAY_NS });
         assert_eq!(parse_trims("fstrim:10s").unwrap(), TrimHandling::Periodic { period_ns: 10_000_000_000 });
         assert!(parse_trims("fstrim:").is_err());
+        let e = parse_trims("fstrim:10").unwrap_err().to_string();
+        assert!(e.contains("10 has no unit") && e.contains("10s"), "{e}");
         assert!(parse_trims("sometimes").unwrap_err().to_string().contains("fstrim:PERIOD"));
     }
 }
