@@ -6,6 +6,7 @@ pub mod command;
 pub mod config;
 pub mod metrics;
 pub mod ssd;
+pub mod timeseries;
 
 pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind};
 pub use config::{ConfigError, DeviceSection, FtlSection, SsdConfig, TrimSection};

@@ -4,10 +4,12 @@
 //! commands from `queue_depth` simulated submitters through the event queue.
 
 pub mod config;
+pub mod fio;
 pub mod generator;
 pub mod runner;
 pub mod scenario;
 
+pub use fio::{parse_fio_job, FioError, FioJob};
 pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig};
 pub use generator::{Generator, Op};
 pub use runner::{run_phase, Drive, PhaseResult, Progress, Target};
