@@ -19,6 +19,33 @@ pub struct RunConfig {
     pub trim: TrimSection,
     #[serde(default)]
     pub workload: WorkloadConfig,
+    #[serde(default)]
+    pub output: OutputSection,
+}
+
+/// `[output]`: what a run writes besides metrics.json.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSection {
+    /// Write timeseries.csv with one row per this much simulated time (fio's log_avg_msec).
+    pub interval: Option<trimlab_sim::DurationNs>,
+}
+
+impl OutputSection {
+    /// The sampling interval: `--log-interval` wins over `[output] interval`; must be positive.
+    pub fn interval_ns(&self, flag: Option<&str>) -> Result<Option<u64>> {
+        let (ns, from) = match flag {
+            Some(text) => (trimlab_sim::DurationNs::parse(text).map_err(|e| anyhow::anyhow!("--log-interval: {e}"))?.0, "--log-interval"),
+            None => match self.interval {
+                Some(d) => (d.0, "output.interval"),
+                None => return Ok(None),
+            },
+        };
+        if ns == 0 {
+            anyhow::bail!("{from} = 0: the interval must be positive, e.g. \"100ms\"");
+        }
+        Ok(Some(ns))
+    }
 }
 
 /// A configuration resolved against its device and checked.

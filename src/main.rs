@@ -6,6 +6,7 @@ mod output;
 mod progress;
 mod reproduce;
 mod run_cmd;
+mod run_report;
 mod serve_cmd;
 mod trace_cmd;
 
@@ -67,17 +68,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run one configuration (TOML) and write DIR/metrics.json and DIR/metrics.csv.
-    Run {
-        /// The configuration file; every key has a default (docs/config.md).
-        config: PathBuf,
-        /// Seed of every random stream of the run (default: the config's `seed`, else 1).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Output directory.
-        #[arg(long, default_value = "out/run")]
-        out: PathBuf,
-    },
+    /// Run one configuration (TOML) or fio job and write DIR/metrics.json, metrics.csv,
+    /// latency_histogram.csv (and timeseries.csv, index.html when asked).
+    Run(run_cmd::RunArgs),
     /// Reproduce paper results: tables (CSV, JSON), SVG plots and one index.html.
     Reproduce {
         /// Experiments to run (default: all). See the list below.
@@ -110,7 +103,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { config, seed, out } => run_cmd::run(&config, seed, &out),
+        Command::Run(args) => run_cmd::run(&args),
         Command::Reproduce { names, out, seed, scale } => reproduce::run(&names, &out, seed, scale),
         Command::Bench { quick } => bench::run(quick),
         Command::Presets => run_cmd::presets(),

@@ -35,6 +35,33 @@ fn flatten(prefix: &str, value: &Value, rows: &mut String) {
     }
 }
 
+/// What a run leaves besides its totals: latency histograms and, when enabled, the time series.
+pub struct Series {
+    pub histogram_csv: String,
+    pub timeseries: Option<Vec<trimlab_device::timeseries::Row>>,
+}
+
+impl Series {
+    pub fn of(ssd: &trimlab_device::Ssd, timeseries: bool) -> Series {
+        Series {
+            histogram_csv: ssd.latency_histogram_csv(),
+            timeseries: timeseries.then(|| ssd.timeseries().to_vec()),
+        }
+    }
+}
+
+/// `latency_histogram.csv` (always) and `timeseries.csv` (when the series was enabled).
+pub fn write_series(out: &Path, series: &Series) -> Result<()> {
+    let path = out.join("latency_histogram.csv");
+    std::fs::write(&path, &series.histogram_csv).with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(rows) = &series.timeseries {
+        let path = out.join("timeseries.csv");
+        let csv = trimlab_device::timeseries::rows_to_csv(rows);
+        std::fs::write(&path, csv).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// FNV-1a of a canonical JSON rendering: the config hash every run prints.
 pub fn config_hash(value: &Value) -> String {
     let text = value.to_string();

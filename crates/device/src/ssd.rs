@@ -121,6 +121,7 @@ impl Ssd {
         self.host = HostCounters::default();
         self.latencies = Latencies::new();
         self.measure_start = now;
+        self.timeseries_restart(now);
     }
 
     /// Serves one command arriving at `arrival`. Reads put one data tag per page in `read_out`
@@ -478,6 +479,28 @@ impl Ssd {
     /// [`crate::timeseries`]). `interval_ns` must be positive.
     pub fn enable_timeseries(&mut self, interval_ns: u64, now: SimTime) {
         self.timeseries = Some(Timeseries::new(interval_ns, now, self.device_counters()));
+    }
+
+    /// The measured phase starts: the series restarts with it, so its sums match the report.
+    fn timeseries_restart(&mut self, now: SimTime) {
+        if let Some(interval_ns) = self.timeseries.as_ref().map(Timeseries::interval_ns) {
+            self.enable_timeseries(interval_ns, now);
+        }
+    }
+
+    /// Host pages in the write buffer not yet programmed to flash.
+    pub fn buffered_pages(&self) -> u64 {
+        self.buffer.dirty_pages() as u64
+    }
+
+    /// Programs every buffered page at `now`, as a drive does when the host goes idle or shuts
+    /// down, without counting a host FLUSH. Returns the pages and when they are on flash.
+    pub fn drain_write_buffer(&mut self, now: SimTime) -> (u64, SimTime) {
+        let dirty = self.buffer.dirty_pages();
+        if dirty > 0 {
+            self.flush_oldest(now, dirty);
+        }
+        (dirty as u64, self.buffer.drained_at(now))
     }
 
     /// The rows closed so far; call [`Ssd::finish_timeseries`] first to include the last one.

@@ -154,6 +154,10 @@ impl Timeseries {
         }
     }
 
+    pub(crate) fn interval_ns(&self) -> u64 {
+        self.interval_ns
+    }
+
     /// True when a command arriving at `arrival` belongs to a later interval.
     #[inline]
     pub(crate) fn due(&self, arrival: SimTime) -> bool {
@@ -162,9 +166,11 @@ impl Timeseries {
 
     /// Closes the open interval with the counters now and opens the one holding `arrival`.
     pub(crate) fn advance(&mut self, arrival: SimTime, now: DeviceCounters, free_blocks: u64) {
+        // Intervals stay on the grid that began when the series was enabled.
+        let grid_start = self.open.start_ns;
         self.close(now, free_blocks);
-        let k = (arrival.ns() - self.open.start_ns) / self.interval_ns;
-        let start = self.open.start_ns + k * self.interval_ns;
+        let k = (arrival.ns() - grid_start) / self.interval_ns;
+        let start = grid_start + k * self.interval_ns;
         self.open = Row { start_ns: start, end_ns: start + self.interval_ns, ..Row::default() };
         self.at_open = now;
     }
@@ -238,10 +244,10 @@ impl Timeseries {
 
     /// Closes the last (possibly partial) interval at `end`.
     pub(crate) fn finish(&mut self, end: SimTime, now: DeviceCounters, free_blocks: u64) {
-        self.open.end_ns = self.open.end_ns.min(end.ns().max(self.open.start_ns));
+        let start = end.ns().max(self.open.start_ns);
+        self.open.end_ns = self.open.end_ns.min(start);
         self.close(now, free_blocks);
         // A later finish (a caller reporting twice) must not write the same interval again.
-        let start = end.ns().max(self.open.start_ns);
         self.open = Row { start_ns: start, end_ns: start + self.interval_ns, ..Row::default() };
         self.at_open = now;
     }
@@ -261,19 +267,19 @@ mod tests {
 
     #[test]
     fn intervals_close_on_the_arrival_that_crosses_them_and_skip_empty_ones() {
-        let mut t = Timeseries::new(100, SimTime(0), counters(0));
+        let mut t = Timeseries::new(100, SimTime(5), counters(0));
         t.record(CommandKind::Write, 4, 10);
-        assert!(!t.due(SimTime(99)) && t.due(SimTime(100)));
-        // The next command arrives at 350: [0,100) closes, [100,300) were empty, [300,400) opens.
-        t.advance(SimTime(350), counters(6), 7);
+        assert!(!t.due(SimTime(104)) && t.due(SimTime(105)));
+        // The next command arrives at 355: [5,105) closes, [105,305) were empty, [305,405) opens.
+        t.advance(SimTime(355), counters(6), 7);
         t.record(CommandKind::Read, 2, 30);
-        t.finish(SimTime(380), counters(6), 7);
+        t.finish(SimTime(385), counters(6), 7);
         let rows = t.rows();
         assert_eq!(rows.len(), 2);
-        assert_eq!((rows[0].start_ns, rows[0].end_ns, rows[0].host_pages_written), (0, 100, 4));
+        assert_eq!((rows[0].start_ns, rows[0].end_ns, rows[0].host_pages_written), (5, 105, 4));
         assert_eq!((rows[0].nand_pages_programmed, rows[0].waf, rows[0].free_blocks), (6, Some(1.5), 7));
         assert_eq!(rows[0].write_p50_ns, 10);
-        assert_eq!((rows[1].start_ns, rows[1].end_ns, rows[1].host_pages_read), (300, 380, 2));
+        assert_eq!((rows[1].start_ns, rows[1].end_ns, rows[1].host_pages_read), (305, 385, 2));
         assert_eq!((rows[1].waf, rows[1].waf_so_far), (None, Some(1.5)));
         assert_eq!(rows[1].read_p99_ns, 30);
         let csv = rows_to_csv(rows);
