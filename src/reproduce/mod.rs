@@ -70,7 +70,8 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
                 EXPERIMENTS.iter().find(|e| e.name == n).with_context(|| {
                     let known: Vec<_> =
                         EXPERIMENTS.iter().map(|e| format!("{} ({})", e.name, e.about)).collect();
-                    format!("unknown experiment \"{n}\"; known: {}", known.join(", "))
+                    let hint = did_you_mean(n).map(|m| format!("did you mean \"{m}\"? ")).unwrap_or_default();
+                    format!("unknown experiment \"{n}\"; {hint}known: {}", known.join(", "))
                 })
             })
             .collect::<Result<_>>()?
@@ -95,6 +96,17 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
         eprintln!("trimlab reproduce: {} claim(s) not reproduced:\n  {}", failed.len(), failed.join("\n  "));
     }
     Ok(())
+}
+
+/// The experiment name closest to a mistyped one (`delayed_trim`, `lazytrim`, `WAF`), if any is close.
+fn did_you_mean(name: &str) -> Option<&'static str> {
+    let typed = name.to_ascii_lowercase().replace('_', "-");
+    EXPERIMENTS
+        .iter()
+        .map(|e| (strsim::normalized_damerau_levenshtein(&typed, e.name), e.name))
+        .filter(|(score, _)| *score >= 0.6)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
 }
 
 /// Runs `f` over `items` on every core, results in input order: each item is an independent,
@@ -123,4 +135,20 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], label: &str, f: impl Fn(&T) -
     });
     bar.finish();
     results.into_inner().expect("workers finished").into_iter().map(|r| r.expect("every item ran")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mistyped_experiment_names_get_a_suggestion() {
+        assert_eq!(did_you_mean("delayed_trim"), Some("delayed-trim"));
+        assert_eq!(did_you_mean("lazytrim"), Some("lazy-trim"));
+        assert_eq!(did_you_mean("WAF"), Some("waf"));
+        assert_eq!(did_you_mean("discard-vs-fstrm"), Some("discard-vs-fstrim"));
+        assert_eq!(did_you_mean("postmark"), None);
+        let e = run(&["delayed_trim".into()], Path::new("/nonexistent/never-written"), 1, 1.0).unwrap_err();
+        assert!(e.to_string().contains("did you mean \"delayed-trim\"?"), "{e}");
+    }
 }
