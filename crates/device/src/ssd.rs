@@ -481,6 +481,10 @@ impl Ssd {
         self.timeseries = Some(Timeseries::new(interval_ns, now, self.device_counters()));
     }
 
+    pub fn timeseries_enabled(&self) -> bool {
+        self.timeseries.is_some()
+    }
+
     /// The measured phase starts: the series restarts with it, so its sums match the report.
     fn timeseries_restart(&mut self, now: SimTime) {
         if let Some(interval_ns) = self.timeseries.as_ref().map(Timeseries::interval_ns) {

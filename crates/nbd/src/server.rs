@@ -91,6 +91,8 @@ pub struct ServerConfig {
     pub log: bool,
     /// Write every model command here as fio iolog v3 (`trimlab serve --record`).
     pub record: Option<Box<dyn Write + Send>>,
+    /// Sample the device's time series this often (simulated ns); handed back at finish.
+    pub timeseries_interval_ns: Option<u64>,
 }
 
 /// Refusals logged per connection; later ones are only counted (a fuzzing peer would flood).
@@ -269,7 +271,11 @@ impl Server {
                 format!("store holds {} bytes, the device {size_bytes}", store.size_bytes()),
             ));
         }
-        let mut drive = Drive::new(Ssd::new(device), store);
+        let mut ssd = Ssd::new(device);
+        if let Some(ns) = config.timeseries_interval_ns {
+            ssd.enable_timeseries(ns, SimTime::ZERO);
+        }
+        let mut drive = Drive::new(ssd, store);
         if let Some(out) = config.record {
             drive.record_to(out)?;
         }
@@ -425,7 +431,9 @@ fn device_thread(mut drive: Drive, clock: &Clock, jobs: mpsc::Receiver<Job>) {
                 let now = clock.now();
                 drive.idle_until(now);
                 let check = drive.check().and(drive.finish_recording().map_err(|e| format!("--record: {e}")));
-                let _ = tx.send((drive.stats(now), check));
+                let mut stats = drive.stats(now);
+                stats.series = Some(drive.finish_series(now));
+                let _ = tx.send((stats, check));
                 return;
             }
         }

@@ -44,6 +44,7 @@ pub fn server_paced(block_max_bytes: u32, clock: Clock, connections_max: usize, 
             handshake_timeout: std::time::Duration::from_millis(500),
             log: std::env::var_os("TRIMLAB_NBD_LOG").is_some(),
             record: None,
+            timeseries_interval_ns: None,
         },
     )
     .expect("server starts")
