@@ -274,8 +274,24 @@ fn log_y_spans_six_decades_with_equal_spacing() {
 }
 
 #[test]
-fn crowded_bar_categories_are_drawn_vertically() {
-    let categories: Vec<String> = (0..10).map(|i| format!("workload-{i}-with-a-long-name")).collect();
+fn long_bar_categories_wrap_whole_and_crowded_ones_go_vertical() {
+    let wrapped = Plot {
+        name: "wrapped".into(),
+        title: "Wrapped".into(),
+        x_label: "scenario".into(),
+        y_label: "WAF".into(),
+        log_y: false,
+        kind: PlotKind::Bars {
+            series: vec![("WAF".into(), vec![1.0, 2.0, 3.0])],
+            categories: vec!["online discard, drive ignores TRIM".into(), "fstrim daily".into(), "no discard".into()],
+        },
+    };
+    let texts = svg_texts(&render_svg(&wrapped).unwrap());
+    let joined = texts.join(" ");
+    assert!(joined.contains("online discard, drive ignores TRIM"), "every word, in order: {texts:?}");
+    assert!(!texts.iter().any(|t| t.contains('…')), "nothing is cut: {texts:?}");
+
+    let categories: Vec<String> = (0..30).map(|i| format!("workload-{i}-with-a-long-name")).collect();
     let plot = Plot {
         name: "crowded".into(),
         title: "Crowded".into(),
@@ -283,17 +299,17 @@ fn crowded_bar_categories_are_drawn_vertically() {
         y_label: "erases".into(),
         log_y: false,
         kind: PlotKind::Bars {
-            series: vec![("greedy".into(), (1..=10).map(f64::from).collect())],
+            series: vec![("greedy".into(), (1..=30).map(f64::from).collect())],
             categories,
         },
     };
     let svg = render_svg(&plot).unwrap();
     let texts = svg_texts(&svg);
-    for i in 0..10 {
+    for i in 0..30 {
         let want = format!("workload-{i}-with-a-long-name");
         assert!(texts.contains(&want), "{want} missing in {texts:?}");
     }
-    assert_eq!(svg.matches("rotate(270,").count(), 10 + 1); // labels + y-axis description
+    assert_eq!(svg.matches("rotate(270,").count(), 30 + 1); // labels + y-axis description
 }
 
 fn pow10(e: i32) -> f64 {
