@@ -5,6 +5,7 @@ mod discard_vs_fstrim;
 mod ftl_trim;
 mod host;
 mod lazy_trim;
+mod references;
 mod selective_trim;
 mod waf;
 
@@ -86,7 +87,7 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
         println!("{}", trimlab_report::render_text(&report));
         reports.push(report);
     }
-    let index = trimlab_report::write_index(out, &reports)?;
+    let index = trimlab_report::write_index_with_references(out, &reports, &references::references())?;
     println!("wrote {}", index.display());
     let failed: Vec<_> = reports
         .iter()

@@ -409,3 +409,22 @@ fn io_error_names_the_path() {
     assert!(err.to_string().contains("waf"), "{err}");
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn index_puts_plots_before_tables_collapses_long_tables_and_cites_references() {
+    let mut report = sample_report();
+    let mut long = Table::new("long", "Every point", &["spare_factor", "paper_waf"]);
+    for i in 0..20 {
+        long.push_row([Cell::Int(i), Cell::Num(1.5)]);
+    }
+    report.tables.push(long);
+    let refs = [Reference { key: "000".into(), citation: "K. Lee et al., \"Lazy TRIM\", ICCE 2018.".into() }];
+    let html = render_index_html_with_references(&[report], &refs).unwrap();
+    let plots_at = html.find("<h3>Plots</h3>").unwrap();
+    let tables_at = html.find("<h3>Tables</h3>").unwrap();
+    assert!(plots_at < tables_at, "plots come first");
+    assert!(html.contains("<details>\n<summary>Every point <span class=\"muted\">(20 rows)</span></summary>"));
+    assert!(html.contains("<th class=\"paper\" title=\"paper_waf\">paper WAF</th>"), "readable, marked paper header");
+    assert!(html.contains("<li id=\"ref-000\"><span class=\"refkey\">[000]</span> K. Lee et al., &quot;Lazy TRIM&quot;, ICCE 2018.</li>"));
+    assert!(html.contains("href=\"#references\""));
+}
