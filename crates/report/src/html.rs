@@ -323,7 +323,8 @@ fn render_plot(h: &mut String, exp: &str, p: &Plot) -> Result<(), ReportError> {
         }
         other => other,
     })?;
-    h.push_str("<figure>\n");
+    // An id per figure, so a plot can be linked (and screenshot) on its own: #fig-<exp>-<plot>.
+    let _ = writeln!(h, "<figure id=\"fig-{}-{}\">", escape_html(exp), escape_html(&p.name));
     h.push_str(&inline_svg(&svg, &p.title));
     let _ = writeln!(
         h,
