@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Screenshots of a trimlab report with headless Chromium, to look at before publishing:
-# every plot (one PNG per SVG) and index.html (the top, each experiment, each figure in place,
-# the references). Installs Debian's chromium when it is missing.
+# every plot (one PNG per SVG) and index.html (the overview, each experiment as the page shows
+# it, the references), cut into pages. Installs Debian's chromium (and imagemagick, to cut the
+# pages) when missing.
 #
 #   scripts/screenshots.sh [REPORT_DIR [SHOTS_DIR]]    (defaults: out/reproduce, REPORT_DIR/screenshots)
 #
@@ -38,12 +39,34 @@ for svg in "$dir_abs"/*/*.svg; do
     shoot "file://$svg" 960 540 "$shots/plot--$exp--$(basename "$svg" .svg).png"
 done
 
-# index.html: the top, then every experiment and every figure as the page shows them.
-index="file://$dir_abs/index.html"
-shoot "$index" 1280 1400 "$shots/index--top.png"
-for id in $(grep -o 'id="\(exp\|fig\)-[A-Za-z0-9._-]*"' "$dir/index.html" | sed 's/id="\(.*\)"/\1/'); do
-    shoot "$index#$id" 1280 1100 "$shots/index--$id.png"
+# index.html, one experiment at a time: a copy of the page whose CSS hides every other section
+# (no script, no scrolling), shot tall, then trimmed and cut into readable 1400 px pages.
+# Without ImageMagick the tall shot is kept whole.
+cutter=$(command -v /usr/bin/convert || true)
+if [ -z "$cutter" ] && command -v apt-get >/dev/null; then
+    apt-get install -y -qq imagemagick >/dev/null 2>&1 || true
+    cutter=$(command -v /usr/bin/convert || true)
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+shoot_part() { # css-to-hide name
+    sed "s|</style>|$1 { display: none !important; }</style>|" "$dir/index.html" > "$dir_abs/.screenshot-$2.html"
+    local tall="$tmp/$2.png"
+    shoot "file://$dir_abs/.screenshot-$2.html" 1280 12000 "$tall" >/dev/null
+    rm -f "$dir_abs/.screenshot-$2.html"
+    if [ -n "$cutter" ]; then
+        "$cutter" "$tall" -trim +repage -bordercolor white -border 16 "$tmp/$2-trimmed.png"
+        "$cutter" "$tmp/$2-trimmed.png" -crop 1312x1400 +repage "$shots/index--$2-%02d.png"
+        ls "$shots"/index--"$2"-*.png
+    else
+        cp "$tall" "$shots/index--$2.png"
+        echo "$shots/index--$2.png"
+    fi
+}
+shoot_part "section.experiment, #references" "top"
+for id in $(grep -o 'section class="experiment" id="exp-[A-Za-z0-9._-]*"' "$dir/index.html" | sed 's/.*id="\(.*\)"/\1/'); do
+    shoot_part "header, nav, #references, section.experiment:not(#$id)" "$id"
 done
 if grep -q 'id="references"' "$dir/index.html"; then
-    shoot "$index#references" 1280 700 "$shots/index--references.png"
+    shoot_part "header, nav, section.experiment" "references"
 fi

@@ -527,21 +527,24 @@ fn advice_report(
     }
     let (choice, reason) = recommend(list, results);
     let labels: Vec<String> = list.iter().map(|s| s.label.clone()).collect();
-    let bars = |name: &str, title: &str, y: &str, series: Vec<(String, Vec<f64>)>| Plot {
+    // Read and write latencies (and TRIM and GC times) differ by orders of magnitude: those
+    // plots use a log axis so the small values stay visible.
+    let bars = |name: &str, title: &str, y: &str, log_y: bool, series: Vec<(String, Vec<f64>)>| Plot {
         name: name.into(),
         title: title.into(),
         x_label: "scenario".into(),
         y_label: y.into(),
-        log_y: false,
+        log_y,
         kind: PlotKind::Bars { categories: labels.clone(), series },
     };
     let pick = |f: &dyn Fn(&DeviceReport) -> f64| results.iter().map(|r| f(&r.report)).collect::<Vec<f64>>();
     let plots = vec![
-        bars("waf", "Write amplification", "WAF", vec![("WAF".into(), pick(&|r| r.waf))]),
+        bars("waf", "Write amplification", "WAF", false, vec![("WAF".into(), pick(&|r| r.waf))]),
         bars(
             "latency_p99",
             "p99 latency (us)",
-            "microseconds",
+            "microseconds (log)",
+            true,
             vec![
                 ("read p99".into(), pick(&|r| us(r.latency.read.p99_ns))),
                 ("write p99".into(), pick(&|r| us(r.latency.write.p99_ns))),
@@ -550,7 +553,8 @@ fn advice_report(
         bars(
             "trim_and_gc_time",
             "Foreground TRIM time and GC time (ms)",
-            "milliseconds",
+            "milliseconds (log)",
+            true,
             vec![
                 ("TRIM foreground".into(), pick(&|r| ms(r.trim.foreground_total_ns))),
                 ("GC busy".into(), pick(&|r| ms(r.gc.busy_ns))),

@@ -144,20 +144,25 @@ const PAPER: RGBColor = RGBColor(0, 0, 0);
 const SOURCE_WORDS: [&str; 6] = ["trimlab", "model", "mean-field", "analytic", "measured", "simulated"];
 
 fn is_paper(label: &str) -> bool {
-    label == "paper" || label.starts_with("paper ") || label.starts_with("paper:")
+    label.strip_prefix("paper").is_some_and(|rest| rest.chars().next().is_none_or(|c| !c.is_alphanumeric()))
 }
+
+/// Several paper series on one plot (e.g. two regimes): black, then greys.
+const PAPER_SHADES: [RGBColor; 3] = [PAPER, RGBColor(105, 105, 105), RGBColor(165, 165, 165)];
 
 /// One colour per series: paper series black, `<source> X` series coloured by `X`, the rest
 /// in order. Black is left out of the palette cycle so "paper" stays unambiguous.
 fn series_colors<'a>(labels: impl Iterator<Item = &'a str>) -> Vec<RGBColor> {
     let mut keys: Vec<String> = Vec::new();
+    let mut papers = 0;
     labels
         .map(|label| {
             if is_paper(label) {
-                return PAPER;
+                papers += 1;
+                return PAPER_SHADES[(papers - 1) % PAPER_SHADES.len()];
             }
             let key = match label.split_once(' ') {
-                Some((first, rest)) if SOURCE_WORDS.contains(&first) => rest.to_owned(),
+                Some((first, rest)) if SOURCE_WORDS.contains(&first.trim_end_matches(',')) => rest.to_owned(),
                 _ => label.to_owned(),
             };
             let i = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
@@ -780,6 +785,8 @@ mod tests {
 
     #[test]
     fn paired_series_share_a_colour_and_paper_is_black() {
+        assert!(is_paper("paper") && is_paper("paper, GC running") && is_paper("paper total"));
+        assert!(!is_paper("papers") && !is_paper("trimlab"));
         let c = series_colors(["trimlab b=16", "mean-field b=16", "trimlab b=64", "model b=64", "paper"].into_iter());
         assert_eq!(c[0], c[1]);
         assert_eq!(c[2], c[3]);
