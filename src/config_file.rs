@@ -35,7 +35,10 @@ impl OutputSection {
     /// The sampling interval: `--log-interval` wins over `[output] interval`; must be positive.
     pub fn interval_ns(&self, flag: Option<&str>) -> Result<Option<u64>> {
         let (ns, from) = match flag {
-            Some(text) => (trimlab_sim::DurationNs::parse(text).map_err(|e| anyhow::anyhow!("--log-interval: {e}"))?.0, "--log-interval"),
+            Some(text) => (
+                trimlab_sim::DurationNs::parse(text).map_err(|e| anyhow::anyhow!("--log-interval: {e}"))?.0,
+                "--log-interval",
+            ),
             None => match self.interval {
                 Some(d) => (d.0, "output.interval"),
                 None => return Ok(None),
@@ -161,7 +164,10 @@ writes = "5x"
     #[test]
     fn a_volume_without_unit_is_an_error_with_both_readings() {
         let e = error_of("[workload]\nwrites = 5\n");
-        assert!(e.contains("line 2") && e.contains("writes") && e.contains("\"5x\"") && e.contains("5GiB"), "{e}");
+        assert!(
+            e.contains("line 2") && e.contains("writes") && e.contains("\"5x\"") && e.contains("5GiB"),
+            "{e}"
+        );
         let e = error_of("[workload]\nprecondition_writes = \"3\"\n");
         assert!(e.contains("precondition_writes") && e.contains("3 has no unit"), "{e}");
     }

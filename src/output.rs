@@ -53,7 +53,8 @@ impl Series {
 /// `latency_histogram.csv` (always) and `timeseries.csv` (when the series was enabled).
 pub fn write_series(out: &Path, series: &Series) -> Result<()> {
     let path = out.join("latency_histogram.csv");
-    std::fs::write(&path, &series.histogram_csv).with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&path, &series.histogram_csv)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     if let Some(rows) = &series.timeseries {
         let path = out.join("timeseries.csv");
         let csv = trimlab_device::timeseries::rows_to_csv(rows);

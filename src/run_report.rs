@@ -43,7 +43,18 @@ pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row]) -> ExperimentRepo
         let mut t = Table::new(
             "timeseries",
             "Per interval (also timeseries.csv)",
-            &["start_s", "host_pages_written", "nand_pages_programmed", "nand_blocks_erased", "gc_busy_ms", "trim_commands", "free_blocks", "waf", "waf_so_far", "write_p99_us"],
+            &[
+                "start_s",
+                "host_pages_written",
+                "nand_pages_programmed",
+                "nand_blocks_erased",
+                "gc_busy_ms",
+                "trim_commands",
+                "free_blocks",
+                "waf",
+                "waf_so_far",
+                "write_p99_us",
+            ],
         );
         for row in rows {
             t.push_row([

@@ -222,7 +222,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     });
     write_metrics(&args.out, &metrics)?;
     if let Some((histogram, timeseries)) = &stats.series {
-        std::fs::write(args.out.join("latency_histogram.csv"), histogram).context("cannot write latency_histogram.csv")?;
+        std::fs::write(args.out.join("latency_histogram.csv"), histogram)
+            .context("cannot write latency_histogram.csv")?;
         if let Some(csv) = timeseries {
             std::fs::write(args.out.join("timeseries.csv"), csv).context("cannot write timeseries.csv")?;
         }

@@ -139,7 +139,9 @@ fn parse_trims(text: &str) -> Result<TrimHandling> {
         other => match other.strip_prefix("fstrim:") {
             Some(period) => match parse_period(period) {
                 Ok(ns) => Ok(TrimHandling::Periodic { period_ns: ns }),
-                Err(e) => bail!("--trims {other}: {e}; the period must be a duration like 1d, 3600s or 500ms"),
+                Err(e) => {
+                    bail!("--trims {other}: {e}; the period must be a duration like 1d, 3600s or 500ms")
+                }
             },
             None => bail!("--trims {other} (accepted: as-recorded, drop, fstrim:PERIOD such as fstrim:1d)"),
         },
@@ -178,7 +180,14 @@ fn replay_once(
     ssd.check().map_err(anyhow::Error::msg).context("consistency check after the replay")?;
     let report = ssd.report(end);
     let series = output::Series::of(&ssd, interval_ns.is_some());
-    Ok(Replayed { stats: outcome.stats, report, skipped_bad: reader.skipped_bad(), format, drained_pages, series })
+    Ok(Replayed {
+        stats: outcome.stats,
+        report,
+        skipped_bad: reader.skipped_bad(),
+        format,
+        drained_pages,
+        series,
+    })
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<()> {

@@ -19,10 +19,19 @@ fn sum(csv: &str, name: &str) -> u64 {
 #[test]
 fn timeseries_rows_add_up_to_the_run_totals() {
     let dir = scratch("timeseries");
-    let o = trimlab(&["run", "examples/quick.toml", "--log-interval", "100ms", "--html", "--out", dir.to_str().unwrap()]);
+    let o = trimlab(&[
+        "run",
+        "examples/quick.toml",
+        "--log-interval",
+        "100ms",
+        "--html",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let csv = std::fs::read_to_string(dir.join("timeseries.csv")).unwrap();
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("metrics.json")).unwrap()).unwrap();
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("metrics.json")).unwrap()).unwrap();
     let report = &m["report"];
     // Every command and every NAND program of the measured phase is in exactly one row.
     assert_eq!(sum(&csv, "host_pages_written"), report["host"]["pages_written"].as_u64().unwrap());
@@ -40,8 +49,11 @@ fn timeseries_rows_add_up_to_the_run_totals() {
     let last: f64 = column(&csv, "waf_so_far").last().unwrap().parse().unwrap();
     assert!((last - report["waf"].as_f64().unwrap()).abs() < 1e-4, "{last}");
     let hist = std::fs::read_to_string(dir.join("latency_histogram.csv")).unwrap();
-    let writes: u64 =
-        hist.lines().filter(|l| l.starts_with("write,")).map(|l| l.split(',').nth(3).unwrap().parse::<u64>().unwrap()).sum();
+    let writes: u64 = hist
+        .lines()
+        .filter(|l| l.starts_with("write,"))
+        .map(|l| l.split(',').nth(3).unwrap().parse::<u64>().unwrap())
+        .sum();
     assert_eq!(writes, report["latency"]["write"]["count"].as_u64().unwrap());
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(html.contains("Write amplification per interval and so far"), "the --html page plots the series");
@@ -51,13 +63,22 @@ fn timeseries_rows_add_up_to_the_run_totals() {
 fn a_fio_job_runs_and_an_unsupported_option_is_named() {
     let dir = scratch("fio");
     let job = dir.join("job.fio");
-    std::fs::write(&job, "[global]\nioengine=libaio\nbs=16k\n[rand]\nrw=randwrite\nsize=32m\niodepth=4\n").unwrap();
+    std::fs::write(&job, "[global]\nioengine=libaio\nbs=16k\n[rand]\nrw=randwrite\nsize=32m\niodepth=4\n")
+        .unwrap();
     let device = dir.join("device.toml");
     std::fs::write(&device, "[device]\nlogical_bytes = \"64MiB\"\nchannels = 2\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\npages_per_block = 64\n").unwrap();
-    let o = trimlab(&["run", device.to_str().unwrap(), "--fio", job.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    let o = trimlab(&[
+        "run",
+        device.to_str().unwrap(),
+        "--fio",
+        job.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("job.fio:2: ioengine ignored"), "{}", stderr(&o));
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("metrics.json")).unwrap()).unwrap();
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("metrics.json")).unwrap()).unwrap();
     assert_eq!(m["config"]["workload"]["block_bytes"], "16KiB");
     assert_eq!(m["config"]["workload"]["queue_depth"], 4);
     assert_eq!(m["report"]["host"]["pages_written"].as_u64().unwrap(), (32 << 20) / 4096);
@@ -77,12 +98,23 @@ fn bare_numbers_where_a_unit_is_expected_are_errors() {
     let o = trimlab(&["run", path.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("5 has no unit") && stderr(&o).contains("\"5x\""), "{}", stderr(&o));
-    let o = trimlab(&["replay", "examples/traces/ext4-copy.log", "--trims", "fstrim:10", "--out", dir.to_str().unwrap()]);
+    let o = trimlab(&[
+        "replay",
+        "examples/traces/ext4-copy.log",
+        "--trims",
+        "fstrim:10",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("10 has no unit"), "{}", stderr(&o));
     let o = trimlab(&["run", "examples/quick.toml", "--log-interval", "100", "--out", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--log-interval") && stderr(&o).contains("100 has no unit"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--log-interval") && stderr(&o).contains("100 has no unit"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -98,8 +130,13 @@ fn advise_warns_when_its_fstrim_periods_are_longer_than_the_trace() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(e.contains("warning: no fstrim period fits in the trace") && e.contains("--fstrim-periods"), "{e}");
+    assert!(
+        e.contains("warning: no fstrim period fits in the trace") && e.contains("--fstrim-periods"),
+        "{e}"
+    );
     let summary = std::fs::read_to_string(dir.join("advise/summary.txt")).unwrap();
     assert!(summary.contains("Warning: no fstrim period fits"), "{summary}");
-    assert!(summary.contains("sends them daily / weekly of trace time") && !summary.contains("every day or week"));
+    assert!(
+        summary.contains("sends them daily / weekly of trace time") && !summary.contains("every day or week")
+    );
 }

@@ -148,7 +148,9 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
     let cut = |f: &dyn Fn(&MicroResult) -> u64| -> Vec<f64> {
         APPENDS
             .iter()
-            .map(|&a| 100.0 * (1.0 - f(get(PolicyKind::Lazy, a)) as f64 / f(get(PolicyKind::Discard, a)) as f64))
+            .map(|&a| {
+                100.0 * (1.0 - f(get(PolicyKind::Lazy, a)) as f64 / f(get(PolicyKind::Discard, a)) as f64)
+            })
             .collect()
     };
     let plots = vec![

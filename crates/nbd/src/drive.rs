@@ -440,8 +440,10 @@ impl Drive {
     pub fn finish_series(&mut self, at: SimTime) -> (String, Option<String>) {
         let end = at.max(self.now());
         self.ssd.finish_timeseries(end);
-        let series =
-            self.ssd.timeseries_enabled().then(|| trimlab_device::timeseries::rows_to_csv(self.ssd.timeseries()));
+        let series = self
+            .ssd
+            .timeseries_enabled()
+            .then(|| trimlab_device::timeseries::rows_to_csv(self.ssd.timeseries()));
         (self.ssd.latency_histogram_csv(), series)
     }
 

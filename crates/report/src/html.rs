@@ -236,7 +236,9 @@ pub fn readable_header(column: &str) -> String {
     ];
     let (stem, unit) = UNITS
         .iter()
-        .find_map(|(suffix, unit)| column.strip_suffix(suffix).filter(|s| !s.is_empty()).map(|s| (s, Some(*unit))))
+        .find_map(|(suffix, unit)| {
+            column.strip_suffix(suffix).filter(|s| !s.is_empty()).map(|s| (s, Some(*unit)))
+        })
         .unwrap_or((column, None));
     let words: Vec<String> = stem
         .split('_')
@@ -282,13 +284,18 @@ fn render_table(h: &mut String, exp: &str, t: &Table) {
         );
         let _ = writeln!(h, "<div class=\"tablewrap\"><table>\n<caption>{links}</caption>");
     } else {
-        let _ = writeln!(h, "<div class=\"tablewrap\"><table>\n<caption>{} {links}</caption>", escape_html(&t.title));
+        let _ = writeln!(
+            h,
+            "<div class=\"tablewrap\"><table>\n<caption>{} {links}</caption>",
+            escape_html(&t.title)
+        );
     }
     let paper: Vec<bool> = t.columns.iter().map(|c| is_paper_column(c)).collect();
     h.push_str("<thead><tr>");
     for (c, &p) in t.columns.iter().zip(&paper) {
         let class = if p { " class=\"paper\"" } else { "" };
-        let _ = write!(h, "<th{class} title=\"{}\">{}</th>", escape_html(c), escape_html(&readable_header(c)));
+        let _ =
+            write!(h, "<th{class} title=\"{}\">{}</th>", escape_html(c), escape_html(&readable_header(c)));
     }
     h.push_str("</tr></thead>\n<tbody>\n");
     for row in &t.rows {
@@ -301,7 +308,8 @@ fn render_table(h: &mut String, exp: &str, t: &Table) {
             if paper.get(i).copied().unwrap_or(false) {
                 classes.push("paper");
             }
-            let class = if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) };
+            let class =
+                if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) };
             let text = match c {
                 Cell::Empty => String::new(),
                 other => escape_html(&other.render()),

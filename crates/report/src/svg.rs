@@ -544,9 +544,13 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
         if s.style == SeriesStyle::Points {
             let c = colors[i];
             if is_paper(&s.label) {
-                chart.draw_series(runs.iter().flatten().map(|&p| EmptyElement::at(p) + diamond(6, c))).map_err(e)?;
+                chart
+                    .draw_series(runs.iter().flatten().map(|&p| EmptyElement::at(p) + diamond(6, c)))
+                    .map_err(e)?;
             } else {
-                chart.draw_series(runs.iter().flatten().map(|&p| Circle::new(p, 4, c.filled()))).map_err(e)?;
+                chart
+                    .draw_series(runs.iter().flatten().map(|&p| Circle::new(p, 4, c.filled())))
+                    .map_err(e)?;
             }
         }
     }
@@ -676,7 +680,8 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
     let (bx, by) = area.get_base_pixel();
     match &labels {
         CategoryLabels::Wrapped(lines) => {
-            let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+            let style =
+                TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
             for (i, name) in lines.iter().enumerate() {
                 let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_axis.lo));
                 for (k, line) in name.iter().enumerate() {
@@ -720,13 +725,20 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
                 .collect();
             chart.draw_series(stems).map_err(e)?;
             if is_paper(label) {
-                chart.draw_series(drawn.map(|(i, y)| EmptyElement::at((slot(i) + bar * 0.45, y)) + diamond(6, c))).map_err(e)?;
+                chart
+                    .draw_series(
+                        drawn.map(|(i, y)| EmptyElement::at((slot(i) + bar * 0.45, y)) + diamond(6, c)),
+                    )
+                    .map_err(e)?;
             } else {
-                chart.draw_series(drawn.map(|(i, y)| Circle::new((slot(i) + bar * 0.45, y), 5, c.filled()))).map_err(e)?;
+                chart
+                    .draw_series(drawn.map(|(i, y)| Circle::new((slot(i) + bar * 0.45, y), 5, c.filled())))
+                    .map_err(e)?;
             }
         } else {
             // A small gap between neighbouring bars of one group keeps them distinguishable.
-            let rects = drawn.map(|(i, y)| Rectangle::new([(slot(i), 0.0), (slot(i) + bar * 0.9, y)], c.filled()));
+            let rects =
+                drawn.map(|(i, y)| Rectangle::new([(slot(i), 0.0), (slot(i) + bar * 0.9, y)], c.filled()));
             chart.draw_series(rects).map_err(e)?;
         }
     }
@@ -787,7 +799,9 @@ mod tests {
     fn paired_series_share_a_colour_and_paper_is_black() {
         assert!(is_paper("paper") && is_paper("paper, GC running") && is_paper("paper total"));
         assert!(!is_paper("papers") && !is_paper("trimlab"));
-        let c = series_colors(["trimlab b=16", "mean-field b=16", "trimlab b=64", "model b=64", "paper"].into_iter());
+        let c = series_colors(
+            ["trimlab b=16", "mean-field b=16", "trimlab b=64", "model b=64", "paper"].into_iter(),
+        );
         assert_eq!(c[0], c[1]);
         assert_eq!(c[2], c[3]);
         assert_ne!(c[0], c[2]);

@@ -283,7 +283,11 @@ fn long_bar_categories_wrap_whole_and_crowded_ones_go_vertical() {
         log_y: false,
         kind: PlotKind::Bars {
             series: vec![("WAF".into(), vec![1.0, 2.0, 3.0])],
-            categories: vec!["online discard, drive ignores TRIM".into(), "fstrim daily".into(), "no discard".into()],
+            categories: vec![
+                "online discard, drive ignores TRIM".into(),
+                "fstrim daily".into(),
+                "no discard".into(),
+            ],
         },
     };
     let texts = svg_texts(&render_svg(&wrapped).unwrap());
@@ -424,7 +428,10 @@ fn index_puts_plots_before_tables_collapses_long_tables_and_cites_references() {
     let tables_at = html.find("<h3>Tables</h3>").unwrap();
     assert!(plots_at < tables_at, "plots come first");
     assert!(html.contains("<details>\n<summary>Every point <span class=\"muted\">(20 rows)</span></summary>"));
-    assert!(html.contains("<th class=\"paper\" title=\"paper_waf\">paper WAF</th>"), "readable, marked paper header");
+    assert!(
+        html.contains("<th class=\"paper\" title=\"paper_waf\">paper WAF</th>"),
+        "readable, marked paper header"
+    );
     assert!(html.contains("<li id=\"ref-000\"><span class=\"refkey\">[000]</span> K. Lee et al., &quot;Lazy TRIM&quot;, ICCE 2018.</li>"));
     assert!(html.contains("href=\"#references\""));
 }

@@ -123,8 +123,9 @@ macro_rules! string_or_integer {
                         $ty::from_integer(v).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
-                        let v = u64::try_from(v)
-                            .map_err(|_| E::custom(format!("{v} is negative (expected {})", $ty::ACCEPTED)))?;
+                        let v = u64::try_from(v).map_err(|_| {
+                            E::custom(format!("{v} is negative (expected {})", $ty::ACCEPTED))
+                        })?;
                         $ty::from_integer(v).map_err(E::custom)
                     }
                     fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {

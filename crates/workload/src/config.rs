@@ -54,7 +54,10 @@ impl Volume {
 
     pub fn parse(text: &str) -> Result<Volume, String> {
         let t = text.trim();
-        if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_') && t.parse::<f64>() != Ok(0.0) {
+        if !t.is_empty()
+            && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_')
+            && t.parse::<f64>() != Ok(0.0)
+        {
             return Err(Volume::no_unit(t));
         }
         if let Some(x) = t.strip_suffix('x').or_else(|| t.strip_suffix('X')) {

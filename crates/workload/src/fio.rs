@@ -139,7 +139,8 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
         };
         options.push((line_no, key, value));
     }
-    let (name, _) = job_name.ok_or_else(|| err(text.lines().count().max(1), "no job section (only [global])".into()))?;
+    let (name, _) =
+        job_name.ok_or_else(|| err(text.lines().count().max(1), "no job section (only [global])".into()))?;
 
     let mut w = base.clone();
     let mut ignored = Vec::new();
@@ -169,7 +170,9 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
             }
             "size" => {
                 let v = need("a size like 1g")?;
-                size = Some(fio_size(&v).ok_or_else(|| bad(&v, "expected a size like 512m or 8g (percentages are not supported)"))?);
+                size = Some(fio_size(&v).ok_or_else(|| {
+                    bad(&v, "expected a size like 512m or 8g (percentages are not supported)")
+                })?);
             }
             "offset" => {
                 let v = need("a size like 1g")?;
@@ -189,7 +192,8 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
             }
             "rwmixread" | "rwmixwrite" => {
                 let v = need("a percentage")?;
-                let pct: u32 = v.parse().ok().filter(|p| *p <= 100).ok_or_else(|| bad(&v, "expected 0..=100"))?;
+                let pct: u32 =
+                    v.parse().ok().filter(|p| *p <= 100).ok_or_else(|| bad(&v, "expected 0..=100"))?;
                 let read = if key == "rwmixread" { pct } else { 100 - pct };
                 read_mix = Some(f64::from(read) / 100.0);
             }
@@ -198,7 +202,11 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
                 distribution = Some(if v == "random" {
                     None
                 } else if let Some(theta) = v.strip_prefix("zipf:") {
-                    let t: f64 = theta.parse().ok().filter(|t: &f64| *t > 0.0 && t.is_finite()).ok_or_else(|| bad(&v, "zipf needs a positive theta, e.g. zipf:1.2"))?;
+                    let t: f64 = theta
+                        .parse()
+                        .ok()
+                        .filter(|t: &f64| *t > 0.0 && t.is_finite())
+                        .ok_or_else(|| bad(&v, "zipf needs a positive theta, e.g. zipf:1.2"))?;
                     Some(t)
                 } else {
                     return Err(bad(&v, "unsupported distribution (accepted: random, zipf:THETA)"));
@@ -206,7 +214,9 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
             }
             "thinktime" => {
                 let v = need("a time; bare numbers are microseconds as in fio")?;
-                w.think_time = DurationNs(fio_time_us(&v).ok_or_else(|| bad(&v, "expected a time like 100 (us), 2ms or 1s"))?);
+                w.think_time = DurationNs(
+                    fio_time_us(&v).ok_or_else(|| bad(&v, "expected a time like 100 (us), 2ms or 1s"))?,
+                );
             }
             "numjobs" => {
                 let v = need("1")?;
@@ -215,12 +225,13 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
                 }
             }
             k if IGNORED.contains(&k) => ignored.push(format!("{origin}:{line}: {key}")),
-            _ => {
-                return Err(err(
-                    line,
-                    format!("fio option `{key}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})", IGNORED.join(", ")),
-                ))
-            }
+            _ => return Err(err(
+                line,
+                format!(
+                    "fio option `{key}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})",
+                    IGNORED.join(", ")
+                ),
+            )),
         }
     }
 
@@ -234,7 +245,8 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
         (true, _) => AccessPattern::UniformRandom,
     };
     w.trim_fraction = trim;
-    w.read_fraction = if trim > 0.0 { 0.0 } else { read_mix.filter(|_| read > 0.0 && read < 1.0).unwrap_or(read) };
+    w.read_fraction =
+        if trim > 0.0 { 0.0 } else { read_mix.filter(|_| read > 0.0 && read < 1.0).unwrap_or(read) };
     if let Some(s) = size {
         w.region_bytes = Some(ByteSize(s));
     }
@@ -248,7 +260,10 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
             w.ops = Some(total / w.block_bytes.0.max(1));
         }
     } else if w.read_fraction + w.trim_fraction >= 1.0 && w.ops.is_none() {
-        return Err(err(1, "a read-only or trim-only job needs size, io_size or number_ios to know when it ends".into()));
+        return Err(err(
+            1,
+            "a read-only or trim-only job needs size, io_size or number_ios to know when it ends".into(),
+        ));
     }
     Ok(FioJob { name, workload: w, ignored })
 }

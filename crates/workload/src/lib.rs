@@ -9,8 +9,8 @@ pub mod generator;
 pub mod runner;
 pub mod scenario;
 
-pub use fio::{parse_fio_job, FioError, FioJob};
 pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig};
+pub use fio::{parse_fio_job, FioError, FioJob};
 pub use generator::{Generator, Op};
 pub use runner::{run_phase, Drive, PhaseResult, Progress, Target};
 pub use scenario::{precondition, run_workload, RunOutcome};

@@ -701,7 +701,10 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
         kind: PlotKind::Bars {
             categories: vec!["hybrid".into(), "page".into()],
             series: vec![
-                ("trimlab".into(), vec![hyb.measures.blocks_programmed as f64, page.measures.blocks_programmed as f64]),
+                (
+                    "trimlab".into(),
+                    vec![hyb.measures.blocks_programmed as f64, page.measures.blocks_programmed as f64],
+                ),
                 ("paper".into(), vec![53119.0, 23512.0]),
             ],
         },
