@@ -43,8 +43,8 @@ fn timeseries_rows_add_up_to_the_run_totals() {
     let starts: Vec<u64> = column(&csv, "start_ns").iter().map(|v| v.parse().unwrap()).collect();
     let first = m["precondition_end_ns"].as_u64().unwrap();
     assert!(starts.len() > 10, "{} rows", starts.len());
-    assert!(starts.windows(2).all(|w| w[1] > w[0] && (w[1] - w[0]) % 100_000_000 == 0));
-    assert!(starts.iter().all(|s| (s - first) % 100_000_000 == 0));
+    assert!(starts.windows(2).all(|w| w[1] > w[0] && (w[1] - w[0]).is_multiple_of(100_000_000)));
+    assert!(starts.iter().all(|s| (s - first).is_multiple_of(100_000_000)));
     // The last WAF so far is the run's WAF.
     let last: f64 = column(&csv, "waf_so_far").last().unwrap().parse().unwrap();
     assert!((last - report["waf"].as_f64().unwrap()).abs() < 1e-4, "{last}");
