@@ -71,9 +71,19 @@ pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row]) -> ExperimentRepo
             ]);
         }
         tables.push(t);
-        // Each point sits at the middle of its interval, in seconds.
+        // Each point sits at the middle of its interval, in seconds. Intervals without commands
+        // have no row; a NaN point there breaks the line instead of bridging the gap.
         let at = |row: &Row| (row.start_ns + row.end_ns) as f64 / 2e9;
-        let pts = |f: &dyn Fn(&Row) -> f64| rows.iter().map(|row| (at(row), f(row))).collect::<Vec<_>>();
+        let pts = |f: &dyn Fn(&Row) -> f64| {
+            let mut out = Vec::with_capacity(rows.len());
+            for (i, row) in rows.iter().enumerate() {
+                if i > 0 && rows[i - 1].end_ns != row.start_ns {
+                    out.push((f64::NAN, f64::NAN));
+                }
+                out.push((at(row), f(row)));
+            }
+            out
+        };
         let per_s = |row: &Row, v: u64| v as f64 * 1e9 / (row.end_ns - row.start_ns).max(1) as f64;
         plots.push(plot(
             "pages_per_s",

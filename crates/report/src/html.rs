@@ -153,38 +153,11 @@ fn render_section(h: &mut String, r: &ExperimentReport) -> Result<(), ReportErro
         let _ = writeln!(h, "<p>{}</p>", escape_html(&r.summary));
     }
 
-    // Paper claims and our verdicts side by side: the point of the whole page.
-    h.push_str("<div class=\"compare\">\n<div>\n<h3>Paper says</h3>\n");
-    if r.paper.is_empty() {
-        h.push_str("<p class=\"muted\">nothing recorded</p>\n");
-    } else {
-        h.push_str("<ul>\n");
-        for line in &r.paper {
-            let _ = writeln!(h, "<li>{}</li>", escape_html(line));
-        }
-        h.push_str("</ul>\n");
+    // Paper claims and our verdicts side by side: the point of the whole page (left out for
+    // reports with neither, such as `trimlab run --html`).
+    if !(r.paper.is_empty() && r.verdicts.is_empty()) {
+        render_compare(h, r);
     }
-    let _ = writeln!(h, "</div>\n<div>\n<h3>trimlab measured {}</h3>", score(r));
-    if r.verdicts.is_empty() {
-        h.push_str("<p class=\"muted\">no acceptance checks</p>\n");
-    } else {
-        h.push_str("<ul class=\"verdicts\">\n");
-        for v in &r.verdicts {
-            let (class, mark, word) =
-                if v.holds { ("pass", "&#10004;", "holds") } else { ("fail", "&#10008;", "fails") };
-            let _ = write!(
-                h,
-                "<li class=\"{class}\"><span class=\"mark\" title=\"{word}\">{mark}</span>{}",
-                escape_html(&v.claim)
-            );
-            if !v.detail.is_empty() {
-                let _ = write!(h, "<span class=\"detail\">{}</span>", escape_html(&v.detail));
-            }
-            h.push_str("</li>\n");
-        }
-        h.push_str("</ul>\n");
-    }
-    h.push_str("</div>\n</div>\n");
 
     // Plots first: they are what a reader looks at; long tables follow, collapsed.
     if !r.plots.is_empty() {
@@ -269,6 +242,40 @@ pub fn readable_header(column: &str) -> String {
 /// Columns holding the paper's values, highlighted so ours and theirs are easy to pair.
 fn is_paper_column(column: &str) -> bool {
     column.starts_with("paper") || column.contains("_paper")
+}
+
+fn render_compare(h: &mut String, r: &ExperimentReport) {
+    h.push_str("<div class=\"compare\">\n<div>\n<h3>Paper says</h3>\n");
+    if r.paper.is_empty() {
+        h.push_str("<p class=\"muted\">nothing recorded</p>\n");
+    } else {
+        h.push_str("<ul>\n");
+        for line in &r.paper {
+            let _ = writeln!(h, "<li>{}</li>", escape_html(line));
+        }
+        h.push_str("</ul>\n");
+    }
+    let _ = writeln!(h, "</div>\n<div>\n<h3>trimlab measured {}</h3>", score(r));
+    if r.verdicts.is_empty() {
+        h.push_str("<p class=\"muted\">no acceptance checks</p>\n");
+    } else {
+        h.push_str("<ul class=\"verdicts\">\n");
+        for v in &r.verdicts {
+            let (class, mark, word) =
+                if v.holds { ("pass", "&#10004;", "holds") } else { ("fail", "&#10008;", "fails") };
+            let _ = write!(
+                h,
+                "<li class=\"{class}\"><span class=\"mark\" title=\"{word}\">{mark}</span>{}",
+                escape_html(&v.claim)
+            );
+            if !v.detail.is_empty() {
+                let _ = write!(h, "<span class=\"detail\">{}</span>", escape_html(&v.detail));
+            }
+            h.push_str("</li>\n");
+        }
+        h.push_str("</ul>\n");
+    }
+    h.push_str("</div>\n</div>\n");
 }
 
 fn render_table(h: &mut String, exp: &str, t: &Table) {

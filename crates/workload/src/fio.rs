@@ -225,13 +225,15 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
                 }
             }
             k if IGNORED.contains(&k) => ignored.push(format!("{origin}:{line}: {key}")),
-            _ => return Err(err(
-                line,
-                format!(
+            _ => {
+                return Err(err(
+                    line,
+                    format!(
                     "fio option `{key}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})",
                     IGNORED.join(", ")
                 ),
-            )),
+                ))
+            }
         }
     }
 
