@@ -52,13 +52,18 @@ impl Series {
 
 /// `latency_histogram.csv` (always) and `timeseries.csv` (when the series was enabled).
 pub fn write_series(out: &Path, series: &Series) -> Result<()> {
-    let path = out.join("latency_histogram.csv");
-    std::fs::write(&path, &series.histogram_csv)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    if let Some(rows) = &series.timeseries {
-        let path = out.join("timeseries.csv");
-        let csv = trimlab_device::timeseries::rows_to_csv(rows);
-        std::fs::write(&path, csv).with_context(|| format!("cannot write {}", path.display()))?;
+    let rows = series.timeseries.as_deref().map(trimlab_device::timeseries::rows_to_csv);
+    write_series_csv(out, &series.histogram_csv, rows.as_deref())
+}
+
+/// The same from CSV text already rendered (`serve` gets it from the device thread).
+pub fn write_series_csv(out: &Path, histogram_csv: &str, timeseries_csv: Option<&str>) -> Result<()> {
+    let files = [("latency_histogram.csv", Some(histogram_csv)), ("timeseries.csv", timeseries_csv)];
+    for (name, text) in files {
+        if let Some(text) = text {
+            let path = out.join(name);
+            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        }
     }
     Ok(())
 }

@@ -222,11 +222,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     });
     write_metrics(&args.out, &metrics)?;
     if let Some((histogram, timeseries)) = &stats.series {
-        std::fs::write(args.out.join("latency_histogram.csv"), histogram)
-            .context("cannot write latency_histogram.csv")?;
-        if let Some(csv) = timeseries {
-            std::fs::write(args.out.join("timeseries.csv"), csv).context("cannot write timeseries.csv")?;
-        }
+        output::write_series_csv(&args.out, histogram, timeseries.as_deref())?;
     }
     eprintln!("{}", stats_line(&stats, 0));
     // stderr: whoever read the listening line may have closed stdout by now.
