@@ -140,3 +140,27 @@ fn advise_warns_when_its_fstrim_periods_are_longer_than_the_trace() {
         summary.contains("sends them daily / weekly of trace time") && !summary.contains("every day or week")
     );
 }
+
+#[test]
+fn serve_writes_the_series_at_shutdown() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = scratch("serve-series");
+    let config = dir.join("c.toml");
+    std::fs::write(&config, "[device]\nlogical_bytes = \"64MiB\"\nchannels = 2\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\npages_per_block = 64\n[output]\ninterval = \"100ms\"\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trimlab"))
+        .args(["serve", config.to_str().unwrap(), "--listen", "127.0.0.1:0", "--quiet"])
+        .args(["--out", dir.join("m").to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines.next().unwrap().unwrap().contains("listening on"));
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    assert!(child.wait().unwrap().success());
+    let ts = std::fs::read_to_string(dir.join("m/timeseries.csv")).unwrap();
+    assert!(ts.starts_with("start_ns,end_ns,read_commands,"), "{ts}");
+    let hist = std::fs::read_to_string(dir.join("m/latency_histogram.csv")).unwrap();
+    assert!(hist.starts_with("kind,lower_ns,upper_ns,count,cumulative_share\n"), "{hist}");
+}
