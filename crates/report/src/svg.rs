@@ -276,7 +276,15 @@ fn log_axis(min: f64, max: f64) -> Axis {
         max += 0.5;
     }
     let pad = (max - min) * 0.04;
-    let (lo, hi) = (min - pad, max + pad);
+    let (mut lo, hi) = (min - pad, max + pad);
+    // The axis reaches down to a labelled value at or below the smallest point (a decade on
+    // wide axes, 1, 2 or 5 on narrow ones), so the lowest points are never below every label.
+    lo = lo.min(if hi - lo > 3.2 {
+        min.floor()
+    } else {
+        let k = min.floor();
+        [5f64.log10(), 2f64.log10(), 0.0].iter().map(|m| k + m).find(|&v| v <= min).unwrap_or(k)
+    });
     let first = lo.ceil() as i32;
     let last = hi.floor() as i32;
     let decades: Vec<i32> = (first..=last).collect();
@@ -815,6 +823,14 @@ mod tests {
         let labels: Vec<String> = a.ticks.iter().map(|&t| a.label(t)).collect();
         assert!(labels.contains(&"20".to_owned()) && labels.contains(&"50".to_owned()), "{labels:?}");
         assert!(labels.contains(&"100".to_owned()) && labels.contains(&"200".to_owned()), "{labels:?}");
+    }
+
+    #[test]
+    fn the_lowest_point_has_a_label_at_or_below_it() {
+        for (min, max) in [(-0.72, 2.41), (0.3, 1.1), (-3.3, 2.0), (1.0, 2.5)] {
+            let a = log_axis(min, max);
+            assert!(a.ticks.iter().any(|&t| t <= min + 1e-9), "{min}..{max}: {:?}", a.ticks);
+        }
     }
 
     #[test]
