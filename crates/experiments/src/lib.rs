@@ -59,6 +59,9 @@ impl Options {
     }
 }
 
+/// Every point of an experiment as a named configuration.
+pub type PointConfigs = fn(&Options) -> Vec<(String, trimlab_scenario::RunConfig)>;
+
 /// One experiment of the registry.
 pub struct Experiment {
     pub name: &'static str,
@@ -66,7 +69,7 @@ pub struct Experiment {
     pub run: fn(&Options) -> Result<ExperimentReport>,
     /// Every point the experiment runs, as the configuration a user could write
     /// (`trimlab reproduce NAME --emit-configs DIR`); `None` while its points are built in code.
-    pub configs: Option<fn(&Options) -> Vec<(String, trimlab_scenario::RunConfig)>>,
+    pub configs: Option<PointConfigs>,
 }
 
 /// Every experiment `trimlab reproduce` knows, in the order it runs them.
