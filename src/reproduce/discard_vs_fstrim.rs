@@ -5,10 +5,11 @@
 use super::host::{mib, ssd};
 use super::{parallel_map, Options};
 use anyhow::{Context, Result};
-use trimlab_fs::workloads::{delete_down_to, fill, parallel_direct_writes};
-use trimlab_fs::{FileSystem, FsConfig, PolicyKind, ThinConfig, ThinVolume};
+use trimlab_device::{ThinConfig, ThinVolume};
+use trimlab_fs::{FileSystem, FsConfig, PolicyKind};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
 use trimlab_sim::{SeedTree, SimTime};
+use trimlab_workload::file::{delete_down_to, fill, parallel_direct_writes};
 
 /// 003's 10 TB volume and 64 x 16 GB files, divided by this at scale 1.
 const SHRINK: u64 = 256;
@@ -99,7 +100,7 @@ fn wear_run(policy: PolicyKind, o: &Options) -> Result<Wear> {
         let size = rand::Rng::gen_range(&mut rng, (1u64 << 20)..=(8 << 20));
         let name = format!("c{i}");
         i += 1;
-        trimlab_fs::workloads::write_file(&mut fs, &name, size, 1 << 20, 0)?;
+        trimlab_workload::file::write_file(&mut fs, &name, size, 1 << 20, 0)?;
         names.push(name);
         written += size;
     }

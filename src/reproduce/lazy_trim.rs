@@ -10,10 +10,10 @@ use super::host::{mib, ms, ssd};
 use super::{parallel_map, Options};
 use anyhow::{Context, Result};
 use trimlab_device::Ssd;
-use trimlab_fs::workloads::{fill, lazy_micro, MicroResult};
 use trimlab_fs::{FileSystem, FsConfig, PolicyKind};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
 use trimlab_sim::{SeedTree, SimTime};
+use trimlab_workload::file::{fill, lazy_micro, MicroResult};
 
 const APPENDS: [u64; 6] = [64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];
 const FILE_BYTES: u64 = 1 << 30;
@@ -52,7 +52,7 @@ fn table2(policy: PolicyKind, o: &Options) -> Result<Table2> {
     // micro-benchmark's file.
     let names = fill(&mut fs, &mut rng, "f", 8 << 20, 32 << 20, 64 << 10, 64 << 10, 1.0)?;
     // The last few blocks, one at a time: the file system is now 100 % full.
-    match trimlab_fs::workloads::write_file(&mut fs, "filler", u64::MAX / 2, 4096, 0) {
+    match trimlab_workload::file::write_file(&mut fs, "filler", u64::MAX / 2, 4096, 0) {
         Err(trimlab_fs::FsError::NoSpace) => {}
         other => anyhow::bail!("filling the last blocks: {other:?}"),
     }

@@ -12,10 +12,10 @@
 use super::host::{mib, ssd, ssd_with_trim_command_ns};
 use super::{parallel_map, Options};
 use anyhow::{Context, Result};
-use trimlab_fs::workloads::{delete_down_to, fill, Postmark};
 use trimlab_fs::{FileSystem, FsConfig, PolicyKind};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table, Verdict};
 use trimlab_sim::{SeedTree, SimTime};
+use trimlab_workload::file::{delete_down_to, fill, Postmark};
 
 const DEVICE_BYTES: u64 = 256 << 20;
 const UTILIZATIONS: [f64; 8] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95];

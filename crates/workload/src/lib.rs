@@ -4,6 +4,7 @@
 //! commands from `queue_depth` simulated submitters through the event queue.
 
 pub mod config;
+pub mod file;
 pub mod generator;
 pub mod runner;
 pub mod scenario;

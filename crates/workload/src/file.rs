@@ -1,10 +1,11 @@
-//! Host workloads of the source documents: the Lazy TRIM micro-benchmark (000), file-system
-//! aging and Postmark (001), and parallel large-file writes for a bulk `rm` (003).
+//! File-level workloads of the source documents, driving a mounted `trimlab_fs::FileSystem`:
+//! the Lazy TRIM micro-benchmark (000), file-system aging and Postmark (001), and parallel
+//! large-file writes for a bulk `rm` (003).
 
-use crate::block_device::BlockDevice;
-use crate::fs::{FileSystem, FsError, Ino};
 use rand::seq::SliceRandom;
 use rand::Rng;
+use trimlab_device::BlockDevice;
+use trimlab_fs::{FileSystem, FsError, Ino};
 use trimlab_sim::{SimRng, SimTime};
 
 /// One run of the 000 micro-benchmark.
