@@ -12,7 +12,7 @@ pub mod thin_volume;
 
 pub use block_device::BlockDevice;
 pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind};
-pub use config::{ConfigError, DeviceSection, FtlSection, SsdConfig, TrimSection};
+pub use config::{ConfigError, DeviceKind, DeviceSection, FtlSection, SsdConfig, TrimSection};
 pub use metrics::{DeviceReport, LatencySummary};
 pub use ssd::{Completion, Ssd};
 pub use thin_volume::{ThinConfig, ThinStats, ThinVolume};

@@ -859,7 +859,14 @@ impl<D: BlockDevice> FileSystem<D> {
     /// umount, then mount again with `policy`: queued TRIMs finish first, and FITRIM's
     /// "trimmed since mount" group flags start clear.
     pub fn remount(&mut self, policy: crate::config::PolicyKind) {
+        let params = self.config.params.clone();
+        self.remount_with(policy, params);
+    }
+
+    /// [`FileSystem::remount`] with the policies' parameters replaced too (e.g. fstrim's period).
+    pub fn remount_with(&mut self, policy: crate::config::PolicyKind, params: crate::config::PolicyParams) {
         self.umount();
+        self.config.params = params;
         self.config.policy = policy;
         self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);
         self.group_trimmed.iter_mut().for_each(|g| *g = None);
