@@ -100,6 +100,18 @@ pub const EXPERIMENTS: &[Experiment] = &[
     },
 ];
 
+/// The TOML of every point experiment `name` runs, as (file name, text), for
+/// `--emit-configs`; `None` for an experiment whose points are not scenario configs yet.
+pub fn point_configs(name: &str, o: &Options) -> Option<Result<Vec<(String, String)>>> {
+    let points = match name {
+        "lazy-trim" => lazy_trim::configs(o),
+        "selective-trim" => selective_trim::configs(o),
+        "discard-vs-fstrim" => discard_vs_fstrim::configs(o),
+        _ => return None,
+    };
+    Some(host::emit(points))
+}
+
 /// The experiments named in `names` (all when empty), or an error naming the unknown one and
 /// listing the known ones.
 pub fn select(names: &[String]) -> Result<Vec<&'static Experiment>> {

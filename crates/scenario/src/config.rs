@@ -77,6 +77,12 @@ impl RunConfig {
         })
     }
 
+    /// The config as TOML text that `parse` reads back to an equal config (`--emit-configs`).
+    pub fn to_toml(&self) -> Result<String, ScenarioError> {
+        toml::to_string(self)
+            .map_err(|e| ScenarioError::Parse(format!("cannot write the config as TOML: {e}")))
+    }
+
     pub fn resolve(&self) -> Result<Resolved, ConfigError> {
         let thin_device = self.device.kind == Some(DeviceKind::Thin);
         let device = if thin_device {

@@ -151,6 +151,18 @@ impl PhaseSection {
         }
     }
 
+    /// A `workload` phase running `w`: its `[phase.workload]` holds the keys where `w` differs
+    /// from the `[workload]` defaults.
+    pub fn workload(w: &trimlab_workload::WorkloadConfig) -> PhaseSection {
+        let table = |w: &trimlab_workload::WorkloadConfig| match toml::Value::try_from(w) {
+            Ok(toml::Value::Table(t)) => t,
+            _ => toml::Table::new(),
+        };
+        let defaults = table(&trimlab_workload::WorkloadConfig::default());
+        let over: toml::Table = table(w).into_iter().filter(|(k, v)| defaults.get(k) != Some(v)).collect();
+        PhaseSection { workload: Some(over), ..PhaseSection::new(PhaseKind::Workload) }
+    }
+
     pub fn label(&self) -> String {
         self.name.clone().unwrap_or_else(|| self.kind.name().to_string())
     }
