@@ -78,9 +78,17 @@ impl RunConfig {
     }
 
     /// The config as TOML text that `parse` reads back to an equal config (`--emit-configs`).
+    /// Keys at their defaults are left out of `[workload]`, and empty sections are dropped.
     pub fn to_toml(&self) -> Result<String, ScenarioError> {
-        toml::to_string(self)
-            .map_err(|e| ScenarioError::Parse(format!("cannot write the config as TOML: {e}")))
+        let fail =
+            |e: &dyn std::fmt::Display| ScenarioError::Parse(format!("cannot write the config as TOML: {e}"));
+        let mut doc = toml::Table::try_from(self).map_err(|e| fail(&e))?;
+        let defaults = toml::Table::try_from(WorkloadConfig::default()).map_err(|e| fail(&e))?;
+        if let Some(toml::Value::Table(w)) = doc.get_mut("workload") {
+            w.retain(|k, v| defaults.get(k) != Some(v));
+        }
+        doc.retain(|_, v| !matches!(v, toml::Value::Table(t) if t.is_empty()));
+        toml::to_string(&doc).map_err(|e| fail(&e))
     }
 
     pub fn resolve(&self) -> Result<Resolved, ConfigError> {
