@@ -72,7 +72,8 @@ fn parse_pace(text: &str) -> Result<Pace> {
 
 pub fn run(args: ServeArgs) -> Result<()> {
     let config = RunConfig::load(&args.config)?;
-    let device = trimlab_device::SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
+    let device = trimlab_device::SsdConfig::resolve(&config.device, &config.ftl, &config.trim)
+        .map_err(|e| crate::config_file::locate(&args.config, e))?;
     let pace = parse_pace(&args.pace)?;
     let block_max = ByteSize::parse(&args.max_request).map_err(|e| anyhow::anyhow!("--max-request: {e}"))?.0;
     if !(4096..=(32 << 20)).contains(&block_max) || block_max % 512 != 0 {

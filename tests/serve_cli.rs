@@ -45,6 +45,12 @@ fn bad_flags_and_configs_are_clear_errors() {
     std::fs::write(dir.join("c.toml"), "[device]\nspare_factr = 0.1\n").unwrap();
     let e = serve_err(&dir, &[]);
     assert!(e.contains("spare_factr") && e.contains("line 2"), "{e}");
+    // Issue 13 item 11: a huge page blamed `ftl.gc_free_blocks`; now the key at fault, with
+    // its file and line.
+    std::fs::write(dir.join("c.toml"), "[device]\n\npage_bytes = 1048576\n").unwrap();
+    let e = serve_err(&dir, &[]);
+    assert!(e.contains("c.toml:3: config: device.page_bytes = 1048576"), "{e}");
+    assert!(!e.contains("gc_free_blocks ="), "{e}");
 }
 
 fn http(addr: &str, request_line: &str) -> String {
