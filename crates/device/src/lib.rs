@@ -10,4 +10,4 @@ pub mod ssd;
 pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind};
 pub use config::{ConfigError, DeviceSection, FtlSection, SsdConfig, TrimSection};
 pub use metrics::{DeviceReport, LatencySummary};
-pub use ssd::{Completion, Ssd};
+pub use ssd::{Completion, PowerCut, Ssd};
