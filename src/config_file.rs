@@ -160,13 +160,20 @@ writes = "5x"
     #[test]
     fn locate_names_file_and_line_of_the_key() {
         let path = std::env::temp_dir().join(format!("trimlab-locate-{}.toml", std::process::id()));
-        std::fs::write(&path, "seed = 1\n[device]\n# page\npage_bytes = 1048576\n[trim.delayed]\nidle_chunk_pages = 0\n").unwrap();
+        std::fs::write(
+            &path,
+            "seed = 1\n[device]\n# page\npage_bytes = 1048576\n[trim.delayed]\nidle_chunk_pages = 0\n",
+        )
+        .unwrap();
         let e = trimlab_device::ConfigError::new("device.page_bytes", 1048576, "x");
         assert!(locate(&path, e).to_string().ends_with(".toml:4: config: device.page_bytes = 1048576 (x)"));
         let e = trimlab_device::ConfigError::new("trim.delayed.idle_chunk_pages", 0, "x");
         assert!(locate(&path, e).to_string().contains(".toml:6: "));
         let e = trimlab_device::ConfigError::new("ftl.gc_free_blocks", 2, "x");
-        assert!(locate(&path, e).to_string().contains(".toml: config: ftl"), "a key not in the file has no line");
+        assert!(
+            locate(&path, e).to_string().contains(".toml: config: ftl"),
+            "a key not in the file has no line"
+        );
         std::fs::remove_file(path).unwrap();
     }
 }

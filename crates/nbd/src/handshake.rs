@@ -177,7 +177,9 @@ impl Negotiation {
         let mut reply = Vec::new();
         let message =
             format!("{} payload of {length} bytes exceeds {OPTION_DATA_MAX_BYTES}", option_name(option));
-        if !self.fixed_newstyle {
+        // EXPORT_NAME has no error reply (the client would read the magic as the export size),
+        // and a name this long cannot be valid: end the session.
+        if !self.fixed_newstyle || option == OPT_EXPORT_NAME {
             return OptionOutcome { reply, next: Next::Close, refused: Some(message) };
         }
         option_reply(option, REP_ERR_TOO_BIG, message.as_bytes(), &mut reply);
@@ -514,6 +516,18 @@ mod tests {
         assert_eq!(n.handle(OPT_EXPORT_NAME, b"").reply.len(), 134);
         let mut n = Negotiation::new(export(), 1).unwrap();
         assert_eq!(n.handle(OPT_EXPORT_NAME, b"nope").next, Next::Close);
+    }
+
+    #[test]
+    fn an_oversized_export_name_disconnects_without_a_reply() {
+        // Issue 13 item 5: a 100,000-byte name got NBD_REP_ERR_TOO_BIG, which EXPORT_NAME's
+        // client reads as the export size.
+        let mut n = Negotiation::new(export(), 1).unwrap();
+        assert_eq!(payload_policy(100_000), PayloadPolicy::DrainAndRefuse);
+        let out = n.too_big(OPT_EXPORT_NAME, 100_000);
+        assert_eq!((out.next, out.reply.len()), (Next::Close, 0));
+        let out = n.too_big(OPT_GO, 100_000);
+        assert_eq!((out.next, replies(&out.reply)[0].1), (Next::Options, REP_ERR_TOO_BIG));
     }
 
     #[test]

@@ -154,8 +154,9 @@ pub fn validate(h: &RequestHeader, limits: &Limits) -> Result<Request, Refusal> 
             format!("{name} at offset {offset} of {length} bytes is not aligned to the {min}-byte minimum block size"),
         ));
     }
-    // TRIM is the one command whose length the maximum block size does not bound.
-    if h.command != CMD_TRIM && length > limits.block_max_bytes {
+    // TRIM and WRITE_ZEROES carry no payload, so the maximum block size does not bound them
+    // (doc/proto.md, "Block size constraints"; mkfs.xfs zeroes its 64 MiB log in one request).
+    if !matches!(h.command, CMD_TRIM | CMD_WRITE_ZEROES) && length > limits.block_max_bytes {
         return Err(Refusal::new(
             EINVAL,
             format!(
@@ -221,6 +222,11 @@ mod tests {
         assert_eq!(
             validate(&h(CMD_TRIM, 0, 0, 1 << 20), &LIMITS),
             Ok(Request::Trim { offset: 0, length: 1 << 20, fua: false })
+        );
+        // Issue 13 item 13: WRITE_ZEROES beyond the maximum block size was EINVAL.
+        assert_eq!(
+            validate(&h(CMD_WRITE_ZEROES, 0, 0, 1 << 20), &LIMITS),
+            Ok(Request::WriteZeroes { offset: 0, length: 1 << 20, no_hole: false, fua: false })
         );
         assert_eq!(validate(&h(CMD_FLUSH, 0, 0, 0), &LIMITS), Ok(Request::Flush));
         assert_eq!(validate(&h(CMD_DISC, 0, 0, 0), &LIMITS), Ok(Request::Disconnect));

@@ -364,7 +364,11 @@ mod tests {
         let reader = std::io::BufReader::with_capacity(8192, std::io::Read::chain(text.as_bytes(), input));
         let mut r = TraceReader::new(reader, "big.log", ReaderOptions::default()).unwrap();
         let err = r.next().unwrap().unwrap_err().to_string();
-        assert!(err.starts_with("big.log:2: the line is 104857601 bytes long"), "{}", &err[..300.min(err.len())]);
+        assert!(
+            err.starts_with("big.log:2: the line is 104857601 bytes long"),
+            "{}",
+            &err[..300.min(err.len())]
+        );
         assert!(err.len() < 500, "the error quotes at most 200 bytes: {} bytes", err.len());
         assert!(r.next().is_none());
         // Format detection bounds the first line too.
