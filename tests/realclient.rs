@@ -213,6 +213,40 @@ fn qemu_io_write_read_discard_write_zeroes_round_trip() {
 }
 
 #[test]
+fn nbdinfo_map_shows_the_holes_a_trim_leaves() {
+    if let Some(m) = missing(&["nbdinfo", "qemu-io"]) {
+        return skip("nbdinfo --map", &format!("missing {m}"));
+    }
+    let served = Served::start(&scratch("rc-map"), SMALL_CONFIG);
+    let (ok, text) = run(Command::new("qemu-io").args([
+        "-f",
+        "raw",
+        &served.uri,
+        "-c",
+        "write -P 0xab 0 1M",
+        "-c",
+        "discard 256k 256k",
+    ]));
+    assert!(ok, "{text}");
+    let (ok, text) = run(Command::new("nbdinfo").args(["--map", "--json", &served.uri]));
+    assert!(ok, "{text}");
+    let map: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let extents: Vec<(u64, u64, u64)> = map
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["offset"].as_u64().unwrap(), e["length"].as_u64().unwrap(), e["type"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        extents,
+        [(0, 262144, 0), (262144, 262144, 3), (524288, 524288, 0), (1 << 20, (63 << 20) as u64, 3)],
+        "{text}"
+    );
+    let m = served.stop();
+    assert!(m["stats"]["nbd"]["block_status_commands"].as_u64() >= Some(1));
+}
+
+#[test]
 fn nbdcopy_copies_a_file_in_and_out_byte_for_byte() {
     if let Some(m) = missing(&["nbdcopy"]) {
         return skip("nbdcopy", &format!("missing {m}"));

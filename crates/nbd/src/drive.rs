@@ -24,7 +24,7 @@
 
 use crate::request::Refusal;
 use crate::store::Store;
-use crate::wire::{EIO, ENOSPC};
+use crate::wire::{EIO, ENOSPC, STATE_HOLE, STATE_ZERO};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::io::Write as _;
@@ -53,6 +53,8 @@ pub struct OpCounters {
     pub model_commands: u64,
     /// Power cuts injected (`POST /power-cut`, `--power-cut-after`).
     pub power_cuts: u64,
+    /// BLOCK_STATUS queries (answered from the store; the model is not involved).
+    pub block_status_commands: u64,
 }
 
 impl OpCounters {
@@ -74,6 +76,7 @@ impl OpCounters {
             refused_commands: self.refused_commands - base.refused_commands,
             model_commands: self.model_commands - base.model_commands,
             power_cuts: self.power_cuts - base.power_cuts,
+            block_status_commands: self.block_status_commands - base.block_status_commands,
         }
     }
 }
@@ -491,6 +494,23 @@ impl Drive {
         Ok(done)
     }
 
+    /// The base:allocation extents of a range: (bytes, NBD_STATE_* flags), at most
+    /// `max_extents` of them. A query about the host-visible bytes, so the model is not asked.
+    pub fn block_status(
+        &mut self,
+        arrival: SimTime,
+        offset: u64,
+        length: u64,
+        max_extents: usize,
+    ) -> Result<(SimTime, Vec<(u64, u32)>), Refusal> {
+        let at = self.arrive(arrival);
+        self.ops.block_status_commands += 1;
+        let extents =
+            self.store.extents(offset, length, max_extents).map_err(|e| io_refusal("extents", e))?;
+        let flags = |hole: bool| if hole { STATE_HOLE | STATE_ZERO } else { 0 };
+        Ok((at, extents.into_iter().map(|(bytes, hole)| (bytes, flags(hole))).collect()))
+    }
+
     pub fn cache(&mut self, arrival: SimTime) -> SimTime {
         self.ops.cache_commands += 1;
         self.arrive(arrival)
@@ -720,6 +740,9 @@ mod tests {
         }
         fn resident_bytes(&self) -> u64 {
             self.0.resident_bytes()
+        }
+        fn extents(&self, offset: u64, length: u64, max: usize) -> std::io::Result<Vec<(u64, bool)>> {
+            self.0.extents(offset, length, max)
         }
     }
 

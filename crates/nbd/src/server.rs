@@ -780,6 +780,7 @@ fn serve(
         block_max_bytes: shared.export.block_max_bytes,
         read_only: shared.export.read_only,
         structured_replies: negotiation.structured_replies(),
+        block_status: negotiation.block_status(),
     };
     let mut sink = Sink::new(writer, shared);
     let (summary, clean) = transmission(shared, id, peer, &mut reader, &mut sink, &limits);
@@ -874,6 +875,8 @@ fn handshake(
 
 /// Offset in the reply buffer where a READ's data starts: room for the longest header.
 const DATA_AT: usize = 28;
+/// Extents in one BLOCK_STATUS reply (the protocol lets the server describe less than asked).
+const BLOCK_STATUS_EXTENTS_MAX: usize = 1024;
 
 /// The transmission phase. Returns a summary and whether the client ended it with DISC.
 fn transmission<W: Write + Send + 'static>(
@@ -988,6 +991,7 @@ fn transmission_loop<W: Write + Send + 'static>(
             checked = Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"));
         }
         let is_read = header.command == CMD_READ;
+        let has_data = is_read || header.command == CMD_BLOCK_STATUS;
         let outcome = match checked {
             Ok(request) => {
                 let job =
@@ -1008,14 +1012,18 @@ fn transmission_loop<W: Write + Send + 'static>(
         let (due, head_at) = match &outcome {
             Ok((done, data_bytes)) => {
                 let mut head = Vec::with_capacity(DATA_AT);
-                reply::header(
-                    limits.structured_replies,
-                    is_read,
-                    header.handle,
-                    header.offset,
-                    Ok(*data_bytes),
-                    &mut head,
-                );
+                if header.command == CMD_BLOCK_STATUS {
+                    reply::block_status_chunk(header.handle, *data_bytes, &mut head);
+                } else {
+                    reply::header(
+                        limits.structured_replies,
+                        is_read,
+                        header.handle,
+                        header.offset,
+                        Ok(*data_bytes),
+                        &mut head,
+                    );
+                }
                 let at = DATA_AT - head.len();
                 buf[at..DATA_AT].copy_from_slice(&head);
                 (shared.clock.wall_of(*done), at)
@@ -1049,7 +1057,7 @@ fn transmission_loop<W: Write + Send + 'static>(
             }
         };
         let end = match &outcome {
-            Ok((_, data_bytes)) if is_read => DATA_AT + *data_bytes as usize,
+            Ok((_, data_bytes)) if has_data => DATA_AT + *data_bytes as usize,
             Ok(_) => DATA_AT,
             Err(_) => buf.len(),
         };
@@ -1080,6 +1088,19 @@ fn execute(d: &mut Drive, now: SimTime, req: Request, buf: &mut Vec<u8>) -> Resu
             d.write_zeroes(now, offset, length as u64, no_hole, fua)?
         }
         Request::Cache { .. } => d.cache(now),
+        Request::BlockStatus { offset, length, one } => {
+            let max = if one { 1 } else { BLOCK_STATUS_EXTENTS_MAX };
+            let (done, extents) = d.block_status(now, offset, length as u64, max)?;
+            buf.clear();
+            buf.resize(DATA_AT, 0);
+            buf.extend_from_slice(&META_BASE_ALLOCATION_ID.to_be_bytes());
+            for (bytes, flags) in extents {
+                // Extents lie within the request, whose length is a u32.
+                buf.extend_from_slice(&(bytes as u32).to_be_bytes());
+                buf.extend_from_slice(&flags.to_be_bytes());
+            }
+            return Ok((done, (buf.len() - DATA_AT) as u32));
+        }
         Request::Disconnect => unreachable!("execute: DISC never reaches the device"),
     };
     buf.resize(DATA_AT.max(buf.len()), 0);

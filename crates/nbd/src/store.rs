@@ -26,6 +26,42 @@ pub trait Store: Send {
     fn flush(&mut self) -> io::Result<()>;
     /// Bytes of storage the data occupies (allocated blocks: holes cost nothing).
     fn resident_bytes(&self) -> u64;
+
+    /// Consecutive extents from `offset`, as (bytes, is a hole), covering at most `length`
+    /// bytes in at most `max_extents` pieces. A hole reads as zeros and holds no data.
+    fn extents(&self, offset: u64, length: u64, max_extents: usize) -> io::Result<Vec<(u64, bool)>>;
+}
+
+/// Appends an extent, merging it with the last one when of the same kind.
+fn push_extent(out: &mut Vec<(u64, bool)>, bytes: u64, hole: bool) {
+    match out.last_mut() {
+        Some(last) if last.1 == hole => last.0 += bytes,
+        _ => out.push((bytes, hole)),
+    }
+}
+
+/// Extents of a file from SEEK_DATA / SEEK_HOLE.
+fn file_extents(file: &File, offset: u64, length: u64, max_extents: usize) -> io::Result<Vec<(u64, bool)>> {
+    use rustix::fs::SeekFrom;
+    let end = offset + length;
+    let mut out = Vec::new();
+    let mut at = offset;
+    while at < end && out.len() < max_extents {
+        let data = match rustix::fs::seek(file, SeekFrom::Data(at)) {
+            Ok(d) => d.min(end),
+            Err(rustix::io::Errno::NXIO) => end, // no data past `at`
+            Err(e) => return Err(e.into()),
+        };
+        if data > at {
+            push_extent(&mut out, data - at, true);
+            at = data;
+            continue;
+        }
+        let hole = rustix::fs::seek(file, SeekFrom::Hole(at))?.min(end);
+        push_extent(&mut out, hole.max(at + 1) - at, false);
+        at = hole.max(at + 1);
+    }
+    Ok(out)
 }
 
 fn no_space(message: String) -> io::Error {
@@ -215,6 +251,22 @@ impl Store for SparseStore {
     fn resident_bytes(&self) -> u64 {
         self.file.metadata().map_or(0, |m| m.blocks() * 512)
     }
+
+    fn extents(&self, offset: u64, length: u64, max_extents: usize) -> io::Result<Vec<(u64, bool)>> {
+        let (pb, end) = (self.page_bytes, offset + length);
+        let mut out: Vec<(u64, bool)> = Vec::new();
+        let mut at = offset;
+        while at < end {
+            let page_end = ((at / pb + 1) * pb).min(end);
+            let hole = !self.is_set(at / pb);
+            if out.len() == max_extents && out.last().is_some_and(|l| l.1 != hole) {
+                break;
+            }
+            push_extent(&mut out, page_end - at, hole);
+            at = page_end;
+        }
+        Ok(out)
+    }
 }
 
 /// A store backed by a regular file of exactly the export's size.
@@ -274,6 +326,10 @@ impl Store for FileStore {
 
     fn resident_bytes(&self) -> u64 {
         self.file.metadata().map_or(0, |m| m.blocks() * 512)
+    }
+
+    fn extents(&self, offset: u64, length: u64, max_extents: usize) -> io::Result<Vec<(u64, bool)>> {
+        file_extents(&self.file, offset, length, max_extents)
     }
 }
 
@@ -382,6 +438,29 @@ mod tests {
         let mut back = vec![0u8; 4096];
         s.read(4096, &mut back).unwrap();
         assert_eq!(back, vec![1u8; 4096]);
+    }
+
+    #[test]
+    fn extents_show_the_holes_trim_leaves() {
+        let path = temp("extents");
+        let _ = std::fs::remove_file(&path);
+        let mut f = FileStore::open(&path, 1 << 20, 4096, false).unwrap();
+        let mut m = SparseStore::new(1 << 20, 4096, u64::MAX).unwrap();
+        for s in [&mut f as &mut dyn Store, &mut m] {
+            s.write(0, &[1u8; 256 << 10]).unwrap();
+            s.zero(64 << 10, 64 << 10).unwrap();
+            let e = s.extents(0, 1 << 20, 16).unwrap();
+            // A file system may allocate in larger units than 4 KiB; the memory store is exact.
+            assert_eq!(e.iter().map(|x| x.0).sum::<u64>(), 1 << 20, "{e:?}");
+            assert!(!e[0].1 && e.iter().any(|x| x.1), "{e:?}");
+            assert_eq!(s.extents(0, 1 << 20, 1).unwrap().len(), 1);
+            assert_eq!(s.extents(8192, 100, 4).unwrap(), vec![(100, false)]);
+        }
+        assert_eq!(
+            m.extents(0, 1 << 20, 16).unwrap(),
+            vec![(64 << 10, false), (64 << 10, true), (128 << 10, false), (768 << 10, true)]
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
