@@ -606,6 +606,11 @@ mod tests {
     use trimlab_sim::ByteSize;
 
     pub(crate) fn small_drive() -> Drive {
+        drive_on(TrimSection::default(), |size| Box::new(SparseStore::new(size, 4096, u64::MAX).unwrap()))
+    }
+
+    /// The 64 MiB test drive with a TRIM section and a store.
+    fn drive_on(trim: TrimSection, store: impl FnOnce(u64) -> Box<dyn Store>) -> Drive {
         let device = DeviceSection {
             logical_bytes: Some(ByteSize(64 << 20)),
             channels: Some(2),
@@ -615,10 +620,9 @@ mod tests {
             pages_per_block: Some(64),
             ..Default::default()
         };
-        let config = SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).unwrap();
+        let config = SsdConfig::resolve(&device, &FtlSection::default(), &trim).unwrap();
         let size = config.logical_bytes();
-        let page = config.geometry.page_bytes as u64;
-        Drive::new(Ssd::new(config), Box::new(SparseStore::new(size, page, u64::MAX).unwrap()))
+        Drive::new(Ssd::new(config), store(size))
     }
 
     #[test]
@@ -747,19 +751,7 @@ mod tests {
     }
 
     fn drive_with(engine: trimlab_trim::EngineKind, store: impl FnOnce(u64) -> Box<dyn Store>) -> Drive {
-        let device = DeviceSection {
-            logical_bytes: Some(ByteSize(64 << 20)),
-            channels: Some(2),
-            chips_per_channel: Some(1),
-            dies_per_chip: Some(1),
-            planes_per_die: Some(1),
-            pages_per_block: Some(64),
-            ..Default::default()
-        };
-        let trim = TrimSection { engine: Some(engine), ..Default::default() };
-        let config = SsdConfig::resolve(&device, &FtlSection::default(), &trim).unwrap();
-        let size = config.logical_bytes();
-        Drive::new(Ssd::new(config), store(size))
+        drive_on(TrimSection { engine: Some(engine), ..Default::default() }, store)
     }
 
     #[test]
