@@ -49,26 +49,6 @@ impl RunConfig {
     }
 }
 
-/// Prefixes a resolve error with `FILE:LINE` of the key it names (or just `FILE` when the key
-/// comes from a preset, not the file), so the user sees where to look.
-pub fn locate(path: &Path, error: trimlab_device::ConfigError) -> anyhow::Error {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let (section, key) = error.key.rsplit_once('.').unwrap_or(("", error.key.as_str()));
-    let mut current = String::new();
-    let line = text.lines().position(|line| {
-        let t = line.trim();
-        if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-            current = name.trim().to_string();
-            return false;
-        }
-        current == section && t.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='))
-    });
-    match line {
-        Some(i) => anyhow::anyhow!("{}:{}: {error}", path.display(), i + 1),
-        None => anyhow::anyhow!("{}: {error}", path.display()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,25 +135,5 @@ writes = "5x"
     fn bad_gc_threshold() {
         let e = error_of("[device]\nlogical_bytes = \"1GiB\"\n[ftl]\ngc_free_blocks = \"60%\"\n");
         assert!(e.contains("ftl.gc_free_blocks") && e.contains("< 50"), "{e}");
-    }
-
-    #[test]
-    fn locate_names_file_and_line_of_the_key() {
-        let path = std::env::temp_dir().join(format!("trimlab-locate-{}.toml", std::process::id()));
-        std::fs::write(
-            &path,
-            "seed = 1\n[device]\n# page\npage_bytes = 1048576\n[trim.delayed]\nidle_chunk_pages = 0\n",
-        )
-        .unwrap();
-        let e = trimlab_device::ConfigError::new("device.page_bytes", 1048576, "x");
-        assert!(locate(&path, e).to_string().ends_with(".toml:4: config: device.page_bytes = 1048576 (x)"));
-        let e = trimlab_device::ConfigError::new("trim.delayed.idle_chunk_pages", 0, "x");
-        assert!(locate(&path, e).to_string().contains(".toml:6: "));
-        let e = trimlab_device::ConfigError::new("ftl.gc_free_blocks", 2, "x");
-        assert!(
-            locate(&path, e).to_string().contains(".toml: config: ftl"),
-            "a key not in the file has no line"
-        );
-        std::fs::remove_file(path).unwrap();
     }
 }
