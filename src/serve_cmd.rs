@@ -3,7 +3,6 @@
 //! `[ftl]` and `[trim]` sections; `[workload]` is ignored), serves until SIGINT or SIGTERM,
 //! then writes the metrics.
 
-use crate::config_file::RunConfig;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use std::io::Write;
@@ -22,6 +21,9 @@ use trimlab_sim::{ByteSize, DurationNs};
 pub struct ServeArgs {
     /// The configuration file ([device], [ftl], [trim]; [workload] is ignored).
     pub config: PathBuf,
+    /// Override one key of the config (repeatable): --set trim.engine=delayed
+    #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+    pub set: Vec<String>,
     /// TCP address to listen on (default 127.0.0.1:10809; port 0 picks a free port).
     #[arg(long)]
     pub listen: Option<String>,
@@ -99,9 +101,9 @@ fn parse_pace(text: &str) -> Result<Pace> {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    let config = RunConfig::load(&args.config)?;
+    let config = crate::config_arg::load(&args.config, &args.set)?;
     let device = trimlab_device::SsdConfig::resolve(&config.device, &config.ftl, &config.trim)
-        .map_err(|e| locate(&args.config, e))?;
+        .map_err(|e| locate(&args.config, &args.set, e))?;
     let pace = parse_pace(&args.pace)?;
     let block_max = ByteSize::parse(&args.max_request).map_err(|e| anyhow::anyhow!("--max-request: {e}"))?.0;
     if !(4096..=(32 << 20)).contains(&block_max) || block_max % 512 != 0 {
@@ -320,9 +322,14 @@ pub fn run(args: ServeArgs) -> Result<()> {
     Ok(())
 }
 
-/// Prefixes a resolve error with `FILE:LINE` of the key it names (or just `FILE` when the key
-/// is not in the file: a preset's value or a default), so the user sees where to look.
-fn locate(path: &Path, error: trimlab_device::ConfigError) -> anyhow::Error {
+/// Prefixes a resolve error with where the key was set: the `--set` that set it last, else
+/// `FILE:LINE` of the key (just `FILE` when the key is not in the file: a preset's value or a
+/// default), so the user sees where to look.
+fn locate(path: &Path, set: &[String], error: trimlab_device::ConfigError) -> anyhow::Error {
+    if let Some(s) = set.iter().rev().find(|s| s.split('=').next().map(str::trim) == Some(error.key.as_str()))
+    {
+        return anyhow::anyhow!("--set {s}: {error}");
+    }
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let (section, key) = error.key.rsplit_once('.').unwrap_or(("", error.key.as_str()));
     let mut current = String::new();
@@ -396,12 +403,14 @@ mod tests {
         )
         .unwrap();
         let e = trimlab_device::ConfigError::new("device.page_bytes", 1048576, "x");
-        assert!(locate(&path, e).to_string().ends_with(".toml:4: config: device.page_bytes = 1048576 (x)"));
+        assert!(locate(&path, &[], e)
+            .to_string()
+            .ends_with(".toml:4: config: device.page_bytes = 1048576 (x)"));
         let e = trimlab_device::ConfigError::new("trim.delayed.idle_chunk_pages", 0, "x");
-        assert!(locate(&path, e).to_string().contains(".toml:6: "));
+        assert!(locate(&path, &[], e).to_string().contains(".toml:6: "));
         let e = trimlab_device::ConfigError::new("ftl.gc_free_blocks", 2, "x");
         assert!(
-            locate(&path, e).to_string().contains(".toml: config: ftl"),
+            locate(&path, &[], e).to_string().contains(".toml: config: ftl"),
             "a key not in the file has no line"
         );
         std::fs::remove_file(path).unwrap();
