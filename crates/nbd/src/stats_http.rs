@@ -25,9 +25,12 @@ const REQUEST_HEAD_BYTES_MAX: usize = 8192;
 pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
     listener.set_nonblocking(true)?;
     let busy = Arc::new(AtomicUsize::new(0));
+    // Poll fast while clients are active (a script marking phases back to back), slowly when idle.
+    let mut last_client = Instant::now();
     while !server.is_shutting_down() {
         match listener.accept() {
             Ok((mut stream, _)) => {
+                last_client = Instant::now();
                 if busy.load(Ordering::SeqCst) >= HTTP_CLIENTS_MAX {
                     let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
                     let _ = respond(
@@ -51,7 +54,10 @@ pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
                     busy.fetch_sub(1, Ordering::SeqCst);
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let busy_recently = last_client.elapsed() < Duration::from_millis(500);
+                std::thread::sleep(Duration::from_millis(if busy_recently { 1 } else { 20 }));
+            }
             Err(e) => return Err(e),
         }
     }
