@@ -938,9 +938,10 @@ fn transmission_loop<W: Write + Send + 'static>(
             Ok(Request::Read { length, .. } | Request::Write { length, .. }) => *length as u64,
             _ => 0,
         } + DATA_AT as u64;
-        if !budget.take(data_bytes, &shared.shutting_down)
-            || !shared.inflight_total.take(data_bytes, &shared.shutting_down)
-        {
+        if !budget.take(data_bytes, &shared.shutting_down) {
+            return (summary(requests, refusals, "closed by server shutdown"), false);
+        }
+        if !shared.inflight_total.take(data_bytes, &shared.shutting_down) {
             budget.give(data_bytes);
             return (summary(requests, refusals, "closed by server shutdown"), false);
         }
