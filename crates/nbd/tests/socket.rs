@@ -438,6 +438,13 @@ fn a_full_memory_store_answers_enospc_and_keeps_every_acknowledged_byte() {
     let mut fresh = srv.client();
     assert_eq!(fresh.request(CMD_READ, 0, 0, 128 << 10, &[]).unwrap(), (0, keep[..128 << 10].to_vec()));
     assert_eq!(fresh.request(CMD_READ, 0, 8 << 20, 64 << 10, &[]).unwrap(), (0, pattern(9, 64 << 10)));
+    // Issue 13 item 12: freed pages go back (the store's footprint shrinks after a TRIM).
+    let before = srv.handle.stats().unwrap().store_resident_bytes;
+    assert!(before >= 192 << 10, "{before}");
+    assert_eq!(fresh.request(CMD_TRIM, 0, 0, 128 << 10, &[]).unwrap().0, 0);
+    assert_eq!(fresh.request(CMD_WRITE_ZEROES, 0, 8 << 20, 64 << 10, &[]).unwrap().0, 0);
+    let after = srv.handle.stats().unwrap().store_resident_bytes;
+    assert!(after + (192 << 10) <= before, "resident {before} -> {after} bytes");
     srv.stop();
 }
 
