@@ -143,10 +143,34 @@ fn unix_socket_listener() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("exists"));
 }
 
+/// A `trimlab serve` child that is killed if the test ends without stopping it (a failed
+/// assertion must not leave a server running).
+struct Serving(std::process::Child);
+
+impl std::ops::Deref for Serving {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Serving {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn spawn_serve(
     dir: &Path,
     extra: &[&str],
-) -> (std::process::Child, std::io::Lines<BufReader<std::process::ChildStdout>>) {
+) -> (Serving, std::io::Lines<BufReader<std::process::ChildStdout>>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_trimlab"))
         .args(["serve", dir.join("c.toml").to_str().unwrap(), "--listen", "127.0.0.1:0", "--quiet"])
         .args(["--out", dir.join("m").to_str().unwrap()])
@@ -156,7 +180,7 @@ fn spawn_serve(
         .spawn()
         .unwrap();
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    (child, lines)
+    (Serving(child), lines)
 }
 
 /// Waits up to `limit` for the child to exit.
@@ -200,7 +224,6 @@ fn a_slow_stats_client_stalls_nobody_and_shutdown_does_not_wait_for_it() {
     assert!(http(&addr, "POST /phase/fast HTTP/1.0").starts_with("HTTP/1.0 200"));
     assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
     let status = wait_for(&mut child, Duration::from_secs(8));
-    let _ = child.kill();
     assert!(status.is_some_and(|s| s.success()), "serve did not stop within 8 s of SIGTERM: {status:?}");
     drop(mute);
     trickle.join().unwrap();
