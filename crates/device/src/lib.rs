@@ -16,5 +16,5 @@ pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind
 pub use config::{ConfigError, DeviceKind, DeviceSection, FtlSection, SsdConfig, TrimSection};
 pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
 pub use metrics::{DeviceReport, LatencySummary};
-pub use ssd::{Completion, Ssd};
+pub use ssd::{Completion, PowerCut, Ssd};
 pub use thin_volume::{ThinConfig, ThinStats, ThinVolume};
