@@ -90,7 +90,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         name: "ftl-trim",
         about: "004: hybrid FAST FTL with a trimmed-range list vs page mapping, with and without TRIM",
         run: ftl_trim::run,
-        configs: None,
+        configs: Some(ftl_trim::configs),
     },
     Experiment {
         name: "lazy-trim",

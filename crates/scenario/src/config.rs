@@ -203,11 +203,21 @@ impl Stack<'_> {
         let kind = format!("{:?}", w.kind.name());
         let key = format!("{at}.kind");
         if matches!(w.kind, WorkloadKind::OsInstall | WorkloadKind::Iozone) {
-            return Err(ConfigError::new(
-                &key,
-                kind,
-                "is not selectable from a config yet (004's workloads run inside `trimlab reproduce ftl-trim`)",
-            ));
+            // 004's workloads bring their own cluster host and measure from their own start.
+            if at != "workload" {
+                return Err(ConfigError::new(
+                    &key,
+                    kind,
+                    "runs only as the top-level [workload], not in a phase",
+                ));
+            }
+            if self.thin {
+                return Err(ConfigError::new(
+                    &key,
+                    kind,
+                    "runs on an SSD (device.kind = \"ssd\"): it reports 004's FTL measures",
+                ));
+            }
         }
         let file_kinds: Vec<&str> = WorkloadKind::NAMES
             .iter()
@@ -409,8 +419,14 @@ writes = "5x"
         assert!(e.contains("workload.files") && e.contains("append_bytes, file_bytes"), "{e}");
         let e = error_of("[host]\nfs = \"ext4\"\ncommit_interval = 5\n");
         assert!(e.contains("commit_interval") && e.contains("needs a unit") && e.contains("line 3"), "{e}");
+        // 004's workloads bring their own cluster host: not on ext4, not on a thin volume, not
+        // inside a phase; and they read only their own keys.
         let e = error_of(&format!("{ext4}[workload]\nkind = \"os-install\"\n"));
-        assert!(e.contains("workload.kind = \"os-install\"") && e.contains("not selectable"), "{e}");
+        assert!(e.contains("workload.kind = \"os-install\"") && e.contains("drives the block device"), "{e}");
+        let e = error_of("[device]\nkind = \"thin\"\nlogical_bytes = \"1GiB\"\n[workload]\nkind = \"iozone\"\n");
+        assert!(e.contains("device.kind = \"thin\"") && e.contains("drive an SSD"), "{e}");
+        let e = error_of("[workload]\nkind = \"os-install\"\nrecord_bytes = [\"4KiB\"]\n");
+        assert!(e.contains("workload.record_bytes") && e.contains("volume, host_discard"), "{e}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use trimlab_device::{ByteRange, Command, DeviceReport, Ssd};
 use trimlab_sim::{SeedTree, SimTime};
 use trimlab_workload::{
     precondition_from, run_phase, Drive, Generator, Precondition, Progress, Target, WorkloadConfig,
+    WorkloadKind,
 };
 
 /// What one run produced.
@@ -65,6 +66,15 @@ pub fn run(
             metrics[k] = v;
         }
         outcome.report
+    } else if matches!(resolved.workload.kind, WorkloadKind::OsInstall | WorkloadKind::Iozone) {
+        let mut ssd = Ssd::new(resolved.device.clone());
+        let run = trimlab_workload::cluster_host::run(&mut ssd, &resolved.workload, &seeds)
+            .map_err(|e| ScenarioError::Run(e.to_string()))?;
+        check(&ssd)?;
+        let report = ssd.report(run.end);
+        metrics["report"] = json!(report);
+        metrics["cluster_host"] = json!(run);
+        report
     } else if !resolved.phases.is_empty() {
         let (report, phases) = run_block_phases(&resolved, &seeds, progress)?;
         metrics["report"] = json!(report);
@@ -76,12 +86,19 @@ pub fn run(
             .map_err(|e| {
                 ScenarioError::Run(format!("the workload sent a command the device refused: {e}"))
             })?;
+        check(&ssd)?;
         metrics["precondition_end_ns"] = json!(outcome.precondition_end.ns());
         metrics["ops"] = json!(outcome.measured.ops);
         metrics["report"] = json!(outcome.report);
         outcome.report
     };
     Ok(RunResult { seed, config_hash: hash, metrics, report })
+}
+
+/// The model's full consistency check; a failure is a trimlab bug, reported as such.
+fn check(ssd: &Ssd) -> Result<(), ScenarioError> {
+    ssd.check()
+        .map_err(|e| ScenarioError::Run(format!("the model's consistency check failed (a trimlab bug): {e}")))
 }
 
 /// The SSD's host counters as traffic (bytes from pages: the SSD counts pages).

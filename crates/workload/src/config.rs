@@ -110,9 +110,12 @@ pub enum WorkloadKind {
     FileChurn,
     /// 000 Table II: fill to 100 %, remove a random file, time the next write needing a block.
     RemoveWhenFull,
-    /// 004's OS installation trace (not yet selectable here).
+    /// 004's Windows 7 installation, synthesized on 004's NTFS-like cluster host (block level,
+    /// `host.fs = "none"`): `volume` of files with their metadata writes, a third of them
+    /// temporary (crates/workload/src/cluster_host.rs).
     OsInstall,
-    /// 004's IOZone (not yet selectable here).
+    /// 004's IOZone write / re-write / random-write tests on the cluster host, after `image` of
+    /// installed files: a file of `volume` per record size in `record_bytes`, `pause` between tests.
     Iozone,
 }
 
@@ -167,7 +170,11 @@ impl WorkloadKind {
             WorkloadKind::RemoveWhenFull => {
                 &["file_bytes_min", "file_bytes_max", "append_bytes", "hole_bytes"]
             }
-            WorkloadKind::Block | WorkloadKind::OsInstall | WorkloadKind::Iozone => &[],
+            WorkloadKind::OsInstall => &["volume", "host_discard", "first_fit", "stream"],
+            WorkloadKind::Iozone => {
+                &["volume", "image", "record_bytes", "pause", "host_discard", "first_fit", "stream"]
+            }
+            WorkloadKind::Block => &[],
         }
     }
 }
@@ -206,6 +213,26 @@ pub struct WorkloadConfig {
     /// The named random stream the workload draws from (phases naming one stream share it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream: Option<String>,
+    // ----- keys of 004's cluster-host kinds (os-install, iozone) -----
+    /// os-install: bytes of files installed; iozone: the size of its test file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume: Option<Volume>,
+    /// iozone: installed files written (and kept) before the tests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<Volume>,
+    /// iozone: one write / re-write / random-write round per record size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_bytes: Option<Vec<ByteSize>>,
+    /// iozone: the host idles this long after each test (file close, IOZone's own work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pause: Option<DurationNs>,
+    /// The host sends TRIM for freed clusters (and, as Windows 7 does on a TRIM drive, updates
+    /// files copy-on-write); false: no TRIM, updates in place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_discard: Option<bool>,
+    /// The allocator reuses freed clusters at once instead of next-fit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_fit: Option<bool>,
     // ----- keys of the block generator -----
     pub pattern: AccessPattern,
     pub hot_fraction: f64,
@@ -250,6 +277,12 @@ impl Default for WorkloadConfig {
             transactions: None,
             prefix: None,
             stream: None,
+            volume: None,
+            image: None,
+            record_bytes: None,
+            pause: None,
+            host_discard: None,
+            first_fit: None,
             pattern: AccessPattern::UniformRandom,
             hot_fraction: 0.2,
             hot_access: 0.8,
@@ -276,7 +309,7 @@ impl Default for WorkloadConfig {
 impl WorkloadConfig {
     /// The file-workload keys that are set, in declaration order.
     pub fn set_file_keys(&self) -> Vec<&'static str> {
-        let all: [(&'static str, bool); 10] = [
+        let all: [(&'static str, bool); 16] = [
             ("append_bytes", self.append_bytes.is_some()),
             ("hole_bytes", self.hole_bytes.is_some()),
             ("file_bytes", self.file_bytes.is_some()),
@@ -287,6 +320,12 @@ impl WorkloadConfig {
             ("transactions", self.transactions.is_some()),
             ("prefix", self.prefix.is_some()),
             ("stream", self.stream.is_some()),
+            ("volume", self.volume.is_some()),
+            ("image", self.image.is_some()),
+            ("record_bytes", self.record_bytes.is_some()),
+            ("pause", self.pause.is_some()),
+            ("host_discard", self.host_discard.is_some()),
+            ("first_fit", self.first_fit.is_some()),
         ];
         all.iter().filter(|(_, set)| *set).map(|(k, _)| *k).collect()
     }
