@@ -6,6 +6,7 @@
 pub mod block_device;
 pub mod command;
 pub mod config;
+pub mod ftl_choice;
 pub mod metrics;
 pub mod ssd;
 pub mod thin_volume;
@@ -13,6 +14,7 @@ pub mod thin_volume;
 pub use block_device::BlockDevice;
 pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind};
 pub use config::{ConfigError, DeviceKind, DeviceSection, FtlSection, SsdConfig, TrimSection};
+pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
 pub use metrics::{DeviceReport, LatencySummary};
 pub use ssd::{Completion, Ssd};
 pub use thin_volume::{ThinConfig, ThinStats, ThinVolume};

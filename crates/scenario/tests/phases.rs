@@ -18,7 +18,7 @@ fn run(text: &str) -> Value {
     trimlab_scenario::run_text(text, "test.toml", None, &[]).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-fn phase<'a>(m: &'a Value, i: usize) -> &'a Value {
+fn phase(m: &Value, i: usize) -> &Value {
     &m["phases"][i]
 }
 
