@@ -73,6 +73,11 @@ pub fn num(metrics: &Value, path: &str) -> Result<f64> {
     metrics.pointer(path).and_then(Value::as_f64).with_context(|| format!("metrics have no number at {path}"))
 }
 
+/// Every point's config as TOML, named `<point>.toml`.
+pub fn emit(points: Vec<(String, RunConfig)>) -> Result<Vec<(String, String)>> {
+    points.into_iter().map(|(name, c)| Ok((format!("{name}.toml"), c.to_toml()?))).collect()
+}
+
 pub fn mib(bytes: u64) -> String {
     if bytes >= 1 << 20 {
         format!("{} MiB", bytes >> 20)

@@ -112,6 +112,14 @@ pub const EXPERIMENTS: &[Experiment] = &[
     },
 ];
 
+/// The TOML of every point experiment `name` runs, as (file name, text), for
+/// `--emit-configs`; `None` for an unknown experiment or one whose points are not scenario
+/// configs yet.
+pub fn point_configs(name: &str, o: &Options) -> Option<Result<Vec<(String, String)>>> {
+    let configs = EXPERIMENTS.iter().find(|e| e.name == name)?.configs?;
+    Some(host::emit(configs(o)))
+}
+
 /// The experiments named in `names` (all when empty), or an error naming the unknown one and
 /// listing the known ones.
 pub fn select(names: &[String]) -> Result<Vec<&'static Experiment>> {
