@@ -423,7 +423,8 @@ writes = "5x"
         // inside a phase; and they read only their own keys.
         let e = error_of(&format!("{ext4}[workload]\nkind = \"os-install\"\n"));
         assert!(e.contains("workload.kind = \"os-install\"") && e.contains("drives the block device"), "{e}");
-        let e = error_of("[device]\nkind = \"thin\"\nlogical_bytes = \"1GiB\"\n[workload]\nkind = \"iozone\"\n");
+        let e =
+            error_of("[device]\nkind = \"thin\"\nlogical_bytes = \"1GiB\"\n[workload]\nkind = \"iozone\"\n");
         assert!(e.contains("device.kind = \"thin\"") && e.contains("drive an SSD"), "{e}");
         let e = error_of("[workload]\nkind = \"os-install\"\nrecord_bytes = [\"4KiB\"]\n");
         assert!(e.contains("workload.record_bytes") && e.contains("volume, host_discard"), "{e}");

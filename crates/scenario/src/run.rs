@@ -12,7 +12,7 @@ use trimlab_device::metrics::HostCounters;
 use trimlab_device::{ByteRange, Command, DeviceReport, Ssd};
 use trimlab_sim::{SeedTree, SimTime};
 use trimlab_workload::{
-    precondition_from, run_phase, Drive, Generator, Precondition, Progress, Target, WorkloadConfig,
+    measured_drive, precondition_from, run_phase, Generator, Precondition, Progress, WorkloadConfig,
     WorkloadKind,
 };
 
@@ -208,18 +208,7 @@ fn block_phase(
                 seeds.fork(&format!("{stream}.mix")),
                 seeds.fork(&format!("{stream}.address")),
             );
-            let target = match w.ops {
-                Some(n) => Target::Ops(n),
-                None => Target::WriteBytes(w.writes.bytes(capacity)),
-            };
-            let drive = Drive {
-                queue_depth: w.queue_depth,
-                think_time_ns: w.think_time.0,
-                idle_every: w.idle_every,
-                idle_ns: w.idle.0,
-                flush_every: w.flush_every,
-                target,
-            };
+            let drive = measured_drive(w, capacity);
             Ok(run_phase(ssd, &mut generator, now, drive, tag, progress).map_err(refused)?.end.max(now))
         }
         PhaseKind::Measure => {

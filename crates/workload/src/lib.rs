@@ -13,4 +13,4 @@ pub mod scenario;
 pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig, WorkloadKind};
 pub use generator::{Generator, Op};
 pub use runner::{run_phase, Drive, PhaseResult, Progress, Target};
-pub use scenario::{precondition, precondition_from, run_workload, RunOutcome};
+pub use scenario::{measured_drive, precondition, precondition_from, run_workload, RunOutcome};
