@@ -1,19 +1,22 @@
 //! `trimlab run` and `trimlab presets`.
 
-use crate::config_file::RunConfig;
 use crate::output;
 use crate::progress::Bar;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
-use trimlab_device::{DeviceReport, DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
-use trimlab_sim::SeedTree;
+use trimlab_device::{DeviceReport, DeviceSection, FtlSection, SsdConfig, TrimSection};
 
 /// `trimlab run`'s arguments.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// The configuration file; every key has a default (docs/config.md). Optional with --fio.
+    /// The configuration file (`-`: read it from stdin); every key has a default
+    /// (docs/config.md). Optional with --fio.
     #[arg(required_unless_present = "fio")]
     pub config: Option<PathBuf>,
+    /// Override one key (repeatable), checked like the same key in the file:
+    /// --set device.spare_factor=0.1 --set trim.engine=delayed
+    #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+    pub set: Vec<String>,
     /// Take the workload from this fio job file (one job; docs/config.md maps the options).
     #[arg(long)]
     pub fio: Option<PathBuf>,
@@ -30,6 +33,9 @@ pub struct RunArgs {
     /// Also write DIR/index.html with the totals and plots of the time series.
     #[arg(long)]
     pub html: bool,
+    /// Print the run's metrics as one JSON object on stdout instead of the summary line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// "n/a" when no host page was written: a WAF of 0 would read as a perfect drive.
@@ -43,8 +49,8 @@ pub fn waf_text(report: &DeviceReport) -> String {
 
 pub fn run(args: &RunArgs) -> Result<()> {
     let (mut config, origin) = match &args.config {
-        Some(path) => (RunConfig::load(path)?, path.display().to_string()),
-        None => (RunConfig::default(), "defaults".to_string()),
+        Some(path) => (crate::config_arg::load(path, &args.set)?, path.display().to_string()),
+        None => (crate::config_arg::defaults(&args.set)?, "defaults".to_string()),
     };
     if let Some(fio) = &args.fio {
         let text = std::fs::read_to_string(fio).with_context(|| format!("cannot read {}", fio.display()))?;
@@ -59,40 +65,60 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
         config.workload = job.workload;
     }
-    let resolved = config.resolve()?;
-    let interval_ns = config.output.interval_ns(args.log_interval.as_deref())?;
-    let seed = args.seed.or(config.seed).unwrap_or(1);
-    let config_json = serde_json::json!({ "device": resolved.device, "workload": resolved.workload });
-    let hash = output::config_hash(&config_json);
-    let fio = args.fio.as_ref().map(|f| format!(", workload from {}", f.display())).unwrap_or_default();
-    eprintln!("trimlab run: seed {seed}, config {hash} ({origin}{fio})");
-
-    let mut ssd = Ssd::new(resolved.device.clone());
-    if let Some(ns) = interval_ns {
-        ssd.enable_timeseries(ns, trimlab_sim::SimTime::ZERO);
-    }
-    let mut bar = Bar::new("run");
-    let outcome =
-        trimlab_workload::run_workload(&mut ssd, &resolved.workload, &SeedTree::new(seed), &mut bar)
-            .context("the workload sent a command the device refused")?;
-    bar.finish();
-    ssd.finish_timeseries(outcome.measured.end);
-
+    // --log-interval wins over [output] interval; the run samples what the config says.
+    config.output.interval =
+        config.output.interval_ns(args.log_interval.as_deref())?.map(trimlab_sim::DurationNs);
     let out = &args.out;
+    let mut bar = Bar::new("run");
+    let result = trimlab_scenario::run(&config, args.seed, &mut bar)?;
+    bar.finish();
+    let fio = args.fio.as_ref().map(|f| format!(", workload from {}", f.display())).unwrap_or_default();
+    eprintln!("trimlab run: seed {}, config {} ({origin}{fio})", result.seed, result.config_hash);
+
+    if config.output.interval.is_some() && result.series.is_none() {
+        eprintln!(
+            "trimlab run: no timeseries.csv: a run on a file system or a thin volume has no time series yet"
+        );
+    }
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let metrics = serde_json::json!({
-        "trimlab_version": env!("CARGO_PKG_VERSION"),
-        "seed": seed,
-        "config_hash": hash,
-        "config": config_json,
-        "precondition_end_ns": outcome.precondition_end.ns(),
-        "ops": outcome.measured.ops,
-        "report": outcome.report,
-    });
-    output::write_json(&out.join("metrics.json"), &metrics)?;
-    output::write_flat_csv(&out.join("metrics.csv"), &metrics)?;
-    output::write_series(out, &output::Series::of(&ssd, interval_ns.is_some()))?;
-    let r = &outcome.report;
+    output::write_json(&out.join("metrics.json"), &result.metrics)?;
+    output::write_flat_csv(&out.join("metrics.csv"), &result.metrics)?;
+    if let Some(series) = &result.series {
+        output::write_series(out, series)?;
+    }
+    if args.html {
+        let title = format!("trimlab run: {origin}{fio}, seed {}", result.seed);
+        let rows = result.series.as_ref().and_then(|s| s.timeseries.as_deref()).unwrap_or(&[]);
+        let report = crate::run_report::run_report(&title, &result.report, rows);
+        trimlab_report::write_experiment(out, &report)?;
+        let index = trimlab_report::write_index(out, std::slice::from_ref(&report))?;
+        if !args.json {
+            println!("wrote {}", index.display());
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&result.metrics)?);
+        return Ok(());
+    }
+    if let Some(phases) = result.metrics["phases"].as_array() {
+        for (i, p) in phases.iter().enumerate() {
+            let d = &p["device"];
+            println!(
+                "phase[{i}] {:<14} {:>10.3} ms  TRIM {} commands, {} bytes; writes {} bytes",
+                p["name"].as_str().unwrap_or("?"),
+                p["elapsed_ns"].as_u64().unwrap_or(0) as f64 / 1e6,
+                d["trim_commands"],
+                d["trim_bytes"],
+                d["write_bytes"]
+            );
+        }
+    }
+    if result.metrics.get("thin").is_some() {
+        println!("thin volume: allocated {} bytes at the end", result.metrics["thin"]["allocated_bytes"]);
+        println!("wrote {}", out.join("metrics.json").display());
+        return Ok(());
+    }
+    let r = &result.report;
     println!(
         "WAF {}  host pages written {}  NAND programs {}  erases {}  GC victims {}  write p99 {} us  sim time {:.3} s",
         waf_text(r),
@@ -103,13 +129,6 @@ pub fn run(args: &RunArgs) -> Result<()> {
         r.latency.write.p99_ns / 1000,
         r.sim_time_ns as f64 / 1e9
     );
-    if args.html {
-        let title = format!("trimlab run: {origin}{fio}, seed {seed}");
-        let report = crate::run_report::run_report(&title, r, ssd.timeseries());
-        trimlab_report::write_experiment(out, &report)?;
-        let index = trimlab_report::write_index(out, std::slice::from_ref(&report))?;
-        println!("wrote {}", index.display());
-    }
     println!("wrote {}", out.join("metrics.json").display());
     Ok(())
 }

@@ -139,3 +139,185 @@ fn help_lists_experiments_engines_and_presets() {
         assert!(text.contains(word), "--help lacks {word}:\n{text}");
     }
 }
+
+/// `--set` overrides a key exactly as the file would, `-` reads the config from stdin, and
+/// `--json` prints the metrics as one object.
+#[test]
+fn set_overrides_stdin_config_and_json_summary() {
+    use std::io::Write;
+    let (file_dir, stdin_dir) = (scratch("set-file"), scratch("set-stdin"));
+    let by_file = trimlab(&[
+        "run",
+        "examples/quick.toml",
+        "--set",
+        "device.spare_factor=0.2",
+        "--set",
+        "trim.engine=none",
+        "--json",
+        "--out",
+        file_dir.to_str().unwrap(),
+    ]);
+    assert!(by_file.status.success(), "{}", stderr(&by_file));
+    let metrics: serde_json::Value =
+        serde_json::from_slice(&by_file.stdout).expect("one JSON object on stdout");
+    let spare = metrics["config"]["device"]["spare_factor"].as_f64().unwrap();
+    assert!((spare - 0.2).abs() < 1e-9, "{spare}");
+    assert_eq!(metrics["report"]["trim"]["engine"], "none");
+
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quick.toml")).unwrap();
+    let text = text.replace("spare_factor = 0.12", "spare_factor = 0.2").replace("\"immediate\"", "\"none\"");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trimlab"))
+        .args(["run", "-", "--json", "--out", stdin_dir.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let by_stdin = child.wait_with_output().unwrap();
+    assert!(by_stdin.status.success(), "{}", stderr(&by_stdin));
+    assert_eq!(by_file.stdout, by_stdin.stdout, "--set and the same edit in the file must give the same run");
+}
+
+#[test]
+fn bad_set_names_the_key_and_what_is_accepted() {
+    let o =
+        trimlab(&["run", "examples/quick.toml", "--set", "trim.engine=sometimes", "--out", "target/never"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("engine") && e.contains("immediate"), "{e}");
+    let o =
+        trimlab(&["run", "examples/quick.toml", "--set", "device.spare_factr=0.1", "--out", "target/never"]);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("spare_factr") && e.contains("--set"), "{e}");
+    let o = trimlab(&["run", "examples/quick.toml", "--set", "nothing", "--out", "target/never"]);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("KEY.PATH=VALUE"), "{e}");
+}
+
+/// Each example scenario, run with `trimlab run`, gives the numbers of the reproduce point it
+/// names: the same phases (spans, device traffic, figures; the names may differ), device report
+/// and host counters.
+#[test]
+fn example_scenarios_equal_their_reproduce_points() {
+    let cases = [
+        ("lazy-trim-append", "lazy-trim", "micro-lazy-64k"),
+        ("postmark-selective", "selective-trim", "fig1b-selective-40-90"),
+        ("thin-bulk-rm", "discard-vs-fstrim", "thin-discard"),
+        ("hybrid-os-install", "ftl-trim", "os-install-hybrid-TRIM"),
+    ];
+    let options = trimlab_experiments::Options::new(1, 1.0);
+    let experiments = trimlab_experiments::select(&[]).unwrap();
+    for (example, experiment, point) in cases {
+        let out = scratch(&format!("example-{example}"));
+        let path = format!("examples/scenarios/{example}.toml");
+        let o = trimlab(&["run", &path, "--json", "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{example}: {}", stderr(&o));
+        let mut by_cli: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let configs = experiments.iter().find(|e| e.name == experiment).and_then(|e| e.configs).unwrap();
+        let points = configs(&options);
+        let (_, config) =
+            points.iter().find(|(name, _)| name == point).unwrap_or_else(|| panic!("no point {point}"));
+        let mut by_experiment = trimlab_scenario::run(config, None, &mut ()).unwrap().metrics;
+        // The examples name their phases; the points leave the default names.
+        for m in [&mut by_cli, &mut by_experiment] {
+            for p in m["phases"].as_array_mut().into_iter().flatten() {
+                p.as_object_mut().map(|p| p.remove("name"));
+            }
+        }
+        for key in ["phases", "report", "host", "thin", "cluster_host"] {
+            assert_eq!(
+                by_cli.get(key),
+                by_experiment.get(key),
+                "{example} vs {experiment}/{point}: {key} differs"
+            );
+        }
+        let measured = by_cli["phases"].as_array().is_some_and(|p| !p.is_empty())
+            || by_cli["cluster_host"]["phases"].as_array().is_some_and(|p| !p.is_empty());
+        assert!(measured, "{example}: no phases in {by_cli}");
+    }
+}
+
+/// Bad host and phase input is refused with the key and what is accepted, never a panic.
+#[test]
+fn host_and_phase_errors_name_the_key() {
+    let cases: [(&[&str], &[&str]); 4] = [
+        (&["host.discard=lazy"], &["host.discard", "host.fs = \"ext4\""]),
+        (&["workload.kind=postmark"], &["workload.kind = \"postmark\"", "host.fs = \"ext4\""]),
+        (&["workload.kind=tpcc"], &["unknown variant", "append-holes", "file-churn"]),
+        (&["host.fs=ext4", "workload.kind=aging", "workload.files=3"], &["workload.files", "utilization"]),
+    ];
+    for (set, wanted) in cases {
+        let mut args = vec!["run", "examples/quick.toml", "--out", "target/never"];
+        for s in set {
+            args.extend(["--set", s]);
+        }
+        let o = trimlab(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{set:?}: {e}");
+        for w in wanted {
+            assert!(e.contains(w), "{set:?}: {w:?} not in {e}");
+        }
+    }
+}
+
+/// `--emit-configs` writes the configuration of every point an experiment runs, and `trimlab
+/// run` on one of them gives the experiment's own number for that point.
+#[test]
+fn emitted_waf_configs_run_to_the_experiments_numbers() {
+    let (configs, report) = (scratch("emit-configs"), scratch("emit-report"));
+    let o = trimlab(&["reproduce", "waf", "--scale", "0.03", "--emit-configs", configs.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let count = std::fs::read_dir(configs.join("waf")).unwrap().count();
+    assert_eq!(count, 56, "one config per waf point");
+    let o = trimlab(&["reproduce", "waf", "--scale", "0.03", "--out", report.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(report.join("waf/waf.csv")).unwrap();
+    for (sf, ppb, trim) in [("0.1", "64", "0.1"), ("0.3", "256", "0")] {
+        let point = configs.join(format!("waf/sf{sf}-ppb{ppb}-trim{trim}.toml"));
+        let out = scratch(&format!("emit-run-{sf}-{ppb}-{trim}"));
+        let o = trimlab(&["run", point.to_str().unwrap(), "--json", "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let metrics: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("{trim},{ppb},")) && l.split(',').nth(3) == Some(sf))
+            .unwrap_or_else(|| panic!("no row {trim},{ppb},_,{sf} in\n{csv}"));
+        let waf_in_report: f64 = row.split(',').nth(6).unwrap().parse().unwrap();
+        let waf_of_run = metrics["report"]["waf"].as_f64().unwrap();
+        assert!(
+            (waf_of_run - waf_in_report).abs() < 5e-5,
+            "{point:?}: run {waf_of_run}, report {waf_in_report}"
+        );
+    }
+    let o = trimlab(&["reproduce", "delayed-trim", "--emit-configs", configs.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("delayed-trim"), "{}", stderr(&o));
+}
+
+/// `--emit-configs` writes every point of the three host experiments, and each file reads back
+/// as a config that resolves.
+#[test]
+fn host_experiments_emit_their_configs() {
+    let dir = scratch("emit-host-configs");
+    let o = trimlab(&[
+        "reproduce",
+        "lazy-trim",
+        "selective-trim",
+        "discard-vs-fstrim",
+        "--emit-configs",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (experiment, points) in [("lazy-trim", 27), ("selective-trim", 32), ("discard-vs-fstrim", 6)] {
+        let files: Vec<_> =
+            std::fs::read_dir(dir.join(experiment)).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(files.len(), points, "{experiment}");
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let config = trimlab_scenario::RunConfig::parse(&text, &f.display().to_string()).unwrap();
+            config.resolve().unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        }
+    }
+}

@@ -22,10 +22,41 @@ impl ConfigError {
     }
 }
 
+/// `[device] kind`: the simulated SSD, or the thin-provisioned volume of 003 (its knobs are
+/// the scenario's `[thin]` section; of `[device]` it reads only `logical_bytes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    #[default]
+    Ssd,
+    Thin,
+}
+
+/// When the GC threshold is out of range but the user never set `ftl.gc_free_blocks`, the
+/// geometry keys they did set are at fault (issue 13: `page_bytes = 1048576` blamed the GC key).
+fn geometry_key_at_fault(device: &DeviceSection, ftl: &FtlSection) -> Option<(&'static str, String)> {
+    if ftl.gc_free_blocks.is_some() {
+        return None;
+    }
+    let set: [(&'static str, Option<String>); 8] = [
+        ("device.page_bytes", device.page_bytes.map(|v| v.to_string())),
+        ("device.pages_per_block", device.pages_per_block.map(|v| v.to_string())),
+        ("device.blocks_per_plane", device.blocks_per_plane.map(|v| v.to_string())),
+        ("device.logical_bytes", device.logical_bytes.map(|v| v.to_string())),
+        ("device.planes_per_die", device.planes_per_die.map(|v| v.to_string())),
+        ("device.dies_per_chip", device.dies_per_chip.map(|v| v.to_string())),
+        ("device.chips_per_channel", device.chips_per_channel.map(|v| v.to_string())),
+        ("device.channels", device.channels.map(|v| v.to_string())),
+    ];
+    let preset = device.preset.clone().map(|p| ("device.preset", format!("\"{p}\"")));
+    set.into_iter().find_map(|(k, v)| v.map(|v| (k, v))).or(preset)
+}
+
 /// `[device]`: the drive's shape, timing and host interface. Unset keys come from the preset.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceSection {
+    pub kind: Option<DeviceKind>,
     pub preset: Option<String>,
     pub logical_bytes: Option<ByteSize>,
     pub spare_factor: Option<f64>,
@@ -57,10 +88,25 @@ pub struct DeviceSection {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlSection {
+    /// "page" (default) or "hybrid".
+    pub kind: Option<crate::ftl_choice::FtlKind>,
     /// Free blocks per plane below which GC runs: a count ("2") or a share of the plane ("30%").
     pub gc_free_blocks: Option<GcThreshold>,
     pub gc_victim: Option<VictimPolicy>,
     pub track_data: Option<bool>,
+    /// "page" or "block" (004 §3.1); default page for the page FTL, block for hybrid.
+    pub striping: Option<crate::ftl_choice::StripingChoice>,
+    /// Page FTL: "eager" (default) or "lazy" (004 §4.1).
+    pub backward_map: Option<String>,
+    pub reconcile_every_pages: Option<u32>,
+    pub erase_when_invalid: Option<bool>,
+    pub gc_gain_blocks_max: Option<u32>,
+    /// Hybrid: log blocks per chip.
+    pub log_blocks_sequential: Option<u32>,
+    pub log_blocks_random: Option<u32>,
+    /// Hybrid: TRIMs kept in the trimmed-range list (default true) or applied at once.
+    pub trimmed_list: Option<bool>,
+    pub trimmed_list_groups: Option<u32>,
 }
 
 /// `[trim]`.
@@ -144,6 +190,7 @@ pub struct SsdConfig {
     pub trim_engine: EngineKind,
     pub trim_cost: TrimCostModel,
     pub trim_delayed: DelayedConfig,
+    pub ftl: crate::ftl_choice::FtlChoice,
 }
 
 struct Preset {
@@ -416,6 +463,7 @@ impl SsdConfig {
             trim_engine: trim.engine.unwrap_or_default(),
             trim_cost: trim.cost.clone().unwrap_or_default(),
             trim_delayed: trim.delayed.clone().unwrap_or_default(),
+            ftl: crate::ftl_choice::FtlChoice::resolve(ftl)?,
             geometry,
             timing,
         };
@@ -423,9 +471,22 @@ impl SsdConfig {
             .trim_delayed
             .validate(config.trim_max_ranges)
             .map_err(|(key, value, accepted)| ConfigError::new(key, value, accepted))?;
-        trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config()).map_err(|message| {
+        config.ftl.check(&config).map_err(|message| {
             if message.starts_with("ftl.gc_free_blocks") {
-                ConfigError::new("ftl.gc_free_blocks", gc_free_blocks_min, message)
+                match geometry_key_at_fault(device, ftl) {
+                    // The threshold was not set: the geometry left too few blocks per plane.
+                    Some((key, value)) => ConfigError::new(
+                        key,
+                        value,
+                        format!(
+                            "this leaves {} blocks per plane; the FTL needs at least 4 (ftl.gc_free_blocks must be 2..=blocks per plane / 2): use a smaller page or block, fewer planes, or a larger device.logical_bytes",
+                            config.geometry.blocks_per_plane
+                        ),
+                    ),
+                    None => ConfigError::new("ftl.gc_free_blocks", gc_free_blocks_min, message),
+                }
+            } else if message.starts_with("hybrid:") {
+                ConfigError::new("ftl.kind", "\"hybrid\"", message)
             } else {
                 ConfigError::new("device.spare_factor", spare_factor, message)
             }
@@ -516,5 +577,17 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e.key, "device.blocks_per_plane");
+    }
+
+    #[test]
+    fn a_huge_page_blames_page_bytes_not_the_gc_threshold() {
+        // Issue 13 item 11: this reported `ftl.gc_free_blocks = 2`.
+        let e = resolve(DeviceSection { page_bytes: Some(1 << 20), ..Default::default() }).unwrap_err();
+        assert_eq!((e.key.as_str(), e.value.as_str()), ("device.page_bytes", "1048576"), "{e}");
+        assert!(e.accepted.contains("blocks per plane"), "{e}");
+        // A GC threshold the user did set is still the key named.
+        let ftl = FtlSection { gc_free_blocks: Some(GcThreshold::Blocks(100_000)), ..Default::default() };
+        let e = SsdConfig::resolve(&DeviceSection::default(), &ftl, &TrimSection::default()).unwrap_err();
+        assert_eq!(e.key, "ftl.gc_free_blocks");
     }
 }

@@ -1,7 +1,7 @@
 //! The interface every TRIM engine implements, and what engines count.
 
 use serde::Serialize;
-use trimlab_ftl::{Lpn, PageFtl, WriteBuffer};
+use trimlab_ftl::{Ftl, Lpn, WriteBuffer};
 use trimlab_sim::SimTime;
 
 /// A run of whole logical pages named by a TRIM.
@@ -17,10 +17,12 @@ impl PageRange {
     }
 }
 
-/// The controller state an engine may change: the maps (through the FTL) and the write buffer.
+/// The controller state an engine may change: the maps (through the FTL) and the write buffer,
+/// at the instant `now` the engine's work starts.
 pub struct Controller<'a> {
-    pub ftl: &'a mut PageFtl,
+    pub ftl: &'a mut dyn Ftl,
     pub buffer: &'a mut WriteBuffer,
+    pub now: SimTime,
 }
 
 /// Foreground controller time of one TRIM, by step of 002.
@@ -129,8 +131,17 @@ pub trait TrimEngine {
 
     fn stats(&self) -> &TrimStats;
 
+    /// The host's FLUSH (or a FUA command) completed: persist now whatever must survive a
+    /// power cut. Engines without volatile state have nothing to do.
+    fn on_flush(&mut self) {}
+
+    /// Power is lost: drop the volatile state a real controller would lose, keep what
+    /// [`TrimEngine::on_flush`] persisted. Pages that read as trimmed again afterwards (their
+    /// unflushed rewrite is lost with the cut) are appended to `retrimmed`.
+    fn power_cut(&mut self, _retrimmed: &mut Vec<Lpn>) {}
+
     /// Engine-internal consistency against the controller state (tests call it).
-    fn check(&self, _ftl: &PageFtl) -> Result<(), String> {
+    fn check(&self, _ftl: &dyn Ftl) -> Result<(), String> {
         Ok(())
     }
 }

@@ -3,14 +3,16 @@
 //! preconditioning that brings a drive to steady state, and the closed-loop runner that issues
 //! commands from `queue_depth` simulated submitters through the event queue.
 
+pub mod cluster_host;
 pub mod config;
+pub mod file;
 pub mod fio;
 pub mod generator;
 pub mod runner;
 pub mod scenario;
 
-pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig};
+pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig, WorkloadKind};
 pub use fio::{parse_fio_job, FioError, FioJob};
 pub use generator::{Generator, Op};
 pub use runner::{run_phase, Drive, PhaseResult, Progress, Target};
-pub use scenario::{precondition, run_workload, RunOutcome};
+pub use scenario::{measured_drive, precondition, precondition_from, run_workload, RunOutcome};
