@@ -1,7 +1,7 @@
 //! trimlab's command line: the only code that reads files, clocks and terminals.
 
 mod bench;
-mod config_file;
+mod config_arg;
 mod output;
 mod progress;
 mod reproduce;
@@ -69,14 +69,21 @@ struct Cli {
 enum Command {
     /// Run one configuration (TOML) and write DIR/metrics.json and DIR/metrics.csv.
     Run {
-        /// The configuration file; every key has a default (docs/config.md).
+        /// The configuration file (`-`: read it from stdin); every key has a default (docs/config.md).
         config: PathBuf,
+        /// Override one key (repeatable), checked like the same key in the file:
+        /// --set device.spare_factor=0.1 --set trim.engine=delayed
+        #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+        set: Vec<String>,
         /// Seed of every random stream of the run (default: the config's `seed`, else 1).
         #[arg(long)]
         seed: Option<u64>,
         /// Output directory.
         #[arg(long, default_value = "out/run")]
         out: PathBuf,
+        /// Print the run's metrics as one JSON object on stdout instead of the summary line.
+        #[arg(long)]
+        json: bool,
     },
     /// Reproduce paper results: tables (CSV, JSON), SVG plots and one index.html.
     Reproduce {
@@ -110,7 +117,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { config, seed, out } => run_cmd::run(&config, seed, &out),
+        Command::Run { config, set, seed, out, json } => run_cmd::run(&config, &set, seed, &out, json),
         Command::Reproduce { names, out, seed, scale } => reproduce::run(&names, &out, seed, scale),
         Command::Bench { quick } => bench::run(quick),
         Command::Presets => run_cmd::presets(),

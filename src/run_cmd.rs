@@ -1,41 +1,26 @@
 //! `trimlab run` and `trimlab presets`.
 
-use crate::config_file::RunConfig;
 use crate::output;
 use crate::progress::Bar;
 use anyhow::{Context, Result};
 use std::path::Path;
-use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
-use trimlab_sim::SeedTree;
+use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
 
-pub fn run(config_path: &Path, seed: Option<u64>, out: &Path) -> Result<()> {
-    let config = RunConfig::load(config_path)?;
-    let resolved = config.resolve()?;
-    let seed = seed.or(config.seed).unwrap_or(1);
-    let config_json = serde_json::json!({ "device": resolved.device, "workload": resolved.workload });
-    let hash = output::config_hash(&config_json);
-    eprintln!("trimlab run: seed {seed}, config {hash} ({})", config_path.display());
-
-    let mut ssd = Ssd::new(resolved.device.clone());
+pub fn run(config_path: &Path, set: &[String], seed: Option<u64>, out: &Path, json: bool) -> Result<()> {
+    let config = crate::config_arg::load(config_path, set)?;
     let mut bar = Bar::new("run");
-    let outcome =
-        trimlab_workload::run_workload(&mut ssd, &resolved.workload, &SeedTree::new(seed), &mut bar)
-            .context("the workload sent a command the device refused")?;
+    let result = trimlab_scenario::run(&config, seed, &mut bar)?;
     bar.finish();
+    eprintln!("trimlab run: seed {}, config {} ({})", result.seed, result.config_hash, config_path.display());
 
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let metrics = serde_json::json!({
-        "trimlab_version": env!("CARGO_PKG_VERSION"),
-        "seed": seed,
-        "config_hash": hash,
-        "config": config_json,
-        "precondition_end_ns": outcome.precondition_end.ns(),
-        "ops": outcome.measured.ops,
-        "report": outcome.report,
-    });
-    output::write_json(&out.join("metrics.json"), &metrics)?;
-    output::write_flat_csv(&out.join("metrics.csv"), &metrics)?;
-    let r = &outcome.report;
+    output::write_json(&out.join("metrics.json"), &result.metrics)?;
+    output::write_flat_csv(&out.join("metrics.csv"), &result.metrics)?;
+    if json {
+        println!("{}", serde_json::to_string(&result.metrics)?);
+        return Ok(());
+    }
+    let r = &result.report;
     println!(
         "WAF {:.3}  host pages written {}  NAND programs {}  erases {}  GC victims {}  write p99 {} us  sim time {:.3} s",
         r.waf,
@@ -49,7 +34,6 @@ pub fn run(config_path: &Path, seed: Option<u64>, out: &Path) -> Result<()> {
     println!("wrote {}", out.join("metrics.json").display());
     Ok(())
 }
-
 pub fn presets() -> Result<()> {
     for (name, about) in trimlab_device::config::preset_list() {
         let device = DeviceSection { preset: Some(name.to_string()), ..Default::default() };

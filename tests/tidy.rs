@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Crates whose code runs inside the model.
 const MODEL_CRATES: &[&str] =
-    &["sim", "nand", "ftl", "trim", "device", "workload", "analytic", "trace", "hybrid", "fs"];
+    &["sim", "nand", "ftl", "trim", "device", "workload", "analytic", "trace", "hybrid", "fs", "scenario"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
