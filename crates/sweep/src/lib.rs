@@ -19,9 +19,9 @@ pub mod table;
 
 pub use grid::{Axis, Grid};
 pub use journal::Journal;
-pub use plan::{config_hash, Point};
+pub use plan::{Plan, Point};
 pub use row::{Row, Status};
-pub use runner::Runner;
+pub use runner::{Runner, ScenarioRunner};
 pub use shard::Shard;
 pub use sweep::{run_in_dir, run_in_memory, DirOutcome, SweepOptions};
 pub use table::Table;

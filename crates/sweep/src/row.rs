@@ -64,7 +64,11 @@ pub fn metric_columns(metrics: &Value) -> Vec<(String, Value)> {
                 match key.as_str() {
                     "config" | "seed" => {}
                     "config_hash" => out.push(("run_config_hash".to_string(), value.clone())),
-                    _ => flatten(key, value, &mut out),
+                    _ => out.extend(
+                        trimlab_scenario::flatten(value)
+                            .into_iter()
+                            .map(|(k, v)| (if k.is_empty() { key.clone() } else { format!("{key}.{k}") }, v)),
+                    ),
                 }
             }
         }
@@ -72,22 +76,6 @@ pub fn metric_columns(metrics: &Value) -> Vec<(String, Value)> {
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
-}
-
-fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Value)>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                flatten(&format!("{prefix}.{k}"), v, out);
-            }
-        }
-        Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                flatten(&format!("{prefix}.{i}"), v, out);
-            }
-        }
-        leaf => out.push((prefix.to_string(), leaf.clone())),
-    }
 }
 
 #[cfg(test)]

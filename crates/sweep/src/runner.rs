@@ -16,6 +16,20 @@ pub trait Runner: Sync {
     fn run(&self, base: &str, origin: &str, seed: u64, set: &[String]) -> Result<serde_json::Value, String>;
 }
 
+/// The real runner: trimlab-scenario, the same code path as `trimlab run`.
+pub struct ScenarioRunner;
+
+impl Runner for ScenarioRunner {
+    fn check(&self, base: &str, origin: &str, set: &[String]) -> Result<(), String> {
+        let config = trimlab_scenario::RunConfig::parse_with(base, origin, set).map_err(|e| e.to_string())?;
+        config.resolve().map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    fn run(&self, base: &str, origin: &str, seed: u64, set: &[String]) -> Result<serde_json::Value, String> {
+        trimlab_scenario::run_text(base, origin, Some(seed), set).map_err(|e| e.to_string())
+    }
+}
+
 /// Runs one point. A config the runner refuses, or a panic inside it (a bug in trimlab), gives
 /// a failed row carrying the message; the sweep goes on.
 pub fn run_point(runner: &dyn Runner, base: &str, origin: &str, point: &Point) -> Row {

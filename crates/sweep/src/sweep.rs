@@ -31,35 +31,39 @@ pub struct DirOutcome {
     pub failed: usize,
 }
 
-/// Stops before any run if the base config is invalid, or if a grid key has no value that gives
-/// a valid config (an unknown key, or a list of values all of the wrong type). A key with some
-/// bad values is fine here: those runs become failed rows.
+/// Stops before any run when no point of the grid is a valid config (an unknown key, a base
+/// that no grid value repairs, a list whose values are all wrong): such a sweep could only give
+/// failed rows. Points are checked (parsed and resolved, not run) in order until one passes, so
+/// this costs one check in the usual case. A grid with some bad points runs: those rows fail.
 pub fn check_grid(grid: &Grid, plan: &Plan, runner: &dyn Runner) -> Result<(), SweepError> {
-    runner
-        .check(&plan.base_text, &grid.origin, &[])
-        .map_err(|e| SweepError::Grid(format!("{}: the base config is not valid: {e}", grid.origin)))?;
-    for axis in &grid.axes {
-        let mut first_error = None;
-        let valid = axis.values.iter().any(|value| {
-            let set = [format!("{}={value}", axis.key)];
-            match runner.check(&plan.base_text, &grid.origin, &set) {
-                Ok(()) => true,
-                Err(e) => {
-                    first_error.get_or_insert((value.to_string(), e));
-                    false
-                }
+    let mut first_error = None;
+    for point in plan.points.iter().filter(|p| p.seed == grid.seeds[0]) {
+        match runner.check(&plan.base_text, &grid.origin, &point.set) {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first_error.get_or_insert((point, e));
             }
-        });
-        if !valid {
-            let at = axis.line.map_or(grid.origin.clone(), |line| format!("{}:{line}", grid.origin));
-            let (value, error) = first_error.expect("an axis has at least one value");
-            return Err(SweepError::Grid(format!(
-                "{at}: grid key `{}`: no value of it gives a valid config (is the key spelled right? see docs/config.md); {}={value}: {error}",
-                axis.key, axis.key
-            )));
         }
     }
-    Ok(())
+    let Some((point, error)) = first_error else { return Ok(()) };
+    // Name the grid key the message is about, when it names one (serde quotes field names).
+    let culprit = grid.axes.iter().find(|axis| {
+        let field = axis.key.rsplit('.').next().expect("split yields at least one part");
+        error.contains(&format!("`{field}`"))
+    });
+    let at = match culprit {
+        Some(axis) => format!(
+            "{}: grid key `{}`",
+            axis.line.map_or(grid.origin.clone(), |line| format!("{}:{line}", grid.origin)),
+            axis.key
+        ),
+        None => grid.origin.clone(),
+    };
+    let set = if point.set.is_empty() { "the base alone".to_string() } else { point.set.join(" ") };
+    Err(SweepError::Grid(format!(
+        "{at}: no point of the grid is a valid config, so nothing was run (is every key spelled right? see docs/config.md); run {} ({set}): {error}",
+        point.run
+    )))
 }
 
 /// Runs this shard of the grid in memory (the Python API's local backend) and returns its table.

@@ -214,21 +214,26 @@ fn a_panic_in_the_simulator_is_a_failed_row_not_a_crash() {
 }
 
 #[test]
-fn an_unknown_key_or_a_key_with_no_valid_value_stops_before_any_run() {
+fn a_grid_with_no_valid_point_stops_before_any_run() {
     let fake = Fake::default();
-    let unknown = "[grid]\n\"device.spare_factr\" = [0.1, 0.2]\n";
+    let unknown = "[grid]\n\"device.spare_factr\" = [0.1, 0.2]\n\"trim.engine\" = [\"none\"]\n";
     let e = run_in_memory(&grid(unknown), &fake, options(1, "1/1"), |_, _, _| {}).unwrap_err().to_string();
     assert_eq!(
         e,
-        "grid.toml:2: grid key `device.spare_factr`: no value of it gives a valid config (is the key spelled right? see docs/config.md); device.spare_factr=0.1: unknown field `spare_factr` in [device]"
+        "grid.toml:2: grid key `device.spare_factr`: no point of the grid is a valid config, so nothing was run (is every key spelled right? see docs/config.md); run 0 (device.spare_factr=0.1 trim.engine=\"none\"): unknown field `spare_factr` in [device]"
     );
     let all_bad = "[grid]\n\"trim.engine\" = [\"sometimes\"]\n";
     let e = run_in_memory(&grid(all_bad), &fake, options(1, "1/1"), |_, _, _| {}).unwrap_err().to_string();
-    assert!(e.contains("trim.engine=\"sometimes\": trim.engine = \"sometimes\" (accepted: immediate"), "{e}");
+    assert!(e.ends_with("run 0 (trim.engine=\"sometimes\"): trim.engine = \"sometimes\" (accepted: immediate, none, delayed)"), "{e}");
+    // A base no grid value repairs; the message cannot name a grid key, so it names the file.
     let bad_base = "[base.trim]\nengine = 3\n[grid]\n\"device.spare_factor\" = [0.1]\n";
     let e = run_in_memory(&grid(bad_base), &fake, options(1, "1/1"), |_, _, _| {}).unwrap_err().to_string();
-    assert!(e.starts_with("grid.toml: the base config is not valid: trim.engine = 3"), "{e}");
+    assert!(e.starts_with("grid.toml: no point of the grid is a valid config"), "{e}");
     assert_eq!(fake.runs.load(Ordering::SeqCst), 0);
+    // A bad base that every point repairs is fine.
+    let repaired = "[base.trim]\nengine = 3\n[grid]\n\"trim.engine\" = [\"none\"]\n";
+    let t = run_in_memory(&grid(repaired), &fake, options(1, "1/1"), |_, _, _| {}).unwrap();
+    assert_eq!(cell(&t, 0, "status"), "ok");
 }
 
 #[test]
