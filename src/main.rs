@@ -4,7 +4,7 @@ mod bench;
 mod config_arg;
 mod output;
 mod progress;
-mod reproduce;
+mod reproduce_cmd;
 mod run_cmd;
 mod serve_cmd;
 mod sweep_cmd;
@@ -121,7 +121,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run { config, set, seed, out, json } => run_cmd::run(&config, &set, seed, &out, json),
-        Command::Reproduce { names, out, seed, scale } => reproduce::run(&names, &out, seed, scale),
+        Command::Reproduce { names, out, seed, scale } => reproduce_cmd::run(&names, &out, seed, scale),
         Command::Bench { quick } => bench::run(quick),
         Command::Presets => run_cmd::presets(),
         Command::Replay(args) => trace_cmd::replay(&args),

@@ -2,13 +2,13 @@
 //! operator's question of 003 (online discard, periodic fstrim, or none?) answered for it.
 
 use crate::output;
-use crate::reproduce::parallel_map;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use trimlab_device::{DeviceReport, Ssd, SsdConfig};
+use trimlab_experiments::parallel_map;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
 use trimlab_scenario::RunConfig;
 use trimlab_trace::{
@@ -293,7 +293,7 @@ pub fn advise(args: &AdviseArgs) -> Result<()> {
     periods.sort_unstable();
     periods.dedup();
     let list = scenarios(base.trim_engine, &periods);
-    let results = parallel_map(&list, "advise", |s| {
+    let results = parallel_map(&crate::reproduce_cmd::Bars, &list, "advise", |s| {
         let mut device = base.clone();
         if let Some((engine, cap)) = s.engine {
             device.trim_engine = engine;

@@ -1,4 +1,5 @@
-//! `trimlab reproduce`: the registry of experiments and the files they write.
+//! The papers' experiments as a library: the registry `trimlab reproduce` and the Python module
+//! read, what every experiment receives, and running a set of them into reports.
 
 mod delayed_trim;
 mod discard_vs_fstrim;
@@ -9,22 +10,64 @@ mod selective_trim;
 mod waf;
 
 use anyhow::{bail, Context, Result};
-use std::path::Path;
+use std::sync::Arc;
 use trimlab_report::ExperimentReport;
 
+/// Where an experiment reports how far its points have got; the binary draws a bar, a library
+/// caller may ignore it. Called from several worker threads.
+pub trait Progress: Send + Sync {
+    /// A phase of `label` starts; `set(permille)` follows, then `finish()`.
+    fn start(&self, label: &str) -> Box<dyn PhaseProgress + '_>;
+}
+
+pub trait PhaseProgress: Sync {
+    fn set(&self, permille: u64);
+    fn finish(&self);
+}
+
+/// Progress that goes nowhere.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn start(&self, _label: &str) -> Box<dyn PhaseProgress + '_> {
+        Box::new(Silent)
+    }
+}
+
+impl PhaseProgress for Silent {
+    fn set(&self, _permille: u64) {}
+    fn finish(&self) {}
+}
+
 /// What every experiment receives.
+#[derive(Clone)]
 pub struct Options {
     pub seed: u64,
     pub scale: f64,
+    pub progress: Arc<dyn Progress>,
 }
 
-struct Experiment {
-    name: &'static str,
-    about: &'static str,
-    run: fn(&Options) -> Result<ExperimentReport>,
+impl Progress for Options {
+    fn start(&self, label: &str) -> Box<dyn PhaseProgress + '_> {
+        self.progress.start(label)
+    }
 }
 
-const EXPERIMENTS: &[Experiment] = &[
+impl Options {
+    pub fn new(seed: u64, scale: f64) -> Options {
+        Options { seed, scale, progress: Arc::new(Silent) }
+    }
+}
+
+/// One experiment of the registry.
+pub struct Experiment {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub run: fn(&Options) -> Result<ExperimentReport>,
+}
+
+/// Every experiment `trimlab reproduce` knows, in the order it runs them.
+pub const EXPERIMENTS: &[Experiment] = &[
     Experiment {
         name: "waf",
         about: "steady-state WAF of greedy GC vs the analytic models, with and without TRIM",
@@ -57,56 +100,46 @@ const EXPERIMENTS: &[Experiment] = &[
     },
 ];
 
-pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
+/// The experiments named in `names` (all when empty), or an error naming the unknown one and
+/// listing the known ones.
+pub fn select(names: &[String]) -> Result<Vec<&'static Experiment>> {
+    if names.is_empty() {
+        return Ok(EXPERIMENTS.iter().collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            EXPERIMENTS.iter().find(|e| e.name == n).with_context(|| {
+                let known: Vec<_> = EXPERIMENTS.iter().map(|e| format!("{} ({})", e.name, e.about)).collect();
+                format!("unknown experiment \"{n}\"; known: {}", known.join(", "))
+            })
+        })
+        .collect()
+}
+
+/// Checks `--scale`: experiments size their devices and workloads by it.
+pub fn check_scale(scale: f64) -> Result<()> {
     if !(scale > 0.0 && scale <= 16.0) {
         bail!("--scale {scale} (must be > 0 and <= 16)");
-    }
-    let selected: Vec<&Experiment> = if names.is_empty() {
-        EXPERIMENTS.iter().collect()
-    } else {
-        names
-            .iter()
-            .map(|n| {
-                EXPERIMENTS.iter().find(|e| e.name == n).with_context(|| {
-                    let known: Vec<_> =
-                        EXPERIMENTS.iter().map(|e| format!("{} ({})", e.name, e.about)).collect();
-                    format!("unknown experiment \"{n}\"; known: {}", known.join(", "))
-                })
-            })
-            .collect::<Result<_>>()?
-    };
-    let options = Options { seed, scale };
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let mut reports = Vec::new();
-    for experiment in selected {
-        eprintln!("trimlab reproduce {}: seed {seed}, scale {scale}", experiment.name);
-        let report = (experiment.run)(&options)?;
-        trimlab_report::write_experiment(out, &report)?;
-        println!("{}", trimlab_report::render_text(&report));
-        reports.push(report);
-    }
-    let index = trimlab_report::write_index(out, &reports)?;
-    println!("wrote {}", index.display());
-    let failed: Vec<_> = reports
-        .iter()
-        .flat_map(|r| r.verdicts.iter().filter(|v| !v.holds).map(move |v| format!("{}: {}", r.name, v.claim)))
-        .collect();
-    if !failed.is_empty() {
-        eprintln!("trimlab reproduce: {} claim(s) not reproduced:\n  {}", failed.len(), failed.join("\n  "));
     }
     Ok(())
 }
 
 /// Runs `f` over `items` on every core, results in input order: each item is an independent,
 /// deterministic simulation, so the order of execution cannot change any result.
-pub fn parallel_map<T: Sync, R: Send>(items: &[T], label: &str, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub fn parallel_map<T: Sync, R: Send>(
+    progress: &dyn Progress,
+    items: &[T],
+    label: &str,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
-    let bar = crate::progress::Bar::new(label);
+    let bar = progress.start(label);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {

@@ -120,11 +120,11 @@ fn wear_run(policy: PolicyKind, o: &Options) -> Result<Wear> {
 }
 
 pub fn run(o: &Options) -> Result<ExperimentReport> {
-    let thin: Vec<Thin> = parallel_map(&[false, true], "discard-vs-fstrim thin", |&d| thin_run(d, o))
+    let thin: Vec<Thin> = parallel_map(o, &[false, true], "discard-vs-fstrim thin", |&d| thin_run(d, o))
         .into_iter()
         .collect::<Result<_>>()?;
     let policies = [PolicyKind::NoDiscard, PolicyKind::Discard, PolicyKind::Fstrim, PolicyKind::Async];
-    let wear: Vec<Wear> = parallel_map(&policies, "discard-vs-fstrim wear", |&p| wear_run(p, o))
+    let wear: Vec<Wear> = parallel_map(o, &policies, "discard-vs-fstrim wear", |&p| wear_run(p, o))
         .into_iter()
         .collect::<Result<_>>()?;
     let (nd, d) = (&thin[0], &thin[1]);

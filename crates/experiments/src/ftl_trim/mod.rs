@@ -292,7 +292,7 @@ fn points() -> Vec<Point> {
 
 pub fn run(options: &Options) -> Result<ExperimentReport> {
     let points = points();
-    let results = parallel_map(&points, "ftl-trim", |p| measure(p, options));
+    let results = parallel_map(options, &points, "ftl-trim", |p| measure(p, options));
     let results: Vec<Outcome> = results.into_iter().collect::<Result<_>>()?;
     let find = |workload: Workload, ftl: Ftl, trim: bool| -> &Outcome {
         let i = points
@@ -745,7 +745,7 @@ mod tests {
     /// a second run gives the same report (determinism).
     #[test]
     fn small_scale_report_has_every_table_and_is_deterministic() {
-        let options = Options { seed: 7, scale: 1.0 / 32.0 };
+        let options = Options::new(7, 1.0 / 32.0);
         let report = run(&options).expect("ftl-trim runs at scale 1/32");
         let names: Vec<&str> = report.tables.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["table2", "e_ftl", "table3", "table4", "runs", "hybrid_merges", "page_gc"]);

@@ -221,7 +221,8 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             jobs.push((scale * GAP_SWEEP_SCALE, p, gap));
         }
     }
-    let outcomes = parallel_map(&jobs, "delayed-trim", |&(s, p, gap)| measure(s, p, gap, options.seed));
+    let outcomes =
+        parallel_map(options, &jobs, "delayed-trim", |&(s, p, gap)| measure(s, p, gap, options.seed));
     let outcomes: Vec<Outcome> = outcomes.into_iter().collect::<Result<_>>()?;
     let main = &outcomes[..list.len()];
     let base = &main[0].report;

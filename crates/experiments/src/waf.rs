@@ -120,7 +120,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             }
         }
     }
-    let results = parallel_map(&points, "waf", |p| measure(p, options));
+    let results = parallel_map(options, &points, "waf", |p| measure(p, options));
     let results: Vec<Measured> = results.into_iter().collect::<Result<_>>()?;
 
     let mut table = Table {

@@ -86,9 +86,9 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
     let points: Vec<(PolicyKind, u64)> =
         POLICIES.iter().flat_map(|&p| APPENDS.iter().map(move |&a| (p, a))).collect();
     let results: Vec<MicroResult> =
-        parallel_map(&points, "lazy-trim", |&(p, a)| micro(p, a, o)).into_iter().collect::<Result<_>>()?;
+        parallel_map(o, &points, "lazy-trim", |&(p, a)| micro(p, a, o)).into_iter().collect::<Result<_>>()?;
     let t2_policies = [PolicyKind::Discard, PolicyKind::Lazy, PolicyKind::LazyReuse];
-    let t2: Vec<Table2> = parallel_map(&t2_policies, "lazy-trim table II", |&p| table2(p, o))
+    let t2: Vec<Table2> = parallel_map(o, &t2_policies, "lazy-trim table II", |&p| table2(p, o))
         .into_iter()
         .collect::<Result<_>>()?;
 

@@ -1,0 +1,50 @@
+//! `trimlab reproduce`: runs experiments from `trimlab-experiments` and writes their files.
+
+use crate::progress::Bar;
+use anyhow::{Context, Result};
+use std::path::Path;
+use std::sync::Arc;
+use trimlab_experiments::{Options, PhaseProgress, Progress};
+
+/// Progress bars on the terminal for the experiments' worker pools.
+pub struct Bars;
+
+impl Progress for Bars {
+    fn start(&self, label: &str) -> Box<dyn PhaseProgress + '_> {
+        Box::new(Bar::new(label))
+    }
+}
+
+impl PhaseProgress for Bar {
+    fn set(&self, permille: u64) {
+        Bar::set(self, permille);
+    }
+    fn finish(&self) {
+        Bar::finish(self);
+    }
+}
+
+pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
+    trimlab_experiments::check_scale(scale)?;
+    let selected = trimlab_experiments::select(names)?;
+    let options = Options { seed, scale, progress: Arc::new(Bars) };
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut reports = Vec::new();
+    for experiment in selected {
+        eprintln!("trimlab reproduce {}: seed {seed}, scale {scale}", experiment.name);
+        let report = (experiment.run)(&options)?;
+        trimlab_report::write_experiment(out, &report)?;
+        println!("{}", trimlab_report::render_text(&report));
+        reports.push(report);
+    }
+    let index = trimlab_report::write_index(out, &reports)?;
+    println!("wrote {}", index.display());
+    let failed: Vec<_> = reports
+        .iter()
+        .flat_map(|r| r.verdicts.iter().filter(|v| !v.holds).map(move |v| format!("{}: {}", r.name, v.claim)))
+        .collect();
+    if !failed.is_empty() {
+        eprintln!("trimlab reproduce: {} claim(s) not reproduced:\n  {}", failed.len(), failed.join("\n  "));
+    }
+    Ok(())
+}
