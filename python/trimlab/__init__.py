@@ -108,6 +108,23 @@ def _frame(table: dict):
     return pd.DataFrame(table["data"], columns=table["columns"])
 
 
+def _values(v: Any) -> Any:
+    """A grid entry as a JSON list: lists, tuples, ranges and numpy arrays; anything else is left
+    for the native side to refuse with a message."""
+    if isinstance(v, (list, tuple, range)):
+        return list(v)
+    if hasattr(v, "tolist") and not isinstance(v, (str, bytes)):
+        return v.tolist()
+    return v
+
+
+def _plain(o: Any) -> Any:
+    """numpy scalars (np.int64, np.float32 ...) as plain Python numbers."""
+    if hasattr(o, "item"):
+        return o.item()
+    raise TypeError(f"{o!r} ({type(o).__name__}) is not a config value")
+
+
 def sweep(
     base: Config,
     grid: Mapping[str, Iterable[Any]],
@@ -135,7 +152,7 @@ def sweep(
     if not isinstance(grid, Mapping):
         raise TypeError(f"grid must be a dict of key -> list of values, not {type(grid).__name__}")
     text, origin = _config_text(base, "base")
-    grid_json = json.dumps({str(k): list(v) if not isinstance(v, (str, bytes)) else v for k, v in grid.items()})
+    grid_json = json.dumps({str(k): _values(v) for k, v in grid.items()}, default=_plain)
     seeds = [int(s) for s in seeds]
     if backend == "local":
         jobs = jobs or os.cpu_count() or 1
