@@ -57,6 +57,10 @@ TRACES (trimlab replay / trimlab advise TRACE): blkparse, ftrace-blk, fio-v2, fi
 SERVING (trimlab serve CONFIG.toml): the simulated SSD as an NBD export for real clients
   (ext4 via nbdfuse + loop, qemu-io, nbdcopy); see docs/serve.md.
 
+SWEEPS (trimlab sweep GRID.toml --out DIR [--jobs N] [--shard K/N]): a base config x lists of
+  values for dotted keys x seeds, one results.csv row per run, resumable; Python: pip install
+  ./python; see docs/sweeps.md.
+
 Config keys and defaults: docs/config.md. Replay any run: same config and --seed.";
 
 #[derive(Parser)]

@@ -6,10 +6,16 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use trimlab_sweep::{
-    plan::Plan, runner::run_point, sweep::check_grid, Axis, Grid, Row, ScenarioRunner, Shard, SweepOptions, Table,
+    plan::Plan, runner::run_point, sweep::check_grid, Axis, Grid, Row, ScenarioRunner, Shard, SweepOptions,
+    Table,
 };
 
-create_exception!(_trimlab, TrimlabError, PyException, "A configuration, trace, grid or run that trimlab refused.");
+create_exception!(
+    _trimlab,
+    TrimlabError,
+    PyException,
+    "A configuration, trace, grid or run that trimlab refused."
+);
 
 fn err(message: impl std::fmt::Display) -> PyErr {
     TrimlabError::new_err(message.to_string())
@@ -22,7 +28,13 @@ fn to_json(value: &impl serde::Serialize) -> PyResult<String> {
 /// Runs one configuration (TOML text) with `--set` overrides; returns metrics.json as text.
 #[pyfunction]
 #[pyo3(signature = (text, origin, seed=None, set=Vec::new()))]
-fn run(py: Python<'_>, text: String, origin: String, seed: Option<u64>, set: Vec<String>) -> PyResult<String> {
+fn run(
+    py: Python<'_>,
+    text: String,
+    origin: String,
+    seed: Option<u64>,
+    set: Vec<String>,
+) -> PyResult<String> {
     let metrics = py.allow_threads(|| trimlab_scenario::run_text(&text, &origin, seed, &set)).map_err(err)?;
     to_json(&metrics)
 }
@@ -31,8 +43,8 @@ fn run(py: Python<'_>, text: String, origin: String, seed: Option<u64>, set: Vec
 #[pyfunction]
 fn toml_text(json: &str) -> PyResult<String> {
     let value: serde_json::Value = serde_json::from_str(json).map_err(|e| err(format!("config: {e}")))?;
-    let table: toml::Table =
-        serde_json::from_value(value).map_err(|e| err(format!("config: not a TOML table ({e}); None is not a value")))?;
+    let table: toml::Table = serde_json::from_value(value)
+        .map_err(|e| err(format!("config: not a TOML table ({e}); None is not a value")))?;
     toml::to_string(&table).map_err(err)
 }
 
@@ -44,13 +56,16 @@ fn presets() -> PyResult<String> {
 
 /// A grid from the Python API: base TOML text, `{key: [values]}` as JSON, seeds.
 fn grid_of(base: &str, origin: &str, grid_json: &str, seeds: Vec<u64>) -> PyResult<Grid> {
-    let base: toml::Table = toml::from_str(base).map_err(|e| err(format!("{origin}: {}", e.to_string().trim_end())))?;
+    let base: toml::Table =
+        toml::from_str(base).map_err(|e| err(format!("{origin}: {}", e.to_string().trim_end())))?;
     let map: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(grid_json).map_err(|e| err(format!("grid: {e}")))?;
     let mut axes = Vec::new();
     for (key, values) in map {
         let serde_json::Value::Array(values) = values else {
-            return Err(err(format!("grid key `{key}` = {values} is not a list of values (write [{values}])")));
+            return Err(err(format!(
+                "grid key `{key}` = {values} is not a list of values (write [{values}])"
+            )));
         };
         let values = values
             .into_iter()
@@ -88,8 +103,10 @@ fn sweep(
     let options = SweepOptions { jobs, shard };
     let table = py
         .allow_threads(|| match out {
-            Some(dir) => trimlab_sweep::run_in_dir(&grid, &ScenarioRunner, options, dir.as_ref(), |_, _, _| {})
-                .map(|o| o.table),
+            Some(dir) => {
+                trimlab_sweep::run_in_dir(&grid, &ScenarioRunner, options, dir.as_ref(), |_, _, _| {})
+                    .map(|o| o.table)
+            }
             None => trimlab_sweep::run_in_memory(&grid, &ScenarioRunner, options, |_, _, _| {}),
         })
         .map_err(err)?;
@@ -111,9 +128,11 @@ fn plan(base: String, origin: String, grid: String, seeds: Vec<u64>) -> PyResult
 /// Runs points (JSON list of plan points) one after the other; returns their rows as JSON.
 #[pyfunction]
 fn run_points(py: Python<'_>, base_text: String, origin: String, points: String) -> PyResult<String> {
-    let points: Vec<trimlab_sweep::Point> = serde_json::from_str(&points).map_err(|e| err(format!("points: {e}")))?;
-    let rows: Vec<Row> =
-        py.allow_threads(|| points.iter().map(|p| run_point(&ScenarioRunner, &base_text, &origin, p)).collect());
+    let points: Vec<trimlab_sweep::Point> =
+        serde_json::from_str(&points).map_err(|e| err(format!("points: {e}")))?;
+    let rows: Vec<Row> = py.allow_threads(|| {
+        points.iter().map(|p| run_point(&ScenarioRunner, &base_text, &origin, p)).collect()
+    });
     to_json(&rows)
 }
 
@@ -141,7 +160,9 @@ fn replay(
     closed_loop: Option<u32>,
     skip_bad: bool,
 ) -> PyResult<String> {
-    use trimlab_trace::{LbaMode, Pacing, ReaderOptions, ReplayOptions, TraceFormat, TraceReader, TrimHandling};
+    use trimlab_trace::{
+        LbaMode, Pacing, ReaderOptions, ReplayOptions, TraceFormat, TraceReader, TrimHandling,
+    };
     let config = trimlab_scenario::RunConfig::parse(&device, &origin).map_err(err)?;
     let resolved = config.resolve().map_err(err)?;
     let format = format.map(|f| TraceFormat::parse(&f)).transpose().map_err(err)?;
@@ -170,11 +191,12 @@ fn replay(
     let options = ReaderOptions { format, skip_bad, ..ReaderOptions::default() };
     let metrics = py
         .allow_threads(|| -> Result<serde_json::Value, String> {
-            let mut reader =
-                TraceReader::new(std::io::BufReader::new(file), &trace, options).map_err(|e| e.to_string())?;
-            let mut ssd = trimlab_device::Ssd::new(resolved.device.clone());
-            let outcome = trimlab_trace::replay(&mut ssd, reader.by_ref(), ReplayOptions { pacing, lba, trims })
+            let mut reader = TraceReader::new(std::io::BufReader::new(file), &trace, options)
                 .map_err(|e| e.to_string())?;
+            let mut ssd = trimlab_device::Ssd::new(resolved.device.clone());
+            let outcome =
+                trimlab_trace::replay(&mut ssd, reader.by_ref(), ReplayOptions { pacing, lba, trims })
+                    .map_err(|e| e.to_string())?;
             Ok(serde_json::json!({
                 "trace": trace, "format": reader.format(), "skipped_bad_lines": reader.skipped_bad(),
                 "trims": trims, "device": resolved.device, "replay": outcome.stats, "report": outcome.report,
@@ -189,7 +211,8 @@ fn replay(
 #[pyo3(signature = (name, scale=1.0, seed=1))]
 fn reproduce(py: Python<'_>, name: String, scale: f64, seed: u64) -> PyResult<String> {
     trimlab_experiments::check_scale(scale).map_err(err)?;
-    let experiment = trimlab_experiments::select(std::slice::from_ref(&name)).map_err(|e| err(format!("{e:#}")))?[0];
+    let experiment =
+        trimlab_experiments::select(std::slice::from_ref(&name)).map_err(|e| err(format!("{e:#}")))?[0];
     let options = trimlab_experiments::Options::new(seed, scale);
     let report = py.allow_threads(|| (experiment.run)(&options)).map_err(|e| err(format!("{e:#}")))?;
     to_json(&report)
