@@ -196,3 +196,36 @@ fn bad_set_names_the_key_and_what_is_accepted() {
     let e = stderr(&o);
     assert!(!o.status.success() && e.contains("KEY.PATH=VALUE"), "{e}");
 }
+
+/// `--emit-configs` writes the configuration of every point an experiment runs, and `trimlab
+/// run` on one of them gives the experiment's own number for that point.
+#[test]
+fn emitted_waf_configs_run_to_the_experiments_numbers() {
+    let (configs, report) = (scratch("emit-configs"), scratch("emit-report"));
+    let o = trimlab(&["reproduce", "waf", "--scale", "0.03", "--emit-configs", configs.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let count = std::fs::read_dir(configs.join("waf")).unwrap().count();
+    assert_eq!(count, 56, "one config per waf point");
+    let o = trimlab(&["reproduce", "waf", "--scale", "0.03", "--out", report.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(report.join("waf/waf.csv")).unwrap();
+    for (sf, ppb, trim) in [("0.1", "64", "0.1"), ("0.3", "256", "0")] {
+        let point = configs.join(format!("waf/sf{sf}-ppb{ppb}-trim{trim}.toml"));
+        let out = scratch(&format!("emit-run-{sf}-{ppb}-{trim}"));
+        let o = trimlab(&["run", point.to_str().unwrap(), "--json", "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let metrics: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("{trim},{ppb},")) && l.split(',').nth(3) == Some(sf))
+            .unwrap_or_else(|| panic!("no row {trim},{ppb},_,{sf} in\n{csv}"));
+        let waf_in_report: f64 = row.split(',').nth(6).unwrap().parse().unwrap();
+        let waf_of_run = metrics["report"]["waf"].as_f64().unwrap();
+        assert!(
+            (waf_of_run - waf_in_report).abs() < 5e-5,
+            "{point:?}: run {waf_of_run}, report {waf_in_report}"
+        );
+    }
+    let o = trimlab(&["reproduce", "delayed-trim", "--emit-configs", configs.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("delayed-trim"), "{}", stderr(&o));
+}

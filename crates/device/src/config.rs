@@ -57,10 +57,25 @@ pub struct DeviceSection {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlSection {
+    /// "page" (default) or "hybrid".
+    pub kind: Option<crate::ftl_choice::FtlKind>,
     /// Free blocks per plane below which GC runs: a count ("2") or a share of the plane ("30%").
     pub gc_free_blocks: Option<GcThreshold>,
     pub gc_victim: Option<VictimPolicy>,
     pub track_data: Option<bool>,
+    /// "page" or "block" (004 §3.1); default page for the page FTL, block for hybrid.
+    pub striping: Option<crate::ftl_choice::StripingChoice>,
+    /// Page FTL: "eager" (default) or "lazy" (004 §4.1).
+    pub backward_map: Option<String>,
+    pub reconcile_every_pages: Option<u32>,
+    pub erase_when_invalid: Option<bool>,
+    pub gc_gain_blocks_max: Option<u32>,
+    /// Hybrid: log blocks per chip.
+    pub log_blocks_sequential: Option<u32>,
+    pub log_blocks_random: Option<u32>,
+    /// Hybrid: TRIMs kept in the trimmed-range list (default true) or applied at once.
+    pub trimmed_list: Option<bool>,
+    pub trimmed_list_groups: Option<u32>,
 }
 
 /// `[trim]`.
@@ -144,6 +159,7 @@ pub struct SsdConfig {
     pub trim_engine: EngineKind,
     pub trim_cost: TrimCostModel,
     pub trim_delayed: DelayedConfig,
+    pub ftl: crate::ftl_choice::FtlChoice,
 }
 
 struct Preset {
@@ -416,6 +432,7 @@ impl SsdConfig {
             trim_engine: trim.engine.unwrap_or_default(),
             trim_cost: trim.cost.clone().unwrap_or_default(),
             trim_delayed: trim.delayed.clone().unwrap_or_default(),
+            ftl: crate::ftl_choice::FtlChoice::resolve(ftl)?,
             geometry,
             timing,
         };
@@ -423,9 +440,11 @@ impl SsdConfig {
             .trim_delayed
             .validate(config.trim_max_ranges)
             .map_err(|(key, value, accepted)| ConfigError::new(key, value, accepted))?;
-        trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config()).map_err(|message| {
+        config.ftl.check(&config).map_err(|message| {
             if message.starts_with("ftl.gc_free_blocks") {
                 ConfigError::new("ftl.gc_free_blocks", gc_free_blocks_min, message)
+            } else if message.starts_with("hybrid:") {
+                ConfigError::new("ftl.kind", "\"hybrid\"", message)
             } else {
                 ConfigError::new("device.spare_factor", spare_factor, message)
             }

@@ -59,11 +59,17 @@ impl Options {
     }
 }
 
+/// Every point of an experiment as a named configuration.
+pub type PointConfigs = fn(&Options) -> Vec<(String, trimlab_scenario::RunConfig)>;
+
 /// One experiment of the registry.
 pub struct Experiment {
     pub name: &'static str,
     pub about: &'static str,
     pub run: fn(&Options) -> Result<ExperimentReport>,
+    /// Every point the experiment runs, as the configuration a user could write
+    /// (`trimlab reproduce NAME --emit-configs DIR`); `None` while its points are built in code.
+    pub configs: Option<PointConfigs>,
 }
 
 /// Every experiment `trimlab reproduce` knows, in the order it runs them.
@@ -72,31 +78,37 @@ pub const EXPERIMENTS: &[Experiment] = &[
         name: "waf",
         about: "steady-state WAF of greedy GC vs the analytic models, with and without TRIM",
         run: waf::run,
+        configs: Some(waf::configs),
     },
     Experiment {
         name: "delayed-trim",
         about: "Delayed TRIM (002 Figs. 2-4): WAF, GC time, foreground TRIM overhead by step",
         run: delayed_trim::run,
+        configs: None,
     },
     Experiment {
         name: "ftl-trim",
         about: "004: hybrid FAST FTL with a trimmed-range list vs page mapping, with and without TRIM",
         run: ftl_trim::run,
+        configs: None,
     },
     Experiment {
         name: "lazy-trim",
         about: "000: fsync latency and TRIM issue time, discard vs Lazy TRIM vs Lazy + Reuse; Table II",
         run: lazy_trim::run,
+        configs: None,
     },
     Experiment {
         name: "selective-trim",
         about: "001: Postmark time vs utilization with TRIM on/off; SeT watermarks on 60/40/70/60",
         run: selective_trim::run,
+        configs: None,
     },
     Experiment {
         name: "discard-vs-fstrim",
         about: "003: mkfs/rm/fstrim on a thin volume with and without discard; WAF/wear of nodiscard",
         run: discard_vs_fstrim::run,
+        configs: None,
     },
 ];
 
