@@ -20,6 +20,24 @@ pub fn run(config_path: &Path, set: &[String], seed: Option<u64>, out: &Path, js
         println!("{}", serde_json::to_string(&result.metrics)?);
         return Ok(());
     }
+    if let Some(phases) = result.metrics["phases"].as_array() {
+        for (i, p) in phases.iter().enumerate() {
+            let d = &p["device"];
+            println!(
+                "phase[{i}] {:<14} {:>10.3} ms  TRIM {} commands, {} bytes; writes {} bytes",
+                p["name"].as_str().unwrap_or("?"),
+                p["elapsed_ns"].as_u64().unwrap_or(0) as f64 / 1e6,
+                d["trim_commands"],
+                d["trim_bytes"],
+                d["write_bytes"]
+            );
+        }
+    }
+    if result.metrics.get("thin").is_some() {
+        println!("thin volume: allocated {} bytes at the end", result.metrics["thin"]["allocated_bytes"]);
+        println!("wrote {}", out.join("metrics.json").display());
+        return Ok(());
+    }
     let r = &result.report;
     println!(
         "WAF {:.3}  host pages written {}  NAND programs {}  erases {}  GC victims {}  write p99 {} us  sim time {:.3} s",

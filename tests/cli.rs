@@ -229,3 +229,64 @@ fn emitted_waf_configs_run_to_the_experiments_numbers() {
     let o = trimlab(&["reproduce", "delayed-trim", "--emit-configs", configs.to_str().unwrap()]);
     assert!(!o.status.success() && stderr(&o).contains("delayed-trim"), "{}", stderr(&o));
 }
+
+/// Each example scenario, run with `trimlab run`, gives the numbers of the reproduce point it
+/// names: the same phases (spans, device traffic, figures; the names may differ), device report
+/// and host counters.
+#[test]
+fn example_scenarios_equal_their_reproduce_points() {
+    let cases = [
+        ("lazy-trim-append", "lazy-trim", "micro-lazy-64k.toml"),
+        ("postmark-selective", "selective-trim", "fig1b-selective-40-90.toml"),
+        ("thin-bulk-rm", "discard-vs-fstrim", "thin-discard.toml"),
+    ];
+    let options = trimlab_experiments::Options::new(1, 1.0);
+    for (example, experiment, point) in cases {
+        let out = scratch(&format!("example-{example}"));
+        let path = format!("examples/scenarios/{example}.toml");
+        let o = trimlab(&["run", &path, "--json", "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{example}: {}", stderr(&o));
+        let mut by_cli: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let points = trimlab_experiments::point_configs(experiment, &options).unwrap().unwrap();
+        let (_, text) =
+            points.iter().find(|(name, _)| name == point).unwrap_or_else(|| panic!("no point {point}"));
+        let mut by_experiment = trimlab_scenario::run_text(text, point, None, &[]).unwrap();
+        // The examples name their phases; the points leave the default names.
+        for m in [&mut by_cli, &mut by_experiment] {
+            for p in m["phases"].as_array_mut().into_iter().flatten() {
+                p.as_object_mut().map(|p| p.remove("name"));
+            }
+        }
+        for key in ["phases", "report", "host", "thin"] {
+            assert_eq!(
+                by_cli.get(key),
+                by_experiment.get(key),
+                "{example} vs {experiment}/{point}: {key} differs"
+            );
+        }
+        assert!(by_cli["phases"].as_array().is_some_and(|p| !p.is_empty()), "{example}");
+    }
+}
+
+/// Bad host and phase input is refused with the key and what is accepted, never a panic.
+#[test]
+fn host_and_phase_errors_name_the_key() {
+    let cases: [(&[&str], &[&str]); 4] = [
+        (&["host.discard=lazy"], &["host.discard", "host.fs = \"ext4\""]),
+        (&["workload.kind=postmark"], &["workload.kind = \"postmark\"", "host.fs = \"ext4\""]),
+        (&["workload.kind=tpcc"], &["unknown variant", "append-holes", "file-churn"]),
+        (&["host.fs=ext4", "workload.kind=aging", "workload.files=3"], &["workload.files", "utilization"]),
+    ];
+    for (set, wanted) in cases {
+        let mut args = vec!["run", "examples/quick.toml", "--out", "target/never"];
+        for s in set {
+            args.extend(["--set", s]);
+        }
+        let o = trimlab(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{set:?}: {e}");
+        for w in wanted {
+            assert!(e.contains(w), "{set:?}: {w:?} not in {e}");
+        }
+    }
+}

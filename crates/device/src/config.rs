@@ -22,10 +22,21 @@ impl ConfigError {
     }
 }
 
+/// `[device] kind`: the simulated SSD, or the thin-provisioned volume of 003 (its knobs are
+/// the scenario's `[thin]` section; of `[device]` it reads only `logical_bytes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    #[default]
+    Ssd,
+    Thin,
+}
+
 /// `[device]`: the drive's shape, timing and host interface. Unset keys come from the preset.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceSection {
+    pub kind: Option<DeviceKind>,
     pub preset: Option<String>,
     pub logical_bytes: Option<ByteSize>,
     pub spare_factor: Option<f64>,

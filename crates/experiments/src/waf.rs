@@ -90,6 +90,7 @@ fn config(point: &Point, options: &Options) -> RunConfig {
             writes: Volume::Capacity(MEASURED_WRITES),
             ..Default::default()
         },
+        ..Default::default()
     }
 }
 

@@ -21,9 +21,21 @@ pub fn precondition(
     next_tag: &mut u64,
     progress: &mut dyn Progress,
 ) -> Result<SimTime, CommandError> {
+    precondition_from(ssd, workload, seeds, SimTime::ZERO, next_tag, progress)
+}
+
+/// [`precondition`] starting at `start` (a fill or aging phase after others).
+pub fn precondition_from(
+    ssd: &mut Ssd,
+    workload: &WorkloadConfig,
+    seeds: &SeedTree,
+    start: SimTime,
+    next_tag: &mut u64,
+    progress: &mut dyn Progress,
+) -> Result<SimTime, CommandError> {
     let capacity = ssd.capacity_bytes();
     let (_, region) = workload.region(capacity);
-    let mut now = SimTime::ZERO;
+    let mut now = start;
     if workload.precondition == Precondition::None {
         return Ok(now);
     }
