@@ -8,6 +8,7 @@ mod progress;
 mod reproduce_cmd;
 mod run_cmd;
 mod serve_cmd;
+mod sweep_cmd;
 mod trace_cmd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -72,6 +73,8 @@ enum Command {
     Advise(trace_cmd::AdviseArgs),
     /// Serve the simulated SSD over NBD so real clients (ext4 via nbdfuse, qemu, nbdcopy) use it.
     Serve(serve_cmd::ServeArgs),
+    /// Run a grid of configs x seeds on local workers into one results.csv (docs/sweeps.md).
+    Sweep(sweep_cmd::SweepArgs),
 }
 
 fn main() -> ExitCode {
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => trace_cmd::replay(&args),
         Command::Advise(args) => trace_cmd::advise(&args),
         Command::Serve(args) => serve_cmd::run(args),
+        Command::Sweep(args) => sweep_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
