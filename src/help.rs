@@ -52,7 +52,10 @@ pub fn after_help() -> String {
         formats.join(", ")
     );
     out.push_str(
-        "SERVING (trimlab serve CONFIG.toml): the simulated SSD as an NBD export for real clients\n  \
+        "SWEEPS (trimlab sweep GRID.toml --out DIR): the cartesian product of [grid] values and seeds\n  \
+         on local workers, one row per run in DIR/results.csv (resumable, --shard K/N); the Python\n  \
+         package (python/) runs the same grids locally or on Ray; see docs/sweeps.md.\n\
+         SERVING (trimlab serve CONFIG.toml): the simulated SSD as an NBD export for real clients\n  \
          (ext4 via nbdfuse + loop, qemu-io, nbdcopy); see docs/serve.md.\n\n\
          Config keys and defaults: docs/config.md; any key can be overridden with --set KEY.PATH=VALUE.\n\
          Replay any run: same config and --seed.",

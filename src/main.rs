@@ -9,6 +9,7 @@ mod reproduce_cmd;
 mod run_cmd;
 mod run_report;
 mod serve_cmd;
+mod sweep_cmd;
 mod trace_cmd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -58,6 +59,8 @@ enum Command {
     Advise(trace_cmd::AdviseArgs),
     /// Serve the simulated SSD over NBD so real clients (ext4 via nbdfuse, qemu, nbdcopy) use it.
     Serve(serve_cmd::ServeArgs),
+    /// Run a grid of configs x seeds on local workers into one results.csv (docs/sweeps.md).
+    Sweep(sweep_cmd::SweepArgs),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => trace_cmd::replay(&args),
         Command::Advise(args) => trace_cmd::advise(&args),
         Command::Serve(args) => serve_cmd::run(args),
+        Command::Sweep(args) => sweep_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

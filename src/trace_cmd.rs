@@ -15,9 +15,8 @@ use trimlab_trace::{
     BlkAction, FioTimeUnit, LbaMode, Pacing, ReaderOptions, ReplayOptions, ReplayStats, TraceFormat,
     TraceReader, TrimHandling,
 };
-use trimlab_trim::{BeforeGcCap, EngineKind};
 
-const DAY_NS: u64 = 86_400 * 1_000_000_000;
+use trimlab_trace::advice::{period_label, scenarios, Scenario};
 
 /// What every trace command needs to read a trace and build the device.
 #[derive(Args, Clone, Debug)]
@@ -123,15 +122,6 @@ fn parse_period(text: &str) -> Result<u64, String> {
     match trimlab_sim::DurationNs::parse(text)?.0 {
         0 => Err(format!("\"{text}\" is zero (a period must be positive)")),
         ns => Ok(ns),
-    }
-}
-
-fn period_label(ns: u64) -> String {
-    match ns {
-        DAY_NS => "daily".into(),
-        n if n == 7 * DAY_NS => "weekly".into(),
-        n if n % DAY_NS == 0 => format!("every {} d", n / DAY_NS),
-        n => format!("every {}", trimlab_sim::DurationNs(n)),
     }
 }
 
@@ -253,63 +243,6 @@ pub struct AdviseArgs {
     pub out: PathBuf,
 }
 
-/// One way of handling the trace's discards.
-#[derive(Clone)]
-struct Scenario {
-    label: String,
-    /// The host policy this row stands for (the recommendation picks among these).
-    policy: Option<String>,
-    trims: TrimHandling,
-    engine: Option<(EngineKind, BeforeGcCap)>,
-}
-
-fn scenarios(configured: EngineKind, fstrim_periods_ns: &[u64]) -> Vec<Scenario> {
-    let name = |e: EngineKind| format!("{e:?}").to_lowercase();
-    let mut list = vec![Scenario {
-        label: format!("online discard ({} drive)", name(configured)),
-        policy: Some("online discard (mount -o discard)".into()),
-        trims: TrimHandling::AsRecorded,
-        engine: None,
-    }];
-    for &period_ns in fstrim_periods_ns {
-        let when = period_label(period_ns);
-        list.push(Scenario {
-            label: format!("fstrim {when}"),
-            policy: Some(format!("periodic fstrim, {when}")),
-            trims: TrimHandling::Periodic { period_ns },
-            engine: None,
-        });
-    }
-    list.push(Scenario {
-        label: "no discard".into(),
-        policy: Some("no discard at all".into()),
-        trims: TrimHandling::Drop,
-        engine: None,
-    });
-    for (engine, cap) in [
-        (EngineKind::Immediate, BeforeGcCap::All),
-        (EngineKind::Delayed, BeforeGcCap::All),
-        (EngineKind::Delayed, BeforeGcCap::Bytes(512 << 20)),
-        (EngineKind::None, BeforeGcCap::All),
-    ] {
-        if engine == configured && cap == BeforeGcCap::All {
-            continue;
-        }
-        let label = match engine {
-            EngineKind::Delayed => format!("online discard, {} drive", cap.label()),
-            EngineKind::None => "online discard, drive ignores TRIM".into(),
-            EngineKind::Immediate => "online discard, immediate-TRIM drive".into(),
-        };
-        list.push(Scenario {
-            label,
-            policy: None,
-            trims: TrimHandling::AsRecorded,
-            engine: Some((engine, cap)),
-        });
-    }
-    list
-}
-
 pub fn advise(args: &AdviseArgs) -> Result<()> {
     if args.trace.trace == Path::new("-") {
         bail!("advise replays the trace several times: give a file, not standard input");
@@ -392,108 +325,6 @@ fn fstrim_warning(periods_ns: &[u64], span_ns: u64) -> Option<String> {
     ))
 }
 
-/// The recommendation among the host policies, and the reason in one sentence.
-fn recommend(list: &[Scenario], results: &[Replayed]) -> (String, String) {
-    let d = 0;
-    let n = list.iter().position(|s| s.label == "no discard").expect("the no-discard scenario exists");
-    let r = |i: usize| &results[i].report;
-    let trims = results[d].stats.trims;
-    if trims == 0 {
-        return (
-            "no discard needed".into(),
-            "The trace sends no discards, so every policy behaves the same here; the choice does not matter for this workload.".into(),
-        );
-    }
-    // The fstrim period with the lowest WAF; among equals the longest (fewest runs).
-    let mut f = n;
-    for i in (1..n).rev() {
-        if r(i).waf < r(f).waf * 0.995 {
-            f = i;
-        }
-    }
-    let waf_gain = r(n).waf / r(d).waf - 1.0;
-    let fstrim_gain = r(n).waf / r(f).waf - 1.0;
-    let p99 = |i: usize| r(i).latency.write.p99_ns.max(r(i).latency.read.p99_ns).max(1) as f64;
-    let latency_cost = p99(d) / p99(f).min(p99(n)) - 1.0;
-    let fg_share = r(d).trim.foreground_total_ns as f64 / r(d).sim_time_ns.max(1) as f64;
-    let pct = |x: f64| format!("{:.1} %", x * 100.0);
-    if f != n && waf_gain < 0.02 && fstrim_gain < 0.02 {
-        return (
-            list[f].policy.clone().unwrap_or_default(),
-            format!(
-                "Trimming lowers WAF by only {} online and {} with {} on this workload, so a periodic fstrim keeps the drive informed at the lowest cost ({} TRIM commands online vs {}).",
-                pct(waf_gain),
-                pct(fstrim_gain),
-                list[f].label,
-                r(d).trim.commands,
-                r(f).trim.commands
-            ),
-        );
-    }
-    if f == n {
-        // No fstrim period did better than sending nothing.
-        if waf_gain < 0.02 {
-            return (
-                "no discard at all".into(),
-                format!("Trimming lowers WAF by only {} on this workload (online discard against none) and no fstrim period does better, so discards are not worth sending.", pct(waf_gain)),
-            );
-        }
-    }
-    if latency_cost > 0.10 {
-        if f != n && fstrim_gain >= waf_gain * 0.5 {
-            return (
-                list[f].policy.clone().unwrap_or_default(),
-                format!(
-                    "Online discard raises the p99 latency by {} over {}, which keeps {} of its {} WAF gain, so batch the discards.",
-                    pct(latency_cost),
-                    list[f].label,
-                    pct(fstrim_gain),
-                    pct(waf_gain)
-                ),
-            );
-        }
-        return (
-            list[d].policy.clone().unwrap_or_default(),
-            format!(
-                "Online discard costs {} in p99 latency but only it captures the WAF gain ({} vs {} with {}): the free space is reused before a periodic fstrim would see it.",
-                pct(latency_cost),
-                pct(waf_gain),
-                pct(fstrim_gain),
-                list[f].label
-            ),
-        );
-    }
-    if waf_gain > fstrim_gain + 0.01 {
-        let latency = if latency_cost <= 0.0 {
-            format!("p99 latency {} lower", pct(-latency_cost))
-        } else {
-            format!("p99 latency only {} higher", pct(latency_cost))
-        };
-        return (
-            list[d].policy.clone().unwrap_or_default(),
-            format!(
-                "Online discard lowers WAF by {} against {} for {}, with {} and TRIM work {} of device time.",
-                pct(waf_gain),
-                pct(fstrim_gain),
-                list[f].label,
-                latency,
-                pct(fg_share)
-            ),
-        );
-    }
-    (
-        list[f].policy.clone().unwrap_or_default(),
-        format!(
-            "{} gets the same WAF gain as online discard ({} vs {}) with {} TRIM commands instead of {}, so batch the discards.",
-            list[f].label,
-            pct(fstrim_gain),
-            pct(waf_gain),
-            r(f).trim.commands,
-            r(d).trim.commands
-        ),
-    )
-}
-
 fn advice_report(
     args: &AdviseArgs,
     base: &SsdConfig,
@@ -537,7 +368,12 @@ fn advice_report(
             Cell::Num(rep.sim_time_ns as f64 / 1e9),
         ]);
     }
-    let (choice, reason) = recommend(list, results);
+    let replays: Vec<_> = results
+        .iter()
+        .map(|r| trimlab_trace::advice::Replayed { stats: &r.stats, report: &r.report })
+        .collect();
+    let advice = trimlab_trace::advice::recommend(list, &replays);
+    let (choice, reason) = (advice.policy.to_string(), advice.reason);
     let labels: Vec<String> = list.iter().map(|s| s.label.clone()).collect();
     // Read and write latencies (and TRIM and GC times) differ by orders of magnitude: those
     // plots use a log axis so the small values stay visible.
@@ -629,6 +465,7 @@ fn advice_report(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trimlab_trace::advice::DAY_NS;
 
     #[test]
     fn periods_parse_and_read_well() {

@@ -3,6 +3,7 @@
 //! Readers take any `BufRead` (the binary opens files); memory stays constant whatever the
 //! trace's length.
 
+pub mod advice;
 pub mod format;
 pub mod interval_set;
 mod line;
@@ -10,6 +11,7 @@ pub mod reader;
 pub mod record;
 pub mod replay;
 
+pub use advice::{Advice, Policy};
 pub use format::TraceFormat;
 pub use line::{BlkAction, FioTimeUnit};
 pub use reader::{ReaderOptions, TraceError, TraceReader};

@@ -1,0 +1,105 @@
+//! The journal `rows.jsonl`: every finished row appended as one JSON line and flushed at once,
+//! so a sweep killed at any moment loses at most the runs in flight; a re-run reads it back and
+//! skips what is there. results.csv and results.json are rebuilt from it at the end.
+//!
+//! Journals concatenate: `cat shard-*/rows.jsonl > all/rows.jsonl`, then `trimlab sweep` on
+//! `all` runs nothing and writes the whole table.
+
+use crate::row::Row;
+use crate::SweepError;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+}
+
+impl Journal {
+    /// Opens (creating) the journal and returns the rows already in it. A last line cut short by
+    /// a kill is dropped (and cut from the file, so appends start on a fresh line); a bad line
+    /// anywhere else is an error naming it.
+    pub fn open(path: &Path) -> Result<(Journal, Vec<Row>), SweepError> {
+        let io = |source| SweepError::Io { path: path.display().to_string(), source };
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(io(e)),
+        };
+        let complete = text.rfind('\n').map_or(0, |i| i + 1);
+        let mut rows = Vec::new();
+        for (i, line) in text[..complete].lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let row: Row = serde_json::from_str(line).map_err(|e| {
+                SweepError::Journal(format!(
+                    "{}:{}: not a sweep row ({e}); remove the line or the file to run those points again",
+                    path.display(),
+                    i + 1
+                ))
+            })?;
+            rows.push(row);
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path).map_err(io)?;
+        if complete < text.len() {
+            file.set_len(complete as u64).map_err(io)?;
+        }
+        Ok((Journal { path: path.to_path_buf(), file }, rows))
+    }
+
+    pub fn append(&mut self, row: &Row) -> Result<(), SweepError> {
+        let mut line = serde_json::to_string(row).expect("a row serializes");
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|source| SweepError::Io { path: self.path.display().to_string(), source })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::row::Status;
+
+    fn row(run: usize) -> Row {
+        Row {
+            run,
+            values: vec![("a".into(), serde_json::json!(0.1))],
+            seed: 1,
+            config_hash: "h".into(),
+            status: Status::Ok,
+            error: None,
+            metrics: vec![("report.waf".into(), serde_json::json!(1.0 / 3.0))],
+        }
+    }
+
+    #[test]
+    fn rows_read_back_exactly_and_a_cut_last_line_is_dropped() {
+        let dir = std::env::temp_dir().join(format!("trimlab-journal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("rows.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let (mut j, rows) = Journal::open(&path).unwrap();
+        assert!(rows.is_empty());
+        j.append(&row(0)).unwrap();
+        j.append(&row(1)).unwrap();
+        drop(j);
+        // A kill in the middle of a write.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"run\":2,\"val").unwrap();
+        drop(f);
+        let (mut j, rows) = Journal::open(&path).unwrap();
+        assert_eq!(rows, [row(0), row(1)]);
+        j.append(&row(2)).unwrap();
+        let (_, rows) = Journal::open(&path).unwrap();
+        assert_eq!(rows, [row(0), row(1), row(2)]);
+
+        std::fs::write(&path, "{}\n").unwrap();
+        let e = Journal::open(&path).err().expect("a bad line is refused").to_string();
+        assert!(e.starts_with(&format!("{}:1: not a sweep row", path.display())), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,145 @@
+//! The sweep's table: one row per run, sorted by run, with a fixed column order, written as
+//! results.csv and as results.json (pandas' "split" layout: `pd.read_json(path, orient="split")`).
+//!
+//! Columns: `run`, the swept keys (sorted), `seed`, `config_hash`, `status`, `error`, then the
+//! union of every row's metric columns, sorted. A cell a row lacks (every metric of a failed run)
+//! is empty in the CSV and null in the JSON. The table depends only on its set of rows, so the
+//! rows of N shards, put together, give the table of the whole sweep.
+
+use crate::row::Row;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub data: Vec<Vec<Value>>,
+}
+
+const FIXED_AFTER_KEYS: [&str; 4] = ["seed", "config_hash", "status", "error"];
+
+impl Table {
+    /// `keys` are the swept keys in axis order; rows may come in any order.
+    pub fn from_rows(keys: &[String], rows: &[Row]) -> Table {
+        let mut rows: Vec<&Row> = rows.iter().collect();
+        rows.sort_by_key(|r| r.run);
+        let metric_names: BTreeSet<&str> =
+            rows.iter().flat_map(|r| r.metrics.iter().map(|(name, _)| name.as_str())).collect();
+        let mut columns = vec!["run".to_string()];
+        columns.extend(keys.iter().cloned());
+        columns.extend(FIXED_AFTER_KEYS.iter().map(|c| c.to_string()));
+        columns.extend(metric_names.iter().map(|c| c.to_string()));
+        let data = rows
+            .iter()
+            .map(|row| {
+                let values: BTreeMap<&str, &Value> =
+                    row.values.iter().map(|(k, v)| (k.as_str(), v)).collect();
+                let metrics: BTreeMap<&str, &Value> =
+                    row.metrics.iter().map(|(k, v)| (k.as_str(), v)).collect();
+                let mut cells = vec![Value::from(row.run)];
+                cells.extend(
+                    keys.iter().map(|k| values.get(k.as_str()).map_or(Value::Null, |v| (*v).clone())),
+                );
+                cells.push(Value::from(row.seed));
+                cells.push(Value::from(row.config_hash.clone()));
+                cells.push(Value::from(row.status.as_str()));
+                cells.push(row.error.clone().map_or(Value::Null, Value::from));
+                cells.extend(
+                    metric_names.iter().map(|k| metrics.get(k).map_or(Value::Null, |v| (*v).clone())),
+                );
+                cells
+            })
+            .collect();
+        Table { columns, data }
+    }
+
+    /// results.csv: a header, then one line per row; null is an empty cell, strings are bare
+    /// (quoted only when they must be), lists and tables are JSON text.
+    pub fn to_csv(&self) -> String {
+        let mut writer =
+            csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+        writer.write_record(&self.columns).expect("writing to memory");
+        for row in &self.data {
+            writer.write_record(row.iter().map(csv_cell)).expect("writing to memory");
+        }
+        String::from_utf8(writer.into_inner().expect("writing to memory")).expect("cells are UTF-8")
+    }
+
+    /// results.json: `{"columns": [...], "data": [[...], ...]}`.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a table serializes");
+        text.push('\n');
+        text
+    }
+
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c == name)
+    }
+}
+
+fn csv_cell(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::row::Status;
+    use serde_json::json;
+
+    fn row(run: usize, metrics: Vec<(&str, Value)>, error: Option<&str>) -> Row {
+        Row {
+            run,
+            values: vec![
+                ("device.spare_factor".into(), json!(0.1 * run as f64)),
+                ("trim.engine".into(), json!("none")),
+            ],
+            seed: 1,
+            config_hash: format!("h{run}"),
+            status: if error.is_some() { Status::Failed } else { Status::Ok },
+            error: error.map(str::to_string),
+            metrics: metrics.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        }
+    }
+
+    #[test]
+    fn columns_are_fixed_then_the_sorted_union_and_rows_sort_by_run() {
+        let keys = vec!["device.spare_factor".to_string(), "trim.engine".to_string()];
+        let rows = vec![
+            row(2, vec![("report.waf", json!(1.5)), ("report.z", json!(true))], None),
+            row(0, vec![("ops", json!(10)), ("report.waf", json!(2.0))], None),
+            row(1, vec![], Some("bad \"value\", at key x")),
+        ];
+        let t = Table::from_rows(&keys, &rows);
+        assert_eq!(
+            t.columns,
+            [
+                "run",
+                "device.spare_factor",
+                "trim.engine",
+                "seed",
+                "config_hash",
+                "status",
+                "error",
+                "ops",
+                "report.waf",
+                "report.z"
+            ]
+        );
+        assert_eq!(
+            t.to_csv(),
+            "run,device.spare_factor,trim.engine,seed,config_hash,status,error,ops,report.waf,report.z\n\
+             0,0.0,none,1,h0,ok,,10,2.0,\n\
+             1,0.1,none,1,h1,failed,\"bad \"\"value\"\", at key x\",,,\n\
+             2,0.2,none,1,h2,ok,,,1.5,true\n"
+        );
+        let back: Table = serde_json::from_str(&t.to_json()).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(t.column("report.waf"), Some(8));
+    }
+}
