@@ -23,6 +23,13 @@ struct Cli {
     command: Command,
 }
 
+/// `trimlab bench --ftl`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum BenchFtl {
+    Page,
+    Hybrid,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run one configuration (TOML) or fio job and write DIR/metrics.json, metrics.csv,
@@ -50,6 +57,9 @@ enum Command {
         /// Only the small device (skips the 256 GiB run).
         #[arg(long)]
         quick: bool,
+        /// FTL kind of the device cases: page (default) or hybrid (run at 1/16 of the size).
+        #[arg(long, value_enum, default_value = "page")]
+        ftl: BenchFtl,
     },
     /// List device presets with their resolved parameters.
     Presets,
@@ -75,7 +85,13 @@ fn main() -> ExitCode {
         Command::Reproduce { names, out, seed, scale, emit_configs: None } => {
             reproduce_cmd::run(&names, &out, seed, scale)
         }
-        Command::Bench { quick } => bench::run(quick),
+        Command::Bench { quick, ftl } => bench::run(
+            quick,
+            match ftl {
+                BenchFtl::Page => trimlab_device::FtlKind::Page,
+                BenchFtl::Hybrid => trimlab_device::FtlKind::Hybrid,
+            },
+        ),
         Command::Presets => run_cmd::presets(),
         Command::Replay(args) => trace_cmd::replay(&args),
         Command::Advise(args) => trace_cmd::advise(&args),
