@@ -170,15 +170,18 @@ fn bench_case(case: &Case, ftl: FtlKind) -> Result<()> {
     };
     let seeds = SeedTree::new(1);
     let mut tag = 1;
-    let start = trimlab_workload::precondition(&mut ssd, &workload, &seeds, &mut tag, &mut ())?;
+    let mut bar = crate::progress::Bar::new(&format!("bench {}", case.name));
+    let start = trimlab_workload::precondition(&mut ssd, &workload, &seeds, &mut tag, &mut bar)?;
     ssd.start_measurement(start);
     let mut generator =
         Generator::new(&workload, ssd.capacity_bytes(), seeds.fork("bench.mix"), seeds.fork("bench.address"));
     let drive =
         Drive::closed_loop(32, Target::WriteBytes((case.logical_bytes as f64 * case.measured) as u64));
+    bar.phase("measured");
     let wall = Instant::now();
-    let phase = run_phase(&mut ssd, &mut generator, start, drive, &mut tag, &mut ())?;
+    let phase = run_phase(&mut ssd, &mut generator, start, drive, &mut tag, &mut bar)?;
     let seconds = wall.elapsed().as_secs_f64();
+    bar.finish();
     let report = ssd.report(phase.end);
     println!(
         "{:<24} {:>10} {:>14.0} {:>14.0} {:>7.3} {:>12.2} {:>14.0}",

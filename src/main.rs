@@ -7,6 +7,7 @@ mod output;
 mod progress;
 mod reproduce_cmd;
 mod run_cmd;
+mod run_report;
 mod serve_cmd;
 mod sweep_cmd;
 mod trace_cmd;
@@ -31,24 +32,9 @@ enum BenchFtl {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run one configuration (TOML) and write DIR/metrics.json and DIR/metrics.csv.
-    Run {
-        /// The configuration file (`-`: read it from stdin); every key has a default (docs/config.md).
-        config: PathBuf,
-        /// Override one key (repeatable), checked like the same key in the file:
-        /// --set device.spare_factor=0.1 --set trim.engine=delayed
-        #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
-        set: Vec<String>,
-        /// Seed of every random stream of the run (default: the config's `seed`, else 1).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Output directory.
-        #[arg(long, default_value = "out/run")]
-        out: PathBuf,
-        /// Print the run's metrics as one JSON object on stdout instead of the summary line.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Run one configuration (TOML) or fio job and write DIR/metrics.json, metrics.csv,
+    /// latency_histogram.csv (and timeseries.csv, index.html when asked).
+    Run(run_cmd::RunArgs),
     /// Reproduce paper results: tables (CSV, JSON), SVG plots and one index.html.
     Reproduce {
         /// Experiments to run (default: all). See the list below.
@@ -92,7 +78,7 @@ fn main() -> ExitCode {
     let matches = Cli::command().after_help(help::after_help()).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
-        Command::Run { config, set, seed, out, json } => run_cmd::run(&config, &set, seed, &out, json),
+        Command::Run(args) => run_cmd::run(&args),
         Command::Reproduce { names, out: _, seed, scale, emit_configs: Some(dir) } => {
             reproduce_cmd::emit_configs(&names, &dir, seed, scale)
         }

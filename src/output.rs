@@ -26,6 +26,35 @@ fn flat_csv(value: &Value) -> String {
     rows
 }
 
+/// What a run leaves besides its totals: latency histograms and, when enabled, the time series.
+pub use trimlab_scenario::Series;
+
+/// The series `ssd` collected (`replay` closes it itself first).
+pub fn series_of(ssd: &trimlab_device::Ssd, timeseries: bool) -> Series {
+    Series {
+        histogram_csv: ssd.latency_histogram_csv(),
+        timeseries: timeseries.then(|| ssd.timeseries().to_vec()),
+    }
+}
+
+/// `latency_histogram.csv` (always) and `timeseries.csv` (when the series was enabled).
+pub fn write_series(out: &Path, series: &Series) -> Result<()> {
+    let rows = series.timeseries.as_deref().map(trimlab_device::timeseries::rows_to_csv);
+    write_series_csv(out, &series.histogram_csv, rows.as_deref())
+}
+
+/// The same from CSV text already rendered (`serve` gets it from the device thread).
+pub fn write_series_csv(out: &Path, histogram_csv: &str, timeseries_csv: Option<&str>) -> Result<()> {
+    let files = [("latency_histogram.csv", Some(histogram_csv)), ("timeseries.csv", timeseries_csv)];
+    for (name, text) in files {
+        if let Some(text) = text {
+            let path = out.join(name);
+            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,7 +37,8 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
         println!("{}", trimlab_report::render_text(&report));
         reports.push(report);
     }
-    let index = trimlab_report::write_index(out, &reports)?;
+    let index =
+        trimlab_report::write_index_with_references(out, &reports, &trimlab_experiments::references())?;
     println!("wrote {}", index.display());
     let failed: Vec<_> = reports
         .iter()

@@ -3,20 +3,100 @@
 use crate::output;
 use crate::progress::Bar;
 use anyhow::{Context, Result};
-use std::path::Path;
-use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
+use std::path::PathBuf;
+use trimlab_device::{DeviceReport, DeviceSection, FtlSection, SsdConfig, TrimSection};
 
-pub fn run(config_path: &Path, set: &[String], seed: Option<u64>, out: &Path, json: bool) -> Result<()> {
-    let config = crate::config_arg::load(config_path, set)?;
+/// `trimlab run`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The configuration file (`-`: read it from stdin); every key has a default
+    /// (docs/config.md). Optional with --fio.
+    #[arg(required_unless_present = "fio")]
+    pub config: Option<PathBuf>,
+    /// Override one key (repeatable), checked like the same key in the file:
+    /// --set device.spare_factor=0.1 --set trim.engine=delayed
+    #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+    pub set: Vec<String>,
+    /// Take the workload from this fio job file (one job; docs/config.md maps the options).
+    #[arg(long)]
+    pub fio: Option<PathBuf>,
+    /// Seed of every random stream of the run (default: the config's `seed`, else 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Output directory.
+    #[arg(long, default_value = "out/run")]
+    pub out: PathBuf,
+    /// Write DIR/timeseries.csv with one row per this much simulated time, e.g. 100ms
+    /// (overrides [output] interval).
+    #[arg(long)]
+    pub log_interval: Option<String>,
+    /// Also write DIR/index.html with the totals and plots of the time series.
+    #[arg(long)]
+    pub html: bool,
+    /// Print the run's metrics as one JSON object on stdout instead of the summary line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// "n/a" when no host page was written: a WAF of 0 would read as a perfect drive.
+pub fn waf_text(report: &DeviceReport) -> String {
+    if report.host.pages_written == 0 {
+        "n/a (no host writes)".into()
+    } else {
+        format!("{:.3}", report.waf)
+    }
+}
+
+pub fn run(args: &RunArgs) -> Result<()> {
+    let (mut config, origin) = match &args.config {
+        Some(path) => (crate::config_arg::load(path, &args.set)?, path.display().to_string()),
+        None => (crate::config_arg::defaults(&args.set)?, "defaults".to_string()),
+    };
+    if let Some(fio) = &args.fio {
+        let text = std::fs::read_to_string(fio).with_context(|| format!("cannot read {}", fio.display()))?;
+        // Without a config, start from an unconditioned drive as fio would find a new one.
+        let mut base = config.workload.clone();
+        if args.config.is_none() {
+            base.precondition = trimlab_workload::Precondition::None;
+        }
+        let job = trimlab_workload::parse_fio_job(&text, &fio.display().to_string(), &base)?;
+        for ignored in &job.ignored {
+            eprintln!("trimlab run: {ignored} ignored (no effect on a simulated drive)");
+        }
+        config.workload = job.workload;
+    }
+    // --log-interval wins over [output] interval; the run samples what the config says.
+    config.output.interval =
+        config.output.interval_ns(args.log_interval.as_deref())?.map(trimlab_sim::DurationNs);
+    let out = &args.out;
     let mut bar = Bar::new("run");
-    let result = trimlab_scenario::run(&config, seed, &mut bar)?;
+    let result = trimlab_scenario::run(&config, args.seed, &mut bar)?;
     bar.finish();
-    eprintln!("trimlab run: seed {}, config {} ({})", result.seed, result.config_hash, config_path.display());
+    let fio = args.fio.as_ref().map(|f| format!(", workload from {}", f.display())).unwrap_or_default();
+    eprintln!("trimlab run: seed {}, config {} ({origin}{fio})", result.seed, result.config_hash);
 
+    if config.output.interval.is_some() && result.series.is_none() {
+        eprintln!(
+            "trimlab run: no timeseries.csv: a run on a file system or a thin volume has no time series yet"
+        );
+    }
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     output::write_json(&out.join("metrics.json"), &result.metrics)?;
     output::write_flat_csv(&out.join("metrics.csv"), &result.metrics)?;
-    if json {
+    if let Some(series) = &result.series {
+        output::write_series(out, series)?;
+    }
+    if args.html {
+        let title = format!("trimlab run: {origin}{fio}, seed {}", result.seed);
+        let rows = result.series.as_ref().and_then(|s| s.timeseries.as_deref()).unwrap_or(&[]);
+        let report = crate::run_report::run_report(&title, &result.report, rows);
+        trimlab_report::write_experiment(out, &report)?;
+        let index = trimlab_report::write_index(out, std::slice::from_ref(&report))?;
+        if !args.json {
+            println!("wrote {}", index.display());
+        }
+    }
+    if args.json {
         println!("{}", serde_json::to_string(&result.metrics)?);
         return Ok(());
     }
@@ -40,8 +120,8 @@ pub fn run(config_path: &Path, set: &[String], seed: Option<u64>, out: &Path, js
     }
     let r = &result.report;
     println!(
-        "WAF {:.3}  host pages written {}  NAND programs {}  erases {}  GC victims {}  write p99 {} us  sim time {:.3} s",
-        r.waf,
+        "WAF {}  host pages written {}  NAND programs {}  erases {}  GC victims {}  write p99 {} us  sim time {:.3} s",
+        waf_text(r),
         r.host.pages_written,
         r.nand_pages_programmed,
         r.nand_blocks_erased,
@@ -52,6 +132,7 @@ pub fn run(config_path: &Path, set: &[String], seed: Option<u64>, out: &Path, js
     println!("wrote {}", out.join("metrics.json").display());
     Ok(())
 }
+
 pub fn presets() -> Result<()> {
     for (name, about) in trimlab_device::config::preset_list() {
         let device = DeviceSection { preset: Some(name.to_string()), ..Default::default() };

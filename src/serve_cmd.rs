@@ -90,6 +90,10 @@ pub struct ServeArgs {
     /// with `trimlab replay FILE`).
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Write OUT/timeseries.csv at shutdown, one row per this much simulated time (e.g. 100ms;
+    /// overrides [output] interval).
+    #[arg(long)]
+    pub log_interval: Option<String>,
 }
 
 fn parse_pace(text: &str) -> Result<Pace> {
@@ -105,6 +109,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let device = trimlab_device::SsdConfig::resolve(&config.device, &config.ftl, &config.trim)
         .map_err(|e| locate(&args.config, &args.set, e))?;
     let pace = parse_pace(&args.pace)?;
+    let timeseries_interval_ns = config.output.interval_ns(args.log_interval.as_deref())?;
     let block_max = ByteSize::parse(&args.max_request).map_err(|e| anyhow::anyhow!("--max-request: {e}"))?.0;
     if !(4096..=(32 << 20)).contains(&block_max) || block_max % 512 != 0 {
         bail!("--max-request {block_max}: must be a multiple of 512 between 4KiB and 32MiB");
@@ -207,6 +212,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             handshake_timeout: Duration::from_secs(30),
             log: !args.quiet,
             record,
+            timeseries_interval_ns,
             read_only: args.read_only,
             inflight_per_connection_bytes: inflight_per_connection,
             inflight_total_bytes: inflight_total,
@@ -299,6 +305,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
         "stats": stats,
     });
     write_metrics(&args.out, &metrics)?;
+    if let Some((histogram, timeseries)) = &stats.series {
+        output::write_series_csv(&args.out, histogram, timeseries.as_deref())?;
+    }
     eprintln!("{}", stats_line(&stats, 0));
     // stderr: whoever read the listening line may have closed stdout by now.
     eprintln!("trimlab serve: wrote {}", args.out.join("metrics.json").display());

@@ -16,7 +16,7 @@ use trimlab_trace::{
     TraceReader, TrimHandling,
 };
 
-use trimlab_trace::advice::{scenarios, Scenario, DAY_NS};
+use trimlab_trace::advice::{period_label, scenarios, Scenario};
 
 /// What every trace command needs to read a trace and build the device.
 #[derive(Args, Clone, Debug)]
@@ -111,15 +111,18 @@ pub struct ReplayArgs {
     pub trims: String,
     #[arg(long, default_value = "out/replay")]
     pub out: PathBuf,
+    /// Write OUT/timeseries.csv with one row per this much simulated time, e.g. 100ms
+    /// (overrides [output] interval of --device).
+    #[arg(long)]
+    pub log_interval: Option<String>,
 }
 
-/// "1d", "7d", "3600s", "500ms" to nanoseconds.
-fn parse_period(text: &str) -> Option<u64> {
-    let ns = match text.strip_suffix('d') {
-        Some(days) => days.parse::<u64>().ok()?.checked_mul(DAY_NS)?,
-        None => trimlab_sim::DurationNs::parse(text).ok()?.0,
-    };
-    (ns > 0).then_some(ns)
+/// "1d", "7d", "3600s", "500ms" to nanoseconds; a bare number is refused (its unit would be a guess).
+fn parse_period(text: &str) -> Result<u64, String> {
+    match trimlab_sim::DurationNs::parse(text)?.0 {
+        0 => Err(format!("\"{text}\" is zero (a period must be positive)")),
+        ns => Ok(ns),
+    }
 }
 
 fn parse_trims(text: &str) -> Result<TrimHandling> {
@@ -128,8 +131,10 @@ fn parse_trims(text: &str) -> Result<TrimHandling> {
         "drop" => Ok(TrimHandling::Drop),
         other => match other.strip_prefix("fstrim:") {
             Some(period) => match parse_period(period) {
-                Some(ns) => Ok(TrimHandling::Periodic { period_ns: ns }),
-                None => bail!("--trims {other}: the period must be a duration like 1d, 3600s or 500ms"),
+                Ok(ns) => Ok(TrimHandling::Periodic { period_ns: ns }),
+                Err(e) => {
+                    bail!("--trims {other}: {e}; the period must be a duration like 1d, 3600s or 500ms")
+                }
             },
             None => bail!("--trims {other} (accepted: as-recorded, drop, fstrim:PERIOD such as fstrim:1d)"),
         },
@@ -141,6 +146,9 @@ struct Replayed {
     report: DeviceReport,
     skipped_bad: u64,
     format: TraceFormat,
+    /// Pages still in the write buffer when the trace ended, programmed before the report.
+    drained_pages: u64,
+    series: output::Series,
 }
 
 fn replay_once(
@@ -148,14 +156,31 @@ fn replay_once(
     device: &SsdConfig,
     pacing: Pacing,
     trims: TrimHandling,
+    interval_ns: Option<u64>,
 ) -> Result<Replayed> {
     let mut reader = args.open()?;
     let format = reader.format();
     let mut ssd = Ssd::new(device.clone());
+    if let Some(ns) = interval_ns {
+        ssd.enable_timeseries(ns, trimlab_sim::SimTime::ZERO);
+    }
     let options = ReplayOptions { pacing, lba: args.lba()?, trims };
     let outcome = trimlab_trace::replay(&mut ssd, reader.by_ref(), options)?;
+    // Pages still buffered at the end would count as host writes without their programs (a WAF
+    // of 0.94 on a trace that rewrites nothing); a drive programs them once the host is idle.
+    let (drained_pages, end) = ssd.drain_write_buffer(outcome.end);
+    ssd.finish_timeseries(end);
     ssd.check().map_err(anyhow::Error::msg).context("consistency check after the replay")?;
-    Ok(Replayed { stats: outcome.stats, report: outcome.report, skipped_bad: reader.skipped_bad(), format })
+    let report = ssd.report(end);
+    let series = output::series_of(&ssd, interval_ns.is_some());
+    Ok(Replayed {
+        stats: outcome.stats,
+        report,
+        skipped_bad: reader.skipped_bad(),
+        format,
+        drained_pages,
+        series,
+    })
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<()> {
@@ -167,7 +192,8 @@ pub fn replay(args: &ReplayArgs) -> Result<()> {
         None => Pacing::OpenLoop { speed: args.trace.speed()? },
     };
     let trims = parse_trims(&args.trims)?;
-    let r = replay_once(&args.trace, &device, pacing, trims)?;
+    let interval_ns = config.output.interval_ns(args.log_interval.as_deref())?;
+    let r = replay_once(&args.trace, &device, pacing, trims, interval_ns)?;
     let metrics = serde_json::json!({
         "trimlab_version": env!("CARGO_PKG_VERSION"),
         "trace": args.trace.trace.display().to_string(),
@@ -176,17 +202,25 @@ pub fn replay(args: &ReplayArgs) -> Result<()> {
         "trims": trims,
         "device": device,
         "replay": r.stats,
+        "buffered_pages_programmed_at_end": r.drained_pages,
         "report": r.report,
     });
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
     output::write_json(&args.out.join("metrics.json"), &metrics)?;
     output::write_flat_csv(&args.out.join("metrics.csv"), &metrics)?;
+    output::write_series(&args.out, &r.series)?;
     let rep = &r.report;
+    if r.drained_pages > 0 {
+        println!(
+            "{} pages were still in the write buffer when the trace ended; they were programmed before the totals below",
+            r.drained_pages
+        );
+    }
     println!(
-        "{} requests ({}), WAF {:.3}, erases {}, TRIM commands {} ({} bytes), write p99 {} us, sim time {:.3} s{}",
+        "{} requests ({}), WAF {}, erases {}, TRIM commands {} ({} bytes), write p99 {} us, sim time {:.3} s{}",
         r.stats.requests,
         r.format.name(),
-        rep.waf,
+        crate::run_cmd::waf_text(rep),
         rep.nand_blocks_erased,
         rep.trim.commands,
         rep.host.pages_trim_requested * device.geometry.page_bytes as u64,
@@ -219,8 +253,8 @@ pub fn advise(args: &AdviseArgs) -> Result<()> {
     let mut periods = Vec::new();
     for p in &args.fstrim_periods {
         match parse_period(p) {
-            Some(ns) => periods.push(ns),
-            None => bail!("--fstrim-periods: \"{p}\" is not a duration like 1d, 3600s or 500ms"),
+            Ok(ns) => periods.push(ns),
+            Err(e) => bail!("--fstrim-periods: {e}; give durations like 1d, 3600s or 500ms"),
         }
     }
     periods.sort_unstable();
@@ -232,9 +266,12 @@ pub fn advise(args: &AdviseArgs) -> Result<()> {
             device.trim_engine = engine;
             device.trim_delayed.before_gc = cap;
         }
-        replay_once(&args.trace, &device, pacing, s.trims)
+        replay_once(&args.trace, &device, pacing, s.trims, None)
     });
     let results: Vec<Replayed> = results.into_iter().collect::<Result<_>>()?;
+    if let Some(warning) = fstrim_warning(&periods, results[0].stats.trace_span_ns) {
+        eprintln!("trimlab advise: warning: {warning}");
+    }
     let report = advice_report(args, &base, &list, &results);
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
     trimlab_report::write_experiment(&args.out, &report)?;
@@ -250,6 +287,42 @@ fn us(ns: u64) -> f64 {
 
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
+}
+
+/// How the scenarios treat the trace's discards, worded from the periods actually replayed.
+fn periods_note(periods_ns: &[u64], span_ns: u64) -> String {
+    let fstrim = if periods_ns.is_empty() {
+        "no fstrim period was given".to_string()
+    } else {
+        let when: Vec<String> = periods_ns.iter().map(|&p| period_label(p)).collect();
+        format!(
+            "fstrim collects the trimmed ranges not written again since and sends them {} of trace time, starting one period after the trace starts (this trace spans {:.3} s, so a longer period never reaches an fstrim)",
+            when.join(" / "),
+            span_ns as f64 / 1e9
+        )
+    };
+    format!("Online discard sends each TRIM when it was recorded; {fstrim}; no discard drops them. The rows after \"no discard\" keep online discard and change the drive's TRIM engine.")
+}
+
+/// The fstrim periods that never fire within the trace make rows identical to "no discard";
+/// say so, and what to pass instead.
+fn fstrim_warning(periods_ns: &[u64], span_ns: u64) -> Option<String> {
+    let never: Vec<String> = periods_ns.iter().filter(|&&p| p > span_ns).map(|&p| period_label(p)).collect();
+    if never.is_empty() {
+        return None;
+    }
+    let all = never.len() == periods_ns.len();
+    // Suggest periods that fire a few times: a tenth and a third of the trace, in whole ms.
+    let suggest = |share: u64| trimlab_sim::DurationNs((span_ns / share / 1_000_000).max(1) * 1_000_000);
+    Some(format!(
+        "{} no fstrim in this {:.3} s trace (fstrim {}), so {} the same as \"no discard\"; pass shorter periods, e.g. --fstrim-periods {},{}",
+        if all { "no fstrim period fits in the trace:" } else { "some fstrim periods never run:" },
+        span_ns as f64 / 1e9,
+        never.join(", "),
+        if never.len() == 1 { "that row is" } else { "those rows are" },
+        suggest(10),
+        suggest(3)
+    ))
 }
 
 fn advice_report(
@@ -302,21 +375,24 @@ fn advice_report(
     let advice = trimlab_trace::advice::recommend(list, &replays);
     let (choice, reason) = (advice.policy.to_string(), advice.reason);
     let labels: Vec<String> = list.iter().map(|s| s.label.clone()).collect();
-    let bars = |name: &str, title: &str, y: &str, series: Vec<(String, Vec<f64>)>| Plot {
+    // Read and write latencies (and TRIM and GC times) differ by orders of magnitude: those
+    // plots use a log axis so the small values stay visible.
+    let bars = |name: &str, title: &str, y: &str, log_y: bool, series: Vec<(String, Vec<f64>)>| Plot {
         name: name.into(),
         title: title.into(),
         x_label: "scenario".into(),
         y_label: y.into(),
-        log_y: false,
+        log_y,
         kind: PlotKind::Bars { categories: labels.clone(), series },
     };
     let pick = |f: &dyn Fn(&DeviceReport) -> f64| results.iter().map(|r| f(&r.report)).collect::<Vec<f64>>();
     let plots = vec![
-        bars("waf", "Write amplification", "WAF", vec![("WAF".into(), pick(&|r| r.waf))]),
+        bars("waf", "Write amplification", "WAF", false, vec![("WAF".into(), pick(&|r| r.waf))]),
         bars(
             "latency_p99",
             "p99 latency (us)",
-            "microseconds",
+            "microseconds (log)",
+            true,
             vec![
                 ("read p99".into(), pick(&|r| us(r.latency.read.p99_ns))),
                 ("write p99".into(), pick(&|r| us(r.latency.write.p99_ns))),
@@ -325,7 +401,8 @@ fn advice_report(
         bars(
             "trim_and_gc_time",
             "Foreground TRIM time and GC time (ms)",
-            "milliseconds",
+            "milliseconds (log)",
+            true,
             vec![
                 ("TRIM foreground".into(), pick(&|r| ms(r.trim.foreground_total_ns))),
                 ("GC busy".into(), pick(&|r| ms(r.gc.busy_ns))),
@@ -334,13 +411,23 @@ fn advice_report(
     ];
     let s = &results[0].stats;
     let skipped = results[0].skipped_bad;
+    let periods: Vec<u64> = list
+        .iter()
+        .filter_map(|sc| match sc.trims {
+            TrimHandling::Periodic { period_ns } => Some(period_ns),
+            _ => None,
+        })
+        .collect();
     let mut notes = vec![
         format!("Recommendation: {choice}. {reason}"),
-        "Online discard sends each TRIM when it was recorded; fstrim collects the trimmed ranges not written again since and sends them every day or week of trace time, starting one period after the trace starts (a trace shorter than the period never reaches an fstrim); no discard drops them. The rows after \"no discard\" keep online discard and change the drive's TRIM engine.".into(),
+        periods_note(&periods, s.trace_span_ns),
         "Rule: no TRIMs -> nothing to decide; trimming gains < 2 % WAF -> fstrim (or no discard when no fstrim period falls inside the trace); online discard costs > 10 % in p99 latency -> fstrim if it keeps half the WAF gain, else discard; otherwise discard if it beats the best fstrim's WAF by > 1 point, else fstrim.".into(),
     ];
     if skipped > 0 {
         notes.push(format!("{skipped} malformed lines were skipped (--skip-bad)."));
+    }
+    if let Some(warning) = fstrim_warning(&periods, s.trace_span_ns) {
+        notes.insert(0, format!("Warning: {warning}"));
     }
     ExperimentReport {
         name: "advise".into(),
@@ -378,14 +465,29 @@ fn advice_report(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trimlab_trace::advice::DAY_NS;
 
     #[test]
     fn periods_parse_and_read_well() {
-        assert_eq!(parse_period("7d"), Some(7 * DAY_NS));
-        assert_eq!(parse_period("0s"), None);
-        use trimlab_trace::advice::period_label;
+        assert_eq!(parse_period("7d"), Ok(7 * DAY_NS));
+        assert!(parse_period("0s").is_err());
         assert_eq!(period_label(DAY_NS), "daily");
         assert_eq!(period_label(10_000_000_000), "every 10s");
+    }
+
+    #[test]
+    fn advise_warns_when_no_fstrim_period_fits_and_words_notes_from_the_periods() {
+        let span = 98_400_000_000; // 98.4 s, the shipped ext4 traces
+        let w = fstrim_warning(&[DAY_NS, 7 * DAY_NS], span).unwrap();
+        assert!(w.starts_with("no fstrim period fits in the trace"), "{w}");
+        assert!(w.contains("98.400 s") && w.contains("daily, weekly") && w.contains("those rows are"), "{w}");
+        assert!(w.contains("--fstrim-periods 9840ms,32800ms"), "{w}");
+        let w = fstrim_warning(&[10_000_000_000, DAY_NS], span).unwrap();
+        assert!(w.starts_with("some fstrim periods never run") && w.contains("(fstrim daily)"), "{w}");
+        assert_eq!(fstrim_warning(&[10_000_000_000], span), None);
+        let note = periods_note(&[10_000_000_000, DAY_NS], span);
+        assert!(note.contains("sends them every 10s / daily of trace time"), "{note}");
+        assert!(!note.contains("every day or week"), "{note}");
     }
 
     #[test]
@@ -394,6 +496,8 @@ mod tests {
         assert_eq!(parse_trims("fstrim:1d").unwrap(), TrimHandling::Periodic { period_ns: DAY_NS });
         assert_eq!(parse_trims("fstrim:10s").unwrap(), TrimHandling::Periodic { period_ns: 10_000_000_000 });
         assert!(parse_trims("fstrim:").is_err());
+        let e = parse_trims("fstrim:10").unwrap_err().to_string();
+        assert!(e.contains("10 has no unit") && e.contains("10s"), "{e}");
         assert!(parse_trims("sometimes").unwrap_err().to_string().contains("fstrim:PERIOD"));
     }
 }

@@ -10,6 +10,7 @@ pub mod ftl_choice;
 pub mod metrics;
 pub mod ssd;
 pub mod thin_volume;
+pub mod timeseries;
 
 pub use block_device::BlockDevice;
 pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind};

@@ -45,6 +45,10 @@ impl Latencies {
         self.histograms[kind as usize].saturating_record(latency_ns);
     }
 
+    pub(crate) fn histogram(&self, kind: CommandKind) -> &Histogram<u64> {
+        &self.histograms[kind as usize]
+    }
+
     pub(crate) fn summary(&self, kind: CommandKind) -> LatencySummary {
         let h = &self.histograms[kind as usize];
         if h.is_empty() {

@@ -11,6 +11,7 @@ use crate::config::SsdConfig;
 use crate::metrics::{
     self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport,
 };
+use crate::timeseries::{self as ts, DeviceCounters, Row, Timeseries};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use trimlab_ftl::{Ftl, Lpn, PageData, WriteBuffer};
@@ -44,6 +45,8 @@ pub struct Ssd {
     measure_start: SimTime,
     scratch_ranges: Vec<PageRange>,
     scratch_batch: Vec<(Lpn, u64)>,
+    /// Per-interval samples, when enabled (see the last `impl Ssd` block).
+    timeseries: Option<Timeseries>,
 }
 
 impl Ssd {
@@ -71,6 +74,7 @@ impl Ssd {
             measure_start: SimTime::ZERO,
             scratch_ranges: Vec::new(),
             scratch_batch: Vec::new(),
+            timeseries: None,
             config,
         }
     }
@@ -118,6 +122,7 @@ impl Ssd {
         self.host = HostCounters::default();
         self.latencies = Latencies::new();
         self.measure_start = now;
+        self.timeseries_restart(now);
     }
 
     /// Serves one command arriving at `arrival`. Reads put one data tag per page in `read_out`
@@ -129,6 +134,7 @@ impl Ssd {
         read_out: Option<&mut Vec<u64>>,
     ) -> Result<Completion, CommandError> {
         self.validate(command)?;
+        self.timeseries_advance(arrival);
         while let Some(&Reverse(t)) = self.outstanding.peek() {
             if t > arrival {
                 break;
@@ -163,6 +169,7 @@ impl Ssd {
             self.blocked_until = done;
         }
         self.latencies.record(command.kind(), done.since(arrival));
+        self.timeseries_record(command, done.since(arrival));
         Ok(Completion { start, done })
     }
 
@@ -468,6 +475,102 @@ impl Ssd {
                 detail: self.ftl.detail(),
             },
         }
+    }
+}
+
+/// Time series and latency histograms (fio's `log_avg_msec` and `log_hist_msec`): one seam for
+/// `run`, `replay` and `serve`, which only enable it and write what it collected.
+impl Ssd {
+    /// Samples the device every `interval_ns` of simulated time from `now` on (see
+    /// [`crate::timeseries`]). `interval_ns` must be positive.
+    pub fn enable_timeseries(&mut self, interval_ns: u64, now: SimTime) {
+        self.timeseries = Some(Timeseries::new(interval_ns, now, self.device_counters()));
+    }
+
+    pub fn timeseries_enabled(&self) -> bool {
+        self.timeseries.is_some()
+    }
+
+    /// The measured phase starts: the series restarts with it, so its sums match the report.
+    fn timeseries_restart(&mut self, now: SimTime) {
+        if let Some(interval_ns) = self.timeseries.as_ref().map(Timeseries::interval_ns) {
+            self.enable_timeseries(interval_ns, now);
+        }
+    }
+
+    /// Host pages in the write buffer not yet programmed to flash.
+    pub fn buffered_pages(&self) -> u64 {
+        self.buffer.dirty_pages() as u64
+    }
+
+    /// Programs every buffered page at `now`, as a drive does when the host goes idle or shuts
+    /// down, without counting a host FLUSH. Returns the pages and when they are on flash.
+    pub fn drain_write_buffer(&mut self, now: SimTime) -> (u64, SimTime) {
+        let dirty = self.buffer.dirty_pages();
+        if dirty > 0 {
+            self.flush_oldest(now, dirty);
+        }
+        (dirty as u64, self.buffer.drained_at(now))
+    }
+
+    /// The rows closed so far; call [`Ssd::finish_timeseries`] first to include the last one.
+    pub fn timeseries(&self) -> &[Row] {
+        self.timeseries.as_ref().map_or(&[], |t| t.rows())
+    }
+
+    /// Closes the last, possibly partial, interval at `end` (the end of the run).
+    pub fn finish_timeseries(&mut self, end: SimTime) {
+        let (now, free) = (self.device_counters(), self.ftl.free_blocks());
+        if let Some(t) = &mut self.timeseries {
+            t.finish(end, now, free);
+        }
+    }
+
+    /// The measured phase's latencies as CSV buckets ([`ts::HISTOGRAM_CSV_HEADER`]).
+    pub fn latency_histogram_csv(&self) -> String {
+        let mut out = format!("{}\n", ts::HISTOGRAM_CSV_HEADER);
+        for kind in CommandKind::ALL {
+            ts::histogram_csv_rows(kind.name(), self.latencies.histogram(kind), &mut out);
+        }
+        out
+    }
+
+    fn device_counters(&self) -> DeviceCounters {
+        let flash = self.ftl.flash().counters();
+        let stats = self.ftl.stats();
+        DeviceCounters {
+            nand_pages_programmed: flash.pages_programmed,
+            nand_blocks_erased: flash.blocks_erased,
+            gc_pages_copied: stats.gc_pages_copied,
+            gc_busy_ns: stats.gc_busy_ns,
+            trim_pages_unmapped: self.engine.stats().pages_unmapped,
+        }
+    }
+
+    /// Before a command runs: close the interval it leaves behind.
+    #[inline]
+    fn timeseries_advance(&mut self, arrival: SimTime) {
+        if self.timeseries.as_ref().is_some_and(|t| t.due(arrival)) {
+            let (now, free) = (self.device_counters(), self.ftl.free_blocks());
+            if let Some(t) = &mut self.timeseries {
+                t.advance(arrival, now, free);
+            }
+        }
+    }
+
+    /// After a command ran: count it and its latency in its interval.
+    #[inline]
+    fn timeseries_record(&mut self, command: &Command, latency_ns: u64) {
+        let Some(t) = &mut self.timeseries else { return };
+        let page = self.config.geometry.page_bytes as u64;
+        let pages = match command {
+            Command::Read { offset, bytes } | Command::Write { offset, bytes, .. } => {
+                (offset + bytes).div_ceil(page) - offset / page
+            }
+            Command::Trim { ranges } => ranges.iter().map(|r| r.bytes / page).sum(),
+            Command::Flush => 0,
+        };
+        t.record(command.kind(), pages, latency_ns);
     }
 }
 

@@ -357,6 +357,8 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
     let paper_or_nan = |f: &dyn Fn(Policy) -> Option<f64>| -> Vec<f64> {
         list.iter().map(|&p| f(p).unwrap_or(f64::NAN)).collect()
     };
+    let forced_any = main.iter().any(|o| o.report.trim.before_gc_ns > 0);
+    let s = |ns: u64| ns as f64 / 1e9;
     let plots = vec![
         Plot {
             name: "fig2_waf".into(),
@@ -368,23 +370,33 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
                 categories: labels.clone(),
                 series: vec![
                     ("trimlab".into(), pick(&|o| o.report.waf)),
-                    ("002 (paper)".into(), paper_or_nan(&|p| paper(p).0)),
+                    ("paper".into(), paper_or_nan(&|p| paper(p).0)),
                 ],
             },
         },
         Plot {
             name: "fig3_gc_latency".into(),
-            title: "Fig. 3: GC time (ms): GC itself and TRIM work forced before it".into(),
+            // GC runs for minutes, forced TRIM work for tens of ms: only a log axis shows both.
+            // Their sum (002's "total") is in the table; on this axis it sits on the GC point.
+            title: if forced_any {
+                "Fig. 3: GC time and the TRIM work forced before GC (total in the table)".into()
+            } else {
+                "Fig. 3: GC time (no policy forced TRIM work before GC: GC is the total)".into()
+            },
             x_label: "policy".into(),
-            y_label: "milliseconds".into(),
-            log_y: false,
+            y_label: "seconds (summed over dies, log)".into(),
+            log_y: true,
             kind: PlotKind::Bars {
                 categories: labels.clone(),
-                series: vec![
-                    ("GC".into(), pick(&|o| ms(o.report.gc.busy_ns))),
-                    ("forced TRIM before GC".into(), pick(&|o| ms(o.report.trim.before_gc_ns))),
-                    ("total".into(), pick(&|o| ms(gc_total_ns(&o.report)))),
-                ],
+                // An all-zero series would be an empty legend entry; the title says why it is absent.
+                series: if forced_any {
+                    vec![
+                        ("GC".into(), pick(&|o| s(o.report.gc.busy_ns))),
+                        ("forced TRIM before GC".into(), pick(&|o| s(o.report.trim.before_gc_ns))),
+                    ]
+                } else {
+                    vec![("GC".into(), pick(&|o| s(o.report.gc.busy_ns)))]
+                },
             },
         },
         Plot {
@@ -400,7 +412,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
                     ("step 2".into(), fg_share(&|t| t.foreground_step2_ns)),
                     ("step 3".into(), fg_share(&|t| t.foreground_step3_ns)),
                     ("total".into(), fg_share(&|t| t.foreground_total_ns)),
-                    ("002 total".into(), paper_or_nan(&|p| paper(p).1)[..trimmed].to_vec()),
+                    ("paper total".into(), paper_or_nan(&|p| paper(p).1)[..trimmed].to_vec()),
                 ],
             },
         },
@@ -423,7 +435,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             claim: "Fig. 2: WAF Write-Only > DT-512MB > DT-1GB > DT-ALL ≈ Baseline (within 1 %)".into(),
             holds: w(5) > w(1) && w(1) > w(2) && w(2) > w(3) && near(w(3), w(0)),
             detail: format!(
-                "Write-Only {:.4}, DT-512MB {:.4}, DT-1GB {:.4}, DT-ALL {:.4}, Baseline {:.4}",
+                "ours: Write-Only {:.4}, DT-512MB {:.4}, DT-1GB {:.4}, DT-ALL {:.4}, Baseline {:.4}; paper: ~1.2, ~1.05, ~1.04, ~1.02, ~1.02; band: the order, DT-ALL within 1 % of Baseline",
                 w(5),
                 w(1),
                 w(2),
@@ -435,7 +447,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             claim: "Fig. 4: foreground TRIM overhead DT-512MB < DT-1GB < DT-ALL < Baseline".into(),
             holds: fg(1) < fg(2) && fg(2) < fg(3) && fg(3) < fg(0),
             detail: format!(
-                "shares of Baseline: DT-512MB {:.3}, DT-1GB {:.3}, DT-ALL {:.3} (002: 0.10, 0.20, 0.36)",
+                "ours: shares of Baseline DT-512MB {:.3}, DT-1GB {:.3}, DT-ALL {:.3}; paper: 0.10, 0.20, 0.36; band: the order (our step-1 floor is higher, see notes)",
                 fg(1) as f64 / base_fg,
                 fg(2) as f64 / base_fg,
                 fg(3) as f64 / base_fg
@@ -445,7 +457,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             claim: "Fig. 4: Delayed TRIM's step 1 costs more than Baseline's step 1".into(),
             holds: (1..=3).all(|i| r(i).trim.foreground_step1_ns > base.trim.foreground_step1_ns),
             detail: format!(
-                "step 1: Baseline {:.2} ms, DT-ALL {:.2} ms",
+                "ours: step 1 Baseline {:.2} ms, DT-ALL {:.2} ms; paper: higher for every DT policy (bars, no number); band: every DT step 1 > Baseline's",
                 ms(base.trim.foreground_step1_ns),
                 ms(r(3).trim.foreground_step1_ns)
             ),
@@ -454,7 +466,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             claim: "Fig. 3: Baseline has the lowest total GC time; DT-ALL's is a little higher (forced TRIM), DT-1GB and DT-512MB higher still".into(),
             holds: (1..=5).all(|i| gct(0) <= gct(i)) && gct(3) <= gct(2) && gct(2) <= gct(1),
             detail: format!(
-                "total GC ms: Baseline {:.1}, DT-ALL {:.1}, DT-1GB {:.1}, DT-512MB {:.1}, Write-Only {:.1}",
+                "ours: total GC ms Baseline {:.1}, DT-ALL {:.1}, DT-1GB {:.1}, DT-512MB {:.1}, Write-Only {:.1}; paper: the order only (no numbers); band: Baseline lowest, DT-ALL <= DT-1GB <= DT-512MB",
                 ms(gct(0)),
                 ms(gct(3)),
                 ms(gct(2)),
@@ -466,7 +478,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             claim: "The partial trim bitmap gives results identical to the full one".into(),
             holds: partial_json == full_json,
             detail: format!(
-                "DT-ALL full bitmap {} B vs partial at most {} B",
+                "ours: DT-ALL full bitmap {} B vs partial at most {} B; paper: the partial bitmap saves memory; band: reports identical except the bitmap size",
                 r(3).trim.bitmap_bytes_max,
                 r(4).trim.bitmap_bytes_max
             ),

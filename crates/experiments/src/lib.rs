@@ -6,6 +6,7 @@ mod discard_vs_fstrim;
 mod ftl_trim;
 mod host;
 mod lazy_trim;
+mod references;
 mod selective_trim;
 mod waf;
 
@@ -131,10 +132,27 @@ pub fn select(names: &[String]) -> Result<Vec<&'static Experiment>> {
         .map(|n| {
             EXPERIMENTS.iter().find(|e| e.name == n).with_context(|| {
                 let known: Vec<_> = EXPERIMENTS.iter().map(|e| format!("{} ({})", e.name, e.about)).collect();
-                format!("unknown experiment \"{n}\"; known: {}", known.join(", "))
+                let hint = did_you_mean(n).map(|m| format!("did you mean \"{m}\"? ")).unwrap_or_default();
+                format!("unknown experiment \"{n}\"; {hint}known: {}", known.join(", "))
             })
         })
         .collect()
+}
+
+/// The experiment name closest to a mistyped one (`delayed_trim`, `lazytrim`, `WAF`), if any is close.
+pub fn did_you_mean(name: &str) -> Option<&'static str> {
+    let typed = name.to_ascii_lowercase().replace('_', "-");
+    EXPERIMENTS
+        .iter()
+        .map(|e| (strsim::normalized_damerau_levenshtein(&typed, e.name), e.name))
+        .filter(|(score, _)| *score >= 0.6)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
+}
+
+/// The five source documents, cited in full at the end of `index.html`.
+pub fn references() -> Vec<trimlab_report::Reference> {
+    references::references()
 }
 
 /// Checks `--scale`: experiments size their devices and workloads by it.
@@ -176,4 +194,20 @@ pub fn parallel_map<T: Sync, R: Send>(
     });
     bar.finish();
     results.into_inner().expect("workers finished").into_iter().map(|r| r.expect("every item ran")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mistyped_experiment_names_get_a_suggestion() {
+        assert_eq!(did_you_mean("delayed_trim"), Some("delayed-trim"));
+        assert_eq!(did_you_mean("lazytrim"), Some("lazy-trim"));
+        assert_eq!(did_you_mean("WAF"), Some("waf"));
+        assert_eq!(did_you_mean("discard-vs-fstrm"), Some("discard-vs-fstrim"));
+        assert_eq!(did_you_mean("postmark"), None);
+        let Err(e) = select(&["delayed_trim".into()]) else { panic!("delayed_trim was selected") };
+        assert!(e.to_string().contains("did you mean \"delayed-trim\"?"), "{e}");
+    }
 }

@@ -244,7 +244,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
         Verdict {
             claim: format!("trimlab's greedy WAF is within {}% of the mean-field model at every point where it applies (no TRIM and TRIM)", TOLERANCE * 100.0),
             holds: applicable > 0 && within == applicable,
-            detail: format!("{within} of {applicable} applicable points within; largest gap {:+.2}% at {worst_at}", worst_diff * 100.0),
+            detail: format!("ours: {within} of {applicable} applicable points within, largest gap {:+.2}% at {worst_at}; model: Van Houdt's mean-field WAF; band: ±{}% at every point", worst_diff * 100.0, TOLERANCE * 100.0),
         },
         Verdict {
             claim: "TRIM lowers WAF as Frankie et al.'s effective over-provisioning predicts".into(),
@@ -252,7 +252,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
                 let no_trim = points.iter().zip(&results).find(|(o, _)| o.trim_fraction == 0.0 && o.pages_per_block == p.pages_per_block && o.spare_factor == p.spare_factor);
                 no_trim.is_some_and(|(_, n)| m.waf < n.waf)
             }),
-            detail: "every TRIM point has lower WAF than the same geometry without TRIM".into(),
+            detail: "ours: every TRIM point has lower WAF than the same geometry without TRIM; model: Frankie et al.'s effective spare factor; band: lower at every point".into(),
         },
     ];
     let mut notes = vec![

@@ -68,6 +68,8 @@ pub trait Ftl: Send {
     fn collect(&mut self, _now: SimTime, _plane: usize) {}
     /// Counters in the device report's terms (for a hybrid FTL, merges are its GC).
     fn stats(&self) -> FtlStats;
+    /// Erased blocks ready for writing, over the whole drive (the device's time series samples it).
+    fn free_blocks(&self) -> u64;
     /// 004's measures (N_pb, N_eb, N_vb, E_ftl).
     fn measures(&self) -> FtlMeasures;
     /// Counters only this kind has, for the report.
@@ -123,6 +125,9 @@ impl Ftl for PageFtl {
     }
     fn stats(&self) -> FtlStats {
         PageFtl::stats(self).clone()
+    }
+    fn free_blocks(&self) -> u64 {
+        PageFtl::free_blocks(self)
     }
     fn measures(&self) -> FtlMeasures {
         let flash = PageFtl::flash(self);

@@ -164,6 +164,11 @@ impl PageFtl {
         &self.variant
     }
 
+    /// Erased blocks ready for writing, over all planes (the device's time series samples it).
+    pub fn free_blocks(&self) -> u64 {
+        (0..self.geometry.plane_count()).map(|p| self.pool.free_count(p) as u64).sum()
+    }
+
     /// Blocks holding at least one live page: 004's N_vb. O(logical pages).
     pub fn live_blocks(&self) -> u64 {
         let mut seen = vec![false; self.geometry.block_count()];

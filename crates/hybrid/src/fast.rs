@@ -816,6 +816,9 @@ impl trimlab_ftl::Ftl for HybridFtl {
             trimmed_mapped_pages: s.trimmed_pages_dropped,
         }
     }
+    fn free_blocks(&self) -> u64 {
+        self.chips.iter().map(|c| c.free.len() as u64).sum()
+    }
     fn measures(&self) -> FtlMeasures {
         FtlMeasures {
             blocks_programmed: self.stats.blocks_opened,

@@ -114,6 +114,9 @@ pub struct DriveStats {
     pub nbd: OpCounters,
     pub phases: Vec<PhaseReport>,
     pub device: DeviceReport,
+    /// At shutdown only: latency histogram CSV and, when enabled, timeseries CSV.
+    #[serde(skip)]
+    pub series: Option<(String, Option<String>)>,
 }
 
 struct PhaseStart {
@@ -582,7 +585,19 @@ impl Drive {
             nbd: self.ops.clone(),
             phases,
             device: self.ssd.report(end),
+            series: None,
         }
+    }
+
+    /// Closes the device's time series at `at`: (latency histogram CSV, timeseries CSV).
+    pub fn finish_series(&mut self, at: SimTime) -> (String, Option<String>) {
+        let end = at.max(self.now());
+        self.ssd.finish_timeseries(end);
+        let series = self
+            .ssd
+            .timeseries_enabled()
+            .then(|| trimlab_device::timeseries::rows_to_csv(self.ssd.timeseries()));
+        (self.ssd.latency_histogram_csv(), series)
     }
 
     /// Tells the model the host stays idle until `at` (used once, at shutdown, so an engine

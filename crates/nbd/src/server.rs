@@ -101,6 +101,8 @@ pub struct ServerConfig {
     pub log: bool,
     /// Write every model command here as fio iolog v3 (`trimlab serve --record`).
     pub record: Option<Box<dyn Write + Send>>,
+    /// Sample the device's time series this often (simulated ns); handed back at finish.
+    pub timeseries_interval_ns: Option<u64>,
     /// Export read-only: WRITE, TRIM and WRITE_ZEROES get EPERM.
     pub read_only: bool,
     /// Data bytes of requests read but not yet answered, per connection and in all; a request
@@ -370,7 +372,11 @@ impl Server {
                 format!("store holds {} bytes, the device {size_bytes}", store.size_bytes()),
             ));
         }
-        let mut drive = Drive::new(Ssd::new(device), store);
+        let mut ssd = Ssd::new(device);
+        if let Some(ns) = config.timeseries_interval_ns {
+            ssd.enable_timeseries(ns, SimTime::ZERO);
+        }
+        let mut drive = Drive::new(ssd, store);
         if let Some(out) = config.record {
             drive.record_to(out)?;
         }
@@ -607,7 +613,9 @@ impl DeviceThread {
                 let now = clock.now();
                 drive.idle_until(now);
                 let check = drive.check().and(drive.finish_recording().map_err(|e| format!("--record: {e}")));
-                let _ = tx.send((drive.stats(now), check));
+                let mut stats = drive.stats(now);
+                stats.series = Some(drive.finish_series(now));
+                let _ = tx.send((stats, check));
                 return true;
             }
         }

@@ -6,7 +6,10 @@
 
 use std::fmt::Write as _;
 
-use crate::{render_svg, Cell, ExperimentReport, Plot, ReportError, Table};
+use crate::{render_svg, Cell, ExperimentReport, Plot, Reference, ReportError, Table};
+
+/// Tables longer than this are collapsed (a click opens them); plots come first anyway.
+const TABLE_ROWS_OPEN_MAX: usize = 12;
 
 /// Escapes text for HTML element content and double- or single-quoted attribute values.
 pub fn escape_html(s: &str) -> String {
@@ -29,7 +32,7 @@ const CSS: &str = r#"
 * { box-sizing: border-box; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
        color: #1f2328; line-height: 1.45; margin: 0; background: #fff; }
-main { max-width: 1100px; margin: 0 auto; padding: 1.5rem; }
+main { max-width: 1280px; margin: 0 auto; padding: 1.5rem; }
 h1 { margin: 0 0 .3rem; font-size: 1.8rem; }
 h2 { margin: 0 0 .6rem; font-size: 1.45rem; border-bottom: 2px solid var(--line); padding-bottom: .3rem; }
 h2 .name { color: var(--muted); font-weight: normal; font-size: 1rem; font-family: ui-monospace, monospace; }
@@ -38,12 +41,19 @@ section.experiment { margin: 2.5rem 0; }
 .muted { color: var(--muted); }
 table { border-collapse: collapse; margin: .4rem 0 1rem; font-size: .92rem; }
 th, td { border: 1px solid var(--line); padding: .25rem .6rem; text-align: left; vertical-align: top; }
-th { background: var(--soft); }
+th { background: var(--soft); font-weight: 600; font-size: .85rem; }
+th.paper, td.paper { background: #fff8e6; }
+tbody tr:nth-child(even) td.paper { background: #fff3d6; }
 tbody tr:nth-child(even) td { background: #fbfcfd; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding: .2rem 0; }
 caption a, figcaption a { font-weight: normal; font-size: .85rem; margin-left: .5rem; }
-.tablewrap { overflow-x: auto; }
+.tablewrap { overflow-x: auto; max-width: 100%; }
+details { margin: .4rem 0 1rem; }
+details > summary { cursor: pointer; font-weight: 600; }
+details > summary .muted { font-weight: normal; }
+ol.references li { margin: .3rem 0; }
+.refkey { font-family: ui-monospace, monospace; color: var(--muted); }
 table.params td:first-child { font-family: ui-monospace, monospace; }
 .compare { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
 .compare > div { background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: .6rem 1rem; }
@@ -65,6 +75,15 @@ nav table td:first-child { font-family: ui-monospace, monospace; }
 /// Renders the whole page. Errors only when a plot cannot be drawn (its path relative to the
 /// output directory is named).
 pub fn render_index_html(reports: &[ExperimentReport]) -> Result<String, ReportError> {
+    render_index_html_with_references(reports, &[])
+}
+
+/// [`render_index_html`] with a references block (full citations of the source documents) at
+/// the end, linked from the overview.
+pub fn render_index_html_with_references(
+    reports: &[ExperimentReport],
+    references: &[Reference],
+) -> Result<String, ReportError> {
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -77,8 +96,9 @@ pub fn render_index_html(reports: &[ExperimentReport]) -> Result<String, ReportE
     h.push_str("<header>\n<h1>trimlab: reproduced results</h1>\n");
     let _ = writeln!(
         h,
-        "<p class=\"muted\">{} experiment(s); {holds} of {checks} acceptance checks hold.</p>",
-        reports.len()
+        "<p class=\"muted\">{} experiment(s); {holds} of {checks} acceptance checks hold.{}</p>",
+        reports.len(),
+        if references.is_empty() { "" } else { " Source documents: <a href=\"#references\">references</a>." }
     );
     h.push_str("</header>\n");
 
@@ -98,6 +118,18 @@ pub fn render_index_html(reports: &[ExperimentReport]) -> Result<String, ReportE
 
     for r in reports {
         render_section(&mut h, r)?;
+    }
+    if !references.is_empty() {
+        h.push_str("<section id=\"references\">\n<h2>References</h2>\n<ol class=\"references\">\n");
+        for rf in references {
+            let _ = writeln!(
+                h,
+                "<li id=\"ref-{k}\"><span class=\"refkey\">[{k}]</span> {}</li>",
+                escape_html(&rf.citation),
+                k = escape_html(&rf.key)
+            );
+        }
+        h.push_str("</ol>\n</section>\n");
     }
     h.push_str("</main>\n</body>\n</html>\n");
     Ok(h)
@@ -120,17 +152,99 @@ fn render_section(h: &mut String, r: &ExperimentReport) -> Result<(), ReportErro
     if !r.summary.is_empty() {
         let _ = writeln!(h, "<p>{}</p>", escape_html(&r.summary));
     }
+
+    // Paper claims and our verdicts side by side: the point of the whole page (left out for
+    // reports with neither, such as `trimlab run --html`).
+    if !(r.paper.is_empty() && r.verdicts.is_empty()) {
+        render_compare(h, r);
+    }
+
+    // Plots first: they are what a reader looks at; long tables follow, collapsed.
+    if !r.plots.is_empty() {
+        h.push_str("<h3>Plots</h3>\n");
+        for p in &r.plots {
+            render_plot(h, &r.name, p)?;
+        }
+    }
+    if !r.notes.is_empty() {
+        h.push_str("<h3>Notes</h3>\n<ul>\n");
+        for n in &r.notes {
+            let _ = writeln!(h, "<li>{}</li>", escape_html(n));
+        }
+        h.push_str("</ul>\n");
+    }
+    if !r.tables.is_empty() {
+        h.push_str("<h3>Tables</h3>\n");
+        for t in &r.tables {
+            render_table(h, &r.name, t);
+        }
+    }
     if !r.params.is_empty() {
-        h.push_str(
-            "<table class=\"params\">\n<thead><tr><th>parameter</th><th>value</th></tr></thead>\n<tbody>\n",
-        );
+        h.push_str("<details>\n<summary>Parameters</summary>\n<table class=\"params\">\n<thead><tr><th>parameter</th><th>value</th></tr></thead>\n<tbody>\n");
         for (k, v) in &r.params {
             let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape_html(k), escape_html(v));
         }
-        h.push_str("</tbody>\n</table>\n");
+        h.push_str("</tbody>\n</table>\n</details>\n");
     }
+    h.push_str("</section>\n");
+    Ok(())
+}
 
-    // Paper claims and our verdicts side by side: the point of the whole page.
+/// A column name as a reader wants it: `fsync_reduction_vs_discard_pct` ->
+/// "fsync reduction vs discard (%)", `waf` -> "WAF". The files keep the raw names.
+pub fn readable_header(column: &str) -> String {
+    // "_per_s" before "_s": the first matching suffix wins.
+    const UNITS: [(&str, &str); 11] = [
+        ("_per_s", "per s"),
+        ("_pct", "%"),
+        ("_ns", "ns"),
+        ("_us", "µs"),
+        ("_ms", "ms"),
+        ("_s", "s"),
+        ("_min", "min"),
+        ("_bytes", "bytes"),
+        ("_mib", "MiB"),
+        ("_gib", "GiB"),
+        ("_kib", "KiB"),
+    ];
+    let (stem, unit) = UNITS
+        .iter()
+        .find_map(|(suffix, unit)| {
+            column.strip_suffix(suffix).filter(|s| !s.is_empty()).map(|s| (s, Some(*unit)))
+        })
+        .unwrap_or((column, None));
+    let words: Vec<String> = stem
+        .split('_')
+        .filter(|w| !w.is_empty())
+        .map(|w| match w {
+            "waf" => "WAF".to_owned(),
+            "gc" => "GC".to_owned(),
+            "trim" => "TRIM".to_owned(),
+            "nand" => "NAND".to_owned(),
+            "ftl" => "FTL".to_owned(),
+            "lba" | "lpn" | "ppa" | "io" | "iops" | "ssd" | "fs" => w.to_ascii_uppercase(),
+            "vs" => "vs".to_owned(),
+            other => other.to_owned(),
+        })
+        .collect();
+    let mut text = words.join(" ");
+    if let Some(u) = unit {
+        // "_per_s" reads "... per s"; other units go in parentheses.
+        if u == "per s" {
+            text = format!("{text} {u}");
+        } else {
+            text = format!("{text} ({u})");
+        }
+    }
+    text
+}
+
+/// Columns holding the paper's values, highlighted so ours and theirs are easy to pair.
+fn is_paper_column(column: &str) -> bool {
+    column.starts_with("paper") || column.contains("_paper")
+}
+
+fn render_compare(h: &mut String, r: &ExperimentReport) {
     h.push_str("<div class=\"compare\">\n<div>\n<h3>Paper says</h3>\n");
     if r.paper.is_empty() {
         h.push_str("<p class=\"muted\">nothing recorded</p>\n");
@@ -162,46 +276,47 @@ fn render_section(h: &mut String, r: &ExperimentReport) -> Result<(), ReportErro
         h.push_str("</ul>\n");
     }
     h.push_str("</div>\n</div>\n");
-
-    if !r.notes.is_empty() {
-        h.push_str("<h3>Notes</h3>\n<ul>\n");
-        for n in &r.notes {
-            let _ = writeln!(h, "<li>{}</li>", escape_html(n));
-        }
-        h.push_str("</ul>\n");
-    }
-    if !r.tables.is_empty() {
-        h.push_str("<h3>Tables</h3>\n");
-        for t in &r.tables {
-            render_table(h, &r.name, t);
-        }
-    }
-    if !r.plots.is_empty() {
-        h.push_str("<h3>Plots</h3>\n");
-        for p in &r.plots {
-            render_plot(h, &r.name, p)?;
-        }
-    }
-    h.push_str("</section>\n");
-    Ok(())
 }
 
 fn render_table(h: &mut String, exp: &str, t: &Table) {
     let base = format!("{}/{}", escape_html(exp), escape_html(&t.name));
-    let _ = writeln!(
-        h,
-        "<div class=\"tablewrap\"><table>\n<caption>{} <a href=\"{base}.csv\">csv</a><a href=\"{base}.json\">json</a></caption>",
-        escape_html(&t.title)
-    );
+    let links = format!("<a href=\"{base}.csv\">csv</a><a href=\"{base}.json\">json</a>");
+    let collapsed = t.rows.len() > TABLE_ROWS_OPEN_MAX;
+    if collapsed {
+        let _ = writeln!(
+            h,
+            "<details>\n<summary>{} <span class=\"muted\">({} rows)</span></summary>",
+            escape_html(&t.title),
+            t.rows.len()
+        );
+        let _ = writeln!(h, "<div class=\"tablewrap\"><table>\n<caption>{links}</caption>");
+    } else {
+        let _ = writeln!(
+            h,
+            "<div class=\"tablewrap\"><table>\n<caption>{} {links}</caption>",
+            escape_html(&t.title)
+        );
+    }
+    let paper: Vec<bool> = t.columns.iter().map(|c| is_paper_column(c)).collect();
     h.push_str("<thead><tr>");
-    for c in &t.columns {
-        let _ = write!(h, "<th>{}</th>", escape_html(c));
+    for (c, &p) in t.columns.iter().zip(&paper) {
+        let class = if p { " class=\"paper\"" } else { "" };
+        let _ =
+            write!(h, "<th{class} title=\"{}\">{}</th>", escape_html(c), escape_html(&readable_header(c)));
     }
     h.push_str("</tr></thead>\n<tbody>\n");
     for row in &t.rows {
         h.push_str("<tr>");
-        for c in row {
-            let class = if c.is_numeric() { " class=\"num\"" } else { "" };
+        for (i, c) in row.iter().enumerate() {
+            let mut classes = Vec::new();
+            if c.is_numeric() {
+                classes.push("num");
+            }
+            if paper.get(i).copied().unwrap_or(false) {
+                classes.push("paper");
+            }
+            let class =
+                if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) };
             let text = match c {
                 Cell::Empty => String::new(),
                 other => escape_html(&other.render()),
@@ -211,6 +326,9 @@ fn render_table(h: &mut String, exp: &str, t: &Table) {
         h.push_str("</tr>\n");
     }
     h.push_str("</tbody>\n</table></div>\n");
+    if collapsed {
+        h.push_str("</details>\n");
+    }
 }
 
 fn render_plot(h: &mut String, exp: &str, p: &Plot) -> Result<(), ReportError> {
@@ -220,7 +338,8 @@ fn render_plot(h: &mut String, exp: &str, p: &Plot) -> Result<(), ReportError> {
         }
         other => other,
     })?;
-    h.push_str("<figure>\n");
+    // An id per figure, so a plot can be linked (and screenshot) on its own: #fig-<exp>-<plot>.
+    let _ = writeln!(h, "<figure id=\"fig-{}-{}\">", escape_html(exp), escape_html(&p.name));
     h.push_str(&inline_svg(&svg, &p.title));
     let _ = writeln!(
         h,
@@ -247,6 +366,16 @@ fn inline_svg(svg: &str, title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_read_as_words_with_units() {
+        assert_eq!(readable_header("fsync_reduction_vs_discard_pct"), "fsync reduction vs discard (%)");
+        assert_eq!(readable_header("waf"), "WAF");
+        assert_eq!(readable_header("gc_busy_ms"), "GC busy (ms)");
+        assert_eq!(readable_header("paper_write_ms"), "paper write (ms)");
+        assert_eq!(readable_header("host_pages_written_per_s"), "host pages written per s");
+        assert_eq!(readable_header("s"), "s");
+    }
 
     #[test]
     fn escapes_markup_and_quotes() {

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use crate::csv::{csv_field, table_to_csv};
-pub use crate::html::{escape_html, render_index_html};
+pub use crate::html::{escape_html, readable_header, render_index_html, render_index_html_with_references};
 pub use crate::num::format_num;
 pub use crate::svg::{render_svg, SVG_HEIGHT, SVG_WIDTH};
 pub use crate::text::render_text;
@@ -198,6 +198,15 @@ pub struct Verdict {
     pub detail: String,
 }
 
+/// A source document, cited in full in the index's references block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reference {
+    /// Short key the experiments use ("000"); `[A-Za-z0-9._-]`, an HTML id.
+    pub key: String,
+    /// Authors, title, venue, year (and pages or address when known).
+    pub citation: String,
+}
+
 /// Everything one experiment produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentReport {
@@ -348,7 +357,19 @@ pub fn write_experiment(out_dir: &Path, report: &ExperimentReport) -> Result<Vec
 /// experiment; plots are inlined as SVG, tables as HTML tables, with relative links to the
 /// per-experiment files written by [`write_experiment`].
 pub fn write_index(out_dir: &Path, reports: &[ExperimentReport]) -> Result<PathBuf, ReportError> {
+    write_index_with_references(out_dir, reports, &[])
+}
+
+/// [`write_index`] with a references block citing the source documents in full.
+pub fn write_index_with_references(
+    out_dir: &Path,
+    reports: &[ExperimentReport],
+    references: &[Reference],
+) -> Result<PathBuf, ReportError> {
     let path = out_dir.join("index.html");
+    for rf in references {
+        check_name(&rf.key, &path)?;
+    }
     for (i, r) in reports.iter().enumerate() {
         validate_report(out_dir, r)?;
         // Experiment names are HTML ids and directory names: duplicates would collide.
@@ -356,7 +377,7 @@ pub fn write_index(out_dir: &Path, reports: &[ExperimentReport]) -> Result<PathB
             return Err(invalid(path, format!("duplicate experiment name {:?}", r.name)));
         }
     }
-    let html = render_index_html(reports).map_err(|e| match e {
+    let html = render_index_html_with_references(reports, references).map_err(|e| match e {
         ReportError::Plot { path: p, message } => ReportError::Plot { path: out_dir.join(p), message },
         other => other,
     })?;

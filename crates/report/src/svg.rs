@@ -5,10 +5,17 @@
 //! fonts, so titles, tick labels and legends work without system fonts or an embedded font file.
 //!
 //! Both axes are always a linear f64 axis with tick positions we compute ourselves
-//! (`with_key_points`). A log y axis is drawn by plotting `log10(y)` and labelling decades: this
-//! keeps one code path for lines and bars, puts ticks exactly on decades, and avoids
-//! plotters' own log-axis tick search. The legend is drawn by hand in a panel right of the
-//! chart, so it can never cover data.
+//! (`with_key_points`). A log y axis is drawn by plotting `log10(y)` and labelling 1, 2 and 5 in
+//! each decade (decades only beyond three): this keeps one code path for lines and bars and
+//! avoids plotters' own log-axis tick search. The legend is drawn by hand in a panel right of
+//! the chart, so it can never cover data.
+//!
+//! Reading rules a reader should not have to guess:
+//! * a series labelled `paper` (or `paper ...`) is the source document's values: always black;
+//! * `trimlab X` and `model X` (also `mean-field`, `analytic`) series share the colour of `X`,
+//!   so a measurement and the model it is compared with read as a pair (style tells them apart);
+//! * bars on a log axis have no natural base, so a log "bar" plot draws its values as points;
+//! * category names wrap onto several lines instead of being cut.
 
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::Shift;
@@ -114,6 +121,8 @@ enum Glyph {
     Line,
     Dashed,
     Points,
+    /// The paper's values as points.
+    Diamond,
     Bar,
 }
 
@@ -123,8 +132,46 @@ struct LegendEntry {
     color: RGBColor,
 }
 
-fn color(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
+/// A filled diamond of half-diagonal `r` pixels around its anchor: the paper's points.
+fn diamond(r: i32, c: RGBColor) -> Polygon<(i32, i32)> {
+    Polygon::new(vec![(0, -r), (r, 0), (0, r), (-r, 0)], c.filled())
+}
+
+/// The paper's values: black, whatever else is on the plot.
+const PAPER: RGBColor = RGBColor(0, 0, 0);
+
+/// First words that name where a series comes from rather than what it is.
+const SOURCE_WORDS: [&str; 6] = ["trimlab", "model", "mean-field", "analytic", "measured", "simulated"];
+
+fn is_paper(label: &str) -> bool {
+    label.strip_prefix("paper").is_some_and(|rest| rest.chars().next().is_none_or(|c| !c.is_alphanumeric()))
+}
+
+/// Several paper series on one plot (e.g. two regimes): black, then greys.
+const PAPER_SHADES: [RGBColor; 3] = [PAPER, RGBColor(105, 105, 105), RGBColor(165, 165, 165)];
+
+/// One colour per series: paper series black, `<source> X` series coloured by `X`, the rest
+/// in order. Black is left out of the palette cycle so "paper" stays unambiguous.
+fn series_colors<'a>(labels: impl Iterator<Item = &'a str>) -> Vec<RGBColor> {
+    let mut keys: Vec<String> = Vec::new();
+    let mut papers = 0;
+    labels
+        .map(|label| {
+            if is_paper(label) {
+                papers += 1;
+                return PAPER_SHADES[(papers - 1) % PAPER_SHADES.len()];
+            }
+            let key = match label.split_once(' ') {
+                Some((first, rest)) if SOURCE_WORDS.contains(&first.trim_end_matches(',')) => rest.to_owned(),
+                _ => label.to_owned(),
+            };
+            let i = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+                keys.push(key);
+                keys.len() - 1
+            });
+            PALETTE[i % (PALETTE.len() - 1)]
+        })
+        .collect()
 }
 
 /// Maps data to axis units: identity, or `log10` for a log axis. `None` = not drawable.
@@ -220,8 +267,8 @@ fn linear_axis(min: f64, max: f64, margin: f64, lo_fixed: Option<f64>) -> Axis {
 }
 
 /// Log axis (in log10 units) over positive data `[min, max]` (already log10), padded by a
-/// small margin. Labels decades; thins them on very wide spans; falls back to 1-2-5 ticks when
-/// the range holds fewer than two decades.
+/// small margin. Up to about three decades it labels 1, 2 and 5 of each decade (a reader of
+/// "10" and "100" alone cannot place 40); wider spans label decades, thinned beyond ten.
 fn log_axis(min: f64, max: f64) -> Axis {
     let (mut min, mut max) = (min, max);
     if max <= min {
@@ -229,13 +276,21 @@ fn log_axis(min: f64, max: f64) -> Axis {
         max += 0.5;
     }
     let pad = (max - min) * 0.04;
-    let (lo, hi) = (min - pad, max + pad);
+    let (mut lo, hi) = (min - pad, max + pad);
+    // The axis reaches down to a labelled value at or below the smallest point (a decade on
+    // wide axes, 1, 2 or 5 on narrow ones), so the lowest points are never below every label.
+    lo = lo.min(if hi - lo > 3.2 {
+        min.floor()
+    } else {
+        let k = min.floor();
+        [5f64.log10(), 2f64.log10(), 0.0].iter().map(|m| k + m).find(|&v| v <= min).unwrap_or(k)
+    });
     let first = lo.ceil() as i32;
     let last = hi.floor() as i32;
     let decades: Vec<i32> = (first..=last).collect();
     let mut ticks = Vec::new();
     let mut minor = Vec::new();
-    if decades.len() >= 2 {
+    if decades.len() >= 2 && hi - lo > 3.2 {
         // At most ~10 labelled decades; the skipped ones become grid lines.
         let every = decades.len().div_ceil(10).max(1);
         for &k in &decades {
@@ -256,7 +311,16 @@ fn log_axis(min: f64, max: f64) -> Axis {
             }
         }
     } else {
-        // Less than two decades: label 1, 2, 5 (or every digit) within each decade.
+        // Up to about three decades: label 1, 2, 5 (or every digit) within each decade; the
+        // other digits are grid lines.
+        for k in (first - 1)..=last {
+            for m in [3, 4, 6, 7, 8, 9] {
+                let v = (f64::from(m) * pow10(k)).log10();
+                if v > lo && v < hi {
+                    minor.push(v);
+                }
+            }
+        }
         for mantissas in [&[1, 2, 5][..], &[1, 2, 3, 4, 5, 6, 7, 8, 9][..]] {
             ticks.clear();
             for k in (first - 1)..=last {
@@ -290,29 +354,36 @@ fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), St
 
     let (entries, omitted) = match &plot.kind {
         PlotKind::Lines { series } => {
+            let colors = series_colors(series.iter().map(|s| s.label.as_str()));
             let entries = series
                 .iter()
-                .enumerate()
-                .map(|(i, s)| LegendEntry {
+                .zip(colors)
+                .map(|(s, color)| LegendEntry {
                     label: s.label.clone(),
                     glyph: match s.style {
                         SeriesStyle::Line => Glyph::Line,
                         SeriesStyle::Dashed => Glyph::Dashed,
+                        SeriesStyle::Points if is_paper(&s.label) => Glyph::Diamond,
                         SeriesStyle::Points => Glyph::Points,
                     },
-                    color: color(i),
+                    color,
                 })
                 .collect::<Vec<_>>();
             (entries, count_omitted_lines(plot))
         }
         PlotKind::Bars { series, .. } => {
+            let colors = series_colors(series.iter().map(|(l, _)| l.as_str()));
             let entries = series
                 .iter()
-                .enumerate()
-                .map(|(i, (label, _))| LegendEntry {
+                .zip(colors)
+                .map(|((label, _), color)| LegendEntry {
                     label: label.clone(),
-                    glyph: Glyph::Bar,
-                    color: color(i),
+                    glyph: match (plot.log_y, is_paper(label)) {
+                        (false, _) => Glyph::Bar,
+                        (true, true) => Glyph::Diamond,
+                        (true, false) => Glyph::Points,
+                    },
+                    color,
                 })
                 .collect::<Vec<_>>();
             (entries, count_omitted_bars(plot))
@@ -364,7 +435,7 @@ const MARGIN_LR: u32 = 8 + 16;
 /// Rough average glyph width of tick-label text (about 13 px sans-serif).
 const CHAR_PX: f64 = 7.0;
 /// Longest category label drawn vertically; the table has the full name.
-const MAX_ROTATED_CHARS: usize = 28;
+const MAX_ROTATED_CHARS: usize = 40;
 
 fn build_chart<'a, 'b>(
     area: &'a DrawingArea<SVGBackend<'b>, Shift>,
@@ -459,9 +530,10 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
     }
 
     let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+    let colors = series_colors(series.iter().map(|s| s.label.as_str()));
     // Lines first, markers second, so measured points sit on top of model curves.
     for (i, (s, runs)) in series.iter().zip(&segments).enumerate() {
-        let c = color(i);
+        let c = colors[i];
         for run in runs {
             match s.style {
                 SeriesStyle::Line => {
@@ -478,11 +550,93 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
     }
     for (i, (s, runs)) in series.iter().zip(&segments).enumerate() {
         if s.style == SeriesStyle::Points {
-            let c = color(i);
-            chart.draw_series(runs.iter().flatten().map(|&p| Circle::new(p, 4, c.filled()))).map_err(e)?;
+            let c = colors[i];
+            if is_paper(&s.label) {
+                chart
+                    .draw_series(runs.iter().flatten().map(|&p| EmptyElement::at(p) + diamond(6, c)))
+                    .map_err(e)?;
+            } else {
+                chart
+                    .draw_series(runs.iter().flatten().map(|&p| Circle::new(p, 4, c.filled())))
+                    .map_err(e)?;
+            }
         }
     }
     Ok(())
+}
+
+/// Greedy word wrap to `width` characters, breaking at spaces and after `-`, `_` or `/`.
+/// `None` when a piece between break points is longer than a line (never cut mid-word).
+fn wrap_words(text: &str, width: usize) -> Option<Vec<String>> {
+    let mut pieces: Vec<(String, bool)> = Vec::new(); // (piece, space before it)
+    for word in text.split_whitespace() {
+        let mut first = true;
+        let mut piece = String::new();
+        for ch in word.chars() {
+            piece.push(ch);
+            if matches!(ch, '-' | '_' | '/') {
+                pieces.push((std::mem::take(&mut piece), first));
+                first = false;
+            }
+        }
+        if !piece.is_empty() {
+            pieces.push((piece, first));
+        }
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for (piece, spaced) in pieces {
+        let len = piece.chars().count();
+        if len > width {
+            return None;
+        }
+        let sep = usize::from(spaced && !line.is_empty());
+        if line.is_empty() || line.chars().count() + sep + len <= width {
+            if sep == 1 {
+                line.push(' ');
+            }
+            line.push_str(&piece);
+        } else {
+            lines.push(std::mem::replace(&mut line, piece));
+        }
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    Some(lines)
+}
+
+/// How category names are laid out under the bars.
+enum CategoryLabels {
+    /// Each name in lines that fit its slot.
+    Wrapped(Vec<Vec<String>>),
+    /// Too many categories for wrapping: vertical names (very long ones cut; the table has them).
+    Vertical(Vec<String>),
+}
+
+/// Most lines a wrapped category name may take before names go vertical.
+const MAX_WRAPPED_LINES: usize = 4;
+const LABEL_LINE_PX: i32 = 16;
+
+fn layout_categories(categories: &[String], slot_px: f64) -> CategoryLabels {
+    let width = (0.95 * slot_px / CHAR_PX).floor() as usize;
+    let wrapped: Option<Vec<Vec<String>>> = categories.iter().map(|c| wrap_words(c, width)).collect();
+    if let Some(wrapped) = wrapped.filter(|w| w.iter().all(|l| l.len() <= MAX_WRAPPED_LINES)) {
+        return CategoryLabels::Wrapped(wrapped);
+    }
+    CategoryLabels::Vertical(
+        categories
+            .iter()
+            .map(|c| {
+                if c.chars().count() > MAX_ROTATED_CHARS {
+                    let cut: String = c.chars().take(MAX_ROTATED_CHARS - 1).collect();
+                    format!("{cut}…")
+                } else {
+                    c.clone()
+                }
+            })
+            .collect(),
+    )
 }
 
 fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
@@ -501,8 +655,8 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
     let values = || series.iter().flat_map(|(_, v)| v).filter_map(|&v| to_axis(v, log));
     let yr = min_max(values());
     let y_axis = match (yr, log) {
-        // Bars grow from the bottom of the axis; start it at a labelled decade.
-        (Some((a, b)), true) => log_axis(a.floor(), b),
+        // A log axis has no zero to grow bars from: values are points, the axis fits them.
+        (Some((a, b)), true) => log_axis(a, b),
         // Bars are read against zero, so zero is always on a linear axis.
         (Some((a, b)), false) => {
             let (a, b) = (a.min(0.0), b.max(0.0));
@@ -512,72 +666,89 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
         (None, false) => linear_axis(0.0, 1.0, 0.0, Some(0.0)),
     };
 
-    // Category names that do not fit their slot horizontally are drawn vertically (by us:
-    // plotters only centres rotated tick labels on the tick, over the axis).
     let plot_px = f64::from(area.dim_in_pixel().0.saturating_sub(Y_LABEL_AREA + MARGIN_LR));
-    let longest = categories.iter().map(|c| c.chars().count()).max().unwrap_or(0);
-    let vertical = longest as f64 * CHAR_PX > 0.9 * plot_px / n as f64;
-    let shown: Vec<String> = categories
-        .iter()
-        .map(|c| {
-            if vertical && c.chars().count() > MAX_ROTATED_CHARS {
-                let cut: String = c.chars().take(MAX_ROTATED_CHARS - 1).collect();
-                format!("{cut}…")
-            } else {
-                c.clone()
-            }
-        })
-        .collect();
-    let x_label_area = if vertical {
-        let chars = longest.min(MAX_ROTATED_CHARS) as f64;
-        // label length + tick gap + room for the axis description below
-        ((chars * CHAR_PX) as u32 + 44).max(X_LABEL_AREA)
-    } else {
-        X_LABEL_AREA
+    let labels = layout_categories(categories, plot_px / n as f64);
+    let x_label_area = match &labels {
+        CategoryLabels::Wrapped(lines) => {
+            let most = lines.iter().map(Vec::len).max().unwrap_or(1) as u32;
+            // the lines + tick gap + room for the axis description below
+            (most * LABEL_LINE_PX as u32 + 40).max(X_LABEL_AREA)
+        }
+        CategoryLabels::Vertical(names) => {
+            let chars = names.iter().map(|c| c.chars().count()).max().unwrap_or(0) as f64;
+            ((chars * CHAR_PX) as u32 + 44).max(X_LABEL_AREA)
+        }
     };
 
     let mut chart = build_chart(area, &x_axis, &y_axis, x_label_area)?;
-    let x_fmt = |v: &f64| {
-        let i = (*v - 0.5).round();
-        if vertical || i < 0.0 {
-            String::new()
-        } else {
-            shown.get(i as usize).cloned().unwrap_or_default()
-        }
-    };
+    // Category names are drawn by us below (wrapped or rotated); plotters only draws ticks.
+    let x_fmt = |_: &f64| String::new();
     let y_fmt = |v: &f64| y_axis.label(*v);
     configure_mesh(&mut chart, plot, &x_fmt, &y_fmt, false)?;
-    if vertical {
-        let style = TextStyle::from((FONT, LABEL_SIZE).into_font())
-            .transform(FontTransform::Rotate270)
-            .pos(Pos::new(HPos::Right, VPos::Center));
-        let (bx, by) = area.get_base_pixel();
-        for (i, label) in shown.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_axis.lo));
-            area.draw(&Text::new(label.clone(), (px - bx, py - by + 8), style.clone()))
-                .map_err(|e| e.to_string())?;
+    let (bx, by) = area.get_base_pixel();
+    match &labels {
+        CategoryLabels::Wrapped(lines) => {
+            let style =
+                TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+            for (i, name) in lines.iter().enumerate() {
+                let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_axis.lo));
+                for (k, line) in name.iter().enumerate() {
+                    let at = (px - bx, py - by + 8 + LABEL_LINE_PX * k as i32);
+                    area.draw(&Text::new(line.clone(), at, style.clone())).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        CategoryLabels::Vertical(names) => {
+            let style = TextStyle::from((FONT, LABEL_SIZE).into_font())
+                .transform(FontTransform::Rotate270)
+                .pos(Pos::new(HPos::Right, VPos::Center));
+            for (i, label) in names.iter().enumerate() {
+                let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_axis.lo));
+                area.draw(&Text::new(label.clone(), (px - bx, py - by + 8), style.clone()))
+                    .map_err(|e| e.to_string())?;
+            }
         }
     }
     if yr.is_none() {
         draw_no_data(&chart, &x_axis, &y_axis)?;
     }
 
-    // Bars start at zero (linear) or at the bottom of the axis (log: there is no zero).
-    let base = if log { y_axis.lo } else { 0.0 };
     let k = series.len().max(1) as f64;
     let group = 0.8;
     let bar = group / k;
     let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
-    for (j, (_, vals)) in series.iter().enumerate() {
-        let c = color(j);
-        let rects = vals.iter().enumerate().filter_map(|(i, &v)| {
-            let y = to_axis(v, log)?;
-            let x0 = i as f64 + (1.0 - group) / 2.0 + j as f64 * bar;
+    let colors = series_colors(series.iter().map(|(l, _)| l.as_str()));
+    for (j, (label, vals)) in series.iter().enumerate() {
+        let c = colors[j];
+        let slot = |i: usize| i as f64 + (1.0 - group) / 2.0 + j as f64 * bar;
+        let drawn = vals.iter().enumerate().filter_map(|(i, &v)| Some((i, to_axis(v, log)?)));
+        if log {
+            // Points at the centre of each bar's slot: a light stem ties them to the category.
+            let stems: Vec<_> = drawn
+                .clone()
+                .map(|(i, y)| {
+                    let x = slot(i) + bar * 0.45;
+                    PathElement::new(vec![(x, y_axis.lo), (x, y)], c.mix(0.25).stroke_width(1))
+                })
+                .collect();
+            chart.draw_series(stems).map_err(e)?;
+            if is_paper(label) {
+                chart
+                    .draw_series(
+                        drawn.map(|(i, y)| EmptyElement::at((slot(i) + bar * 0.45, y)) + diamond(6, c)),
+                    )
+                    .map_err(e)?;
+            } else {
+                chart
+                    .draw_series(drawn.map(|(i, y)| Circle::new((slot(i) + bar * 0.45, y), 5, c.filled())))
+                    .map_err(e)?;
+            }
+        } else {
             // A small gap between neighbouring bars of one group keeps them distinguishable.
-            let x1 = x0 + bar * 0.9;
-            Some(Rectangle::new([(x0, base), (x1, y)], c.filled()))
-        });
-        chart.draw_series(rects).map_err(e)?;
+            let rects =
+                drawn.map(|(i, y)| Rectangle::new([(slot(i), 0.0), (slot(i) + bar * 0.9, y)], c.filled()));
+            chart.draw_series(rects).map_err(e)?;
+        }
     }
     Ok(())
 }
@@ -602,6 +773,7 @@ fn draw_legend(
                 }
             }
             Glyph::Points => area.draw(&Circle::new((24, y), 4, c.filled()))?,
+            Glyph::Diamond => area.draw(&(EmptyElement::at((24, y)) + diamond(6, c)))?,
             Glyph::Bar => area.draw(&Rectangle::new([(12, y - 7), (36, y + 7)], c.filled()))?,
         }
         area.draw(&Text::new(en.label.clone(), (48, y), text.clone()))?;
@@ -622,6 +794,44 @@ fn draw_legend(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn category_names_wrap_at_spaces_and_hyphens_never_mid_word() {
+        let w = wrap_words("online discard, drive ignores TRIM", 14).unwrap();
+        assert_eq!(w, ["online", "discard, drive", "ignores TRIM"]);
+        assert_eq!(wrap_words("DT-512MB drive", 6).unwrap(), ["DT-", "512MB", "drive"]);
+        assert_eq!(wrap_words("unbreakable-ish", 6), None);
+    }
+
+    #[test]
+    fn paired_series_share_a_colour_and_paper_is_black() {
+        assert!(is_paper("paper") && is_paper("paper, GC running") && is_paper("paper total"));
+        assert!(!is_paper("papers") && !is_paper("trimlab"));
+        let c = series_colors(
+            ["trimlab b=16", "mean-field b=16", "trimlab b=64", "model b=64", "paper"].into_iter(),
+        );
+        assert_eq!(c[0], c[1]);
+        assert_eq!(c[2], c[3]);
+        assert_ne!(c[0], c[2]);
+        assert_eq!(c[4], PAPER);
+        assert!(!c[..4].contains(&PAPER));
+    }
+
+    #[test]
+    fn three_decades_get_1_2_5_labels() {
+        let a = log_axis(1.0, 2.5); // 10 .. 316
+        let labels: Vec<String> = a.ticks.iter().map(|&t| a.label(t)).collect();
+        assert!(labels.contains(&"20".to_owned()) && labels.contains(&"50".to_owned()), "{labels:?}");
+        assert!(labels.contains(&"100".to_owned()) && labels.contains(&"200".to_owned()), "{labels:?}");
+    }
+
+    #[test]
+    fn the_lowest_point_has_a_label_at_or_below_it() {
+        for (min, max) in [(-0.72, 2.41), (0.3, 1.1), (-3.3, 2.0), (1.0, 2.5)] {
+            let a = log_axis(min, max);
+            assert!(a.ticks.iter().any(|&t| t <= min + 1e-9), "{min}..{max}: {:?}", a.ticks);
+        }
+    }
 
     #[test]
     fn nice_steps() {

@@ -274,8 +274,28 @@ fn log_y_spans_six_decades_with_equal_spacing() {
 }
 
 #[test]
-fn crowded_bar_categories_are_drawn_vertically() {
-    let categories: Vec<String> = (0..10).map(|i| format!("workload-{i}-with-a-long-name")).collect();
+fn long_bar_categories_wrap_whole_and_crowded_ones_go_vertical() {
+    let wrapped = Plot {
+        name: "wrapped".into(),
+        title: "Wrapped".into(),
+        x_label: "scenario".into(),
+        y_label: "WAF".into(),
+        log_y: false,
+        kind: PlotKind::Bars {
+            series: vec![("WAF".into(), vec![1.0, 2.0, 3.0])],
+            categories: vec![
+                "online discard, drive ignores TRIM".into(),
+                "fstrim daily".into(),
+                "no discard".into(),
+            ],
+        },
+    };
+    let texts = svg_texts(&render_svg(&wrapped).unwrap());
+    let joined = texts.join(" ");
+    assert!(joined.contains("online discard, drive ignores TRIM"), "every word, in order: {texts:?}");
+    assert!(!texts.iter().any(|t| t.contains('…')), "nothing is cut: {texts:?}");
+
+    let categories: Vec<String> = (0..30).map(|i| format!("workload-{i}-with-a-long-name")).collect();
     let plot = Plot {
         name: "crowded".into(),
         title: "Crowded".into(),
@@ -283,17 +303,17 @@ fn crowded_bar_categories_are_drawn_vertically() {
         y_label: "erases".into(),
         log_y: false,
         kind: PlotKind::Bars {
-            series: vec![("greedy".into(), (1..=10).map(f64::from).collect())],
+            series: vec![("greedy".into(), (1..=30).map(f64::from).collect())],
             categories,
         },
     };
     let svg = render_svg(&plot).unwrap();
     let texts = svg_texts(&svg);
-    for i in 0..10 {
+    for i in 0..30 {
         let want = format!("workload-{i}-with-a-long-name");
         assert!(texts.contains(&want), "{want} missing in {texts:?}");
     }
-    assert_eq!(svg.matches("rotate(270,").count(), 10 + 1); // labels + y-axis description
+    assert_eq!(svg.matches("rotate(270,").count(), 30 + 1); // labels + y-axis description
 }
 
 fn pow10(e: i32) -> f64 {
@@ -392,4 +412,26 @@ fn io_error_names_the_path() {
     assert!(matches!(err, ReportError::Io { .. }));
     assert!(err.to_string().contains("waf"), "{err}");
     let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn index_puts_plots_before_tables_collapses_long_tables_and_cites_references() {
+    let mut report = sample_report();
+    let mut long = Table::new("long", "Every point", &["spare_factor", "paper_waf"]);
+    for i in 0..20 {
+        long.push_row([Cell::Int(i), Cell::Num(1.5)]);
+    }
+    report.tables.push(long);
+    let refs = [Reference { key: "000".into(), citation: "K. Lee et al., \"Lazy TRIM\", ICCE 2018.".into() }];
+    let html = render_index_html_with_references(&[report], &refs).unwrap();
+    let plots_at = html.find("<h3>Plots</h3>").unwrap();
+    let tables_at = html.find("<h3>Tables</h3>").unwrap();
+    assert!(plots_at < tables_at, "plots come first");
+    assert!(html.contains("<details>\n<summary>Every point <span class=\"muted\">(20 rows)</span></summary>"));
+    assert!(
+        html.contains("<th class=\"paper\" title=\"paper_waf\">paper WAF</th>"),
+        "readable, marked paper header"
+    );
+    assert!(html.contains("<li id=\"ref-000\"><span class=\"refkey\">[000]</span> K. Lee et al., &quot;Lazy TRIM&quot;, ICCE 2018.</li>"));
+    assert!(html.contains("href=\"#references\""));
 }

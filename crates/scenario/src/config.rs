@@ -35,6 +35,46 @@ pub struct RunConfig {
     /// precondition + `[workload]`.
     #[serde(default, rename = "phase", skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseSection>,
+    /// `[output]`: what a run writes besides metrics.json.
+    #[serde(default, skip_serializing_if = "OutputSection::is_empty")]
+    pub output: OutputSection,
+}
+
+/// `[output]`: what a run writes besides metrics.json.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSection {
+    /// Write timeseries.csv with one row per this much simulated time (fio's log_avg_msec).
+    pub interval: Option<trimlab_sim::DurationNs>,
+}
+
+impl OutputSection {
+    pub fn is_empty(&self) -> bool {
+        self.interval.is_none()
+    }
+
+    /// The sampling interval: `flag` (`--log-interval`) wins over `[output] interval`; must be
+    /// positive.
+    pub fn interval_ns(&self, flag: Option<&str>) -> Result<Option<u64>, ScenarioError> {
+        let (ns, from) = match flag {
+            Some(text) => (
+                trimlab_sim::DurationNs::parse(text)
+                    .map_err(|e| ScenarioError::Parse(format!("--log-interval: {e}")))?
+                    .0,
+                "--log-interval",
+            ),
+            None => match self.interval {
+                Some(d) => (d.0, "output.interval"),
+                None => return Ok(None),
+            },
+        };
+        if ns == 0 {
+            return Err(ScenarioError::Parse(format!(
+                "{from} = 0: the interval must be positive, e.g. \"100ms\""
+            )));
+        }
+        Ok(Some(ns))
+    }
 }
 
 /// A configuration resolved against its device and checked.
@@ -319,6 +359,25 @@ writes = "5x"
         let resolved = RunConfig::parse(text, "x").unwrap().resolve().unwrap();
         assert_eq!(resolved.device.logical_bytes(), 8 << 30);
         assert_eq!(resolved.device.geometry.pages_per_block, 128);
+    }
+
+    #[test]
+    fn a_volume_without_unit_is_an_error_with_both_readings() {
+        let e = error_of("[workload]\nwrites = 5\n");
+        assert!(
+            e.contains("line 2") && e.contains("writes") && e.contains("\"5x\"") && e.contains("5GiB"),
+            "{e}"
+        );
+        let e = error_of("[workload]\nprecondition_writes = \"3\"\n");
+        assert!(e.contains("precondition_writes") && e.contains("3 has no unit"), "{e}");
+    }
+
+    #[test]
+    fn a_duration_without_unit_is_an_error() {
+        let e = error_of("[workload]\nidle = 5\n");
+        assert!(e.contains("line 2") && e.contains("idle") && e.contains("5 has no unit"), "{e}");
+        let zero = RunConfig::parse("[workload]\nidle = 0\nwrites = 0\n", "x").unwrap();
+        assert_eq!(zero.workload.idle.0, 0);
     }
 
     #[test]

@@ -13,10 +13,10 @@ pub mod phase;
 pub mod run;
 pub mod stack;
 
-pub use config::{Resolved, RunConfig};
+pub use config::{OutputSection, Resolved, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
-pub use run::{run, RunResult};
+pub use run::{run, RunResult, Series};
 
 /// Why a configuration could not be read, resolved or run.
 #[derive(Debug, thiserror::Error)]

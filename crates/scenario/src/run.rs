@@ -24,6 +24,35 @@ pub struct RunResult {
     pub metrics: serde_json::Value,
     /// The measured phase's device report (also inside `metrics`; default for a thin volume).
     pub report: DeviceReport,
+    /// What an SSD run leaves besides its totals (`None` for a file-system or thin-volume run).
+    pub series: Option<Series>,
+}
+
+/// An SSD run's latency histograms (latency_histogram.csv) and, when `[output] interval` is
+/// set, its time series (timeseries.csv).
+pub struct Series {
+    pub histogram_csv: String,
+    pub timeseries: Option<Vec<trimlab_device::timeseries::Row>>,
+}
+
+impl Series {
+    /// Closes the series at `end` and takes what `ssd` collected.
+    pub fn finish(ssd: &mut Ssd, end: SimTime) -> Series {
+        ssd.finish_timeseries(end);
+        Series {
+            histogram_csv: ssd.latency_histogram_csv(),
+            timeseries: ssd.timeseries_enabled().then(|| ssd.timeseries().to_vec()),
+        }
+    }
+}
+
+/// A new SSD for `resolved`, sampling its time series when `[output] interval` asks.
+fn new_ssd(resolved: &Resolved, interval_ns: Option<u64>) -> Ssd {
+    let mut ssd = Ssd::new(resolved.device.clone());
+    if let Some(ns) = interval_ns {
+        ssd.enable_timeseries(ns, SimTime::ZERO);
+    }
+    ssd
 }
 
 /// Runs `config`; `seed` overrides the config's (default 1).
@@ -33,6 +62,7 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> Result<RunResult, ScenarioError> {
     let resolved = config.resolve()?;
+    let interval_ns = config.output.interval_ns(None)?;
     let seed = seed.or(config.seed).unwrap_or(1);
     let mut config_json = json!({ "device": resolved.device, "workload": resolved.workload });
     // Keys only a host, thin or phased run has: a block run's hash stays what it was.
@@ -59,6 +89,7 @@ pub fn run(
         "config_hash": hash,
         "config": config_json,
     });
+    let mut series = None;
     let report = if let Some(plan) = &resolved.host {
         let outcome = crate::host_run::run(&resolved, plan, seeds, progress)?;
         metrics["report"] = json!(outcome.report);
@@ -67,21 +98,23 @@ pub fn run(
         }
         outcome.report
     } else if matches!(resolved.workload.kind, WorkloadKind::OsInstall | WorkloadKind::Iozone) {
-        let mut ssd = Ssd::new(resolved.device.clone());
+        let mut ssd = new_ssd(&resolved, interval_ns);
         let run = trimlab_workload::cluster_host::run(&mut ssd, &resolved.workload, &seeds)
             .map_err(|e| ScenarioError::Run(e.to_string()))?;
         check(&ssd)?;
         let report = ssd.report(run.end);
+        series = Some(Series::finish(&mut ssd, run.end));
         metrics["report"] = json!(report);
         metrics["cluster_host"] = json!(run);
         report
     } else if !resolved.phases.is_empty() {
-        let (report, phases) = run_block_phases(&resolved, &seeds, progress)?;
+        let (report, phases, phase_series) = run_block_phases(&resolved, interval_ns, &seeds, progress)?;
+        series = Some(phase_series);
         metrics["report"] = json!(report);
         metrics["phases"] = Value::Array(phases);
         report
     } else {
-        let mut ssd = Ssd::new(resolved.device.clone());
+        let mut ssd = new_ssd(&resolved, interval_ns);
         let outcome = trimlab_workload::run_workload(&mut ssd, &resolved.workload, &seeds, progress)
             .map_err(|e| {
                 ScenarioError::Run(format!("the workload sent a command the device refused: {e}"))
@@ -90,9 +123,10 @@ pub fn run(
         metrics["precondition_end_ns"] = json!(outcome.precondition_end.ns());
         metrics["ops"] = json!(outcome.measured.ops);
         metrics["report"] = json!(outcome.report);
+        series = Some(Series::finish(&mut ssd, outcome.measured.end));
         outcome.report
     };
-    Ok(RunResult { seed, config_hash: hash, metrics, report })
+    Ok(RunResult { seed, config_hash: hash, metrics, report, series })
 }
 
 /// The model's full consistency check; a failure is a trimlab bug, reported as such.
@@ -117,16 +151,18 @@ fn traffic(c: &HostCounters, page_bytes: u64) -> Traffic {
 /// `[[phase]]` on a bare SSD (`host.fs = "none"`).
 fn run_block_phases(
     resolved: &Resolved,
+    interval_ns: Option<u64>,
     seeds: &SeedTree,
     progress: &mut dyn Progress,
-) -> Result<(DeviceReport, Vec<Value>), ScenarioError> {
-    let mut ssd = Ssd::new(resolved.device.clone());
+) -> Result<(DeviceReport, Vec<Value>, Series), ScenarioError> {
+    let mut ssd = new_ssd(resolved, interval_ns);
     let page = ssd.page_bytes();
     let mut now = SimTime::ZERO;
     let mut tag = 1u64;
     let mut entries = Vec::new();
     for (i, (phase, workload)) in resolved.phases.iter().enumerate() {
         let start = now;
+        progress.phase(&phase.label());
         let before = traffic(&ssd.report(now).host, page);
         now = block_phase(
             &mut ssd,
@@ -152,7 +188,8 @@ fn run_block_phases(
             "device": delta,
         }));
     }
-    Ok((ssd.report(now), entries))
+    let report = ssd.report(now);
+    Ok((report, entries, Series::finish(&mut ssd, now)))
 }
 
 // One phase's parts are its inputs; a struct would only rename them.

@@ -1,5 +1,9 @@
 //! Quantities that configs spell in human units: byte sizes ("8GiB", "512 KB", 4096) and
-//! durations ("5s", "200us", "1ms", plain nanoseconds).
+//! durations ("5s", "200us", "1ms", "1d").
+//!
+//! A duration must carry its unit: `idle = 5` or `fstrim:10` once meant 5 or 10 nanoseconds,
+//! which nobody who wrote it meant, so a bare number other than 0 is an error that says how to
+//! write it. Byte sizes keep bare integers because the keys that take them end in `_bytes`.
 
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -9,8 +13,8 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct ByteSize(pub u64);
 
-/// A duration in nanoseconds. Accepts an integer (nanoseconds) or a string with ns, us, ms, s,
-/// min or h.
+/// A duration in nanoseconds. Accepts a string with ns, us, ms, s, min, h or d, or the bare
+/// number 0; any other bare number is refused (its unit would be a guess).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct DurationNs(pub u64);
 
@@ -52,21 +56,31 @@ impl ByteSize {
 
 impl DurationNs {
     pub const ACCEPTED: &'static str =
-        "an integer number of nanoseconds or a string like \"200us\", \"5ms\", \"2s\", \"1min\"";
+        "a string with a unit like \"200us\", \"5ms\", \"2s\", \"1min\", \"1d\" (ns, us, ms, s, min, h, d), or 0";
 
     pub fn parse(text: &str) -> Result<DurationNs, String> {
         let bad = || format!("\"{text}\" is not a duration (expected {})", DurationNs::ACCEPTED);
         let (number, unit) = split_number(text).ok_or_else(bad)?;
         let multiplier: u64 = match unit {
-            "" | "ns" => 1,
+            "" if number == 0.0 => 1,
+            "" => return Err(DurationNs::no_unit(text)),
+            "ns" => 1,
             "us" => 1_000,
             "ms" => 1_000_000,
             "s" => 1_000_000_000,
             "min" => 60_000_000_000,
             "h" => 3_600_000_000_000,
+            "d" => 86_400_000_000_000,
             _ => return Err(bad()),
         };
         scaled(number, multiplier).map(DurationNs).ok_or_else(bad)
+    }
+
+    /// The error for a bare number: say what it would have meant and how to write it.
+    fn no_unit(number: impl fmt::Display) -> String {
+        format!(
+            "{number} has no unit; write it with one, e.g. \"{number}ms\" or \"{number}s\" (accepted units: ns, us, ms, s, min, h, d)"
+        )
     }
 }
 
@@ -106,12 +120,13 @@ macro_rules! string_or_integer {
                         f.write_str($ty::ACCEPTED)
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
-                        Ok($ty(v))
+                        $ty::from_integer(v).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
-                        u64::try_from(v)
-                            .map($ty)
-                            .map_err(|_| E::custom(format!("{v} is negative (expected {})", $ty::ACCEPTED)))
+                        let v = u64::try_from(v).map_err(|_| {
+                            E::custom(format!("{v} is negative (expected {})", $ty::ACCEPTED))
+                        })?;
+                        $ty::from_integer(v).map_err(E::custom)
                     }
                     fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
                         $ty::parse(v).map_err(E::custom)
@@ -129,6 +144,24 @@ macro_rules! string_or_integer {
 }
 string_or_integer!(ByteSize);
 string_or_integer!(DurationNs);
+
+impl ByteSize {
+    /// A bare integer is a number of bytes (every key that takes one ends in `_bytes`).
+    fn from_integer(v: u64) -> Result<ByteSize, String> {
+        Ok(ByteSize(v))
+    }
+}
+
+impl DurationNs {
+    /// Only 0 is unambiguous without a unit.
+    fn from_integer(v: u64) -> Result<DurationNs, String> {
+        if v == 0 {
+            Ok(DurationNs(0))
+        } else {
+            Err(DurationNs::no_unit(v))
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -150,8 +183,19 @@ mod tests {
     fn durations() {
         assert_eq!(DurationNs::parse("200us").unwrap().0, 200_000);
         assert_eq!(DurationNs::parse("5s").unwrap().0, 5_000_000_000);
-        assert_eq!(DurationNs::parse("7").unwrap().0, 7);
+        assert_eq!(DurationNs::parse("7ns").unwrap().0, 7);
+        assert_eq!(DurationNs::parse("0").unwrap().0, 0);
+        assert_eq!(DurationNs::parse("2d").unwrap().0, 2 * 86_400_000_000_000);
         assert!(DurationNs::parse("5 fortnights").is_err());
         assert_eq!(DurationNs(1_500_000).to_string(), "1500us");
+    }
+
+    #[test]
+    fn a_bare_duration_is_an_error_that_shows_the_units() {
+        let e = DurationNs::parse("10").unwrap_err();
+        assert!(e.contains("10 has no unit") && e.contains("\"10ms\"") && e.contains("min, h, d"), "{e}");
+        let e = DurationNs::from_integer(5).unwrap_err();
+        assert!(e.starts_with("5 has no unit"), "{e}");
+        assert_eq!(DurationNs::from_integer(0), Ok(DurationNs(0)));
     }
 }

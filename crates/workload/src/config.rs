@@ -47,8 +47,19 @@ impl Volume {
         }
     }
 
+    /// A bare number is refused: `writes = 5` read as 5 bytes ran a run that wrote nothing.
+    fn no_unit(number: impl fmt::Display) -> String {
+        format!("{number} has no unit; write \"{number}x\" ({number} times the logical capacity) or a byte size like \"{number}GiB\"")
+    }
+
     pub fn parse(text: &str) -> Result<Volume, String> {
         let t = text.trim();
+        if !t.is_empty()
+            && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_')
+            && t.parse::<f64>() != Ok(0.0)
+        {
+            return Err(Volume::no_unit(t));
+        }
         if let Some(x) = t.strip_suffix('x').or_else(|| t.strip_suffix('X')) {
             return match x.trim().parse::<f64>() {
                 Ok(v) if v.is_finite() && v >= 0.0 => Ok(Volume::Capacity(v)),
@@ -85,7 +96,8 @@ impl<'de> Deserialize<'de> for Volume {
             Text(String),
         }
         match Raw::deserialize(d).map_err(|_| serde::de::Error::custom(Volume::ACCEPTED))? {
-            Raw::Int(b) => Ok(Volume::Bytes(b)),
+            Raw::Int(0) => Ok(Volume::Bytes(0)),
+            Raw::Int(n) => Err(serde::de::Error::custom(Volume::no_unit(n))),
             Raw::Text(t) => Volume::parse(&t).map_err(serde::de::Error::custom),
         }
     }

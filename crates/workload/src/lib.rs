@@ -6,11 +6,13 @@
 pub mod cluster_host;
 pub mod config;
 pub mod file;
+pub mod fio;
 pub mod generator;
 pub mod runner;
 pub mod scenario;
 
 pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig, WorkloadKind};
+pub use fio::{parse_fio_job, FioError, FioJob};
 pub use generator::{Generator, Op};
 pub use runner::{run_phase, Drive, PhaseResult, Progress, Target};
 pub use scenario::{measured_drive, precondition, precondition_from, run_workload, RunOutcome};

@@ -41,6 +41,8 @@ pub struct PhaseResult {
 /// Receives progress as a share of the phase in 0..=1000 (called rarely).
 pub trait Progress {
     fn update(&mut self, permille: u64);
+    /// A new phase starts (its share restarts at 0).
+    fn phase(&mut self, _name: &str) {}
 }
 
 impl Progress for () {

@@ -52,6 +52,7 @@ pub fn precondition_from(
     let mut generator =
         Generator::new(&fill, capacity, seeds.fork("precondition.mix"), seeds.fork("precondition.fill"));
     let drive = Drive::closed_loop(32, Target::WriteBytes(region));
+    progress.phase("precondition fill");
     now = run_phase(ssd, &mut generator, now, drive, next_tag, progress)?.end;
     if workload.precondition == Precondition::Steady {
         let random = WorkloadConfig { pattern: AccessPattern::UniformRandom, ..fill };
@@ -72,6 +73,7 @@ pub fn precondition_from(
                 seeds.fork("precondition.random"),
             );
             let drive = Drive { target: Target::WriteBytes(bytes), ..drive };
+            progress.phase("precondition random writes");
             now = run_phase(ssd, &mut generator, now, drive, next_tag, progress)?.end;
         }
     }
@@ -92,6 +94,7 @@ pub fn run_workload(
     let mut generator =
         Generator::new(workload, capacity, seeds.fork("workload.mix"), seeds.fork("workload.address"));
     let drive = measured_drive(workload, capacity);
+    progress.phase("measured workload");
     let measured = run_phase(ssd, &mut generator, precondition_end, drive, &mut next_tag, progress)?;
     Ok(RunOutcome { report: ssd.report(measured.end), precondition_end, measured })
 }

@@ -68,6 +68,7 @@ pub fn server_with_memory(
             handshake_timeout: std::time::Duration::from_millis(500),
             log: std::env::var_os("TRIMLAB_NBD_LOG").is_some(),
             record: None,
+            timeseries_interval_ns: None,
             read_only: false,
             inflight_per_connection_bytes: trimlab_nbd::server::INFLIGHT_PER_CONNECTION_DEFAULT,
             inflight_total_bytes: trimlab_nbd::server::INFLIGHT_TOTAL_DEFAULT,

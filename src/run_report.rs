@@ -1,0 +1,148 @@
+//! The page `trimlab run --html` writes: the run's totals and its time series as plots.
+
+use trimlab_device::timeseries::Row;
+use trimlab_device::DeviceReport;
+use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table};
+
+fn line(label: &str, points: Vec<(f64, f64)>) -> Series {
+    Series { label: label.into(), points, style: SeriesStyle::Line }
+}
+
+fn plot(name: &str, title: &str, y_label: &str, log_y: bool, series: Vec<Series>) -> Plot {
+    Plot {
+        name: name.into(),
+        title: title.into(),
+        x_label: "simulated time (s)".into(),
+        y_label: y_label.into(),
+        log_y,
+        kind: PlotKind::Lines { series },
+    }
+}
+
+/// Totals table, the time series as a table and five plots of it (none when it is empty).
+pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row]) -> ExperimentReport {
+    let mut totals = Table::new("totals", "Totals of the measured phase", &["measure", "value"]);
+    let waf = if r.host.pages_written == 0 { Cell::Text("n/a".into()) } else { Cell::Num(r.waf) };
+    totals.push_row([Cell::from("WAF"), waf]);
+    for (k, v) in [
+        ("host pages written", r.host.pages_written),
+        ("NAND pages programmed", r.nand_pages_programmed),
+        ("NAND blocks erased", r.nand_blocks_erased),
+        ("GC victims", r.gc.victims),
+        ("TRIM commands", r.trim.commands),
+        ("write p99 (us)", r.latency.write.p99_ns / 1000),
+        ("read p99 (us)", r.latency.read.p99_ns / 1000),
+    ] {
+        totals.push_row([Cell::from(k), Cell::from(v)]);
+    }
+    totals.push_row([Cell::from("simulated time (s)"), Cell::Num(r.sim_time_ns as f64 / 1e9)]);
+
+    let mut tables = vec![totals];
+    let mut plots = Vec::new();
+    if !rows.is_empty() {
+        let mut t = Table::new(
+            "timeseries",
+            "Per interval (also timeseries.csv)",
+            &[
+                "start_s",
+                "host_pages_written",
+                "nand_pages_programmed",
+                "nand_blocks_erased",
+                "gc_busy_ms",
+                "trim_commands",
+                "free_blocks",
+                "waf",
+                "waf_so_far",
+                "write_p99_us",
+            ],
+        );
+        for row in rows {
+            t.push_row([
+                Cell::Num(row.start_ns as f64 / 1e9),
+                Cell::from(row.host_pages_written),
+                Cell::from(row.nand_pages_programmed),
+                Cell::from(row.nand_blocks_erased),
+                Cell::Num(row.gc_busy_ns as f64 / 1e6),
+                Cell::from(row.trim_commands),
+                Cell::from(row.free_blocks),
+                Cell::from(row.waf),
+                Cell::from(row.waf_so_far),
+                Cell::Num(row.write_p99_ns as f64 / 1e3),
+            ]);
+        }
+        tables.push(t);
+        // Each point sits at the middle of its interval, in seconds. Intervals without commands
+        // have no row; a NaN point there breaks the line instead of bridging the gap.
+        let at = |row: &Row| (row.start_ns + row.end_ns) as f64 / 2e9;
+        let pts = |f: &dyn Fn(&Row) -> f64| {
+            let mut out = Vec::with_capacity(rows.len());
+            for (i, row) in rows.iter().enumerate() {
+                if i > 0 && rows[i - 1].end_ns != row.start_ns {
+                    out.push((f64::NAN, f64::NAN));
+                }
+                out.push((at(row), f(row)));
+            }
+            out
+        };
+        let per_s = |row: &Row, v: u64| v as f64 * 1e9 / (row.end_ns - row.start_ns).max(1) as f64;
+        plots.push(plot(
+            "pages_per_s",
+            "Host writes and NAND programs per second",
+            "pages per second",
+            false,
+            vec![
+                line("host pages written", pts(&|row| per_s(row, row.host_pages_written))),
+                line("NAND pages programmed", pts(&|row| per_s(row, row.nand_pages_programmed))),
+            ],
+        ));
+        plots.push(plot(
+            "waf",
+            "Write amplification per interval and so far",
+            "WAF",
+            false,
+            vec![
+                line("per interval", pts(&|row| row.waf.unwrap_or(f64::NAN))),
+                line("so far", pts(&|row| row.waf_so_far.unwrap_or(f64::NAN))),
+            ],
+        ));
+        plots.push(plot(
+            "latency",
+            "Write and read latency per interval",
+            "microseconds",
+            true,
+            vec![
+                line("write p50", pts(&|row| row.write_p50_ns as f64 / 1e3)),
+                line("write p99", pts(&|row| row.write_p99_ns as f64 / 1e3)),
+                line("read p99", pts(&|row| row.read_p99_ns as f64 / 1e3)),
+            ],
+        ));
+        plots.push(plot(
+            "free_blocks",
+            "Free (erased) blocks at the end of each interval",
+            "blocks",
+            false,
+            vec![line("free blocks", pts(&|row| row.free_blocks as f64))],
+        ));
+        plots.push(plot(
+            "gc_busy",
+            "GC busy time per interval (summed over planes)",
+            "milliseconds",
+            false,
+            vec![line("GC busy", pts(&|row| row.gc_busy_ns as f64 / 1e6))],
+        ));
+    }
+    ExperimentReport {
+        name: "run".into(),
+        title: title.into(),
+        summary: format!(
+            "{} time-series rows; latency histograms in latency_histogram.csv, every counter in metrics.json.",
+            rows.len()
+        ),
+        paper: Vec::new(),
+        verdicts: Vec::new(),
+        notes: Vec::new(),
+        tables,
+        plots,
+        params: Vec::new(),
+    }
+}
