@@ -49,7 +49,10 @@ TRIM ENGINES ([trim] engine = ...):
 
 DEVICE PRESETS ([device] preset = ...):
   nvme-tlc       a modern 4 KiB-page TLC NVMe drive (default)
+  sata-mlc-2011  a 2011 SATA MLC SSD, non-queued ms-scale TRIM (001's era)
+  ufs-2018       a 64 GB mobile UFS 2.1 device (000's era)
   k9lag08u0m-4ch the 4-channel K9LAG08U0M MLC SSD of 004
+  (trimlab presets prints each one resolved, with its TRIM costs and their source)
 
 TRACES (trimlab replay / trimlab advise TRACE): blkparse, ftrace-blk, fio-v2, fio-v3, msr,
   mqsim, disksim (detected or --format); see docs/traces.md.

@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use trimlab_device::{ByteRange, Command, DeviceReport, DeviceSection, Ssd, SsdConfig, TrimSection};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
 use trimlab_sim::{ByteSize, DurationNs, SeedTree, SimTime};
-use trimlab_trim::{BeforeGcCap, BitmapKind, DelayedConfig, EngineKind};
+use trimlab_trim::{BeforeGcCap, BitmapKind, DelayedConfig, EngineKind, TrimCostModel, TrimCostOverrides};
 use trimlab_workload::{run_phase, AccessPattern, Drive, Generator, Target, WorkloadConfig};
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -111,7 +111,12 @@ fn device(scale: f64, policy: Policy) -> Result<SsdConfig> {
             (EngineKind::Delayed, Some(DelayedConfig { before_gc, bitmap, ..DelayedConfig::default() }))
         }
     };
-    let trim = TrimSection { engine: Some(engine), cost: None, delayed };
+    // 002's era: the Cosmos+ OpenSSD whose TRIM split (steps 2+3 = 80 %) the 002 cost model is.
+    let trim = TrimSection {
+        engine: Some(engine),
+        cost: Some(TrimCostOverrides::all(&TrimCostModel::openssd_002())),
+        delayed,
+    };
     Ok(SsdConfig::resolve(&device, &Default::default(), &trim)?)
 }
 

@@ -76,7 +76,7 @@ struct Wear {
 fn wear_run(policy: PolicyKind, o: &Options) -> Result<Wear> {
     let seeds = SeedTree::new(o.seed).child("discard-vs-fstrim/wear");
     let mut rng = seeds.fork("churn");
-    let dev = ssd(SSD_BYTES, false)?;
+    let dev = ssd("nvme-tlc", SSD_BYTES, None)?;
     let mut config = FsConfig::default().with_policy(policy);
     // fstrim.timer is weekly; the churn lasts seconds, so every 2 simulated seconds here.
     config.params.fstrim_period_ns = 2_000_000_000;

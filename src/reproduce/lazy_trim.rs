@@ -15,6 +15,8 @@ use trimlab_fs::{FileSystem, FsConfig, PolicyKind};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
 use trimlab_sim::{SeedTree, SimTime};
 
+/// 000 ran on a Galaxy S8 (64 GB UFS 2.1): the experiment's default drive is of that era.
+const PRESET: &str = "ufs-2018";
 const APPENDS: [u64; 6] = [64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];
 const FILE_BYTES: u64 = 1 << 30;
 const POLICIES: [PolicyKind; 4] =
@@ -27,7 +29,7 @@ fn file_bytes(o: &Options) -> u64 {
 
 fn micro(policy: PolicyKind, append: u64, o: &Options) -> Result<MicroResult> {
     let file = file_bytes(o);
-    let dev = ssd(file * 2, false)?;
+    let dev = ssd(PRESET, file * 2, None)?;
     let mut fs = FileSystem::mkfs(dev, FsConfig::default().with_policy(policy), SimTime::ZERO, false)?;
     let r = lazy_micro(&mut fs, append, file)?;
     fs.umount();
@@ -44,7 +46,7 @@ struct Table2 {
 }
 
 fn table2(policy: PolicyKind, o: &Options) -> Result<Table2> {
-    let dev: Ssd = ssd(TABLE2_FS_BYTES, false)?;
+    let dev: Ssd = ssd(PRESET, TABLE2_FS_BYTES, None)?;
     let mut fs = FileSystem::mkfs(dev, FsConfig::default().with_policy(policy), SimTime::ZERO, false)?;
     let seeds = SeedTree::new(o.seed).child("lazy-trim/table2");
     let mut rng = seeds.fork("fill");

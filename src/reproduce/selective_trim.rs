@@ -9,7 +9,7 @@
 //! mount, utilization is set to 60, 40, 70 and 60 % by creating or deleting files, with Postmark
 //! after each stage. The device is a SATA-like drive: TRIM is not queued.
 
-use super::host::{mib, ssd, ssd_with_trim_command_ns};
+use super::host::{mib, ssd};
 use super::{parallel_map, Options};
 use anyhow::{Context, Result};
 use trimlab_fs::workloads::{delete_down_to, fill, Postmark};
@@ -17,6 +17,8 @@ use trimlab_fs::{FileSystem, FsConfig, PolicyKind};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table, Verdict};
 use trimlab_sim::{SeedTree, SimTime};
 
+/// 001 ran on a 60 GB SATA SSD of 2011: the experiment's default drive is of that era.
+const PRESET: &str = "sata-mlc-2011";
 const DEVICE_BYTES: u64 = 256 << 20;
 const UTILIZATIONS: [f64; 8] = [0.3, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95];
 const SCHEDULE: [f64; 4] = [0.6, 0.4, 0.7, 0.6];
@@ -53,7 +55,7 @@ fn fs_config(policy: PolicyKind) -> FsConfig {
 fn fig1a_point(util: f64, trim_on: bool, o: &Options) -> Result<(u64, f64)> {
     let seeds = SeedTree::new(o.seed).child(&format!("selective-trim/1a/{util}"));
     let mut rng = seeds.fork("aging");
-    let dev = ssd(device_bytes(o), true)?;
+    let dev = ssd(PRESET, device_bytes(o), None)?;
     let mut fs = FileSystem::mkfs(dev, fs_config(PolicyKind::NoDiscard), SimTime::ZERO, true)?;
     let names = fill(&mut fs, &mut rng, "age", 1 << 20, 8 << 20, 256 << 10, 0, 1.0)?;
     delete_down_to(&mut fs, &mut rng, names, util)?;
@@ -77,7 +79,7 @@ const SLOW_TRIM_COMMAND_NS: u64 = 2_000_000;
 fn fig1b_run(policy: PolicyKind, slow_trim: bool, o: &Options) -> Result<(u64, Vec<u64>, u64)> {
     let seeds = SeedTree::new(o.seed).child("selective-trim/1b");
     let mut rng = seeds.fork("precondition");
-    let dev = ssd_with_trim_command_ns(device_bytes(o), true, slow_trim.then_some(SLOW_TRIM_COMMAND_NS))?;
+    let dev = ssd(PRESET, device_bytes(o), slow_trim.then_some(SLOW_TRIM_COMMAND_NS))?;
     let mut fs = FileSystem::mkfs(dev, fs_config(PolicyKind::NoDiscard), SimTime::ZERO, true)?;
     fill(&mut fs, &mut rng, "old", 1 << 20, 8 << 20, 256 << 10, 0, 1.0)?;
     fs.umount();

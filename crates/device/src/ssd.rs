@@ -416,15 +416,6 @@ impl Ssd {
         self.engine.check(&self.ftl)
     }
 
-    fn spare_factor_seen_by_gc(&self) -> f64 {
-        let g = &self.config.geometry;
-        let idle_blocks_per_plane = self.config.gc_free_blocks_min as f64 - 0.5 + 1.0;
-        let idle_pages = idle_blocks_per_plane * g.plane_count() as f64 * g.pages_per_block as f64;
-        // When the GC target exceeds the spare space (004's "GC below 30 % free"), GC never
-        // reaches it and nothing is left for it to work with beyond what it reclaims at once.
-        (1.0 - self.config.logical_pages as f64 / (g.physical_pages() as f64 - idle_pages)).max(0.0)
-    }
-
     /// The measures of the run so far (since [`Ssd::start_measurement`]), ending at `end`.
     pub fn report(&self, end: SimTime) -> DeviceReport {
         let flash = self.ftl.flash().counters();
@@ -452,7 +443,7 @@ impl Ssd {
             erase_count: EraseSummary::of(self.ftl.flash().erase_counts()),
             valid_pages: self.ftl.valid_pages(),
             spare_factor: self.config.spare_factor,
-            spare_factor_seen_by_gc: self.spare_factor_seen_by_gc(),
+            spare_factor_seen_by_gc: self.config.spare_factor_seen_by_gc(),
             logical_pages: self.config.logical_pages as u64,
             physical_pages: self.config.geometry.physical_pages() as u64,
             host_pages_written_per_sim_s: if sim_time_ns == 0 {
