@@ -1,5 +1,6 @@
 //! `trimlab reproduce`: the registry of experiments and the files they write.
 
+mod bands;
 mod delayed_trim;
 mod discard_vs_fstrim;
 mod ftl_trim;
