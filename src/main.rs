@@ -93,6 +93,9 @@ enum Command {
         /// Scale of each experiment's device and workload (1 = the documented default size).
         #[arg(long, default_value_t = 1.0)]
         scale: f64,
+        /// Exit with status 1 when any claim does not hold (in shape, or in band where it states one).
+        #[arg(long)]
+        strict: bool,
     },
     /// Measure simulator speed (simulated page writes per wall second) and peak memory.
     Bench {
@@ -114,7 +117,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run { config, seed, out } => run_cmd::run(&config, seed, &out),
-        Command::Reproduce { names, out, seed, scale } => reproduce::run(&names, &out, seed, scale),
+        Command::Reproduce { names, out, seed, scale, strict } => {
+            reproduce::run(&names, &out, seed, scale, strict)
+        }
         Command::Bench { quick } => bench::run(quick),
         Command::Presets => run_cmd::presets(),
         Command::Replay(args) => trace_cmd::replay(&args),
@@ -123,6 +128,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<reproduce::ClaimsFailed>().is_some() => {
+            eprintln!("trimlab: {e:#}");
+            ExitCode::from(1)
+        }
         Err(e) => {
             eprintln!("trimlab: {e:#}");
             ExitCode::from(2)

@@ -53,6 +53,27 @@ pub fn is_band_claim(claim: &str) -> bool {
     claim.starts_with("[band")
 }
 
+/// Whether a verdict holds in shape: a band claim says so at the start of its detail.
+pub fn holds_in_shape(v: &Verdict) -> bool {
+    if is_band_claim(&v.claim) {
+        v.detail.starts_with("in shape")
+    } else {
+        v.holds
+    }
+}
+
+/// "N claims: S hold in shape; B of K band claims in band", for one experiment and seed.
+pub fn summary(verdicts: &[Verdict]) -> String {
+    let shape = verdicts.iter().filter(|v| holds_in_shape(v)).count();
+    let band_claims: Vec<_> = verdicts.iter().filter(|v| is_band_claim(&v.claim)).collect();
+    let in_band = band_claims.iter().filter(|v| v.holds).count();
+    format!(
+        "{} claims: {shape} hold in shape; {in_band} of {} band claims in band",
+        verdicts.len(),
+        band_claims.len()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +94,8 @@ mod tests {
         assert!(!v.holds && v.detail.starts_with("in shape, OUT of band"));
         assert!(is_band_claim(&v.claim));
         assert!(!is_band_claim(&shape("y", true, String::new()).claim));
+        assert!(holds_in_shape(&v));
+        let all = [v, shape("y", false, String::new()), band("z", "2x", true, true, String::new())];
+        assert_eq!(summary(&all), "3 claims: 2 hold in shape; 1 of 2 band claims in band");
     }
 }
