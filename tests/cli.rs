@@ -64,7 +64,8 @@ fn reproduce_delayed_trim_keeps_the_papers_orderings() {
         }
         failed += usize::from(v["holds"] != true);
     }
-    let o = trimlab(&["reproduce", "delayed-trim", "--scale", "0.03", "--strict", "--out", b.to_str().unwrap()]);
+    let o =
+        trimlab(&["reproduce", "delayed-trim", "--scale", "0.03", "--strict", "--out", b.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(if failed > 0 { 1 } else { 0 }), "{}", stderr(&o));
     assert_eq!(stderr(&o).contains("--strict"), failed > 0, "{}", stderr(&o));
     for file in ["delayed-trim/report.json", "delayed-trim/fig4_trim_overhead.svg", "index.html"] {
