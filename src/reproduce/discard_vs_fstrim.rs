@@ -3,7 +3,7 @@
 //! file system; then, on an SSD, the WAF and wear price of never trimming for one workload.
 
 use super::bands;
-use super::host::{mib, ssd};
+use super::host::{describe, mib, ssd_idle_gc};
 use super::{parallel_map, Options};
 use anyhow::{Context, Result};
 use trimlab_fs::workloads::{delete_down_to, fill, parallel_direct_writes};
@@ -70,14 +70,16 @@ struct Wear {
     cancelled: u64,
     untrimmed: u64,
     unusable_mean_ms: f64,
+    idle_gc_victims: u64,
+    write_p99_us: f64,
 }
 
 /// The same churn on an SSD: age to 90 %, delete down to 50 %, then replace files (delete one,
 /// write one) until twice the capacity has been written.
-fn wear_run(policy: PolicyKind, o: &Options) -> Result<Wear> {
+fn wear_run(policy: PolicyKind, idle_gc: bool, o: &Options) -> Result<Wear> {
     let seeds = SeedTree::new(o.seed).child("discard-vs-fstrim/wear");
     let mut rng = seeds.fork("churn");
-    let dev = ssd("nvme-tlc", SSD_BYTES, None)?;
+    let dev = ssd_idle_gc("nvme-tlc", SSD_BYTES, Some(idle_gc))?;
     let mut config = FsConfig::default().with_policy(policy);
     // fstrim.timer is weekly; the churn lasts seconds, so every 2 simulated seconds here.
     config.params.fstrim_period_ns = 2_000_000_000;
@@ -117,6 +119,8 @@ fn wear_run(policy: PolicyKind, o: &Options) -> Result<Wear> {
         cancelled: fs.policy().stats().reuse_cancelled_blocks,
         untrimmed: fs.policy().stats().untrimmed_blocks,
         unusable_mean_ms: fs.policy().stats().unusable_mean_s() * 1e3,
+        idle_gc_victims: report.gc.idle_victims,
+        write_p99_us: report.latency.write.p99_ns as f64 / 1e3,
     })
 }
 
@@ -125,9 +129,15 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
         .into_iter()
         .collect::<Result<_>>()?;
     let policies = [PolicyKind::NoDiscard, PolicyKind::Discard, PolicyKind::Fstrim, PolicyKind::Async];
-    let wear: Vec<Wear> = parallel_map(&policies, "discard-vs-fstrim wear", |&p| wear_run(p, o))
-        .into_iter()
-        .collect::<Result<_>>()?;
+    // The preset's default (idle-time GC on), then the same churn with it off.
+    let wear_jobs: Vec<(PolicyKind, bool)> =
+        [true, false].iter().flat_map(|&on| policies.iter().map(move |&p| (p, on))).collect();
+    let mut wear: Vec<Wear> =
+        parallel_map(&wear_jobs, "discard-vs-fstrim wear", |&(p, on)| wear_run(p, on, o))
+            .into_iter()
+            .collect::<Result<_>>()?;
+    let wear_no_idle_gc = wear.split_off(policies.len());
+    let idle_victims: u64 = wear.iter().map(|w| w.idle_gc_victims).sum();
     let (nd, d) = (&thin[0], &thin[1]);
     let mut t = Table::new(
         "thin_volume",
@@ -254,6 +264,14 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
             ),
         ),
         bands::shape(
+            "idle-time GC (trimlab's, not 003's) does not change the verdict: nodiscard still costs WAF and wear with it off",
+            wear_no_idle_gc[0].waf > wear_no_idle_gc[1].waf && wear_no_idle_gc[0].erases > wear_no_idle_gc[1].erases,
+            format!(
+                "idle GC off: WAF nodiscard {:.3} vs discard {:.3}; on: {:.3} vs {:.3}; idle GC victims with it on: {idle_victims} (table ssd_wear_idle_gc)",
+                wear_no_idle_gc[0].waf, wear_no_idle_gc[1].waf, wear[0].waf, wear[1].waf
+            ),
+        ),
+        bands::shape(
             "never trimming costs write amplification and wear on an SSD (003's comment thread; no number given)",
             wear[0].waf > wear[1].waf && wear[0].erases > wear[1].erases,
             format!(
@@ -262,15 +280,45 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
             ),
         ),
     ];
+    let mut tidle = Table::new(
+        "ssd_wear_idle_gc",
+        "The same churn with idle-time GC on (the nvme-tlc default) and off",
+        &[
+            "policy",
+            "waf_on",
+            "waf_off",
+            "erases_on",
+            "erases_off",
+            "idle_gc_victims",
+            "churn_s_on",
+            "churn_s_off",
+            "write_p99_us_on",
+            "write_p99_us_off",
+        ],
+    );
+    for ((p, on), off) in policies.iter().zip(&wear).zip(&wear_no_idle_gc) {
+        tidle.push_row(vec![
+            Cell::from(p.label()),
+            Cell::Num(on.waf),
+            Cell::Num(off.waf),
+            Cell::from(on.erases),
+            Cell::from(off.erases),
+            Cell::from(on.idle_gc_victims),
+            Cell::Num(on.elapsed_s),
+            Cell::Num(off.elapsed_s),
+            Cell::Num(on.write_p99_us),
+            Cell::Num(off.write_p99_us),
+        ]);
+    }
     let ratio_cat = vec!["mkfs".to_string(), "rm".to_string()];
     Ok(ExperimentReport {
         name: "discard-vs-fstrim".into(),
         title: "Discard vs fstrim on ext4 (003)".into(),
         summary: format!(
-            "Thin volume of {} (003's 10 TB / {SHRINK} x scale; 8 KiB chunks, 8 lanes, 100 us + 1 GB/s per I/O, 200 us + 9 GB/s walk (72 GB/s over 8 lanes, 003's mkfs) + 4 GB/s release per TRIM, 32 MiB per TRIM), 64 files of {} written with 1 MiB O_DIRECT writes round-robin, then rm and fstrim. Wear: a {} nvme-tlc-timed SSD aged to 90 %, cut to 50 %, then files replaced until twice its capacity is written.",
+            "Thin volume of {} (003's 10 TB / {SHRINK} x scale; 8 KiB chunks, 8 lanes, 100 us + 1 GB/s per I/O, 200 us + 9 GB/s walk (72 GB/s over 8 lanes, 003's mkfs) + 4 GB/s release per TRIM, 32 MiB per TRIM), 64 files of {} written with 1 MiB O_DIRECT writes round-robin, then rm and fstrim. Wear: {}, aged to 90 %, cut to 50 %, then files replaced until twice its capacity is written (again with idle-time GC off).",
             mib(volume_bytes(o)),
             mib((((16u64 << 30) / SHRINK) as f64 * o.scale) as u64 >> 20 << 20),
-            mib(SSD_BYTES)
+            describe("nvme-tlc", SSD_BYTES)?
         ),
         paper: vec![
             "mkfs -t ext4 on a 10 TB XtremIO thin volume: 152 s with the default discard, 4.8 s with -E nodiscard (~31x).".into(),
@@ -286,7 +334,7 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
             "Two costs are taken from 003 itself: the array's discard walk rate (72 GB/s during mkfs) and the host's per-block cost of freeing (60 ns, from the 16.4 s no-discard rm of 1018 GB). With those, the mkfs and rm times without discard land near 003's divided by the scale; the with-discard times and all ratios come out of the model (one synchronous TRIM per merged freed extent, 32 MiB at most per command).".into(),
             "mkfs with discard is slower relative to nodiscard than in 003 (48x vs 32x): our mkfs without discard writes only the bitmaps, descriptors and journal, while mke2fs also spends CPU time (003: 4.3 s user) that is not modelled.".into(),
         ],
-        tables: vec![t, t2, tw],
+        tables: vec![t, t2, tw, tidle],
         plots: vec![
             Plot {
                 name: "thin_times".into(),

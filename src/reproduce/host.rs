@@ -10,17 +10,27 @@ use trimlab_sim::ByteSize;
 /// the preset's parallelism is fitted to the capacity (`SsdConfig::geometry_note` says how).
 /// `trim_command_ns` replaces the preset's per-command TRIM cost (the sweep's knob).
 pub fn ssd(preset: &str, logical_bytes: u64, trim_command_ns: Option<u64>) -> Result<Ssd> {
-    Ok(Ssd::new(ssd_config(preset, logical_bytes, trim_command_ns)?))
+    Ok(Ssd::new(ssd_config(preset, logical_bytes, trim_command_ns, None)?))
 }
 
-pub fn ssd_config(preset: &str, logical_bytes: u64, trim_command_ns: Option<u64>) -> Result<SsdConfig> {
+/// As [`ssd`], with idle-time GC forced on or off (`None`: the preset's default).
+pub fn ssd_idle_gc(preset: &str, logical_bytes: u64, idle_gc: Option<bool>) -> Result<Ssd> {
+    Ok(Ssd::new(ssd_config(preset, logical_bytes, None, idle_gc)?))
+}
+
+pub fn ssd_config(
+    preset: &str,
+    logical_bytes: u64,
+    trim_command_ns: Option<u64>,
+    idle_gc: Option<bool>,
+) -> Result<SsdConfig> {
     let device = DeviceSection {
         preset: Some(preset.into()),
         logical_bytes: Some(ByteSize(logical_bytes)),
         pages_per_block: Some(64),
         ..Default::default()
     };
-    let ftl = FtlSection { track_data: Some(true), ..Default::default() };
+    let ftl = FtlSection { track_data: Some(true), idle_gc, ..Default::default() };
     let mut config = SsdConfig::resolve(&device, &ftl, &TrimSection::default())?;
     if let Some(ns) = trim_command_ns {
         config.trim_cost = config.trim_cost.with_command_ns(ns);
@@ -30,11 +40,11 @@ pub fn ssd_config(preset: &str, logical_bytes: u64, trim_command_ns: Option<u64>
 
 /// One line for a report: the preset, its fitted shape and its TRIM cost.
 pub fn describe(preset: &str, logical_bytes: u64) -> Result<String> {
-    let c = ssd_config(preset, logical_bytes, None)?;
+    let c = ssd_config(preset, logical_bytes, None, None)?;
     let g = &c.geometry;
     let t = &c.trim_cost;
     Ok(format!(
-        "{preset} fitted to {}: {} ch x {} chips x {} dies x {} planes, {} blocks of {} x {} B pages per plane, spare {:.3} (GC sees {:.3}), {} TRIM of {} us per command + {:.2} us per mapped page",
+        "{preset} fitted to {}: {} ch x {} chips x {} dies x {} planes, {} blocks of {} x {} B pages per plane, spare {:.3} (GC sees {:.3}), {} TRIM of {} us per command + {:.2} us per mapped page, idle-time GC {}",
         mib(logical_bytes),
         g.channels,
         g.chips_per_channel,
@@ -47,7 +57,8 @@ pub fn describe(preset: &str, logical_bytes: u64) -> Result<String> {
         c.spare_factor_seen_by_gc(),
         if c.trim_queued { "queued" } else { "non-queued" },
         t.command_ns / 1000,
-        (t.map_lookup_ns + t.map_invalidate_ns) as f64 / 1e3
+        (t.map_lookup_ns + t.map_invalidate_ns) as f64 / 1e3,
+        if c.idle_gc_free_blocks > 0 { format!("on (to {} free blocks per plane)", c.idle_gc_free_blocks) } else { "off".into() }
     ))
 }
 

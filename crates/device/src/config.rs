@@ -61,6 +61,12 @@ pub struct FtlSection {
     pub gc_free_blocks: Option<GcThreshold>,
     pub gc_victim: Option<VictimPolicy>,
     pub track_data: Option<bool>,
+    /// Idle-time GC: when the host is idle, reclaim blocks until each plane has
+    /// `idle_gc_free_blocks` free. Default: the preset's (on for nvme-tlc and ufs-2018).
+    pub idle_gc: Option<bool>,
+    /// Idle GC's free-block target per plane: a count or a share ("5%"); default twice
+    /// `gc_free_blocks`.
+    pub idle_gc_free_blocks: Option<GcThreshold>,
 }
 
 /// `[trim]`.
@@ -140,6 +146,8 @@ pub struct SsdConfig {
     pub host_transfer_ps_per_byte: u64,
     pub idle_threshold_ns: u64,
     pub gc_free_blocks_min: u32,
+    /// Idle-time GC's free-block target per plane; 0 when idle GC is off.
+    pub idle_gc_free_blocks: u32,
     pub gc_victim: VictimPolicy,
     pub track_data: bool,
     pub trim_engine: EngineKind,
@@ -164,6 +172,9 @@ struct Preset {
     write_buffer_bytes: u64,
     host_transfer_ps_per_byte: u64,
     gc_free_blocks: GcThreshold,
+    /// Background GC when the host is idle (modern drives do it; 004's FTL and the 2011 drive
+    /// are modelled without it: an assumption).
+    idle_gc: bool,
     /// What one TRIM costs this drive's controller.
     trim_cost: TrimCostModel,
     /// Where `trim_cost` comes from: a public measurement, or the word "assumption".
@@ -202,6 +213,7 @@ fn presets() -> [Preset; 4] {
             // PCIe 3.0 x4, ~3.5 GB/s usable.
             host_transfer_ps_per_byte: 285,
             gc_free_blocks: GcThreshold::Blocks(2),
+            idle_gc: true,
             trim_cost: TrimCostModel::nvme_fio(),
             trim_source: "U.2 NVMe drives measured with fio: 63-71 us per 4 KiB TRIM with the sync engine (github.com/axboe/fio/issues/764); 74 GiB in 512 KiB TRIMs in 27 s, ~178 us each (github.com/axboe/fio/issues/396); the split of the 4 KiB figure between host and drive is an assumption",
         },
@@ -228,6 +240,7 @@ fn presets() -> [Preset; 4] {
             write_buffer_bytes: 0,
             host_transfer_ps_per_byte: SATA2_PS_PER_BYTE,
             gc_free_blocks: GcThreshold::Blocks(2),
+            idle_gc: false,
             trim_cost: TrimCostModel::sata_2011(),
             trim_source: "assumption: 1 ms per TRIM command + 1 us per mapped 4 KiB page; non-queued because queued TRIM came only with SATA 3.1 (July 2011) and Linux 3.12; no public per-command measurement of a drive of the era was found",
         },
@@ -256,6 +269,7 @@ fn presets() -> [Preset; 4] {
             // UFS 2.1 HS-G3 x 2 lanes: 2 x 5.83 Gb/s, 8b/10b: ~1.17 GB/s.
             host_transfer_ps_per_byte: 858,
             gc_free_blocks: GcThreshold::Blocks(2),
+            idle_gc: true,
             trim_cost: TrimCostModel::ufs_2018(),
             trim_source: "assumption: 1 ms per UNMAP + 1 us per mapped 4 KiB page (mobile UFS/eMMC discard is known to be slow, but no public per-command figure for a UFS 2.1 part was found)",
         },
@@ -281,6 +295,7 @@ fn presets() -> [Preset; 4] {
             write_buffer_bytes: 0,
             host_transfer_ps_per_byte: SATA2_PS_PER_BYTE,
             gc_free_blocks: GcThreshold::Percent(30.0),
+            idle_gc: false,
             trim_cost: TrimCostModel::sata_2011(),
             trim_source: "assumption: as sata-mlc-2011 (004 does not measure TRIM time; its ftl-trim experiment runs its own command driver and does not use this cost)",
         },
@@ -475,6 +490,26 @@ impl SsdConfig {
                 gc_min_for(gc_threshold, geometry.blocks_per_plane)
             }
         };
+        let half_plane = geometry.blocks_per_plane / 2;
+        let idle_gc_free_blocks = match (ftl.idle_gc.unwrap_or(preset.idle_gc), ftl.idle_gc_free_blocks) {
+            (false, _) => 0,
+            (true, Some(t)) => {
+                let target = gc_min_for(t, geometry.blocks_per_plane);
+                if target <= gc_free_blocks_min || target > half_plane {
+                    return Err(ConfigError::new(
+                        "ftl.idle_gc_free_blocks",
+                        target,
+                        format!("must be more than gc_free_blocks ({gc_free_blocks_min}) and at most half a plane ({half_plane} blocks)"),
+                    ));
+                }
+                target
+            }
+            // The default target (twice the GC threshold, an assumption) on a plane too small
+            // to hold it leaves idle GC off rather than refusing the preset.
+            (true, None) => Some((2 * gc_free_blocks_min).min(half_plane))
+                .filter(|&t| t > gc_free_blocks_min)
+                .unwrap_or(0),
+        };
         let config = SsdConfig {
             preset: preset.name.to_string(),
             spare_factor: 1.0 - logical_pages as f64 / geometry.physical_pages() as f64,
@@ -493,6 +528,7 @@ impl SsdConfig {
                 .unwrap_or(preset.host_transfer_ps_per_byte),
             idle_threshold_ns: device.idle_threshold.map_or(100_000_000, |d| d.0),
             gc_free_blocks_min,
+            idle_gc_free_blocks,
             gc_victim: ftl.gc_victim.unwrap_or_default(),
             track_data: ftl.track_data.unwrap_or(false),
             trim_engine: trim.engine.unwrap_or_default(),

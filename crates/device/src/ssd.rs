@@ -225,7 +225,30 @@ impl Ssd {
         let end = self.engine.on_idle(idle_from, start, ctl);
         self.cpu_free = self.cpu_free.max(end);
         self.idle_offered_until = start.max(end);
+        self.idle_gc(idle_from.max(end), start);
         start.max(end)
+    }
+
+    /// Idle-time GC between `from` and `until`: planes take turns, one victim each, while their
+    /// die is free before `until` and they are under the target. A victim started before `until`
+    /// finishes on its die, so a host command arriving then waits at most one victim there.
+    fn idle_gc(&mut self, from: SimTime, until: SimTime) {
+        let target = self.config.idle_gc_free_blocks;
+        if target == 0 {
+            return;
+        }
+        let planes = self.config.geometry.plane_count();
+        let mut busy = true;
+        while busy {
+            busy = false;
+            for plane in 0..planes {
+                let block = self.config.geometry.first_block_of_plane(plane);
+                let at = from.max(self.ftl.flash().die_free_at(block));
+                if at < until && self.ftl.collect_idle_victim(at, plane, target).is_some() {
+                    busy = true;
+                }
+            }
+        }
     }
 
     /// Tells the device the host stays idle until `until` (end of a trace, an idle phase).
