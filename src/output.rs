@@ -12,38 +12,18 @@ pub fn write_json(path: &Path, value: &Value) -> Result<()> {
 
 /// One row per leaf: `report.latency.write.p99_ns,12345`.
 pub fn write_flat_csv(path: &Path, value: &Value) -> Result<()> {
+    std::fs::write(path, flat_csv(value)).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn flat_csv(value: &Value) -> String {
     let mut rows = String::from("key,value\n");
-    flatten("", value, &mut rows);
-    std::fs::write(path, rows).with_context(|| format!("cannot write {}", path.display()))
-}
-
-fn flatten(prefix: &str, value: &Value, rows: &mut String) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                flatten(&key, v, rows);
-            }
+    for (key, leaf) in trimlab_scenario::flatten(value) {
+        match leaf {
+            Value::String(s) => rows.push_str(&format!("{key},\"{}\"\n", s.replace('"', "\"\""))),
+            other => rows.push_str(&format!("{key},{other}\n")),
         }
-        Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                flatten(&format!("{prefix}.{i}"), v, rows);
-            }
-        }
-        Value::String(s) => rows.push_str(&format!("{prefix},\"{}\"\n", s.replace('"', "\"\""))),
-        other => rows.push_str(&format!("{prefix},{other}\n")),
     }
-}
-
-/// FNV-1a of a canonical JSON rendering: the config hash every run prints.
-pub fn config_hash(value: &Value) -> String {
-    let text = value.to_string();
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for b in text.bytes() {
-        hash ^= b as u64;
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{hash:016x}")
+    rows
 }
 
 #[cfg(test)]
@@ -53,8 +33,6 @@ mod tests {
     #[test]
     fn flattens_nested_values() {
         let v = serde_json::json!({"a": {"b": 1, "c": "x,\"y\""}, "d": [true]});
-        let mut rows = String::new();
-        flatten("", &v, &mut rows);
-        assert_eq!(rows, "a.b,1\na.c,\"x,\"\"y\"\"\"\nd.0,true\n");
+        assert_eq!(flat_csv(&v), "key,value\na.b,1\na.c,\"x,\"\"y\"\"\"\nd.0,true\n");
     }
 }

@@ -1,47 +1,35 @@
 //! `trimlab run` and `trimlab presets`.
 
-use crate::config_file::RunConfig;
 use crate::output;
 use crate::progress::Bar;
 use anyhow::{Context, Result};
 use std::path::Path;
-use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
-use trimlab_sim::SeedTree;
+use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
 
-pub fn run(config_path: &Path, seed: Option<u64>, out: &Path) -> Result<()> {
-    let config = RunConfig::load(config_path)?;
-    let resolved = config.resolve()?;
-    let seed = seed.or(config.seed).unwrap_or(1);
-    let config_json = serde_json::json!({ "device": resolved.device, "workload": resolved.workload });
-    let hash = output::config_hash(&config_json);
-    eprintln!("trimlab run: seed {seed}, config {hash} ({})", config_path.display());
-
-    if !resolved.device.geometry_note.is_empty() {
-        eprintln!("trimlab run: {}", resolved.device.geometry_note);
+pub fn run(config_path: &Path, set: &[String], seed: Option<u64>, out: &Path, json: bool) -> Result<()> {
+    let config = crate::config_arg::load(config_path, set)?;
+    // What the capacity fit chose and whether GC is left too little spare: said before the run.
+    if let Ok(resolved) = config.resolve() {
+        if !resolved.device.geometry_note.is_empty() {
+            eprintln!("trimlab run: {}", resolved.device.geometry_note);
+        }
+        if let Some(w) = resolved.device.spare_warning() {
+            eprintln!("trimlab run: {w}");
+        }
     }
-    if let Some(w) = resolved.device.spare_warning() {
-        eprintln!("trimlab run: {w}");
-    }
-    let mut ssd = Ssd::new(resolved.device.clone());
     let mut bar = Bar::new("run");
-    let outcome =
-        trimlab_workload::run_workload(&mut ssd, &resolved.workload, &SeedTree::new(seed), &mut bar)
-            .context("the workload sent a command the device refused")?;
+    let result = trimlab_scenario::run(&config, seed, &mut bar)?;
     bar.finish();
+    eprintln!("trimlab run: seed {}, config {} ({})", result.seed, result.config_hash, config_path.display());
 
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let metrics = serde_json::json!({
-        "trimlab_version": env!("CARGO_PKG_VERSION"),
-        "seed": seed,
-        "config_hash": hash,
-        "config": config_json,
-        "precondition_end_ns": outcome.precondition_end.ns(),
-        "ops": outcome.measured.ops,
-        "report": outcome.report,
-    });
-    output::write_json(&out.join("metrics.json"), &metrics)?;
-    output::write_flat_csv(&out.join("metrics.csv"), &metrics)?;
-    let r = &outcome.report;
+    output::write_json(&out.join("metrics.json"), &result.metrics)?;
+    output::write_flat_csv(&out.join("metrics.csv"), &result.metrics)?;
+    if json {
+        println!("{}", serde_json::to_string(&result.metrics)?);
+        return Ok(());
+    }
+    let r = &result.report;
     println!(
         "WAF {:.3}  spare_factor_seen_by_gc {:.4}  host pages written {}  NAND programs {}  erases {}  GC victims {}  write p99 {} us  sim time {:.3} s",
         r.waf,
@@ -56,7 +44,6 @@ pub fn run(config_path: &Path, seed: Option<u64>, out: &Path) -> Result<()> {
     println!("wrote {}", out.join("metrics.json").display());
     Ok(())
 }
-
 pub fn presets() -> Result<()> {
     for info in trimlab_device::config::preset_infos() {
         let name = info.name;

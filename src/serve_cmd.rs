@@ -3,7 +3,6 @@
 //! `[ftl]` and `[trim]` sections; `[workload]` is ignored), serves until SIGINT or SIGTERM,
 //! then writes the metrics.
 
-use crate::config_file::RunConfig;
 use crate::output;
 use anyhow::{bail, Context, Result};
 use std::io::Write;
@@ -22,6 +21,9 @@ use trimlab_sim::{ByteSize, DurationNs};
 pub struct ServeArgs {
     /// The configuration file ([device], [ftl], [trim]; [workload] is ignored).
     pub config: PathBuf,
+    /// Override one key of the config (repeatable): --set trim.engine=delayed
+    #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+    pub set: Vec<String>,
     /// TCP address to listen on (default 127.0.0.1:10809; port 0 picks a free port).
     #[arg(long)]
     pub listen: Option<String>,
@@ -71,7 +73,7 @@ fn parse_pace(text: &str) -> Result<Pace> {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    let config = RunConfig::load(&args.config)?;
+    let config = crate::config_arg::load(&args.config, &args.set)?;
     let device = trimlab_device::SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
     let pace = parse_pace(&args.pace)?;
     let block_max = ByteSize::parse(&args.max_request).map_err(|e| anyhow::anyhow!("--max-request: {e}"))?.0;

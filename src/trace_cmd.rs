@@ -1,16 +1,16 @@
 //! `trimlab replay` and `trimlab advise`: a block trace on a device configuration, and the
 //! operator's question of 003 (online discard, periodic fstrim, or none?) answered for it.
 
-use crate::config_file::RunConfig;
 use crate::output;
-use crate::reproduce::parallel_map;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use trimlab_device::{DeviceReport, Ssd, SsdConfig};
+use trimlab_experiments::parallel_map;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
+use trimlab_scenario::RunConfig;
 use trimlab_trace::{
     BlkAction, FioTimeUnit, LbaMode, Pacing, ReaderOptions, ReplayOptions, ReplayStats, TraceFormat,
     TraceReader, TrimHandling,
@@ -28,6 +28,9 @@ pub struct TraceArgs {
     /// default: the nvme-tlc preset.
     #[arg(long)]
     pub device: Option<PathBuf>,
+    /// Override one key of the device config (repeatable): --set ftl.kind=hybrid
+    #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
+    pub set: Vec<String>,
     /// Trace format (default: detected): blkparse, ftrace-blk, fio-v2, fio-v3, msr, mqsim, disksim.
     #[arg(long)]
     pub format: Option<String>,
@@ -79,8 +82,8 @@ impl TraceArgs {
 
     fn device_config(&self) -> Result<RunConfig> {
         match &self.device {
-            Some(path) => RunConfig::load(path),
-            None => Ok(RunConfig::default()),
+            Some(path) => crate::config_arg::load(path, &self.set),
+            None => crate::config_arg::defaults(&self.set),
         }
     }
 
@@ -290,7 +293,7 @@ pub fn advise(args: &AdviseArgs) -> Result<()> {
     periods.sort_unstable();
     periods.dedup();
     let list = scenarios(base.trim_engine, &periods);
-    let results = parallel_map(&list, "advise", |s| {
+    let results = parallel_map(&crate::reproduce_cmd::Bars, &list, "advise", |s| {
         let mut device = base.clone();
         if let Some((engine, cap)) = s.engine {
             device.trim_engine = engine;

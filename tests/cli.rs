@@ -149,3 +149,93 @@ fn help_lists_experiments_engines_and_presets() {
         assert!(text.contains(word), "--help lacks {word}:\n{text}");
     }
 }
+
+/// `--set` overrides a key exactly as the file would, `-` reads the config from stdin, and
+/// `--json` prints the metrics as one object.
+#[test]
+fn set_overrides_stdin_config_and_json_summary() {
+    use std::io::Write;
+    let (file_dir, stdin_dir) = (scratch("set-file"), scratch("set-stdin"));
+    let by_file = trimlab(&[
+        "run",
+        "examples/quick.toml",
+        "--set",
+        "device.spare_factor=0.2",
+        "--set",
+        "trim.engine=none",
+        "--json",
+        "--out",
+        file_dir.to_str().unwrap(),
+    ]);
+    assert!(by_file.status.success(), "{}", stderr(&by_file));
+    let metrics: serde_json::Value =
+        serde_json::from_slice(&by_file.stdout).expect("one JSON object on stdout");
+    let spare = metrics["config"]["device"]["spare_factor"].as_f64().unwrap();
+    assert!((spare - 0.2).abs() < 1e-9, "{spare}");
+    assert_eq!(metrics["report"]["trim"]["engine"], "none");
+
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quick.toml")).unwrap();
+    let text = text.replace("spare_factor = 0.12", "spare_factor = 0.2").replace("\"immediate\"", "\"none\"");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trimlab"))
+        .args(["run", "-", "--json", "--out", stdin_dir.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let by_stdin = child.wait_with_output().unwrap();
+    assert!(by_stdin.status.success(), "{}", stderr(&by_stdin));
+    assert_eq!(by_file.stdout, by_stdin.stdout, "--set and the same edit in the file must give the same run");
+}
+
+#[test]
+fn bad_set_names_the_key_and_what_is_accepted() {
+    let o =
+        trimlab(&["run", "examples/quick.toml", "--set", "trim.engine=sometimes", "--out", "target/never"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("engine") && e.contains("immediate"), "{e}");
+    let o =
+        trimlab(&["run", "examples/quick.toml", "--set", "device.spare_factr=0.1", "--out", "target/never"]);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("spare_factr") && e.contains("--set"), "{e}");
+    let o = trimlab(&["run", "examples/quick.toml", "--set", "nothing", "--out", "target/never"]);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("KEY.PATH=VALUE"), "{e}");
+}
+
+/// `--emit-configs` writes the configuration of every point an experiment runs, and `trimlab
+/// run` on one of them gives the experiment's own number for that point.
+#[test]
+fn emitted_waf_configs_run_to_the_experiments_numbers() {
+    let (configs, report) = (scratch("emit-configs"), scratch("emit-report"));
+    let o = trimlab(&["reproduce", "waf", "--scale", "0.03", "--emit-configs", configs.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let count = std::fs::read_dir(configs.join("waf")).unwrap().count();
+    assert_eq!(count, 56, "one config per waf point");
+    let o = trimlab(&["reproduce", "waf", "--scale", "0.03", "--out", report.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(report.join("waf/waf.csv")).unwrap();
+    for (sf, ppb, trim) in [("0.1", "64", "0.1"), ("0.3", "256", "0")] {
+        let point = configs.join(format!("waf/sf{sf}-ppb{ppb}-trim{trim}.toml"));
+        let out = scratch(&format!("emit-run-{sf}-{ppb}-{trim}"));
+        let o = trimlab(&["run", point.to_str().unwrap(), "--json", "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let metrics: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let row = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("{trim},{ppb},")) && l.split(',').nth(3) == Some(sf))
+            .unwrap_or_else(|| panic!("no row {trim},{ppb},_,{sf} in\n{csv}"));
+        let waf_in_report: f64 = row.split(',').nth(6).unwrap().parse().unwrap();
+        let waf_of_run = metrics["report"]["waf"].as_f64().unwrap();
+        assert!(
+            (waf_of_run - waf_in_report).abs() < 5e-5,
+            "{point:?}: run {waf_of_run}, report {waf_in_report}"
+        );
+    }
+    let o = trimlab(&["reproduce", "delayed-trim", "--emit-configs", configs.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("delayed-trim"), "{}", stderr(&o));
+}

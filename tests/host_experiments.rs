@@ -81,17 +81,11 @@ fn selective_trim_shape() {
 fn help_lists_host_policies_and_experiments() {
     let o = trimlab(&["--help"]);
     let text = String::from_utf8_lossy(&o.stdout);
-    for word in [
-        "lazy-trim",
-        "selective-trim",
-        "discard-vs-fstrim",
-        "nodiscard",
-        "discard-batch",
-        "lazy-reuse",
-        "selective:L:H",
-        "async",
-        "fstrim",
-    ] {
+    let names = trimlab_fs::PolicyKind::NAMES.iter().map(|(n, _)| *n);
+    let experiments = trimlab_experiments::EXPERIMENTS.iter().map(|e| e.name);
+    let kinds = trimlab_device::FtlKind::ALL.iter().map(|(_, n, _)| *n);
+    let engines = trimlab_trim::EngineKind::ALL.iter().map(|(n, _)| *n);
+    for word in names.chain(experiments).chain(kinds).chain(engines).chain(["selective:LOW:HIGH", "hybrid"]) {
         assert!(text.contains(word), "--help lacks {word}:\n{text}");
     }
 }

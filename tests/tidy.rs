@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Crates whose code runs inside the model.
 const MODEL_CRATES: &[&str] =
-    &["sim", "nand", "ftl", "trim", "device", "workload", "analytic", "trace", "hybrid", "fs"];
+    &["sim", "nand", "ftl", "trim", "device", "workload", "analytic", "trace", "hybrid", "fs", "scenario"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -84,4 +84,49 @@ fn no_unsafe_and_every_file_says_what_it_models() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Every crate depends only on crates of lower layers, as the layer table in ARCHITECTURE.md
+/// says; a crate missing from the table is an error too.
+#[test]
+fn crate_dependencies_follow_the_layer_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let table = architecture
+        .split("<!-- layers:begin -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- layers:end -->").next())
+        .expect("ARCHITECTURE.md has a layer table between the layers markers");
+    let mut layer_of = std::collections::BTreeMap::new();
+    for row in table.lines().filter(|l| l.starts_with("| ") && !l.contains("layer")) {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let layer: u32 = cells[0].parse().unwrap_or_else(|_| panic!("layer table row {row:?}"));
+        for name in cells[1].split(',').map(str::trim) {
+            layer_of.insert(name.to_string(), layer);
+        }
+    }
+    let mut problems = Vec::new();
+    let mut crates: Vec<_> =
+        std::fs::read_dir(root.join("crates")).unwrap().flatten().map(|e| e.path()).collect();
+    crates.sort();
+    for dir in crates {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else { continue };
+        let Some(&layer) = layer_of.get(&name) else {
+            problems.push(format!("crates/{name} has no row in ARCHITECTURE.md's layer table"));
+            continue;
+        };
+        for line in manifest.lines() {
+            let Some(dep) = line.trim().strip_prefix("trimlab-") else { continue };
+            let dep = dep.split([' ', '=']).next().unwrap_or_default();
+            match layer_of.get(dep) {
+                Some(&l) if l < layer => {}
+                Some(&l) => problems.push(format!(
+                    "crates/{name} (layer {layer}) depends on trimlab-{dep} (layer {l}): dependencies must point down"
+                )),
+                None => problems.push(format!("crates/{name} depends on trimlab-{dep}, which has no layer")),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "layering broken:\n{}", problems.join("\n"));
 }

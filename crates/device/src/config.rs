@@ -57,6 +57,8 @@ pub struct DeviceSection {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlSection {
+    /// "page" (default) or "hybrid".
+    pub kind: Option<crate::ftl_choice::FtlKind>,
     /// Free blocks per plane below which GC runs: a count ("2") or a share of the plane ("30%").
     pub gc_free_blocks: Option<GcThreshold>,
     pub gc_victim: Option<VictimPolicy>,
@@ -67,6 +69,19 @@ pub struct FtlSection {
     /// Idle GC's free-block target per plane: a count or a share ("5%"); default twice
     /// `gc_free_blocks`.
     pub idle_gc_free_blocks: Option<GcThreshold>,
+    /// "page" or "block" (004 §3.1); default page for the page FTL, block for hybrid.
+    pub striping: Option<crate::ftl_choice::StripingChoice>,
+    /// Page FTL: "eager" (default) or "lazy" (004 §4.1).
+    pub backward_map: Option<String>,
+    pub reconcile_every_pages: Option<u32>,
+    pub erase_when_invalid: Option<bool>,
+    pub gc_gain_blocks_max: Option<u32>,
+    /// Hybrid: log blocks per chip.
+    pub log_blocks_sequential: Option<u32>,
+    pub log_blocks_random: Option<u32>,
+    /// Hybrid: TRIMs kept in the trimmed-range list (default true) or applied at once.
+    pub trimmed_list: Option<bool>,
+    pub trimmed_list_groups: Option<u32>,
 }
 
 /// `[trim]`.
@@ -156,6 +171,7 @@ pub struct SsdConfig {
     /// What the capacity fit chose, when it changed the preset's shape (empty otherwise).
     #[serde(skip)]
     pub geometry_note: String,
+    pub ftl: crate::ftl_choice::FtlChoice,
 }
 
 struct Preset {
@@ -538,6 +554,7 @@ impl SsdConfig {
                 .map_or(preset.trim_cost.clone(), |o| o.apply(preset.trim_cost.clone())),
             trim_delayed: trim.delayed.clone().unwrap_or_default(),
             geometry_note,
+            ftl: crate::ftl_choice::FtlChoice::resolve(ftl)?,
             geometry,
             timing,
         };
@@ -545,9 +562,11 @@ impl SsdConfig {
             .trim_delayed
             .validate(config.trim_max_ranges)
             .map_err(|(key, value, accepted)| ConfigError::new(key, value, accepted))?;
-        trimlab_ftl::PageFtl::check_config(&config.geometry, &config.ftl_config()).map_err(|message| {
+        config.ftl.check(&config).map_err(|message| {
             if message.starts_with("ftl.gc_free_blocks") {
                 ConfigError::new("ftl.gc_free_blocks", gc_free_blocks_min, message)
+            } else if message.starts_with("hybrid:") {
+                ConfigError::new("ftl.kind", "\"hybrid\"", message)
             } else {
                 ConfigError::new("device.spare_factor", spare_factor, message)
             }

@@ -4,10 +4,12 @@
 
 pub mod command;
 pub mod config;
+pub mod ftl_choice;
 pub mod metrics;
 pub mod ssd;
 
 pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind};
 pub use config::{ConfigError, DeviceSection, FtlSection, SsdConfig, TrimSection};
+pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
 pub use metrics::{DeviceReport, LatencySummary};
 pub use ssd::{Completion, Ssd};

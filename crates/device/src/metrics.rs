@@ -177,6 +177,16 @@ pub struct DeviceReport {
     pub logical_pages: u64,
     pub physical_pages: u64,
     pub host_pages_written_per_sim_s: f64,
+    pub ftl: FtlReport,
+}
+
+/// Which FTL ran and what only that kind counts (since the device was built, not since the
+/// measurement started: 004's measures are whole-run).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FtlReport {
+    pub kind: String,
+    pub measures: trimlab_ftl::FtlMeasures,
+    pub detail: serde_json::Value,
 }
 
 /// Counter snapshots taken when measurement starts, subtracted at the end.

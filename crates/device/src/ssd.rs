@@ -8,11 +8,12 @@
 
 use crate::command::{ByteRange, Command, CommandError, CommandKind};
 use crate::config::SsdConfig;
-use crate::metrics::{self, Baseline, DeviceReport, EraseSummary, HostCounters, Latencies, LatencyReport};
+use crate::metrics::{
+    self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport,
+};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use trimlab_ftl::page_ftl::PageData;
-use trimlab_ftl::{Lpn, PageFtl, WriteBuffer};
+use trimlab_ftl::{Ftl, Lpn, PageData, WriteBuffer};
 use trimlab_sim::SimTime;
 use trimlab_trim::{Controller, PageRange, TrimEngine};
 
@@ -25,7 +26,7 @@ pub struct Completion {
 
 pub struct Ssd {
     config: SsdConfig,
-    ftl: PageFtl,
+    ftl: Box<dyn Ftl>,
     buffer: WriteBuffer,
     engine: Box<dyn TrimEngine + Send>,
     /// The controller firmware is one resource: TRIM processing delays the commands behind it.
@@ -47,7 +48,7 @@ pub struct Ssd {
 
 impl Ssd {
     pub fn new(config: SsdConfig) -> Self {
-        let ftl = PageFtl::new(config.geometry.clone(), config.timing.clone(), config.ftl_config());
+        let ftl = config.ftl.build(&config);
         let buffer = WriteBuffer::new(config.write_buffer_pages as usize, config.geometry.plane_count());
         let engine = config.trim_engine.build(
             config.trim_cost.clone(),
@@ -78,8 +79,8 @@ impl Ssd {
         &self.config
     }
 
-    pub fn ftl(&self) -> &PageFtl {
-        &self.ftl
+    pub fn ftl(&self) -> &dyn Ftl {
+        self.ftl.as_ref()
     }
 
     pub fn engine(&self) -> &dyn TrimEngine {
@@ -111,7 +112,7 @@ impl Ssd {
     pub fn start_measurement(&mut self, now: SimTime) {
         self.baseline = Baseline {
             flash: self.ftl.flash().counters().clone(),
-            ftl: self.ftl.stats().clone(),
+            ftl: self.ftl.stats(),
             trim: self.engine.stats().clone(),
         };
         self.host = HostCounters::default();
@@ -221,7 +222,7 @@ impl Ssd {
         if start <= idle_from {
             return start;
         }
-        let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
+        let ctl = Controller { ftl: self.ftl.as_mut(), buffer: &mut self.buffer, now: idle_from };
         let end = self.engine.on_idle(idle_from, start, ctl);
         self.cpu_free = self.cpu_free.max(end);
         self.idle_offered_until = start.max(end);
@@ -244,7 +245,7 @@ impl Ssd {
             for plane in 0..planes {
                 let block = self.config.geometry.first_block_of_plane(plane);
                 let at = from.max(self.ftl.flash().die_free_at(block));
-                if at < until && self.ftl.collect_idle_victim(at, plane, target).is_some() {
+                if at < until && self.ftl.collect_idle(at, plane, target).is_some() {
                     busy = true;
                 }
             }
@@ -360,7 +361,7 @@ impl Ssd {
     fn flush_oldest(&mut self, now: SimTime, pages: usize) {
         let mut batch = std::mem::take(&mut self.scratch_batch);
         self.buffer.take_oldest(pages, &mut batch);
-        self.ftl.warm(batch.iter().map(|&(lpn, _)| lpn));
+        self.ftl.warm(&mut batch.iter().map(|&(lpn, _)| lpn));
         for &(lpn, tag) in &batch {
             let done = self.ftl.write(now, lpn, tag);
             self.buffer.programmed(done);
@@ -382,10 +383,10 @@ impl Ssd {
     /// Runs the GC the FTL asked for, after the TRIM engine's pre-GC work.
     fn run_gc(&mut self, now: SimTime) {
         while let Some(plane) = self.ftl.take_gc_request() {
-            let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
             // Pre-GC TRIM work runs on the controller CPU after what it is already doing; GC
             // waits for it, and starts at once when there is none.
             let cpu_at = now.max(self.cpu_free);
+            let ctl = Controller { ftl: self.ftl.as_mut(), buffer: &mut self.buffer, now: cpu_at };
             let ready = self.engine.before_gc(cpu_at, ctl);
             let gc_start = if ready > cpu_at {
                 self.cpu_free = ready;
@@ -415,7 +416,7 @@ impl Ssd {
                 });
             }
         }
-        let ctl = Controller { ftl: &mut self.ftl, buffer: &mut self.buffer };
+        let ctl = Controller { ftl: self.ftl.as_mut(), buffer: &mut self.buffer, now: start };
         let steps = self.engine.trim(&page_ranges, ctl);
         self.scratch_ranges = page_ranges;
         #[cfg(feature = "verify")]
@@ -436,7 +437,7 @@ impl Ssd {
     /// The full consistency check of FTL and TRIM engine.
     pub fn check(&self) -> Result<(), String> {
         self.ftl.check()?;
-        self.engine.check(&self.ftl)
+        self.engine.check(self.ftl.as_ref())
     }
 
     /// The measures of the run so far (since [`Ssd::start_measurement`]), ending at `end`.
@@ -455,7 +456,7 @@ impl Ssd {
             } else {
                 programmed as f64 / self.host.pages_written as f64
             },
-            gc: metrics::gc_report(self.ftl.stats(), &base.ftl),
+            gc: metrics::gc_report(&self.ftl.stats(), &base.ftl),
             trim: metrics::trim_report(self.engine.name(), self.engine.stats(), &base.trim),
             latency: LatencyReport {
                 read: self.latencies.summary(CommandKind::Read),
@@ -475,6 +476,11 @@ impl Ssd {
                 self.host.pages_written as f64 * 1e9 / sim_time_ns as f64
             },
             host: self.host.clone(),
+            ftl: FtlReport {
+                kind: self.ftl.kind().to_string(),
+                measures: self.ftl.measures(),
+                detail: self.ftl.detail(),
+            },
         }
     }
 }

@@ -92,7 +92,12 @@ fn idle_gc_reaches_its_target_and_spares_foreground_gc() {
         t = t.after(10_000_000_000);
         ssd.idle_until(t);
         let planes = ssd.config().geometry.plane_count();
-        let free_min = (0..planes).map(|p| ssd.ftl().free_blocks(p)).min().unwrap();
+        let page_ftl = ssd
+            .ftl()
+            .as_any()
+            .downcast_ref::<trimlab_ftl::PageFtl>()
+            .expect("the default FTL is page mapping");
+        let free_min = (0..planes).map(|p| page_ftl.free_blocks(p)).min().unwrap();
         ssd.start_measurement(t);
         let end = churn(&mut ssd, t, pages / 8, 2);
         ssd.check().unwrap();

@@ -2,7 +2,8 @@
 //! geometries, checked against a `BTreeMap` reference.
 //!
 //! Strategy: each case draws a device shape (channels, planes, blocks, pages per block, spare
-//! factor, write buffer size, victim policy, TRIM engine, queued or not) and a stream of commands
+//! factor, write buffer size, FTL kind (page with a victim policy, or hybrid FAST with a
+//! striping, log blocks and the trimmed-range list or TRIM at once), TRIM engine, queued or not) and a stream of commands
 //! biased to a hot region so GC runs often and victims hold valid pages. Arrival times advance
 //! irregularly so the queue, the buffer and idle gaps all vary.
 //!
@@ -18,7 +19,9 @@
 
 use rand::Rng;
 use std::collections::BTreeMap;
-use trimlab_device::{ByteRange, Command, DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
+use trimlab_device::{
+    ByteRange, Command, DeviceSection, FtlKind, FtlSection, Ssd, SsdConfig, StripingChoice, TrimSection,
+};
 use trimlab_ftl::VictimPolicy;
 use trimlab_sim::{ByteSize, SeedTree, SimTime};
 use trimlab_trim::{BeforeGcCap, BitmapKind, DelayedConfig, EngineKind};
@@ -47,7 +50,7 @@ fn device_for(rng: &mut impl Rng, bitmap: BitmapKind) -> SsdConfig {
         idle_threshold: Some(trimlab_sim::DurationNs(rng.gen_range(10_000..10_000_000))),
         ..Default::default()
     };
-    let ftl = FtlSection {
+    let mut ftl = FtlSection {
         gc_free_blocks: Some(trimlab_device::config::GcThreshold::Blocks(rng.gen_range(2..=4))),
         gc_victim: Some(
             [VictimPolicy::Greedy, VictimPolicy::CostBenefit, VictimPolicy::Fifo][rng.gen_range(0..3)],
@@ -56,7 +59,21 @@ fn device_for(rng: &mut impl Rng, bitmap: BitmapKind) -> SsdConfig {
         // Idle-time GC at its default target, half of the cases: the model checks every read.
         idle_gc: Some(rng.gen_bool(0.5)),
         idle_gc_free_blocks: None,
+        ..Default::default()
     };
+    // A quarter of the cases run the hybrid FAST FTL behind the same front end.
+    if rng.gen_bool(0.25) {
+        ftl = FtlSection {
+            kind: Some(FtlKind::Hybrid),
+            track_data: Some(true),
+            striping: Some([StripingChoice::Page, StripingChoice::Block][rng.gen_range(0..2)]),
+            log_blocks_sequential: Some(rng.gen_range(1..=2)),
+            log_blocks_random: Some(rng.gen_range(1..=3)),
+            trimmed_list: Some(rng.gen_bool(0.7)),
+            trimmed_list_groups: Some(rng.gen_range(1..=64)),
+            ..Default::default()
+        };
+    }
     let engine = match rng.gen_range(0..20) {
         0..=8 => EngineKind::Immediate,
         9..=10 => EngineKind::None,

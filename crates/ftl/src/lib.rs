@@ -2,6 +2,7 @@
 //! with a victim index, greedy / cost-benefit / FIFO garbage collection and a DRAM write buffer.
 
 pub mod block_pool;
+pub mod interface;
 pub mod lpn;
 pub mod page_ftl;
 pub mod page_map;
@@ -9,8 +10,9 @@ pub mod variant;
 pub mod victim;
 pub mod write_buffer;
 
+pub use interface::{Ftl, FtlMeasures};
 pub use lpn::Lpn;
-pub use page_ftl::{FtlConfig, FtlStats, GcOutcome, PageFtl};
+pub use page_ftl::{FtlConfig, FtlStats, GcOutcome, PageData, PageFtl};
 pub use variant::{BackwardUpdate, StripeUnit, VariantStats};
 pub use victim::VictimPolicy;
 pub use write_buffer::WriteBuffer;

@@ -234,8 +234,15 @@ impl PageFtl {
         self.pool.free_count(plane)
     }
 
+    /// Pages holding data. Under a lazy backward map, trimmed pages stay in the valid counts
+    /// until they are reconciled; they are not data, so they do not count here.
     pub fn valid_pages(&self) -> u64 {
-        self.pool.valid_counts().iter().map(|&v| v as u64).sum()
+        self.pool.valid_counts().iter().map(|&v| v as u64).sum::<u64>() - self.stale_pages()
+    }
+
+    /// Trimmed pages a lazy backward map still counts as valid (0 when the map is eager).
+    pub fn stale_pages(&self) -> u64 {
+        self.stale_in_block.iter().map(|&s| s as u64).sum()
     }
 
     pub fn is_mapped(&self, lpn: Lpn) -> bool {
@@ -732,15 +739,15 @@ mod tests {
         for lpn in 0..8 {
             f.write(SimTime::ZERO, Lpn(lpn), 1);
         }
-        let valid = f.valid_pages();
         for lpn in 0..8 {
             assert!(f.trim_at(SimTime::ZERO, Lpn(lpn)).0);
         }
-        assert_eq!(f.valid_pages(), valid, "the backward map still claims the trimmed pages");
+        assert_eq!(f.stale_pages(), 8, "the backward map still claims the trimmed pages");
+        assert_eq!(f.valid_pages(), 0, "but they hold no data");
         assert!(!f.is_mapped(Lpn(3)));
         f.check().unwrap();
         f.reconcile_pending(SimTime::ZERO, false);
-        assert_eq!(f.valid_pages(), 0);
+        assert_eq!((f.valid_pages(), f.stale_pages()), (0, 0));
         assert_eq!(f.variant_stats().reconciled_periodic, 8);
         f.check().unwrap();
     }

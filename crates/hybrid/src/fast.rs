@@ -31,6 +31,7 @@
 use crate::hbl::TrimmedRangeList;
 use serde::Serialize;
 use std::collections::VecDeque;
+use trimlab_ftl::{FtlMeasures, FtlStats, Lpn, PageData};
 use trimlab_nand::{BlockId, FlashArray, Geometry, Ppa, Timing};
 use trimlab_sim::SimTime;
 
@@ -52,8 +53,8 @@ pub struct HybridConfig {
     pub sequential_logs: u32,
     pub random_logs: u32,
     pub striping: Striping,
-    /// Hash groups of the trimmed-range list; `None`: the FTL does not support TRIM and
-    /// ignores it (004's "w/o TRIM" columns).
+    /// Hash groups of the trimmed-range list; `None`: no list, a TRIM unmaps its pages at once
+    /// (a drive that ignores TRIM is the `none` TRIM engine in front of the FTL).
     pub trim_groups: Option<u32>,
     /// Keep a data tag per physical page so reads can be checked against a reference.
     pub track_data: bool,
@@ -303,17 +304,26 @@ impl HybridFtl {
         }
     }
 
-    /// Records a TRIM of `[start, start + count)`. Returns the list-walk steps it cost.
+    /// TRIM of `[start, start + count)`. With the trimmed-range list the range is recorded and
+    /// merges drop its pages later; without it the pages are unmapped at once (both maps, valid
+    /// counts). Returns how many of the pages held data.
     pub fn trim(&mut self, start: u32, count: u32) -> u64 {
-        let Some(hbl) = self.hbl.as_mut() else {
-            return 0;
-        };
-        let before = hbl.stats().walk_steps_insert;
         let count = count.min(self.config.logical_pages.saturating_sub(start));
-        hbl.insert(start, count);
         self.stats.trim_commands += 1;
         self.stats.trimmed_pages_requested += count as u64;
-        hbl.stats().walk_steps_insert - before
+        let mut live = 0;
+        for lpn in start..start + count {
+            if self.forward[lpn as usize] != NONE && !self.hbl.as_ref().is_some_and(|h| h.any_in(lpn, 1)) {
+                live += 1;
+                if self.hbl.is_none() {
+                    self.unmap(lpn);
+                }
+            }
+        }
+        if let Some(hbl) = self.hbl.as_mut() {
+            hbl.insert(start, count);
+        }
+        live
     }
 
     /// Programs one host page; merges needed to make room run first, in the foreground.
@@ -757,6 +767,88 @@ impl HybridFtl {
     }
 }
 
+impl trimlab_ftl::Ftl for HybridFtl {
+    fn kind(&self) -> &'static str {
+        "hybrid"
+    }
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+    fn flash(&self) -> &FlashArray {
+        &self.flash
+    }
+    fn logical_pages(&self) -> u32 {
+        self.config.logical_pages
+    }
+    fn valid_pages(&self) -> u64 {
+        let listed = self.hbl.as_ref().map_or(0, |h| {
+            (0..self.config.logical_pages)
+                .filter(|&l| self.forward[l as usize] != NONE && h.any_in(l, 1))
+                .count()
+        });
+        self.valid.iter().map(|&v| v as u64).sum::<u64>() - listed as u64
+    }
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.forward[lpn.index()] != NONE && !self.hbl.as_ref().is_some_and(|h| h.any_in(lpn.0, 1))
+    }
+    fn read(&mut self, now: SimTime, lpn: Lpn) -> (PageData, SimTime) {
+        if !trimlab_ftl::Ftl::is_mapped(self, lpn) {
+            return (PageData::Unmapped, now);
+        }
+        let (tag, done) = HybridFtl::read(self, now, lpn.0);
+        (PageData::Mapped(if self.tags.is_some() { tag } else { 0 }), done)
+    }
+    fn write(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
+        HybridFtl::write(self, now, lpn.0, tag)
+    }
+    fn trim(&mut self, _now: SimTime, start: Lpn, count: u32) -> u64 {
+        HybridFtl::trim(self, start.0, count)
+    }
+    fn stats(&self) -> FtlStats {
+        let s = &self.stats;
+        FtlStats {
+            host_pages_programmed: s.host_pages_programmed,
+            gc_pages_copied: s.merge_pages_copied,
+            gc_invocations: s.switch_merges + s.partial_merges + s.full_merges,
+            gc_victims: s.rw_victims,
+            gc_busy_ns: s.merge_busy_ns,
+            gc_stalls: 0,
+            trimmed_mapped_pages: s.trimmed_pages_dropped,
+            ..FtlStats::default()
+        }
+    }
+    fn measures(&self) -> FtlMeasures {
+        FtlMeasures {
+            blocks_programmed: self.stats.blocks_opened,
+            blocks_total: self.geometry.block_count() as u64,
+            erases_total: self.flash.counters().blocks_erased,
+            valid_blocks: self.valid_blocks(),
+            host_pages_programmed: self.stats.host_pages_programmed,
+            nand_pages_programmed: self.flash.counters().pages_programmed,
+        }
+    }
+    fn detail(&self) -> serde_json::Value {
+        serde_json::json!({
+            "merges": self.stats,
+            "trimmed_range_list": self.hbl.as_ref().map(|h| serde_json::json!({
+                "ranges": h.range_count(),
+                "pages": h.page_count(),
+                "memory_bytes": h.memory_bytes(),
+                "walks": h.stats(),
+            })),
+        })
+    }
+    fn heap_bytes(&self) -> usize {
+        HybridFtl::heap_bytes(self)
+    }
+    fn check(&self) -> Result<(), String> {
+        HybridFtl::check(self)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -820,12 +912,14 @@ mod tests {
 
     #[test]
     fn random_log_victims_are_fully_merged_and_trimmed_pages_are_not_copied() {
-        for trim in [false, true] {
-            let mut f = ftl(trim);
+        // With the trimmed-range list the merge drops the listed pages; without it the TRIM
+        // unmapped them at once. Either way they are not copied.
+        for list in [false, true] {
+            let mut f = ftl(list);
             for lpn in 0..16 {
                 f.write(SimTime::ZERO, lpn, 1);
             }
-            f.trim(1, 6);
+            assert_eq!(f.trim(1, 6), 6, "list {list}: six live pages trimmed");
             // The first RW log takes updates of blocks 0 and 1, the second pages of block 2; the
             // next random write reclaims the first (the oldest) and fully merges blocks 0 and 1.
             for lpn in [7, 9, 10, 11, 12, 13, 14, 15, 17, 18, 19, 20, 21, 22, 23, 25, 26] {
@@ -833,11 +927,11 @@ mod tests {
             }
             let s = f.stats().clone();
             assert_eq!(s.rw_victims, 1);
-            assert_eq!(s.full_merges, 2, "trim {trim}");
-            // Block 0 holds 8 pages; with TRIM only pages 0 and 7 are live; block 1 holds 8.
-            let expected = if trim { 2 + 8 } else { 8 + 8 };
-            assert_eq!(s.merge_pages_copied, expected, "trim {trim}");
-            assert_eq!(f.read(SimTime::ZERO, 3).0, if trim { 0 } else { 1 });
+            assert_eq!(s.full_merges, 2, "list {list}");
+            // Block 0 holds 8 pages of which only 0 and 7 are live; block 1 holds 8.
+            assert_eq!(s.merge_pages_copied, 2 + 8, "list {list}");
+            assert_eq!(s.trimmed_pages_dropped, if list { 6 } else { 0 }, "list {list}");
+            assert_eq!(f.read(SimTime::ZERO, 3).0, 0);
         }
     }
 }

@@ -1,10 +1,8 @@
-//! 004's FTL designs for TRIM: the hybrid FAST FTL with a trimmed-range list (HBL), and a small
-//! command driver that serves host commands with timing on either it or the page-mapping FTL.
+//! 004's FTL design for TRIM: the hybrid FAST FTL with a trimmed-range list (HBL), behind the
+//! same `trimlab_ftl::Ftl` seam as the page-mapping FTL, so the device drives either.
 
-pub mod driver;
 pub mod fast;
 pub mod hbl;
 
-pub use driver::{Completion, DriveError, Driver, FtlMeasures, FtlModel, HostCommand, PageFtlModel};
 pub use fast::{HybridConfig, HybridFtl, HybridStats, Striping};
 pub use hbl::{HblStats, TrimmedRangeList};

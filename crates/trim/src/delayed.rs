@@ -14,7 +14,7 @@ use crate::engine::{Controller, PageRange, TrimEngine, TrimStats, TrimSteps};
 use crate::trim_bitmap::{BitmapKind, TrimBitmap};
 use crate::trim_buffer::TrimBuffer;
 use serde::{Deserialize, Serialize};
-use trimlab_ftl::{Lpn, PageFtl};
+use trimlab_ftl::{Ftl, Lpn};
 use trimlab_sim::{ByteSize, SimTime};
 
 /// How much pending TRIM a GC applies before it runs.
@@ -185,7 +185,7 @@ impl DelayedTrim {
             if buffered && ctl.buffer.discard(lpn) {
                 dropped += 1;
             }
-            let mapped = ctl.ftl.trim(lpn);
+            let mapped = ctl.ftl.trim(ctl.now, lpn, 1) > 0;
             unmapped += mapped as u64;
             let (s2, s3) = self.cost.steps23_ns(buffered, mapped);
             steps.step2_ns += s2;
@@ -295,7 +295,7 @@ impl TrimEngine for DelayedTrim {
     /// D1: the bitmap is self-consistent. D2: every pending page is named by an entry still in
     /// the trim buffer, so some drain will apply it. D3: the buffer holds no more entries than
     /// its capacity and at least as many pages as are pending.
-    fn check(&self, _ftl: &PageFtl) -> Result<(), String> {
+    fn check(&self, _ftl: &dyn Ftl) -> Result<(), String> {
         self.bitmap.check()?;
         if self.buffer.len() > self.buffer.capacity_entries() {
             return Err(format!(

@@ -1,7 +1,7 @@
 //! The interface every TRIM engine implements, and what engines count.
 
 use serde::Serialize;
-use trimlab_ftl::{Lpn, PageFtl, WriteBuffer};
+use trimlab_ftl::{Ftl, Lpn, WriteBuffer};
 use trimlab_sim::SimTime;
 
 /// A run of whole logical pages named by a TRIM.
@@ -17,10 +17,12 @@ impl PageRange {
     }
 }
 
-/// The controller state an engine may change: the maps (through the FTL) and the write buffer.
+/// The controller state an engine may change: the maps (through the FTL) and the write buffer,
+/// at the instant `now` the engine's work starts.
 pub struct Controller<'a> {
-    pub ftl: &'a mut PageFtl,
+    pub ftl: &'a mut dyn Ftl,
     pub buffer: &'a mut WriteBuffer,
+    pub now: SimTime,
 }
 
 /// Foreground controller time of one TRIM, by step of 002.
@@ -130,7 +132,7 @@ pub trait TrimEngine {
     fn stats(&self) -> &TrimStats;
 
     /// Engine-internal consistency against the controller state (tests call it).
-    fn check(&self, _ftl: &PageFtl) -> Result<(), String> {
+    fn check(&self, _ftl: &dyn Ftl) -> Result<(), String> {
         Ok(())
     }
 }

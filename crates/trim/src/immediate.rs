@@ -28,10 +28,8 @@ impl TrimEngine for ImmediateTrim {
                 if buffered && ctl.buffer.discard(lpn) {
                     dropped += 1;
                 }
-                if ctl.ftl.trim(lpn) {
-                    unmapped += 1;
-                }
             }
+            unmapped += ctl.ftl.trim(ctl.now, range.start, range.count);
         }
         let steps = TrimSteps {
             step1_ns: self.cost.step1_ns(ranges.len()),

@@ -3,6 +3,7 @@
 //! preconditioning that brings a drive to steady state, and the closed-loop runner that issues
 //! commands from `queue_depth` simulated submitters through the event queue.
 
+pub mod cluster_host;
 pub mod config;
 pub mod generator;
 pub mod runner;

@@ -140,11 +140,11 @@ fn judge<'a>(get: &dyn Fn(PolicyKind, u64) -> &'a MicroResult, t2: &[Table2]) ->
 pub fn run(o: &Options) -> Result<ExperimentReport> {
     let points: Vec<(PolicyKind, u64)> =
         POLICIES.iter().flat_map(|&p| APPENDS.iter().map(move |&a| (p, a))).collect();
-    let results: Vec<MicroResult> = parallel_map(&points, "lazy-trim", |&(p, a)| micro(p, a, None, o))
+    let results: Vec<MicroResult> = parallel_map(o, &points, "lazy-trim", |&(p, a)| micro(p, a, None, o))
         .into_iter()
         .collect::<Result<_>>()?;
     let t2_policies = [PolicyKind::Discard, PolicyKind::Lazy, PolicyKind::LazyReuse];
-    let t2: Vec<Table2> = parallel_map(&t2_policies, "lazy-trim table II", |&p| table2(p, None, o))
+    let t2: Vec<Table2> = parallel_map(o, &t2_policies, "lazy-trim table II", |&p| table2(p, None, o))
         .into_iter()
         .collect::<Result<_>>()?;
     // The TRIM-cost sweep: discard and Lazy TRIM at every append size, and Table II, per cost.
@@ -157,13 +157,13 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
         })
         .collect();
     let sweep_micro: Vec<MicroResult> =
-        parallel_map(&sweep_points, "lazy-trim cost sweep", |&(c, p, a)| micro(p, a, Some(c), o))
+        parallel_map(o, &sweep_points, "lazy-trim cost sweep", |&(c, p, a)| micro(p, a, Some(c), o))
             .into_iter()
             .collect::<Result<_>>()?;
     let sweep_t2_points: Vec<(u64, PolicyKind)> =
         TRIM_COST_SWEEP_NS.iter().flat_map(|&c| t2_policies.iter().map(move |&p| (c, p))).collect();
     let sweep_t2: Vec<Table2> =
-        parallel_map(&sweep_t2_points, "lazy-trim table II sweep", |&(c, p)| table2(p, Some(c), o))
+        parallel_map(o, &sweep_t2_points, "lazy-trim table II sweep", |&(c, p)| table2(p, Some(c), o))
             .into_iter()
             .collect::<Result<_>>()?;
     let get = |p: PolicyKind, a: u64| -> &MicroResult {

@@ -1,8 +1,8 @@
-//! Reading a run configuration from TOML.
+//! The run configuration as written in TOML: the one schema `run`, `serve`, `replay`, `advise`,
+//! sweeps and reproductions share. Only this crate knows it.
 
-use anyhow::{Context, Result};
+use crate::ScenarioError;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
 use trimlab_workload::WorkloadConfig;
 
@@ -28,14 +28,30 @@ pub struct Resolved {
 }
 
 impl RunConfig {
-    pub fn parse(text: &str, origin: &str) -> Result<RunConfig> {
-        toml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {}", e.to_string().trim_end()))
+    pub fn parse(text: &str, origin: &str) -> Result<RunConfig, ScenarioError> {
+        toml::from_str(text)
+            .map_err(|e| ScenarioError::Parse(format!("{origin}: {}", e.to_string().trim_end())))
     }
 
-    pub fn load(path: &Path) -> Result<RunConfig> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        RunConfig::parse(&text, &path.display().to_string())
+    /// Parses `text` with `--set key.path=value` overrides applied first. Without overrides the
+    /// errors name lines of `text`; with them, an error names the override it comes from when
+    /// the key was set on the command line.
+    pub fn parse_with(text: &str, origin: &str, set: &[String]) -> Result<RunConfig, ScenarioError> {
+        if set.is_empty() {
+            return RunConfig::parse(text, origin);
+        }
+        let mut doc: toml::Table = toml::from_str(text)
+            .map_err(|e| ScenarioError::Parse(format!("{origin}: {}", e.to_string().trim_end())))?;
+        for assignment in set {
+            crate::overrides::apply_set(&mut doc, assignment)?;
+        }
+        RunConfig::deserialize(toml::Value::Table(doc)).map_err(|e| {
+            ScenarioError::Parse(format!(
+                "{origin} with --set {}: {}",
+                set.join(" --set "),
+                e.to_string().trim_end()
+            ))
+        })
     }
 
     pub fn resolve(&self) -> Result<Resolved, trimlab_device::ConfigError> {

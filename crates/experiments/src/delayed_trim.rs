@@ -285,7 +285,7 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
         }
     }
     jobs.push((scale * GAP_SWEEP_SCALE, sweep_list[5], IDLE_GAP_NS, None));
-    let outcomes = parallel_map(&jobs, "delayed-trim", |&(s, p, gap, cost)| {
+    let outcomes = parallel_map(options, &jobs, "delayed-trim", |&(s, p, gap, cost)| {
         measure(s, p, gap, cost, false, options.seed)
     });
     // Idle-time GC off and on (on is the nvme-tlc preset's default; 002's drive has none) at the
@@ -295,11 +295,12 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
     let idle_gc_jobs: Vec<(Policy, bool)> =
         [false, true].iter().flat_map(|&on| idle_gc_policies.iter().map(move |&p| (p, on))).collect();
     let idle_gap_unscaled = (IDLE_GAP_NS as f64 / (scale * GAP_SWEEP_SCALE)) as u64;
-    let mut idle_gc_runs: Vec<Outcome> = parallel_map(&idle_gc_jobs, "delayed-trim idle GC", |&(p, on)| {
-        measure(scale * GAP_SWEEP_SCALE, p, idle_gap_unscaled, None, on, options.seed)
-    })
-    .into_iter()
-    .collect::<Result<_>>()?;
+    let mut idle_gc_runs: Vec<Outcome> =
+        parallel_map(options, &idle_gc_jobs, "delayed-trim idle GC", |&(p, on)| {
+            measure(scale * GAP_SWEEP_SCALE, p, idle_gap_unscaled, None, on, options.seed)
+        })
+        .into_iter()
+        .collect::<Result<_>>()?;
     let idle_gc_on = idle_gc_runs.split_off(idle_gc_policies.len());
     let idle_gc_off = idle_gc_runs;
     let outcomes: Vec<Outcome> = outcomes.into_iter().collect::<Result<_>>()?;

@@ -134,7 +134,7 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
         A(u64),
         B((u64, Vec<u64>, u64)),
     }
-    let outs: Vec<Out> = parallel_map(&jobs, "selective-trim", |j| match *j {
+    let outs: Vec<Out> = parallel_map(o, &jobs, "selective-trim", |j| match *j {
         Job::A(u, on) => fig1a_point(u, on, o).map(|(t, _)| Out::A(t)),
         Job::B(p, cost) => fig1b_run(p, cost, o).map(Out::B),
     })

@@ -13,10 +13,11 @@ use super::bands;
 use super::{parallel_map, Options};
 use anyhow::{Context, Result};
 use trimlab_device::config::GcThreshold;
-use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
+use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table};
-use trimlab_sim::{ByteSize, SeedTree};
-use trimlab_workload::{run_phase, AccessPattern, Drive, Generator, Precondition, Target, WorkloadConfig};
+use trimlab_scenario::RunConfig;
+use trimlab_sim::ByteSize;
+use trimlab_workload::{AccessPattern, Precondition, Volume, WorkloadConfig};
 
 const SPARE_FACTORS: [f64; 7] = [0.07, 0.10, 0.15, 0.20, 0.30, 0.40, 0.50];
 const PAGES_PER_BLOCK: [u32; 4] = [32, 64, 128, 256];
@@ -34,6 +35,12 @@ struct Point {
     trim_fraction: f64,
 }
 
+impl Point {
+    fn name(&self) -> String {
+        format!("sf{}-ppb{}-trim{}", self.spare_factor, self.pages_per_block, self.trim_fraction)
+    }
+}
+
 struct Measured {
     waf: f64,
     spare_factor_resolved: f64,
@@ -49,7 +56,9 @@ fn physical_pages_per_point(options: &Options) -> u64 {
     ((1u64 << 18) as f64 * options.scale).round() as u64
 }
 
-fn measure(point: &Point, options: &Options) -> Result<Measured> {
+/// The run configuration of one point: what `trimlab reproduce waf --emit-configs` writes and
+/// `trimlab run` runs to the same WAF.
+fn config(point: &Point, options: &Options) -> RunConfig {
     let physical_pages = physical_pages_per_point(options);
     let blocks = (physical_pages / point.pages_per_block as u64).max(64) as u32;
     let device = DeviceSection {
@@ -66,31 +75,38 @@ fn measure(point: &Point, options: &Options) -> Result<Measured> {
         ..Default::default()
     };
     let ftl = FtlSection { gc_free_blocks: Some(GcThreshold::Blocks(GC_FREE_BLOCKS)), ..Default::default() };
-    let config = SsdConfig::resolve(&device, &ftl, &TrimSection::default())?;
-    let logical = config.logical_pages as u64;
-    let physical = config.geometry.physical_pages() as u64;
-    let mut ssd = Ssd::new(config.clone());
-    let workload = WorkloadConfig {
-        pattern: AccessPattern::UniformRandom,
-        trim_fraction: point.trim_fraction,
-        queue_depth: 1,
-        precondition: Precondition::Fill,
-        ..Default::default()
-    };
-    let seeds = SeedTree::new(options.seed)
-        .child(&format!("waf/{}/{}/{}", point.spare_factor, point.pages_per_block, point.trim_fraction));
-    let mut tag = 1;
-    let mut now = trimlab_workload::precondition(&mut ssd, &workload, &seeds, &mut tag, &mut ())?;
-    let mut generator =
-        Generator::new(&workload, ssd.capacity_bytes(), seeds.fork("waf.mix"), seeds.fork("waf.address"));
-    let capacity = ssd.capacity_bytes() as f64;
-    let drive = |volume: f64| Drive::closed_loop(1, Target::WriteBytes((capacity * volume) as u64));
-    now = run_phase(&mut ssd, &mut generator, now, drive(WARM_WRITES), &mut tag, &mut ())?.end;
-    ssd.start_measurement(now);
-    let end = run_phase(&mut ssd, &mut generator, now, drive(MEASURED_WRITES), &mut tag, &mut ())?.end;
-    let report = ssd.report(end);
-    ssd.check().map_err(anyhow::Error::msg).context("consistency check after the waf run")?;
+    RunConfig {
+        seed: Some(options.seed),
+        device,
+        ftl,
+        trim: TrimSection::default(),
+        workload: WorkloadConfig {
+            pattern: AccessPattern::UniformRandom,
+            trim_fraction: point.trim_fraction,
+            queue_depth: 1,
+            // Fill sequentially, then WARM_WRITES of the measured mix (so the trimmed share
+            // reaches steady state too), then measure.
+            precondition: Precondition::Steady,
+            precondition_writes: Volume::Capacity(WARM_WRITES),
+            writes: Volume::Capacity(MEASURED_WRITES),
+            ..Default::default()
+        },
+    }
+}
 
+/// Every point of the experiment as a named configuration.
+pub fn configs(options: &Options) -> Vec<(String, RunConfig)> {
+    points().iter().map(|p| (p.name(), config(p, options))).collect()
+}
+
+fn measure(point: &Point, options: &Options) -> Result<Measured> {
+    let config = config(point, options);
+    let device = SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
+    let blocks = device.geometry.blocks_per_plane;
+    let logical = device.logical_pages as u64;
+    let physical = device.geometry.physical_pages() as u64;
+    let run = trimlab_scenario::run(&config, None, &mut ()).context("the waf point's run")?;
+    let report = run.report;
     let b = point.pages_per_block as u64;
     // Free-block reserve: GC restores GC_FREE_BLOCKS and restarts when one is taken (m - 1/2);
     // two open blocks (host, GC) that start empty are half unwritten on average.
@@ -103,7 +119,7 @@ fn measure(point: &Point, options: &Options) -> Result<Measured> {
     let applies = trimlab_analytic::applicability_for_pool(sf_eff, point.pages_per_block, blocks);
     Ok(Measured {
         waf: report.waf,
-        spare_factor_resolved: config.spare_factor,
+        spare_factor_resolved: device.spare_factor,
         spare_factor_gc: sf_gc,
         mean_field,
         desnoyers,
@@ -112,7 +128,7 @@ fn measure(point: &Point, options: &Options) -> Result<Measured> {
     })
 }
 
-pub fn run(options: &Options) -> Result<ExperimentReport> {
+fn points() -> Vec<Point> {
     let mut points = Vec::new();
     for &trim_fraction in &TRIM_FRACTIONS {
         for &pages_per_block in &PAGES_PER_BLOCK {
@@ -121,7 +137,12 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             }
         }
     }
-    let results = parallel_map(&points, "waf", |p| measure(p, options));
+    points
+}
+
+pub fn run(options: &Options) -> Result<ExperimentReport> {
+    let points = points();
+    let results = parallel_map(options, &points, "waf", |p| measure(p, options));
     let results: Vec<Measured> = results.into_iter().collect::<Result<_>>()?;
 
     let mut table = Table {

@@ -125,7 +125,7 @@ fn wear_run(policy: PolicyKind, idle_gc: bool, o: &Options) -> Result<Wear> {
 }
 
 pub fn run(o: &Options) -> Result<ExperimentReport> {
-    let thin: Vec<Thin> = parallel_map(&[false, true], "discard-vs-fstrim thin", |&d| thin_run(d, o))
+    let thin: Vec<Thin> = parallel_map(o, &[false, true], "discard-vs-fstrim thin", |&d| thin_run(d, o))
         .into_iter()
         .collect::<Result<_>>()?;
     let policies = [PolicyKind::NoDiscard, PolicyKind::Discard, PolicyKind::Fstrim, PolicyKind::Async];
@@ -133,7 +133,7 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
     let wear_jobs: Vec<(PolicyKind, bool)> =
         [true, false].iter().flat_map(|&on| policies.iter().map(move |&p| (p, on))).collect();
     let mut wear: Vec<Wear> =
-        parallel_map(&wear_jobs, "discard-vs-fstrim wear", |&(p, on)| wear_run(p, on, o))
+        parallel_map(o, &wear_jobs, "discard-vs-fstrim wear", |&(p, on)| wear_run(p, on, o))
             .into_iter()
             .collect::<Result<_>>()?;
     let wear_no_idle_gc = wear.split_off(policies.len());

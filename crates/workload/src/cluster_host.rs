@@ -1,9 +1,9 @@
-//! The host side of `ftl-trim`: a minimal file-system allocator and the two workloads of 004
-//! §5 (an OS install and IOZone), synthesized at block level.
+//! 004's host: a minimal NTFS-like cluster allocator and the two workloads of 004 §5 (an OS
+//! install and IOZone), synthesized at block level and sent to the device as commands.
 //!
-//! There is no file-system layer in trimlab yet, so the host is the smallest thing that makes
-//! TRIM matter the way it does under a file system: files own 4 KiB clusters, and a deleted
-//! file's clusters become free (and are trimmed if the host sends TRIM).
+//! The host is the smallest thing that makes TRIM matter the way it does under a Windows 7 file
+//! system: files own 4 KiB clusters, and a deleted file's clusters become free (and are
+//! trimmed if the host sends TRIM).
 //!
 //! 004 §5.5 reports that Windows 7 changes how it allocates once it finds a TRIM-capable drive:
 //! "Windows 7 file system allocates new file system block to perform update instead of
@@ -18,11 +18,21 @@
 //! Requests run in a closed loop at queue depth 1 (synchronous writes), so the simulated time
 //! of a phase is the device's service time of its requests.
 
-use anyhow::{Context, Result};
 use rand::Rng;
 use std::collections::BTreeMap;
-use trimlab_hybrid::{Driver, FtlModel, HostCommand};
+use trimlab_device::{ByteRange, Command, CommandError, Ssd};
 use trimlab_sim::SimTime;
+
+/// Why the host could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("host: the volume is full ({free} clusters free, {wanted} wanted)")]
+    Full { free: u64, wanted: u32 },
+    #[error("host: the device refused a command: {0}")]
+    Refused(#[from] CommandError),
+}
+
+type Result<T> = std::result::Result<T, HostError>;
 
 pub const CLUSTER_BYTES: u64 = 4096;
 /// ATA DATA SET MANAGEMENT: 64 ranges per 512-byte block of entries.
@@ -39,6 +49,10 @@ pub struct File {
 impl File {
     pub fn len(&self) -> u64 {
         self.clusters.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.clusters.is_empty()
     }
 
     /// Runs of consecutive clusters `(first, count)` in file order.
@@ -78,10 +92,7 @@ impl Allocator {
             self.cursor = 0;
         }
         if clusters as u64 > self.free_clusters {
-            anyhow::bail!(
-                "host: the volume is full ({} clusters free, {clusters} wanted)",
-                self.free_clusters
-            );
+            return Err(HostError::Full { free: self.free_clusters, wanted: clusters });
         }
         let mut file = File::default();
         while clusters > 0 {
@@ -93,7 +104,9 @@ impl Allocator {
                 .filter(|(&s, &l)| s + l > self.cursor)
                 .or_else(|| self.free.range(self.cursor..).next())
                 .or_else(|| self.free.iter().next())
-                .context("host: free-extent map empty while clusters remain")?;
+                .unwrap_or_else(|| {
+                    unreachable!("host: free-extent map empty while {clusters} clusters remain")
+                });
             let from = if start <= self.cursor && self.cursor < start + len { self.cursor } else { start };
             let take = clusters.min(start + len - from);
             self.free.remove(&start);
@@ -145,8 +158,8 @@ impl PhaseMeter {
     }
 }
 
-pub struct Host<'a, F> {
-    pub driver: &'a mut Driver<F>,
+pub struct Host<'a> {
+    pub ssd: &'a mut Ssd,
     pub now: SimTime,
     /// Whether deletes send TRIM; it also selects the allocation policy (see the module doc).
     pub trim: bool,
@@ -154,22 +167,22 @@ pub struct Host<'a, F> {
     alloc: Allocator,
 }
 
-impl<'a, F: FtlModel> Host<'a, F> {
+impl<'a> Host<'a> {
     /// `first_fit`: place new clusters at the lowest free ones instead of next-fit.
-    pub fn new(driver: &'a mut Driver<F>, trim: bool, first_fit: bool) -> Self {
-        let clusters = (driver.capacity_bytes() / CLUSTER_BYTES) as u32;
+    pub fn new(ssd: &'a mut Ssd, trim: bool, first_fit: bool) -> Self {
+        let clusters = (ssd.capacity_bytes() / CLUSTER_BYTES) as u32;
         let mut alloc = Allocator::new(clusters);
         alloc.first_fit = first_fit;
-        Host { driver, now: SimTime::ZERO, trim, tag: 1, alloc }
+        Host { ssd, now: SimTime::ZERO, trim, tag: 1, alloc }
     }
 
     pub fn capacity_bytes(&self) -> u64 {
-        self.driver.capacity_bytes()
+        self.ssd.capacity_bytes()
     }
 
-    fn submit(&mut self, command: HostCommand) -> Result<()> {
-        let done = self.driver.submit(self.now, &command, None).map_err(anyhow::Error::msg)?.done;
-        self.now = done;
+    /// Submits at `now` and waits for the completion (synchronous requests, queue depth 1).
+    fn submit(&mut self, command: Command) -> Result<()> {
+        self.now = self.ssd.submit(self.now, &command, None)?.done;
         Ok(())
     }
 
@@ -187,7 +200,7 @@ impl<'a, F: FtlModel> Host<'a, F> {
                 let bytes = n as u64 * CLUSTER_BYTES;
                 let tag = self.tag;
                 self.tag += bytes;
-                self.submit(HostCommand::Write { offset: at as u64 * CLUSTER_BYTES, bytes, tag })?;
+                self.submit(Command::Write { offset: at as u64 * CLUSTER_BYTES, bytes, tag })?;
                 at += n;
                 left -= n;
                 written += bytes;
@@ -199,15 +212,29 @@ impl<'a, F: FtlModel> Host<'a, F> {
     /// Frees `clusters` and trims them if the host sends TRIM.
     fn discard(&mut self, clusters: &[u32]) -> Result<()> {
         self.alloc.release(clusters);
-        if self.trim {
-            let extents = File::extents(clusters);
-            for chunk in extents.chunks(TRIM_RANGES_PER_COMMAND) {
-                let ranges = chunk
-                    .iter()
-                    .map(|&(s, l)| (s as u64 * CLUSTER_BYTES, l as u64 * CLUSTER_BYTES))
-                    .collect();
-                self.submit(HostCommand::Trim { ranges })?;
+        if !self.trim {
+            return Ok(());
+        }
+        let config = self.ssd.config();
+        let max_ranges = TRIM_RANGES_PER_COMMAND.min(config.trim_max_ranges as usize);
+        let max_bytes = (config.trim_max_bytes / CLUSTER_BYTES * CLUSTER_BYTES).max(CLUSTER_BYTES);
+        let mut ranges: Vec<ByteRange> = Vec::new();
+        let mut bytes_in_command = 0;
+        for (start, len) in File::extents(clusters) {
+            let (mut offset, end) = (start as u64 * CLUSTER_BYTES, (start + len) as u64 * CLUSTER_BYTES);
+            while offset < end {
+                if ranges.len() == max_ranges || bytes_in_command == max_bytes {
+                    self.submit(Command::Trim { ranges: std::mem::take(&mut ranges) })?;
+                    bytes_in_command = 0;
+                }
+                let bytes = (end - offset).min(max_bytes - bytes_in_command);
+                ranges.push(ByteRange { offset, bytes });
+                bytes_in_command += bytes;
+                offset += bytes;
             }
+        }
+        if !ranges.is_empty() {
+            self.submit(Command::Trim { ranges })?;
         }
         Ok(())
     }
@@ -274,7 +301,7 @@ pub struct Metadata {
 }
 
 impl Metadata {
-    pub fn create<F: FtlModel>(host: &mut Host<F>) -> Result<Self> {
+    pub fn create(host: &mut Host) -> Result<Self> {
         let capacity = host.capacity_bytes();
         Ok(Metadata {
             mft: host.create(capacity / 100)?,
@@ -286,7 +313,7 @@ impl Metadata {
     }
 
     /// The metadata writes of one new file.
-    pub fn file_created<F: FtlModel>(&mut self, host: &mut Host<F>, rng: &mut impl Rng) -> Result<u64> {
+    pub fn file_created(&mut self, host: &mut Host, rng: &mut impl Rng) -> Result<u64> {
         let record_cluster = (self.records / 4) % self.mft.len();
         self.records += 1;
         let mut bytes =
@@ -308,7 +335,7 @@ impl Metadata {
 ///   end.
 ///
 /// Returns the phase meter of the whole install.
-pub fn os_install<F: FtlModel>(host: &mut Host<F>, volume: u64, rng: &mut impl Rng) -> Result<PhaseMeter> {
+pub fn os_install(host: &mut Host, volume: u64, rng: &mut impl Rng) -> Result<PhaseMeter> {
     let mut meter = PhaseMeter { name: "os-install", ..Default::default() };
     let mut metadata = Metadata::create(host)?;
     let mut temps: Vec<(u64, File)> = Vec::new();
@@ -344,8 +371,8 @@ pub fn os_install<F: FtlModel>(host: &mut Host<F>, volume: u64, rng: &mut impl R
 /// at random record-aligned offsets (as many records as the file holds), and deleted. Updates
 /// follow the host's policy ([`Host::update`]). The host idles `idle_ns` after each test (file
 /// close, IOZone's own work).
-pub fn iozone<F: FtlModel>(
-    host: &mut Host<F>,
+pub fn iozone(
+    host: &mut Host,
     file_bytes: u64,
     record_sizes: &[u64],
     idle_ns: u64,

@@ -1,0 +1,159 @@
+//! The one seam between the device and any flash translation layer: what the controller asks of
+//! an FTL (read, write, unmap, garbage collection when asked, checks and measures). The
+//! page-mapping FTL implements it here; the hybrid FAST FTL in `trimlab-hybrid`. The device holds
+//! whichever `[ftl] kind` names as a `Box<dyn Ftl>`.
+
+use crate::lpn::Lpn;
+use crate::page_ftl::{FtlStats, PageData, PageFtl};
+use serde::Serialize;
+use trimlab_nand::{FlashArray, Geometry};
+use trimlab_sim::SimTime;
+
+/// 004's measures of an FTL after a run (§5.2), defined for every kind.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FtlMeasures {
+    /// N_pb: erased blocks taken for programming.
+    pub blocks_programmed: u64,
+    pub blocks_total: u64,
+    pub erases_total: u64,
+    /// N_vb: blocks holding live data at the end.
+    pub valid_blocks: u64,
+    pub host_pages_programmed: u64,
+    pub nand_pages_programmed: u64,
+}
+
+impl FtlMeasures {
+    /// N_eb: average erases per block.
+    pub fn erases_per_block(&self) -> f64 {
+        self.erases_total as f64 / self.blocks_total.max(1) as f64
+    }
+
+    /// E_ftl = N_vb / (N_pb × N_eb) (004 Eq. 1); infinite when nothing was erased.
+    pub fn e_ftl(&self) -> f64 {
+        self.valid_blocks as f64 / (self.blocks_programmed as f64 * self.erases_per_block())
+    }
+
+    /// NAND pages programmed per host page.
+    pub fn waf(&self) -> f64 {
+        self.nand_pages_programmed as f64 / self.host_pages_programmed.max(1) as f64
+    }
+}
+
+/// A flash translation layer as the controller drives it. Times are simulated instants; an
+/// operation reserves dies and channels on the FTL's `FlashArray` and returns when it ends.
+pub trait Ftl: Send {
+    /// The `[ftl] kind` name: "page" or "hybrid".
+    fn kind(&self) -> &'static str;
+    fn geometry(&self) -> &Geometry;
+    fn flash(&self) -> &FlashArray;
+    fn logical_pages(&self) -> u32;
+    /// Pages whose data the FTL keeps (mapped and not trimmed).
+    fn valid_pages(&self) -> u64;
+    /// Whether `lpn` holds data a read would return.
+    fn is_mapped(&self, lpn: Lpn) -> bool;
+    fn read(&mut self, now: SimTime, lpn: Lpn) -> (PageData, SimTime);
+    /// Programs one host page at `now`; returns when it is durable. Work the FTL must do first
+    /// to make room (a hybrid FTL's merges) runs inside; GC is requested, not run.
+    fn write(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime;
+    /// TRIM step 3 for `count` pages from `start` at `now`: their data is dropped. Returns how
+    /// many of them held data.
+    fn trim(&mut self, now: SimTime, start: Lpn, count: u32) -> u64;
+    /// Touches the map entries of pages about to be written so their cache misses overlap.
+    fn warm(&self, _lpns: &mut dyn Iterator<Item = Lpn>) {}
+    /// The next plane that asked for garbage collection since the last call.
+    fn take_gc_request(&mut self) -> Option<usize> {
+        None
+    }
+    /// Garbage-collects `plane` from `now` (only after `take_gc_request` named it).
+    fn collect(&mut self, _now: SimTime, _plane: usize) {}
+    /// Idle-time GC: reclaims one victim in `plane` if it is under `target` free blocks and has
+    /// something to reclaim; returns when its die is done (`None`: nothing done). Kinds without
+    /// idle-time GC do nothing.
+    fn collect_idle(&mut self, _now: SimTime, _plane: usize, _target: u32) -> Option<SimTime> {
+        None
+    }
+    /// Counters in the device report's terms (for a hybrid FTL, merges are its GC).
+    fn stats(&self) -> FtlStats;
+    /// 004's measures (N_pb, N_eb, N_vb, E_ftl).
+    fn measures(&self) -> FtlMeasures;
+    /// Counters only this kind has, for the report.
+    fn detail(&self) -> serde_json::Value;
+    /// Bytes of heap the FTL holds.
+    fn heap_bytes(&self) -> usize;
+    /// The full consistency check (tests call it after every step that matters).
+    fn check(&self) -> Result<(), String>;
+    /// The concrete FTL, for callers that report what only one kind has (004's tables).
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl Ftl for PageFtl {
+    fn kind(&self) -> &'static str {
+        "page"
+    }
+    fn geometry(&self) -> &Geometry {
+        PageFtl::geometry(self)
+    }
+    fn flash(&self) -> &FlashArray {
+        PageFtl::flash(self)
+    }
+    fn logical_pages(&self) -> u32 {
+        PageFtl::logical_pages(self)
+    }
+    fn valid_pages(&self) -> u64 {
+        PageFtl::valid_pages(self)
+    }
+    #[inline]
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        PageFtl::is_mapped(self, lpn)
+    }
+    #[inline]
+    fn read(&mut self, now: SimTime, lpn: Lpn) -> (PageData, SimTime) {
+        PageFtl::read(self, now, lpn)
+    }
+    #[inline]
+    fn write(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
+        PageFtl::write(self, now, lpn, tag)
+    }
+    fn trim(&mut self, now: SimTime, start: Lpn, count: u32) -> u64 {
+        (start.0..start.0 + count).filter(|&lpn| self.trim_at(now, Lpn(lpn)).0).count() as u64
+    }
+    fn warm(&self, lpns: &mut dyn Iterator<Item = Lpn>) {
+        PageFtl::warm(self, lpns)
+    }
+    #[inline]
+    fn take_gc_request(&mut self) -> Option<usize> {
+        PageFtl::take_gc_request(self)
+    }
+    fn collect(&mut self, now: SimTime, plane: usize) {
+        PageFtl::collect(self, now, plane);
+    }
+    fn collect_idle(&mut self, now: SimTime, plane: usize, target: u32) -> Option<SimTime> {
+        PageFtl::collect_idle_victim(self, now, plane, target)
+    }
+    fn stats(&self) -> FtlStats {
+        PageFtl::stats(self).clone()
+    }
+    fn measures(&self) -> FtlMeasures {
+        let flash = PageFtl::flash(self);
+        FtlMeasures {
+            blocks_programmed: self.variant_stats().blocks_opened,
+            blocks_total: PageFtl::geometry(self).block_count() as u64,
+            erases_total: flash.counters().blocks_erased,
+            valid_blocks: self.live_blocks(),
+            host_pages_programmed: PageFtl::stats(self).host_pages_programmed,
+            nand_pages_programmed: flash.counters().pages_programmed,
+        }
+    }
+    fn detail(&self) -> serde_json::Value {
+        serde_json::to_value(self.variant_stats()).unwrap_or_default()
+    }
+    fn heap_bytes(&self) -> usize {
+        PageFtl::heap_bytes(self)
+    }
+    fn check(&self) -> Result<(), String> {
+        PageFtl::check(self)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

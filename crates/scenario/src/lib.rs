@@ -1,0 +1,60 @@
+//! One configuration, one stack: the TOML schema every command reads (`config`), `--set`
+//! overrides (`overrides`), running a configured stack to its metrics (`run`) and the metrics
+//! as flat columns (`flatten`). The binary, the sweep runner and the Python module all come
+//! through here, so a point of a sweep, a `trimlab run` and a reproduction point are one thing.
+
+pub mod config;
+pub mod flatten;
+pub mod overrides;
+pub mod run;
+
+pub use config::{Resolved, RunConfig};
+pub use flatten::{config_hash, flatten};
+pub use overrides::apply_set;
+pub use run::{run, RunResult};
+
+/// Why a configuration could not be read, resolved or run.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// TOML syntax, an unknown key or a value of the wrong type (the text names where).
+    #[error("{0}")]
+    Parse(String),
+    /// A `--set key.path=value` that cannot be applied.
+    #[error("--set {assignment:?}: {why}")]
+    Set { assignment: String, why: String },
+    /// A value outside what the model accepts.
+    #[error(transparent)]
+    Config(#[from] trimlab_device::ConfigError),
+    /// The stack refused a command of the workload (a bug in the workload or the model).
+    #[error("{0}")]
+    Run(String),
+}
+
+/// Runs one configuration (TOML text; `origin` names it in errors) with `--set`-style overrides
+/// (`key.path=value`, applied before the text is checked) and returns the content of
+/// metrics.json. `seed` overrides the config's `seed` (default 1).
+pub fn run_text(
+    text: &str,
+    origin: &str,
+    seed: Option<u64>,
+    set: &[String],
+) -> Result<serde_json::Value, ScenarioError> {
+    let config = RunConfig::parse_with(text, origin, set)?;
+    Ok(run(&config, seed, &mut ())?.metrics)
+}
+
+/// Every device preset resolved with its defaults, as JSON objects (name, about, geometry,
+/// timing, host interface).
+pub fn presets() -> Vec<serde_json::Value> {
+    use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
+    trimlab_device::config::preset_list()
+        .iter()
+        .map(|(name, about)| {
+            let device = DeviceSection { preset: Some(name.to_string()), ..Default::default() };
+            let resolved = SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default())
+                .map(|c| serde_json::to_value(&c).unwrap_or(serde_json::Value::Null))
+                .unwrap_or_else(|e| serde_json::Value::String(e.to_string()));
+            serde_json::json!({ "name": name, "about": about, "resolved": resolved })
+        })
+        .collect()
+}
