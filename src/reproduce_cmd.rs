@@ -77,22 +77,18 @@ pub fn emit_configs(names: &[String], dir: &Path, seed: u64, scale: f64) -> Resu
     let options = Options::new(seed, scale);
     let mut missing = Vec::new();
     for experiment in selected {
-        let Some(configs) = experiment.configs else {
+        let Some(points) = trimlab_experiments::point_configs(experiment.name, &options) else {
             missing.push(experiment.name);
             continue;
         };
+        let points = points.with_context(|| format!("{}: rendering its point configs", experiment.name))?;
         let folder = dir.join(experiment.name);
         std::fs::create_dir_all(&folder).with_context(|| format!("cannot create {}", folder.display()))?;
-        let points = configs(&options);
-        for (name, config) in &points {
-            let text =
-                toml::to_string(config).with_context(|| format!("{}: point {name}", experiment.name))?;
-            let path = folder.join(format!("{name}.toml"));
-            let header = format!(
-                "# trimlab reproduce {} --seed {seed} --scale {scale}: point {name}\n",
-                experiment.name
-            );
-            std::fs::write(&path, header + &text)
+        for (file, text) in &points {
+            let path = folder.join(file);
+            let header =
+                format!("# trimlab reproduce {} --seed {seed} --scale {scale}: {file}\n", experiment.name);
+            std::fs::write(&path, header + text)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
         println!("wrote {} configs to {}", points.len(), folder.display());

@@ -29,6 +29,24 @@ pub fn run(config_path: &Path, set: &[String], seed: Option<u64>, out: &Path, js
         println!("{}", serde_json::to_string(&result.metrics)?);
         return Ok(());
     }
+    if let Some(phases) = result.metrics["phases"].as_array() {
+        for (i, p) in phases.iter().enumerate() {
+            let d = &p["device"];
+            println!(
+                "phase[{i}] {:<14} {:>10.3} ms  TRIM {} commands, {} bytes; writes {} bytes",
+                p["name"].as_str().unwrap_or("?"),
+                p["elapsed_ns"].as_u64().unwrap_or(0) as f64 / 1e6,
+                d["trim_commands"],
+                d["trim_bytes"],
+                d["write_bytes"]
+            );
+        }
+    }
+    if result.metrics.get("thin").is_some() {
+        println!("thin volume: allocated {} bytes at the end", result.metrics["thin"]["allocated_bytes"]);
+        println!("wrote {}", out.join("metrics.json").display());
+        return Ok(());
+    }
     let r = &result.report;
     println!(
         "WAF {:.3}  spare_factor_seen_by_gc {:.4}  host pages written {}  NAND programs {}  erases {}  GC victims {}  write p99 {} us  sim time {:.3} s",
@@ -70,7 +88,7 @@ pub fn presets() -> Result<()> {
         );
         println!("  TRIM cost source: {}", info.trim_source);
     }
-    let thin = trimlab_fs::ThinConfig::xtremio_like(10 << 40);
+    let thin = trimlab_device::ThinConfig::xtremio_like(10 << 40);
     println!(
         "thin-array (003, used by discard-vs-fstrim; not an SSD preset): {} lanes, {} B chunks",
         thin.lanes, thin.chunk_bytes
@@ -79,6 +97,6 @@ pub fn presets() -> Result<()> {
         "  TRIM: {} ns per command + {} ps per byte of range walked + {} ps per allocated byte released; at most {} B per command",
         thin.trim_command_ns, thin.trim_ps_per_byte, thin.unmap_ps_per_byte, thin.max_trim_bytes
     );
-    println!("  TRIM cost source: {}", trimlab_fs::ThinConfig::TRIM_SOURCE);
+    println!("  TRIM cost source: {}", trimlab_device::ThinConfig::TRIM_SOURCE);
     Ok(())
 }

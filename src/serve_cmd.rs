@@ -34,9 +34,37 @@ pub struct ServeArgs {
     /// wall clock reaches its simulated completion.
     #[arg(long, default_value = "none")]
     pub pace: String,
-    /// Keep the data in this file (created or resized to the export size) instead of memory.
+    /// Keep the data in this file (created at the export size) instead of memory. FLUSH and
+    /// FUA sync it; TRIM and WRITE_ZEROES punch holes in it.
     #[arg(long)]
     pub backing: Option<PathBuf>,
+    /// Let --backing change the size of an existing file of another size (else refused).
+    #[arg(long)]
+    pub resize: bool,
+    /// Memory the in-memory store may hold (e.g. "4GiB"); past it WRITE gets ENOSPC. Default:
+    /// 3/4 of the memory available at start, at most the export size.
+    #[arg(long)]
+    pub memory_max: Option<String>,
+    /// Export read-only: WRITE, TRIM and WRITE_ZEROES get EPERM.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Data bytes of requests not yet answered, per connection (at least --max-request).
+    #[arg(long, default_value = "64MiB")]
+    pub inflight_max_per_connection: String,
+    /// Data bytes of requests not yet answered, all connections together.
+    #[arg(long, default_value = "512MiB")]
+    pub inflight_max: String,
+    /// Allow power cuts (POST /power-cut on --stats-http): keeps a copy of each page written
+    /// since the last FLUSH while the drive may still lose it.
+    #[arg(long)]
+    pub power_loss: bool,
+    /// Cut power once after this many commands (implies --power-loss).
+    #[arg(long)]
+    pub power_cut_after: Option<u64>,
+    /// Run this shell command once the server listens, with $uri and $nbd set to the export's
+    /// URI; stop when it exits and exit with its status (as `nbdkit --run`).
+    #[arg(long)]
+    pub run: Option<String>,
     /// The export's name (the empty default name selects it too).
     #[arg(long, default_value = "trimlab")]
     pub export_name: String,
@@ -74,7 +102,8 @@ fn parse_pace(text: &str) -> Result<Pace> {
 
 pub fn run(args: ServeArgs) -> Result<()> {
     let config = crate::config_arg::load(&args.config, &args.set)?;
-    let device = trimlab_device::SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
+    let device = trimlab_device::SsdConfig::resolve(&config.device, &config.ftl, &config.trim)
+        .map_err(|e| locate(&args.config, &args.set, e))?;
     let pace = parse_pace(&args.pace)?;
     let block_max = ByteSize::parse(&args.max_request).map_err(|e| anyhow::anyhow!("--max-request: {e}"))?.0;
     if !(4096..=(32 << 20)).contains(&block_max) || block_max % 512 != 0 {
@@ -92,6 +121,23 @@ pub fn run(args: ServeArgs) -> Result<()> {
     };
     if args.connections_max == 0 {
         bail!("--connections-max 0: at least one connection must be allowed");
+    }
+    let size_flag = |flag: &str, text: &str| -> Result<u64> {
+        ByteSize::parse(text).map(|b| b.0).map_err(|e| anyhow::anyhow!("{flag} {text:?}: {e}"))
+    };
+    let inflight_per_connection =
+        size_flag("--inflight-max-per-connection", &args.inflight_max_per_connection)?;
+    let inflight_total = size_flag("--inflight-max", &args.inflight_max)?;
+    if inflight_per_connection < block_max || inflight_total < inflight_per_connection {
+        bail!(
+            "--inflight-max-per-connection {inflight_per_connection} and --inflight-max {inflight_total}: need --max-request ({block_max}) <= per connection <= total"
+        );
+    }
+    if args.power_cut_after == Some(0) {
+        bail!("--power-cut-after 0: give the number of commands after which power is cut (at least 1)");
+    }
+    if args.backing.is_some() && args.memory_max.is_some() {
+        bail!("--memory-max limits the in-memory store; with --backing the data is in the file");
     }
     let listener = match (&args.listen, &args.unix) {
         (Some(_), Some(_)) => bail!("give either --listen ADDR:PORT or --unix PATH, not both"),
@@ -120,10 +166,22 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let page = device.geometry.page_bytes as u64;
     let store: Box<dyn Store> = match &args.backing {
         Some(path) => Box::new(
-            FileStore::open(path, size)
-                .with_context(|| format!("--backing {}: cannot open", path.display()))?,
+            FileStore::open(path, size, page, args.resize)
+                .with_context(|| format!("--backing {}", path.display()))?,
         ),
-        None => Box::new(SparseStore::new(size, page.max(512))),
+        None => {
+            let memory_max = match &args.memory_max {
+                Some(text) => size_flag("--memory-max", text)?,
+                None => default_memory_max(size),
+            };
+            if memory_max < page {
+                bail!("--memory-max {memory_max}: must hold at least one {page}-byte page");
+            }
+            Box::new(
+                SparseStore::new(size, page.max(512), memory_max)
+                    .context("cannot create the in-memory store")?,
+            )
+        }
     };
     let record: Option<Box<dyn std::io::Write + Send>> = match &args.record {
         Some(path) => Some(Box::new(std::io::BufWriter::new(
@@ -149,6 +207,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
             handshake_timeout: Duration::from_secs(30),
             log: !args.quiet,
             record,
+            read_only: args.read_only,
+            inflight_per_connection_bytes: inflight_per_connection,
+            inflight_total_bytes: inflight_total,
+            power_loss: args.power_loss,
+            power_cut_after: args.power_cut_after,
         },
     )?;
     let handle = server.handle();
@@ -157,6 +220,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, stop.clone()).context("cannot install the signal handler")?;
     }
+    let uri = match &listener {
+        Listener::Tcp(l) => format!("nbd://{}", l.local_addr()?),
+        Listener::Unix(_, path) => format!("nbd+unix:///?socket={}", path.display()),
+    };
     let mut stdout = std::io::stdout();
     writeln!(
         stdout,
@@ -186,8 +253,23 @@ pub fn run(args: ServeArgs) -> Result<()> {
         let server = server.clone();
         std::thread::spawn(move || server.run(listener))
     };
+    let mut command = match &args.run {
+        Some(cmd) => Some(
+            std::process::Command::new("sh")
+                .args(["-c", cmd])
+                .env("uri", &uri)
+                .env("nbd", &uri)
+                .spawn()
+                .with_context(|| format!("--run {cmd:?}: cannot start sh"))?,
+        ),
+        None => None,
+    };
+    let mut command_status = None;
     let mut next_stats = stats_interval.map(|d| Instant::now() + d);
-    while !stop.load(Ordering::SeqCst) && !runner.is_finished() {
+    while !stop.load(Ordering::SeqCst) && !runner.is_finished() && command_status.is_none() {
+        if let Some(child) = command.as_mut() {
+            command_status = child.try_wait().context("--run: cannot wait for the command")?;
+        }
         std::thread::sleep(Duration::from_millis(50));
         if let (Some(at), Some(every)) = (next_stats, stats_interval) {
             if Instant::now() >= at {
@@ -223,7 +305,57 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if let Err(e) = check {
         bail!("the device model failed its consistency check: {e}");
     }
+    if let Some(mut child) = command {
+        // Stopped by a signal before the command ended: it goes down with the server.
+        let status = match command_status {
+            Some(s) => s,
+            None => {
+                let _ = child.kill();
+                child.wait()?
+            }
+        };
+        if !status.success() {
+            eprintln!("trimlab serve: --run command exited with {status}");
+            std::process::exit(status.code().unwrap_or(1));
+        }
+    }
     Ok(())
+}
+
+/// Prefixes a resolve error with where the key was set: the `--set` that set it last, else
+/// `FILE:LINE` of the key (just `FILE` when the key is not in the file: a preset's value or a
+/// default), so the user sees where to look.
+fn locate(path: &Path, set: &[String], error: trimlab_device::ConfigError) -> anyhow::Error {
+    if let Some(s) = set.iter().rev().find(|s| s.split('=').next().map(str::trim) == Some(error.key.as_str()))
+    {
+        return anyhow::anyhow!("--set {s}: {error}");
+    }
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let (section, key) = error.key.rsplit_once('.').unwrap_or(("", error.key.as_str()));
+    let mut current = String::new();
+    let line = text.lines().position(|line| {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            current = name.trim().to_string();
+            return false;
+        }
+        current == section && t.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='))
+    });
+    match line {
+        Some(i) => anyhow::anyhow!("{}:{}: {error}", path.display(), i + 1),
+        None => anyhow::anyhow!("{}: {error}", path.display()),
+    }
+}
+
+/// 3/4 of MemAvailable at start, at most the export size (the export size when unknown).
+fn default_memory_max(export_bytes: u64) -> u64 {
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
+        text.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+    });
+    available.map_or(export_bytes, |a| (a / 4 * 3).min(export_bytes))
 }
 
 fn write_metrics(out: &Path, metrics: &serde_json::Value) -> Result<()> {
@@ -256,4 +388,31 @@ fn stats_line(s: &trimlab_nbd::drive::DriveStats, open: usize) -> String {
         d.trim.pages_unmapped,
         s.store_resident_bytes >> 20
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locate_names_file_and_line_of_the_key() {
+        let path = std::env::temp_dir().join(format!("trimlab-locate-{}.toml", std::process::id()));
+        std::fs::write(
+            &path,
+            "seed = 1\n[device]\n# page\npage_bytes = 1048576\n[trim.delayed]\nidle_chunk_pages = 0\n",
+        )
+        .unwrap();
+        let e = trimlab_device::ConfigError::new("device.page_bytes", 1048576, "x");
+        assert!(locate(&path, &[], e)
+            .to_string()
+            .ends_with(".toml:4: config: device.page_bytes = 1048576 (x)"));
+        let e = trimlab_device::ConfigError::new("trim.delayed.idle_chunk_pages", 0, "x");
+        assert!(locate(&path, &[], e).to_string().contains(".toml:6: "));
+        let e = trimlab_device::ConfigError::new("ftl.gc_free_blocks", 2, "x");
+        assert!(
+            locate(&path, &[], e).to_string().contains(".toml: config: ftl"),
+            "a key not in the file has no line"
+        );
+        std::fs::remove_file(path).unwrap();
+    }
 }

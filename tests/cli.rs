@@ -207,6 +207,72 @@ fn bad_set_names_the_key_and_what_is_accepted() {
     assert!(!o.status.success() && e.contains("KEY.PATH=VALUE"), "{e}");
 }
 
+/// Each example scenario, run with `trimlab run`, gives the numbers of the reproduce point it
+/// names: the same phases (spans, device traffic, figures; the names may differ), device report
+/// and host counters.
+#[test]
+fn example_scenarios_equal_their_reproduce_points() {
+    let cases = [
+        ("lazy-trim-append", "lazy-trim", "micro-lazy-64k"),
+        ("postmark-selective", "selective-trim", "fig1b-selective-40-90"),
+        ("thin-bulk-rm", "discard-vs-fstrim", "thin-discard"),
+        ("hybrid-os-install", "ftl-trim", "os-install-hybrid-TRIM"),
+    ];
+    let options = trimlab_experiments::Options::new(1, 1.0);
+    let experiments = trimlab_experiments::select(&[]).unwrap();
+    for (example, experiment, point) in cases {
+        let out = scratch(&format!("example-{example}"));
+        let path = format!("examples/scenarios/{example}.toml");
+        let o = trimlab(&["run", &path, "--json", "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{example}: {}", stderr(&o));
+        let mut by_cli: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let configs = experiments.iter().find(|e| e.name == experiment).and_then(|e| e.configs).unwrap();
+        let points = configs(&options);
+        let (_, config) =
+            points.iter().find(|(name, _)| name == point).unwrap_or_else(|| panic!("no point {point}"));
+        let mut by_experiment = trimlab_scenario::run(config, None, &mut ()).unwrap().metrics;
+        // The examples name their phases; the points leave the default names.
+        for m in [&mut by_cli, &mut by_experiment] {
+            for p in m["phases"].as_array_mut().into_iter().flatten() {
+                p.as_object_mut().map(|p| p.remove("name"));
+            }
+        }
+        for key in ["phases", "report", "host", "thin", "cluster_host"] {
+            assert_eq!(
+                by_cli.get(key),
+                by_experiment.get(key),
+                "{example} vs {experiment}/{point}: {key} differs"
+            );
+        }
+        let measured = by_cli["phases"].as_array().is_some_and(|p| !p.is_empty())
+            || by_cli["cluster_host"]["phases"].as_array().is_some_and(|p| !p.is_empty());
+        assert!(measured, "{example}: no phases in {by_cli}");
+    }
+}
+
+/// Bad host and phase input is refused with the key and what is accepted, never a panic.
+#[test]
+fn host_and_phase_errors_name_the_key() {
+    let cases: [(&[&str], &[&str]); 4] = [
+        (&["host.discard=lazy"], &["host.discard", "host.fs = \"ext4\""]),
+        (&["workload.kind=postmark"], &["workload.kind = \"postmark\"", "host.fs = \"ext4\""]),
+        (&["workload.kind=tpcc"], &["unknown variant", "append-holes", "file-churn"]),
+        (&["host.fs=ext4", "workload.kind=aging", "workload.files=3"], &["workload.files", "utilization"]),
+    ];
+    for (set, wanted) in cases {
+        let mut args = vec!["run", "examples/quick.toml", "--out", "target/never"];
+        for s in set {
+            args.extend(["--set", s]);
+        }
+        let o = trimlab(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{set:?}: {e}");
+        for w in wanted {
+            assert!(e.contains(w), "{set:?}: {w:?} not in {e}");
+        }
+    }
+}
+
 /// `--emit-configs` writes the configuration of every point an experiment runs, and `trimlab
 /// run` on one of them gives the experiment's own number for that point.
 #[test]
@@ -238,4 +304,33 @@ fn emitted_waf_configs_run_to_the_experiments_numbers() {
     }
     let o = trimlab(&["reproduce", "delayed-trim", "--emit-configs", configs.to_str().unwrap()]);
     assert!(!o.status.success() && stderr(&o).contains("delayed-trim"), "{}", stderr(&o));
+}
+
+/// `--emit-configs` writes every point of the three host experiments, and each file reads back
+/// as a config that resolves.
+#[test]
+fn host_experiments_emit_their_configs() {
+    let dir = scratch("emit-host-configs");
+    let o = trimlab(&[
+        "reproduce",
+        "lazy-trim",
+        "selective-trim",
+        "discard-vs-fstrim",
+        "--emit-configs",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // lazy-trim: 24 micro + 3 Table II points, and the TRIM-cost sweep of 7 costs x (12 micro + 3
+    // Table II); selective-trim: 16 Fig. 1a + 8 Fig. 1b points and the sweep of 7 x 8 Fig. 1b;
+    // discard-vs-fstrim: 2 thin + 4 wear points and the 4 wear points without idle-time GC.
+    for (experiment, points) in [("lazy-trim", 132), ("selective-trim", 80), ("discard-vs-fstrim", 10)] {
+        let files: Vec<_> =
+            std::fs::read_dir(dir.join(experiment)).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(files.len(), points, "{experiment}");
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let config = trimlab_scenario::RunConfig::parse(&text, &f.display().to_string()).unwrap();
+            config.resolve().unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        }
+    }
 }

@@ -42,9 +42,27 @@ fn bad_flags_and_configs_are_clear_errors() {
     assert!(e.contains("not both"), "{e}");
     let e = serve_err(&dir, &["--connections-max", "0"]);
     assert!(e.contains("--connections-max"), "{e}");
+    let e = serve_err(&dir, &["--memory-max", "lots"]);
+    assert!(e.contains("--memory-max"), "{e}");
+    let e = serve_err(&dir, &["--inflight-max-per-connection", "1MiB"]);
+    assert!(e.contains("--max-request"), "{e}");
+    let e = serve_err(&dir, &["--power-cut-after", "0"]);
+    assert!(e.contains("--power-cut-after 0"), "{e}");
+    // Issue 13 item 7: a backing file of another size was silently truncated.
+    let backing = dir.join("disk.img");
+    std::fs::write(&backing, vec![7u8; 128 << 20]).unwrap();
+    let e = serve_err(&dir, &["--backing", backing.to_str().unwrap()]);
+    assert!(e.contains("134217728 bytes") && e.contains("--resize"), "{e}");
+    assert_eq!(std::fs::metadata(&backing).unwrap().len(), 128 << 20, "left as it was");
     std::fs::write(dir.join("c.toml"), "[device]\nspare_factr = 0.1\n").unwrap();
     let e = serve_err(&dir, &[]);
     assert!(e.contains("spare_factr") && e.contains("line 2"), "{e}");
+    // Issue 13 item 11: a huge page blamed `ftl.gc_free_blocks`; now the key at fault, with
+    // its file and line.
+    std::fs::write(dir.join("c.toml"), "[device]\n\npage_bytes = 1048576\n").unwrap();
+    let e = serve_err(&dir, &[]);
+    assert!(e.contains("c.toml:3: config: device.page_bytes = 1048576"), "{e}");
+    assert!(!e.contains("gc_free_blocks ="), "{e}");
 }
 
 fn http(addr: &str, request_line: &str) -> String {
@@ -123,4 +141,142 @@ fn unix_socket_listener() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("exists"));
+}
+
+/// A `trimlab serve` child that is killed if the test ends without stopping it (a failed
+/// assertion must not leave a server running).
+struct Serving(std::process::Child);
+
+impl std::ops::Deref for Serving {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Serving {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_serve(
+    dir: &Path,
+    extra: &[&str],
+) -> (Serving, std::io::Lines<BufReader<std::process::ChildStdout>>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trimlab"))
+        .args(["serve", dir.join("c.toml").to_str().unwrap(), "--listen", "127.0.0.1:0", "--quiet"])
+        .args(["--out", dir.join("m").to_str().unwrap()])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    (Serving(child), lines)
+}
+
+/// Waits up to `limit` for the child to exit.
+fn wait_for(child: &mut std::process::Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let end = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < end {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn a_slow_stats_client_stalls_nobody_and_shutdown_does_not_wait_for_it() {
+    // Issue 13 item 3: one client at a time, so a client trickling its request line held the
+    // endpoint (and, at SIGTERM, the server) for as long as it liked.
+    let dir = scratch("serve-stats-slow");
+    let (mut child, mut lines) = spawn_serve(&dir, &["--stats-http", "127.0.0.1:0"]);
+    lines.next().unwrap().unwrap();
+    let line = lines.next().unwrap().unwrap();
+    let addr = line.split("http://").nth(1).unwrap().split('/').next().unwrap().to_string();
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    let trickle = std::thread::spawn(move || {
+        for b in b"GET /stats HTTP/1.0\r\nX-Slow: ".iter().cycle().take(60) {
+            if slow.write_all(&[*b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    // A second client that sends its request and never reads the answer.
+    let mut mute = std::net::TcpStream::connect(&addr).unwrap();
+    write!(mute, "GET /stats HTTP/1.0\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // Others are served at once, whatever those two do (the reads time out at 5 s, far above
+    // what an answer takes, and far below the trickler's 12 s).
+    let stats = http(&addr, "GET /stats HTTP/1.0");
+    assert!(stats.starts_with("HTTP/1.0 200"), "{stats}");
+    assert!(http(&addr, "POST /phase/fast HTTP/1.0").starts_with("HTTP/1.0 200"));
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let status = wait_for(&mut child, Duration::from_secs(8));
+    assert!(status.is_some_and(|s| s.success()), "serve did not stop within 8 s of SIGTERM: {status:?}");
+    drop(mute);
+    trickle.join().unwrap();
+}
+
+#[test]
+fn phases_beyond_the_cap_get_409_and_power_cut_answers() {
+    let dir = scratch("serve-stats-cap");
+    let (mut child, mut lines) = spawn_serve(&dir, &["--stats-http", "127.0.0.1:0", "--power-loss"]);
+    lines.next().unwrap().unwrap();
+    let line = lines.next().unwrap().unwrap();
+    let addr = line.split("http://").nth(1).unwrap().split('/').next().unwrap().to_string();
+    for i in 1..1000 {
+        let r = http(&addr, &format!("POST /phase/p{i} HTTP/1.0"));
+        assert!(r.starts_with("HTTP/1.0 200"), "phase {i}: {r}");
+    }
+    let r = http(&addr, "POST /phase/one-more HTTP/1.0");
+    assert!(r.starts_with("HTTP/1.0 409") && r.contains("at most 1000 phases"), "{r}");
+    let r = http(&addr, "POST /power-cut HTTP/1.0");
+    assert!(r.starts_with("HTTP/1.0 200") && r.contains("pages_reverted"), "{r}");
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    assert!(wait_for(&mut child, Duration::from_secs(20)).is_some_and(|s| s.success()));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("m/metrics.json")).unwrap()).unwrap();
+    assert_eq!(m["stats"]["phases"].as_array().unwrap().len(), 1000);
+    assert_eq!(m["stats"]["nbd"]["power_cuts"], 1);
+}
+
+#[test]
+fn run_starts_a_command_with_the_uri_and_exits_with_its_status() {
+    let dir = scratch("serve-run");
+    let seen = dir.join("seen.txt");
+    let script = format!("echo \"$uri $nbd\" > {}", seen.display());
+    let (mut child, _lines) = spawn_serve(&dir, &["--run", &script]);
+    let status = wait_for(&mut child, Duration::from_secs(20)).expect("serve stops when the command ends");
+    assert!(status.success(), "{status}");
+    let text = std::fs::read_to_string(&seen).unwrap();
+    assert!(text.starts_with("nbd://127.0.0.1:") && text.split_whitespace().count() == 2, "{text}");
+    assert!(dir.join("m/metrics.json").exists(), "metrics written after --run");
+    let (mut child, _lines) = spawn_serve(&dir, &["--run", "exit 3"]);
+    let status = wait_for(&mut child, Duration::from_secs(20)).unwrap();
+    assert_eq!(status.code(), Some(3));
+}
+
+#[test]
+fn backing_file_resize_is_explicit() {
+    let dir = scratch("serve-resize");
+    let backing = dir.join("disk.img");
+    std::fs::write(&backing, vec![7u8; 1 << 20]).unwrap();
+    let (mut child, _lines) =
+        spawn_serve(&dir, &["--backing", backing.to_str().unwrap(), "--resize", "--run", "true"]);
+    assert!(wait_for(&mut child, Duration::from_secs(20)).is_some_and(|s| s.success()));
+    assert_eq!(std::fs::metadata(&backing).unwrap().len(), 64 << 20);
+    let head = std::fs::read(&backing).unwrap();
+    assert!(head[..1 << 20].iter().all(|&b| b == 7), "growing keeps the data");
 }

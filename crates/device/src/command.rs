@@ -83,4 +83,7 @@ pub enum CommandError {
     TooLarge { kind: &'static str, bytes: u64, max_bytes: u64 },
     #[error("trim with {ranges} ranges exceeds the limit of {max_ranges} ranges per command")]
     TooManyRanges { ranges: usize, max_ranges: usize },
+    /// A device that requires non-decreasing arrivals (the thin volume) got an earlier one.
+    #[error("command arriving at {arrival_ns} ns before the previous arrival at {previous_ns} ns")]
+    OutOfOrder { arrival_ns: u64, previous_ns: u64 },
 }

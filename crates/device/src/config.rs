@@ -22,10 +22,41 @@ impl ConfigError {
     }
 }
 
+/// `[device] kind`: the simulated SSD, or the thin-provisioned volume of 003 (its knobs are
+/// the scenario's `[thin]` section; of `[device]` it reads only `logical_bytes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    #[default]
+    Ssd,
+    Thin,
+}
+
+/// When the GC threshold is out of range but the user never set `ftl.gc_free_blocks`, the
+/// geometry keys they did set are at fault (issue 13: `page_bytes = 1048576` blamed the GC key).
+fn geometry_key_at_fault(device: &DeviceSection, ftl: &FtlSection) -> Option<(&'static str, String)> {
+    if ftl.gc_free_blocks.is_some() {
+        return None;
+    }
+    let set: [(&'static str, Option<String>); 8] = [
+        ("device.page_bytes", device.page_bytes.map(|v| v.to_string())),
+        ("device.pages_per_block", device.pages_per_block.map(|v| v.to_string())),
+        ("device.blocks_per_plane", device.blocks_per_plane.map(|v| v.to_string())),
+        ("device.logical_bytes", device.logical_bytes.map(|v| v.to_string())),
+        ("device.planes_per_die", device.planes_per_die.map(|v| v.to_string())),
+        ("device.dies_per_chip", device.dies_per_chip.map(|v| v.to_string())),
+        ("device.chips_per_channel", device.chips_per_channel.map(|v| v.to_string())),
+        ("device.channels", device.channels.map(|v| v.to_string())),
+    ];
+    let preset = device.preset.clone().map(|p| ("device.preset", format!("\"{p}\"")));
+    set.into_iter().find_map(|(k, v)| v.map(|v| (k, v))).or(preset)
+}
+
 /// `[device]`: the drive's shape, timing and host interface. Unset keys come from the preset.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceSection {
+    pub kind: Option<DeviceKind>,
     pub preset: Option<String>,
     pub logical_bytes: Option<ByteSize>,
     pub spare_factor: Option<f64>,
@@ -564,7 +595,18 @@ impl SsdConfig {
             .map_err(|(key, value, accepted)| ConfigError::new(key, value, accepted))?;
         config.ftl.check(&config).map_err(|message| {
             if message.starts_with("ftl.gc_free_blocks") {
-                ConfigError::new("ftl.gc_free_blocks", gc_free_blocks_min, message)
+                match geometry_key_at_fault(device, ftl) {
+                    // The threshold was not set: the geometry left too few blocks per plane.
+                    Some((key, value)) => ConfigError::new(
+                        key,
+                        value,
+                        format!(
+                            "this leaves {} blocks per plane; the FTL needs at least 4 (ftl.gc_free_blocks must be 2..=blocks per plane / 2): use a smaller page or block, fewer planes, or a larger device.logical_bytes",
+                            config.geometry.blocks_per_plane
+                        ),
+                    ),
+                    None => ConfigError::new("ftl.gc_free_blocks", gc_free_blocks_min, message),
+                }
             } else if message.starts_with("hybrid:") {
                 ConfigError::new("ftl.kind", "\"hybrid\"", message)
             } else {
@@ -869,5 +911,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(own.trim_cost, TrimCostModel::default());
+    }
+
+    #[test]
+    fn a_huge_page_blames_page_bytes_not_the_gc_threshold() {
+        // Issue 13 item 11: this reported `ftl.gc_free_blocks = 2`. Since the flash shape is
+        // fitted to the capacity (fidelity), a 1 MiB page fits the preset's 8 GiB on fewer
+        // planes instead of failing, and says so.
+        let c = resolve(DeviceSection { page_bytes: Some(1 << 20), ..Default::default() }).unwrap();
+        assert!(c.geometry_note.contains("fitted"), "{}", c.geometry_note);
+        // A GC threshold the user did set is still the key named.
+        let ftl = FtlSection { gc_free_blocks: Some(GcThreshold::Blocks(100_000)), ..Default::default() };
+        let e = SsdConfig::resolve(&DeviceSection::default(), &ftl, &TrimSection::default()).unwrap_err();
+        assert_eq!(e.key, "ftl.gc_free_blocks");
     }
 }

@@ -1,15 +1,20 @@
 //! The simulated SSD as a host sees it: READ, WRITE, TRIM and FLUSH commands, a queue depth,
 //! queued (NVMe) or non-queued (SATA) TRIM, the controller's firmware time, the write buffer,
-//! the FTL and a TRIM engine; and the measures a run reports.
+//! the FTL and a TRIM engine; the thin-provisioned volume; the [`BlockDevice`] interface both
+//! implement; and the measures a run reports.
 
+pub mod block_device;
 pub mod command;
 pub mod config;
 pub mod ftl_choice;
 pub mod metrics;
 pub mod ssd;
+pub mod thin_volume;
 
+pub use block_device::BlockDevice;
 pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind};
-pub use config::{ConfigError, DeviceSection, FtlSection, SsdConfig, TrimSection};
+pub use config::{ConfigError, DeviceKind, DeviceSection, FtlSection, SsdConfig, TrimSection};
 pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
 pub use metrics::{DeviceReport, LatencySummary};
-pub use ssd::{Completion, Ssd};
+pub use ssd::{Completion, PowerCut, Ssd};
+pub use thin_volume::{ThinConfig, ThinStats, ThinVolume};

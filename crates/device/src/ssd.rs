@@ -484,3 +484,42 @@ impl Ssd {
         }
     }
 }
+
+/// Power loss (issue 13). What a real drive loses when power goes without warning: the dirty
+/// pages of its DRAM write buffer and whatever its TRIM engine keeps in volatile memory and had
+/// not persisted at the last FLUSH. Assumptions: the maps and the flash survive (a drive
+/// journals its map updates), and programs already handed to the flash complete.
+impl Ssd {
+    /// The host's FLUSH (or a FUA command) completed: the TRIM engine persists its state.
+    /// Callers that may cut power call this after every FLUSH they submit.
+    pub fn flush_completed(&mut self) {
+        self.engine.on_flush();
+    }
+
+    /// Whether logical page `lpn` sits dirty in the write buffer (lost on a power cut).
+    pub fn is_buffered(&self, lpn: u64) -> bool {
+        u32::try_from(lpn).is_ok_and(|l| self.buffer.lookup(Lpn(l)).is_some())
+    }
+
+    /// Cuts power: drops the dirty write-buffer pages and the TRIM engine's unpersisted state.
+    pub fn power_cut(&mut self) -> PowerCut {
+        let lost_writes = self.buffer.drop_dirty().into_iter().map(|l| l.0 as u64).collect();
+        let mut retrimmed = Vec::new();
+        self.engine.power_cut(&mut retrimmed);
+        let mut retrimmed: Vec<u64> = retrimmed.into_iter().map(|l| l.0 as u64).collect();
+        retrimmed.sort_unstable();
+        #[cfg(feature = "verify")]
+        self.check().unwrap_or_else(|e| panic!("after a power cut: {e}"));
+        PowerCut { lost_writes, retrimmed }
+    }
+}
+
+/// What a power cut took: logical pages, ascending.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PowerCut {
+    /// Pages whose last write was still in the write buffer: they read as before that write.
+    pub lost_writes: Vec<u64>,
+    /// Pages whose unflushed rewrite was lost and whose flushed, still pending TRIM stands:
+    /// they read as zeros.
+    pub retrimmed: Vec<u64>,
+}

@@ -3,13 +3,17 @@
 //! file system; then, on an SSD, the WAF and wear price of never trimming for one workload.
 
 use super::bands;
-use super::host::{describe, mib, ssd_idle_gc};
+use super::host::{describe, ext4, int, mib, num, phase, run_point, ssd};
 use super::{parallel_map, Options};
-use anyhow::{Context, Result};
-use trimlab_fs::workloads::{delete_down_to, fill, parallel_direct_writes};
-use trimlab_fs::{FileSystem, FsConfig, PolicyKind, ThinConfig, ThinVolume};
+use anyhow::Result;
+use trimlab_device::{DeviceKind, DeviceSection};
+use trimlab_fs::PolicyKind;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
-use trimlab_sim::{SeedTree, SimTime};
+use trimlab_scenario::host::HostSection;
+use trimlab_scenario::phase::{PhaseKind, PhaseSection};
+use trimlab_scenario::RunConfig;
+use trimlab_sim::ByteSize;
+use trimlab_workload::{Volume, WorkloadConfig, WorkloadKind};
 
 /// 003's 10 TB volume and 64 x 16 GB files, divided by this at scale 1.
 const SHRINK: u64 = 256;
@@ -30,35 +34,48 @@ struct Thin {
     rm_trims: u64,
 }
 
-fn thin_run(discard: bool, o: &Options) -> Result<Thin> {
-    let vol = ThinVolume::new(ThinConfig::xtremio_like(volume_bytes(o))).map_err(anyhow::Error::msg)?;
+/// The thin volume: mkfs with or without discard; the copy and rm run on a file system made
+/// again without discard (as in 003), mounted with or without `-o discard`; then fstrim.
+fn thin_config(discard: bool, o: &Options) -> RunConfig {
     let policy = if discard { PolicyKind::Discard } else { PolicyKind::NoDiscard };
-    let fs = FileSystem::mkfs(vol, FsConfig::default().with_policy(policy), SimTime::ZERO, discard)?;
-    let mkfs_s = fs.now().0 as f64 / 1e9;
-    // The copy and rm run on a file system made without discard, as in 003.
-    let now = fs.now();
-    let vol = fs.into_device();
-    let mut fs = FileSystem::mkfs(vol, FsConfig::default().with_policy(policy), now, false)?;
-    let file_bytes = (16u64 << 30) / SHRINK;
-    let t0 = fs.now();
-    let names =
-        parallel_direct_writes(&mut fs, 64, (file_bytes as f64 * o.scale) as u64 >> 20 << 20, 1 << 20)?;
-    let write_s = fs.now().since(t0) as f64 / 1e9;
-    let trims0 = fs.stats().trim_commands;
-    let t1 = fs.now();
-    for n in &names {
-        fs.unlink(n)?;
+    let device = DeviceSection {
+        kind: Some(DeviceKind::Thin),
+        logical_bytes: Some(ByteSize(volume_bytes(o))),
+        ..DeviceSection::default()
+    };
+    let file_bytes = (((16u64 << 30) / SHRINK) as f64 * o.scale) as u64 >> 20 << 20;
+    let bulk_rm = WorkloadConfig {
+        kind: WorkloadKind::BulkRm,
+        files: Some(64),
+        file_bytes: Some(ByteSize(file_bytes)),
+        append_bytes: Some(ByteSize(1 << 20)),
+        ..WorkloadConfig::default()
+    };
+    RunConfig {
+        seed: Some(o.seed),
+        device,
+        host: HostSection { mkfs_discard: Some(discard), ..ext4(policy) },
+        phases: vec![
+            phase(PhaseKind::Mkfs, |p| p.mkfs_discard = Some(false)),
+            PhaseSection::workload(&bulk_rm),
+            phase(PhaseKind::Fstrim, |_| {}),
+        ],
+        ..RunConfig::default()
     }
-    fs.sync();
-    let rm_s = fs.now().since(t1) as f64 / 1e9;
-    let rm_trims = fs.stats().trim_commands - trims0;
-    let allocated_after_rm = fs.device().allocated_bytes();
-    let t2 = fs.now();
-    let fstrim_bytes = fs.fstrim(0, u64::MAX, 0);
-    let fstrim_s = fs.now().since(t2) as f64 / 1e9;
-    fs.umount();
-    fs.check().map_err(anyhow::Error::msg).context("consistency after the thin-volume run")?;
-    Ok(Thin { mkfs_s, write_s, rm_s, fstrim_s, fstrim_bytes, allocated_after_rm, rm_trims })
+}
+
+fn thin_run(discard: bool, o: &Options) -> Result<Thin> {
+    let m = run_point(&thin_config(discard, o))?;
+    let s = |ns: u64| ns as f64 / 1e9;
+    Ok(Thin {
+        mkfs_s: s(int(&m, "/host/mkfs_ns")?),
+        write_s: s(int(&m, "/phases/1/figures/write_ns")?),
+        rm_s: s(int(&m, "/phases/1/figures/rm_ns")?),
+        fstrim_s: s(int(&m, "/phases/2/elapsed_ns")?),
+        fstrim_bytes: int(&m, "/phases/2/figures/trimmed_bytes")?,
+        allocated_after_rm: int(&m, "/phases/1/allocated_bytes")?,
+        rm_trims: int(&m, "/phases/1/figures/rm_trim_commands")?,
+    })
 }
 
 struct Wear {
@@ -75,60 +92,95 @@ struct Wear {
 }
 
 /// The same churn on an SSD: age to 90 %, delete down to 50 %, then replace files (delete one,
-/// write one) until twice the capacity has been written.
-fn wear_run(policy: PolicyKind, idle_gc: bool, o: &Options) -> Result<Wear> {
-    let seeds = SeedTree::new(o.seed).child("discard-vs-fstrim/wear");
-    let mut rng = seeds.fork("churn");
-    let dev = ssd_idle_gc("nvme-tlc", SSD_BYTES, Some(idle_gc))?;
-    let mut config = FsConfig::default().with_policy(policy);
-    // fstrim.timer is weekly; the churn lasts seconds, so every 2 simulated seconds here.
-    config.params.fstrim_period_ns = 2_000_000_000;
-    let mut fs = FileSystem::mkfs(dev, config, SimTime::ZERO, false)?;
-    let names = fill(&mut fs, &mut rng, "a", 1 << 20, 8 << 20, 1 << 20, 0, 0.9)?;
-    let mut names = delete_down_to(&mut fs, &mut rng, names, 0.5)?;
-    fs.quiesce();
-    let start = fs.now();
-    fs.device_mut().start_measurement(start);
-    let base_trims = fs.stats().trim_commands;
-    let target = 2 * SSD_BYTES;
-    let mut written = 0;
-    let mut i = 0;
-    while written < target {
-        if fs.utilization() > 0.5 && !names.is_empty() {
-            let k = rand::Rng::gen_range(&mut rng, 0..names.len());
-            let n = names.swap_remove(k);
-            fs.unlink(&n)?;
-        }
-        let size = rand::Rng::gen_range(&mut rng, (1u64 << 20)..=(8 << 20));
-        let name = format!("c{i}");
-        i += 1;
-        trimlab_fs::workloads::write_file(&mut fs, &name, size, 1 << 20, 0)?;
-        names.push(name);
-        written += size;
+/// write one) until twice the capacity has been written. fstrim.timer is weekly; the churn
+/// lasts seconds, so the fstrim policy trims every 2 simulated seconds here.
+/// `idle_gc` forces the drive's idle-time GC on (the preset's default) or off.
+fn wear_config(policy: PolicyKind, idle_gc: bool, o: &Options) -> RunConfig {
+    let mut host = ext4(policy);
+    if policy == PolicyKind::Fstrim {
+        host.discard = Some("fstrim:2s".into());
     }
-    let elapsed_s = fs.now().since(start) as f64 / 1e9;
-    fs.umount();
-    let report = fs.device().report(fs.now());
-    fs.check().map_err(anyhow::Error::msg).context("consistency after the wear run")?;
+    let files = |p: &mut PhaseSection, prefix: &str| {
+        p.prefix = Some(prefix.into());
+        p.stream = Some("churn".into());
+        p.file_bytes_min = Some(ByteSize(1 << 20));
+        p.file_bytes_max = Some(ByteSize(8 << 20));
+        p.append_bytes = Some(ByteSize(1 << 20));
+    };
+    let churn = WorkloadConfig {
+        kind: WorkloadKind::FileChurn,
+        utilization: Some(0.5),
+        file_bytes_min: Some(ByteSize(1 << 20)),
+        file_bytes_max: Some(ByteSize(8 << 20)),
+        append_bytes: Some(ByteSize(1 << 20)),
+        writes: Volume::Bytes(2 * SSD_BYTES),
+        prefix: Some("c".into()),
+        stream: Some("churn".into()),
+        ..WorkloadConfig::default()
+    };
+    RunConfig {
+        seed: Some(o.seed),
+        seed_path: Some("discard-vs-fstrim/wear".into()),
+        host,
+        phases: vec![
+            phase(PhaseKind::Fill, |p| {
+                files(p, "a");
+                p.utilization = Some(0.9);
+            }),
+            phase(PhaseKind::Delete, |p| {
+                p.utilization = Some(0.5);
+                p.stream = Some("churn".into());
+            }),
+            phase(PhaseKind::Measure, |_| {}),
+            PhaseSection::workload(&churn),
+        ],
+        ..ssd("nvme-tlc", SSD_BYTES, None, Some(idle_gc))
+    }
+}
+
+fn wear_run(policy: PolicyKind, idle_gc: bool, o: &Options) -> Result<Wear> {
+    let m = run_point(&wear_config(policy, idle_gc, o))?;
+    // TRIMs from the start of measurement to umount (async issues many at umount).
+    let before: u64 =
+        (0..3).map(|i| int(&m, &format!("/phases/{i}/device/trim_commands"))).sum::<Result<_>>()?;
     Ok(Wear {
-        waf: report.waf,
-        erases: report.nand_blocks_erased,
-        erase_max: report.erase_count.max,
-        trims: fs.stats().trim_commands - base_trims,
-        elapsed_s,
-        cancelled: fs.policy().stats().reuse_cancelled_blocks,
-        untrimmed: fs.policy().stats().untrimmed_blocks,
-        unusable_mean_ms: fs.policy().stats().unusable_mean_s() * 1e3,
-        idle_gc_victims: report.gc.idle_victims,
-        write_p99_us: report.latency.write.p99_ns as f64 / 1e3,
+        waf: num(&m, "/report/waf")?,
+        erases: int(&m, "/report/nand_blocks_erased")?,
+        erase_max: int(&m, "/report/erase_count/max")? as u32,
+        trims: int(&m, "/host/device/trim_commands")? - before,
+        elapsed_s: int(&m, "/phases/3/elapsed_ns")? as f64 / 1e9,
+        cancelled: int(&m, "/host/policy/reuse_cancelled_blocks")?,
+        untrimmed: int(&m, "/host/policy/untrimmed_blocks")?,
+        unusable_mean_ms: num(&m, "/host/freed_unusable_mean_s")? * 1e3,
+        idle_gc_victims: int(&m, "/report/gc/idle_victims")?,
+        write_p99_us: num(&m, "/report/latency/write/p99_ns")? / 1e3,
     })
+}
+
+const WEAR_POLICIES: [PolicyKind; 4] =
+    [PolicyKind::NoDiscard, PolicyKind::Discard, PolicyKind::Fstrim, PolicyKind::Async];
+
+/// Every point this experiment runs, by name.
+pub fn configs(o: &Options) -> Vec<(String, RunConfig)> {
+    let mut v: Vec<(String, RunConfig)> = [false, true]
+        .iter()
+        .map(|&d| (format!("thin-{}", if d { "discard" } else { "nodiscard" }), thin_config(d, o)))
+        .collect();
+    v.extend(WEAR_POLICIES.iter().map(|&p| (format!("wear-{}", p.config_name()), wear_config(p, true, o))));
+    // The sensitivity run: the same churn with idle-time GC off.
+    v.extend(
+        WEAR_POLICIES
+            .iter()
+            .map(|&p| (format!("wear-{}-no-idle-gc", p.config_name()), wear_config(p, false, o))),
+    );
+    v
 }
 
 pub fn run(o: &Options) -> Result<ExperimentReport> {
     let thin: Vec<Thin> = parallel_map(o, &[false, true], "discard-vs-fstrim thin", |&d| thin_run(d, o))
         .into_iter()
         .collect::<Result<_>>()?;
-    let policies = [PolicyKind::NoDiscard, PolicyKind::Discard, PolicyKind::Fstrim, PolicyKind::Async];
+    let policies = WEAR_POLICIES;
     // The preset's default (idle-time GC on), then the same churn with it off.
     let wear_jobs: Vec<(PolicyKind, bool)> =
         [true, false].iter().flat_map(|&on| policies.iter().map(move |&p| (p, on))).collect();

@@ -1,29 +1,30 @@
-//! Shared set-up of the host-side experiments: the SSD under the file system, and the TRIM-cost
-//! sweep they all run.
+//! Shared set-up of the host-side experiments: every point is a `RunConfig` (the drive, the
+//! file system, the workload or phases) run through `trimlab_scenario::run`, and the figures
+//! are read back from its metrics, so `--emit-configs` writes exactly what was run. The drive of
+//! each point is its paper's era preset, and the TRIM-cost sweep they all run is a `[trim.cost]`
+//! override of the point's config.
 
-use anyhow::Result;
-use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
+use anyhow::{Context, Result};
+use serde_json::Value;
+use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
+use trimlab_fs::PolicyKind;
+use trimlab_scenario::host::{FsKind, HostSection};
+use trimlab_scenario::phase::{PhaseKind, PhaseSection};
+use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
+use trimlab_trim::TrimCostOverrides;
 
 /// A drive of the `preset` (each experiment names its paper's era) holding `logical_bytes`,
 /// with 64-page blocks so that a drive of a few hundred MiB still has many blocks per plane;
 /// the preset's parallelism is fitted to the capacity (`SsdConfig::geometry_note` says how).
-/// `trim_command_ns` replaces the preset's per-command TRIM cost (the sweep's knob).
-pub fn ssd(preset: &str, logical_bytes: u64, trim_command_ns: Option<u64>) -> Result<Ssd> {
-    Ok(Ssd::new(ssd_config(preset, logical_bytes, trim_command_ns, None)?))
-}
-
-/// As [`ssd`], with idle-time GC forced on or off (`None`: the preset's default).
-pub fn ssd_idle_gc(preset: &str, logical_bytes: u64, idle_gc: Option<bool>) -> Result<Ssd> {
-    Ok(Ssd::new(ssd_config(preset, logical_bytes, None, idle_gc)?))
-}
-
-pub fn ssd_config(
+/// `trim_command_ns` replaces the preset's per-command TRIM cost (the sweep's knob, written as
+/// `[trim.cost] command_ns`); `idle_gc` forces idle-time GC on or off (`None`: the preset's).
+pub fn ssd(
     preset: &str,
     logical_bytes: u64,
     trim_command_ns: Option<u64>,
     idle_gc: Option<bool>,
-) -> Result<SsdConfig> {
+) -> RunConfig {
     let device = DeviceSection {
         preset: Some(preset.into()),
         logical_bytes: Some(ByteSize(logical_bytes)),
@@ -31,11 +32,22 @@ pub fn ssd_config(
         ..Default::default()
     };
     let ftl = FtlSection { track_data: Some(true), idle_gc, ..Default::default() };
-    let mut config = SsdConfig::resolve(&device, &ftl, &TrimSection::default())?;
-    if let Some(ns) = trim_command_ns {
-        config.trim_cost = config.trim_cost.with_command_ns(ns);
-    }
-    Ok(config)
+    let trim = TrimSection {
+        cost: trim_command_ns.map(|ns| TrimCostOverrides { command_ns: Some(ns), ..Default::default() }),
+        ..TrimSection::default()
+    };
+    RunConfig { device, ftl, trim, ..RunConfig::default() }
+}
+
+/// The resolved drive of [`ssd`].
+pub fn ssd_config(
+    preset: &str,
+    logical_bytes: u64,
+    trim_command_ns: Option<u64>,
+    idle_gc: Option<bool>,
+) -> Result<SsdConfig> {
+    let c = ssd(preset, logical_bytes, trim_command_ns, idle_gc);
+    Ok(SsdConfig::resolve(&c.device, &c.ftl, &c.trim)?)
 }
 
 /// One line for a report: the preset, its fitted shape and its TRIM cost.
@@ -65,6 +77,11 @@ pub fn describe(preset: &str, logical_bytes: u64) -> Result<String> {
 /// The TRIM-cost sweep of lazy-trim, selective-trim and delayed-trim: per-command cost from
 /// 5 us to 5 ms, log-spaced (a factor of 10^(1/2) apart).
 pub const TRIM_COST_SWEEP_NS: [u64; 7] = [5_000, 15_811, 50_000, 158_114, 500_000, 1_581_139, 5_000_000];
+
+/// A sweep point's name suffix for `--emit-configs`: `-trim5us`, `-trim1581us`.
+pub fn cost_suffix(ns: u64) -> String {
+    format!("-trim{}us", ns / 1000)
+}
 
 /// "holds from X to Y" over a sweep: the contiguous runs of costs at which a claim held.
 pub fn holding_ranges(costs_ns: &[u64], holds: &[bool]) -> String {
@@ -106,6 +123,41 @@ pub fn holding_ranges(costs_ns: &[u64], holds: &[bool]) -> String {
         )
         .collect();
     format!("holds {} per TRIM (swept 5 us to 5 ms)", parts.join(" and "))
+}
+
+/// `[host]` of the ext4-like file system with `policy` and its defaults otherwise.
+pub fn ext4(policy: PolicyKind) -> HostSection {
+    HostSection { fs: Some(FsKind::Ext4), discard: Some(policy.config_name()), ..HostSection::default() }
+}
+
+/// A phase of `kind` with the keys `set` fills in.
+pub fn phase(kind: PhaseKind, set: impl FnOnce(&mut PhaseSection)) -> PhaseSection {
+    let mut p = PhaseSection::new(kind);
+    set(&mut p);
+    p
+}
+
+/// Runs one point and returns its metrics.json content.
+pub fn run_point(config: &RunConfig) -> Result<Value> {
+    Ok(trimlab_scenario::run(config, None, &mut ())?.metrics)
+}
+
+/// An integer at `path` (`/`-separated, as in a JSON pointer) of a run's metrics.
+pub fn int(metrics: &Value, path: &str) -> Result<u64> {
+    metrics
+        .pointer(path)
+        .and_then(Value::as_u64)
+        .with_context(|| format!("metrics have no integer at {path}"))
+}
+
+/// A number at `path` of a run's metrics.
+pub fn num(metrics: &Value, path: &str) -> Result<f64> {
+    metrics.pointer(path).and_then(Value::as_f64).with_context(|| format!("metrics have no number at {path}"))
+}
+
+/// Every point's config as TOML, named `<point>.toml`.
+pub fn emit(points: Vec<(String, RunConfig)>) -> Result<Vec<(String, String)>> {
+    points.into_iter().map(|(name, c)| Ok((format!("{name}.toml"), c.to_toml()?))).collect()
 }
 
 pub fn mib(bytes: u64) -> String {

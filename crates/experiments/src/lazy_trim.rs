@@ -7,14 +7,16 @@
 //! needs a new block is timed.
 
 use super::bands;
-use super::host::{describe, holding_ranges, mib, ms, ssd, TRIM_COST_SWEEP_NS};
+use super::host::{
+    cost_suffix, describe, ext4, holding_ranges, int, mib, ms, num, run_point, ssd, TRIM_COST_SWEEP_NS,
+};
 use super::{parallel_map, Options};
-use anyhow::{Context, Result};
-use trimlab_device::Ssd;
-use trimlab_fs::workloads::{fill, lazy_micro, MicroResult};
-use trimlab_fs::{FileSystem, FsConfig, PolicyKind};
+use anyhow::Result;
+use trimlab_fs::PolicyKind;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table};
-use trimlab_sim::{SeedTree, SimTime};
+use trimlab_scenario::RunConfig;
+use trimlab_sim::ByteSize;
+use trimlab_workload::{WorkloadConfig, WorkloadKind};
 
 /// 000 ran on a Galaxy S8 (64 GB UFS 2.1): the experiment's default drive is of that era.
 const PRESET: &str = "ufs-2018";
@@ -28,14 +30,34 @@ fn file_bytes(o: &Options) -> u64 {
     (((FILE_BYTES as f64 * o.scale) as u64) >> 26 << 26).max(128 << 20)
 }
 
-fn micro(policy: PolicyKind, append: u64, cost: Option<u64>, o: &Options) -> Result<MicroResult> {
+/// What the micro-benchmark measures of one point.
+struct MicroResult {
+    extents: usize,
+    fsync_ns: u64,
+    trim_issue_ns: u64,
+    trim_commands: u64,
+}
+
+/// One micro-benchmark point on the era drive, its per-command TRIM cost replaced by `cost`.
+fn micro_config(policy: PolicyKind, append: u64, cost: Option<u64>, o: &Options) -> RunConfig {
     let file = file_bytes(o);
-    let dev = ssd(PRESET, file * 2, cost)?;
-    let mut fs = FileSystem::mkfs(dev, FsConfig::default().with_policy(policy), SimTime::ZERO, false)?;
-    let r = lazy_micro(&mut fs, append, file)?;
-    fs.umount();
-    fs.check().map_err(anyhow::Error::msg).context("consistency after the micro-benchmark")?;
-    Ok(r)
+    let workload = WorkloadConfig {
+        kind: WorkloadKind::AppendHoles,
+        append_bytes: Some(ByteSize(append)),
+        file_bytes: Some(ByteSize(file)),
+        ..WorkloadConfig::default()
+    };
+    RunConfig { seed: Some(o.seed), host: ext4(policy), workload, ..ssd(PRESET, file * 2, cost, None) }
+}
+
+fn micro(policy: PolicyKind, append: u64, cost: Option<u64>, o: &Options) -> Result<MicroResult> {
+    let m = run_point(&micro_config(policy, append, cost, o))?;
+    Ok(MicroResult {
+        extents: int(&m, "/phases/0/figures/extents")? as usize,
+        fsync_ns: int(&m, "/phases/0/figures/fsync_ns")?,
+        trim_issue_ns: int(&m, "/phases/0/figures/trim_issue_ns")?,
+        trim_commands: int(&m, "/phases/0/figures/trim_commands")?,
+    })
 }
 
 struct Table2 {
@@ -46,42 +68,28 @@ struct Table2 {
     unusable_mean_ms: f64,
 }
 
-fn table2(policy: PolicyKind, cost: Option<u64>, o: &Options) -> Result<Table2> {
-    let dev: Ssd = ssd(PRESET, TABLE2_FS_BYTES, cost)?;
-    let mut fs = FileSystem::mkfs(dev, FsConfig::default().with_policy(policy), SimTime::ZERO, false)?;
-    let seeds = SeedTree::new(o.seed).child("lazy-trim/table2");
-    let mut rng = seeds.fork("fill");
-    // Files of 8-32 MiB written as 64 KiB appends with 64 KiB holes: fragmented like the
-    // micro-benchmark's file.
-    let names = fill(&mut fs, &mut rng, "f", 8 << 20, 32 << 20, 64 << 10, 64 << 10, 1.0)?;
-    // The last few blocks, one at a time: the file system is now 100 % full.
-    match trimlab_fs::workloads::write_file(&mut fs, "filler", u64::MAX / 2, 4096, 0) {
-        Err(trimlab_fs::FsError::NoSpace) => {}
-        other => anyhow::bail!("filling the last blocks: {other:?}"),
+/// Files of 8-32 MiB written as 64 KiB appends with 64 KiB holes (fragmented like the
+/// micro-benchmark's file) fill the file system; then the workload writes its last blocks one
+/// at a time, removes a random file and times the next write.
+fn table2_config(policy: PolicyKind, cost: Option<u64>, o: &Options) -> RunConfig {
+    let workload = WorkloadConfig { kind: WorkloadKind::RemoveWhenFull, ..WorkloadConfig::default() };
+    RunConfig {
+        seed: Some(o.seed),
+        seed_path: Some("lazy-trim/table2".into()),
+        host: ext4(policy),
+        workload,
+        ..ssd(PRESET, TABLE2_FS_BYTES, cost, None)
     }
-    fs.sync();
-    fs.quiesce();
-    let mut pick = seeds.fork("victim");
-    let victim = &names[rand::Rng::gen_range(&mut pick, 0..names.len())];
-    let ino = fs.lookup(victim).context("victim exists")?;
-    let removed_extents = fs.extent_count(ino).unwrap_or(0);
-    let marker = fs.create("marker")?;
-    fs.unlink(victim)?;
-    let t0 = fs.now();
-    fs.fsync(marker)?;
-    let fsync_ns = fs.now().since(t0);
-    let new = fs.create("new")?;
-    let t1 = fs.now();
-    fs.write(new, 0, 4096)?;
-    let write_ns = fs.now().since(t1);
-    fs.umount();
-    fs.check().map_err(anyhow::Error::msg).context("consistency after Table II")?;
+}
+
+fn table2(policy: PolicyKind, cost: Option<u64>, o: &Options) -> Result<Table2> {
+    let m = run_point(&table2_config(policy, cost, o))?;
     Ok(Table2 {
-        write_ns,
-        fsync_ns,
-        removed_extents,
-        cancelled_blocks: fs.policy().stats().reuse_cancelled_blocks,
-        unusable_mean_ms: fs.policy().stats().unusable_mean_s() * 1e3,
+        write_ns: int(&m, "/phases/0/figures/write_ns")?,
+        fsync_ns: int(&m, "/phases/0/figures/fsync_ns")?,
+        removed_extents: int(&m, "/phases/0/figures/removed_extents")? as usize,
+        cancelled_blocks: int(&m, "/host/policy/reuse_cancelled_blocks")?,
+        unusable_mean_ms: num(&m, "/host/freed_unusable_mean_s")? * 1e3,
     })
 }
 
@@ -137,31 +145,64 @@ fn judge<'a>(get: &dyn Fn(PolicyKind, u64) -> &'a MicroResult, t2: &[Table2]) ->
     }
 }
 
-pub fn run(o: &Options) -> Result<ExperimentReport> {
-    let points: Vec<(PolicyKind, u64)> =
-        POLICIES.iter().flat_map(|&p| APPENDS.iter().map(move |&a| (p, a))).collect();
-    let results: Vec<MicroResult> = parallel_map(o, &points, "lazy-trim", |&(p, a)| micro(p, a, None, o))
+fn points() -> Vec<(PolicyKind, u64)> {
+    POLICIES.iter().flat_map(|&p| APPENDS.iter().map(move |&a| (p, a))).collect()
+}
+
+const T2_POLICIES: [PolicyKind; 3] = [PolicyKind::Discard, PolicyKind::Lazy, PolicyKind::LazyReuse];
+
+/// Every point this experiment runs, by name.
+/// The era drive's points, then the TRIM-cost sweep's (`micro-trim<us>us-...`,
+/// `table2-trim<us>us-...`: discard and Lazy TRIM at every append size, and Table II).
+pub fn configs(o: &Options) -> Vec<(String, RunConfig)> {
+    let mut v: Vec<(String, RunConfig)> = points()
         .into_iter()
-        .collect::<Result<_>>()?;
-    let t2_policies = [PolicyKind::Discard, PolicyKind::Lazy, PolicyKind::LazyReuse];
-    let t2: Vec<Table2> = parallel_map(o, &t2_policies, "lazy-trim table II", |&p| table2(p, None, o))
-        .into_iter()
-        .collect::<Result<_>>()?;
-    // The TRIM-cost sweep: discard and Lazy TRIM at every append size, and Table II, per cost.
-    let sweep_points: Vec<(u64, PolicyKind, u64)> = TRIM_COST_SWEEP_NS
+        .map(|(p, a)| (format!("micro-{}-{}k", p.config_name(), a >> 10), micro_config(p, a, None, o)))
+        .collect();
+    v.extend(T2_POLICIES.iter().map(|&p| (format!("table2-{}", p.config_name()), table2_config(p, None, o))));
+    for (c, p, a) in sweep_points() {
+        v.push((
+            format!("micro{}-{}-{}k", cost_suffix(c), p.config_name(), a >> 10),
+            micro_config(p, a, Some(c), o),
+        ));
+    }
+    for (c, p) in sweep_t2_points() {
+        v.push((format!("table2{}-{}", cost_suffix(c), p.config_name()), table2_config(p, Some(c), o)));
+    }
+    v
+}
+
+fn sweep_points() -> Vec<(u64, PolicyKind, u64)> {
+    TRIM_COST_SWEEP_NS
         .iter()
         .flat_map(|&c| {
             [PolicyKind::Discard, PolicyKind::Lazy]
                 .into_iter()
                 .flat_map(move |p| APPENDS.iter().map(move |&a| (c, p, a)))
         })
-        .collect();
+        .collect()
+}
+
+fn sweep_t2_points() -> Vec<(u64, PolicyKind)> {
+    TRIM_COST_SWEEP_NS.iter().flat_map(|&c| T2_POLICIES.iter().map(move |&p| (c, p))).collect()
+}
+
+pub fn run(o: &Options) -> Result<ExperimentReport> {
+    let points = points();
+    let results: Vec<MicroResult> = parallel_map(o, &points, "lazy-trim", |&(p, a)| micro(p, a, None, o))
+        .into_iter()
+        .collect::<Result<_>>()?;
+    let t2_policies = T2_POLICIES;
+    let t2: Vec<Table2> = parallel_map(o, &t2_policies, "lazy-trim table II", |&p| table2(p, None, o))
+        .into_iter()
+        .collect::<Result<_>>()?;
+    // The TRIM-cost sweep: discard and Lazy TRIM at every append size, and Table II, per cost.
+    let sweep_points = sweep_points();
     let sweep_micro: Vec<MicroResult> =
         parallel_map(o, &sweep_points, "lazy-trim cost sweep", |&(c, p, a)| micro(p, a, Some(c), o))
             .into_iter()
             .collect::<Result<_>>()?;
-    let sweep_t2_points: Vec<(u64, PolicyKind)> =
-        TRIM_COST_SWEEP_NS.iter().flat_map(|&c| t2_policies.iter().map(move |&p| (c, p))).collect();
+    let sweep_t2_points = sweep_t2_points();
     let sweep_t2: Vec<Table2> =
         parallel_map(o, &sweep_t2_points, "lazy-trim table II sweep", |&(c, p)| table2(p, Some(c), o))
             .into_iter()

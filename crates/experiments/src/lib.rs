@@ -91,27 +91,35 @@ pub const EXPERIMENTS: &[Experiment] = &[
         name: "ftl-trim",
         about: "004: hybrid FAST FTL with a trimmed-range list vs page mapping, with and without TRIM",
         run: ftl_trim::run,
-        configs: None,
+        configs: Some(ftl_trim::configs),
     },
     Experiment {
         name: "lazy-trim",
         about: "000: fsync latency and TRIM issue time, discard vs Lazy TRIM vs Lazy + Reuse; Table II",
         run: lazy_trim::run,
-        configs: None,
+        configs: Some(lazy_trim::configs),
     },
     Experiment {
         name: "selective-trim",
         about: "001: Postmark time vs utilization with TRIM on/off; SeT watermarks on 60/40/70/60",
         run: selective_trim::run,
-        configs: None,
+        configs: Some(selective_trim::configs),
     },
     Experiment {
         name: "discard-vs-fstrim",
         about: "003: mkfs/rm/fstrim on a thin volume with and without discard; WAF/wear of nodiscard",
         run: discard_vs_fstrim::run,
-        configs: None,
+        configs: Some(discard_vs_fstrim::configs),
     },
 ];
+
+/// The TOML of every point experiment `name` runs, as (file name, text), for
+/// `--emit-configs`; `None` for an unknown experiment or one whose points are not scenario
+/// configs yet.
+pub fn point_configs(name: &str, o: &Options) -> Option<Result<Vec<(String, String)>>> {
+    let configs = EXPERIMENTS.iter().find(|e| e.name == name)?.configs?;
+    Some(host::emit(configs(o)))
+}
 
 /// The experiments named in `names` (all when empty), or an error naming the unknown one and
 /// listing the known ones.

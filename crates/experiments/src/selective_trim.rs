@@ -10,13 +10,19 @@
 //! after each stage. The device is a SATA-like drive: TRIM is not queued.
 
 use super::bands;
-use super::host::{describe, holding_ranges, ssd, TRIM_COST_SWEEP_NS};
+use super::host::{
+    cost_suffix, describe, ext4, holding_ranges, int, phase, run_point, ssd, TRIM_COST_SWEEP_NS,
+};
 use super::{parallel_map, Options};
-use anyhow::{Context, Result};
-use trimlab_fs::workloads::{delete_down_to, fill, Postmark};
-use trimlab_fs::{FileSystem, FsConfig, PolicyKind};
+use anyhow::Result;
+use trimlab_fs::PolicyKind;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table};
-use trimlab_sim::{SeedTree, SimTime};
+use trimlab_scenario::host::HostSection;
+use trimlab_scenario::phase::{PhaseKind, PhaseSection};
+use trimlab_scenario::RunConfig;
+use trimlab_sim::{ByteSize, DurationNs};
+use trimlab_workload::file::Postmark;
+use trimlab_workload::{WorkloadConfig, WorkloadKind};
 
 /// 001 ran on a 60 GB SATA SSD of 2011: the experiment's default drive is of that era.
 const PRESET: &str = "sata-mlc-2011";
@@ -45,60 +51,93 @@ fn postmark(o: &Options) -> Postmark {
 
 /// jbd2's 5 s commit interval shrunk with the workload: 001's Postmark ran for minutes (tens of
 /// commits); the scaled one runs for about a second of simulated time.
-const COMMIT_INTERVAL_NS: u64 = 100_000_000;
+const COMMIT_INTERVAL: DurationNs = DurationNs(100_000_000);
 
-fn fs_config(policy: PolicyKind) -> FsConfig {
-    // A small page cache keeps the device in the loop, as 001's 60 GB runs were.
-    FsConfig { dirty_limit_bytes: 4 << 20, commit_interval_ns: COMMIT_INTERVAL_NS, ..FsConfig::default() }
-        .with_policy(policy)
+/// The drive, and the file system made on it first: nodiscard, mkfs discarding the drive. A small
+/// page cache keeps the device in the loop, as 001's 60 GB runs were.
+fn base(drive: RunConfig, seed_path: String, o: &Options) -> RunConfig {
+    let host = HostSection {
+        mkfs_discard: Some(true),
+        dirty_limit_bytes: Some(ByteSize(4 << 20)),
+        commit_interval: Some(COMMIT_INTERVAL),
+        ..ext4(PolicyKind::NoDiscard)
+    };
+    RunConfig { seed: Some(o.seed), seed_path: Some(seed_path), host, ..drive }
+}
+
+/// Postmark as a phase: `prefix` names its files, `stream` its random stream.
+fn postmark_phase(o: &Options, prefix: String, stream: &str) -> PhaseSection {
+    let pm = postmark(o);
+    PhaseSection::workload(&WorkloadConfig {
+        kind: WorkloadKind::Postmark,
+        files: Some(pm.files as u64),
+        transactions: Some(pm.transactions as u64),
+        file_bytes_min: Some(ByteSize(pm.min_bytes)),
+        file_bytes_max: Some(ByteSize(pm.max_bytes)),
+        append_bytes: Some(ByteSize(pm.block_bytes)),
+        prefix: Some(prefix),
+        stream: Some(stream.into()),
+        ..WorkloadConfig::default()
+    })
+}
+
+/// Aging files of 001: 1-8 MiB written in 256 KiB appends.
+fn aging_files(p: &mut PhaseSection, prefix: &str, stream: &str) {
+    p.prefix = Some(prefix.into());
+    p.stream = Some(stream.into());
+    p.file_bytes_min = Some(ByteSize(1 << 20));
+    p.file_bytes_max = Some(ByteSize(8 << 20));
+    p.append_bytes = Some(ByteSize(256 << 10));
+}
+
+/// Fig. 1a: age to `util`, fstrim, mkfs again without discard with TRIM on or off, Postmark.
+fn fig1a_config(util: f64, trim_on: bool, o: &Options) -> RunConfig {
+    let mut c = base(ssd(PRESET, device_bytes(o), None, None), format!("selective-trim/1a/{util}"), o);
+    let policy = if trim_on { PolicyKind::Discard } else { PolicyKind::NoDiscard };
+    c.phases = vec![
+        phase(PhaseKind::Age, |p| {
+            aging_files(p, "age", "aging");
+            p.utilization = Some(util);
+        }),
+        phase(PhaseKind::Fstrim, |_| {}),
+        phase(PhaseKind::Mkfs, |p| p.discard = Some(policy.config_name())),
+        postmark_phase(o, "pma_".into(), "postmark"),
+    ];
+    c
 }
 
 fn fig1a_point(util: f64, trim_on: bool, o: &Options) -> Result<(u64, f64)> {
-    let seeds = SeedTree::new(o.seed).child(&format!("selective-trim/1a/{util}"));
-    let mut rng = seeds.fork("aging");
-    let dev = ssd(PRESET, device_bytes(o), None)?;
-    let mut fs = FileSystem::mkfs(dev, fs_config(PolicyKind::NoDiscard), SimTime::ZERO, true)?;
-    let names = fill(&mut fs, &mut rng, "age", 1 << 20, 8 << 20, 256 << 10, 0, 1.0)?;
-    delete_down_to(&mut fs, &mut rng, names, util)?;
-    fs.fstrim(0, u64::MAX, 0);
-    fs.umount();
-    let now = fs.now();
-    let dev = fs.into_device();
-    let policy = if trim_on { PolicyKind::Discard } else { PolicyKind::NoDiscard };
-    let mut fs = FileSystem::mkfs(dev, fs_config(policy), now, false)?;
-    let mut rng = seeds.fork("postmark");
-    let t = postmark(o).run(&mut fs, &mut rng, "a")?;
-    fs.umount();
-    fs.check().map_err(anyhow::Error::msg).context("consistency after Fig. 1a point")?;
-    Ok((t, util))
+    let m = run_point(&fig1a_config(util, trim_on, o))?;
+    Ok((int(&m, "/phases/3/figures/postmark_ns")?, util))
 }
 
-/// Fig. 1b on the era drive, its per-command TRIM cost replaced by `trim_command_ns` if given.
-fn fig1b_run(policy: PolicyKind, trim_command_ns: Option<u64>, o: &Options) -> Result<(u64, Vec<u64>, u64)> {
-    let seeds = SeedTree::new(o.seed).child("selective-trim/1b");
-    let mut rng = seeds.fork("precondition");
-    let dev = ssd(PRESET, device_bytes(o), trim_command_ns)?;
-    let mut fs = FileSystem::mkfs(dev, fs_config(PolicyKind::NoDiscard), SimTime::ZERO, true)?;
-    fill(&mut fs, &mut rng, "old", 1 << 20, 8 << 20, 256 << 10, 0, 1.0)?;
-    fs.umount();
-    let now = fs.now();
-    let mut fs = FileSystem::mkfs(fs.into_device(), fs_config(policy), now, false)?;
-    let mut rng = seeds.fork("stages");
-    let mut names: Vec<String> = Vec::new();
-    let mut stage_times = Vec::new();
-    let start = fs.now();
+/// Fig. 1b: the drive filled once and reformatted without discard; then on one mount the
+/// utilization follows the schedule, with Postmark after each stage. The drive is the era's,
+/// its per-command TRIM cost replaced by `trim_command_ns` (`[trim.cost] command_ns`) if given.
+fn fig1b_config(policy: PolicyKind, trim_command_ns: Option<u64>, o: &Options) -> RunConfig {
+    let drive = ssd(PRESET, device_bytes(o), trim_command_ns, None);
+    let mut c = base(drive, "selective-trim/1b".into(), o);
+    c.phases = vec![
+        phase(PhaseKind::Fill, |p| aging_files(p, "old", "precondition")),
+        phase(PhaseKind::Mkfs, |p| p.discard = Some(policy.config_name())),
+    ];
     for (i, &target) in SCHEDULE.iter().enumerate() {
-        if fs.utilization() < target {
-            names.extend(fill(&mut fs, &mut rng, &format!("s{i}_"), 1 << 20, 8 << 20, 256 << 10, 0, target)?);
-        } else {
-            names = delete_down_to(&mut fs, &mut rng, names, target)?;
-        }
-        let t = postmark(o).run(&mut fs, &mut rng, &i.to_string())?;
-        stage_times.push(t);
+        c.phases.push(phase(PhaseKind::Utilization, |p| {
+            aging_files(p, &format!("s{i}_"), "stages");
+            p.utilization = Some(target);
+        }));
+        c.phases.push(postmark_phase(o, format!("pm{i}_"), "stages"));
     }
-    let total = fs.now().since(start);
-    fs.umount();
-    fs.check().map_err(anyhow::Error::msg).context("consistency after Fig. 1b run")?;
+    c
+}
+
+fn fig1b_run(policy: PolicyKind, trim_command_ns: Option<u64>, o: &Options) -> Result<(u64, Vec<u64>, u64)> {
+    let m = run_point(&fig1b_config(policy, trim_command_ns, o))?;
+    let stage_times: Vec<u64> = (0..SCHEDULE.len())
+        .map(|i| int(&m, &format!("/phases/{}/figures/postmark_ns", 3 + 2 * i)))
+        .collect::<Result<_>>()?;
+    let total =
+        int(&m, &format!("/phases/{}/end_ns", 1 + 2 * SCHEDULE.len()))? - int(&m, "/phases/1/end_ns")?;
     Ok((stage_times.iter().sum(), stage_times, total))
 }
 
@@ -109,18 +148,43 @@ fn degrades(times: &[u64]) -> bool {
     times.windows(2).all(|w| w[1] >= w[0]) && times.last() > times.first()
 }
 
+const POLICIES_1B: [PolicyKind; 8] = [
+    PolicyKind::NoDiscard,
+    PolicyKind::Selective { low_pct: 0, high_pct: 100 },
+    PolicyKind::Selective { low_pct: 40, high_pct: 100 },
+    PolicyKind::Selective { low_pct: 40, high_pct: 90 },
+    PolicyKind::Selective { low_pct: 40, high_pct: 80 },
+    PolicyKind::Selective { low_pct: 40, high_pct: 70 },
+    PolicyKind::Selective { low_pct: 40, high_pct: 60 },
+    PolicyKind::Discard,
+];
+
+/// Every point this experiment runs, by name.
+pub fn configs(o: &Options) -> Vec<(String, RunConfig)> {
+    let mut v = Vec::new();
+    for &u in &UTILIZATIONS {
+        for on in [false, true] {
+            let name = format!("fig1a-{}pct-trim-{}", (u * 100.0).round(), if on { "on" } else { "off" });
+            v.push((name, fig1a_config(u, on, o)));
+        }
+    }
+    // The era drive's points, then the TRIM-cost sweep's (`fig1b-trim<us>us-<policy>`).
+    for cost in std::iter::once(None).chain(TRIM_COST_SWEEP_NS.iter().map(|&c| Some(c))) {
+        for p in POLICIES_1B {
+            let name = format!(
+                "fig1b{}-{}",
+                cost.map(cost_suffix).unwrap_or_default(),
+                p.config_name().replace(':', "-")
+            );
+            v.push((name, fig1b_config(p, cost, o)));
+        }
+    }
+    v
+}
+
 pub fn run(o: &Options) -> Result<ExperimentReport> {
     let points: Vec<(f64, bool)> = UTILIZATIONS.iter().flat_map(|&u| [(u, false), (u, true)]).collect();
-    let policies_1b = [
-        PolicyKind::NoDiscard,
-        PolicyKind::Selective { low_pct: 0, high_pct: 100 },
-        PolicyKind::Selective { low_pct: 40, high_pct: 100 },
-        PolicyKind::Selective { low_pct: 40, high_pct: 90 },
-        PolicyKind::Selective { low_pct: 40, high_pct: 80 },
-        PolicyKind::Selective { low_pct: 40, high_pct: 70 },
-        PolicyKind::Selective { low_pct: 40, high_pct: 60 },
-        PolicyKind::Discard,
-    ];
+    let policies_1b = POLICIES_1B;
     enum Job {
         A(f64, bool),
         B(PolicyKind, Option<u64>),

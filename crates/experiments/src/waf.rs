@@ -91,6 +91,7 @@ fn config(point: &Point, options: &Options) -> RunConfig {
             writes: Volume::Capacity(MEASURED_WRITES),
             ..Default::default()
         },
+        ..Default::default()
     }
 }
 

@@ -106,6 +106,14 @@ impl PolicyKind {
         })
     }
 
+    /// The name `parse` reads back (`selective:LOW:HIGH` with its watermarks).
+    pub fn config_name(&self) -> String {
+        match self {
+            PolicyKind::Selective { low_pct, high_pct } => format!("selective:{low_pct}:{high_pct}"),
+            other => other.label(),
+        }
+    }
+
     pub fn label(&self) -> String {
         match self {
             PolicyKind::NoDiscard => "nodiscard".into(),
@@ -237,6 +245,9 @@ mod tests {
         );
         let e = PolicyKind::parse("trimmy").unwrap_err();
         assert!(e.contains("lazy-reuse") && e.contains("\"trimmy\""), "{e}");
+        for p in PolicyKind::all_for_tests() {
+            assert_eq!(PolicyKind::parse(&p.config_name()), Ok(p));
+        }
         let e = PolicyKind::parse("selective:90:40").unwrap_err();
         assert!(e.contains("LOW <= HIGH"), "{e}");
     }

@@ -1,7 +1,8 @@
 //! The host half of the stack: an ext4-like journaling file system (block groups, bitmaps,
-//! extent files, page cache, ordered JBD2-like journal) that talks to a [`BlockDevice`], the
-//! host TRIM policies behind one [`TrimPolicy`] interface, a thin-provisioned volume, and the
-//! host workloads of the source documents (Lazy TRIM micro-benchmark, aging, Postmark, bulk rm).
+//! extent files, page cache, ordered JBD2-like journal) that talks to a
+//! [`trimlab_device::BlockDevice`] (an SSD or the thin volume) with `trimlab_device::Command`s,
+//! and the host TRIM policies behind one [`TrimPolicy`] interface. The file-level workloads
+//! that drive it live in `trimlab-workload`.
 //!
 //! Time is simulated: the application is driven call by call ([`FileSystem`] methods return
 //! the simulated completion time), and the journal thread, discard workers and fstrim run as
@@ -9,17 +10,12 @@
 //! every command reaches the device in non-decreasing arrival order.
 
 pub mod bitmap;
-pub mod block_device;
 pub mod config;
 pub mod extent;
 pub mod fs;
 pub mod policy;
-pub mod thin_volume;
-pub mod workloads;
 
-pub use block_device::{BlockDevice, DevRequest};
 pub use config::{FsConfig, HostCosts, PolicyKind};
 pub use extent::{ExtentMap, FreedRun, Run};
 pub use fs::{FileSystem, FsError, FsStats, Ino};
 pub use policy::{PolicyStats, TrimPolicy};
-pub use thin_volume::{ThinConfig, ThinVolume};

@@ -11,9 +11,11 @@
 
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
-use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
+use trimlab_device::{
+    BlockDevice, DeviceSection, FtlSection, Ssd, SsdConfig, ThinConfig, ThinVolume, TrimSection,
+};
 use trimlab_fs::config::PolicyParams;
-use trimlab_fs::{BlockDevice, FileSystem, FsConfig, FsError, PolicyKind, ThinConfig, ThinVolume};
+use trimlab_fs::{FileSystem, FsConfig, FsError, PolicyKind};
 use trimlab_sim::{ByteSize, SimRng, SimTime};
 
 const BS: u64 = 4096;

@@ -79,6 +79,20 @@ impl WriteBuffer {
         self.dirty.remove(&lpn.0).is_some()
     }
 
+    /// Power is lost: every dirty page is dropped unprogrammed (slots in flight keep their
+    /// programs, which the controller had already handed to the flash). Returns the pages.
+    pub fn drop_dirty(&mut self) -> Vec<Lpn> {
+        let mut lost: Vec<Lpn> = self
+            .order
+            .drain(..)
+            .filter(|&(lpn, sequence)| self.dirty.get(&lpn).is_some_and(|d| d.sequence == sequence))
+            .map(|(lpn, _)| Lpn(lpn))
+            .collect();
+        lost.sort_unstable();
+        self.dirty.clear();
+        lost
+    }
+
     /// Frees slots whose programs have finished by `now`.
     #[inline]
     fn reclaim(&mut self, now: SimTime) {
@@ -166,6 +180,24 @@ mod tests {
         b.take_oldest(8, &mut out);
         assert_eq!(out, vec![(Lpn(3), 3)]);
         assert_eq!(b.dirty_pages(), 0);
+    }
+
+    #[test]
+    fn a_power_cut_drops_exactly_the_dirty_pages() {
+        let mut b = WriteBuffer::new(8, 2);
+        for lpn in [7, 3, 5] {
+            b.admit(Lpn(lpn), lpn as u64);
+        }
+        assert!(b.overwrite(Lpn(7), 70));
+        assert!(b.discard(Lpn(3)));
+        let mut out = Vec::new();
+        b.take_oldest(1, &mut out);
+        b.programmed(SimTime(10));
+        b.admit(Lpn(9), 9);
+        assert_eq!(b.drop_dirty(), vec![Lpn(5), Lpn(9)]);
+        assert_eq!(b.dirty_pages(), 0);
+        b.take_oldest(8, &mut out);
+        assert!(out.is_empty(), "nothing left to program");
     }
 
     #[test]

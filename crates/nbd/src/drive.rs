@@ -11,13 +11,21 @@
 //! - WRITE_ZEROES with NO_HOLE: a model WRITE (the area stays provisioned). Without NO_HOLE:
 //!   the whole TRIM granules inside the range are a model TRIM and the partial edges are
 //!   WRITEs, as a drive that deallocates for "write zeroes" would do.
-//! - FLUSH: a model FLUSH. FUA on a command: the command, then a model FLUSH (the model has
-//!   no per-command FUA, so this over-approximates its cost by draining the whole buffer).
+//! - FLUSH: a model FLUSH and an `fdatasync` of a backing file. FUA on a command: the command,
+//!   then the same as a FLUSH (the model has no per-command FUA, so this over-approximates its
+//!   cost by draining the whole buffer; the backing file is synced whole for the same reason).
+//!
+//! Power loss ([`Drive::power_cut`], when tracked): the model says which pages a real drive
+//! would lose (dirty in its write buffer, or re-trimmed by a Delayed TRIM engine going back to
+//! its last persisted state), and the store follows: lost pages get back the bytes they held
+//! before their unflushed writes (an undo copy kept only for pages that may be lost), re-trimmed
+//! pages read zeros.
 //! - CACHE: a hint; counted, not modelled.
 
 use crate::request::Refusal;
 use crate::store::Store;
-use crate::wire::EIO;
+use crate::wire::{EIO, ENOSPC, STATE_HOLE, STATE_ZERO};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::io::Write as _;
 use trimlab_device::{transfer_chunks, ByteRange, Command, DeviceReport, Ssd};
@@ -43,6 +51,10 @@ pub struct OpCounters {
     pub refused_commands: u64,
     /// Commands submitted to the device model (after splitting).
     pub model_commands: u64,
+    /// Power cuts injected (`POST /power-cut`, `--power-cut-after`).
+    pub power_cuts: u64,
+    /// BLOCK_STATUS queries (answered from the store; the model is not involved).
+    pub block_status_commands: u64,
 }
 
 impl OpCounters {
@@ -63,6 +75,8 @@ impl OpCounters {
             cache_commands: self.cache_commands - base.cache_commands,
             refused_commands: self.refused_commands - base.refused_commands,
             model_commands: self.model_commands - base.model_commands,
+            power_cuts: self.power_cuts - base.power_cuts,
+            block_status_commands: self.block_status_commands - base.block_status_commands,
         }
     }
 }
@@ -153,9 +167,34 @@ pub struct Drive {
     phase: PhaseStart,
     phases: Vec<PhaseReport>,
     scratch: Vec<u64>,
+    /// Pre-write copies of the pages a power cut may take back, when cuts are possible.
+    undo: Option<UndoLog>,
+}
+
+/// Phases kept per run: `POST /phase/NAME` beyond this is refused (each phase holds a report).
+pub const PHASES_MAX: usize = 1000;
+
+/// For each page written since the last FLUSH and possibly still in the model's write buffer,
+/// its bytes before that write (`None`: all zeros). Entries of pages the model has programmed
+/// since are pruned, so the log stays within a small multiple of the write buffer.
+#[derive(Default)]
+struct UndoLog {
+    pages: FxHashMap<u64, Option<Box<[u8]>>>,
+}
+
+/// What a power cut did to the bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PowerCutReport {
+    /// Pages that lost their unflushed writes (restored to their earlier bytes).
+    pub pages_reverted: u64,
+    /// Pages whose flushed TRIM stands again (their unflushed rewrite lost; read as zeros).
+    pub pages_retrimmed: u64,
 }
 
 fn io_refusal(what: &str, e: std::io::Error) -> Refusal {
+    if e.kind() == std::io::ErrorKind::StorageFull {
+        return Refusal::new(ENOSPC, format!("store {what} refused: {e}"));
+    }
     Refusal::new(EIO, format!("store {what} failed: {e}"))
 }
 
@@ -177,7 +216,78 @@ impl Drive {
             phase: PhaseStart { name: "start".into(), at: SimTime::ZERO, nbd: OpCounters::default(), device },
             phases: Vec::new(),
             scratch: Vec::new(),
+            undo: None,
         }
+    }
+
+    /// Keeps what a later [`Drive::power_cut`] needs (costs a copy of each page written since
+    /// the last FLUSH while it may sit in the model's write buffer).
+    pub fn track_power_loss(&mut self) {
+        self.undo.get_or_insert_with(UndoLog::default);
+    }
+
+    /// Copies the current bytes of the pages of `[offset, offset+length)` that have no copy yet.
+    fn save_for_undo(&mut self, offset: u64, length: u64) -> Result<(), Refusal> {
+        let Some(undo) = self.undo.as_mut() else { return Ok(()) };
+        let page = self.ssd.page_bytes();
+        for lpn in offset / page..(offset + length).div_ceil(page) {
+            if undo.pages.contains_key(&lpn) {
+                continue;
+            }
+            let mut bytes = vec![0u8; page as usize];
+            self.store.read(lpn * page, &mut bytes).map_err(|e| io_refusal("read for undo", e))?;
+            let saved = bytes.iter().any(|&b| b != 0).then(|| bytes.into_boxed_slice());
+            undo.pages.insert(lpn, saved);
+        }
+        Ok(())
+    }
+
+    /// Drops the copies of pages the model no longer holds in its write buffer, once the log
+    /// outgrows twice the buffer (a few thousand pages at least, so pruning is rare).
+    fn prune_undo(&mut self) {
+        let Some(undo) = self.undo.as_mut() else { return };
+        let limit = (2 * self.ssd.config().write_buffer_pages as usize).max(4096);
+        if undo.pages.len() > limit {
+            let ssd = &self.ssd;
+            undo.pages.retain(|&lpn, _| ssd.is_buffered(lpn));
+        }
+    }
+
+    /// A host FLUSH (or FUA) completed: nothing written so far can be lost any more.
+    fn durable(&mut self) {
+        self.ssd.flush_completed();
+        if let Some(undo) = self.undo.as_mut() {
+            undo.pages.clear();
+        }
+    }
+
+    /// Cuts power: the model drops what a real drive would lose, and the bytes follow (see the
+    /// module comment). Needs [`Drive::track_power_loss`]; without it only the model is cut.
+    pub fn power_cut(&mut self, arrival: SimTime) -> Result<PowerCutReport, String> {
+        self.arrive(arrival);
+        self.ops.power_cuts += 1;
+        let cut = self.ssd.power_cut();
+        let page = self.ssd.page_bytes();
+        let mut report = PowerCutReport::default();
+        let mut undo = self.undo.take();
+        for &lpn in &cut.lost_writes {
+            let Some(saved) = undo.as_mut().and_then(|u| u.pages.remove(&lpn)) else { continue };
+            let result = match saved {
+                Some(bytes) => self.store.write(lpn * page, &bytes),
+                None => self.store.zero(lpn * page, page),
+            };
+            result.map_err(|e| format!("power cut: restoring page {lpn}: {e}"))?;
+            report.pages_reverted += 1;
+        }
+        for &lpn in &cut.retrimmed {
+            self.store.zero(lpn * page, page).map_err(|e| format!("power cut: page {lpn}: {e}"))?;
+            report.pages_retrimmed += 1;
+        }
+        if let Some(u) = undo.as_mut() {
+            u.pages.clear();
+        }
+        self.undo = undo;
+        Ok(report)
     }
 
     pub fn size_bytes(&self) -> u64 {
@@ -261,11 +371,16 @@ impl Drive {
     }
 
     fn fua(&mut self, at: SimTime, done: SimTime, fua: bool) -> Result<SimTime, Refusal> {
+        self.prune_undo();
         if !fua {
             return Ok(done);
         }
         self.ops.fua_commands += 1;
-        Ok(done.max(self.submit(at, &Command::Flush)?))
+        // Durable before the reply: the backing file too, not only the model (issue 13 item 6).
+        self.store.flush().map_err(|e| io_refusal("sync for FUA", e))?;
+        let flushed = self.submit(at, &Command::Flush)?;
+        self.durable();
+        Ok(done.max(flushed))
     }
 
     /// Reads `buf.len()` bytes at `offset` into `buf`. Returns the model's completion.
@@ -292,6 +407,7 @@ impl Drive {
         let at = self.arrive(arrival);
         self.ops.write_commands += 1;
         self.ops.write_bytes += data.len() as u64;
+        self.save_for_undo(offset, data.len() as u64)?;
         self.store.write(offset, data).map_err(|e| io_refusal("write", e))?;
         let done = self.model_write(at, offset, data.len() as u64)?;
         self.fua(at, done, fua)
@@ -332,12 +448,25 @@ impl Drive {
         if length == 0 {
             return Ok(at);
         }
-        self.store.zero(offset, length).map_err(|e| io_refusal("write zeroes", e))?;
         let end = offset + length;
+        let granule = self.ssd.config().trim_granularity_bytes;
+        // Pages the model will write (lost if unflushed at a cut): all with NO_HOLE, else the
+        // partial granules at the edges.
+        if no_hole {
+            self.save_for_undo(offset, length)?;
+        } else {
+            let (inner_start, inner_end) = (offset.div_ceil(granule) * granule, end / granule * granule);
+            if inner_end > inner_start {
+                self.save_for_undo(offset, inner_start - offset)?;
+                self.save_for_undo(inner_end, end - inner_end)?;
+            } else {
+                self.save_for_undo(offset, length)?;
+            }
+        }
+        self.store.zero(offset, length).map_err(|e| io_refusal("write zeroes", e))?;
         let done = if no_hole {
             self.model_write(at, offset, length)?
         } else {
-            let granule = self.ssd.config().trim_granularity_bytes;
             let inner_start = offset.div_ceil(granule) * granule;
             let inner_end = end / granule * granule;
             if inner_end > inner_start {
@@ -360,7 +489,26 @@ impl Drive {
         let at = self.arrive(arrival);
         self.ops.flush_commands += 1;
         self.store.flush().map_err(|e| io_refusal("flush", e))?;
-        self.submit(at, &Command::Flush)
+        let done = self.submit(at, &Command::Flush)?;
+        self.durable();
+        Ok(done)
+    }
+
+    /// The base:allocation extents of a range: (bytes, NBD_STATE_* flags), at most
+    /// `max_extents` of them. A query about the host-visible bytes, so the model is not asked.
+    pub fn block_status(
+        &mut self,
+        arrival: SimTime,
+        offset: u64,
+        length: u64,
+        max_extents: usize,
+    ) -> Result<(SimTime, Vec<(u64, u32)>), Refusal> {
+        let at = self.arrive(arrival);
+        self.ops.block_status_commands += 1;
+        let extents =
+            self.store.extents(offset, length, max_extents).map_err(|e| io_refusal("extents", e))?;
+        let flags = |hole: bool| if hole { STATE_HOLE | STATE_ZERO } else { 0 };
+        Ok((at, extents.into_iter().map(|(bytes, hole)| (bytes, flags(hole))).collect()))
     }
 
     pub fn cache(&mut self, arrival: SimTime) -> SimTime {
@@ -404,13 +552,18 @@ impl Drive {
         }
     }
 
-    /// Ends the current phase at `at` and starts one called `name`.
-    pub fn start_phase(&mut self, name: &str, at: SimTime) {
+    /// Ends the current phase at `at` and starts one called `name`; refused past
+    /// [`PHASES_MAX`] phases (each keeps a report: a client looping on POST would grow them).
+    pub fn start_phase(&mut self, name: &str, at: SimTime) -> Result<(), String> {
+        if self.phases.len() + 1 >= PHASES_MAX {
+            return Err(format!("at most {PHASES_MAX} phases per run; this run has them all"));
+        }
         let at = self.arrive(at);
         let closed = self.close_phase(at);
         self.phases.push(closed);
         self.phase =
             PhaseStart { name: name.to_string(), at, nbd: self.ops.clone(), device: self.ssd.report(at) };
+        Ok(())
     }
 
     pub fn phase_name(&self) -> &str {
@@ -453,6 +606,11 @@ mod tests {
     use trimlab_sim::ByteSize;
 
     pub(crate) fn small_drive() -> Drive {
+        drive_on(TrimSection::default(), |size| Box::new(SparseStore::new(size, 4096, u64::MAX).unwrap()))
+    }
+
+    /// The 64 MiB test drive with a TRIM section and a store.
+    fn drive_on(trim: TrimSection, store: impl FnOnce(u64) -> Box<dyn Store>) -> Drive {
         let device = DeviceSection {
             logical_bytes: Some(ByteSize(64 << 20)),
             channels: Some(2),
@@ -462,10 +620,9 @@ mod tests {
             pages_per_block: Some(64),
             ..Default::default()
         };
-        let config = SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).unwrap();
+        let config = SsdConfig::resolve(&device, &FtlSection::default(), &trim).unwrap();
         let size = config.logical_bytes();
-        let page = config.geometry.page_bytes as u64;
-        Drive::new(Ssd::new(config), Box::new(SparseStore::new(size, page)))
+        Drive::new(Ssd::new(config), store(size))
     }
 
     #[test]
@@ -483,7 +640,7 @@ mod tests {
         let trim = TrimSection { engine: Some(trimlab_trim::EngineKind::Delayed), ..Default::default() };
         let config = SsdConfig::resolve(&device, &FtlSection::default(), &trim).unwrap();
         let size = config.logical_bytes();
-        let mut d = Drive::new(Ssd::new(config), Box::new(SparseStore::new(size, 4096)));
+        let mut d = Drive::new(Ssd::new(config), Box::new(SparseStore::new(size, 4096, u64::MAX).unwrap()));
         let data = vec![7u8; 1 << 20];
         let t = d.write(SimTime(1000), 0, &data, false).unwrap();
         let t = d.trim(t, 0, 1 << 20, false).unwrap();
@@ -555,7 +712,7 @@ mod tests {
     fn phases_split_the_counters() {
         let mut d = small_drive();
         d.write(SimTime(0), 0, &[1u8; 4096], false).unwrap();
-        d.start_phase("trim", SimTime(10));
+        d.start_phase("trim", SimTime(10)).unwrap();
         d.trim(SimTime(20), 0, 4096, false).unwrap();
         let s = d.stats(SimTime(30));
         assert_eq!(s.phases.len(), 2);
@@ -563,5 +720,117 @@ mod tests {
         assert_eq!((s.phases[1].name.as_str(), s.phases[1].nbd.trim_commands), ("trim", 1));
         assert_eq!(s.phases[1].trim_pages_requested, 1);
         assert_eq!(s.phases[1].host_pages_written, 0);
+    }
+
+    /// A store that counts syncs, over a memory store.
+    struct CountingStore(SparseStore, std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+    impl Store for CountingStore {
+        fn size_bytes(&self) -> u64 {
+            self.0.size_bytes()
+        }
+        fn read(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+            self.0.read(offset, buf)
+        }
+        fn write(&mut self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+            self.0.write(offset, data)
+        }
+        fn zero(&mut self, offset: u64, length: u64) -> std::io::Result<()> {
+            self.0.zero(offset, length)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.0.flush()
+        }
+        fn resident_bytes(&self) -> u64 {
+            self.0.resident_bytes()
+        }
+        fn extents(&self, offset: u64, length: u64, max: usize) -> std::io::Result<Vec<(u64, bool)>> {
+            self.0.extents(offset, length, max)
+        }
+    }
+
+    fn drive_with(engine: trimlab_trim::EngineKind, store: impl FnOnce(u64) -> Box<dyn Store>) -> Drive {
+        drive_on(TrimSection { engine: Some(engine), ..Default::default() }, store)
+    }
+
+    #[test]
+    fn fua_syncs_the_store_like_flush() {
+        // Issue 13 item 6: FUA writes were not synced to the backing file.
+        let syncs = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = syncs.clone();
+        let mut d = drive_with(trimlab_trim::EngineKind::Immediate, move |size| {
+            Box::new(CountingStore(SparseStore::new(size, 4096, u64::MAX).unwrap(), counter))
+        });
+        d.write(SimTime(0), 0, &[1u8; 4096], false).unwrap();
+        assert_eq!(syncs.load(std::sync::atomic::Ordering::SeqCst), 0);
+        d.write(SimTime(10), 0, &[1u8; 4096], true).unwrap();
+        d.trim(SimTime(20), 0, 4096, true).unwrap();
+        d.write_zeroes(SimTime(30), 0, 8192, false, true).unwrap();
+        assert_eq!(syncs.load(std::sync::atomic::Ordering::SeqCst), 3, "each FUA command syncs");
+        d.flush(SimTime(40)).unwrap();
+        assert_eq!(syncs.load(std::sync::atomic::Ordering::SeqCst), 4);
+    }
+
+    fn read_page(d: &mut Drive, at: u64, offset: u64) -> Vec<u8> {
+        let mut buf = vec![0u8; 4096];
+        d.read(SimTime(at), offset, &mut buf).unwrap();
+        buf
+    }
+
+    #[test]
+    fn a_power_cut_reverts_unflushed_buffered_writes_and_keeps_flushed_ones() {
+        for engine in [trimlab_trim::EngineKind::Immediate, trimlab_trim::EngineKind::Delayed] {
+            let mut d = drive_with(engine, |size| Box::new(SparseStore::new(size, 4096, u64::MAX).unwrap()));
+            d.track_power_loss();
+            d.write(SimTime(0), 0, &[1u8; 8192], false).unwrap();
+            d.flush(SimTime(10)).unwrap();
+            d.write(SimTime(20), 0, &[2u8; 4096], false).unwrap(); // unflushed rewrite
+            d.write(SimTime(30), 8192, &[3u8; 4096], true).unwrap(); // FUA: durable
+            d.write(SimTime(40), 4096, &[4u8; 512], false).unwrap(); // unflushed, sub-page
+            d.write(SimTime(50), 16384, &[5u8; 4096], false).unwrap(); // unflushed, new
+            let report = d.power_cut(SimTime(60)).unwrap();
+            assert_eq!(report, PowerCutReport { pages_reverted: 2, pages_retrimmed: 0 }, "{engine:?}");
+            // The FUA drained the whole buffer, so page 0's rewrite (before it) is durable too.
+            assert_eq!(read_page(&mut d, 70, 0), vec![2u8; 4096], "{engine:?}");
+            assert_eq!(read_page(&mut d, 70, 4096), vec![1u8; 4096], "{engine:?}");
+            assert_eq!(read_page(&mut d, 70, 8192), vec![3u8; 4096], "{engine:?}");
+            assert_eq!(read_page(&mut d, 70, 16384), vec![0u8; 4096], "{engine:?}");
+            assert_eq!(d.counters().power_cuts, 1);
+            d.check().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_power_cut_after_a_flushed_delayed_trim_keeps_the_pages_trimmed() {
+        let mut d = drive_with(trimlab_trim::EngineKind::Delayed, |size| {
+            Box::new(SparseStore::new(size, 4096, u64::MAX).unwrap())
+        });
+        d.track_power_loss();
+        d.write(SimTime(0), 0, &[1u8; 16384], false).unwrap();
+        d.trim(SimTime(10), 0, 16384, false).unwrap();
+        d.flush(SimTime(20)).unwrap();
+        d.write(SimTime(30), 4096, &[6u8; 4096], false).unwrap();
+        d.flush(SimTime(40)).unwrap();
+        // Page 1's rewrite was flushed (the persisted set no longer names it); page 2's is not.
+        d.write(SimTime(50), 8192, &[7u8; 4096], false).unwrap();
+        let report = d.power_cut(SimTime(60)).unwrap();
+        assert_eq!(report, PowerCutReport { pages_reverted: 1, pages_retrimmed: 1 });
+        assert_eq!(read_page(&mut d, 70, 0), vec![0u8; 4096]);
+        assert_eq!(read_page(&mut d, 70, 4096), vec![6u8; 4096]);
+        assert_eq!(read_page(&mut d, 70, 8192), vec![0u8; 4096], "lost rewrite of a trimmed page");
+        d.check().unwrap();
+    }
+
+    #[test]
+    fn phases_are_capped() {
+        // Issue 13 item 3: phases grew without bound (20,000 POSTs: +112 MB).
+        let mut d = small_drive();
+        for i in 0..PHASES_MAX - 1 {
+            d.start_phase("p", SimTime(i as u64)).unwrap();
+        }
+        let e = d.start_phase("one-too-many", SimTime(1 << 40)).unwrap_err();
+        assert!(e.contains("at most 1000 phases"), "{e}");
+        assert_eq!(d.stats(SimTime(1 << 41)).phases.len(), PHASES_MAX);
     }
 }

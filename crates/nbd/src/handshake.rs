@@ -3,7 +3,8 @@
 //! so the fuzz test and the unit tests drive it directly.
 //!
 //! Policy (doc/proto.md, "Option types"): NBD_OPT_EXPORT_NAME, NBD_OPT_GO, NBD_OPT_INFO,
-//! NBD_OPT_LIST, NBD_OPT_ABORT and NBD_OPT_STRUCTURED_REPLY are served; every other option gets
+//! NBD_OPT_LIST, NBD_OPT_ABORT, NBD_OPT_STRUCTURED_REPLY and NBD_OPT_LIST_META_CONTEXT /
+//! NBD_OPT_SET_META_CONTEXT (one context, `base:allocation`) are served; every other option gets
 //! NBD_REP_ERR_UNSUP (STARTTLS included: this server runs in NOTLS mode) and the haggling goes
 //! on. A client that did not set NBD_FLAG_C_FIXED_NEWSTYLE may only send NBD_OPT_EXPORT_NAME.
 
@@ -80,6 +81,8 @@ pub struct Negotiation {
     fixed_newstyle: bool,
     no_zeroes: bool,
     structured_replies: bool,
+    /// `base:allocation` was selected by the last NBD_OPT_SET_META_CONTEXT.
+    block_status: bool,
     options_seen: u32,
 }
 
@@ -129,6 +132,30 @@ fn string_is_valid(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(bytes).ok()
 }
 
+/// Splits a LIST/SET_META_CONTEXT payload into the export name and the queries; `None` when
+/// the lengths do not add up to the payload exactly.
+fn parse_meta_payload(data: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
+    fn take<'a>(data: &'a [u8], at: &mut usize, n: usize) -> Option<&'a [u8]> {
+        let piece = data.get(*at..at.checked_add(n)?)?;
+        *at += n;
+        Some(piece)
+    }
+    fn length(data: &[u8], at: &mut usize) -> Option<usize> {
+        take(data, at, 4).map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")) as usize)
+    }
+    let mut at = 0usize;
+    let name_len = length(data, &mut at)?;
+    let name = take(data, &mut at, name_len)?.to_vec();
+    let count = length(data, &mut at)?;
+    let mut queries = Vec::new();
+    // Each query takes at least 4 bytes, which bounds the loop by the payload.
+    for _ in 0..count.min(data.len() / 4) {
+        let len = length(data, &mut at)?;
+        queries.push(take(data, &mut at, len)?.to_vec());
+    }
+    (queries.len() == count && at == data.len()).then_some((name, queries))
+}
+
 impl Negotiation {
     /// Starts haggling once the client's 32-bit flags have arrived.
     pub fn new(export: ExportInfo, client_flags: u32) -> Result<Negotiation, HandshakeError> {
@@ -140,6 +167,7 @@ impl Negotiation {
             fixed_newstyle: client_flags & FLAG_C_FIXED_NEWSTYLE != 0,
             no_zeroes: client_flags & FLAG_C_NO_ZEROES != 0,
             structured_replies: false,
+            block_status: false,
             options_seen: 0,
         })
     }
@@ -150,6 +178,11 @@ impl Negotiation {
 
     pub fn structured_replies(&self) -> bool {
         self.structured_replies
+    }
+
+    /// Whether NBD_CMD_BLOCK_STATUS may be used (base:allocation negotiated).
+    pub fn block_status(&self) -> bool {
+        self.block_status
     }
 
     /// The transmission flags for this connection's negotiated state.
@@ -177,7 +210,9 @@ impl Negotiation {
         let mut reply = Vec::new();
         let message =
             format!("{} payload of {length} bytes exceeds {OPTION_DATA_MAX_BYTES}", option_name(option));
-        if !self.fixed_newstyle {
+        // EXPORT_NAME has no error reply (the client would read the magic as the export size),
+        // and a name this long cannot be valid: end the session.
+        if !self.fixed_newstyle || option == OPT_EXPORT_NAME {
             return OptionOutcome { reply, next: Next::Close, refused: Some(message) };
         }
         option_reply(option, REP_ERR_TOO_BIG, message.as_bytes(), &mut reply);
@@ -244,6 +279,7 @@ impl Negotiation {
                 OptionOutcome { reply, next: Next::Options, refused: None }
             }
             OPT_INFO | OPT_GO => self.info_or_go(option, data),
+            OPT_LIST_META_CONTEXT | OPT_SET_META_CONTEXT => self.meta_context(option, data),
             OPT_STRUCTURED_REPLY => {
                 if !data.is_empty() {
                     return self.error(
@@ -298,6 +334,46 @@ impl Negotiation {
             reply.extend_from_slice(&[0u8; 124]);
         }
         OptionOutcome { reply, next: Next::Transmission, refused: None }
+    }
+
+    /// LIST or SET of metadata contexts. Data: export name (32-bit length + string), number of
+    /// queries (32), queries (32-bit length + string each). Only `base:allocation` exists; the
+    /// queries `base:` and `base:allocation` name it, and LIST with no query lists it.
+    fn meta_context(&mut self, option: u32, data: &[u8]) -> OptionOutcome {
+        let set = option == OPT_SET_META_CONTEXT;
+        if set {
+            // "Issuing this command replaces all previously-set metadata contexts (including
+            // when this command fails)."
+            self.block_status = false;
+            if !self.structured_replies {
+                return self.error(option, REP_ERR_INVALID, "negotiate structured replies first".into());
+            }
+        }
+        let parsed = parse_meta_payload(data);
+        let Some((name, queries)) = parsed else {
+            return self.error(option, REP_ERR_INVALID, format!("malformed payload of {} bytes", data.len()));
+        };
+        let Some(name) = string_is_valid(&name) else {
+            return self.error(option, REP_ERR_INVALID, "export name is not a valid NBD string".into());
+        };
+        if !self.export.matches(name) {
+            return self.error(option, REP_ERR_UNKNOWN, format!("no export named {name:?}"));
+        }
+        let wanted = if queries.is_empty() {
+            !set // LIST with no query lists everything; SET with none selects nothing
+        } else {
+            queries.iter().any(|q| q == b"base:" || q == META_BASE_ALLOCATION.as_bytes())
+        };
+        let mut reply = Vec::new();
+        if wanted {
+            let id = if set { META_BASE_ALLOCATION_ID } else { 0 };
+            let mut entry = id.to_be_bytes().to_vec();
+            entry.extend_from_slice(META_BASE_ALLOCATION.as_bytes());
+            option_reply(option, REP_META_CONTEXT, &entry, &mut reply);
+        }
+        option_reply(option, REP_ACK, &[], &mut reply);
+        self.block_status = set && wanted;
+        OptionOutcome { reply, next: Next::Options, refused: None }
     }
 
     fn info_or_go(&mut self, option: u32, data: &[u8]) -> OptionOutcome {
@@ -479,7 +555,7 @@ mod tests {
     #[test]
     fn unknown_options_and_starttls_are_unsupported() {
         let mut n = Negotiation::new(export(), 1).unwrap();
-        for opt in [OPT_STARTTLS, OPT_SET_META_CONTEXT, 4, 11, 0xdead_beef] {
+        for opt in [OPT_STARTTLS, 4, 11, 0xdead_beef] {
             let out = n.handle(opt, b"xyz");
             assert_eq!(out.next, Next::Options);
             assert_eq!(replies(&out.reply)[0].1, REP_ERR_UNSUP);
@@ -514,6 +590,49 @@ mod tests {
         assert_eq!(n.handle(OPT_EXPORT_NAME, b"").reply.len(), 134);
         let mut n = Negotiation::new(export(), 1).unwrap();
         assert_eq!(n.handle(OPT_EXPORT_NAME, b"nope").next, Next::Close);
+    }
+
+    #[test]
+    fn an_oversized_export_name_disconnects_without_a_reply() {
+        // Issue 13 item 5: a 100,000-byte name got NBD_REP_ERR_TOO_BIG, which EXPORT_NAME's
+        // client reads as the export size.
+        let mut n = Negotiation::new(export(), 1).unwrap();
+        assert_eq!(payload_policy(100_000), PayloadPolicy::DrainAndRefuse);
+        let out = n.too_big(OPT_EXPORT_NAME, 100_000);
+        assert_eq!((out.next, out.reply.len()), (Next::Close, 0));
+        let out = n.too_big(OPT_GO, 100_000);
+        assert_eq!((out.next, replies(&out.reply)[0].1), (Next::Options, REP_ERR_TOO_BIG));
+    }
+
+    fn meta_payload(name: &str, queries: &[&str]) -> Vec<u8> {
+        let mut d = (name.len() as u32).to_be_bytes().to_vec();
+        d.extend_from_slice(name.as_bytes());
+        d.extend_from_slice(&(queries.len() as u32).to_be_bytes());
+        for q in queries {
+            d.extend_from_slice(&(q.len() as u32).to_be_bytes());
+            d.extend_from_slice(q.as_bytes());
+        }
+        d
+    }
+
+    #[test]
+    fn base_allocation_is_listed_and_set_after_structured_replies() {
+        let mut n = Negotiation::new(export(), 1).unwrap();
+        let r = replies(&n.handle(OPT_LIST_META_CONTEXT, &meta_payload("", &[])).reply);
+        assert_eq!((r[0].1, &r[0].2[4..]), (REP_META_CONTEXT, &b"base:allocation"[..]));
+        assert_eq!(r[1].1, REP_ACK);
+        let r = replies(&n.handle(OPT_SET_META_CONTEXT, &meta_payload("", &["base:allocation"])).reply);
+        assert_eq!(r[0].1, REP_ERR_INVALID, "structured replies come first");
+        n.handle(OPT_STRUCTURED_REPLY, &[]);
+        let r = replies(&n.handle(OPT_SET_META_CONTEXT, &meta_payload("trimlab", &["x:y", "base:"])).reply);
+        assert_eq!((r[0].1, u32::from_be_bytes(r[0].2[0..4].try_into().unwrap())), (REP_META_CONTEXT, 1));
+        assert!(n.block_status());
+        let r = replies(&n.handle(OPT_SET_META_CONTEXT, &meta_payload("", &["qemu:dirty-bitmap:x"])).reply);
+        assert_eq!((r.len(), r[0].1), (1, REP_ACK));
+        assert!(!n.block_status(), "a SET that selects nothing clears the selection");
+        assert_eq!(replies(&n.handle(OPT_SET_META_CONTEXT, &[0, 0, 0, 9]).reply)[0].1, REP_ERR_INVALID);
+        let r = replies(&n.handle(OPT_SET_META_CONTEXT, &meta_payload("nope", &["base:"])).reply);
+        assert_eq!(r[0].1, REP_ERR_UNKNOWN);
     }
 
     #[test]

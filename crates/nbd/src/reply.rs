@@ -37,6 +37,12 @@ pub fn error_chunk(handle: u64, errno: u32, message: &str, out: &mut Vec<u8>) {
     out.extend_from_slice(message);
 }
 
+/// The header of a final BLOCK_STATUS chunk; the context ID and descriptors (`payload_bytes`)
+/// follow it.
+pub fn block_status_chunk(handle: u64, payload_bytes: u32, out: &mut Vec<u8>) {
+    chunk_header(REPLY_FLAG_DONE, REPLY_TYPE_BLOCK_STATUS, handle, payload_bytes, out);
+}
+
 /// A final NONE chunk: success without payload.
 pub fn none_chunk(handle: u64, out: &mut Vec<u8>) {
     chunk_header(REPLY_FLAG_DONE, REPLY_TYPE_NONE, handle, 0, out);

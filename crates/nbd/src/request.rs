@@ -66,18 +66,45 @@ pub struct Limits {
     pub block_max_bytes: u32,
     pub read_only: bool,
     pub structured_replies: bool,
+    /// base:allocation was negotiated: NBD_CMD_BLOCK_STATUS is allowed.
+    pub block_status: bool,
 }
 
 /// A valid request. Lengths of zero are valid and do nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Request {
-    Read { offset: u64, length: u32 },
-    Write { offset: u64, length: u32, fua: bool },
+    Read {
+        offset: u64,
+        length: u32,
+    },
+    Write {
+        offset: u64,
+        length: u32,
+        fua: bool,
+    },
     Disconnect,
     Flush,
-    Trim { offset: u64, length: u32, fua: bool },
-    Cache { offset: u64, length: u32 },
-    WriteZeroes { offset: u64, length: u32, no_hole: bool, fua: bool },
+    Trim {
+        offset: u64,
+        length: u32,
+        fua: bool,
+    },
+    Cache {
+        offset: u64,
+        length: u32,
+    },
+    WriteZeroes {
+        offset: u64,
+        length: u32,
+        no_hole: bool,
+        fua: bool,
+    },
+    /// Which parts of the range are holes (base:allocation); `one`: a single extent.
+    BlockStatus {
+        offset: u64,
+        length: u32,
+        one: bool,
+    },
 }
 
 /// Why a request is refused: the error value of the reply and a message for the log (and for
@@ -100,6 +127,7 @@ pub fn validate(h: &RequestHeader, limits: &Limits) -> Result<Request, Refusal> 
     let mut allowed = CMD_FLAG_FUA; // valid on every command once NBD_FLAG_SEND_FUA is offered
     match h.command {
         CMD_READ | CMD_WRITE | CMD_DISC | CMD_FLUSH | CMD_TRIM | CMD_CACHE | CMD_WRITE_ZEROES => {}
+        CMD_BLOCK_STATUS if limits.block_status => allowed |= CMD_FLAG_REQ_ONE,
         CMD_BLOCK_STATUS => {
             return Err(Refusal::new(EINVAL, "BLOCK_STATUS without a negotiated metadata context"))
         }
@@ -154,8 +182,14 @@ pub fn validate(h: &RequestHeader, limits: &Limits) -> Result<Request, Refusal> 
             format!("{name} at offset {offset} of {length} bytes is not aligned to the {min}-byte minimum block size"),
         ));
     }
-    // TRIM is the one command whose length the maximum block size does not bound.
-    if h.command != CMD_TRIM && length > limits.block_max_bytes {
+    if h.command == CMD_BLOCK_STATUS && length == 0 {
+        return Err(Refusal::new(EINVAL, "BLOCK_STATUS of 0 bytes has no extent to describe"));
+    }
+    // TRIM, WRITE_ZEROES and BLOCK_STATUS carry no payload, so the maximum block size does not
+    // bound them (doc/proto.md, "Block size constraints"; mkfs.xfs zeroes its 64 MiB log in one
+    // request).
+    if !matches!(h.command, CMD_TRIM | CMD_WRITE_ZEROES | CMD_BLOCK_STATUS) && length > limits.block_max_bytes
+    {
         return Err(Refusal::new(
             EINVAL,
             format!(
@@ -172,6 +206,7 @@ pub fn validate(h: &RequestHeader, limits: &Limits) -> Result<Request, Refusal> 
         CMD_WRITE_ZEROES => {
             Request::WriteZeroes { offset, length, no_hole: h.flags & CMD_FLAG_NO_HOLE != 0, fua }
         }
+        CMD_BLOCK_STATUS => Request::BlockStatus { offset, length, one: h.flags & CMD_FLAG_REQ_ONE != 0 },
         _ => unreachable!("request: command {} passed the type check", h.command),
     })
 }
@@ -186,6 +221,7 @@ mod tests {
         block_max_bytes: 64 << 10,
         read_only: false,
         structured_replies: false,
+        block_status: false,
     };
 
     fn h(command: u16, flags: u16, offset: u64, length: u32) -> RequestHeader {
@@ -222,6 +258,11 @@ mod tests {
             validate(&h(CMD_TRIM, 0, 0, 1 << 20), &LIMITS),
             Ok(Request::Trim { offset: 0, length: 1 << 20, fua: false })
         );
+        // Issue 13 item 13: WRITE_ZEROES beyond the maximum block size was EINVAL.
+        assert_eq!(
+            validate(&h(CMD_WRITE_ZEROES, 0, 0, 1 << 20), &LIMITS),
+            Ok(Request::WriteZeroes { offset: 0, length: 1 << 20, no_hole: false, fua: false })
+        );
         assert_eq!(validate(&h(CMD_FLUSH, 0, 0, 0), &LIMITS), Ok(Request::Flush));
         assert_eq!(validate(&h(CMD_DISC, 0, 0, 0), &LIMITS), Ok(Request::Disconnect));
         assert_eq!(
@@ -249,5 +290,12 @@ mod tests {
         assert_eq!(errno(validate(&h(CMD_TRIM, 0, 0, 512), &ro)), EPERM);
         let sr = Limits { structured_replies: true, ..LIMITS };
         assert_eq!(errno(validate(&h(CMD_READ, CMD_FLAG_DF, 0, 512), &sr)), 0);
+        let bs = Limits { structured_replies: true, block_status: true, ..LIMITS };
+        assert_eq!(
+            validate(&h(CMD_BLOCK_STATUS, CMD_FLAG_REQ_ONE, 0, 1 << 20), &bs),
+            Ok(Request::BlockStatus { offset: 0, length: 1 << 20, one: true })
+        );
+        assert_eq!(errno(validate(&h(CMD_BLOCK_STATUS, 0, 512, 1 << 20), &bs)), EINVAL);
+        assert_eq!(errno(validate(&h(CMD_BLOCK_STATUS, 0, 0, 0), &bs)), EINVAL);
     }
 }

@@ -14,8 +14,18 @@
 //! than the model then queues inside the model (its latency metrics show the backlog) without
 //! waiting for it. With `--pace real` each reply is held until the wall clock reaches the
 //! model's completion instant, so the host feels the simulated drive's latency and throughput.
+//!
+//! Limits (issue 13). A handshake has one deadline for the whole negotiation, enforced by the
+//! accept loop (a per-read timeout let a client trickling a byte at a time stay forever). Every
+//! request holds a charge of its data bytes from the moment it is read until its reply has been
+//! written, against a per-connection and a server-wide budget; a connection that cannot get its
+//! charge stops reading requests, so a client that does not read its replies stalls only itself.
+//!
+//! Power cuts ([`ServerHandle::power_cut`], `--power-cut-after`): the device thread cuts the
+//! drive's power between two commands and starts a new power epoch; requests from connections
+//! negotiated before it get `EIO` until the client reconnects, as from a drive that went away.
 
-use crate::drive::{Drive, DriveStats};
+use crate::drive::{Drive, DriveStats, PowerCutReport};
 use crate::handshake::{self, ExportInfo, Negotiation, Next, PayloadPolicy};
 use crate::reply;
 use crate::request::{self, Limits, Refusal, Request, RequestHeader, WRITE_DRAIN_MAX_BYTES};
@@ -28,7 +38,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use trimlab_device::{Ssd, SsdConfig};
@@ -91,6 +101,74 @@ pub struct ServerConfig {
     pub log: bool,
     /// Write every model command here as fio iolog v3 (`trimlab serve --record`).
     pub record: Option<Box<dyn Write + Send>>,
+    /// Export read-only: WRITE, TRIM and WRITE_ZEROES get EPERM.
+    pub read_only: bool,
+    /// Data bytes of requests read but not yet answered, per connection and in all; a request
+    /// larger than a budget still runs when nothing else holds it.
+    pub inflight_per_connection_bytes: u64,
+    pub inflight_total_bytes: u64,
+    /// Keep what a power cut needs ([`ServerHandle::power_cut`] works without it, but then
+    /// only the model loses state, not the bytes).
+    pub power_loss: bool,
+    /// Cut power once, right after this many commands have been executed.
+    pub power_cut_after: Option<u64>,
+}
+
+/// Defaults of the limits (docs/serve.md lists them).
+pub const INFLIGHT_PER_CONNECTION_DEFAULT: u64 = 64 << 20;
+pub const INFLIGHT_TOTAL_DEFAULT: u64 = 512 << 20;
+/// A reply write may block this long on a client that does not read before the connection ends.
+pub const REPLY_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+/// A connection's request buffer is given back after a request larger than this.
+const KEEP_BUFFER_BYTES: usize = 1 << 20;
+
+/// Bytes of a shared budget in use; takers wait until theirs fits.
+struct Budget {
+    used: Mutex<u64>,
+    freed: Condvar,
+    max: u64,
+    peak: AtomicU64,
+}
+
+impl Budget {
+    fn new(max: u64) -> Budget {
+        Budget { used: Mutex::new(0), freed: Condvar::new(), max, peak: AtomicU64::new(0) }
+    }
+
+    /// Takes `n` bytes, waiting while they do not fit (one oversized charge fits an empty
+    /// budget). False if `stop` was raised while waiting.
+    fn take(&self, n: u64, stop: &AtomicBool) -> bool {
+        let mut used = self.used.lock().expect("budget lock");
+        while *used > 0 && *used + n > self.max {
+            if stop.load(Ordering::SeqCst) {
+                return false;
+            }
+            used = self.freed.wait_timeout(used, Duration::from_millis(50)).expect("budget lock").0;
+        }
+        *used += n;
+        self.peak.fetch_max(*used, Ordering::Relaxed);
+        true
+    }
+
+    fn give(&self, n: u64) {
+        let mut used = self.used.lock().expect("budget lock");
+        *used -= n.min(*used);
+        self.freed.notify_all();
+    }
+}
+
+/// A request's hold on both budgets, released when its reply has been written (or dropped).
+struct Charge {
+    bytes: u64,
+    connection: Arc<Budget>,
+    total: Arc<Budget>,
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.connection.give(self.bytes);
+        self.total.give(self.bytes);
+    }
 }
 
 /// Refusals logged per connection; later ones are only counted (a fuzzing peer would flood).
@@ -142,14 +220,22 @@ pub struct ConnectionCounters {
     pub disconnects_clean: u64,
     pub disconnects_abrupt: u64,
     pub protocol_violations: u64,
+    /// Handshakes cut at their deadline (slow or silent clients).
+    pub handshakes_timed_out: u64,
+    /// The most data bytes held by requests at once, server-wide and on any one connection.
+    pub inflight_bytes_peak: u64,
+    pub inflight_bytes_peak_connection: u64,
+    /// Requests refused because power was cut after their connection was negotiated.
+    pub refused_after_power_cut: u64,
 }
 
 /// Work for the device thread. Buffers travel with the job and come back with the answer.
 enum Job {
-    Execute { request: Request, buf: Vec<u8>, answer: mpsc::Sender<Answer> },
+    Execute { request: Request, buf: Vec<u8>, epoch: u64, answer: mpsc::Sender<Answer> },
     CountRefusal,
     Stats(mpsc::Sender<DriveStats>),
-    Phase(String, mpsc::Sender<()>),
+    Phase(String, mpsc::Sender<Result<(), String>>),
+    PowerCut(mpsc::Sender<Result<PowerCutReport, String>>),
     Finish(mpsc::Sender<(DriveStats, Result<(), String>)>),
 }
 
@@ -166,7 +252,13 @@ struct Shared {
     shutting_down: AtomicBool,
     next_connection: AtomicU64,
     open: Mutex<BTreeMap<u64, StreamRef>>,
+    /// Connections still negotiating, with their deadline.
+    negotiating: Mutex<BTreeMap<u64, Instant>>,
     counters: Mutex<ConnectionCounters>,
+    inflight_per_connection_bytes: u64,
+    inflight_total: Arc<Budget>,
+    /// Bumped by the device thread at each power cut.
+    power_epoch: Arc<AtomicU64>,
 }
 
 impl Shared {
@@ -207,16 +299,25 @@ impl ServerHandle {
     }
 
     pub fn connections(&self) -> ConnectionCounters {
-        self.shared.counters.lock().expect("counters lock").clone()
+        let mut c = self.shared.counters.lock().expect("counters lock").clone();
+        c.inflight_bytes_peak = self.shared.inflight_total.peak.load(Ordering::Relaxed);
+        c
     }
 
     pub fn open_connections(&self) -> usize {
         self.shared.open.lock().expect("open lock").len()
     }
 
-    /// Ends the current measurement phase and starts `name`.
-    pub fn start_phase(&self, name: &str) {
-        let _ = self.shared.ask(|tx| Job::Phase(name.to_string(), tx));
+    /// Ends the current measurement phase and starts `name` (refused past the phase limit).
+    pub fn start_phase(&self, name: &str) -> Result<(), String> {
+        self.shared
+            .ask(|tx| Job::Phase(name.to_string(), tx))
+            .unwrap_or_else(|| Err("the server has stopped".into()))
+    }
+
+    /// Cuts the drive's power now (between two commands): see the module comment.
+    pub fn power_cut(&self) -> Result<PowerCutReport, String> {
+        self.shared.ask(Job::PowerCut).unwrap_or_else(|| Err("the server has stopped".into()))
     }
 
     /// Stops accepting, ends every connection's reading side (replies already computed are
@@ -273,12 +374,18 @@ impl Server {
         if let Some(out) = config.record {
             drive.record_to(out)?;
         }
+        if config.power_loss || config.power_cut_after.is_some() {
+            drive.track_power_loss();
+        }
         let clock = Arc::new(config.clock);
         let (jobs, rx) = mpsc::channel();
         let device_clock = clock.clone();
+        let power_epoch = Arc::new(AtomicU64::new(0));
+        let device =
+            DeviceThread { epoch: power_epoch.clone(), cut_after: config.power_cut_after, executed: 0 };
         std::thread::Builder::new()
             .name("nbd-device".into())
-            .spawn(move || device_thread(drive, &device_clock, rx))?;
+            .spawn(move || device.run(drive, &device_clock, rx))?;
         let export = ExportInfo {
             name: config.export_name,
             description: config.description,
@@ -286,7 +393,7 @@ impl Server {
             block_min_bytes: sector,
             block_preferred_bytes: page,
             block_max_bytes: config.block_max_bytes / sector * sector,
-            read_only: false,
+            read_only: config.read_only,
         };
         Ok(Server {
             shared: Arc::new(Shared {
@@ -300,7 +407,11 @@ impl Server {
                 shutting_down: AtomicBool::new(false),
                 next_connection: AtomicU64::new(1),
                 open: Mutex::new(BTreeMap::new()),
+                negotiating: Mutex::new(BTreeMap::new()),
                 counters: Mutex::new(ConnectionCounters::default()),
+                inflight_per_connection_bytes: config.inflight_per_connection_bytes.max(1),
+                inflight_total: Arc::new(Budget::new(config.inflight_total_bytes.max(1))),
+                power_epoch,
             }),
         })
     }
@@ -321,6 +432,7 @@ impl Server {
         }
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
         while !self.shared.shutting_down.load(Ordering::SeqCst) {
+            self.cut_late_handshakes();
             let accepted = match &listener {
                 Listener::Tcp(l) => l.accept().map(|(s, a)| {
                     let _ = s.set_nodelay(true);
@@ -364,6 +476,31 @@ impl Server {
         Ok(())
     }
 
+    /// Ends every connection whose handshake has outlived its deadline: the deadline is for
+    /// the whole negotiation, so trickling bytes does not extend it.
+    fn cut_late_handshakes(&self) {
+        let now = Instant::now();
+        let late: Vec<u64> = {
+            let mut negotiating = self.shared.negotiating.lock().expect("negotiating lock");
+            let late: Vec<u64> = negotiating.iter().filter(|(_, &d)| d <= now).map(|(&id, _)| id).collect();
+            for id in &late {
+                negotiating.remove(id);
+            }
+            late
+        };
+        if late.is_empty() {
+            return;
+        }
+        let open = self.shared.open.lock().expect("open lock");
+        for id in late {
+            if let Some(s) = open.get(&id) {
+                s.shutdown(Shutdown::Both);
+                self.shared.count(|c| c.handshakes_timed_out += 1);
+                self.shared.log(id, "", "handshake deadline passed; disconnecting");
+            }
+        }
+    }
+
     fn spawn(&self, stream: StreamRef, peer: String) -> io::Result<Option<JoinHandle<()>>> {
         let id = self.shared.next_connection.fetch_add(1, Ordering::SeqCst);
         let open = self.shared.open.lock().expect("open lock").len();
@@ -391,11 +528,21 @@ impl Server {
         let control = stream.try_clone()?;
         control.set_read_timeout(Some(self.shared.handshake_timeout));
         // A client that stops reading replies must not pin the thread forever.
-        control.set_write_timeout(Some(Duration::from_secs(60)));
+        control.set_write_timeout(Some(REPLY_WRITE_TIMEOUT));
         self.shared.open.lock().expect("open lock").insert(id, stream);
+        self.shared
+            .negotiating
+            .lock()
+            .expect("negotiating lock")
+            .insert(id, Instant::now() + self.shared.handshake_timeout);
         let shared = self.shared.clone();
         let thread = std::thread::Builder::new().name(format!("nbd-conn-{id}")).spawn(move || {
-            let summary = serve(&shared, id, &peer, reader, writer, &|| control.set_read_timeout(None));
+            let in_transmission = || {
+                shared.negotiating.lock().expect("negotiating lock").remove(&id);
+                control.set_read_timeout(None);
+            };
+            let summary = serve(&shared, id, &peer, reader, writer, &in_transmission);
+            shared.negotiating.lock().expect("negotiating lock").remove(&id);
             shared.open.lock().expect("open lock").remove(&id);
             shared.log(id, &peer, &summary);
         })?;
@@ -403,32 +550,68 @@ impl Server {
     }
 }
 
-/// Owns the drive and serves jobs in the order they arrive, until `Finish` or until every
-/// sender is gone.
-fn device_thread(mut drive: Drive, clock: &Clock, jobs: mpsc::Receiver<Job>) {
-    for job in jobs {
+/// The device thread's own state besides the drive.
+struct DeviceThread {
+    /// The power epoch, shared with the connections (which read it when they negotiate).
+    epoch: Arc<AtomicU64>,
+    cut_after: Option<u64>,
+    executed: u64,
+}
+
+impl DeviceThread {
+    fn cut(&self, drive: &mut Drive, now: SimTime) -> Result<PowerCutReport, String> {
+        let report = drive.power_cut(now);
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        report
+    }
+
+    /// Owns the drive and serves jobs in the order they arrive, until `Finish` or until every
+    /// sender is gone.
+    fn run(mut self, mut drive: Drive, clock: &Clock, jobs: mpsc::Receiver<Job>) {
+        for job in jobs {
+            if self.serve(&mut drive, clock, job) {
+                return;
+            }
+        }
+    }
+
+    /// Serves one job; true after `Finish`.
+    fn serve(&mut self, drive: &mut Drive, clock: &Clock, job: Job) -> bool {
         match job {
-            Job::Execute { request, mut buf, answer } => {
-                let result = execute(&mut drive, clock.now(), request, &mut buf);
+            Job::Execute { request, mut buf, epoch, answer } => {
+                let result = if epoch != self.epoch.load(Ordering::SeqCst) {
+                    Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"))
+                } else {
+                    execute(drive, clock.now(), request, &mut buf)
+                };
                 // A connection that vanished no longer wants its answer.
                 let _ = answer.send((result, buf));
+                self.executed += 1;
+                if self.cut_after == Some(self.executed) {
+                    if let Err(e) = self.cut(drive, clock.now()) {
+                        eprintln!("trimlab serve: --power-cut-after: {e}");
+                    }
+                }
             }
             Job::CountRefusal => drive.count_refusal(),
             Job::Stats(tx) => {
                 let _ = tx.send(drive.stats(clock.now()));
             }
             Job::Phase(name, tx) => {
-                drive.start_phase(&name, clock.now());
-                let _ = tx.send(());
+                let _ = tx.send(drive.start_phase(&name, clock.now()));
+            }
+            Job::PowerCut(tx) => {
+                let _ = tx.send(self.cut(drive, clock.now()));
             }
             Job::Finish(tx) => {
                 let now = clock.now();
                 drive.idle_until(now);
                 let check = drive.check().and(drive.finish_recording().map_err(|e| format!("--record: {e}")));
                 let _ = tx.send((drive.stats(now), check));
-                return;
+                return true;
             }
         }
+        false
     }
 }
 
@@ -440,9 +623,10 @@ pub fn serve_stream(server: &Server, reader: impl Read, writer: impl Write + Sen
 }
 
 /// How replies reach the client: written at once, or held until their simulated completion.
+/// Each reply carries its request's [`Charge`], released once the reply is written.
 enum Sink<W: Write + Send + 'static> {
     Direct(W),
-    Paced { queue: mpsc::Sender<(Instant, Vec<u8>)>, thread: JoinHandle<io::Result<()>> },
+    Paced { queue: mpsc::Sender<(Instant, Vec<u8>, Charge)>, thread: JoinHandle<io::Result<()>> },
 }
 
 impl<W: Write + Send + 'static> Sink<W> {
@@ -450,16 +634,20 @@ impl<W: Write + Send + 'static> Sink<W> {
         if shared.pace == Pace::None || matches!(*shared.clock, Clock::Step { .. }) {
             return Sink::Direct(writer);
         }
-        let (queue, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+        let (queue, rx) = mpsc::channel::<(Instant, Vec<u8>, Charge)>();
         let thread = std::thread::spawn(move || paced_writer(writer, rx));
         Sink::Paced { queue, thread }
     }
 
-    fn send(&mut self, due: Option<Instant>, bytes: &[u8]) -> io::Result<()> {
+    fn send(&mut self, due: Option<Instant>, bytes: &[u8], charge: Charge) -> io::Result<()> {
         match self {
-            Sink::Direct(w) => w.write_all(bytes),
+            Sink::Direct(w) => {
+                let written = w.write_all(bytes);
+                drop(charge);
+                written
+            }
             Sink::Paced { queue, .. } => queue
-                .send((due.unwrap_or_else(Instant::now), bytes.to_vec()))
+                .send((due.unwrap_or_else(Instant::now), bytes.to_vec(), charge))
                 .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "reply writer stopped")),
         }
     }
@@ -476,9 +664,11 @@ impl<W: Write + Send + 'static> Sink<W> {
     }
 }
 
-/// Holds replies in a min-heap by due instant and writes each when it is due.
-fn paced_writer(mut w: impl Write, rx: mpsc::Receiver<(Instant, Vec<u8>)>) -> io::Result<()> {
-    let mut heap: BinaryHeap<std::cmp::Reverse<(Instant, u64, Vec<u8>)>> = BinaryHeap::new();
+/// Holds replies in a min-heap by due instant and writes each when it is due. On a write
+/// error the held replies are dropped with their charges.
+fn paced_writer(mut w: impl Write, rx: mpsc::Receiver<(Instant, Vec<u8>, Charge)>) -> io::Result<()> {
+    let mut heap: BinaryHeap<std::cmp::Reverse<(Instant, u64)>> = BinaryHeap::new();
+    let mut held: BTreeMap<u64, (Vec<u8>, Charge)> = BTreeMap::new();
     let mut seq = 0u64;
     let mut open = true;
     while open || !heap.is_empty() {
@@ -505,13 +695,16 @@ fn paced_writer(mut w: impl Write, rx: mpsc::Receiver<(Instant, Vec<u8>)>) -> io
                 }
             },
         };
-        if let Some((due, bytes)) = got {
-            heap.push(std::cmp::Reverse((due, seq, bytes)));
+        if let Some((due, bytes, charge)) = got {
+            heap.push(std::cmp::Reverse((due, seq)));
+            held.insert(seq, (bytes, charge));
             seq += 1;
         }
         while heap.peek().is_some_and(|r| r.0 .0 <= Instant::now()) {
-            let std::cmp::Reverse((_, _, bytes)) = heap.pop().expect("peeked");
+            let std::cmp::Reverse((_, n)) = heap.pop().expect("peeked");
+            let (bytes, charge) = held.remove(&n).expect("held reply");
             w.write_all(&bytes)?;
+            drop(charge);
         }
     }
     w.flush()
@@ -587,6 +780,7 @@ fn serve(
         block_max_bytes: shared.export.block_max_bytes,
         read_only: shared.export.read_only,
         structured_replies: negotiation.structured_replies(),
+        block_status: negotiation.block_status(),
     };
     let mut sink = Sink::new(writer, shared);
     let (summary, clean) = transmission(shared, id, peer, &mut reader, &mut sink, &limits);
@@ -681,6 +875,8 @@ fn handshake(
 
 /// Offset in the reply buffer where a READ's data starts: room for the longest header.
 const DATA_AT: usize = 28;
+/// Extents in one BLOCK_STATUS reply (the protocol lets the server describe less than asked).
+const BLOCK_STATUS_EXTENTS_MAX: usize = 1024;
 
 /// The transmission phase. Returns a summary and whether the client ended it with DISC.
 fn transmission<W: Write + Send + 'static>(
@@ -691,8 +887,25 @@ fn transmission<W: Write + Send + 'static>(
     sink: &mut Sink<W>,
     limits: &Limits,
 ) -> (String, bool) {
+    let budget = Arc::new(Budget::new(shared.inflight_per_connection_bytes));
+    let (summary, clean) = transmission_loop(shared, id, peer, reader, sink, limits, &budget);
+    let peak = budget.peak.load(Ordering::Relaxed);
+    shared.count(|c| c.inflight_bytes_peak_connection = c.inflight_bytes_peak_connection.max(peak));
+    (summary, clean)
+}
+
+fn transmission_loop<W: Write + Send + 'static>(
+    shared: &Shared,
+    id: u64,
+    peer: &str,
+    reader: &mut impl Read,
+    sink: &mut Sink<W>,
+    limits: &Limits,
+    budget: &Arc<Budget>,
+) -> (String, bool) {
     let mut buf: Vec<u8> = Vec::new();
     let (answer_tx, answer_rx) = mpsc::channel::<Answer>();
+    let epoch = shared.power_epoch.load(Ordering::SeqCst);
     let mut requests = 0u64;
     let mut refusals = 0u64;
     let summary = |requests: u64, refusals: u64, how: &str| {
@@ -719,6 +932,21 @@ fn transmission<W: Write + Send + 'static>(
         };
         requests += 1;
         let mut checked = request::validate(&header, limits);
+        // The request's data (WRITE payload or READ reply) is charged until its reply is out;
+        // a client that leaves replies unread stops here, and its requests stay unread.
+        let data_bytes = match &checked {
+            Ok(Request::Read { length, .. } | Request::Write { length, .. }) => *length as u64,
+            _ => 0,
+        } + DATA_AT as u64;
+        if !budget.take(data_bytes, &shared.shutting_down) {
+            return (summary(requests, refusals, "closed by server shutdown"), false);
+        }
+        if !shared.inflight_total.take(data_bytes, &shared.shutting_down) {
+            budget.give(data_bytes);
+            return (summary(requests, refusals, "closed by server shutdown"), false);
+        }
+        let charge =
+            Charge { bytes: data_bytes, connection: budget.clone(), total: shared.inflight_total.clone() };
         let payload = header.payload_bytes() as usize;
         if payload > 0 {
             let result = if checked.is_ok() {
@@ -759,11 +987,16 @@ fn transmission<W: Write + Send + 'static>(
         }
         if shared.shutting_down.load(Ordering::SeqCst) {
             checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
+        } else if checked.is_ok() && shared.power_epoch.load(Ordering::SeqCst) != epoch {
+            shared.count(|c| c.refused_after_power_cut += 1);
+            checked = Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"));
         }
         let is_read = header.command == CMD_READ;
+        let has_data = is_read || header.command == CMD_BLOCK_STATUS;
         let outcome = match checked {
             Ok(request) => {
-                let job = Job::Execute { request, buf: std::mem::take(&mut buf), answer: answer_tx.clone() };
+                let job =
+                    Job::Execute { request, buf: std::mem::take(&mut buf), epoch, answer: answer_tx.clone() };
                 if !shared.send(job) {
                     return (summary(requests, refusals, "device thread stopped"), false);
                 }
@@ -780,14 +1013,18 @@ fn transmission<W: Write + Send + 'static>(
         let (due, head_at) = match &outcome {
             Ok((done, data_bytes)) => {
                 let mut head = Vec::with_capacity(DATA_AT);
-                reply::header(
-                    limits.structured_replies,
-                    is_read,
-                    header.handle,
-                    header.offset,
-                    Ok(*data_bytes),
-                    &mut head,
-                );
+                if header.command == CMD_BLOCK_STATUS {
+                    reply::block_status_chunk(header.handle, *data_bytes, &mut head);
+                } else {
+                    reply::header(
+                        limits.structured_replies,
+                        is_read,
+                        header.handle,
+                        header.offset,
+                        Ok(*data_bytes),
+                        &mut head,
+                    );
+                }
                 let at = DATA_AT - head.len();
                 buf[at..DATA_AT].copy_from_slice(&head);
                 (shared.clock.wall_of(*done), at)
@@ -821,12 +1058,16 @@ fn transmission<W: Write + Send + 'static>(
             }
         };
         let end = match &outcome {
-            Ok((_, data_bytes)) if is_read => DATA_AT + *data_bytes as usize,
+            Ok((_, data_bytes)) if has_data => DATA_AT + *data_bytes as usize,
             Ok(_) => DATA_AT,
             Err(_) => buf.len(),
         };
-        if let Err(e) = sink.send(due, &buf[head_at..end]) {
+        if let Err(e) = sink.send(due, &buf[head_at..end], charge) {
             return (summary(requests, refusals, &format!("client vanished before its reply ({e})")), false);
+        }
+        if buf.capacity() > KEEP_BUFFER_BYTES {
+            // A large request's buffer goes back: idle connections should not hold 32 MiB each.
+            buf = Vec::new();
         }
     }
 }
@@ -848,6 +1089,19 @@ fn execute(d: &mut Drive, now: SimTime, req: Request, buf: &mut Vec<u8>) -> Resu
             d.write_zeroes(now, offset, length as u64, no_hole, fua)?
         }
         Request::Cache { .. } => d.cache(now),
+        Request::BlockStatus { offset, length, one } => {
+            let max = if one { 1 } else { BLOCK_STATUS_EXTENTS_MAX };
+            let (done, extents) = d.block_status(now, offset, length as u64, max)?;
+            buf.clear();
+            buf.resize(DATA_AT, 0);
+            buf.extend_from_slice(&META_BASE_ALLOCATION_ID.to_be_bytes());
+            for (bytes, flags) in extents {
+                // Extents lie within the request, whose length is a u32.
+                buf.extend_from_slice(&(bytes as u32).to_be_bytes());
+                buf.extend_from_slice(&flags.to_be_bytes());
+            }
+            return Ok((done, (buf.len() - DATA_AT) as u32));
+        }
         Request::Disconnect => unreachable!("execute: DISC never reaches the device"),
     };
     buf.resize(DATA_AT.max(buf.len()), 0);

@@ -1,23 +1,63 @@
-//! A tiny HTTP/1.0 endpoint for live metrics and phase marks, so a driving script can split a
-//! run into phases (`POST /phase/mkfs`) and read the counters (`GET /stats`) while clients run.
-//! One request per connection, request line only; anything else gets 404 or 400.
+//! A tiny HTTP/1.0 endpoint for live metrics, phase marks and power cuts, so a driving script
+//! can split a run into phases (`POST /phase/mkfs`), read the counters (`GET /stats`) and cut
+//! the drive's power (`POST /power-cut`) while clients run. One request per connection, request
+//! line only; anything else gets 404 or 400.
+//!
+//! Nobody can stall it (issue 13): each client gets its own thread and one deadline for the
+//! whole exchange, at most [`HTTP_CLIENTS_MAX`] are served at once (more get 503), and the
+//! accept loop returns as soon as the server shuts down, never waiting on a client.
 
 use crate::server::ServerHandle;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Clients served at once.
+pub const HTTP_CLIENTS_MAX: usize = 16;
+/// Time a client has to send its request and read the answer.
+pub const HTTP_DEADLINE: Duration = Duration::from_secs(5);
+/// The longest request head read (request line and headers).
+const REQUEST_HEAD_BYTES_MAX: usize = 8192;
 
 /// Serves requests until the server shuts down.
 pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
     listener.set_nonblocking(true)?;
+    let busy = Arc::new(AtomicUsize::new(0));
+    // Poll fast while clients are active (a script marking phases back to back), slowly when idle.
+    let mut last_client = Instant::now();
     while !server.is_shutting_down() {
         match listener.accept() {
-            Ok((stream, _)) => {
-                if let Err(e) = answer(stream, &server) {
-                    eprintln!("trimlab serve: stats endpoint: {e}");
+            Ok((mut stream, _)) => {
+                last_client = Instant::now();
+                if busy.load(Ordering::SeqCst) >= HTTP_CLIENTS_MAX {
+                    let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
+                    let _ = respond(
+                        &mut stream,
+                        "503 Service Unavailable",
+                        &error_json("too many clients; retry"),
+                    );
+                    continue;
+                }
+                busy.fetch_add(1, Ordering::SeqCst);
+                let (server, held) = (server.clone(), busy.clone());
+                let spawned = std::thread::Builder::new().name("nbd-stats-http".into()).spawn(move || {
+                    if let Err(e) = answer(stream, &server) {
+                        if e.kind() != io::ErrorKind::WouldBlock && e.kind() != io::ErrorKind::TimedOut {
+                            eprintln!("trimlab serve: stats endpoint: {e}");
+                        }
+                    }
+                    held.fetch_sub(1, Ordering::SeqCst);
+                });
+                if spawned.is_err() {
+                    busy.fetch_sub(1, Ordering::SeqCst);
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let busy_recently = last_client.elapsed() < Duration::from_millis(500);
+                std::thread::sleep(Duration::from_millis(if busy_recently { 1 } else { 20 }));
+            }
             Err(e) => return Err(e),
         }
     }
@@ -30,20 +70,44 @@ fn valid_phase_name(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
 }
 
-fn answer(stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut line = String::new();
-    reader.by_ref().take(4096).read_line(&mut line)?;
-    // Skip the headers (bounded) so the client sees its request consumed.
-    let mut header = String::new();
-    for _ in 0..64 {
-        header.clear();
-        if reader.by_ref().take(4096).read_line(&mut header)? == 0 || header == "\r\n" || header == "\n" {
+fn error_json(message: &str) -> String {
+    serde_json::json!({ "error": message }).to_string()
+}
+
+/// Reads the request head (up to the blank line) within `deadline`.
+fn read_head(stream: &mut TcpStream, deadline: Instant) -> io::Result<Vec<u8>> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 512];
+    while !head.ends_with(b"\r\n\r\n") && !head.ends_with(b"\n\n") && head.len() < REQUEST_HEAD_BYTES_MAX {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "request not complete within the deadline"));
+        }
+        stream.set_read_timeout(Some(left))?;
+        let n = stream.read(&mut byte)?;
+        if n == 0 {
             break;
         }
+        head.extend_from_slice(&byte[..n]);
     }
+    Ok(head)
+}
+
+fn respond(stream: &mut TcpStream, status: &str, body: &str) -> io::Result<()> {
+    write!(
+        stream,
+        "HTTP/1.0 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    stream.flush()
+}
+
+fn answer(mut stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
+    let deadline = Instant::now() + HTTP_DEADLINE;
+    stream.set_nonblocking(false)?;
+    stream.set_write_timeout(Some(HTTP_DEADLINE))?;
+    let head = read_head(&mut stream, deadline)?;
+    let line = String::from_utf8_lossy(head.split(|&b| b == b'\n').next().unwrap_or(&[])).into_owned();
     if line.trim().is_empty() {
         return Ok(()); // a port probe: connected and closed without a request
     }
@@ -57,25 +121,22 @@ fn answer(stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
             let json = serde_json::json!({ "connections": server.connections(), "stats": stats });
             ("200 OK", serde_json::to_string_pretty(&json).unwrap_or_default())
         }
+        ("POST", "/power-cut") => match server.power_cut() {
+            Ok(report) => ("200 OK", serde_json::json!({ "power_cut": report }).to_string()),
+            Err(e) => ("500 Internal Server Error", error_json(&e)),
+        },
         ("GET" | "POST", p) if p.starts_with("/phase/") => {
             let name = &p["/phase/".len()..];
-            if valid_phase_name(name) {
-                server.start_phase(name);
-                ("200 OK", format!("{{\"phase\": \"{name}\"}}"))
+            if !valid_phase_name(name) {
+                ("400 Bad Request", error_json("phase names are 1-64 characters of A-Z a-z 0-9 - _ ."))
             } else {
-                (
-                    "400 Bad Request",
-                    "{\"error\": \"phase names are 1-64 characters of A-Z a-z 0-9 - _ .\"}".into(),
-                )
+                match server.start_phase(name) {
+                    Ok(()) => ("200 OK", serde_json::json!({ "phase": name }).to_string()),
+                    Err(e) => ("409 Conflict", error_json(&e)),
+                }
             }
         }
-        _ => ("404 Not Found", "{\"error\": \"try GET /stats or POST /phase/NAME\"}".into()),
+        _ => ("404 Not Found", error_json("try GET /stats, POST /phase/NAME or POST /power-cut")),
     };
-    let mut stream = stream;
-    write!(
-        stream,
-        "HTTP/1.0 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )?;
-    stream.flush()
+    respond(&mut stream, status, &body)
 }

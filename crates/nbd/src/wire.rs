@@ -45,6 +45,7 @@ pub const OPT_SET_META_CONTEXT: u32 = 10;
 pub const REP_ACK: u32 = 1;
 pub const REP_SERVER: u32 = 2;
 pub const REP_INFO: u32 = 3;
+pub const REP_META_CONTEXT: u32 = 4;
 pub const REP_ERR_UNSUP: u32 = (1 << 31) + 1;
 pub const REP_ERR_POLICY: u32 = (1 << 31) + 2;
 pub const REP_ERR_INVALID: u32 = (1 << 31) + 3;
@@ -79,7 +80,14 @@ pub const CMD_FLAG_FAST_ZERO: u16 = 1 << 4;
 pub const REPLY_FLAG_DONE: u16 = 1 << 0;
 pub const REPLY_TYPE_NONE: u16 = 0;
 pub const REPLY_TYPE_OFFSET_DATA: u16 = 1;
+pub const REPLY_TYPE_BLOCK_STATUS: u16 = 5;
 pub const REPLY_TYPE_ERROR: u16 = (1 << 15) + 1;
+
+// The base:allocation metadata context: the one this server offers, its ID and flags.
+pub const META_BASE_ALLOCATION: &str = "base:allocation";
+pub const META_BASE_ALLOCATION_ID: u32 = 1;
+pub const STATE_HOLE: u32 = 1 << 0;
+pub const STATE_ZERO: u32 = 1 << 1;
 
 // Error values.
 pub const EPERM: u32 = 1;

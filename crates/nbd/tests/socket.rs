@@ -26,9 +26,13 @@ impl Running {
     }
 
     fn start_paced(block_max: u32, connections_max: usize, pace: Pace) -> Running {
+        Running::start_server(server_paced(block_max, Clock::wall(), connections_max, pace))
+    }
+
+    fn start_server(server: Server) -> Running {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        let server = Arc::new(server_paced(block_max, Clock::wall(), connections_max, pace));
+        let server = Arc::new(server);
         let handle = server.handle();
         let thread = std::thread::spawn(move || server.run(Listener::Tcp(listener)));
         Running { addr, handle, thread: Some(thread) }
@@ -349,5 +353,188 @@ fn a_silent_client_is_dropped_after_the_handshake_timeout_but_an_idle_one_is_kep
     std::thread::sleep(Duration::from_millis(900));
     assert!(closed(&mut silent), "no client flags within the handshake timeout");
     assert_eq!(idle.request(CMD_READ, 0, 0, 512, &[]).unwrap().0, 0, "transmission has no timeout");
+    srv.stop();
+}
+
+#[test]
+fn a_handshake_trickled_a_byte_at_a_time_is_cut_at_its_total_deadline() {
+    // Issue 13 item 1: the deadline was per read, so a byte every 20 s kept a slot forever.
+    // Here the deadline is 500 ms and a byte comes every 150 ms (each read well within it).
+    let srv = Running::start(1 << 20, 8);
+    let mut s = srv.connect();
+    let mut g = [0u8; 18];
+    s.read_exact(&mut g).unwrap();
+    s.write_all(&1u32.to_be_bytes()).unwrap();
+    let option = option_bytes(OPT_LIST, &[]);
+    let mut cut = false;
+    for byte in option.iter().take(15) {
+        std::thread::sleep(Duration::from_millis(150));
+        if s.write_all(&[*byte]).is_err() {
+            cut = true;
+            break;
+        }
+    }
+    // 15 bytes would take 2.25 s, over four deadlines: the server must have hung up while the
+    // client was still trickling (a per-read timeout never fires here).
+    assert!(cut, "the trickling client was never cut off");
+    assert_eq!(srv.handle.connections().handshakes_timed_out, 1);
+    srv.stop();
+}
+
+#[test]
+fn a_client_that_does_not_read_its_replies_stops_being_read() {
+    // Issue 13 item 2: with --pace real, READs sent without reading the replies each held
+    // their data in the server without limit (1.9 GB after 40 requests of 32 MiB).
+    let server = server_with(1 << 20, Clock::wall(), 8, Pace::Real, |mut c| {
+        c.inflight_per_connection_bytes = 2 << 20;
+        c.inflight_total_bytes = 3 << 20;
+        c
+    });
+    let srv = Running::start_server(server);
+    let mut c = srv.client();
+    let mut burst = Vec::new();
+    for handle in 0..40u64 {
+        burst.extend_from_slice(&request_bytes(
+            CMD_READ,
+            0,
+            handle + 100,
+            handle * (1 << 20) % EXPORT_BYTES,
+            1 << 20,
+        ));
+    }
+    c.s.write_all(&burst).unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let held = srv.handle.connections();
+    assert!(
+        held.inflight_bytes_peak <= 3 << 20,
+        "{} bytes held at once, above the 3 MiB total",
+        held.inflight_bytes_peak
+    );
+    // Now read: every reply arrives, in full.
+    for _ in 0..40 {
+        let mut h = [0u8; 16];
+        c.s.read_exact(&mut h).unwrap();
+        assert_eq!(&h[..8], &[0x67, 0x44, 0x66, 0x98, 0, 0, 0, 0]);
+        let mut data = vec![0u8; 1 << 20];
+        c.s.read_exact(&mut data).unwrap();
+    }
+    let stats = srv.stop();
+    assert_eq!((stats.nbd.read_commands, stats.nbd.refused_commands), (40, 0));
+}
+
+#[test]
+fn a_full_memory_store_answers_enospc_and_keeps_every_acknowledged_byte() {
+    // Issue 13 item 4: with the store full, an allocation failure aborted the whole server.
+    let server = server_with_memory(1 << 20, Clock::wall(), 8, Pace::None, 256 << 10, |c| c);
+    let srv = Running::start_server(server);
+    let mut c = srv.client();
+    let keep = pattern(8, 192 << 10);
+    assert_eq!(c.request(CMD_WRITE, 0, 0, keep.len() as u32, &keep).unwrap().0, 0);
+    assert_eq!(c.request(CMD_WRITE, 0, 8 << 20, 128 << 10, &pattern(9, 128 << 10)).unwrap().0, ENOSPC);
+    // Zeros cost nothing, rewrites fit, a TRIM frees room.
+    assert_eq!(c.request(CMD_WRITE, 0, 16 << 20, 64 << 10, &[0u8; 64 << 10]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_TRIM, 0, 128 << 10, 64 << 10, &[]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_WRITE, 0, 8 << 20, 64 << 10, &pattern(9, 64 << 10)).unwrap().0, 0);
+    let mut fresh = srv.client();
+    assert_eq!(fresh.request(CMD_READ, 0, 0, 128 << 10, &[]).unwrap(), (0, keep[..128 << 10].to_vec()));
+    assert_eq!(fresh.request(CMD_READ, 0, 8 << 20, 64 << 10, &[]).unwrap(), (0, pattern(9, 64 << 10)));
+    // Issue 13 item 12: freed pages go back (the store's footprint shrinks after a TRIM).
+    let before = srv.handle.stats().unwrap().store_resident_bytes;
+    assert!(before >= 192 << 10, "{before}");
+    assert_eq!(fresh.request(CMD_TRIM, 0, 0, 128 << 10, &[]).unwrap().0, 0);
+    assert_eq!(fresh.request(CMD_WRITE_ZEROES, 0, 8 << 20, 64 << 10, &[]).unwrap().0, 0);
+    let after = srv.handle.stats().unwrap().store_resident_bytes;
+    assert!(after + (192 << 10) <= before, "resident {before} -> {after} bytes");
+    srv.stop();
+}
+
+#[test]
+fn export_name_too_long_ends_the_session_without_a_reply() {
+    // Issue 13 item 5: the option error reply was read by the client as the export size.
+    let srv = Running::start(1 << 20, 8);
+    let mut c = Client::start(srv.connect(), FLAG_C_FIXED_NEWSTYLE).unwrap();
+    c.s.write_all(&option_bytes(OPT_EXPORT_NAME, &vec![b'a'; 100_000])).unwrap();
+    let mut rest = Vec::new();
+    let _ = c.s.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "no reply bytes: {:?}", &rest[..rest.len().min(32)]);
+    srv.stop();
+}
+
+#[test]
+fn write_zeroes_larger_than_the_maximum_block_size_is_served() {
+    // Issue 13 item 13: mkfs.xfs's 64 MiB WRITE_ZEROES got EINVAL and fell back to writes.
+    let srv = Running::start(1 << 20, 8);
+    let mut c = srv.client();
+    let data = pattern(3, 1 << 20);
+    for i in 0..8u64 {
+        assert_eq!(c.request(CMD_WRITE, 0, i << 20, 1 << 20, &data).unwrap().0, 0);
+    }
+    assert_eq!(c.request(CMD_WRITE_ZEROES, 0, 1 << 20, 6 << 20, &[]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_WRITE_ZEROES, CMD_FLAG_NO_HOLE, 7 << 20, 1 << 20, &[]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_READ, 0, 0, 1 << 20, &[]).unwrap(), (0, data));
+    for i in 1..8u64 {
+        assert_eq!(c.request(CMD_READ, 0, i << 20, 1 << 20, &[]).unwrap(), (0, vec![0u8; 1 << 20]));
+    }
+    let stats = srv.stop();
+    assert_eq!((stats.nbd.write_zeroes_commands, stats.nbd.refused_commands), (2, 0));
+}
+
+#[test]
+fn a_power_cut_loses_unflushed_writes_keeps_flushed_ones_and_refuses_old_connections() {
+    let server = server_with(1 << 20, Clock::wall(), 8, Pace::None, |mut c| {
+        c.power_loss = true;
+        c
+    });
+    let srv = Running::start_server(server);
+    let mut c = srv.client();
+    let (flushed, fua, lost) = (pattern(1, 8192), pattern(2, 4096), pattern(3, 4096));
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 8192, &flushed).unwrap().0, 0);
+    assert_eq!(c.request(CMD_FLUSH, 0, 0, 0, &[]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_WRITE, CMD_FLAG_FUA, 65536, 4096, &fua).unwrap().0, 0);
+    assert_eq!(c.request(CMD_WRITE, 0, 4096, 4096, &lost).unwrap().0, 0); // unflushed rewrite
+    assert_eq!(c.request(CMD_WRITE, 0, 1 << 20, 4096, &lost).unwrap().0, 0); // unflushed, new
+    let report = srv.handle.power_cut().unwrap();
+    assert_eq!(report.pages_reverted, 2, "{report:?}");
+    // The old connection is refused until it reconnects.
+    assert_eq!(c.request(CMD_READ, 0, 0, 4096, &[]).unwrap().0, EIO);
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 4096, &lost).unwrap().0, EIO);
+    let mut again = srv.client();
+    assert_eq!(again.request(CMD_READ, 0, 0, 8192, &[]).unwrap(), (0, flushed));
+    assert_eq!(again.request(CMD_READ, 0, 65536, 4096, &[]).unwrap(), (0, fua));
+    assert_eq!(again.request(CMD_READ, 0, 1 << 20, 4096, &[]).unwrap(), (0, vec![0u8; 4096]));
+    assert_eq!(srv.handle.connections().refused_after_power_cut, 2);
+    let stats = srv.stop();
+    assert_eq!(stats.nbd.power_cuts, 1);
+}
+
+#[test]
+fn power_cut_after_n_commands_and_a_read_only_export() {
+    let server = server_with(1 << 20, Clock::wall(), 8, Pace::None, |mut c| {
+        c.power_cut_after = Some(3);
+        c
+    });
+    let srv = Running::start_server(server);
+    let mut c = srv.client();
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 4096, &[1u8; 4096]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_FLUSH, 0, 0, 0, &[]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 4096, &[2u8; 4096]).unwrap().0, 0); // then the cut
+    assert_eq!(c.request(CMD_READ, 0, 0, 4096, &[]).unwrap().0, EIO);
+    let mut again = srv.client();
+    assert_eq!(again.request(CMD_READ, 0, 0, 4096, &[]).unwrap(), (0, vec![1u8; 4096]));
+    srv.stop();
+
+    let server = server_with(1 << 20, Clock::wall(), 8, Pace::None, |mut c| {
+        c.read_only = true;
+        c
+    });
+    let srv = Running::start_server(server);
+    let mut c = Client::start(srv.connect(), FLAG_C_FIXED_NEWSTYLE).unwrap();
+    let (_, flags) = c.go().unwrap();
+    assert_ne!(flags & FLAG_READ_ONLY, 0);
+    for cmd in [CMD_WRITE, CMD_TRIM, CMD_WRITE_ZEROES] {
+        let data = if cmd == CMD_WRITE { vec![1u8; 4096] } else { Vec::new() };
+        assert_eq!(c.request(cmd, 0, 0, 4096, &data).unwrap().0, EPERM, "command {cmd}");
+    }
+    assert_eq!(c.request(CMD_READ, 0, 0, 4096, &[]).unwrap(), (0, vec![0u8; 4096]));
     srv.stop();
 }

@@ -1,30 +1,53 @@
 //! The run configuration as written in TOML: the one schema `run`, `serve`, `replay`, `advise`,
 //! sweeps and reproductions share. Only this crate knows it.
 
+use crate::host::{HostPlan, HostSection, ThinSection};
+use crate::phase::{PhaseKind, PhaseSection};
 use crate::ScenarioError;
 use serde::{Deserialize, Serialize};
-use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
-use trimlab_workload::WorkloadConfig;
+use trimlab_device::{
+    ConfigError, DeviceKind, DeviceSection, FtlSection, SsdConfig, ThinConfig, TrimSection,
+};
+use trimlab_workload::{WorkloadConfig, WorkloadKind};
 
 /// A whole run configuration as written in a file.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
     pub seed: Option<u64>,
+    /// The run's random streams fork from `SeedTree::new(seed).child(seed_path)` when set: a
+    /// reproduction point names the path its experiment used, so its config replays it exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed_path: Option<String>,
     #[serde(default)]
     pub device: DeviceSection,
     #[serde(default)]
     pub ftl: FtlSection,
     #[serde(default)]
     pub trim: TrimSection,
+    #[serde(default, skip_serializing_if = "ThinSection::is_empty")]
+    pub thin: ThinSection,
+    #[serde(default)]
+    pub host: HostSection,
     #[serde(default)]
     pub workload: WorkloadConfig,
+    /// `[[phase]]`: when present, the run is these phases in order instead of
+    /// precondition + `[workload]`.
+    #[serde(default, rename = "phase", skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseSection>,
 }
 
 /// A configuration resolved against its device and checked.
 pub struct Resolved {
+    /// The SSD (for `[device] kind = "thin"`: the default preset's, unused but valid).
     pub device: SsdConfig,
     pub workload: WorkloadConfig,
+    /// Set for `[device] kind = "thin"`.
+    pub thin: Option<ThinConfig>,
+    /// Set for `[host] fs = "ext4"`.
+    pub host: Option<HostPlan>,
+    /// The phases, each `workload` phase with its merged workload.
+    pub phases: Vec<(PhaseSection, Option<WorkloadConfig>)>,
 }
 
 impl RunConfig {
@@ -54,14 +77,213 @@ impl RunConfig {
         })
     }
 
-    pub fn resolve(&self) -> Result<Resolved, trimlab_device::ConfigError> {
-        let device = SsdConfig::resolve(&self.device, &self.ftl, &self.trim)?;
-        self.workload.validate(
-            device.logical_bytes(),
-            device.geometry.page_bytes as u64,
-            device.max_transfer_bytes,
-        )?;
-        Ok(Resolved { device, workload: self.workload.clone() })
+    /// The config as TOML text that `parse` reads back to an equal config (`--emit-configs`).
+    /// Keys at their defaults are left out of `[workload]`, and empty sections are dropped.
+    pub fn to_toml(&self) -> Result<String, ScenarioError> {
+        let fail =
+            |e: &dyn std::fmt::Display| ScenarioError::Parse(format!("cannot write the config as TOML: {e}"));
+        let mut doc = toml::Table::try_from(self).map_err(|e| fail(&e))?;
+        let defaults = toml::Table::try_from(WorkloadConfig::default()).map_err(|e| fail(&e))?;
+        if let Some(toml::Value::Table(w)) = doc.get_mut("workload") {
+            w.retain(|k, v| defaults.get(k) != Some(v));
+        }
+        doc.retain(|_, v| !matches!(v, toml::Value::Table(t) if t.is_empty()));
+        toml::to_string(&doc).map_err(|e| fail(&e))
+    }
+
+    pub fn resolve(&self) -> Result<Resolved, ConfigError> {
+        let thin_device = self.device.kind == Some(DeviceKind::Thin);
+        let device = if thin_device {
+            check_thin_device(self)?;
+            SsdConfig::resolve(&DeviceSection::default(), &FtlSection::default(), &TrimSection::default())?
+        } else {
+            if !self.thin.is_empty() {
+                return Err(ConfigError::new(
+                    "thin",
+                    "a [thin] section",
+                    "is read only with device.kind = \"thin\"",
+                ));
+            }
+            SsdConfig::resolve(&self.device, &self.ftl, &self.trim)?
+        };
+        let thin = thin_device
+            .then(|| self.thin.resolve(self.device.logical_bytes.map_or(device.logical_bytes(), |b| b.0)));
+        if let Some(t) = &thin {
+            trimlab_device::ThinVolume::new(t.clone()).map_err(|e| ConfigError::new("thin", "", e))?;
+        }
+        let host = self.host.resolve()?;
+        let on_fs = host.is_some();
+        let stack = Stack { on_fs, thin: thin_device, device: &device };
+        if thin_device && !on_fs {
+            return Err(ConfigError::new(
+                "device.kind",
+                "\"thin\"",
+                "needs host.fs = \"ext4\" (the block generator and its phases drive an SSD)",
+            ));
+        }
+        let mut phases = Vec::new();
+        for (i, phase) in self.phases.iter().enumerate() {
+            phase.validate(i, on_fs)?;
+            let merged = if phase.kind == PhaseKind::Workload {
+                let w = merge_workload(&self.workload, phase.workload.as_ref(), i)?;
+                stack.check_workload(&w, &format!("phase[{i}].workload"))?;
+                Some(w)
+            } else {
+                None
+            };
+            phases.push((phase.clone(), merged));
+        }
+        if self.phases.is_empty() {
+            stack.check_workload(&self.workload, "workload")?;
+        }
+        Ok(Resolved { device, workload: self.workload.clone(), thin, host, phases })
+    }
+}
+
+/// With `[device] kind = "thin"` only `logical_bytes` (the volume's size) is read of
+/// `[device]`, and `[ftl]` / `[trim]` describe no thin volume.
+fn check_thin_device(config: &RunConfig) -> Result<(), ConfigError> {
+    let read = DeviceSection {
+        kind: config.device.kind,
+        logical_bytes: config.device.logical_bytes,
+        ..Default::default()
+    };
+    if config.device != read {
+        return Err(ConfigError::new(
+            "device",
+            "SSD keys",
+            "with device.kind = \"thin\" [device] reads only kind and logical_bytes; the volume's costs are [thin] keys",
+        ));
+    }
+    if config.ftl != FtlSection::default() || config.trim != TrimSection::default() {
+        return Err(ConfigError::new(
+            "ftl / trim",
+            "set",
+            "describe an SSD; device.kind = \"thin\" has neither",
+        ));
+    }
+    if config.device.logical_bytes.is_none() {
+        return Err(ConfigError::new(
+            "device.logical_bytes",
+            "missing",
+            "device.kind = \"thin\" needs the volume's size, e.g. logical_bytes = \"40GiB\"",
+        ));
+    }
+    Ok(())
+}
+
+/// `[phase.workload]` keys laid over `[workload]`, checked as one section.
+fn merge_workload(
+    base: &WorkloadConfig,
+    over: Option<&toml::Table>,
+    index: usize,
+) -> Result<WorkloadConfig, ConfigError> {
+    let Some(over) = over else { return Ok(base.clone()) };
+    let key = format!("phase[{index}].workload");
+    let mut table = match toml::Value::try_from(base) {
+        Ok(toml::Value::Table(t)) => t,
+        _ => return Err(ConfigError::new(&key, "", "the [workload] section cannot be merged")),
+    };
+    for (k, v) in over {
+        table.insert(k.clone(), v.clone());
+    }
+    WorkloadConfig::deserialize(toml::Value::Table(table))
+        .map_err(|e| ConfigError::new(&key, "", e.to_string().trim_end()))
+}
+
+/// What a workload must fit.
+struct Stack<'a> {
+    on_fs: bool,
+    thin: bool,
+    device: &'a SsdConfig,
+}
+
+impl Stack<'_> {
+    fn check_workload(&self, w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
+        let kind = format!("{:?}", w.kind.name());
+        let key = format!("{at}.kind");
+        if matches!(w.kind, WorkloadKind::OsInstall | WorkloadKind::Iozone) {
+            // 004's workloads bring their own cluster host and measure from their own start.
+            if at != "workload" {
+                return Err(ConfigError::new(
+                    &key,
+                    kind,
+                    "runs only as the top-level [workload], not in a phase",
+                ));
+            }
+            if self.thin {
+                return Err(ConfigError::new(
+                    &key,
+                    kind,
+                    "runs on an SSD (device.kind = \"ssd\"): it reports 004's FTL measures",
+                ));
+            }
+        }
+        let file_kinds: Vec<&str> = WorkloadKind::NAMES
+            .iter()
+            .copied()
+            .filter(|n| !matches!(*n, "block" | "os-install" | "iozone"))
+            .collect();
+        if w.kind.is_file_level() && !self.on_fs {
+            return Err(ConfigError::new(
+                &key,
+                kind,
+                "is a file-level workload: it needs host.fs = \"ext4\" (with host.fs = \"none\" use kind = \"block\")",
+            ));
+        }
+        if !w.kind.is_file_level() && self.on_fs {
+            return Err(ConfigError::new(
+                &key,
+                kind,
+                format!(
+                    "drives the block device directly; with host.fs = \"ext4\" use a file-level kind: {}",
+                    file_kinds.join(", ")
+                ),
+            ));
+        }
+        let allowed = w.kind.file_keys();
+        if let Some(extra) = w.set_file_keys().into_iter().find(|k| !allowed.contains(k)) {
+            return Err(ConfigError::new(
+                &format!("{at}.{extra}"),
+                "set",
+                format!(
+                    "is not read by kind = {kind}; its keys: {}",
+                    if allowed.is_empty() {
+                        "the block generator's (docs/config.md)".to_string()
+                    } else {
+                        allowed.join(", ")
+                    }
+                ),
+            ));
+        }
+        if let Some(u) = w.utilization {
+            if !(0.0..=1.0).contains(&u) {
+                return Err(ConfigError::new(&format!("{at}.utilization"), u, "must be in 0.0..=1.0"));
+            }
+        }
+        if let (Some(lo), Some(hi)) = (w.file_bytes_min, w.file_bytes_max) {
+            if lo.0 > hi.0 {
+                return Err(ConfigError::new(
+                    &format!("{at}.file_bytes_min"),
+                    lo,
+                    format!("must be <= file_bytes_max ({hi})"),
+                ));
+            }
+        }
+        for (name, v) in [
+            ("append_bytes", w.append_bytes),
+            ("file_bytes", w.file_bytes),
+            ("file_bytes_min", w.file_bytes_min),
+        ] {
+            if v.is_some_and(|b| b.0 == 0) {
+                return Err(ConfigError::new(&format!("{at}.{name}"), "0B", "must be > 0"));
+            }
+        }
+        if !self.on_fs && !self.thin {
+            let d = self.device;
+            w.validate(d.logical_bytes(), d.geometry.page_bytes as u64, d.max_transfer_bytes)?;
+        }
+        Ok(())
     }
 }
 
@@ -151,5 +373,94 @@ writes = "5x"
     fn bad_gc_threshold() {
         let e = error_of("[device]\nlogical_bytes = \"1GiB\"\n[ftl]\ngc_free_blocks = \"60%\"\n");
         assert!(e.contains("ftl.gc_free_blocks") && e.contains("< 50"), "{e}");
+    }
+
+    #[test]
+    fn unknown_kinds_list_the_accepted_values_with_their_line() {
+        let e = error_of("[workload]\nkind = \"tpc-c\"\n");
+        assert!(
+            e.contains("line 2")
+                && e.contains("postmark")
+                && e.contains("append-holes")
+                && e.contains("file-churn"),
+            "{e}"
+        );
+        let e = error_of("[host]\nfs = \"xfs\"\n");
+        assert!(e.contains("line 2") && e.contains("none") && e.contains("ext4"), "{e}");
+        let e = error_of("[device]\nkind = \"hdd\"\n");
+        assert!(e.contains("line 2") && e.contains("ssd") && e.contains("thin"), "{e}");
+        let e = error_of("[host]\nfs = \"ext4\"\ndiscard = \"sometimes\"\n[workload]\nkind = \"aging\"\n");
+        assert!(e.contains("host.discard") && e.contains("lazy-reuse") && e.contains("fstrim:PERIOD"), "{e}");
+    }
+
+    #[test]
+    fn a_policy_without_a_file_system_is_refused() {
+        let e = error_of("[host]\ndiscard = \"lazy\"\n");
+        assert!(
+            e.contains("host.discard") && e.contains("\"lazy\"") && e.contains("host.fs = \"ext4\""),
+            "{e}"
+        );
+        let e = error_of("[host]\nfs = \"none\"\ncommit_interval = \"1s\"\n");
+        assert!(e.contains("host.commit_interval") && e.contains("host.fs = \"ext4\""), "{e}");
+    }
+
+    #[test]
+    fn a_file_workload_without_a_file_system_is_refused() {
+        let e = error_of("[workload]\nkind = \"postmark\"\nfiles = 10\n");
+        assert!(e.contains("workload.kind = \"postmark\"") && e.contains("host.fs = \"ext4\""), "{e}");
+        let e = error_of("[host]\nfs = \"ext4\"\n");
+        assert!(e.contains("workload.kind = \"block\"") && e.contains("postmark"), "{e}");
+    }
+
+    #[test]
+    fn keys_of_another_kind_and_missing_units_are_named() {
+        let ext4 = "[host]\nfs = \"ext4\"\n";
+        let e = error_of(&format!("{ext4}[workload]\nkind = \"append-holes\"\nfiles = 3\n"));
+        assert!(e.contains("workload.files") && e.contains("append_bytes, file_bytes"), "{e}");
+        let e = error_of("[host]\nfs = \"ext4\"\ncommit_interval = 5\n");
+        assert!(e.contains("commit_interval") && e.contains("needs a unit") && e.contains("line 3"), "{e}");
+        // 004's workloads bring their own cluster host: not on ext4, not on a thin volume, not
+        // inside a phase; and they read only their own keys.
+        let e = error_of(&format!("{ext4}[workload]\nkind = \"os-install\"\n"));
+        assert!(e.contains("workload.kind = \"os-install\"") && e.contains("drives the block device"), "{e}");
+        let e =
+            error_of("[device]\nkind = \"thin\"\nlogical_bytes = \"1GiB\"\n[workload]\nkind = \"iozone\"\n");
+        assert!(e.contains("device.kind = \"thin\"") && e.contains("drive an SSD"), "{e}");
+        let e = error_of("[workload]\nkind = \"os-install\"\nrecord_bytes = [\"4KiB\"]\n");
+        assert!(e.contains("workload.record_bytes") && e.contains("volume, host_discard"), "{e}");
+    }
+
+    #[test]
+    fn bad_phases_name_the_phase_key_and_the_accepted_values() {
+        let e = error_of("[[phase]]\nkind = \"fill\"\n[[phase]]\nkind = \"defrag\"\n");
+        assert!(e.contains("line 4") && e.contains("trim-burst") && e.contains("remount"), "{e}");
+        let e = error_of("[[phase]]\nkind = \"fill\"\n[[phase]]\nkind = \"fstrim\"\n");
+        assert!(
+            e.contains("phase[1].kind") && e.contains("host.fs = \"ext4\"") && e.contains("trim-burst"),
+            "{e}"
+        );
+        let e = error_of("[host]\nfs = \"ext4\"\n[[phase]]\nkind = \"idle\"\nutilization = 0.5\n");
+        assert!(e.contains("phase[0].utilization") && e.contains("its keys: duration"), "{e}");
+        let e = error_of("[host]\nfs = \"ext4\"\n[[phase]]\nkind = \"idle\"\n");
+        assert!(e.contains("phase[0].duration = missing"), "{e}");
+        let e = error_of("[host]\nfs = \"ext4\"\n[[phase]]\nkind = \"remount\"\ndiscard = \"often\"\n");
+        assert!(e.contains("phase[0].discard") && e.contains("lazy"), "{e}");
+        let e = error_of("[host]\nfs = \"ext4\"\n[[phase]]\nkind = \"workload\"\n[phase.workload]\nkind = \"aging\"\nfiles = 2\n");
+        assert!(e.contains("phase[0].workload.files") && e.contains("utilization"), "{e}");
+    }
+
+    #[test]
+    fn a_thin_volume_reads_only_its_keys() {
+        let ok = "[device]\nkind = \"thin\"\nlogical_bytes = \"1GiB\"\n[thin]\nlanes = 4\n[host]\nfs = \"ext4\"\n[workload]\nkind = \"bulk-rm\"\n";
+        let r = RunConfig::parse(ok, "x").unwrap().resolve().unwrap();
+        assert_eq!(r.thin.map(|t| (t.lanes, t.capacity_bytes)), Some((4, 1 << 30)));
+        let e = error_of(
+            "[device]\nkind = \"thin\"\nlogical_bytes = \"1GiB\"\nchannels = 4\n[host]\nfs = \"ext4\"\n",
+        );
+        assert!(e.contains("reads only kind and logical_bytes"), "{e}");
+        let e = error_of("[device]\nkind = \"thin\"\nlogical_bytes = \"1GiB\"\n");
+        assert!(e.contains("device.kind") && e.contains("host.fs = \"ext4\""), "{e}");
+        let e = error_of("[thin]\nlanes = 2\n");
+        assert!(e.contains("device.kind = \"thin\""), "{e}");
     }
 }

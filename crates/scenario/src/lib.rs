@@ -1,12 +1,17 @@
-//! One configuration, one stack: the TOML schema every command reads (`config`), `--set`
-//! overrides (`overrides`), running a configured stack to its metrics (`run`) and the metrics
-//! as flat columns (`flatten`). The binary, the sweep runner and the Python module all come
+//! One configuration, one stack: the TOML schema every command reads (`config`, with the
+//! `[host]` / `[thin]` sections in `host` and `[[phase]]` in `phase`), `--set` overrides
+//! (`overrides`), the built device (`stack`), running a configured stack to its metrics (`run`;
+//! a file-system run in `host_run`) and the metrics as flat columns (`flatten`). The binary, the sweep runner and the Python module all come
 //! through here, so a point of a sweep, a `trimlab run` and a reproduction point are one thing.
 
 pub mod config;
 pub mod flatten;
+pub mod host;
+mod host_run;
 pub mod overrides;
+pub mod phase;
 pub mod run;
+pub mod stack;
 
 pub use config::{Resolved, RunConfig};
 pub use flatten::{config_hash, flatten};

@@ -1,12 +1,20 @@
-//! Running a configured stack: build the device from the config, drive it with the workload,
-//! and collect metrics.json's content. No files, clocks or terminals: callers write and print.
+//! Running a configured stack: build the device from the config, drive it with the workload
+//! (or the `[[phase]]` list), and collect metrics.json's content. No files, clocks or
+//! terminals: callers write and print.
 
-use crate::config::RunConfig;
+use crate::config::{Resolved, RunConfig};
 use crate::flatten::config_hash;
+use crate::phase::{PhaseKind, PhaseSection};
+use crate::stack::Traffic;
 use crate::ScenarioError;
-use trimlab_device::{DeviceReport, Ssd};
-use trimlab_sim::SeedTree;
-use trimlab_workload::Progress;
+use serde_json::{json, Value};
+use trimlab_device::metrics::HostCounters;
+use trimlab_device::{ByteRange, Command, DeviceReport, Ssd};
+use trimlab_sim::{SeedTree, SimTime};
+use trimlab_workload::{
+    measured_drive, precondition_from, run_phase, Generator, Precondition, Progress, WorkloadConfig,
+    WorkloadKind,
+};
 
 /// What one run produced.
 pub struct RunResult {
@@ -14,7 +22,7 @@ pub struct RunResult {
     pub config_hash: String,
     /// The content of metrics.json.
     pub metrics: serde_json::Value,
-    /// The measured phase's device report (also inside `metrics`).
+    /// The measured phase's device report (also inside `metrics`; default for a thin volume).
     pub report: DeviceReport,
 }
 
@@ -26,22 +34,187 @@ pub fn run(
 ) -> Result<RunResult, ScenarioError> {
     let resolved = config.resolve()?;
     let seed = seed.or(config.seed).unwrap_or(1);
-    let config_json = serde_json::json!({ "device": resolved.device, "workload": resolved.workload });
+    let mut config_json = json!({ "device": resolved.device, "workload": resolved.workload });
+    // Keys only a host, thin or phased run has: a block run's hash stays what it was.
+    if let Some(path) = &config.seed_path {
+        config_json["seed_path"] = json!(path);
+    }
+    if let Some(host) = &resolved.host {
+        config_json["host"] = json!(host);
+    }
+    if let Some(thin) = &resolved.thin {
+        config_json["thin"] = json!(thin);
+    }
+    if !config.phases.is_empty() {
+        config_json["phases"] = json!(config.phases);
+    }
     let hash = config_hash(&config_json);
-    let mut ssd = Ssd::new(resolved.device.clone());
-    let outcome =
-        trimlab_workload::run_workload(&mut ssd, &resolved.workload, &SeedTree::new(seed), progress)
-            .map_err(|e| {
-                ScenarioError::Run(format!("the workload sent a command the device refused: {e}"))
-            })?;
-    let metrics = serde_json::json!({
+    let seeds = match &config.seed_path {
+        Some(path) => SeedTree::new(seed).child(path),
+        None => SeedTree::new(seed),
+    };
+    let mut metrics = json!({
         "trimlab_version": env!("CARGO_PKG_VERSION"),
         "seed": seed,
         "config_hash": hash,
         "config": config_json,
-        "precondition_end_ns": outcome.precondition_end.ns(),
-        "ops": outcome.measured.ops,
-        "report": outcome.report,
     });
-    Ok(RunResult { seed, config_hash: hash, metrics, report: outcome.report })
+    let report = if let Some(plan) = &resolved.host {
+        let outcome = crate::host_run::run(&resolved, plan, seeds, progress)?;
+        metrics["report"] = json!(outcome.report);
+        for (k, v) in outcome.metrics {
+            metrics[k] = v;
+        }
+        outcome.report
+    } else if matches!(resolved.workload.kind, WorkloadKind::OsInstall | WorkloadKind::Iozone) {
+        let mut ssd = Ssd::new(resolved.device.clone());
+        let run = trimlab_workload::cluster_host::run(&mut ssd, &resolved.workload, &seeds)
+            .map_err(|e| ScenarioError::Run(e.to_string()))?;
+        check(&ssd)?;
+        let report = ssd.report(run.end);
+        metrics["report"] = json!(report);
+        metrics["cluster_host"] = json!(run);
+        report
+    } else if !resolved.phases.is_empty() {
+        let (report, phases) = run_block_phases(&resolved, &seeds, progress)?;
+        metrics["report"] = json!(report);
+        metrics["phases"] = Value::Array(phases);
+        report
+    } else {
+        let mut ssd = Ssd::new(resolved.device.clone());
+        let outcome = trimlab_workload::run_workload(&mut ssd, &resolved.workload, &seeds, progress)
+            .map_err(|e| {
+                ScenarioError::Run(format!("the workload sent a command the device refused: {e}"))
+            })?;
+        check(&ssd)?;
+        metrics["precondition_end_ns"] = json!(outcome.precondition_end.ns());
+        metrics["ops"] = json!(outcome.measured.ops);
+        metrics["report"] = json!(outcome.report);
+        outcome.report
+    };
+    Ok(RunResult { seed, config_hash: hash, metrics, report })
+}
+
+/// The model's full consistency check; a failure is a trimlab bug, reported as such.
+fn check(ssd: &Ssd) -> Result<(), ScenarioError> {
+    ssd.check()
+        .map_err(|e| ScenarioError::Run(format!("the model's consistency check failed (a trimlab bug): {e}")))
+}
+
+/// The SSD's host counters as traffic (bytes from pages: the SSD counts pages).
+fn traffic(c: &HostCounters, page_bytes: u64) -> Traffic {
+    Traffic {
+        read_commands: c.read_commands,
+        read_bytes: c.pages_read * page_bytes,
+        write_commands: c.write_commands,
+        write_bytes: c.pages_written * page_bytes,
+        trim_commands: c.trim_commands,
+        trim_bytes: c.pages_trim_requested * page_bytes,
+        flush_commands: c.flush_commands,
+    }
+}
+
+/// `[[phase]]` on a bare SSD (`host.fs = "none"`).
+fn run_block_phases(
+    resolved: &Resolved,
+    seeds: &SeedTree,
+    progress: &mut dyn Progress,
+) -> Result<(DeviceReport, Vec<Value>), ScenarioError> {
+    let mut ssd = Ssd::new(resolved.device.clone());
+    let page = ssd.page_bytes();
+    let mut now = SimTime::ZERO;
+    let mut tag = 1u64;
+    let mut entries = Vec::new();
+    for (i, (phase, workload)) in resolved.phases.iter().enumerate() {
+        let start = now;
+        let before = traffic(&ssd.report(now).host, page);
+        now = block_phase(
+            &mut ssd,
+            i,
+            phase,
+            workload.as_ref(),
+            &resolved.workload,
+            seeds,
+            now,
+            &mut tag,
+            progress,
+        )
+        .map_err(|e| ScenarioError::Run(format!("phase[{i}] ({}): {e}", phase.label())))?;
+        let after = traffic(&ssd.report(now).host, page);
+        // A `measure` phase restarts the SSD's counters: its own traffic is what came before.
+        let delta = if phase.kind == PhaseKind::Measure { Traffic::default() } else { after.since(&before) };
+        entries.push(json!({
+            "name": phase.label(),
+            "kind": phase.kind.name(),
+            "start_ns": start.ns(),
+            "end_ns": now.ns(),
+            "elapsed_ns": now.since(start),
+            "device": delta,
+        }));
+    }
+    Ok((ssd.report(now), entries))
+}
+
+// One phase's parts are its inputs; a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
+fn block_phase(
+    ssd: &mut Ssd,
+    index: usize,
+    phase: &PhaseSection,
+    workload: Option<&WorkloadConfig>,
+    base: &WorkloadConfig,
+    seeds: &SeedTree,
+    now: SimTime,
+    tag: &mut u64,
+    progress: &mut dyn Progress,
+) -> Result<SimTime, String> {
+    let refused = |e: trimlab_device::CommandError| format!("the device refused a command: {e}");
+    match phase.kind {
+        PhaseKind::Fill | PhaseKind::Age => {
+            let w = WorkloadConfig {
+                precondition: if phase.kind == PhaseKind::Fill {
+                    Precondition::Fill
+                } else {
+                    Precondition::Steady
+                },
+                precondition_writes: phase.writes.unwrap_or(base.precondition_writes),
+                ..base.clone()
+            };
+            let seeds = seeds.child(&format!("phase{index}"));
+            precondition_from(ssd, &w, &seeds, now, tag, progress).map_err(refused)
+        }
+        PhaseKind::TrimBurst => {
+            let (offset, region) = base.region(ssd.capacity_bytes());
+            let bytes = phase.bytes.map_or(region, |b| b.0).min(region);
+            let max = ssd.config().trim_max_bytes.max(ssd.page_bytes());
+            let mut end = now;
+            let mut at = offset;
+            while at < offset + bytes {
+                let n = max.min(offset + bytes - at);
+                let command = Command::Trim { ranges: vec![ByteRange { offset: at, bytes: n }] };
+                end = ssd.submit(end, &command, None).map_err(refused)?.done;
+                at += n;
+            }
+            Ok(end)
+        }
+        PhaseKind::Idle => Ok(now.after(phase.duration.map_or(0, |d| d.0))),
+        PhaseKind::Workload => {
+            let w = workload.ok_or("a workload phase without its workload")?;
+            let stream = phase.stream.clone().unwrap_or_else(|| format!("phase{index}"));
+            let capacity = ssd.capacity_bytes();
+            let mut generator = Generator::new(
+                w,
+                capacity,
+                seeds.fork(&format!("{stream}.mix")),
+                seeds.fork(&format!("{stream}.address")),
+            );
+            let drive = measured_drive(w, capacity);
+            Ok(run_phase(ssd, &mut generator, now, drive, tag, progress).map_err(refused)?.end.max(now))
+        }
+        PhaseKind::Measure => {
+            ssd.start_measurement(now);
+            Ok(now)
+        }
+        other => Err(format!("{} needs host.fs = \"ext4\"", other.name())),
+    }
 }

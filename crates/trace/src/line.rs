@@ -308,16 +308,19 @@ fn sim_ascii(line: &str, disksim: bool) -> Line {
         return Line::Bad("sector, sectors and type must be non-negative integers".into());
     };
     let (sector, sectors, kind) = (numbers[0], numbers[1], numbers[2]);
+    // MQSim's type is 0 (write) or 1 (read) and nothing else; DiskSim's is a flags word whose
+    // bit 0 means read (its other bits are hints we do not model).
+    if !disksim && kind > 1 {
+        return Line::Bad(format!("request type {kind} is not 0 (write) or 1 (read)"));
+    }
     let op = if kind & 1 == 1 { TraceOp::Read } else { TraceOp::Write };
     if sectors == 0 {
         return Line::Skip;
     }
-    Line::Request(TraceRecord {
-        time_ns: Some(time_ns),
-        op,
-        offset: sector * SECTOR,
-        bytes: sectors * SECTOR,
-    })
+    let (Some(offset), Some(bytes)) = (sector.checked_mul(SECTOR), sectors.checked_mul(SECTOR)) else {
+        return Line::Bad(format!("sector {sector} + {sectors} sectors overflows a 64-bit byte offset"));
+    };
+    Line::Request(TraceRecord { time_ns: Some(time_ns), op, offset, bytes })
 }
 
 #[cfg(test)]
@@ -441,6 +444,15 @@ mod tests {
         let r = request(TraceFormat::Disksim, "0.5 0 16 8 0");
         assert_eq!(r, TraceRecord { time_ns: Some(500_000), op: TraceOp::Write, offset: 8192, bytes: 4096 });
         assert!(matches!(parse(TraceFormat::Mqsim, "5000 0 16 8", &opts()), Line::Bad(_)));
+        // Issue 13 item 10: MQSim types other than 0 / 1 were read as reads or writes.
+        for bad in ["5000 0 16 8 2", "5000 0 16 8 3", "5000 0 16 8 255"] {
+            match parse(TraceFormat::Mqsim, bad, &opts()) {
+                Line::Bad(e) => assert!(e.contains("0 (write) or 1 (read)"), "{e}"),
+                _ => panic!("{bad} must be refused"),
+            }
+        }
+        assert!(matches!(parse(TraceFormat::Disksim, "0.5 0 16 8 3", &opts()), Line::Request(_)));
+        assert!(matches!(parse(TraceFormat::Mqsim, "1 0 18446744073709551615 8 0", &opts()), Line::Bad(_)));
         assert!(matches!(parse(TraceFormat::Disksim, "-1 0 16 8 0", &opts()), Line::Bad(_)));
     }
 }

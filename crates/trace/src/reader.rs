@@ -5,6 +5,67 @@ use crate::line::{self, BlkAction, FioTimeUnit, Line, LineOptions};
 use crate::record::TraceRecord;
 use std::io::BufRead;
 
+/// The longest trace line read into memory. Real lines are under 200 bytes; a longer one is
+/// consumed without being stored and reported, so a corrupt or hostile trace cannot make the
+/// reader allocate without bound.
+pub const LINE_BYTES_MAX: usize = 64 * 1024;
+/// How much of a bad line an error message quotes.
+pub const QUOTE_BYTES_MAX: usize = 200;
+
+/// At most `QUOTE_BYTES_MAX` bytes of `text` (cut at a character boundary), marked when cut.
+pub fn quote(text: &str) -> String {
+    if text.len() <= QUOTE_BYTES_MAX {
+        return text.to_string();
+    }
+    let mut end = QUOTE_BYTES_MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &text[..end], text.len())
+}
+
+/// Reads one line into `buf` (cleared first), keeping at most [`LINE_BYTES_MAX`] bytes.
+/// Returns the line's full length in bytes (0 at the end of the input); a longer line is
+/// consumed to its end and only its first bytes are kept.
+fn read_bounded_line(input: &mut impl BufRead, buf: &mut String) -> std::io::Result<usize> {
+    buf.clear();
+    let mut bytes = std::mem::take(buf).into_bytes();
+    let mut total = 0usize;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        let room = (LINE_BYTES_MAX + 1).saturating_sub(bytes.len());
+        bytes.extend_from_slice(&chunk[..take.min(room)]);
+        total += take;
+        input.consume(take);
+        if done {
+            break;
+        }
+    }
+    if total > LINE_BYTES_MAX {
+        // Cut at a character boundary so that what is kept is still text.
+        let mut keep = LINE_BYTES_MAX.min(bytes.len());
+        while keep > 0 && std::str::from_utf8(&bytes[..keep]).is_err() {
+            keep -= 1;
+        }
+        bytes.truncate(keep);
+    }
+    *buf = String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, "the line is not valid UTF-8 text")
+    })?;
+    Ok(total)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     #[error("{source_name}:{line}: {message}; expected {expected}")]
@@ -15,6 +76,8 @@ pub enum TraceError {
     NoEventsOfAction { source_name: String, action: &'static str, other: u64 },
     #[error("{source_name}:{line}: cannot read: {error}")]
     Io { source_name: String, line: u64, error: std::io::Error },
+    #[error("{source_name}:{line}: the line is {bytes} bytes long; trace lines may be at most {LINE_BYTES_MAX} bytes (it starts \"{start}\")")]
+    LineTooLong { source_name: String, line: u64, bytes: usize, start: String },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -65,11 +128,19 @@ impl<R: BufRead> TraceReader<R> {
             None => loop {
                 buf.clear();
                 line_no += 1;
-                let n = input.read_line(&mut buf).map_err(|error| TraceError::Io {
+                let n = read_bounded_line(&mut input, &mut buf).map_err(|error| TraceError::Io {
                     source_name: source_name.to_string(),
                     line: line_no,
                     error,
                 })?;
+                if n > LINE_BYTES_MAX {
+                    return Err(TraceError::LineTooLong {
+                        source_name: source_name.to_string(),
+                        line: line_no,
+                        bytes: n,
+                        start: quote(&buf),
+                    });
+                }
                 if n == 0 {
                     // An empty trace: any format reads it as empty.
                     break TraceFormat::FioV3;
@@ -87,7 +158,7 @@ impl<R: BufRead> TraceReader<R> {
                     None => {
                         return Err(TraceError::UnknownFormat {
                             source_name: source_name.to_string(),
-                            first: t.chars().take(120).collect(),
+                            first: quote(t),
                         })
                     }
                 }
@@ -129,13 +200,20 @@ impl<R: BufRead> TraceReader<R> {
             self.line_no += 1;
             return Ok(true);
         }
-        self.buf.clear();
         self.line_no += 1;
-        let n = self.input.read_line(&mut self.buf).map_err(|error| TraceError::Io {
+        let n = read_bounded_line(&mut self.input, &mut self.buf).map_err(|error| TraceError::Io {
             source_name: self.source_name.clone(),
             line: self.line_no,
             error,
         })?;
+        if n > LINE_BYTES_MAX {
+            return Err(TraceError::LineTooLong {
+                source_name: self.source_name.clone(),
+                line: self.line_no,
+                bytes: n,
+                start: quote(&self.buf),
+            });
+        }
         Ok(n > 0)
     }
 }
@@ -183,10 +261,7 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                     return Some(Err(TraceError::BadLine {
                         source_name: self.source_name.clone(),
                         line: self.line_no,
-                        message: format!(
-                            "{message} in \"{}\"",
-                            self.buf.trim().chars().take(160).collect::<String>()
-                        ),
+                        message: format!("{} in \"{}\"", quote(&message), quote(self.buf.trim())),
                         expected: self.format.layout().to_string(),
                     }));
                 }
@@ -256,6 +331,60 @@ mod tests {
         )
         .unwrap();
         assert_eq!(queued.len(), 1);
+    }
+
+    /// A reader that yields `n` bytes of 'x' without a newline, then "\n10 f write 0 4096\n",
+    /// without ever holding the long line in memory.
+    struct Endless {
+        left: usize,
+        tail: &'static [u8],
+    }
+
+    impl std::io::Read for Endless {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            if self.left > 0 {
+                let n = out.len().min(self.left);
+                out[..n].fill(b'x');
+                self.left -= n;
+                return Ok(n);
+            }
+            let n = out.len().min(self.tail.len());
+            out[..n].copy_from_slice(&self.tail[..n]);
+            self.tail = &self.tail[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_huge_line_is_refused_with_a_short_quote_and_bounded_memory() {
+        // Issue 13 item 9: a 200 MB line took 0.6-2 GB and was echoed whole. Here 100 MB stream
+        // through an 8 KiB buffer; the error quotes at most 200 bytes.
+        let input = Endless { left: 100 << 20, tail: b"\n" };
+        let text = "fio version 3 iolog\n";
+        let reader = std::io::BufReader::with_capacity(8192, std::io::Read::chain(text.as_bytes(), input));
+        let mut r = TraceReader::new(reader, "big.log", ReaderOptions::default()).unwrap();
+        let err = r.next().unwrap().unwrap_err().to_string();
+        assert!(
+            err.starts_with("big.log:2: the line is 104857601 bytes long"),
+            "{}",
+            &err[..300.min(err.len())]
+        );
+        assert!(err.len() < 500, "the error quotes at most 200 bytes: {} bytes", err.len());
+        assert!(r.next().is_none());
+        // Format detection bounds the first line too.
+        let input = Endless { left: 10 << 20, tail: b"\n" };
+        let err = TraceReader::new(std::io::BufReader::new(input), "d", ReaderOptions::default())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("at most 65536 bytes") && err.len() < 500, "{err}");
+        // A bad line of 60 KB (under the bound) is quoted short as well.
+        let long = format!("fio version 3 iolog\n10 f write 0 {}\n", "9".repeat(60_000));
+        let err = read_all(&long, ReaderOptions::default()).unwrap_err().to_string();
+        assert!(err.len() < 700, "{} bytes: {}", err.len(), &err[..300]);
+        assert_eq!(quote("héllo"), "héllo");
+        let q = quote(&"é".repeat(300));
+        assert!(q.len() <= 220 && q.ends_with("(600 bytes)"), "{q}");
     }
 
     #[test]

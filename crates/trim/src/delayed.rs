@@ -133,6 +133,10 @@ pub struct DelayedTrim {
     gc_budget_pages: Option<u64>,
     idle_chunk_pages: u64,
     stats: TrimStats,
+    /// The trim buffer and bitmap as of the last host FLUSH: what survives a power cut.
+    persisted: (TrimBitmap, TrimBuffer),
+    /// Whether the buffer or bitmap changed since they were persisted.
+    changed_since_flush: bool,
 }
 
 impl DelayedTrim {
@@ -141,10 +145,14 @@ impl DelayedTrim {
             BeforeGcCap::All => None,
             BeforeGcCap::Bytes(b) => Some(b / page_bytes),
         };
+        let bitmap = TrimBitmap::new(config.bitmap, logical_pages, config.partial_region_pages);
+        let buffer = TrimBuffer::new(config.trim_buffer_entries as usize);
         let mut engine = DelayedTrim {
             cost,
-            bitmap: TrimBitmap::new(config.bitmap, logical_pages, config.partial_region_pages),
-            buffer: TrimBuffer::new(config.trim_buffer_entries as usize),
+            persisted: (bitmap.clone(), buffer.clone()),
+            changed_since_flush: false,
+            bitmap,
+            buffer,
             cap_pages,
             gc_budget_pages: cap_pages,
             idle_chunk_pages: config.idle_chunk_pages as u64,
@@ -191,6 +199,7 @@ impl DelayedTrim {
             steps.step2_ns += s2;
             steps.step3_ns += s3;
         }
+        self.changed_since_flush |= taken > 0;
         let s = &mut self.stats;
         s.pages_unmapped += unmapped;
         s.buffer_pages_dropped += dropped;
@@ -235,6 +244,7 @@ impl TrimEngine for DelayedTrim {
             self.buffer.push(*range);
         }
         steps.step1_ns += step1;
+        self.changed_since_flush = true;
         let s = &mut self.stats;
         s.commands += 1;
         s.ranges += ranges.len() as u64;
@@ -247,6 +257,7 @@ impl TrimEngine for DelayedTrim {
     #[inline]
     fn on_write(&mut self, lpn: Lpn) {
         if self.bitmap.set_count() != 0 && self.bitmap.clear(lpn.0) {
+            self.changed_since_flush = true;
             self.stats.deferred.pages_rewritten += 1;
             self.refresh_gauges();
         }
@@ -290,6 +301,31 @@ impl TrimEngine for DelayedTrim {
 
     fn stats(&self) -> &TrimStats {
         &self.stats
+    }
+
+    /// What Delayed TRIM persists so that trimmed data never comes back: the pending set
+    /// itself (trim buffer and bitmap) at every FLUSH. The maps still hold a pending page, so
+    /// losing its bit would resurrect the old data; persisting only the buffer would not do
+    /// either, since a rewrite after the TRIM clears the bit and a replayed buffer would trim
+    /// the newer data. Cost: the model charges no time (assumption: the few entries ride with
+    /// the flush's own metadata write); only the copy is kept, and only after a change.
+    fn on_flush(&mut self) {
+        if self.changed_since_flush {
+            self.persisted = (self.bitmap.clone(), self.buffer.clone());
+            self.changed_since_flush = false;
+        }
+    }
+
+    /// Back to the state of the last FLUSH: TRIMs since then are forgotten (their pages keep
+    /// the data the maps hold, which the host may see again: it never flushed the TRIM), and
+    /// pages rewritten since then are pending again (the rewrite was not flushed either).
+    fn power_cut(&mut self, retrimmed: &mut Vec<Lpn>) {
+        let (bitmap, buffer) = self.persisted.clone();
+        retrimmed.extend(bitmap.pending_pages().into_iter().filter(|&p| !self.bitmap.test(p)).map(Lpn));
+        self.bitmap = bitmap;
+        self.buffer = buffer;
+        self.changed_since_flush = false;
+        self.refresh_gauges();
     }
 
     /// D1: the bitmap is self-consistent. D2: every pending page is named by an entry still in

@@ -131,6 +131,15 @@ pub trait TrimEngine {
 
     fn stats(&self) -> &TrimStats;
 
+    /// The host's FLUSH (or a FUA command) completed: persist now whatever must survive a
+    /// power cut. Engines without volatile state have nothing to do.
+    fn on_flush(&mut self) {}
+
+    /// Power is lost: drop the volatile state a real controller would lose, keep what
+    /// [`TrimEngine::on_flush`] persisted. Pages that read as trimmed again afterwards (their
+    /// unflushed rewrite is lost with the cut) are appended to `retrimmed`.
+    fn power_cut(&mut self, _retrimmed: &mut Vec<Lpn>) {}
+
     /// Engine-internal consistency against the controller state (tests call it).
     fn check(&self, _ftl: &dyn Ftl) -> Result<(), String> {
         Ok(())

@@ -18,6 +18,7 @@ pub enum BitmapKind {
     Partial,
 }
 
+#[derive(Clone)]
 pub enum TrimBitmap {
     Full(FullBitmap),
     Partial(PartialBitmap),
@@ -122,6 +123,7 @@ pub fn full_bitmap_bytes(logical_bytes: u64, page_bytes: u64) -> u64 {
     (logical_bytes / page_bytes).div_ceil(8)
 }
 
+#[derive(Clone)]
 pub struct FullBitmap {
     words: Vec<u64>,
     logical_pages: u32,
@@ -170,6 +172,7 @@ fn set_bits(words: &mut [u64], start: u32, count: u32, set_count: &mut u64) -> (
     (newly, touched)
 }
 
+#[derive(Clone)]
 pub struct PartialBitmap {
     /// One slot per region; a region's bitmap exists only while it holds a pending page.
     regions: Vec<Option<Box<[u64]>>>,

@@ -7,6 +7,7 @@ use crate::engine::PageRange;
 use std::collections::VecDeque;
 use trimlab_ftl::Lpn;
 
+#[derive(Clone)]
 pub struct TrimBuffer {
     entries: VecDeque<PageRange>,
     capacity_entries: usize,

@@ -18,10 +18,13 @@
 //! Requests run in a closed loop at queue depth 1 (synchronous writes), so the simulated time
 //! of a phase is the device's service time of its requests.
 
+use crate::config::{Volume, WorkloadConfig, WorkloadKind};
 use rand::Rng;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use trimlab_device::{ByteRange, Command, CommandError, Ssd};
-use trimlab_sim::SimTime;
+use trimlab_ftl::FtlMeasures;
+use trimlab_sim::{DurationNs, SeedTree, SimTime};
 
 /// Why the host could not go on.
 #[derive(Debug, thiserror::Error)]
@@ -144,7 +147,7 @@ impl Allocator {
 }
 
 /// Time and bytes of one named phase, summed over its occurrences.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct PhaseMeter {
     pub name: &'static str,
     pub bytes: u64,
@@ -403,6 +406,68 @@ pub fn iozone(
         host.idle(idle_ns);
     }
     Ok([write, rewrite, random])
+}
+
+/// Defaults of the cluster-host kinds: 004's setup as `ftl-trim` runs it.
+pub const OS_VOLUME: Volume = Volume::Capacity(0.75);
+pub const IOZONE_IMAGE: Volume = Volume::Capacity(0.45);
+pub const IOZONE_FILE: Volume = Volume::Capacity(0.10);
+pub const IOZONE_RECORDS: [u64; 4] = [4096, 16384, 65536, 262144];
+pub const IOZONE_PAUSE: DurationNs = DurationNs(200_000_000);
+/// Largest write request of the installer and of the image (Windows 7 setup's copy size).
+const INSTALL_REQUEST_BYTES: u64 = 128 * KIB;
+
+/// What a cluster-host run did: 004's measures when measurement started (after IOZone's image),
+/// its span and the phases' bytes and times.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClusterRun {
+    pub measures_before: FtlMeasures,
+    pub start: SimTime,
+    pub end: SimTime,
+    pub phases: Vec<PhaseMeter>,
+}
+
+/// Runs an `os-install` or `iozone` workload on `ssd`; measurement (`Ssd::start_measurement`)
+/// starts where 004 starts counting (the install's beginning, IOZone's first test). Random
+/// draws come from `{stream}.host` and `{stream}.image` (stream default `cluster-host`).
+pub fn run(ssd: &mut Ssd, w: &WorkloadConfig, seeds: &SeedTree) -> Result<ClusterRun> {
+    let capacity = ssd.capacity_bytes();
+    let stream = w.stream.as_deref().unwrap_or("cluster-host");
+    let mut rng = seeds.fork(&format!("{stream}.host"));
+    let mut host = Host::new(ssd, w.host_discard.unwrap_or(true), w.first_fit.unwrap_or(false));
+    let (measures_before, start, phases) = match w.kind {
+        WorkloadKind::Iozone => {
+            // The installed system: files written once and kept.
+            let mut left = w.image.unwrap_or(IOZONE_IMAGE).bytes(capacity);
+            let mut image_rng = seeds.fork(&format!("{stream}.image"));
+            while left > 0 {
+                // Drawn as i32, as ftl-trim always drew them: another type draws another stream.
+                let bytes = (image_rng.gen_range(64 * 1024..8i32 << 20) as u64).min(left);
+                let file = host.create(bytes)?;
+                host.write_file(&file, INSTALL_REQUEST_BYTES)?;
+                left -= bytes;
+            }
+            let pause = w.pause.unwrap_or(IOZONE_PAUSE).0;
+            host.idle(pause);
+            let start = host.now;
+            host.ssd.start_measurement(start);
+            let before = host.ssd.ftl().measures();
+            let file_bytes = w.volume.unwrap_or(IOZONE_FILE).bytes(capacity);
+            let records: Vec<u64> = match &w.record_bytes {
+                Some(r) => r.iter().map(|b| b.0).collect(),
+                None => IOZONE_RECORDS.to_vec(),
+            };
+            let meters = iozone(&mut host, file_bytes, &records, pause, &mut rng)?;
+            (before, start, meters.to_vec())
+        }
+        _ => {
+            host.ssd.start_measurement(SimTime::ZERO);
+            let before = host.ssd.ftl().measures();
+            let meter = os_install(&mut host, w.volume.unwrap_or(OS_VOLUME).bytes(capacity), &mut rng)?;
+            (before, SimTime::ZERO, vec![meter])
+        }
+    };
+    Ok(ClusterRun { measures_before, start, end: host.now, phases })
 }
 
 #[cfg(test)]

@@ -91,10 +91,149 @@ impl<'de> Deserialize<'de> for Volume {
     }
 }
 
+/// What drives the stack: the block generator, or a file-level workload on the host file system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// The fio-like generator on the block device (the keys above `kind` in docs/config.md).
+    #[default]
+    Block,
+    /// 000's micro-benchmark: appends with equal holes, fsync, unlink, timed fsync.
+    AppendHoles,
+    /// 001's aging: fill the file system, delete random files down to `utilization`.
+    Aging,
+    /// Postmark (Katcher 1997) as 001 runs it.
+    Postmark,
+    /// 003: `files` large files written in parallel with O_DIRECT, then all removed.
+    BulkRm,
+    /// Create / append / delete churn at a utilization until `writes` bytes were written.
+    FileChurn,
+    /// 000 Table II: fill to 100 %, remove a random file, time the next write needing a block.
+    RemoveWhenFull,
+    /// 004's Windows 7 installation, synthesized on 004's NTFS-like cluster host (block level,
+    /// `host.fs = "none"`): `volume` of files with their metadata writes, a third of them
+    /// temporary (crates/workload/src/cluster_host.rs).
+    OsInstall,
+    /// 004's IOZone write / re-write / random-write tests on the cluster host, after `image` of
+    /// installed files: a file of `volume` per record size in `record_bytes`, `pause` between tests.
+    Iozone,
+}
+
+impl WorkloadKind {
+    pub const NAMES: &'static [&'static str] = &[
+        "block",
+        "append-holes",
+        "aging",
+        "postmark",
+        "bulk-rm",
+        "file-churn",
+        "remove-when-full",
+        "os-install",
+        "iozone",
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// True for the kinds that drive a file system rather than the block device.
+    pub fn is_file_level(self) -> bool {
+        !matches!(self, WorkloadKind::Block | WorkloadKind::OsInstall | WorkloadKind::Iozone)
+    }
+
+    /// The file-workload keys this kind reads (docs/config.md gives their defaults).
+    pub fn file_keys(self) -> &'static [&'static str] {
+        match self {
+            WorkloadKind::AppendHoles => &["append_bytes", "file_bytes"],
+            WorkloadKind::Aging => &[
+                "utilization",
+                "file_bytes_min",
+                "file_bytes_max",
+                "append_bytes",
+                "hole_bytes",
+                "prefix",
+                "stream",
+            ],
+            WorkloadKind::Postmark => &[
+                "files",
+                "transactions",
+                "file_bytes_min",
+                "file_bytes_max",
+                "append_bytes",
+                "prefix",
+                "stream",
+            ],
+            WorkloadKind::BulkRm => &["files", "file_bytes", "append_bytes"],
+            WorkloadKind::FileChurn => {
+                &["utilization", "file_bytes_min", "file_bytes_max", "append_bytes", "prefix", "stream"]
+            }
+            WorkloadKind::RemoveWhenFull => {
+                &["file_bytes_min", "file_bytes_max", "append_bytes", "hole_bytes"]
+            }
+            WorkloadKind::OsInstall => &["volume", "host_discard", "first_fit", "stream"],
+            WorkloadKind::Iozone => {
+                &["volume", "image", "record_bytes", "pause", "host_discard", "first_fit", "stream"]
+            }
+            WorkloadKind::Block => &[],
+        }
+    }
+}
+
+fn is_block(kind: &WorkloadKind) -> bool {
+    *kind == WorkloadKind::Block
+}
+
 /// `[workload]`. Every key has a default; see docs/config.md.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkloadConfig {
+    /// Left out of the serialized form when `block`, so block configs keep their hash.
+    #[serde(skip_serializing_if = "is_block")]
+    pub kind: WorkloadKind,
+    // ----- keys of the file-level kinds -----
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub append_bytes: Option<ByteSize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hole_bytes: Option<ByteSize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_bytes: Option<ByteSize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_bytes_min: Option<ByteSize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_bytes_max: Option<ByteSize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub utilization: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transactions: Option<u64>,
+    /// File names are `{prefix}{n}` (names order the deletion victims, so a reproduction keeps them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// The named random stream the workload draws from (phases naming one stream share it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
+    // ----- keys of 004's cluster-host kinds (os-install, iozone) -----
+    /// os-install: bytes of files installed; iozone: the size of its test file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume: Option<Volume>,
+    /// iozone: installed files written (and kept) before the tests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<Volume>,
+    /// iozone: one write / re-write / random-write round per record size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_bytes: Option<Vec<ByteSize>>,
+    /// iozone: the host idles this long after each test (file close, IOZone's own work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pause: Option<DurationNs>,
+    /// The host sends TRIM for freed clusters (and, as Windows 7 does on a TRIM drive, updates
+    /// files copy-on-write); false: no TRIM, updates in place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_discard: Option<bool>,
+    /// The allocator reuses freed clusters at once instead of next-fit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_fit: Option<bool>,
+    // ----- keys of the block generator -----
     pub pattern: AccessPattern,
     pub hot_fraction: f64,
     pub hot_access: f64,
@@ -127,6 +266,23 @@ pub struct WorkloadConfig {
 impl Default for WorkloadConfig {
     fn default() -> Self {
         WorkloadConfig {
+            kind: WorkloadKind::Block,
+            append_bytes: None,
+            hole_bytes: None,
+            file_bytes: None,
+            file_bytes_min: None,
+            file_bytes_max: None,
+            utilization: None,
+            files: None,
+            transactions: None,
+            prefix: None,
+            stream: None,
+            volume: None,
+            image: None,
+            record_bytes: None,
+            pause: None,
+            host_discard: None,
+            first_fit: None,
             pattern: AccessPattern::UniformRandom,
             hot_fraction: 0.2,
             hot_access: 0.8,
@@ -151,6 +307,29 @@ impl Default for WorkloadConfig {
 }
 
 impl WorkloadConfig {
+    /// The file-workload keys that are set, in declaration order.
+    pub fn set_file_keys(&self) -> Vec<&'static str> {
+        let all: [(&'static str, bool); 16] = [
+            ("append_bytes", self.append_bytes.is_some()),
+            ("hole_bytes", self.hole_bytes.is_some()),
+            ("file_bytes", self.file_bytes.is_some()),
+            ("file_bytes_min", self.file_bytes_min.is_some()),
+            ("file_bytes_max", self.file_bytes_max.is_some()),
+            ("utilization", self.utilization.is_some()),
+            ("files", self.files.is_some()),
+            ("transactions", self.transactions.is_some()),
+            ("prefix", self.prefix.is_some()),
+            ("stream", self.stream.is_some()),
+            ("volume", self.volume.is_some()),
+            ("image", self.image.is_some()),
+            ("record_bytes", self.record_bytes.is_some()),
+            ("pause", self.pause.is_some()),
+            ("host_discard", self.host_discard.is_some()),
+            ("first_fit", self.first_fit.is_some()),
+        ];
+        all.iter().filter(|(_, set)| *set).map(|(k, _)| *k).collect()
+    }
+
     /// Checks the section against a device of `capacity_bytes` with `page_bytes` pages.
     pub fn validate(
         &self,

@@ -5,11 +5,12 @@
 
 pub mod cluster_host;
 pub mod config;
+pub mod file;
 pub mod generator;
 pub mod runner;
 pub mod scenario;
 
-pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig};
+pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig, WorkloadKind};
 pub use generator::{Generator, Op};
 pub use runner::{run_phase, Drive, PhaseResult, Progress, Target};
-pub use scenario::{precondition, run_workload, RunOutcome};
+pub use scenario::{measured_drive, precondition, precondition_from, run_workload, RunOutcome};

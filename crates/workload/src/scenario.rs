@@ -21,9 +21,21 @@ pub fn precondition(
     next_tag: &mut u64,
     progress: &mut dyn Progress,
 ) -> Result<SimTime, CommandError> {
+    precondition_from(ssd, workload, seeds, SimTime::ZERO, next_tag, progress)
+}
+
+/// [`precondition`] starting at `start` (a fill or aging phase after others).
+pub fn precondition_from(
+    ssd: &mut Ssd,
+    workload: &WorkloadConfig,
+    seeds: &SeedTree,
+    start: SimTime,
+    next_tag: &mut u64,
+    progress: &mut dyn Progress,
+) -> Result<SimTime, CommandError> {
     let capacity = ssd.capacity_bytes();
     let (_, region) = workload.region(capacity);
-    let mut now = SimTime::ZERO;
+    let mut now = start;
     if workload.precondition == Precondition::None {
         return Ok(now);
     }
@@ -79,18 +91,24 @@ pub fn run_workload(
     let capacity = ssd.capacity_bytes();
     let mut generator =
         Generator::new(workload, capacity, seeds.fork("workload.mix"), seeds.fork("workload.address"));
+    let drive = measured_drive(workload, capacity);
+    let measured = run_phase(ssd, &mut generator, precondition_end, drive, &mut next_tag, progress)?;
+    Ok(RunOutcome { report: ssd.report(measured.end), precondition_end, measured })
+}
+
+/// How the measured part of `workload` is driven on a device of `capacity_bytes`: its
+/// submitters, think time, idle gaps and flushes, until `ops` operations or `writes` bytes.
+pub fn measured_drive(workload: &WorkloadConfig, capacity_bytes: u64) -> Drive {
     let target = match workload.ops {
         Some(n) => Target::Ops(n),
-        None => Target::WriteBytes(workload.writes.bytes(capacity)),
+        None => Target::WriteBytes(workload.writes.bytes(capacity_bytes)),
     };
-    let drive = Drive {
+    Drive {
         queue_depth: workload.queue_depth,
         think_time_ns: workload.think_time.0,
         idle_every: workload.idle_every,
         idle_ns: workload.idle.0,
         flush_every: workload.flush_every,
         target,
-    };
-    let measured = run_phase(ssd, &mut generator, precondition_end, drive, &mut next_tag, progress)?;
-    Ok(RunOutcome { report: ssd.report(measured.end), precondition_end, measured })
+    }
 }

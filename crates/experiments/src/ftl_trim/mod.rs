@@ -7,20 +7,23 @@
 use super::bands;
 use super::{parallel_map, Options};
 use anyhow::{Context, Result};
-use trimlab_device::{DeviceSection, FtlKind, FtlSection, Ssd, SsdConfig, StripingChoice, TrimSection};
+use trimlab_device::{DeviceSection, FtlKind, FtlSection, Ssd, StripingChoice, TrimSection};
 use trimlab_ftl::{BackwardUpdate, FtlMeasures, FtlStats, PageFtl, StripeUnit, VariantStats};
 use trimlab_hybrid::{HblStats, HybridFtl, HybridStats, Striping};
 use trimlab_nand::Geometry;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
+use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
 use trimlab_sim::SeedTree;
-use trimlab_workload::cluster_host::{self as host, Host, PhaseMeter};
+use trimlab_workload::cluster_host::{self, PhaseMeter};
+use trimlab_workload::{Volume, WorkloadConfig, WorkloadKind};
 
 /// Blocks per plane at scale 1: the K9LAG08U0M's 2048, so the default device is the paper's
 /// 8 GiB (4 chips x 4 planes x 2048 blocks x 128 pages x 2 KiB). Workloads scale with it.
 const BLOCKS_PER_PLANE_AT_SCALE_1: f64 = 2048.0;
 /// Logical share of the flash (the `k9lag08u0m-4ch` preset's spare factor 0.07).
 const LOGICAL_SHARE: f64 = 0.93;
+const SPARE_FACTOR: f64 = 0.07;
 /// 004 §4.1: GC runs when free space falls under 30 %.
 const GC_FREE_SHARE: f64 = 0.30;
 /// Incremental GC: an invocation stops once its plane gained this many free blocks.
@@ -28,21 +31,19 @@ const GC_GAIN_BLOCKS: u32 = 1;
 /// Controller time per command (parsing, scheduling). 004 gives none; 2 us keeps it far below
 /// one NAND program (800 us) so it cannot decide any comparison.
 const FIRMWARE_NS: u64 = 2_000;
-/// OS install: bytes of files written, as a share of the logical capacity.
-const OS_VOLUME_SHARE: f64 = 0.75;
-/// IOZone: installed data present before it runs, file size, record sizes, pause between tests.
-const IOZONE_IMAGE_SHARE: f64 = 0.45;
+/// OS install: bytes of files written, as a share of the logical capacity
+/// (`cluster_host::OS_VOLUME`, the os-install default).
+/// IOZone: the installed data before it runs in the GC regime (the other IOZone settings are the
+/// iozone kind's defaults, `cluster_host::IOZONE_*`: 45 % image, 10 % file, 4-256 KiB records,
+/// 200 ms pauses).
 const IOZONE_GC_IMAGE_SHARE: f64 = 0.62;
-const IOZONE_FILE_SHARE: f64 = 0.10;
-const IOZONE_RECORDS: [u64; 4] = [4096, 16384, 65536, 262144];
-const IOZONE_IDLE_NS: u64 = 200_000_000;
 /// Hash groups of the trimmed-range list (004 does not give N).
 const HBL_GROUPS: u32 = 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Workload {
     OsInstall,
-    /// IOZone on a drive with `IOZONE_IMAGE_SHARE` installed: GC does not run with TRIM.
+    /// IOZone on a drive with `cluster_host::IOZONE_IMAGE` installed: GC does not run with TRIM.
     Iozone,
     /// IOZone with `IOZONE_GC_IMAGE_SHARE` installed: free space is under 30 % with or without TRIM.
     IozoneGc,
@@ -152,42 +153,6 @@ fn delta(after: &FtlMeasures, before: &FtlMeasures) -> FtlMeasures {
     }
 }
 
-/// Runs the workload of `point` on `ssd`; returns measures, duration and phases.
-fn drive(ssd: &mut Ssd, point: &Point, seeds: &SeedTree) -> Result<(FtlMeasures, u64, Vec<PhaseMeter>)> {
-    let capacity = ssd.capacity_bytes();
-    let mut rng = seeds.fork("ftl-trim.host");
-    let mut host = Host::new(ssd, point.trim, point.first_fit);
-    let (before, start, phases) = match point.workload {
-        Workload::OsInstall => {
-            let before = host.ssd.ftl().measures();
-            let meter = host::os_install(&mut host, (capacity as f64 * OS_VOLUME_SHARE) as u64, &mut rng)?;
-            (before, trimlab_sim::SimTime::ZERO, vec![meter])
-        }
-        Workload::Iozone | Workload::IozoneGc => {
-            let share =
-                if point.workload == Workload::Iozone { IOZONE_IMAGE_SHARE } else { IOZONE_GC_IMAGE_SHARE };
-            // The installed system: files written once and kept.
-            let mut left = (capacity as f64 * share) as u64;
-            let mut image_rng = seeds.fork("ftl-trim.image");
-            while left > 0 {
-                let bytes = (rand::Rng::gen_range(&mut image_rng, 64 * 1024..8 << 20) as u64).min(left);
-                let file = host.create(bytes)?;
-                host.write_file(&file, 128 * 1024)?;
-                left -= bytes;
-            }
-            host.idle(IOZONE_IDLE_NS);
-            let before = host.ssd.ftl().measures();
-            let start = host.now;
-            let file_bytes = (capacity as f64 * IOZONE_FILE_SHARE) as u64;
-            let meters = host::iozone(&mut host, file_bytes, &IOZONE_RECORDS, IOZONE_IDLE_NS, &mut rng)?;
-            (before, start, meters.to_vec())
-        }
-    };
-    let end = host.now;
-    let after = host.ssd.ftl().measures();
-    Ok((delta(&after, &before), end.since(start), phases))
-}
-
 /// The device sections of `point`: the `k9lag08u0m-4ch` preset at the experiment's scale, with
 /// 004's controller (no write buffer, one command at a time) and the point's FTL.
 fn sections(point: &Point, options: &Options) -> (DeviceSection, FtlSection, TrimSection) {
@@ -195,7 +160,7 @@ fn sections(point: &Point, options: &Options) -> (DeviceSection, FtlSection, Tri
     let device = DeviceSection {
         preset: Some("k9lag08u0m-4ch".into()),
         logical_bytes: Some(ByteSize(logical_pages(&g) as u64 * g.page_bytes as u64)),
-        spare_factor: Some(1.0 - LOGICAL_SHARE),
+        spare_factor: Some(SPARE_FACTOR),
         queue_depth: Some(1),
         write_buffer_bytes: Some(ByteSize(0)),
         firmware_ns: Some(FIRMWARE_NS),
@@ -239,14 +204,48 @@ fn sections(point: &Point, options: &Options) -> (DeviceSection, FtlSection, Tri
     (device, ftl, TrimSection { cost: Some(cost), ..TrimSection::default() })
 }
 
-fn measure(point: &Point, options: &Options) -> Result<Outcome> {
+/// The run configuration of `point`: what `--emit-configs` writes and `trimlab run` runs to
+/// the same measures (the `os-install` / `iozone` workload kinds on 004's cluster host).
+fn config(point: &Point, options: &Options) -> RunConfig {
     let (device, ftl, trim) = sections(point, options);
-    let config = SsdConfig::resolve(&device, &ftl, &trim)?;
-    let seeds = SeedTree::new(options.seed).child(&format!("ftl-trim/{}", point.workload.name()));
+    let kind = match point.workload {
+        Workload::OsInstall => WorkloadKind::OsInstall,
+        Workload::Iozone | Workload::IozoneGc => WorkloadKind::Iozone,
+    };
+    RunConfig {
+        seed: Some(options.seed),
+        seed_path: Some(format!("ftl-trim/{}", point.workload.name())),
+        device,
+        ftl,
+        trim,
+        workload: WorkloadConfig {
+            kind,
+            // The random streams keep the names this experiment always used.
+            stream: Some("ftl-trim".into()),
+            image: (point.workload == Workload::IozoneGc).then_some(Volume::Capacity(IOZONE_GC_IMAGE_SHARE)),
+            host_discard: Some(point.trim),
+            first_fit: point.first_fit.then_some(true),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// Every point of the experiment as a named configuration.
+pub fn configs(options: &Options) -> Vec<(String, RunConfig)> {
+    points().iter().map(|p| (p.label().replace(' ', "-"), config(p, options))).collect()
+}
+
+fn measure(point: &Point, options: &Options) -> Result<Outcome> {
+    let config = config(point, options);
+    let resolved = config.resolve()?;
+    let seeds = SeedTree::new(options.seed).child(config.seed_path.as_deref().unwrap_or_default());
     let context = || format!("ftl-trim point {}", point.label());
-    let mut ssd = Ssd::new(config);
-    let (measures, duration_ns, phases) = drive(&mut ssd, point, &seeds).with_context(context)?;
+    let mut ssd = Ssd::new(resolved.device.clone());
+    let run = cluster_host::run(&mut ssd, &resolved.workload, &seeds).with_context(context)?;
     ssd.check().map_err(anyhow::Error::msg).with_context(context)?;
+    let measures = delta(&ssd.ftl().measures(), &run.measures_before);
+    let (duration_ns, phases) = (run.end.since(run.start), run.phases);
     let any = ssd.ftl().as_any();
     let detail = if let Some(ftl) = any.downcast_ref::<HybridFtl>() {
         let hbl = ftl.trim_list().map(|h| (h.stats().clone(), h.range_count(), h.memory_bytes()));

@@ -88,7 +88,7 @@ impl<D: BlockDevice> FileSystem<D> {
             self.policy.forget(run);
             let reqs = self.trim_requests(run);
             for r in &reqs {
-                if let DevRequest::Trim { bytes, .. } = r {
+                if let Some(bytes) = trimmed_bytes(r) {
                     self.stats.fitrim_trim_commands += 1;
                     self.stats.fitrim_trim_bytes += bytes;
                 }

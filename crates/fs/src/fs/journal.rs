@@ -142,7 +142,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     self.stats.checkpoints += 1;
                     self.checkpoint.clear();
                     reqs.extend(self.write_requests_meta(&home));
-                    reqs.push(DevRequest::Flush);
+                    reqs.push(Command::Flush);
                     self.journal_used = 0;
                 }
                 reqs.extend(self.journal_writes(log_blocks));
@@ -151,7 +151,7 @@ impl<D: BlockDevice> FileSystem<D> {
             }
             Phase::Log => {
                 let mut reqs = self.journal_writes(1);
-                reqs.push(DevRequest::Flush);
+                reqs.push(Command::Flush);
                 c.phase = Phase::CommitBlock;
                 c.batch = Batch { reqs: reqs.into(), serial: true, done_max: SimTime::ZERO };
             }
@@ -211,7 +211,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.events.push(now.after(submit), Ev::Journal);
     }
 
-    pub(super) fn journal_writes(&mut self, blocks: u64) -> Vec<DevRequest> {
+    pub(super) fn journal_writes(&mut self, blocks: u64) -> Vec<Command> {
         let bs = self.config.block_bytes;
         let max = (self.dev.max_transfer_bytes() / bs).max(1);
         let mut reqs = Vec::new();
@@ -220,7 +220,7 @@ impl<D: BlockDevice> FileSystem<D> {
             let room = self.layout.journal_blocks - self.journal_head;
             let n = left.min(room).min(max);
             let off = (self.layout.journal_start + self.journal_head) * bs;
-            reqs.push(DevRequest::Write { offset: off, bytes: n * bs, tag: self.journal_tag });
+            reqs.push(Command::Write { offset: off, bytes: n * bs, tag: self.journal_tag });
             self.journal_tag += n;
             self.journal_head = (self.journal_head + n) % self.layout.journal_blocks;
             left -= n;
@@ -230,9 +230,9 @@ impl<D: BlockDevice> FileSystem<D> {
         reqs
     }
 
-    pub(super) fn count_policy_trims(&mut self, reqs: &[DevRequest]) {
+    pub(super) fn count_policy_trims(&mut self, reqs: &[Command]) {
         for r in reqs {
-            if let DevRequest::Trim { bytes, .. } = r {
+            if let Some(bytes) = trimmed_bytes(r) {
                 let s = self.policy.stats_mut();
                 s.trim_commands += 1;
                 s.trim_bytes += bytes;

@@ -11,12 +11,12 @@
 //! of the transaction's freed blocks -> fsync waiters wake.
 
 use crate::bitmap::BlockBitmap;
-use crate::block_device::{BlockDevice, DevRequest};
 use crate::config::FsConfig;
 use crate::extent::{coalesce, ExtentMap, FreedRun, Run};
 use crate::policy::{self, TrimMode, TrimPolicy, WorkerPick};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use trimlab_device::{BlockDevice, ByteRange, Command};
 use trimlab_sim::{EventQueue, SimTime};
 
 mod discard_worker;
@@ -87,7 +87,7 @@ struct Inode {
 /// or back to back (then one wait for the last).
 #[derive(Default)]
 struct Batch {
-    reqs: VecDeque<DevRequest>,
+    reqs: VecDeque<Command>,
     serial: bool,
     done_max: SimTime,
 }
@@ -107,6 +107,14 @@ enum Ev {
 }
 
 const META_TAG: u64 = 1 << 62;
+
+/// The bytes a TRIM command covers (None for other commands).
+fn trimmed_bytes(command: &Command) -> Option<u64> {
+    match command {
+        Command::Trim { ranges } => Some(ranges.iter().map(|r| r.bytes).sum()),
+        _ => None,
+    }
+}
 
 /// A mounted file system over its block device.
 pub struct FileSystem<D: BlockDevice> {
@@ -225,7 +233,7 @@ impl<D: BlockDevice> FileSystem<D> {
         writes.push(Run::new(fs.layout.dir_start, 1));
         let reqs = fs.write_requests_meta(&writes);
         fs.app_io(reqs, false);
-        fs.app_io(vec![DevRequest::Flush], true);
+        fs.app_io(vec![Command::Flush], true);
         Ok(fs)
     }
 
@@ -353,7 +361,7 @@ impl<D: BlockDevice> FileSystem<D> {
 
     // ----- device access -----
 
-    fn dev_submit(&mut self, at: SimTime, req: &DevRequest, out: Option<&mut Vec<u64>>) -> SimTime {
+    fn dev_submit(&mut self, at: SimTime, req: &Command, out: Option<&mut Vec<u64>>) -> SimTime {
         assert!(
             at >= self.last_arrival,
             "fs: submission at {at} before the previous one at {}",
@@ -361,9 +369,9 @@ impl<D: BlockDevice> FileSystem<D> {
         );
         self.last_arrival = at;
         let bs = self.config.block_bytes;
-        match *req {
-            DevRequest::Trim { offset, bytes } => {
-                for b in offset / bs..(offset + bytes) / bs {
+        match req {
+            Command::Trim { ranges } => {
+                for b in ranges.iter().flat_map(|r| r.offset / bs..(r.offset + r.bytes) / bs) {
                     // Blocks past mkfs's layout are trimmed only by mkfs itself.
                     if self.layout.static_blocks > 0 && (self.bitmap.is_used(b) || self.bitmap.is_avail(b)) {
                         panic!(
@@ -374,23 +382,20 @@ impl<D: BlockDevice> FileSystem<D> {
                     }
                 }
                 self.stats.trim_commands += 1;
-                self.stats.trim_bytes += bytes;
+                self.stats.trim_bytes += trimmed_bytes(req).unwrap_or(0);
             }
-            DevRequest::Write { bytes, .. } => {
-                self.stats.write_commands += 1;
-                let _ = bytes;
-            }
-            DevRequest::Read { bytes, .. } => {
+            Command::Write { .. } => self.stats.write_commands += 1,
+            Command::Read { bytes, .. } => {
                 self.stats.read_commands += 1;
                 self.stats.blocks_read += bytes / bs;
             }
-            DevRequest::Flush => self.stats.flush_commands += 1,
+            Command::Flush => self.stats.flush_commands += 1,
         }
-        self.dev.submit(at, req, out).unwrap_or_else(|e| panic!("fs: the device refused {req:?}: {e}"))
+        self.dev.submit(at, req, out).unwrap_or_else(|e| panic!("fs: the device refused {req:?}: {e}")).done
     }
 
     /// The application issues `reqs` and waits for them.
-    fn app_io(&mut self, reqs: Vec<DevRequest>, serial: bool) {
+    fn app_io(&mut self, reqs: Vec<Command>, serial: bool) {
         let h = self.config.host.clone();
         let mut done_max = self.now;
         for req in reqs {
@@ -427,20 +432,20 @@ impl<D: BlockDevice> FileSystem<D> {
         }
     }
 
-    fn trim_requests(&self, run: Run) -> Vec<DevRequest> {
+    fn trim_requests(&self, run: Run) -> Vec<Command> {
         let bs = self.config.block_bytes;
         let max_blocks = (self.dev.max_trim_bytes() / bs).max(1);
         let mut v = Vec::new();
         let mut s = run.start;
         while s < run.end() {
             let n = max_blocks.min(run.end() - s);
-            v.push(DevRequest::Trim { offset: s * bs, bytes: n * bs });
+            v.push(Command::Trim { ranges: vec![ByteRange { offset: s * bs, bytes: n * bs }] });
             s += n;
         }
         v
     }
 
-    fn write_requests_meta(&mut self, runs: &[Run]) -> Vec<DevRequest> {
+    fn write_requests_meta(&mut self, runs: &[Run]) -> Vec<Command> {
         let bs = self.config.block_bytes;
         let max = (self.dev.max_transfer_bytes() / bs).max(1);
         let mut v = Vec::new();
@@ -448,7 +453,7 @@ impl<D: BlockDevice> FileSystem<D> {
             let mut s = r.start;
             while s < r.end() {
                 let n = max.min(r.end() - s);
-                v.push(DevRequest::Write { offset: s * bs, bytes: n * bs, tag: META_TAG + s });
+                v.push(Command::Write { offset: s * bs, bytes: n * bs, tag: META_TAG + s });
                 s += n;
             }
         }
@@ -643,7 +648,7 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         }
         if !rmw.is_empty() {
-            let reqs = rmw.iter().map(|&p| DevRequest::Read { offset: p * bs, bytes: bs }).collect();
+            let reqs = rmw.iter().map(|&p| Command::Read { offset: p * bs, bytes: bs }).collect();
             self.app_io(reqs, false);
         }
         self.fill_holes(ino, b0, b1)?;
@@ -691,7 +696,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 self.writeback.remove(&(ino, b + n));
                 n += 1;
             }
-            reqs.push(DevRequest::Write { offset: p * bs, bytes: n * bs, tag: tag + (b - b0) });
+            reqs.push(Command::Write { offset: p * bs, bytes: n * bs, tag: tag + (b - b0) });
             b += n;
         }
         self.stats.data_blocks_written += b1 - b0;
@@ -736,11 +741,8 @@ impl<D: BlockDevice> FileSystem<D> {
             let t = self.now.after(h.submit_ns);
             self.advance_to(t);
             self.now = t;
-            let done = self.dev_submit(
-                t,
-                &DevRequest::Read { offset: p0 * bs, bytes: n as u64 * bs },
-                Some(&mut tags),
-            );
+            let done =
+                self.dev_submit(t, &Command::Read { offset: p0 * bs, bytes: n as u64 * bs }, Some(&mut tags));
             done_max = done_max.max(done);
             for (k, tag) in tags.iter().enumerate() {
                 out[(l0 - b0) as usize + k] = *tag;
@@ -828,7 +830,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.app_io(reqs, false);
         self.end_writeback(pages);
         if !self.commit_and_wait() {
-            self.app_io(vec![DevRequest::Flush], true);
+            self.app_io(vec![Command::Flush], true);
         }
         Ok(())
     }
@@ -850,14 +852,21 @@ impl<D: BlockDevice> FileSystem<D> {
         self.stats.metadata_blocks_checkpointed += self.checkpoint.len() as u64;
         self.checkpoint.clear();
         let mut reqs = self.write_requests_meta(&home);
-        reqs.push(DevRequest::Flush);
+        reqs.push(Command::Flush);
         self.app_io(reqs, false);
     }
 
     /// umount, then mount again with `policy`: queued TRIMs finish first, and FITRIM's
     /// "trimmed since mount" group flags start clear.
     pub fn remount(&mut self, policy: crate::config::PolicyKind) {
+        let params = self.config.params.clone();
+        self.remount_with(policy, params);
+    }
+
+    /// [`FileSystem::remount`] with the policies' parameters replaced too (e.g. fstrim's period).
+    pub fn remount_with(&mut self, policy: crate::config::PolicyKind, params: crate::config::PolicyParams) {
         self.umount();
+        self.config.params = params;
         self.config.policy = policy;
         self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);
         self.group_trimmed.iter_mut().for_each(|g| *g = None);

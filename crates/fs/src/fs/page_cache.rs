@@ -6,7 +6,7 @@ use super::*;
 impl<D: BlockDevice> FileSystem<D> {
     /// Takes dirty pages (all, or one file's) and returns the write requests: physically
     /// contiguous blocks with consecutive tags share a request.
-    pub(super) fn take_dirty(&mut self, only: Option<Ino>) -> (Vec<DevRequest>, PageTags) {
+    pub(super) fn take_dirty(&mut self, only: Option<Ino>) -> (Vec<Command>, PageTags) {
         let keys: Vec<(Ino, u64)> = match only {
             Some(ino) => self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect(),
             None => self.dirty.keys().copied().collect(),
@@ -38,7 +38,7 @@ impl<D: BlockDevice> FileSystem<D> {
             {
                 n += 1;
             }
-            reqs.push(DevRequest::Write { offset: p0 * bs, bytes: n * bs, tag: t0 });
+            reqs.push(Command::Write { offset: p0 * bs, bytes: n * bs, tag: t0 });
             i += n as usize;
         }
         (reqs, pages)

@@ -29,12 +29,36 @@ pub fn server(block_max_bytes: u32, clock: Clock, connections_max: usize) -> Ser
 }
 
 pub fn server_paced(block_max_bytes: u32, clock: Clock, connections_max: usize, pace: Pace) -> Server {
+    server_with(block_max_bytes, clock, connections_max, pace, |c| c)
+}
+
+/// The test server with a memory limit and any config change.
+pub fn server_with(
+    block_max_bytes: u32,
+    clock: Clock,
+    connections_max: usize,
+    pace: Pace,
+    change: impl FnOnce(ServerConfig) -> ServerConfig,
+) -> Server {
+    server_with_memory(block_max_bytes, clock, connections_max, pace, u64::MAX, change)
+}
+
+pub fn server_with_memory(
+    block_max_bytes: u32,
+    clock: Clock,
+    connections_max: usize,
+    pace: Pace,
+    memory_max: u64,
+    change: impl FnOnce(ServerConfig) -> ServerConfig,
+) -> Server {
     let device = device();
-    let store = Box::new(SparseStore::new(device.logical_bytes(), device.geometry.page_bytes as u64));
+    let store = Box::new(
+        SparseStore::new(device.logical_bytes(), device.geometry.page_bytes as u64, memory_max).unwrap(),
+    );
     Server::new(
         device,
         store,
-        ServerConfig {
+        change(ServerConfig {
             export_name: "trimlab".into(),
             description: "test".into(),
             block_max_bytes,
@@ -44,7 +68,12 @@ pub fn server_paced(block_max_bytes: u32, clock: Clock, connections_max: usize, 
             handshake_timeout: std::time::Duration::from_millis(500),
             log: std::env::var_os("TRIMLAB_NBD_LOG").is_some(),
             record: None,
-        },
+            read_only: false,
+            inflight_per_connection_bytes: trimlab_nbd::server::INFLIGHT_PER_CONNECTION_DEFAULT,
+            inflight_total_bytes: trimlab_nbd::server::INFLIGHT_TOTAL_DEFAULT,
+            power_loss: false,
+            power_cut_after: None,
+        }),
     )
     .expect("server starts")
 }

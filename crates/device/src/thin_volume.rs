@@ -3,7 +3,9 @@
 //! a TRIM costs a per-command time, a per-byte time for the address range it walks and a
 //! per-byte time for the allocated space it releases, and carries at most `max_trim_bytes`.
 
-use crate::block_device::{BlockDevice, DevRequest};
+use crate::block_device::BlockDevice;
+use crate::command::{Command, CommandError};
+use crate::ssd::Completion;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use trimlab_sim::SimTime;
@@ -115,12 +117,49 @@ impl ThinVolume {
         &self.stats
     }
 
-    fn serve(&mut self, at: SimTime, cost_ns: u64) -> SimTime {
+    /// Serves a command of `cost_ns` on the lane that frees first.
+    fn serve(&mut self, at: SimTime, cost_ns: u64) -> Completion {
         let (i, free) =
             self.lanes.iter().enumerate().min_by_key(|(_, t)| **t).map(|(i, t)| (i, *t)).unwrap_or((0, at));
-        let done = at.max(free).after(cost_ns);
+        let start = at.max(free);
+        let done = start.after(cost_ns);
         self.lanes[i] = done;
-        done
+        Completion { start, done }
+    }
+
+    /// The range must be non-empty, 4096-aligned, inside the volume and at most `max` bytes.
+    fn check_range(&self, kind: &'static str, offset: u64, bytes: u64, max: u64) -> Result<(), CommandError> {
+        let tb = self.tag_bytes;
+        if bytes == 0 {
+            return Err(CommandError::Empty { kind, offset });
+        }
+        if !offset.is_multiple_of(tb) || !bytes.is_multiple_of(tb) {
+            return Err(CommandError::Misaligned { kind, offset, bytes, sector_bytes: tb });
+        }
+        let capacity_bytes = self.config.capacity_bytes;
+        if offset.checked_add(bytes).is_none_or(|end| end > capacity_bytes) {
+            return Err(CommandError::OutOfRange { kind, offset, bytes, capacity_bytes });
+        }
+        if bytes > max {
+            return Err(CommandError::TooLarge { kind, bytes, max_bytes: max });
+        }
+        Ok(())
+    }
+
+    /// Drops the data of `[offset, offset + bytes)` and releases the chunks it covers whole;
+    /// returns how many were allocated.
+    fn release(&mut self, offset: u64, bytes: u64) -> u64 {
+        let (tb, chunk) = (self.tag_bytes, self.config.chunk_bytes);
+        self.cut_tags(offset / tb, (offset + bytes) / tb);
+        let mut released = 0;
+        for c in offset.div_ceil(chunk)..(offset + bytes) / chunk {
+            if self.chunk_bit(c) {
+                self.set_chunk(c, false);
+                released += 1;
+            }
+        }
+        self.stats.chunks_released += released;
+        released
     }
 
     /// Removes tags of blocks in [start, end).
@@ -181,38 +220,26 @@ impl BlockDevice for ThinVolume {
     fn submit(
         &mut self,
         at: SimTime,
-        req: &DevRequest,
+        command: &Command,
         read_out: Option<&mut Vec<u64>>,
-    ) -> Result<SimTime, String> {
+    ) -> Result<Completion, CommandError> {
         if at < self.last_arrival {
-            return Err(format!("thin: arrival {at} before the previous arrival {}", self.last_arrival));
+            return Err(CommandError::OutOfOrder {
+                arrival_ns: at.ns(),
+                previous_ns: self.last_arrival.ns(),
+            });
         }
         self.last_arrival = at;
-        let tb = self.tag_bytes;
-        let range_ok = |offset: u64, bytes: u64, max: u64| -> Result<(), String> {
-            if bytes == 0 || !offset.is_multiple_of(tb) || !bytes.is_multiple_of(tb) {
-                return Err(format!(
-                    "thin: request at {offset} of {bytes} bytes is empty or not 4096-aligned"
-                ));
-            }
-            if offset + bytes > self.config.capacity_bytes {
-                return Err(format!(
-                    "thin: request at {offset} of {bytes} bytes ends past {}",
-                    self.config.capacity_bytes
-                ));
-            }
-            if bytes > max {
-                return Err(format!("thin: request of {bytes} bytes exceeds {max}"));
-            }
-            Ok(())
-        };
         let c = self.config.clone();
-        match *req {
-            DevRequest::Read { offset, bytes } => {
-                range_ok(offset, bytes, c.max_transfer_bytes)?;
+        let kind = command.kind().name();
+        match command {
+            Command::Read { offset, bytes } => {
+                let (offset, bytes) = (*offset, *bytes);
+                self.check_range(kind, offset, bytes, c.max_transfer_bytes)?;
                 self.stats.reads += 1;
                 if let Some(out) = read_out {
                     out.clear();
+                    let tb = self.tag_bytes;
                     for b in offset / tb..(offset + bytes) / tb {
                         let tag = match self.tags.range(..=b).next_back() {
                             Some((&s, &(len, tag))) if b < s + len => tag + (b - s),
@@ -223,37 +250,39 @@ impl BlockDevice for ThinVolume {
                 }
                 Ok(self.serve(at, c.io_command_ns + (bytes * c.io_ps_per_byte).div_ceil(1000)))
             }
-            DevRequest::Write { offset, bytes, tag } => {
-                range_ok(offset, bytes, c.max_transfer_bytes)?;
+            Command::Write { offset, bytes, tag } => {
+                let (offset, bytes) = (*offset, *bytes);
+                self.check_range(kind, offset, bytes, c.max_transfer_bytes)?;
                 self.stats.writes += 1;
                 self.stats.bytes_written += bytes;
+                let tb = self.tag_bytes;
                 let (start, end) = (offset / tb, (offset + bytes) / tb);
                 self.cut_tags(start, end);
-                self.tags.insert(start, (end - start, tag));
+                self.tags.insert(start, (end - start, *tag));
                 for chunk in offset / c.chunk_bytes..(offset + bytes).div_ceil(c.chunk_bytes) {
                     self.set_chunk(chunk, true);
                 }
                 Ok(self.serve(at, c.io_command_ns + (bytes * c.io_ps_per_byte).div_ceil(1000)))
             }
-            DevRequest::Trim { offset, bytes } => {
-                range_ok(offset, bytes, c.max_trim_bytes)?;
-                self.stats.trims += 1;
-                self.stats.bytes_trimmed += bytes;
-                self.cut_tags(offset / tb, (offset + bytes) / tb);
-                let mut released = 0;
-                for chunk in offset.div_ceil(c.chunk_bytes)..(offset + bytes) / c.chunk_bytes {
-                    if self.chunk_bit(chunk) {
-                        self.set_chunk(chunk, false);
-                        released += 1;
-                    }
+            Command::Trim { ranges } => {
+                let total: u64 = ranges.iter().map(|r| r.bytes).sum();
+                if total > c.max_trim_bytes {
+                    return Err(CommandError::TooLarge { kind, bytes: total, max_bytes: c.max_trim_bytes });
                 }
-                self.stats.chunks_released += released;
-                let cost = c.trim_command_ns
-                    + (bytes * c.trim_ps_per_byte).div_ceil(1000)
-                    + (released * c.chunk_bytes * c.unmap_ps_per_byte).div_ceil(1000);
+                for r in ranges {
+                    self.check_range(kind, r.offset, r.bytes, c.max_trim_bytes)?;
+                }
+                self.stats.trims += 1;
+                let mut cost = c.trim_command_ns;
+                for r in ranges {
+                    self.stats.bytes_trimmed += r.bytes;
+                    let released = self.release(r.offset, r.bytes);
+                    cost += (r.bytes * c.trim_ps_per_byte).div_ceil(1000)
+                        + (released * c.chunk_bytes * c.unmap_ps_per_byte).div_ceil(1000);
+                }
                 Ok(self.serve(at, cost))
             }
-            DevRequest::Flush => {
+            Command::Flush => {
                 self.stats.flushes += 1;
                 Ok(self.serve(at, c.flush_ns))
             }
@@ -286,19 +315,37 @@ impl BlockDevice for ThinVolume {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command::ByteRange;
 
     #[test]
     fn allocates_on_write_releases_on_whole_chunk_trim() {
         let mut v = ThinVolume::new(ThinConfig::xtremio_like(1 << 20)).unwrap();
-        let t = v.submit(SimTime(0), &DevRequest::Write { offset: 0, bytes: 32768, tag: 10 }, None).unwrap();
+        let t =
+            v.submit(SimTime(0), &Command::Write { offset: 0, bytes: 32768, tag: 10 }, None).unwrap().done;
         assert!(t > SimTime(0));
         assert_eq!(v.allocated_bytes(), 32768);
-        v.submit(t, &DevRequest::Trim { offset: 4096, bytes: 16384 }, None).unwrap();
+        let trim = Command::Trim { ranges: vec![ByteRange { offset: 4096, bytes: 16384 }] };
+        v.submit(t, &trim, None).unwrap();
         // chunk [8K,16K) fully covered; [0,8K) and [16K,24K) partly
         assert_eq!(v.allocated_bytes(), 32768 - 8192);
         let mut out = Vec::new();
-        v.submit(t, &DevRequest::Read { offset: 0, bytes: 32768 }, Some(&mut out)).unwrap();
+        v.submit(t, &Command::Read { offset: 0, bytes: 32768 }, Some(&mut out)).unwrap();
         assert_eq!(out, vec![10, 0, 0, 0, 0, 15, 16, 17]);
         v.check().unwrap();
+    }
+
+    #[test]
+    fn refuses_misaligned_oversized_and_out_of_order_commands() {
+        let mut v = ThinVolume::new(ThinConfig::xtremio_like(1 << 20)).unwrap();
+        let e = v.submit(SimTime(0), &Command::Read { offset: 512, bytes: 4096 }, None).unwrap_err();
+        assert!(matches!(e, CommandError::Misaligned { .. }), "{e}");
+        let e =
+            v.submit(SimTime(0), &Command::Write { offset: 1 << 20, bytes: 4096, tag: 1 }, None).unwrap_err();
+        assert!(matches!(e, CommandError::OutOfRange { .. }), "{e}");
+        let big = Command::Trim { ranges: vec![ByteRange { offset: 0, bytes: 1 << 20 }; 40] };
+        assert!(matches!(v.submit(SimTime(0), &big, None), Err(CommandError::TooLarge { .. })));
+        v.submit(SimTime(10), &Command::Flush, None).unwrap();
+        let e = v.submit(SimTime(5), &Command::Flush, None).unwrap_err();
+        assert!(matches!(e, CommandError::OutOfOrder { arrival_ns: 5, previous_ns: 10 }), "{e}");
     }
 }

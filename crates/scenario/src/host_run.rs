@@ -1,0 +1,217 @@
+//! A run with `[host] fs = "ext4"`: mkfs on the chosen device, the phases (or the one
+//! `[workload]`) on the mounted file system, then umount and the full consistency check.
+//! Each phase reports its simulated span, the commands and bytes that reached the device, the
+//! file system's utilization and the figures its workload measures.
+
+use crate::config::Resolved;
+use crate::host::{parse_discard, HostPlan};
+use crate::phase::{PhaseKind, PhaseSection};
+use crate::stack::{Device, Metered, Traffic};
+use crate::ScenarioError;
+use serde_json::{json, Map, Value};
+use trimlab_device::{DeviceReport, Ssd, ThinVolume};
+use trimlab_fs::{FileSystem, FsConfig, FsError};
+use trimlab_sim::{SeedTree, SimTime};
+use trimlab_workload::file::{
+    age, delete_down_to, fill, run_file_workload, set_utilization, FileShape, FileState,
+};
+use trimlab_workload::{Progress, WorkloadConfig};
+
+type Fs = FileSystem<Metered>;
+
+/// What the file-system run adds to metrics.json, and the SSD's report (default for a thin volume).
+pub(crate) struct HostOutcome {
+    pub metrics: Map<String, Value>,
+    pub report: DeviceReport,
+}
+
+pub(crate) fn run(
+    resolved: &Resolved,
+    plan: &HostPlan,
+    seeds: SeedTree,
+    progress: &mut dyn Progress,
+) -> Result<HostOutcome, ScenarioError> {
+    let device = match &resolved.thin {
+        Some(t) => Device::Thin(ThinVolume::new(t.clone()).map_err(ScenarioError::Run)?),
+        None => Device::Ssd(Ssd::new(resolved.device.clone())),
+    };
+    let capacity = match &resolved.thin {
+        Some(t) => t.capacity_bytes,
+        None => resolved.device.logical_bytes(),
+    };
+    let metered = Metered { device, traffic: Traffic::default() };
+    let mut fs = FileSystem::mkfs(metered, plan.fs.clone(), SimTime::ZERO, plan.mkfs_discard)
+        .map_err(|e| ScenarioError::Run(format!("mkfs: {e}")))?;
+    let mkfs_ns = fs.now().ns();
+    let mut state = FileState::new(seeds);
+    let implicit = [(PhaseSection::new(PhaseKind::Workload), Some(resolved.workload.clone()))];
+    let phases = if resolved.phases.is_empty() { &implicit[..] } else { &resolved.phases[..] };
+    let mut reports = Vec::new();
+    for (i, (phase, workload)) in phases.iter().enumerate() {
+        let (start, traffic0) = (fs.now(), fs.device().traffic);
+        let (next, figures) = run_phase(fs, i, phase, workload.as_ref(), plan, &mut state, capacity)
+            .map_err(|e| ScenarioError::Run(format!("phase[{i}] ({}): {e}", phase.label())))?;
+        fs = next;
+        let mut entry = json!({
+            "name": phase.label(),
+            "kind": phase.kind.name(),
+            "start_ns": start.ns(),
+            "end_ns": fs.now().ns(),
+            "elapsed_ns": fs.now().since(start),
+            "device": fs.device().traffic.since(&traffic0),
+            "utilization": fs.utilization(),
+        });
+        if let Device::Thin(t) = &fs.device().device {
+            entry["allocated_bytes"] = json!(t.allocated_bytes());
+        }
+        if let Some(w) = workload {
+            entry["workload"] = json!(w.kind.name());
+        }
+        entry["figures"] =
+            Value::Object(figures.into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect());
+        reports.push(entry);
+        progress.update(1000 * (i as u64 + 1) / phases.len() as u64);
+    }
+    let end_of_phases = fs.now();
+    fs.umount();
+    fs.check().map_err(|e| ScenarioError::Run(format!("consistency check after the run failed: {e}")))?;
+    let end = fs.now();
+    let mut metrics = Map::new();
+    let policy = fs.policy();
+    metrics.insert(
+        "host".into(),
+        json!({
+            "fs": "ext4",
+            "discard": policy.kind().label(),
+            "mkfs_ns": mkfs_ns,
+            "phases_end_ns": end_of_phases.ns(),
+            "umount_end_ns": end.ns(),
+            "utilization": fs.utilization(),
+            "stats": fs.stats(),
+            "policy": policy.stats(),
+            "freed_unusable_mean_s": policy.stats().unusable_mean_s(),
+            "device": fs.device().traffic,
+        }),
+    );
+    metrics.insert("phases".into(), Value::Array(reports));
+    let report = match &fs.device().device {
+        Device::Ssd(ssd) => ssd.report(end),
+        Device::Thin(t) => {
+            metrics
+                .insert("thin".into(), json!({ "allocated_bytes": t.allocated_bytes(), "stats": t.stats() }));
+            DeviceReport::default()
+        }
+    };
+    Ok(HostOutcome { metrics, report })
+}
+
+/// A phase's file shape: the keys it sets, the aging defaults for the rest, and a prefix of
+/// its own so that files of two phases never share a name.
+fn shape(phase: &PhaseSection, index: usize) -> FileShape {
+    let keys = WorkloadConfig {
+        prefix: Some(phase.prefix.clone().unwrap_or_else(|| format!("p{index}_"))),
+        file_bytes_min: phase.file_bytes_min,
+        file_bytes_max: phase.file_bytes_max,
+        append_bytes: phase.append_bytes,
+        hole_bytes: phase.hole_bytes,
+        ..WorkloadConfig::default()
+    };
+    FileShape::aging(&keys)
+}
+
+/// The file system with `discard` (and its fstrim period) replacing the policy of `base`.
+fn with_policy(base: &FsConfig, discard: Option<&str>) -> Result<FsConfig, FsError> {
+    let mut config = base.clone();
+    if let Some(text) = discard {
+        let (policy, period) = parse_discard(text).map_err(FsError::Layout)?;
+        config.policy = policy;
+        if let Some(p) = period {
+            config.params.fstrim_period_ns = p;
+        }
+    }
+    Ok(config)
+}
+
+type Figures = Vec<(&'static str, u64)>;
+
+fn run_phase(
+    mut fs: Fs,
+    index: usize,
+    phase: &PhaseSection,
+    workload: Option<&WorkloadConfig>,
+    plan: &HostPlan,
+    state: &mut FileState,
+    capacity: u64,
+) -> Result<(Fs, Figures), FsError> {
+    let stream = phase.stream.clone().unwrap_or_else(|| "aging".into());
+    let mut figures = Vec::new();
+    match phase.kind {
+        PhaseKind::Fill => {
+            let (s, target) = (shape(phase, index), phase.utilization.unwrap_or(1.0));
+            state.with_stream(&stream, |rng, live| -> Result<(), FsError> {
+                let names = fill(
+                    &mut fs,
+                    rng,
+                    &s.prefix,
+                    s.min_bytes,
+                    s.max_bytes,
+                    s.chunk_bytes,
+                    s.hole_bytes,
+                    target,
+                )?;
+                live.extend(names);
+                Ok(())
+            })?;
+        }
+        PhaseKind::Age => {
+            let (s, target) = (shape(phase, index), phase.utilization.unwrap_or(0.9));
+            state.with_stream(&stream, |rng, live| age(&mut fs, rng, live, &s, target))?;
+        }
+        PhaseKind::Delete => {
+            let target = phase.utilization.unwrap_or(0.0);
+            state.with_stream(&stream, |rng, live| -> Result<(), FsError> {
+                *live = delete_down_to(&mut fs, rng, std::mem::take(live), target)?;
+                Ok(())
+            })?;
+        }
+        PhaseKind::Utilization => {
+            let (s, target) = (shape(phase, index), phase.utilization.unwrap_or(0.0));
+            state.with_stream(&stream, |rng, live| set_utilization(&mut fs, rng, live, &s, target))?;
+        }
+        PhaseKind::Idle => {
+            let until = fs.now().after(phase.duration.map_or(0, |d| d.0));
+            fs.idle_until(until);
+        }
+        PhaseKind::Workload => {
+            let w =
+                workload.ok_or_else(|| FsError::Layout("a workload phase without its workload".into()))?;
+            figures = run_file_workload(&mut fs, w, state, capacity)?;
+        }
+        PhaseKind::Fstrim => {
+            let trimmed = fs.fstrim(0, u64::MAX, phase.minlen_bytes.map_or(0, |b| b.0));
+            figures.push(("trimmed_bytes", trimmed));
+        }
+        PhaseKind::Remount => {
+            let config = with_policy(fs.config(), phase.discard.as_deref())?;
+            fs.remount_with(config.policy, config.params);
+        }
+        PhaseKind::Mkfs => {
+            let config = with_policy(&plan.fs, phase.discard.as_deref())?;
+            fs.umount();
+            let now = fs.now();
+            fs = FileSystem::mkfs(fs.into_device(), config, now, phase.mkfs_discard.unwrap_or(false))?;
+            state.live.clear();
+        }
+        PhaseKind::Measure => {
+            fs.quiesce();
+            let now = fs.now();
+            if let Device::Ssd(ssd) = &mut fs.device_mut().device {
+                ssd.start_measurement(now);
+            }
+        }
+        PhaseKind::TrimBurst => {
+            return Err(FsError::Layout("trim-burst needs a bare block device (host.fs = \"none\")".into()));
+        }
+    }
+    Ok((fs, figures))
+}
