@@ -47,6 +47,9 @@ enum Command {
         /// Scale of each experiment's device and workload (1 = the documented default size).
         #[arg(long, default_value_t = 1.0)]
         scale: f64,
+        /// Exit with status 1 when any claim does not hold (in shape, or in band where it states one).
+        #[arg(long)]
+        strict: bool,
         /// Write the TOML of every point the experiments run to DIR/NAME/POINT.toml (each runs
         /// with `trimlab run` to the experiment's own numbers) instead of running them.
         #[arg(long, value_name = "DIR")]
@@ -79,11 +82,11 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Run(args) => run_cmd::run(&args),
-        Command::Reproduce { names, out: _, seed, scale, emit_configs: Some(dir) } => {
+        Command::Reproduce { names, out: _, seed, scale, emit_configs: Some(dir), strict: _ } => {
             reproduce_cmd::emit_configs(&names, &dir, seed, scale)
         }
-        Command::Reproduce { names, out, seed, scale, emit_configs: None } => {
-            reproduce_cmd::run(&names, &out, seed, scale)
+        Command::Reproduce { names, out, seed, scale, emit_configs: None, strict } => {
+            reproduce_cmd::run(&names, &out, seed, scale, strict)
         }
         Command::Bench { quick, ftl } => bench::run(
             quick,
@@ -100,6 +103,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<reproduce_cmd::ClaimsFailed>().is_some() => {
+            eprintln!("trimlab: {e:#}");
+            ExitCode::from(1)
+        }
         Err(e) => {
             eprintln!("trimlab: {e:#}");
             ExitCode::from(2)

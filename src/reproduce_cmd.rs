@@ -24,7 +24,19 @@ impl PhaseProgress for Bar {
     }
 }
 
-pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
+/// `--strict` and a claim did not hold: the run itself succeeded, so main exits with 1, not 2.
+#[derive(Debug)]
+pub struct ClaimsFailed(pub usize);
+
+impl std::fmt::Display for ClaimsFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "--strict: {} claim(s) do not hold (listed above)", self.0)
+    }
+}
+
+impl std::error::Error for ClaimsFailed {}
+
+pub fn run(names: &[String], out: &Path, seed: u64, scale: f64, strict: bool) -> Result<()> {
     trimlab_experiments::check_scale(scale)?;
     let selected = trimlab_experiments::select(names)?;
     let options = Options { seed, scale, progress: Arc::new(Bars) };
@@ -35,6 +47,11 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
         let report = (experiment.run)(&options)?;
         trimlab_report::write_experiment(out, &report)?;
         println!("{}", trimlab_report::render_text(&report));
+        println!(
+            "{} (seed {seed}): {}",
+            experiment.name,
+            trimlab_experiments::bands::summary(&report.verdicts)
+        );
         reports.push(report);
     }
     let index =
@@ -46,6 +63,9 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64) -> Result<()> {
         .collect();
     if !failed.is_empty() {
         eprintln!("trimlab reproduce: {} claim(s) not reproduced:\n  {}", failed.len(), failed.join("\n  "));
+        if strict {
+            return Err(ClaimsFailed(failed.len()).into());
+        }
     }
     Ok(())
 }

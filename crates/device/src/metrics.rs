@@ -107,6 +107,9 @@ pub struct GcReport {
     pub pages_copied: u64,
     pub busy_ns: u64,
     pub stalls: u64,
+    /// Of the victims and copies above, those of idle-time GC.
+    pub idle_victims: u64,
+    pub idle_pages_copied: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -240,5 +243,7 @@ pub(crate) fn gc_report(now: &FtlStats, base: &FtlStats) -> GcReport {
         pages_copied: now.gc_pages_copied - base.gc_pages_copied,
         busy_ns: now.gc_busy_ns - base.gc_busy_ns,
         stalls: now.gc_stalls - base.gc_stalls,
+        idle_victims: now.idle_gc_victims - base.idle_gc_victims,
+        idle_pages_copied: now.idle_gc_pages_copied - base.idle_gc_pages_copied,
     }
 }

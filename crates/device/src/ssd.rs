@@ -233,7 +233,30 @@ impl Ssd {
         let end = self.engine.on_idle(idle_from, start, ctl);
         self.cpu_free = self.cpu_free.max(end);
         self.idle_offered_until = start.max(end);
+        self.idle_gc(idle_from.max(end), start);
         start.max(end)
+    }
+
+    /// Idle-time GC between `from` and `until`: planes take turns, one victim each, while their
+    /// die is free before `until` and they are under the target. A victim started before `until`
+    /// finishes on its die, so a host command arriving then waits at most one victim there.
+    fn idle_gc(&mut self, from: SimTime, until: SimTime) {
+        let target = self.config.idle_gc_free_blocks;
+        if target == 0 {
+            return;
+        }
+        let planes = self.config.geometry.plane_count();
+        let mut busy = true;
+        while busy {
+            busy = false;
+            for plane in 0..planes {
+                let block = self.config.geometry.first_block_of_plane(plane);
+                let at = from.max(self.ftl.flash().die_free_at(block));
+                if at < until && self.ftl.collect_idle(at, plane, target).is_some() {
+                    busy = true;
+                }
+            }
+        }
     }
 
     /// Tells the device the host stays idle until `until` (end of a trace, an idle phase).
@@ -424,15 +447,6 @@ impl Ssd {
         self.engine.check(self.ftl.as_ref())
     }
 
-    fn spare_factor_seen_by_gc(&self) -> f64 {
-        let g = &self.config.geometry;
-        let idle_blocks_per_plane = self.config.gc_free_blocks_min as f64 - 0.5 + 1.0;
-        let idle_pages = idle_blocks_per_plane * g.plane_count() as f64 * g.pages_per_block as f64;
-        // When the GC target exceeds the spare space (004's "GC below 30 % free"), GC never
-        // reaches it and nothing is left for it to work with beyond what it reclaims at once.
-        (1.0 - self.config.logical_pages as f64 / (g.physical_pages() as f64 - idle_pages)).max(0.0)
-    }
-
     /// The measures of the run so far (since [`Ssd::start_measurement`]), ending at `end`.
     pub fn report(&self, end: SimTime) -> DeviceReport {
         let flash = self.ftl.flash().counters();
@@ -460,7 +474,7 @@ impl Ssd {
             erase_count: EraseSummary::of(self.ftl.flash().erase_counts()),
             valid_pages: self.ftl.valid_pages(),
             spare_factor: self.config.spare_factor,
-            spare_factor_seen_by_gc: self.spare_factor_seen_by_gc(),
+            spare_factor_seen_by_gc: self.config.spare_factor_seen_by_gc(),
             logical_pages: self.config.logical_pages as u64,
             physical_pages: self.config.geometry.physical_pages() as u64,
             host_pages_written_per_sim_s: if sim_time_ns == 0 {

@@ -30,6 +30,9 @@ pub struct ThinConfig {
 }
 
 impl ThinConfig {
+    /// Where [`ThinConfig::xtremio_like`]'s TRIM costs come from, for `trimlab presets`.
+    pub const TRIM_SOURCE: &'static str = "003 (the XtremIO post): the ~72 GB/s of range walk the array showed while mkfs discarded a fresh 10 TB volume; the per-command and release costs are assumptions";
+
     /// Costs of an all-flash thin array like the XtremIO of 003: 8 KiB chunks, 8 lanes,
     /// 100 us per I/O command plus 1 GB/s per lane, 200 us per TRIM command plus 9 GB/s of
     /// range walk per lane (8 lanes: the ~72 GB/s of "throughput" 003's array showed while

@@ -25,7 +25,9 @@ fn device(delayed: DelayedConfig, buffer_pages: u64) -> Ssd {
         ..Default::default()
     };
     let ftl = FtlSection { track_data: Some(true), ..Default::default() };
-    let trim = TrimSection { engine: Some(EngineKind::Delayed), cost: None, delayed: Some(delayed) };
+    // 002's cost model (the Delayed TRIM paper's OpenSSD): the chunk bound below is in its terms.
+    let cost = Some(trimlab_trim::TrimCostOverrides::all(&trimlab_trim::TrimCostModel::openssd_002()));
+    let trim = TrimSection { engine: Some(EngineKind::Delayed), cost, delayed: Some(delayed) };
     Ssd::new(SsdConfig::resolve(&device, &ftl, &trim).expect("test device resolves"))
 }
 

@@ -56,6 +56,9 @@ fn device_for(rng: &mut impl Rng, bitmap: BitmapKind) -> SsdConfig {
             [VictimPolicy::Greedy, VictimPolicy::CostBenefit, VictimPolicy::Fifo][rng.gen_range(0..3)],
         ),
         track_data: Some(true),
+        // Idle-time GC at its default target, half of the cases: the model checks every read.
+        idle_gc: Some(rng.gen_bool(0.5)),
+        idle_gc_free_blocks: None,
         ..Default::default()
     };
     // A quarter of the cases run the hybrid FAST FTL behind the same front end.

@@ -1,46 +1,128 @@
 //! Shared set-up of the host-side experiments: every point is a `RunConfig` (the drive, the
 //! file system, the workload or phases) run through `trimlab_scenario::run`, and the figures
-//! are read back from its metrics, so `--emit-configs` writes exactly what was run.
+//! are read back from its metrics, so `--emit-configs` writes exactly what was run. The drive of
+//! each point is its paper's era preset, and the TRIM-cost sweep they all run is a `[trim.cost]`
+//! override of the point's config.
 
 use anyhow::{Context, Result};
 use serde_json::Value;
-use trimlab_device::{DeviceSection, FtlSection, TrimSection};
+use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
 use trimlab_fs::PolicyKind;
 use trimlab_scenario::host::{FsKind, HostSection};
 use trimlab_scenario::phase::{PhaseKind, PhaseSection};
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
-use trimlab_trim::TrimCostModel;
+use trimlab_trim::TrimCostOverrides;
 
-/// An `nvme-tlc`-timed drive of `logical_bytes` (2-4 channels, 64-page blocks, 7 % spare); `sata` makes TRIM non-queued (a 2011-era SATA SSD:
-/// each TRIM drains the queue and blocks the commands behind it) with a SATA II link.
-pub fn ssd(logical_bytes: u64, sata: bool) -> RunConfig {
-    ssd_with_trim_command_ns(logical_bytes, sata, None)
-}
-
-/// As [`ssd`], with the controller time of TRIM step 1 per command replaced (a sensitivity
-/// knob: drives differ widely in what one TRIM costs).
-pub fn ssd_with_trim_command_ns(logical_bytes: u64, sata: bool, trim_command_ns: Option<u64>) -> RunConfig {
-    let mut device = DeviceSection {
-        preset: Some("nvme-tlc".into()),
+/// A drive of the `preset` (each experiment names its paper's era) holding `logical_bytes`,
+/// with 64-page blocks so that a drive of a few hundred MiB still has many blocks per plane;
+/// the preset's parallelism is fitted to the capacity (`SsdConfig::geometry_note` says how).
+/// `trim_command_ns` replaces the preset's per-command TRIM cost (the sweep's knob, written as
+/// `[trim.cost] command_ns`); `idle_gc` forces idle-time GC on or off (`None`: the preset's).
+pub fn ssd(
+    preset: &str,
+    logical_bytes: u64,
+    trim_command_ns: Option<u64>,
+    idle_gc: Option<bool>,
+) -> RunConfig {
+    let device = DeviceSection {
+        preset: Some(preset.into()),
         logical_bytes: Some(ByteSize(logical_bytes)),
-        // Fewer channels than the preset (4, or 2 below 1 GiB) and 64-page blocks, so a drive
-        // of a few hundred MiB still has many blocks per plane at the preset's 7 % spare.
-        channels: Some(if logical_bytes < 1 << 30 { 2 } else { 4 }),
         pages_per_block: Some(64),
         ..Default::default()
     };
-    if sata {
-        device.trim_queued = Some(false);
-        device.queue_depth = Some(32);
-        device.host_transfer_ps_per_byte = Some(3_333);
-    }
-    let ftl = FtlSection { track_data: Some(true), ..Default::default() };
+    let ftl = FtlSection { track_data: Some(true), idle_gc, ..Default::default() };
     let trim = TrimSection {
-        cost: trim_command_ns.map(|command_ns| TrimCostModel { command_ns, ..TrimCostModel::default() }),
+        cost: trim_command_ns.map(|ns| TrimCostOverrides { command_ns: Some(ns), ..Default::default() }),
         ..TrimSection::default()
     };
     RunConfig { device, ftl, trim, ..RunConfig::default() }
+}
+
+/// The resolved drive of [`ssd`].
+pub fn ssd_config(
+    preset: &str,
+    logical_bytes: u64,
+    trim_command_ns: Option<u64>,
+    idle_gc: Option<bool>,
+) -> Result<SsdConfig> {
+    let c = ssd(preset, logical_bytes, trim_command_ns, idle_gc);
+    Ok(SsdConfig::resolve(&c.device, &c.ftl, &c.trim)?)
+}
+
+/// One line for a report: the preset, its fitted shape and its TRIM cost.
+pub fn describe(preset: &str, logical_bytes: u64) -> Result<String> {
+    let c = ssd_config(preset, logical_bytes, None, None)?;
+    let g = &c.geometry;
+    let t = &c.trim_cost;
+    Ok(format!(
+        "{preset} fitted to {}: {} ch x {} chips x {} dies x {} planes, {} blocks of {} x {} B pages per plane, spare {:.3} (GC sees {:.3}), {} TRIM of {} us per command + {:.2} us per mapped page, idle-time GC {}",
+        mib(logical_bytes),
+        g.channels,
+        g.chips_per_channel,
+        g.dies_per_chip,
+        g.planes_per_die,
+        g.blocks_per_plane,
+        g.pages_per_block,
+        g.page_bytes,
+        c.spare_factor,
+        c.spare_factor_seen_by_gc(),
+        if c.trim_queued { "queued" } else { "non-queued" },
+        t.command_ns / 1000,
+        (t.map_lookup_ns + t.map_invalidate_ns) as f64 / 1e3,
+        if c.idle_gc_free_blocks > 0 { format!("on (to {} free blocks per plane)", c.idle_gc_free_blocks) } else { "off".into() }
+    ))
+}
+
+/// The TRIM-cost sweep of lazy-trim, selective-trim and delayed-trim: per-command cost from
+/// 5 us to 5 ms, log-spaced (a factor of 10^(1/2) apart).
+pub const TRIM_COST_SWEEP_NS: [u64; 7] = [5_000, 15_811, 50_000, 158_114, 500_000, 1_581_139, 5_000_000];
+
+/// A sweep point's name suffix for `--emit-configs`: `-trim5us`, `-trim1581us`.
+pub fn cost_suffix(ns: u64) -> String {
+    format!("-trim{}us", ns / 1000)
+}
+
+/// "holds from X to Y" over a sweep: the contiguous runs of costs at which a claim held.
+pub fn holding_ranges(costs_ns: &[u64], holds: &[bool]) -> String {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    let mut start: Option<u64> = None;
+    for (i, (&c, &h)) in costs_ns.iter().zip(holds).enumerate() {
+        match (h, start) {
+            (true, None) => start = Some(c),
+            (false, Some(s)) => {
+                runs.push((s, costs_ns[i - 1]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        runs.push((s, *costs_ns.last().unwrap_or(&s)));
+    }
+    if runs.is_empty() {
+        return "holds at no swept cost (5 us to 5 ms per TRIM)".into();
+    }
+    let fmt = |ns: u64| {
+        if ns >= 1_000_000 {
+            format!("{:.2} ms", ns as f64 / 1e6)
+        } else {
+            format!("{:.0} us", ns as f64 / 1e3)
+        }
+    };
+    let parts: Vec<String> = runs
+        .iter()
+        .map(
+            |&(a, b)| {
+                if a == b {
+                    format!("at {}", fmt(a))
+                } else {
+                    format!("from {} to {}", fmt(a), fmt(b))
+                }
+            },
+        )
+        .collect();
+    format!("holds {} per TRIM (swept 5 us to 5 ms)", parts.join(" and "))
 }
 
 /// `[host]` of the ext4-like file system with `policy` and its defaults otherwise.
@@ -88,4 +170,31 @@ pub fn mib(bytes: u64) -> String {
 
 pub fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holding_ranges_names_each_run() {
+        let c = [1_000, 2_000, 3_000_000, 4_000_000];
+        assert_eq!(
+            holding_ranges(&c, &[false, true, true, false]),
+            "holds from 2 us to 3.00 ms per TRIM (swept 5 us to 5 ms)"
+        );
+        assert_eq!(
+            holding_ranges(&c, &[true, false, false, true]),
+            "holds at 1 us and at 4.00 ms per TRIM (swept 5 us to 5 ms)"
+        );
+        assert!(holding_ranges(&c, &[false; 4]).contains("no swept cost"));
+    }
+
+    #[test]
+    fn sweep_is_log_spaced_from_5_us_to_5_ms() {
+        for w in TRIM_COST_SWEEP_NS.windows(2) {
+            let r = w[1] as f64 / w[0] as f64;
+            assert!((r - 10f64.sqrt()).abs() < 0.01, "{r}");
+        }
+    }
 }

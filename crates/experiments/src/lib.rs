@@ -1,6 +1,7 @@
 //! The papers' experiments as a library: the registry `trimlab reproduce` and the Python module
 //! read, what every experiment receives, and running a set of them into reports.
 
+pub mod bands;
 mod delayed_trim;
 mod discard_vs_fstrim;
 mod ftl_trim;

@@ -9,11 +9,12 @@
 //! block reserve and the unwritten part of the two open blocks); see
 //! `trimlab_analytic::spare_factor_seen_by_gc`.
 
+use super::bands;
 use super::{parallel_map, Options};
 use anyhow::{Context, Result};
 use trimlab_device::config::GcThreshold;
 use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
-use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table, Verdict};
+use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table};
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
 use trimlab_workload::{AccessPattern, Precondition, Volume, WorkloadConfig};
@@ -241,19 +242,21 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
         .filter(|(_, m)| m.applies.is_ok() && ((m.waf - m.mean_field) / m.mean_field).abs() <= TOLERANCE)
         .count();
     let verdicts = vec![
-        Verdict {
-            claim: format!("trimlab's greedy WAF is within {}% of the mean-field model at every point where it applies (no TRIM and TRIM)", TOLERANCE * 100.0),
-            holds: applicable > 0 && within == applicable,
-            detail: format!("ours: {within} of {applicable} applicable points within, largest gap {:+.2}% at {worst_at}; model: Van Houdt's mean-field WAF; band: ±{}% at every point", worst_diff * 100.0, TOLERANCE * 100.0),
-        },
-        Verdict {
-            claim: "TRIM lowers WAF as Frankie et al.'s effective over-provisioning predicts".into(),
-            holds: points.iter().zip(&results).filter(|(p, _)| p.trim_fraction > 0.0).all(|(p, m)| {
+        bands::band(
+            "trimlab's greedy WAF agrees with the mean-field model at every point where it applies (no TRIM and TRIM)",
+            &format!("within {} % of the model", TOLERANCE * 100.0),
+            applicable > 0,
+            within == applicable,
+            format!("{within} of {applicable} applicable points within; largest gap {:+.2}% at {worst_at}", worst_diff * 100.0),
+        ),
+        bands::shape(
+            "TRIM lowers WAF as Frankie et al.'s effective over-provisioning predicts",
+            points.iter().zip(&results).filter(|(p, _)| p.trim_fraction > 0.0).all(|(p, m)| {
                 let no_trim = points.iter().zip(&results).find(|(o, _)| o.trim_fraction == 0.0 && o.pages_per_block == p.pages_per_block && o.spare_factor == p.spare_factor);
                 no_trim.is_some_and(|(_, n)| m.waf < n.waf)
             }),
-            detail: "ours: every TRIM point has lower WAF than the same geometry without TRIM; model: Frankie et al.'s effective spare factor; band: lower at every point".into(),
-        },
+            "every TRIM point has lower WAF than the same geometry without TRIM".into(),
+        ),
     ];
     let mut notes = vec![
         "Models: Van Houdt's mean-field greedy model (SIGMETRICS 2013) and Desnoyers' greedy model (SYSTOR 2012, Eq. 12), evaluated at the spare factor GC sees (nominal minus the free-block reserve and half of each of the two open blocks); with TRIM, at Frankie, Hughes and Kreutz-Delgado's effective spare factor 1 - (1 - q)(1 - sf_gc).".into(),

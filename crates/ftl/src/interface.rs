@@ -66,6 +66,12 @@ pub trait Ftl: Send {
     }
     /// Garbage-collects `plane` from `now` (only after `take_gc_request` named it).
     fn collect(&mut self, _now: SimTime, _plane: usize) {}
+    /// Idle-time GC: reclaims one victim in `plane` if it is under `target` free blocks and has
+    /// something to reclaim; returns when its die is done (`None`: nothing done). Kinds without
+    /// idle-time GC do nothing.
+    fn collect_idle(&mut self, _now: SimTime, _plane: usize, _target: u32) -> Option<SimTime> {
+        None
+    }
     /// Counters in the device report's terms (for a hybrid FTL, merges are its GC).
     fn stats(&self) -> FtlStats;
     /// Erased blocks ready for writing, over the whole drive (the device's time series samples it).
@@ -122,6 +128,9 @@ impl Ftl for PageFtl {
     }
     fn collect(&mut self, now: SimTime, plane: usize) {
         PageFtl::collect(self, now, plane);
+    }
+    fn collect_idle(&mut self, now: SimTime, plane: usize, target: u32) -> Option<SimTime> {
+        PageFtl::collect_idle_victim(self, now, plane, target)
     }
     fn stats(&self) -> FtlStats {
         PageFtl::stats(self).clone()

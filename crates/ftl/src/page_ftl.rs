@@ -37,6 +37,9 @@ pub struct FtlStats {
     pub gc_stalls: u64,
     /// Mapped pages invalidated by TRIM (pages already unmapped are not counted).
     pub trimmed_mapped_pages: u64,
+    /// Victims reclaimed and pages copied by idle-time GC (also counted in the GC totals).
+    pub idle_gc_victims: u64,
+    pub idle_gc_pages_copied: u64,
 }
 
 /// One GC invocation's result.
@@ -229,6 +232,11 @@ impl PageFtl {
 
     pub fn logical_pages(&self) -> u32 {
         self.config.logical_pages
+    }
+
+    /// Free (erased, unallocated) blocks in `plane`.
+    pub fn free_blocks_in_plane(&self, plane: usize) -> usize {
+        self.pool.free_count(plane)
     }
 
     /// Pages holding data. Under a lazy backward map, trimmed pages stay in the valid counts
@@ -438,41 +446,9 @@ impl PageFtl {
                     break;
                 }
             }
-            self.pool.begin_collect(victim);
-            let first = self.geometry.first_page(victim);
-            self.map.warm_forward_entries(first, ppb as usize);
-            for page in 0..ppb {
-                let src = Ppa(first.0 + page);
-                let owner = self.map.owners_of(src, 1)[0];
-                if owner == NONE {
-                    continue;
-                }
-                if self.map.is_stale(src) {
-                    // A lazy TRIM: GC examining the block reconciles it instead of copying.
-                    self.map.clear_backward(src);
-                    self.pool.remove_valid(victim);
-                    self.stale_in_block[victim.index()] -= 1;
-                    self.variant.reconciled_at_gc += 1;
-                    continue;
-                }
-                let (dst, last) = self.allocate_gc_page(plane);
-                outcome.done = self.flash.copy(now, src, dst);
-                let lpn = Lpn(owner);
-                self.map.unbind(lpn);
-                self.pool.remove_valid(victim);
-                self.map.bind(lpn, dst);
-                let dst_block = self.geometry.block_of(dst);
-                self.pool.add_valid(dst_block);
-                if last {
-                    self.pool.close(dst_block, self.host_sequence);
-                }
-                if let Some(tags) = self.tags.as_mut() {
-                    tags[dst.index()] = tags[src.index()];
-                }
-                outcome.pages_copied += 1;
-            }
-            outcome.done = self.flash.erase(now, victim);
-            self.pool.release(victim);
+            let (copied, done) = self.reclaim(now, plane, victim);
+            outcome.pages_copied += copied;
+            outcome.done = done;
             outcome.victims += 1;
         }
         self.stats.gc_invocations += 1;
@@ -556,6 +532,73 @@ impl PageFtl {
             "page_ftl: no plane can take a host write (free blocks per plane: {:?}); check_config should have refused this geometry",
             (0..planes).map(|p| self.pool.free_count(p)).collect::<Vec<_>>()
         )
+    }
+
+    /// Copies `victim`'s valid pages into the plane's GC open block, erases it and frees it.
+    /// Returns the pages copied and when the die is done.
+    fn reclaim(&mut self, now: SimTime, plane: usize, victim: BlockId) -> (u32, SimTime) {
+        let ppb = self.geometry.pages_per_block;
+        let mut copied = 0u32;
+        self.pool.begin_collect(victim);
+        let first = self.geometry.first_page(victim);
+        self.map.warm_forward_entries(first, ppb as usize);
+        for page in 0..ppb {
+            let src = Ppa(first.0 + page);
+            let owner = self.map.owners_of(src, 1)[0];
+            if owner == NONE {
+                continue;
+            }
+            if self.map.is_stale(src) {
+                // A lazy TRIM: GC examining the block reconciles it instead of copying.
+                self.map.clear_backward(src);
+                self.pool.remove_valid(victim);
+                self.stale_in_block[victim.index()] -= 1;
+                self.variant.reconciled_at_gc += 1;
+                continue;
+            }
+            let (dst, last) = self.allocate_gc_page(plane);
+            // The erase below runs on the same die after every copy: it is the end time.
+            self.flash.copy(now, src, dst);
+            let lpn = Lpn(owner);
+            self.map.unbind(lpn);
+            self.pool.remove_valid(victim);
+            self.map.bind(lpn, dst);
+            let dst_block = self.geometry.block_of(dst);
+            self.pool.add_valid(dst_block);
+            if last {
+                self.pool.close(dst_block, self.host_sequence);
+            }
+            if let Some(tags) = self.tags.as_mut() {
+                tags[dst.index()] = tags[src.index()];
+            }
+            copied += 1;
+        }
+        let done = self.flash.erase(now, victim);
+        self.pool.release(victim);
+        (copied, done)
+    }
+
+    /// Idle-time GC: when `plane` has fewer than `target` free blocks and a block with an invalid
+    /// page, reclaims the policy's victim and returns when its die is done; `None` when there is
+    /// nothing worth doing. Runs on die timelines from `now` like [`PageFtl::collect`], and counts
+    /// into `idle_gc_*` as well as the GC totals (the NAND work is the same).
+    pub fn collect_idle_victim(&mut self, now: SimTime, plane: usize, target: u32) -> Option<SimTime> {
+        if self.pool.free_count(plane) >= target as usize || !self.pending_stale.is_empty() {
+            // Lazily reconciled backward maps (004's variant) keep GC in the foreground.
+            return None;
+        }
+        let victim = self.pool.select_victim(plane, self.config.victim, self.host_sequence)?;
+        if self.pool.valid(victim) == self.geometry.pages_per_block {
+            return None;
+        }
+        let start = now.max(self.flash.die_free_at(self.geometry.first_block_of_plane(plane)));
+        let (copied, done) = self.reclaim(start, plane, victim);
+        self.stats.gc_victims += 1;
+        self.stats.gc_pages_copied += copied as u64;
+        self.stats.gc_busy_ns += done.since(start);
+        self.stats.idle_gc_victims += 1;
+        self.stats.idle_gc_pages_copied += copied as u64;
+        Some(done)
     }
 
     fn request_gc_if_low(&mut self, plane: usize) {

@@ -814,6 +814,7 @@ impl trimlab_ftl::Ftl for HybridFtl {
             gc_busy_ns: s.merge_busy_ns,
             gc_stalls: 0,
             trimmed_mapped_pages: s.trimmed_pages_dropped,
+            ..FtlStats::default()
         }
     }
     fn free_blocks(&self) -> u64 {

@@ -50,6 +50,21 @@ impl Timing {
         }
     }
 
+    /// A 2011-era 2x-nm MLC die behind an ONFI 2.x bus (166 MT/s, 8 bit: 6 ns per byte), per
+    /// 4 KiB mapping unit: such a die senses an 8 KiB page in tR ~ 50 us and programs two planes
+    /// of 8 KiB pages in one ~1.3 ms tPROG (4 units: 325 us each), erasing 2 MiB blocks in ~3 ms
+    /// (scaled to the model's 1 MiB blocks over two planes: 750 us). Typical datasheet ranges of
+    /// the era, not one part's datasheet: an assumption.
+    pub fn mlc_sata_2011() -> Timing {
+        Timing {
+            read_ns: 50_000,
+            program_ns: 325_000,
+            erase_ns: 750_000,
+            transfer_ps_per_byte: 6_000,
+            command_ns: 200,
+        }
+    }
+
     /// Channel time to move `bytes` plus the command cycles.
     #[inline]
     pub fn transfer_ns(&self, bytes: u32) -> u64 {
@@ -65,5 +80,10 @@ mod tests {
     fn k9lag_page_transfer_matches_datasheet() {
         let t = Timing::k9lag08u0m();
         assert_eq!(t.transfer_ns(2048) - t.command_ns, 7_680);
+    }
+
+    #[test]
+    fn mlc_2011_unit_program_is_a_quarter_of_a_two_plane_8k_program() {
+        assert_eq!(Timing::mlc_sata_2011().program_ns * 4, 1_300_000);
     }
 }

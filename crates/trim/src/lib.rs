@@ -11,7 +11,7 @@ pub mod none;
 pub mod trim_bitmap;
 pub mod trim_buffer;
 
-pub use cost_model::TrimCostModel;
+pub use cost_model::{TrimCostModel, TrimCostOverrides};
 pub use delayed::{BeforeGcCap, DelayedConfig, DelayedTrim};
 pub use engine::{Controller, DeferredStats, PageRange, TrimEngine, TrimStats, TrimSteps};
 pub use immediate::ImmediateTrim;
