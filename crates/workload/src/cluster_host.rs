@@ -10,10 +10,12 @@
 //! overwriting the new content to the same logical block". The host follows that:
 //! with TRIM, an update of file data is written to newly allocated clusters and the old ones
 //! are freed and trimmed (copy on write); without TRIM, updates overwrite the file's clusters in
-//! place. New clusters are placed next-fit (after the last allocation, wrapping, so freed space
-//! is reused only after the allocator has gone round) unless the host is told to reuse freed
-//! clusters at once (first-fit); `ftl-trim` runs its no-TRIM IOZone both ways, because 004's
-//! "always writes to free block" once TRIM is on can be read as "reuses freed blocks without".
+//! place. New clusters are placed first-fit (the lowest free clusters, so freed space is reused
+//! at once, as NTFS's allocator prefers) by default, or next-fit (after the last allocation,
+//! wrapping, so freed space is reused only after the allocator has gone round) when asked;
+//! `ftl-trim` runs next-fit as a labelled sensitivity run, because 004's "always writes to free
+//! block" once TRIM is on could also be read as "reuses freed blocks without". Next-fit keeps
+//! deleted files valid on a drive without TRIM for a whole lap of the volume.
 //!
 //! Requests run in a closed loop at queue depth 1 (synchronous writes), so the simulated time
 //! of a phase is the device's service time of its requests.
@@ -152,12 +154,38 @@ pub struct PhaseMeter {
     pub name: &'static str,
     pub bytes: u64,
     pub ns: u64,
+    /// Device commands of the phase, and how many of them left the drive's erased blocks at or
+    /// below its GC threshold (004 §4.1: 30 % of each plane's blocks, rounded up to a block):
+    /// 004's "GC running" regime is a claim about free space, so the experiment checks it
+    /// rather than assuming it.
+    pub commands: u64,
+    pub commands_at_gc_threshold: u64,
+    /// Lowest and highest share of erased blocks seen after a command of the phase.
+    pub free_share_min: Option<f64>,
+    pub free_share_max: Option<f64>,
+    /// Pages GC copied during the phase (merges, for a hybrid FTL).
+    pub gc_pages_copied: u64,
 }
 
 impl PhaseMeter {
     /// MB/s (10^6 bytes per second of simulated time).
     pub fn throughput_mb_s(&self) -> f64 {
         self.bytes as f64 * 1e3 / self.ns.max(1) as f64
+    }
+
+    /// Share of the phase's commands that left free space at or below the GC threshold.
+    pub fn at_gc_threshold_share(&self) -> f64 {
+        self.commands_at_gc_threshold as f64 / self.commands.max(1) as f64
+    }
+
+    fn sample_free(&mut self, free_blocks: u64, threshold_blocks: u64, blocks_total: u64) {
+        let share = free_blocks as f64 / blocks_total as f64;
+        self.commands += 1;
+        if free_blocks <= threshold_blocks {
+            self.commands_at_gc_threshold += 1;
+        }
+        self.free_share_min = Some(self.free_share_min.map_or(share, |m| m.min(share)));
+        self.free_share_max = Some(self.free_share_max.map_or(share, |m| m.max(share)));
     }
 }
 
@@ -168,6 +196,11 @@ pub struct Host<'a> {
     pub trim: bool,
     tag: u64,
     alloc: Allocator,
+    blocks_total: u64,
+    /// Erased blocks at which the drive's GC holds free space (its threshold over all planes).
+    gc_threshold_blocks: u64,
+    /// The meter of the phase running now: every command samples free space into it.
+    watch: Option<PhaseMeter>,
 }
 
 impl<'a> Host<'a> {
@@ -176,7 +209,10 @@ impl<'a> Host<'a> {
         let clusters = (ssd.capacity_bytes() / CLUSTER_BYTES) as u32;
         let mut alloc = Allocator::new(clusters);
         alloc.first_fit = first_fit;
-        Host { ssd, now: SimTime::ZERO, trim, tag: 1, alloc }
+        let blocks_total = ssd.ftl().measures().blocks_total.max(1);
+        let config = ssd.config();
+        let gc_threshold_blocks = config.gc_free_blocks_min as u64 * config.geometry.plane_count() as u64;
+        Host { ssd, now: SimTime::ZERO, trim, tag: 1, alloc, blocks_total, gc_threshold_blocks, watch: None }
     }
 
     pub fn capacity_bytes(&self) -> u64 {
@@ -186,6 +222,9 @@ impl<'a> Host<'a> {
     /// Submits at `now` and waits for the completion (synchronous requests, queue depth 1).
     fn submit(&mut self, command: Command) -> Result<()> {
         self.now = self.ssd.submit(self.now, &command, None)?.done;
+        if let Some(meter) = &mut self.watch {
+            meter.sample_free(self.ssd.ftl().free_blocks(), self.gc_threshold_blocks, self.blocks_total);
+        }
         Ok(())
     }
 
@@ -273,9 +312,14 @@ impl<'a> Host<'a> {
     /// Runs `f` and adds its bytes and simulated time to `meter`.
     pub fn phase(&mut self, meter: &mut PhaseMeter, f: impl FnOnce(&mut Self) -> Result<u64>) -> Result<()> {
         let start = self.now;
-        let bytes = f(self)?;
+        let copied_before = self.ssd.ftl().stats().gc_pages_copied;
+        self.watch = Some(std::mem::take(meter));
+        let result = f(self);
+        *meter = self.watch.take().expect("the watch is set for the phase");
+        let bytes = result?;
         meter.bytes += bytes;
         meter.ns += self.now.since(start);
+        meter.gc_pages_copied += self.ssd.ftl().stats().gc_pages_copied - copied_before;
         Ok(())
     }
 }
@@ -434,7 +478,7 @@ pub fn run(ssd: &mut Ssd, w: &WorkloadConfig, seeds: &SeedTree) -> Result<Cluste
     let capacity = ssd.capacity_bytes();
     let stream = w.stream.as_deref().unwrap_or("cluster-host");
     let mut rng = seeds.fork(&format!("{stream}.host"));
-    let mut host = Host::new(ssd, w.host_discard.unwrap_or(true), w.first_fit.unwrap_or(false));
+    let mut host = Host::new(ssd, w.host_discard.unwrap_or(true), w.first_fit.unwrap_or(true));
     let (measures_before, start, phases) = match w.kind {
         WorkloadKind::Iozone => {
             // The installed system: files written once and kept.
@@ -490,6 +534,56 @@ mod tests {
         assert_eq!(a.free_clusters, 100);
         assert_eq!(a.free.len(), 1);
         assert!(a.alloc(101).is_err());
+    }
+
+    /// IOZone on a drive whose image leaves free space above the GC threshold, and on one whose
+    /// image pushes it under: the phase meters tell the two regimes apart.
+    #[test]
+    fn phase_meters_see_whether_free_space_sits_at_the_gc_threshold() {
+        use trimlab_device::config::GcThreshold;
+        use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
+        use trimlab_sim::ByteSize;
+        let run_with_image = |image: f64| {
+            let device = DeviceSection {
+                channels: Some(2),
+                chips_per_channel: Some(1),
+                dies_per_chip: Some(1),
+                planes_per_die: Some(1),
+                pages_per_block: Some(64),
+                logical_bytes: Some(ByteSize(32 << 20)),
+                spare_factor: Some(0.07),
+                write_buffer_bytes: Some(ByteSize(0)),
+                ..Default::default()
+            };
+            let ftl = FtlSection { gc_free_blocks: Some(GcThreshold::Percent(30.0)), ..Default::default() };
+            let config =
+                SsdConfig::resolve(&device, &ftl, &TrimSection::default()).expect("valid test device");
+            let mut ssd = Ssd::new(config);
+            let w = WorkloadConfig {
+                kind: WorkloadKind::Iozone,
+                image: Some(Volume::Capacity(image)),
+                record_bytes: Some(vec![ByteSize(16 << 10)]),
+                host_discard: Some(false),
+                ..Default::default()
+            };
+            run(&mut ssd, &w, &SeedTree::new(3)).expect("iozone runs").phases
+        };
+        let roomy = run_with_image(0.2);
+        let full = run_with_image(0.8);
+        for (a, b) in roomy.iter().zip(&full) {
+            assert!(
+                a.commands > 0 && a.commands == b.commands,
+                "{} commands: {} vs {}",
+                a.name,
+                a.commands,
+                b.commands
+            );
+            assert_eq!(a.commands_at_gc_threshold, 0, "{} on a roomy drive", a.name);
+            assert!(a.free_share_min.unwrap() > 0.3, "{}: {:?}", a.name, a.free_share_min);
+        }
+        let random = &full[2];
+        assert_eq!(random.commands_at_gc_threshold, random.commands, "random write on a full drive");
+        assert!(random.free_share_max.unwrap() <= 0.32 && random.gc_pages_copied > 0, "{random:?}");
     }
 
     #[test]

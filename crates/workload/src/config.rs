@@ -242,7 +242,7 @@ pub struct WorkloadConfig {
     /// files copy-on-write); false: no TRIM, updates in place.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_discard: Option<bool>,
-    /// The allocator reuses freed clusters at once instead of next-fit.
+    /// The allocator reuses freed clusters at once (default) instead of placing them next-fit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_fit: Option<bool>,
     // ----- keys of the block generator -----
