@@ -1,6 +1,13 @@
 //! `trimlab bench`: simulator speed in GC steady state and memory per physical page, and the
 //! hybrid FAST FTL's speed in simulated operations per second.
 //!
+//! Each device case is also set against the bare-map limit, measured in the same run: a loop
+//! that does only what a page-mapping FTL cannot avoid per NAND program (one random forward-map
+//! update and one random backward-map invalidation) over maps of the case's size, with the
+//! case's random stream. `x bare` is the case's NAND programs per second over the loop's
+//! writes per second; everything else the simulator does (events, timelines, GC victim choice,
+//! TRIM, counters) is what separates the two (docs/performance.md).
+//!
 //! Wall-clock time is read here, in the binary, never inside the model.
 
 use anyhow::Result;
@@ -61,8 +68,16 @@ pub fn run(quick: bool, ftl: FtlKind) -> Result<()> {
         });
     }
     println!(
-        "{:<24} {:>10} {:>14} {:>14} {:>7} {:>12} {:>14}",
-        "case", "physical", "host writes/s", "NAND progs/s", "WAF", "model B/page", "peak RSS MiB"
+        "{:<24} {:>10} {:>14} {:>14} {:>7} {:>12} {:>14} {:>14} {:>7}",
+        "case",
+        "physical",
+        "host writes/s",
+        "NAND progs/s",
+        "WAF",
+        "model B/page",
+        "peak RSS MiB",
+        "bare map w/s",
+        "x bare"
     );
     for mut case in cases {
         if ftl == FtlKind::Hybrid {
@@ -183,17 +198,56 @@ fn bench_case(case: &Case, ftl: FtlKind) -> Result<()> {
     let seconds = wall.elapsed().as_secs_f64();
     bar.finish();
     let report = ssd.report(phase.end);
+    let rss = peak_rss_bytes();
+    let logical_pages = (ssd.capacity_bytes() / 4096) as u32;
+    let bare = bare_map_writes_per_s(
+        logical_pages,
+        physical_pages as u32,
+        report.nand_pages_programmed.clamp(1 << 20, 1 << 27),
+        &seeds,
+    );
+    let nand_per_s = report.nand_pages_programmed as f64 / seconds;
     println!(
-        "{:<24} {:>10} {:>14.0} {:>14.0} {:>7.3} {:>12.2} {:>14.0}",
+        "{:<24} {:>10} {:>14.0} {:>14.0} {:>7.3} {:>12.2} {:>14.0} {:>14.0} {:>7.2}",
         case.name,
         format!("{}", ByteSize(physical_pages as u64 * 4096)),
         report.host.pages_written as f64 / seconds,
-        report.nand_pages_programmed as f64 / seconds,
+        nand_per_s,
         report.waf,
         ssd.heap_bytes() as f64 / physical_pages as f64,
-        peak_rss_bytes().map_or(f64::NAN, |b| b as f64 / (1 << 20) as f64),
+        rss.map_or(f64::NAN, |b| b as f64 / (1 << 20) as f64),
+        bare,
+        nand_per_s / bare,
     );
     Ok(())
+}
+
+/// The bare-map limit: `writes` page writes, each one random forward-map update, one random
+/// backward-map invalidation of the page it replaces and one append to the backward map, over
+/// maps of `logical_pages` and `physical_pages` (the physical log wraps). Addresses come from
+/// the case's address stream (`bench.address`) drawn as the workload generator draws them.
+/// Returns writes per wall second.
+fn bare_map_writes_per_s(logical_pages: u32, physical_pages: u32, writes: u64, seeds: &SeedTree) -> f64 {
+    use rand::Rng;
+    const NONE: u32 = u32::MAX;
+    let mut forward = vec![NONE; logical_pages as usize];
+    let mut backward = vec![NONE; physical_pages as usize];
+    let mut rng = seeds.fork("bench.address");
+    let mut next = 0u32;
+    let wall = Instant::now();
+    for _ in 0..writes {
+        let lpn = rng.gen_range(0..logical_pages);
+        let old = std::mem::replace(&mut forward[lpn as usize], next);
+        if old != NONE {
+            backward[old as usize] = NONE;
+        }
+        backward[next as usize] = lpn;
+        next = if next + 1 == physical_pages { 0 } else { next + 1 };
+    }
+    let seconds = wall.elapsed().as_secs_f64();
+    // Keep the maps observable so the loop is not optimised away.
+    std::hint::black_box((&forward, &backward));
+    writes as f64 / seconds
 }
 
 /// The process's peak resident set (VmHWM), where /proc exists.

@@ -42,9 +42,14 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64, strict: bool) ->
     let options = Options { seed, scale, progress: Arc::new(Bars) };
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut reports = Vec::new();
+    // Wall time per experiment goes to stderr only: the report files stay byte-identical.
+    let mut walls = Vec::new();
+    let all = std::time::Instant::now();
     for experiment in selected {
         eprintln!("trimlab reproduce {}: seed {seed}, scale {scale}", experiment.name);
+        let wall = std::time::Instant::now();
         let report = (experiment.run)(&options)?;
+        walls.push((experiment.name, wall.elapsed().as_secs_f64()));
         trimlab_report::write_experiment(out, &report)?;
         println!("{}", trimlab_report::render_text(&report));
         println!(
@@ -57,6 +62,11 @@ pub fn run(names: &[String], out: &Path, seed: u64, scale: f64, strict: bool) ->
     let index =
         trimlab_report::write_index_with_references(out, &reports, &trimlab_experiments::references())?;
     println!("wrote {}", index.display());
+    eprintln!("trimlab reproduce: wall time per experiment");
+    for (name, seconds) in &walls {
+        eprintln!("  {name:<22} {seconds:>7.1} s");
+    }
+    eprintln!("  {:<22} {:>7.1} s", "total", all.elapsed().as_secs_f64());
     let failed: Vec<_> = reports
         .iter()
         .flat_map(|r| r.verdicts.iter().filter(|v| !v.holds).map(move |v| format!("{}: {}", r.name, v.claim)))
