@@ -15,13 +15,13 @@ use super::bands;
 use super::host::{holding_ranges, TRIM_COST_SWEEP_NS};
 use super::{parallel_map, Options};
 use anyhow::{Context, Result};
-use trimlab_device::{
-    ByteRange, Command, DeviceReport, DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection,
-};
+use trimlab_device::{DeviceReport, DeviceSection, FtlSection, SsdConfig, TrimSection};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table};
-use trimlab_sim::{ByteSize, DurationNs, SeedTree, SimTime};
+use trimlab_scenario::phase::{PhaseKind, PhaseSection};
+use trimlab_scenario::RunConfig;
+use trimlab_sim::{ByteSize, DurationNs};
 use trimlab_trim::{BeforeGcCap, BitmapKind, DelayedConfig, EngineKind, TrimCostModel, TrimCostOverrides};
-use trimlab_workload::{run_phase, AccessPattern, Drive, Generator, Target, WorkloadConfig};
+use trimlab_workload::{AccessPattern, Volume, WorkloadConfig};
 
 const GIB: f64 = (1u64 << 30) as f64;
 const MIB: f64 = (1u64 << 20) as f64;
@@ -82,7 +82,35 @@ fn paper(policy: Policy) -> (Option<f64>, Option<f64>) {
     }
 }
 
-fn device(scale: f64, policy: Policy, trim_command_ns: Option<u64>, idle_gc: bool) -> Result<SsdConfig> {
+/// One run of the experiment. `idle_gap_ns` and the idle threshold are for scale 1 and shrink
+/// with the scale like every volume, so the share of deferred work that idle time absorbs does
+/// not depend on the scale.
+#[derive(Clone, Copy)]
+struct Point {
+    scale: f64,
+    policy: Policy,
+    idle_gap_ns: u64,
+    trim_command_ns: Option<u64>,
+    idle_gc: bool,
+}
+
+impl Point {
+    /// The config's file name under `--emit-configs`.
+    fn name(&self) -> String {
+        let mut name = self.policy.label().to_lowercase().replace([' ', '(', ')'], "-").replace("--", "-");
+        name = name.trim_end_matches('-').to_string();
+        if let Some(ns) = self.trim_command_ns {
+            name = format!("cost-{}us-{name}", ns / 1000);
+        }
+        if self.idle_gc {
+            name = format!("{name}-idle-gc");
+        }
+        format!("scale{}-gap{}ms-{name}", self.scale, self.idle_gap_ns as f64 / 1e6)
+    }
+}
+
+fn sections(point: &Point) -> (DeviceSection, FtlSection, TrimSection) {
+    let scale = point.scale;
     // nvme-tlc: 8 channels of 8 planes of 1 MiB blocks; 512 blocks a plane make 32 GiB. Smaller
     // scales drop channels before planes get short of blocks (the FTL keeps 4 a plane in reserve).
     let total_blocks = ((FLASH_BYTES * scale) / (256.0 * 4096.0)).round() as u32;
@@ -109,7 +137,7 @@ fn device(scale: f64, policy: Policy, trim_command_ns: Option<u64>, idle_gc: boo
         idle_threshold: Some(DurationNs(((IDLE_THRESHOLD_NS as f64 * scale) as u64).max(1))),
         ..Default::default()
     };
-    let (engine, delayed) = match policy {
+    let (engine, delayed) = match point.policy {
         Policy::Baseline | Policy::WriteOnly => (EngineKind::Immediate, None),
         Policy::Delayed(before_gc, bitmap) => {
             (EngineKind::Delayed, Some(DelayedConfig { before_gc, bitmap, ..DelayedConfig::default() }))
@@ -118,18 +146,102 @@ fn device(scale: f64, policy: Policy, trim_command_ns: Option<u64>, idle_gc: boo
     // 002's era: the Cosmos+ OpenSSD whose TRIM split (steps 2+3 = 80 %) the 002 cost model is;
     // the sweep replaces its per-command cost.
     let era = TrimCostOverrides::all(&TrimCostModel::openssd_002());
-    let cost = TrimCostOverrides { command_ns: trim_command_ns.or(era.command_ns), ..era };
+    let cost = TrimCostOverrides { command_ns: point.trim_command_ns.or(era.command_ns), ..era };
     let trim = TrimSection { engine: Some(engine), cost: Some(cost), delayed };
     // 002's OpenSSD firmware collects only on demand; idle-time GC is the sensitivity run's.
-    let ftl = FtlSection { idle_gc: Some(idle_gc), ..Default::default() };
-    Ok(SsdConfig::resolve(&device, &ftl, &trim)?)
+    let ftl = FtlSection { idle_gc: Some(point.idle_gc), ..Default::default() };
+    (device, ftl, trim)
+}
+
+/// The run as a config: fill 75 % sequentially, an idle gap, then (measured) three iterations
+/// of TRIM 32 MB, TRIM 2 GB, an idle gap, 10 GB of page-sized random writes over the filled
+/// region and another gap (all volumes times the scale). Each iteration trims data not trimmed
+/// before: consecutive slices of the filled region. `trimlab run` of it gives this point.
+fn config(point: &Point, seed: u64) -> Result<RunConfig> {
+    let (device, ftl, trim) = sections(point);
+    let resolved = SsdConfig::resolve(&device, &ftl, &trim)?;
+    let (capacity, page) = (resolved.logical_bytes(), resolved.geometry.page_bytes as u64);
+    let scale = point.scale;
+    let fill_bytes = align(capacity as f64 * FILL_SHARE, TRIM_COMMAND_BYTES);
+    let small = align(SMALL_TRIM_BYTES * scale, TRIM_COMMAND_BYTES);
+    let large = align(LARGE_TRIM_BYTES * scale, TRIM_COMMAND_BYTES);
+    let writes = align(RANDOM_WRITE_BYTES * scale, page);
+    let gap = DurationNs((point.idle_gap_ns as f64 * scale) as u64);
+    let base = WorkloadConfig {
+        region_bytes: Some(ByteSize(fill_bytes)),
+        queue_depth: QUEUE_DEPTH,
+        ..Default::default()
+    };
+    let named = |mut phase: PhaseSection, name: String| {
+        phase.name = Some(name);
+        phase
+    };
+    let idle = |name: &str| {
+        named(PhaseSection { duration: Some(gap), ..PhaseSection::new(PhaseKind::Idle) }, name.into())
+    };
+    let workload = |w: WorkloadConfig, stream: &str, name: String| {
+        let phase = PhaseSection { stream: Some(stream.into()), ..PhaseSection::workload(&w) };
+        named(phase, name)
+    };
+    let fill = WorkloadConfig {
+        pattern: AccessPattern::Sequential,
+        block_bytes: ByteSize(128 << 10),
+        writes: Volume::Bytes(fill_bytes),
+        ..base.clone()
+    };
+    let random = WorkloadConfig {
+        pattern: AccessPattern::UniformRandom,
+        block_bytes: ByteSize(page),
+        writes: Volume::Bytes(writes),
+        ..base.clone()
+    };
+    let mut phases =
+        vec![workload(fill, "fill", "fill".into()), idle("gap"), PhaseSection::new(PhaseKind::Measure)];
+    for iteration in 0..ITERATIONS as u64 {
+        let offset = iteration * (small + large);
+        if point.policy != Policy::WriteOnly {
+            for (at, bytes, what) in [(offset, small, "small"), (offset + small, large, "large")] {
+                let burst = PhaseSection {
+                    offset: Some(ByteSize(at)),
+                    bytes: Some(ByteSize(bytes)),
+                    command_bytes: Some(ByteSize(TRIM_COMMAND_BYTES)),
+                    ..PhaseSection::new(PhaseKind::TrimBurst)
+                };
+                phases.push(named(burst, format!("trim {what} {}", iteration + 1)));
+            }
+        }
+        phases.push(idle(PENDING_PHASE));
+        phases.push(workload(random.clone(), "writes", format!("random writes {}", iteration + 1)));
+        phases.push(idle("gap"));
+    }
+    Ok(RunConfig {
+        seed: Some(seed),
+        seed_path: Some("delayed-trim".into()),
+        device,
+        ftl,
+        trim,
+        workload: base,
+        phases,
+        ..Default::default()
+    })
+}
+
+/// The idle gap before each iteration's writes: what it leaves pending is what GC meets.
+const PENDING_PHASE: &str = "gap before writes";
+
+/// Every point of the experiment as a named configuration.
+pub fn configs(options: &Options) -> Vec<(String, RunConfig)> {
+    points(options.scale)
+        .into_iter()
+        .filter_map(|p| config(&p, options.seed).ok().map(|c| (p.name(), c)))
+        .collect()
 }
 
 struct Outcome {
     report: DeviceReport,
     /// Pages still pending when each iteration's random-write phase began.
     pending_at_writes: Vec<u64>,
-    heap_bytes: usize,
+    heap_bytes: u64,
 }
 
 impl Outcome {
@@ -142,80 +254,19 @@ fn align(bytes: f64, to: u64) -> u64 {
     ((bytes as u64) / to).max(1) * to
 }
 
-fn trim_range(ssd: &mut Ssd, mut now: SimTime, offset: u64, bytes: u64) -> Result<SimTime> {
-    let end = offset + bytes;
-    let mut at = offset;
-    while at < end {
-        let len = TRIM_COMMAND_BYTES.min(end - at);
-        let ranges = vec![ByteRange { offset: at, bytes: len }];
-        now = ssd.submit(now, &Command::Trim { ranges }, None)?.done;
-        at += len;
-    }
-    Ok(now)
-}
-
-/// `idle_gap_ns` and the idle threshold are for scale 1 and shrink with the scale like every
-/// volume, so the share of deferred work that idle time absorbs does not depend on the scale.
-fn measure(
-    scale: f64,
-    policy: Policy,
-    idle_gap_ns: u64,
-    trim_command_ns: Option<u64>,
-    idle_gc: bool,
-    seed: u64,
-) -> Result<Outcome> {
-    let idle_gap_ns = (idle_gap_ns as f64 * scale) as u64;
-    let config = device(scale, policy, trim_command_ns, idle_gc)?;
-    let mut ssd = Ssd::new(config);
-    let page = ssd.page_bytes();
-    let fill_bytes = align(ssd.capacity_bytes() as f64 * FILL_SHARE, TRIM_COMMAND_BYTES);
-    let seeds = SeedTree::new(seed).child("delayed-trim");
-    let mut tag = 1u64;
-
-    let fill = WorkloadConfig {
-        pattern: AccessPattern::Sequential,
-        block_bytes: ByteSize(128 << 10),
-        region_bytes: Some(ByteSize(fill_bytes)),
-        ..Default::default()
-    };
-    let mut generator =
-        Generator::new(&fill, ssd.capacity_bytes(), seeds.fork("fill.mix"), seeds.fork("fill.address"));
-    let drive = Drive::closed_loop(QUEUE_DEPTH, Target::WriteBytes(fill_bytes));
-    let mut now = run_phase(&mut ssd, &mut generator, SimTime::ZERO, drive, &mut tag, &mut ())?.end;
-    now = now.after(idle_gap_ns);
-    ssd.start_measurement(now);
-
-    let random = WorkloadConfig {
-        pattern: AccessPattern::UniformRandom,
-        block_bytes: ByteSize(page),
-        region_bytes: Some(ByteSize(fill_bytes)),
-        ..Default::default()
-    };
-    let mut generator =
-        Generator::new(&random, ssd.capacity_bytes(), seeds.fork("writes.mix"), seeds.fork("writes.address"));
-    let small = align(SMALL_TRIM_BYTES * scale, TRIM_COMMAND_BYTES);
-    let large = align(LARGE_TRIM_BYTES * scale, TRIM_COMMAND_BYTES);
-    let writes = align(RANDOM_WRITE_BYTES * scale, page);
-    let mut pending_at_writes = Vec::new();
-    for iteration in 0..ITERATIONS as u64 {
-        // Each iteration frees data not freed before: consecutive slices of the filled region.
-        let offset = iteration * (small + large);
-        if policy != Policy::WriteOnly {
-            now = trim_range(&mut ssd, now, offset, small)?;
-            now = trim_range(&mut ssd, now, offset + small, large)?;
-        }
-        now = now.after(idle_gap_ns);
-        // The host stays idle through the gap; record what the engine has left for GC.
-        ssd.idle_until(now);
-        pending_at_writes.push(ssd.engine().stats().deferred.pages_pending);
-        let drive = Drive::closed_loop(QUEUE_DEPTH, Target::WriteBytes(writes));
-        now = run_phase(&mut ssd, &mut generator, now, drive, &mut tag, &mut ())?.end;
-        now = now.after(idle_gap_ns);
-    }
-    ssd.idle_until(now);
-    let report = ssd.report(now);
-    ssd.check().map_err(anyhow::Error::msg).context("consistency check after the delayed-trim run")?;
-    Ok(Outcome { report, pending_at_writes, heap_bytes: ssd.heap_bytes() })
+/// Runs `point` through the scenario layer, exactly as `trimlab run` runs its config.
+fn measure(point: &Point, seed: u64) -> Result<Outcome> {
+    let config = config(point, seed)?;
+    let run = trimlab_scenario::run(&config, None, &mut ())
+        .with_context(|| format!("delayed-trim point {}", point.name()))?;
+    let phases = run.metrics["phases"].as_array().cloned().unwrap_or_default();
+    let pending_at_writes = phases
+        .iter()
+        .filter(|p| p["name"] == PENDING_PHASE)
+        .map(|p| p["trim_pending_pages"].as_u64().unwrap_or(0))
+        .collect();
+    let heap_bytes = run.metrics["model_heap_bytes"].as_u64().unwrap_or(0);
+    Ok(Outcome { report: run.report, pending_at_writes, heap_bytes })
 }
 
 /// 002's claims evaluated on one set of runs: Baseline, DT-512MB, DT-1GB, DT-ALL, Write-Only.
@@ -263,47 +314,59 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
+/// Every run, in the order `run` reads them: the policies at scale; the idle-gap sweep (DT-512MB
+/// and DT-ALL per gap) and the TRIM-cost sweep (Baseline, DT-512MB, DT-1GB, DT-ALL per cost,
+/// then Write-Only once: it sends no TRIM) at the sweep's scale; then idle-time GC off and on.
+fn points(scale: f64) -> Vec<Point> {
+    let point = |scale, policy, idle_gap_ns, trim_command_ns, idle_gc| Point {
+        scale,
+        policy,
+        idle_gap_ns,
+        trim_command_ns,
+        idle_gc,
+    };
+    let mut points: Vec<Point> =
+        policies(scale).into_iter().map(|p| point(scale, p, IDLE_GAP_NS, None, false)).collect();
+    // The sweep's caps shrink with its scale; rows keep the scale-1 names.
+    let sweep_scale = scale * GAP_SWEEP_SCALE;
+    let sweep_list = policies(sweep_scale);
+    for &gap in &GAP_SWEEP_NS {
+        for &p in &[sweep_list[1], sweep_list[3]] {
+            points.push(point(sweep_scale, p, gap, None, false));
+        }
+    }
+    for &cost in &TRIM_COST_SWEEP_NS {
+        for &p in &sweep_list[..4] {
+            points.push(point(sweep_scale, p, IDLE_GAP_NS, Some(cost), false));
+        }
+    }
+    points.push(point(sweep_scale, sweep_list[5], IDLE_GAP_NS, None, false));
+    // Idle-time GC off and on (on is the nvme-tlc preset's default; 002's drive has none).
+    // Reclaiming a block takes the same time at any scale, so these runs keep the scale-1 idle
+    // gap of 20 ms in simulated time instead of shrinking it with the volumes.
+    let idle_gap_unscaled = (IDLE_GAP_NS as f64 / sweep_scale) as u64;
+    for on in [false, true] {
+        for i in [0, 1, 2, 3, 5] {
+            points.push(point(sweep_scale, sweep_list[i], idle_gap_unscaled, None, on));
+        }
+    }
+    points
+}
+
 pub fn run(options: &Options) -> Result<ExperimentReport> {
     let scale = options.scale;
     let list = policies(scale);
-    let mut jobs: Vec<(f64, Policy, u64, Option<u64>)> =
-        list.iter().map(|&p| (scale, p, IDLE_GAP_NS, None)).collect();
-    // The sweep's caps shrink with its scale; rows keep the scale-1 names.
-    let sweep_list = policies(scale * GAP_SWEEP_SCALE);
+    let all = points(scale);
     let sweep_names = [list[1].label(), list[3].label()];
-    for &gap in &GAP_SWEEP_NS {
-        for &p in &[sweep_list[1], sweep_list[3]] {
-            jobs.push((scale * GAP_SWEEP_SCALE, p, gap, None));
-        }
-    }
-    // The TRIM-cost sweep at the sweep's scale: Baseline, DT-512MB, DT-1GB, DT-ALL per cost, and
-    // Write-Only once (it sends no TRIM).
-    let cost_sweep_start = jobs.len();
-    for &cost in &TRIM_COST_SWEEP_NS {
-        for &p in &sweep_list[..4] {
-            jobs.push((scale * GAP_SWEEP_SCALE, p, IDLE_GAP_NS, Some(cost)));
-        }
-    }
-    jobs.push((scale * GAP_SWEEP_SCALE, sweep_list[5], IDLE_GAP_NS, None));
-    let outcomes = parallel_map(options, &jobs, "delayed-trim", |&(s, p, gap, cost)| {
-        measure(s, p, gap, cost, false, options.seed)
-    });
-    // Idle-time GC off and on (on is the nvme-tlc preset's default; 002's drive has none) at the
-    // sweep's scale. Reclaiming a block takes the same time at any scale, so these runs keep the
-    // scale-1 idle gap of 20 ms in simulated time instead of shrinking it with the volumes.
-    let idle_gc_policies = [sweep_list[0], sweep_list[1], sweep_list[2], sweep_list[3], sweep_list[5]];
-    let idle_gc_jobs: Vec<(Policy, bool)> =
-        [false, true].iter().flat_map(|&on| idle_gc_policies.iter().map(move |&p| (p, on))).collect();
-    let idle_gap_unscaled = (IDLE_GAP_NS as f64 / (scale * GAP_SWEEP_SCALE)) as u64;
-    let mut idle_gc_runs: Vec<Outcome> =
-        parallel_map(options, &idle_gc_jobs, "delayed-trim idle GC", |&(p, on)| {
-            measure(scale * GAP_SWEEP_SCALE, p, idle_gap_unscaled, None, on, options.seed)
-        })
+    let cost_sweep_start = list.len() + GAP_SWEEP_NS.len() * 2;
+    let idle_gc_start = cost_sweep_start + TRIM_COST_SWEEP_NS.len() * 4 + 1;
+    let outcomes: Vec<Outcome> = parallel_map(options, &all, "delayed-trim", |p| measure(p, options.seed))
         .into_iter()
         .collect::<Result<_>>()?;
-    let idle_gc_on = idle_gc_runs.split_off(idle_gc_policies.len());
-    let idle_gc_off = idle_gc_runs;
-    let outcomes: Vec<Outcome> = outcomes.into_iter().collect::<Result<_>>()?;
+    let mut idle_gc_off: Vec<&Outcome> = outcomes[idle_gc_start..].iter().collect();
+    let idle_gc_on = idle_gc_off.split_off(5);
+    let jobs: Vec<(f64, Policy, u64, Option<u64>)> =
+        all.iter().map(|p| (p.scale, p.policy, p.idle_gap_ns, p.trim_command_ns)).collect();
     let main = &outcomes[..list.len()];
     let base = &main[0].report;
     let base_fg = base.trim.foreground_total_ns.max(1) as f64;

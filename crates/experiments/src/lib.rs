@@ -86,7 +86,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         name: "delayed-trim",
         about: "Delayed TRIM (002 Figs. 2-4): WAF, GC time, foreground TRIM overhead by step",
         run: delayed_trim::run,
-        configs: None,
+        configs: Some(delayed_trim::configs),
     },
     Experiment {
         name: "ftl-trim",

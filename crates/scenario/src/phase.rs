@@ -22,10 +22,11 @@ pub enum PhaseKind {
     Delete,
     /// File system: create files while below `utilization`, else delete down to it.
     Utilization,
-    /// Block: TRIM `bytes` of the region from its start, back to back, in the device's
-    /// largest TRIM commands.
+    /// Block: TRIM `bytes` of the region from `offset` (default its start), back to back, in
+    /// commands of `command_bytes` (default and at most the device's largest TRIM).
     TrimBurst,
-    /// Nothing is submitted for `duration` (background threads and idle-time GC run).
+    /// Nothing is submitted for `duration` (background threads, the TRIM engine's idle work
+    /// and idle-time GC run, and are done by the phase's end).
     Idle,
     /// The `[workload]` section, with this phase's `[phase.workload]` keys laid over it.
     Workload,
@@ -79,7 +80,7 @@ impl PhaseKind {
             (PhaseKind::Mkfs, true) => Some(&["discard", "mkfs_discard"]),
             (PhaseKind::Fill, false) => Some(&[]),
             (PhaseKind::Age, false) => Some(&["writes"]),
-            (PhaseKind::TrimBurst, false) => Some(&["bytes"]),
+            (PhaseKind::TrimBurst, false) => Some(&["bytes", "offset", "command_bytes"]),
             (PhaseKind::Idle, _) => Some(&["duration"]),
             (PhaseKind::Workload, true) => Some(&["workload"]),
             (PhaseKind::Workload, false) => Some(&["workload", "stream"]),
@@ -124,6 +125,12 @@ pub struct PhaseSection {
     pub writes: Option<Volume>,
     #[serde(default, deserialize_with = "size", skip_serializing_if = "Option::is_none")]
     pub bytes: Option<ByteSize>,
+    /// trim-burst: where in the workload region the burst starts.
+    #[serde(default, deserialize_with = "size", skip_serializing_if = "Option::is_none")]
+    pub offset: Option<ByteSize>,
+    /// trim-burst: bytes per TRIM command.
+    #[serde(default, deserialize_with = "size", skip_serializing_if = "Option::is_none")]
+    pub command_bytes: Option<ByteSize>,
     /// `[phase.workload]`: keys laid over `[workload]` for this phase.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload: Option<toml::Table>,
@@ -147,6 +154,8 @@ impl PhaseSection {
             mkfs_discard: None,
             writes: None,
             bytes: None,
+            offset: None,
+            command_bytes: None,
             workload: None,
         }
     }
@@ -207,6 +216,9 @@ impl PhaseSection {
                 "missing",
                 format!("kind = {:?} needs it", self.kind.name()),
             ));
+        }
+        if self.command_bytes == Some(ByteSize(0)) {
+            return Err(ConfigError::new(&at("command_bytes"), "0B", "must be at least one page"));
         }
         if let Some(u) = self.utilization {
             if !(0.0..=1.0).contains(&u) {

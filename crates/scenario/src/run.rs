@@ -10,7 +10,7 @@ use crate::ScenarioError;
 use serde_json::{json, Value};
 use trimlab_device::metrics::HostCounters;
 use trimlab_device::{ByteRange, Command, DeviceReport, Ssd};
-use trimlab_sim::{SeedTree, SimTime};
+use trimlab_sim::{ByteSize, SeedTree, SimTime};
 use trimlab_workload::{
     measured_drive, precondition_from, run_phase, Generator, Precondition, Progress, WorkloadConfig,
     WorkloadKind,
@@ -108,10 +108,13 @@ pub fn run(
         metrics["cluster_host"] = json!(run);
         report
     } else if !resolved.phases.is_empty() {
-        let (report, phases, phase_series) = run_block_phases(&resolved, interval_ns, &seeds, progress)?;
+        let (report, phases, phase_series, heap_bytes) =
+            run_block_phases(&resolved, interval_ns, &seeds, progress)?;
         series = Some(phase_series);
         metrics["report"] = json!(report);
         metrics["phases"] = Value::Array(phases);
+        // The model's own memory (maps, TRIM buffer and bitmap): 002's bitmap-size question.
+        metrics["model_heap_bytes"] = json!(heap_bytes);
         report
     } else {
         let mut ssd = new_ssd(&resolved, interval_ns);
@@ -154,12 +157,13 @@ fn run_block_phases(
     interval_ns: Option<u64>,
     seeds: &SeedTree,
     progress: &mut dyn Progress,
-) -> Result<(DeviceReport, Vec<Value>, Series), ScenarioError> {
+) -> Result<(DeviceReport, Vec<Value>, Series, usize), ScenarioError> {
     let mut ssd = new_ssd(resolved, interval_ns);
     let page = ssd.page_bytes();
     let mut now = SimTime::ZERO;
     let mut tag = 1u64;
     let mut entries = Vec::new();
+    let mut streams = Streams::new();
     for (i, (phase, workload)) in resolved.phases.iter().enumerate() {
         let start = now;
         progress.phase(&phase.label());
@@ -171,6 +175,7 @@ fn run_block_phases(
             workload.as_ref(),
             &resolved.workload,
             seeds,
+            &mut streams,
             now,
             &mut tag,
             progress,
@@ -186,11 +191,20 @@ fn run_block_phases(
             "end_ns": now.ns(),
             "elapsed_ns": now.since(start),
             "device": delta,
+            // What a deferring TRIM engine still holds when the phase ends (0 for the others).
+            "trim_pending_pages": ssd.engine().stats().deferred.pages_pending,
         }));
     }
+    check(&ssd)?;
     let report = ssd.report(now);
-    Ok((report, entries, Series::finish(&mut ssd, now)))
+    let heap_bytes = ssd.heap_bytes();
+    Ok((report, entries, Series::finish(&mut ssd, now), heap_bytes))
 }
+
+/// The block workload phases' generators by stream name: phases naming one stream continue one
+/// generator (its random draws and its sequential cursor), so repeating a phase repeats the
+/// workload, not its addresses.
+type Streams = std::collections::BTreeMap<String, (WorkloadConfig, usize, Generator)>;
 
 // One phase's parts are its inputs; a struct would only rename them.
 #[allow(clippy::too_many_arguments)]
@@ -201,6 +215,7 @@ fn block_phase(
     workload: Option<&WorkloadConfig>,
     base: &WorkloadConfig,
     seeds: &SeedTree,
+    streams: &mut Streams,
     now: SimTime,
     tag: &mut u64,
     progress: &mut dyn Progress,
@@ -221,9 +236,26 @@ fn block_phase(
             precondition_from(ssd, &w, &seeds, now, tag, progress).map_err(refused)
         }
         PhaseKind::TrimBurst => {
-            let (offset, region) = base.region(ssd.capacity_bytes());
-            let bytes = phase.bytes.map_or(region, |b| b.0).min(region);
-            let max = ssd.config().trim_max_bytes.max(ssd.page_bytes());
+            let (region_offset, region) = base.region(ssd.capacity_bytes());
+            let skip = phase.offset.map_or(0, |b| b.0);
+            if skip >= region {
+                return Err(format!(
+                    "offset = {} is past the workload region ({})",
+                    ByteSize(skip),
+                    ByteSize(region)
+                ));
+            }
+            let offset = region_offset + skip;
+            let bytes = phase.bytes.map_or(region, |b| b.0).min(region - skip);
+            let page = ssd.page_bytes();
+            let max = ssd.config().trim_max_bytes.max(page);
+            let max = match phase.command_bytes {
+                Some(b) if b.0 % page != 0 => {
+                    return Err(format!("command_bytes = {b} is not a multiple of the {page}-byte page"))
+                }
+                Some(b) => b.0.min(max),
+                None => max,
+            };
             let mut end = now;
             let mut at = offset;
             while at < offset + bytes {
@@ -234,19 +266,31 @@ fn block_phase(
             }
             Ok(end)
         }
-        PhaseKind::Idle => Ok(now.after(phase.duration.map_or(0, |d| d.0))),
+        PhaseKind::Idle => {
+            let end = now.after(phase.duration.map_or(0, |d| d.0));
+            ssd.idle_until(end);
+            Ok(end)
+        }
         PhaseKind::Workload => {
             let w = workload.ok_or("a workload phase without its workload")?;
             let stream = phase.stream.clone().unwrap_or_else(|| format!("phase{index}"));
             let capacity = ssd.capacity_bytes();
-            let mut generator = Generator::new(
-                w,
-                capacity,
-                seeds.fork(&format!("{stream}.mix")),
-                seeds.fork(&format!("{stream}.address")),
-            );
+            let (first_w, first, generator) = streams.entry(stream.clone()).or_insert_with(|| {
+                let generator = Generator::new(
+                    w,
+                    capacity,
+                    seeds.fork(&format!("{stream}.mix")),
+                    seeds.fork(&format!("{stream}.address")),
+                );
+                (w.clone(), index, generator)
+            });
+            if first_w != w {
+                return Err(format!(
+                    "stream = {stream:?} continues phase[{first}]'s generator, but this phase's workload differs from that one's; name another stream"
+                ));
+            }
             let drive = measured_drive(w, capacity);
-            Ok(run_phase(ssd, &mut generator, now, drive, tag, progress).map_err(refused)?.end.max(now))
+            Ok(run_phase(ssd, generator, now, drive, tag, progress).map_err(refused)?.end.max(now))
         }
         PhaseKind::Measure => {
             ssd.start_measurement(now);

@@ -106,3 +106,60 @@ kind = "workload"
     assert_eq!(phase(&m, 4)["device"]["write_commands"], 2000);
     assert_eq!(m["report"]["host"]["write_commands"], 2000, "the report covers from the measure phase");
 }
+
+/// A trim-burst from an offset in commands of a given size; a Delayed TRIM engine's pending
+/// pages at each phase's end; two workload phases on one stream continue one generator (the
+/// second writes other addresses than the first), and a stream reused with another workload is
+/// an error naming it.
+#[test]
+fn trim_bursts_at_an_offset_pending_pages_and_shared_streams() {
+    let text = |second_block: &str| {
+        format!(
+            r#"{SMALL_SSD}
+[trim]
+engine = "delayed"
+[workload]
+ops = 500
+pattern = "uniform-random"
+[[phase]]
+kind = "fill"
+[[phase]]
+kind = "trim-burst"
+offset = "8MiB"
+bytes = "3MiB"
+command_bytes = "1MiB"
+[[phase]]
+kind = "workload"
+stream = "w"
+[[phase]]
+kind = "workload"
+stream = "w"
+workload = {{ block_bytes = "{second_block}" }}
+"#
+        )
+    };
+    let m = run(&text("4KiB"));
+    assert_eq!(phase(&m, 1)["device"]["trim_commands"], 3);
+    assert_eq!(phase(&m, 1)["device"]["trim_bytes"], 3u64 << 20);
+    assert_eq!(phase(&m, 1)["trim_pending_pages"], 768, "3 MiB pending in the trim buffer");
+    assert_eq!(phase(&m, 0)["trim_pending_pages"], 0);
+    assert!(m["model_heap_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(phase(&m, 3)["device"]["write_commands"], 500);
+    // Twice 5000 writes on one stream are one run of 10000: the second phase continues the
+    // first's draws (a restarted generator would rewrite the same 5000 pages).
+    let split = format!(
+        "{SMALL_SSD}\n[workload]\nops = 5000\npattern = \"uniform-random\"\n[[phase]]\nkind = \"fill\"\n[[phase]]\nkind = \"workload\"\nstream = \"w\"\n[[phase]]\nkind = \"workload\"\nstream = \"w\"\n"
+    );
+    let whole = format!(
+        "{SMALL_SSD}\n[workload]\nops = 10000\npattern = \"uniform-random\"\n[[phase]]\nkind = \"fill\"\n[[phase]]\nkind = \"workload\"\nstream = \"w\"\n"
+    );
+    let (split, whole) = (run(&split), run(&whole));
+    let copied = |m: &Value| m["report"]["gc"]["pages_copied"].as_u64().unwrap();
+    assert!(copied(&whole) > 0, "the test needs GC to run");
+    assert_eq!(copied(&split), copied(&whole));
+    let err = trimlab_scenario::run_text(&text("8KiB"), "test.toml", None, &[]).unwrap_err().to_string();
+    assert!(err.contains("phase[3]") && err.contains("stream = \"w\"") && err.contains("phase[2]"), "{err}");
+    let past = text("4KiB").replace("offset = \"8MiB\"", "offset = \"1GiB\"");
+    let err = trimlab_scenario::run_text(&past, "test.toml", None, &[]).unwrap_err().to_string();
+    assert!(err.contains("offset") && err.contains("past the workload region"), "{err}");
+}
