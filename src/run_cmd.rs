@@ -86,7 +86,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
 
     if config.output.interval.is_some() && result.series.is_none() {
         eprintln!(
-            "trimlab run: no timeseries.csv: a run on a file system or a thin volume has no time series yet"
+            "trimlab run: no timeseries.csv: a thin volume has no time series yet (an SSD has one, with or without a file system)"
         );
     }
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;

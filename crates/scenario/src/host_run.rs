@@ -9,7 +9,7 @@ use crate::phase::{PhaseKind, PhaseSection};
 use crate::stack::{Device, Metered, Traffic};
 use crate::ScenarioError;
 use serde_json::{json, Map, Value};
-use trimlab_device::{DeviceReport, Ssd, ThinVolume};
+use trimlab_device::{DeviceReport, ThinVolume};
 use trimlab_fs::{FileSystem, FsConfig, FsError};
 use trimlab_sim::{SeedTree, SimTime};
 use trimlab_workload::file::{
@@ -19,21 +19,24 @@ use trimlab_workload::{Progress, WorkloadConfig};
 
 type Fs = FileSystem<Metered>;
 
-/// What the file-system run adds to metrics.json, and the SSD's report (default for a thin volume).
+/// What the file-system run adds to metrics.json, the SSD's report (default for a thin volume)
+/// and, on an SSD, its latency histograms and time series.
 pub(crate) struct HostOutcome {
     pub metrics: Map<String, Value>,
     pub report: DeviceReport,
+    pub series: Option<crate::run::Series>,
 }
 
 pub(crate) fn run(
     resolved: &Resolved,
     plan: &HostPlan,
     seeds: SeedTree,
+    interval_ns: Option<u64>,
     progress: &mut dyn Progress,
 ) -> Result<HostOutcome, ScenarioError> {
     let device = match &resolved.thin {
         Some(t) => Device::Thin(ThinVolume::new(t.clone()).map_err(ScenarioError::Run)?),
-        None => Device::Ssd(Ssd::new(resolved.device.clone())),
+        None => Device::Ssd(crate::run::new_ssd(resolved, interval_ns)),
     };
     let capacity = match &resolved.thin {
         Some(t) => t.capacity_bytes,
@@ -94,15 +97,17 @@ pub(crate) fn run(
         }),
     );
     metrics.insert("phases".into(), Value::Array(reports));
-    let report = match &fs.device().device {
-        Device::Ssd(ssd) => ssd.report(end),
+    let (report, series) = match &mut fs.device_mut().device {
+        // mkfs, the phases and umount all reach the SSD; its series covers them from the last
+        // `measure` phase (or mkfs), like its report.
+        Device::Ssd(ssd) => (ssd.report(end), Some(crate::run::Series::finish(ssd, end))),
         Device::Thin(t) => {
             metrics
                 .insert("thin".into(), json!({ "allocated_bytes": t.allocated_bytes(), "stats": t.stats() }));
-            DeviceReport::default()
+            (DeviceReport::default(), None)
         }
     };
-    Ok(HostOutcome { metrics, report })
+    Ok(HostOutcome { metrics, report, series })
 }
 
 /// A phase's file shape: the keys it sets, the aging defaults for the rest, and a prefix of

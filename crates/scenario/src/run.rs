@@ -47,7 +47,7 @@ impl Series {
 }
 
 /// A new SSD for `resolved`, sampling its time series when `[output] interval` asks.
-fn new_ssd(resolved: &Resolved, interval_ns: Option<u64>) -> Ssd {
+pub(crate) fn new_ssd(resolved: &Resolved, interval_ns: Option<u64>) -> Ssd {
     let mut ssd = Ssd::new(resolved.device.clone());
     if let Some(ns) = interval_ns {
         ssd.enable_timeseries(ns, SimTime::ZERO);
@@ -89,9 +89,10 @@ pub fn run(
         "config_hash": hash,
         "config": config_json,
     });
-    let mut series = None;
+    let series;
     let report = if let Some(plan) = &resolved.host {
-        let outcome = crate::host_run::run(&resolved, plan, seeds, progress)?;
+        let outcome = crate::host_run::run(&resolved, plan, seeds, interval_ns, progress)?;
+        series = outcome.series;
         metrics["report"] = json!(outcome.report);
         for (k, v) in outcome.metrics {
             metrics[k] = v;

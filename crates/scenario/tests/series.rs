@@ -53,3 +53,34 @@ fn a_zero_interval_is_refused() {
     let Err(e) = trimlab_scenario::run(&config, None, &mut ()) else { panic!("accepted") };
     assert!(e.to_string().contains("output.interval = 0"), "{e}");
 }
+
+/// ext4 on an SSD samples the SSD's series too: its rows add up to the report (which covers
+/// mkfs, the workload and umount), TRIMs included, and sampling changes nothing.
+#[test]
+fn file_system_runs_sample_the_ssds_time_series() {
+    let text = r#"
+[device]
+preset = "nvme-tlc"
+logical_bytes = "128MiB"
+channels = 2
+spare_factor = 0.15
+pages_per_block = 64
+[host]
+fs = "ext4"
+discard = "discard"
+[workload]
+kind = "file-churn"
+writes = "96MiB"
+"#;
+    let (result, rows) = series(&format!("{text}[output]\ninterval = \"20ms\"\n"));
+    assert!(rows.len() > 1, "{} rows", rows.len());
+    let written: u64 = rows.iter().map(|r| r.host_pages_written).sum();
+    let trimmed: u64 = rows.iter().map(|r| r.host_pages_trimmed).sum();
+    assert_eq!(written, result.report.host.pages_written);
+    assert!(
+        trimmed > 0 && trimmed == result.report.host.pages_trim_requested,
+        "{trimmed} trimmed pages in the series"
+    );
+    let (plain, _) = series(text);
+    assert_eq!(plain.metrics, result.metrics, "sampling must not change the run");
+}
