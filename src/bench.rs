@@ -77,6 +77,9 @@ pub fn run(quick: bool, ftl: FtlKind) -> Result<()> {
         bench_case(&case, ftl)?;
     }
     bench_hybrid()?;
+    if ftl == FtlKind::Page {
+        crate::bench_replay::run(quick)?;
+    }
     Ok(())
 }
 
@@ -197,7 +200,7 @@ fn bench_case(case: &Case, ftl: FtlKind) -> Result<()> {
 }
 
 /// The process's peak resident set (VmHWM), where /proc exists.
-fn peak_rss_bytes() -> Option<u64> {
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -87,15 +87,21 @@ impl TraceArgs {
     }
 
     fn open(&self) -> Result<TraceReader<Box<dyn BufRead>>> {
-        let name = self.trace.display().to_string();
-        let input: Box<dyn BufRead> = if name == "-" {
-            Box::new(BufReader::with_capacity(1 << 20, std::io::stdin()))
-        } else {
-            let file = File::open(&self.trace).with_context(|| format!("cannot read {name}"))?;
-            Box::new(BufReader::with_capacity(1 << 20, file))
-        };
-        Ok(TraceReader::new(input, &name, self.reader_options()?)?)
+        open_trace(&self.trace, self.reader_options()?)
     }
+}
+
+/// Opens a trace file (`-`: standard input) behind a 1 MiB buffer, the reader `trimlab replay`
+/// and `trimlab bench`'s replay case both use.
+pub fn open_trace(path: &Path, options: ReaderOptions) -> Result<TraceReader<Box<dyn BufRead>>> {
+    let name = path.display().to_string();
+    let input: Box<dyn BufRead> = if name == "-" {
+        Box::new(BufReader::with_capacity(1 << 20, std::io::stdin()))
+    } else {
+        let file = File::open(path).with_context(|| format!("cannot read {name}"))?;
+        Box::new(BufReader::with_capacity(1 << 20, file))
+    };
+    Ok(TraceReader::new(input, &name, options)?)
 }
 
 #[derive(Args, Debug)]

@@ -149,7 +149,15 @@ impl Replayer<'_> {
         let mut flush =
             |r: &mut Self, batch: &mut Vec<ByteRange>, at: &mut SimTime| -> Result<(), ReplayError> {
                 if !batch.is_empty() {
-                    *at = r.submit(index, *at, &Command::Trim { ranges: std::mem::take(batch) })?;
+                    let command = Command::Trim { ranges: std::mem::take(batch) };
+                    let done = r.submit(index, *at, &command);
+                    // The range vector goes back to be filled again: one TRIM in ten requests
+                    // otherwise cost an allocation and a free.
+                    if let Command::Trim { ranges } = command {
+                        *batch = ranges;
+                        batch.clear();
+                    }
+                    *at = done?;
                     commands += 1;
                 }
                 Ok(())
@@ -247,11 +255,25 @@ pub fn replay<I>(ssd: &mut Ssd, records: I, options: ReplayOptions) -> Result<Re
 where
     I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
 {
+    replay_from(ssd, SimTime::ZERO, records, options)
+}
+
+/// [`replay`] on a device that has already run until `start` (a preconditioned drive, as
+/// `trimlab bench` uses): the trace's time zero is `start`, and measurement starts there.
+pub fn replay_from<I>(
+    ssd: &mut Ssd,
+    start: SimTime,
+    records: I,
+    options: ReplayOptions,
+) -> Result<ReplayOutcome, ReplayError>
+where
+    I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+{
     let next_fstrim_ns = match options.trims {
-        TrimHandling::Periodic { period_ns } => period_ns.max(1),
+        TrimHandling::Periodic { period_ns } => start.0.saturating_add(period_ns.max(1)),
         _ => u64::MAX,
     };
-    ssd.start_measurement(SimTime::ZERO);
+    ssd.start_measurement(start);
     let mut r = Replayer {
         ssd,
         options,
@@ -261,18 +283,18 @@ where
         next_fstrim_ns,
         scratch_ranges: Vec::new(),
     };
-    let mut end = SimTime::ZERO;
+    let mut end = start;
     let mut records = records.into_iter();
     match options.pacing {
         Pacing::OpenLoop { speed } => {
-            let mut last_arrival = SimTime::ZERO;
-            let mut last_done = SimTime::ZERO;
+            let mut last_arrival = start;
+            let mut last_done = start;
             for (index, record) in records.by_ref().enumerate() {
                 let record = record?;
                 let arrival = match record.time_ns {
                     Some(t) => {
                         r.stats.trace_span_ns = r.stats.trace_span_ns.max(t);
-                        SimTime((t as f64 / speed) as u64)
+                        SimTime(start.0.saturating_add((t as f64 / speed) as u64))
                     }
                     None => last_done,
                 };
@@ -288,7 +310,7 @@ where
         Pacing::ClosedLoop { queue_depth } => {
             let mut queue: EventQueue<u32> = EventQueue::new();
             for slot in 0..queue_depth.max(1) {
-                queue.push(SimTime::ZERO, slot);
+                queue.push(start, slot);
             }
             let mut index = 0u64;
             while let Some((now, slot)) = queue.pop() {

@@ -1,0 +1,154 @@
+//! `trimlab bench`'s replay case: how fast a fio iolog v3 trace of 4 KiB random writes with
+//! 10 % TRIMs replays on the 8 GiB `nvme-tlc` device, parse alone and parse + simulate,
+//! through the same file reader and replay path as `trimlab replay`, and the peak memory
+//! while it does (issue 15).
+//!
+//! Wall-clock time and /proc are read here, in the binary, never inside the model.
+
+use anyhow::{Context, Result};
+use rand::Rng;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use trimlab_device::{Ssd, SsdConfig};
+use trimlab_sim::SeedTree;
+use trimlab_trace::{LbaMode, Pacing, ReaderOptions, ReplayOptions, TrimHandling};
+use trimlab_workload::{Precondition, Volume, WorkloadConfig};
+
+/// The issue's workload: 4 KiB random writes with 10 % TRIMs.
+const REQUEST_BYTES: u64 = 4096;
+const TRIM_SHARE: f64 = 0.1;
+/// Microseconds between two requests, uniform in 0..GAP_US_END (mean 4.5 us, about 220 k
+/// requests/s as a fio job at a deep queue logs them). Assumption: the replay's speed does not
+/// depend on it, the device simply queues what it cannot serve yet.
+const GAP_US_END: u64 = 10;
+/// The goal of issue 15, parse + simulate.
+const GOAL_REQUESTS_PER_S: f64 = 2e6;
+
+/// Removes the generated trace however the case ends.
+struct TempTrace(PathBuf);
+
+impl Drop for TempTrace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// `requests` lines of the workload for a device of `logical_bytes`, seeded, as fio writes them.
+fn write_trace(path: &Path, requests: u64, logical_bytes: u64, seeds: &SeedTree) -> Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let mut rng = seeds.fork("bench.replay.trace");
+    let pages = logical_bytes / REQUEST_BYTES;
+    let dev = "/dev/nvme0n1";
+    writeln!(out, "fio version 3 iolog\n0 {dev} add\n0 {dev} open")?;
+    let mut time_us = 0u64;
+    for _ in 0..requests {
+        time_us += rng.gen_range(0..GAP_US_END);
+        let offset = rng.gen_range(0..pages) * REQUEST_BYTES;
+        let action = if rng.gen_bool(TRIM_SHARE) { "trim" } else { "write" };
+        writeln!(out, "{time_us} {dev} {action} {offset} {REQUEST_BYTES}")?;
+    }
+    writeln!(out, "{time_us} {dev} close")?;
+    out.flush().with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Resets the process's peak resident set (Linux: writing 5 to clear_refs), so the replay
+/// case's peak is its own and not the device cases' before it. False where that fails.
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+fn mib(bytes: Option<u64>) -> f64 {
+    bytes.map_or(f64::NAN, |b| b as f64 / (1 << 20) as f64)
+}
+
+/// One trace length: generate, parse alone, then precondition a fresh device to GC steady
+/// state and replay the trace on it (parse + simulate), with the peak resident set after a
+/// quarter of the trace and at its end (equal when memory is flat in the trace's length).
+fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<()> {
+    let seeds = SeedTree::new(1);
+    let trace = TempTrace(dir.join(format!("trimlab-bench-replay-{}-{requests}.log", std::process::id())));
+    write_trace(&trace.0, requests, device.logical_bytes(), &seeds)?;
+
+    let wall = Instant::now();
+    let mut parsed = 0u64;
+    let mut trims = 0u64;
+    for record in crate::trace_cmd::open_trace(&trace.0, ReaderOptions::default())? {
+        let record = record?;
+        parsed += 1;
+        trims += u64::from(record.op == trimlab_trace::TraceOp::Trim);
+    }
+    let parse_s = wall.elapsed().as_secs_f64();
+    anyhow::ensure!(parsed == requests, "bench replay: parsed {parsed} of {requests} requests");
+
+    let peak_reset = reset_peak_rss();
+    let mut ssd = Ssd::new(device.clone());
+    // Steady state before the trace, as the device cases: a sequential fill and the capacity
+    // once more in random writes, so the replay runs with GC throughout.
+    let workload = WorkloadConfig {
+        precondition: Precondition::Steady,
+        precondition_writes: Volume::Capacity(1.0),
+        ..Default::default()
+    };
+    let mut tag = 1;
+    let mut bar = crate::progress::Bar::new("bench replay");
+    let start = trimlab_workload::precondition(&mut ssd, &workload, &seeds, &mut tag, &mut bar)?;
+    bar.finish();
+    let options =
+        ReplayOptions { pacing: Pacing::OpenLoop { speed: 1.0 }, lba: LbaMode::Check, trims: TrimHandling::AsRecorded };
+    let quarter = requests / 4;
+    let mut peak_quarter = None;
+    let wall = Instant::now();
+    let reader = crate::trace_cmd::open_trace(&trace.0, ReaderOptions::default())?;
+    let records = reader.enumerate().map(|(i, r)| {
+        if i as u64 == quarter {
+            peak_quarter = crate::bench::peak_rss_bytes();
+        }
+        r
+    });
+    let outcome = trimlab_trace::replay_from(&mut ssd, start, records, options)?;
+    let replay_s = wall.elapsed().as_secs_f64();
+    let peak_end = crate::bench::peak_rss_bytes();
+    ssd.check().map_err(anyhow::Error::msg).context("consistency check after the bench replay")?;
+    anyhow::ensure!(outcome.stats.requests == requests && outcome.stats.trims == trims);
+    let rate = requests as f64 / replay_s;
+    println!(
+        "{:<24} {:>10} {:>13.2} {:>13.2} {:>8.2} {:>7.3} {:>13.1} {:>13.1}{}",
+        "8GiB fio-v3 trim10%",
+        requests,
+        requests as f64 / parse_s / 1e6,
+        rate / 1e6,
+        rate / GOAL_REQUESTS_PER_S,
+        outcome.report.waf,
+        mib(peak_quarter),
+        mib(peak_end),
+        if peak_reset { "" } else { "  (peak RSS of the whole process: /proc/self/clear_refs refused)" }
+    );
+    Ok(())
+}
+
+/// The replay case: 6 M requests, and with the full bench 24 M as well (4x the trace, the
+/// same peak memory).
+pub fn run(quick: bool) -> Result<()> {
+    let config = crate::config_arg::defaults(&[])?;
+    let device = SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
+    let lengths: &[u64] = if quick { &[6_000_000] } else { &[6_000_000, 24_000_000] };
+    println!();
+    println!(
+        "{:<24} {:>10} {:>13} {:>13} {:>8} {:>7} {:>13} {:>13}",
+        "replay case",
+        "requests",
+        "parse M/s",
+        "replay M/s",
+        "vs 2M/s",
+        "WAF",
+        "RSS@1/4 MiB",
+        "RSS@end MiB"
+    );
+    for &requests in lengths {
+        case(requests, &device, &std::env::temp_dir())?;
+    }
+    Ok(())
+}
