@@ -523,6 +523,75 @@ mod tests {
         assert!(matches!(parse(TraceFormat::FioV2, "f read 0", &opts()), Line::Bad(_)));
     }
 
+    /// Strategy: every combination of the tokens on which the byte fast path and the general
+    /// parser could disagree (blanks of each kind, signs, leading zeros, overflow, non-ASCII,
+    /// control bytes, comments, other actions, zero lengths, extra fields, a line cut before
+    /// its newline), in v3 and v2. Invariant: a line the fast path takes is exactly the
+    /// general parser's request, and it takes the whole line.
+    #[test]
+    fn fio_fast_path_agrees_with_the_general_parser() {
+        let leads = ["", " ", "\t"];
+        let times = ["10", "007", "+5", "18446744073709551615", "18446744073709551616", "x"];
+        let seps = [" ", "\t ", "\u{a0}", "\u{b}"];
+        let files = ["/dev/nvme0n1", "#f", "d\u{e9}v", "a\u{1}b"];
+        let actions = ["write", "trim", "read", "sync", "add", "Write", "writes"];
+        let offsets = ["0", "4096", "+1", "18446744073709551616", "-1"];
+        let lengths = ["4096", "0", "01"];
+        let tails = ["", " ", "\r", " extra", "\u{e9}"];
+        let ends = ["\n", ""];
+        let (mut taken, mut lines) = (0u64, 0u64);
+        for unit in [FioTimeUnit::Micros, FioTimeUnit::Millis] {
+            let options = LineOptions { blk_action: BlkAction::Issue, fio_time_unit: unit };
+            for lead in leads {
+                for time in times {
+                    for sep in seps {
+                        for file in files {
+                            for action in actions {
+                                for offset in offsets {
+                                    for length in lengths {
+                                        for tail in tails {
+                                            for end in ends {
+                                                let v2 = format!(
+                                                    "{lead}{file}{sep}{action}{sep}{offset}{sep}{length}{tail}{end}"
+                                                );
+                                                let v3 = format!("{lead}{time}{sep}{file}{sep}{action}{sep}{offset}{sep}{length}{tail}{end}");
+                                                for (line, is_v3) in [(v2, false), (v3, true)] {
+                                                    lines += 1;
+                                                    let Some((record, used)) =
+                                                        fio_fast(line.as_bytes(), is_v3, unit)
+                                                    else {
+                                                        continue;
+                                                    };
+                                                    taken += 1;
+                                                    assert_eq!(used, line.len(), "{line:?}");
+                                                    let format =
+                                                        if is_v3 { TraceFormat::FioV3 } else { TraceFormat::FioV2 };
+                                                    match parse(format, &line, &options) {
+                                                        Line::Request(r) => assert_eq!(r, record, "{line:?}"),
+                                                        _ => panic!("the fast path took {line:?}"),
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The common lines do take the fast path (else this test could not fail).
+        assert!(taken > 1000, "{taken} of {lines}");
+        assert_eq!(
+            fio_fast(b"1500 /dev/nbd0 trim 1048576 65536\n", true, FioTimeUnit::Micros),
+            Some((
+                TraceRecord { time_ns: Some(1_500_000), op: TraceOp::Trim, offset: 1 << 20, bytes: 65536 },
+                34
+            ))
+        );
+    }
+
     #[test]
     fn msr_and_simulator_lines() {
         let r = request(TraceFormat::Msr, "128166372003061629,hm,1,Read,3128352768,4096,3428");

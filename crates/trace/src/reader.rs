@@ -416,6 +416,38 @@ mod tests {
         assert!(q.len() <= 220 && q.ends_with("(600 bytes)"), "{q}");
     }
 
+    /// Lines cut by the end of the read buffer, and lines the fast path leaves to the general
+    /// parser, read the same whatever the buffer's size; a bad line keeps its number.
+    #[test]
+    fn records_and_errors_do_not_depend_on_the_buffer() {
+        let text = "fio version 3 iolog\n0 f add\n10 f write 0 4096\n# c\n\n20 f trim 4096 4096\r\n30 f sync\n 40\tf read 8192 512 \n50 f write 1 2 3\n60 f write 4096 0\n70 f write +8192 4096\n80 f write 8192 4096";
+        let expected = [
+            (Some(0), TraceOp::Write, 0, 4096),
+            (Some(10_000), TraceOp::Trim, 4096, 4096),
+            (Some(20_000), TraceOp::Flush, 0, 0),
+            (Some(30_000), TraceOp::Read, 8192, 512),
+            (Some(40_000), TraceOp::Write, 1, 2),
+            (Some(60_000), TraceOp::Write, 8192, 4096),
+            (Some(70_000), TraceOp::Write, 8192, 4096),
+        ];
+        let bad = format!("{text}\n90 f write 0 4096\n100 f write 0 x\n");
+        for capacity in (1..=48).chain([1 << 20]) {
+            let input = std::io::BufReader::with_capacity(capacity, text.as_bytes());
+            let mut reader = TraceReader::new(input, "t", ReaderOptions::default()).unwrap();
+            let records: Vec<_> = reader.by_ref().map(|r| r.unwrap()).collect();
+            let got: Vec<_> = records.iter().map(|r| (r.time_ns, r.op, r.offset, r.bytes)).collect();
+            assert_eq!(got, expected, "buffer of {capacity} bytes");
+            assert_eq!(reader.lines_read(), 13, "buffer of {capacity} bytes");
+            let input = std::io::BufReader::with_capacity(capacity, bad.as_bytes());
+            let err = TraceReader::new(input, "t", ReaderOptions::default())
+                .unwrap()
+                .find_map(Result::err)
+                .unwrap()
+                .to_string();
+            assert!(err.starts_with("t:14: offset \"0\" or length \"x\""), "{capacity}: {err}");
+        }
+    }
+
     #[test]
     fn an_empty_trace_is_empty() {
         assert!(read_all("", ReaderOptions::default()).unwrap().is_empty());
