@@ -65,9 +65,10 @@ fn mib(bytes: Option<u64>) -> f64 {
 }
 
 /// One trace length: generate, parse alone, then precondition a fresh device to GC steady
-/// state and replay the trace on it (parse + simulate), with the peak resident set after a
-/// quarter of the trace and at its end (equal when memory is flat in the trace's length).
-fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<()> {
+/// state and replay the trace on it (parse + simulate, the parser on its own thread as in
+/// `trimlab replay`), with the peak resident set after a quarter of the trace and at its end
+/// (equal when memory is flat in the trace's length). Returns the table row.
+fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<String> {
     let seeds = SeedTree::new(1);
     let trace = TempTrace(dir.join(format!("trimlab-bench-replay-{}-{requests}.log", std::process::id())));
     write_trace(&trace.0, requests, device.logical_bytes(), &seeds)?;
@@ -86,10 +87,12 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<()> {
     let peak_reset = reset_peak_rss();
     let mut ssd = Ssd::new(device.clone());
     // Steady state before the trace, as the device cases: a sequential fill and the capacity
-    // once more in random writes, so the replay runs with GC throughout.
+    // once more in random writes with the trace's TRIM share, so the replay runs with GC
+    // throughout and the trimmed share of the drive already near its level under the trace.
     let workload = WorkloadConfig {
         precondition: Precondition::Steady,
         precondition_writes: Volume::Capacity(1.0),
+        trim_fraction: TRIM_SHARE,
         ..Default::default()
     };
     let mut tag = 1;
@@ -102,7 +105,7 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<()> {
     let mut peak_quarter = None;
     let wall = Instant::now();
     let reader = crate::trace_cmd::open_trace(&trace.0, ReaderOptions::default())?;
-    let records = reader.enumerate().map(|(i, r)| {
+    let records = crate::trace_cmd::ParsedTrace::spawn(reader)?.enumerate().map(|(i, r)| {
         if i as u64 == quarter {
             peak_quarter = crate::bench::peak_rss_bytes();
         }
@@ -114,7 +117,7 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<()> {
     ssd.check().map_err(anyhow::Error::msg).context("consistency check after the bench replay")?;
     anyhow::ensure!(outcome.stats.requests == requests && outcome.stats.trims == trims);
     let rate = requests as f64 / replay_s;
-    println!(
+    Ok(format!(
         "{:<24} {:>10} {:>13.2} {:>13.2} {:>8.2} {:>7.3} {:>13.1} {:>13.1}{}",
         "8GiB fio-v3 trim10%",
         requests,
@@ -125,8 +128,7 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<()> {
         mib(peak_quarter),
         mib(peak_end),
         if peak_reset { "" } else { "  (peak RSS of the whole process: /proc/self/clear_refs refused)" }
-    );
-    Ok(())
+    ))
 }
 
 /// The replay case: 6 M requests, and with the full bench 24 M as well (4x the trace, the
@@ -135,6 +137,8 @@ pub fn run(quick: bool) -> Result<()> {
     let config = crate::config_arg::defaults(&[])?;
     let device = SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
     let lengths: &[u64] = if quick { &[6_000_000] } else { &[6_000_000, 24_000_000] };
+    // The rows come after the cases' progress lines.
+    let rows = lengths.iter().map(|&n| case(n, &device, &std::env::temp_dir())).collect::<Result<Vec<_>>>()?;
     println!();
     println!(
         "{:<24} {:>10} {:>13} {:>13} {:>8} {:>7} {:>13} {:>13}",
@@ -147,8 +151,8 @@ pub fn run(quick: bool) -> Result<()> {
         "RSS@1/4 MiB",
         "RSS@end MiB"
     );
-    for &requests in lengths {
-        case(requests, &device, &std::env::temp_dir())?;
+    for row in rows {
+        println!("{row}");
     }
     Ok(())
 }
