@@ -605,6 +605,35 @@ mod tests {
     use super::*;
     use trimlab_trace::advice::DAY_NS;
 
+    /// The reader thread changes nothing: over several batches, with bad lines skipped or
+    /// stopping the trace, it yields what the reader yields, in order, and the same count.
+    #[test]
+    fn the_reader_thread_hands_over_the_same_records_error_and_skipped_count() {
+        let mut text = String::from("fio version 3 iolog\n");
+        for i in 0..3 * BATCH_RECORDS as u64 {
+            text += &format!("{i} f {} {} 4096\n", if i % 10 == 3 { "trim" } else { "write" }, i * 4096);
+            if i % 1000 == 999 {
+                text += "7 f write zero 4096\n";
+            }
+        }
+        let show = |r: Result<TraceRecord, TraceError>| match r {
+            Ok(record) => format!("{record:?}"),
+            Err(e) => e.to_string(),
+        };
+        for skip_bad in [true, false] {
+            let options = ReaderOptions { skip_bad, ..Default::default() };
+            let direct: Vec<String> =
+                TraceReader::new(text.as_bytes(), "t", options).unwrap().map(show).collect();
+            let input = std::io::Cursor::new(text.clone().into_bytes());
+            let mut threaded = ParsedTrace::spawn(TraceReader::new(input, "t", options).unwrap()).unwrap();
+            let got: Vec<String> = threaded.by_ref().map(show).collect();
+            assert_eq!(got.len(), direct.len());
+            assert_eq!(got, direct);
+            assert_eq!(threaded.skipped_bad(), if skip_bad { 12 } else { 0 });
+            assert!(threaded.next().is_none());
+        }
+    }
+
     #[test]
     fn periods_parse_and_read_well() {
         assert_eq!(parse_period("7d"), Ok(7 * DAY_NS));
