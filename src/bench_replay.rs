@@ -45,7 +45,12 @@ struct Requests {
 
 impl Requests {
     fn new(requests: u64, logical_bytes: u64, seeds: &SeedTree) -> Requests {
-        Requests { rng: seeds.fork("bench.replay.trace"), pages: logical_bytes / REQUEST_BYTES, time_us: 0, left: requests }
+        Requests {
+            rng: seeds.fork("bench.replay.trace"),
+            pages: logical_bytes / REQUEST_BYTES,
+            time_us: 0,
+            left: requests,
+        }
     }
 }
 
@@ -191,7 +196,8 @@ pub fn run(quick: bool) -> Result<()> {
     let device = SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
     let lengths: &[u64] = if quick { &[6_000_000] } else { &[6_000_000, 24_000_000] };
     // The rows come after the cases' progress lines.
-    let rows = lengths.iter().map(|&n| case(n, &device, &std::env::temp_dir())).collect::<Result<Vec<_>>>()?;
+    let rows =
+        lengths.iter().map(|&n| case(n, &device, &std::env::temp_dir())).collect::<Result<Vec<_>>>()?;
     println!();
     println!(
         "{:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>8} {:>8}",

@@ -118,7 +118,10 @@ const BATCHES_IN_FLIGHT: usize = 4;
 enum Batch {
     Records(Vec<TraceRecord>),
     /// The trace ended, at its end or at its first error, after `skipped_bad` skipped lines.
-    End { error: Option<TraceError>, skipped_bad: u64 },
+    End {
+        error: Option<TraceError>,
+        skipped_bad: u64,
+    },
 }
 
 /// A trace read and parsed on its own thread, its records handed over in file order through a

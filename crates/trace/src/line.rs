@@ -564,8 +564,11 @@ mod tests {
                                                     };
                                                     taken += 1;
                                                     assert_eq!(used, line.len(), "{line:?}");
-                                                    let format =
-                                                        if is_v3 { TraceFormat::FioV3 } else { TraceFormat::FioV2 };
+                                                    let format = if is_v3 {
+                                                        TraceFormat::FioV3
+                                                    } else {
+                                                        TraceFormat::FioV2
+                                                    };
                                                     match parse(format, &line, &options) {
                                                         Line::Request(r) => assert_eq!(r, record, "{line:?}"),
                                                         _ => panic!("the fast path took {line:?}"),
