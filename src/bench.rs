@@ -92,6 +92,9 @@ pub fn run(quick: bool, ftl: FtlKind) -> Result<()> {
         bench_case(&case, ftl)?;
     }
     bench_hybrid()?;
+    if ftl == FtlKind::Page {
+        crate::bench_replay::run(quick)?;
+    }
     Ok(())
 }
 
@@ -251,7 +254,7 @@ fn bare_map_writes_per_s(logical_pages: u32, physical_pages: u32, writes: u64, s
 }
 
 /// The process's peak resident set (VmHWM), where /proc exists.
-fn peak_rss_bytes() -> Option<u64> {
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

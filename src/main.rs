@@ -1,6 +1,7 @@
 //! trimlab's command line: the only code that reads files, clocks and terminals.
 
 mod bench;
+mod bench_replay;
 mod config_arg;
 mod help;
 mod output;

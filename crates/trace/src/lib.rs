@@ -17,5 +17,6 @@ pub use line::{BlkAction, FioTimeUnit};
 pub use reader::{ReaderOptions, TraceError, TraceReader};
 pub use record::{TraceOp, TraceRecord};
 pub use replay::{
-    replay, LbaMode, Pacing, ReplayError, ReplayOptions, ReplayOutcome, ReplayStats, TrimHandling,
+    replay, replay_from, LbaMode, Pacing, ReplayError, ReplayOptions, ReplayOutcome, ReplayStats,
+    TrimHandling,
 };

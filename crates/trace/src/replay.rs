@@ -84,8 +84,52 @@ pub struct ReplayOutcome {
     pub end: SimTime,
 }
 
+/// A size in bytes (sector, page) to round to. Sizes are powers of two on every preset, so a
+/// mask and a shift replace the divisions that were a tenth of a replayed request's cost; any
+/// other size still divides, with the same results.
+#[derive(Clone, Copy)]
+struct Unit {
+    bytes: u64,
+    shift: Option<u32>,
+}
+
+impl Unit {
+    fn new(bytes: u64) -> Unit {
+        Unit { bytes, shift: bytes.is_power_of_two().then(|| bytes.trailing_zeros()) }
+    }
+
+    /// `x` rounded down to a multiple of the unit.
+    fn floor(self, x: u64) -> u64 {
+        match self.shift {
+            Some(_) => x & !(self.bytes - 1),
+            None => x / self.bytes * self.bytes,
+        }
+    }
+
+    /// How many units cover `x` bytes (`x.div_ceil(bytes)`; `x` is at most the device's
+    /// capacity, so adding `bytes - 1` cannot overflow).
+    fn count_ceil(self, x: u64) -> u64 {
+        match self.shift {
+            Some(shift) => (x + (self.bytes - 1)) >> shift,
+            None => x.div_ceil(self.bytes),
+        }
+    }
+}
+
+/// The device's limits, read once instead of once per request.
+#[derive(Clone, Copy)]
+struct Limits {
+    capacity_bytes: u64,
+    sector: Unit,
+    page: Unit,
+    max_transfer_bytes: u64,
+    trim_max_bytes: u64,
+    trim_max_ranges: usize,
+}
+
 struct Replayer<'a> {
     ssd: &'a mut Ssd,
+    limits: Limits,
     options: ReplayOptions,
     stats: ReplayStats,
     next_tag: u64,
@@ -97,8 +141,8 @@ struct Replayer<'a> {
 impl Replayer<'_> {
     /// Brings a request inside the device and onto sector boundaries.
     fn place(&mut self, index: u64, record: &TraceRecord) -> Result<Option<(u64, u64)>, ReplayError> {
-        let capacity = self.ssd.capacity_bytes();
-        let sector = self.ssd.config().sector_bytes;
+        let capacity = self.limits.capacity_bytes;
+        let sector = self.limits.sector;
         let (mut offset, mut bytes) = (record.offset, record.bytes);
         if offset.checked_add(bytes).is_none_or(|end| end > capacity) {
             match self.options.lba {
@@ -118,8 +162,8 @@ impl Replayer<'_> {
                 }
             }
         }
-        let start = offset / sector * sector;
-        let end = (offset + bytes).div_ceil(sector) * sector;
+        let start = sector.floor(offset);
+        let end = sector.count_ceil(offset + bytes) * sector.bytes;
         if start != offset || end != offset + bytes {
             self.stats.sector_aligned += 1;
         }
@@ -141,15 +185,23 @@ impl Replayer<'_> {
         mut at: SimTime,
         ranges: &[(u64, u64)],
     ) -> Result<(SimTime, u64), ReplayError> {
-        let max_bytes = self.ssd.config().trim_max_bytes;
-        let max_ranges = self.ssd.config().trim_max_ranges as usize;
+        let max_bytes = self.limits.trim_max_bytes;
+        let max_ranges = self.limits.trim_max_ranges;
         let mut batch = std::mem::take(&mut self.scratch_ranges);
         batch.clear();
         let (mut total, mut commands) = (0u64, 0u64);
         let mut flush =
             |r: &mut Self, batch: &mut Vec<ByteRange>, at: &mut SimTime| -> Result<(), ReplayError> {
                 if !batch.is_empty() {
-                    *at = r.submit(index, *at, &Command::Trim { ranges: std::mem::take(batch) })?;
+                    let command = Command::Trim { ranges: std::mem::take(batch) };
+                    let done = r.submit(index, *at, &command);
+                    // The range vector goes back to be filled again: one TRIM in ten requests
+                    // otherwise cost an allocation and a free.
+                    if let Command::Trim { ranges } = command {
+                        *batch = ranges;
+                        batch.clear();
+                    }
+                    *at = done?;
                     commands += 1;
                 }
                 Ok(())
@@ -175,6 +227,17 @@ impl Replayer<'_> {
         Ok((at, commands))
     }
 
+    /// A READ, or a WRITE with the next tags (one per page, and a gap between writes).
+    fn data_command(&mut self, write: bool, offset: u64, bytes: u64) -> Command {
+        if write {
+            let tag = self.next_tag;
+            self.next_tag += self.limits.page.count_ceil(bytes) + 1;
+            Command::Write { offset, bytes, tag }
+        } else {
+            Command::Read { offset, bytes }
+        }
+    }
+
     /// Serves one request arriving at `at`; returns when it completes.
     fn request(&mut self, index: u64, at: SimTime, record: &TraceRecord) -> Result<SimTime, ReplayError> {
         self.stats.requests += 1;
@@ -197,26 +260,26 @@ impl Replayer<'_> {
         let Some((offset, bytes)) = self.place(index, record)? else {
             return Ok(at);
         };
-        let max = self.ssd.config().max_transfer_bytes;
-        let page = self.ssd.page_bytes();
+        let max = self.limits.max_transfer_bytes;
         match record.op {
             TraceOp::Read | TraceOp::Write => {
                 let write = record.op == TraceOp::Write;
                 if write {
                     self.stats.writes += 1;
-                    self.pending_fstrim.remove(offset, offset + bytes);
+                    if !self.pending_fstrim.is_empty() {
+                        self.pending_fstrim.remove(offset, offset + bytes);
+                    }
                 } else {
                     self.stats.reads += 1;
                 }
+                if bytes <= max {
+                    // One command: what `transfer_chunks` yields for it, without the iterator.
+                    let command = self.data_command(write, offset, bytes);
+                    return Ok(at.max(self.submit(index, at, &command)?));
+                }
                 let mut done = at;
                 for (o, len) in transfer_chunks(offset, bytes, max) {
-                    let command = if write {
-                        let tag = self.next_tag;
-                        self.next_tag += len.div_ceil(page) + 1;
-                        Command::Write { offset: o, bytes: len, tag }
-                    } else {
-                        Command::Read { offset: o, bytes: len }
-                    };
+                    let command = self.data_command(write, o, len);
                     done = done.max(self.submit(index, at, &command)?);
                 }
                 Ok(done)
@@ -247,13 +310,37 @@ pub fn replay<I>(ssd: &mut Ssd, records: I, options: ReplayOptions) -> Result<Re
 where
     I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
 {
+    replay_from(ssd, SimTime::ZERO, records, options)
+}
+
+/// [`replay`] on a device that has already run until `start` (a preconditioned drive, as
+/// `trimlab bench` uses): the trace's time zero is `start`, and measurement starts there.
+pub fn replay_from<I>(
+    ssd: &mut Ssd,
+    start: SimTime,
+    records: I,
+    options: ReplayOptions,
+) -> Result<ReplayOutcome, ReplayError>
+where
+    I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+{
     let next_fstrim_ns = match options.trims {
-        TrimHandling::Periodic { period_ns } => period_ns.max(1),
+        TrimHandling::Periodic { period_ns } => start.0.saturating_add(period_ns.max(1)),
         _ => u64::MAX,
     };
-    ssd.start_measurement(SimTime::ZERO);
+    ssd.start_measurement(start);
+    let config = ssd.config();
+    let limits = Limits {
+        capacity_bytes: ssd.capacity_bytes(),
+        sector: Unit::new(config.sector_bytes),
+        page: Unit::new(ssd.page_bytes()),
+        max_transfer_bytes: config.max_transfer_bytes,
+        trim_max_bytes: config.trim_max_bytes,
+        trim_max_ranges: config.trim_max_ranges as usize,
+    };
     let mut r = Replayer {
         ssd,
+        limits,
         options,
         stats: ReplayStats::default(),
         next_tag: 1,
@@ -261,18 +348,18 @@ where
         next_fstrim_ns,
         scratch_ranges: Vec::new(),
     };
-    let mut end = SimTime::ZERO;
+    let mut end = start;
     let mut records = records.into_iter();
     match options.pacing {
         Pacing::OpenLoop { speed } => {
-            let mut last_arrival = SimTime::ZERO;
-            let mut last_done = SimTime::ZERO;
+            let mut last_arrival = start;
+            let mut last_done = start;
             for (index, record) in records.by_ref().enumerate() {
                 let record = record?;
                 let arrival = match record.time_ns {
                     Some(t) => {
                         r.stats.trace_span_ns = r.stats.trace_span_ns.max(t);
-                        SimTime((t as f64 / speed) as u64)
+                        SimTime(start.0.saturating_add((t as f64 / speed) as u64))
                     }
                     None => last_done,
                 };
@@ -288,7 +375,7 @@ where
         Pacing::ClosedLoop { queue_depth } => {
             let mut queue: EventQueue<u32> = EventQueue::new();
             for slot in 0..queue_depth.max(1) {
-                queue.push(SimTime::ZERO, slot);
+                queue.push(start, slot);
             }
             let mut index = 0u64;
             while let Some((now, slot)) = queue.pop() {
