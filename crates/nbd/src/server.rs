@@ -231,17 +231,42 @@ pub struct ConnectionCounters {
     pub refused_after_power_cut: u64,
 }
 
-/// Work for the device thread. Buffers travel with the job and come back with the answer.
+/// A request on its way: what its reply needs, its buffer (WRITE data in, READ data out) and
+/// its hold on the budgets. It goes to the device thread inside a [`Job`] and comes back in an
+/// [`Answer`] to the connection's reply writer, which sends the reply and releases the charge.
+struct Pending {
+    header: RequestHeader,
+    buf: Vec<u8>,
+    charge: Charge,
+}
+
+/// Work for the device thread.
 enum Job {
-    Execute { request: Request, buf: Vec<u8>, epoch: u64, answer: mpsc::Sender<Answer> },
-    CountRefusal,
+    Execute {
+        request: Request,
+        pending: Pending,
+        epoch: u64,
+        answer: mpsc::Sender<Answer>,
+    },
+    /// A request refused before the device: counted there, and passed on to the reply writer
+    /// behind the connection's earlier requests, so replies keep the requests' order.
+    Refuse {
+        refusal: Refusal,
+        pending: Pending,
+        answer: mpsc::Sender<Answer>,
+    },
     Stats(mpsc::Sender<DriveStats>),
     Phase(String, mpsc::Sender<Result<(), String>>),
     PowerCut(mpsc::Sender<Result<PowerCutReport, String>>),
     Finish(mpsc::Sender<(DriveStats, Result<(), String>)>),
 }
 
-type Answer = (Result<(SimTime, u32), Refusal>, Vec<u8>);
+/// The outcome of one request: the model's completion and the data bytes to send, or a
+/// refusal.
+struct Answer {
+    pending: Pending,
+    result: Result<(SimTime, u32), Refusal>,
+}
 
 struct Shared {
     jobs: Mutex<mpsc::Sender<Job>>,
@@ -584,14 +609,14 @@ impl DeviceThread {
     /// Serves one job; true after `Finish`.
     fn serve(&mut self, drive: &mut Drive, clock: &Clock, job: Job) -> bool {
         match job {
-            Job::Execute { request, mut buf, epoch, answer } => {
+            Job::Execute { request, mut pending, epoch, answer } => {
                 let result = if epoch != self.epoch.load(Ordering::SeqCst) {
                     Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"))
                 } else {
-                    execute(drive, clock.now(), request, &mut buf)
+                    execute(drive, clock.now(), request, &mut pending.buf)
                 };
                 // A connection that vanished no longer wants its answer.
-                let _ = answer.send((result, buf));
+                let _ = answer.send(Answer { pending, result });
                 self.executed += 1;
                 if self.cut_after == Some(self.executed) {
                     if let Err(e) = self.cut(drive, clock.now()) {
@@ -599,7 +624,10 @@ impl DeviceThread {
                     }
                 }
             }
-            Job::CountRefusal => drive.count_refusal(),
+            Job::Refuse { refusal, pending, answer } => {
+                drive.count_refusal();
+                let _ = answer.send(Answer { pending, result: Err(refusal) });
+            }
             Job::Stats(tx) => {
                 let _ = tx.send(drive.stats(clock.now()));
             }
@@ -630,92 +658,202 @@ pub fn serve_stream(server: &Server, reader: impl Read, writer: impl Write + Sen
     serve(&server.shared, id, "stream", reader, writer, &|| ())
 }
 
-/// How replies reach the client: written at once, or held until their simulated completion.
-/// Each reply carries its request's [`Charge`], released once the reply is written.
-enum Sink<W: Write + Send + 'static> {
-    Direct(W),
-    Paced { queue: mpsc::Sender<(Instant, Vec<u8>, Charge)>, thread: JoinHandle<io::Result<()>> },
+/// Buffers a connection keeps for its next requests, in bytes: enough for a client's usual
+/// queue of 256 KiB requests (nbdcopy, qemu) without reallocating, small enough that an idle
+/// connection holds little (assumption; sized on nbdcopy's defaults).
+const POOL_BYTES_MAX: usize = 8 << 20;
+
+/// Request buffers going round between a connection's reader and its reply writer.
+#[derive(Default)]
+struct BufferPool {
+    buffers: Vec<Vec<u8>>,
+    bytes: usize,
 }
 
-impl<W: Write + Send + 'static> Sink<W> {
-    fn new(writer: W, shared: &Shared) -> Sink<W> {
-        if shared.pace == Pace::None || matches!(*shared.clock, Clock::Step { .. }) {
-            return Sink::Direct(writer);
-        }
-        let (queue, rx) = mpsc::channel::<(Instant, Vec<u8>, Charge)>();
-        let thread = std::thread::spawn(move || paced_writer(writer, rx));
-        Sink::Paced { queue, thread }
+impl BufferPool {
+    fn take(pool: &Mutex<BufferPool>) -> Vec<u8> {
+        let mut p = pool.lock().expect("pool lock");
+        let buf = p.buffers.pop().unwrap_or_default();
+        p.bytes -= buf.capacity();
+        buf
     }
 
-    fn send(&mut self, due: Option<Instant>, bytes: &[u8], charge: Charge) -> io::Result<()> {
-        match self {
-            Sink::Direct(w) => {
-                let written = w.write_all(bytes);
-                drop(charge);
-                written
+    /// Keeps `buf` unless it is large (a 32 MiB request's buffer goes back to the allocator)
+    /// or the pool is full.
+    fn give(pool: &Mutex<BufferPool>, buf: Vec<u8>) {
+        let mut p = pool.lock().expect("pool lock");
+        if buf.capacity() <= KEEP_BUFFER_BYTES && p.bytes + buf.capacity() <= POOL_BYTES_MAX {
+            p.bytes += buf.capacity();
+            p.buffers.push(buf);
+        }
+    }
+}
+
+/// The reply side of a connection, on its own thread: the connection goes on reading requests
+/// while the device thread works and replies go out, so a client with many requests in flight
+/// keeps them flowing (issue 15: with one request at a time per connection, nbdcopy's queue
+/// was idle). Replies leave in the order of the requests: every request, refused or not,
+/// passes the device thread's single queue and comes back on one channel.
+struct Replies {
+    answers: mpsc::Sender<Answer>,
+    pool: Arc<Mutex<BufferPool>>,
+    /// Set when a reply could not be written: the connection stops reading.
+    failed: Arc<AtomicBool>,
+    thread: JoinHandle<io::Result<()>>,
+}
+
+impl Replies {
+    fn start<W: Write + Send + 'static>(writer: W, shared: &Shared, structured: bool) -> io::Result<Replies> {
+        let (answers, rx) = mpsc::channel::<Answer>();
+        let pool = Arc::new(Mutex::new(BufferPool::default()));
+        let failed = Arc::new(AtomicBool::new(false));
+        let paced = shared.pace == Pace::Real && matches!(*shared.clock, Clock::Wall(_));
+        let writer_state = ReplyWriter { structured, paced, clock: shared.clock.clone(), pool: pool.clone() };
+        let flag = failed.clone();
+        let thread = std::thread::Builder::new().name("nbd-replies".into()).spawn(move || {
+            let written = writer_state.run(writer, rx);
+            if written.is_err() {
+                flag.store(true, Ordering::SeqCst);
             }
-            Sink::Paced { queue, .. } => queue
-                .send((due.unwrap_or_else(Instant::now), bytes.to_vec(), charge))
-                .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "reply writer stopped")),
-        }
+            written
+        })?;
+        Ok(Replies { answers, pool, failed, thread })
     }
 
-    /// Sends everything still held and stops.
+    /// Sends everything still to come (the device thread answers what it was given) and stops.
     fn finish(self) -> io::Result<()> {
-        match self {
-            Sink::Direct(mut w) => w.flush(),
-            Sink::Paced { queue, thread } => {
-                drop(queue);
-                thread.join().unwrap_or_else(|_| Err(io::Error::other("reply writer panicked")))
-            }
-        }
+        drop(self.answers);
+        self.thread.join().unwrap_or_else(|_| Err(io::Error::other("reply writer panicked")))
     }
 }
 
-/// Holds replies in a min-heap by due instant and writes each when it is due. On a write
-/// error the held replies are dropped with their charges.
-fn paced_writer(mut w: impl Write, rx: mpsc::Receiver<(Instant, Vec<u8>, Charge)>) -> io::Result<()> {
-    let mut heap: BinaryHeap<std::cmp::Reverse<(Instant, u64)>> = BinaryHeap::new();
-    let mut held: BTreeMap<u64, (Vec<u8>, Charge)> = BTreeMap::new();
-    let mut seq = 0u64;
-    let mut open = true;
-    while open || !heap.is_empty() {
-        let wait = heap.peek().map(|r| r.0 .0.saturating_duration_since(Instant::now()));
-        let got = match wait {
-            Some(d) if d.is_zero() => None,
-            Some(d) if open => match rx.recv_timeout(d) {
-                Ok(m) => Some(m),
-                Err(mpsc::RecvTimeoutError::Timeout) => None,
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    open = false;
-                    None
+struct ReplyWriter {
+    structured: bool,
+    /// Hold each reply until the wall clock reaches the model's completion (`--pace real`).
+    paced: bool,
+    clock: Arc<Clock>,
+    pool: Arc<Mutex<BufferPool>>,
+}
+
+impl ReplyWriter {
+    /// Turns an answer into its reply bytes, inside its own buffer (a READ's data already
+    /// sits at `DATA_AT`, with room for the header before it). Returns when it is due and
+    /// which bytes of the buffer to send.
+    fn encode(&self, answer: &mut Answer) -> (Option<Instant>, std::ops::Range<usize>) {
+        let header = answer.pending.header;
+        let buf = &mut answer.pending.buf;
+        let is_read = header.command == CMD_READ;
+        match &answer.result {
+            Ok((done, data_bytes)) => {
+                let mut head = Vec::with_capacity(DATA_AT);
+                if header.command == CMD_BLOCK_STATUS {
+                    reply::block_status_chunk(header.handle, *data_bytes, &mut head);
+                } else {
+                    reply::header(
+                        self.structured,
+                        is_read,
+                        header.handle,
+                        header.offset,
+                        Ok(*data_bytes),
+                        &mut head,
+                    );
                 }
-            },
-            Some(d) => {
-                std::thread::sleep(d);
-                None
+                let at = DATA_AT - head.len();
+                buf[at..DATA_AT].copy_from_slice(&head);
+                let has_data = is_read || header.command == CMD_BLOCK_STATUS;
+                let end = if has_data { DATA_AT + *data_bytes as usize } else { DATA_AT };
+                (self.clock.wall_of(*done), at..end)
             }
-            None => match rx.recv() {
-                Ok(m) => Some(m),
-                Err(_) => {
-                    open = false;
-                    None
-                }
-            },
-        };
-        if let Some((due, bytes, charge)) = got {
-            heap.push(std::cmp::Reverse((due, seq)));
-            held.insert(seq, (bytes, charge));
-            seq += 1;
-        }
-        while heap.peek().is_some_and(|r| r.0 .0 <= Instant::now()) {
-            let std::cmp::Reverse((_, n)) = heap.pop().expect("peeked");
-            let (bytes, charge) = held.remove(&n).expect("held reply");
-            w.write_all(&bytes)?;
-            drop(charge);
+            Err(refusal) => {
+                buf.clear();
+                reply::header(
+                    self.structured,
+                    is_read,
+                    header.handle,
+                    header.offset,
+                    Err((refusal.errno, &refusal.message)),
+                    buf,
+                );
+                (None, 0..buf.len())
+            }
         }
     }
-    w.flush()
+
+    /// Writes one reply; its charge is released and its buffer goes back to the pool.
+    fn send(&self, w: &mut impl Write, answer: Answer, bytes: std::ops::Range<usize>) -> io::Result<()> {
+        let Pending { buf, charge, .. } = answer.pending;
+        w.write_all(&buf[bytes])?;
+        drop(charge);
+        BufferPool::give(&self.pool, buf);
+        Ok(())
+    }
+
+    /// Replies are buffered and pushed out whenever no further answer is waiting, so a burst
+    /// of small replies (WRITE acknowledgements) costs one socket write. With pacing, replies
+    /// wait in a min-heap by due instant. On a write error the held replies are dropped with
+    /// their charges.
+    fn run(self, writer: impl Write, rx: mpsc::Receiver<Answer>) -> io::Result<()> {
+        let mut w = io::BufWriter::with_capacity(64 << 10, writer);
+        let mut heap: BinaryHeap<std::cmp::Reverse<(Instant, u64)>> = BinaryHeap::new();
+        let mut held: BTreeMap<u64, (Answer, std::ops::Range<usize>)> = BTreeMap::new();
+        let mut seq = 0u64;
+        let mut open = true;
+        loop {
+            let due_next = heap.peek().map(|r| r.0 .0);
+            let got = if open {
+                match rx.try_recv() {
+                    Ok(a) => Some(a),
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        open = false;
+                        None
+                    }
+                    Err(mpsc::TryRecvError::Empty) => {
+                        // Nothing more waiting: push out what is buffered before blocking.
+                        w.flush()?;
+                        let next = match due_next {
+                            Some(t) => rx.recv_timeout(t.saturating_duration_since(Instant::now())),
+                            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+                        };
+                        match next {
+                            Ok(a) => Some(a),
+                            Err(mpsc::RecvTimeoutError::Timeout) => None,
+                            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                                open = false;
+                                None
+                            }
+                        }
+                    }
+                }
+            } else {
+                match due_next {
+                    None => break,
+                    Some(t) => {
+                        // Only held replies remain.
+                        w.flush()?;
+                        std::thread::sleep(t.saturating_duration_since(Instant::now()));
+                        None
+                    }
+                }
+            };
+            if let Some(mut answer) = got {
+                let (due, bytes) = self.encode(&mut answer);
+                match due {
+                    Some(t) if self.paced => {
+                        heap.push(std::cmp::Reverse((t, seq)));
+                        held.insert(seq, (answer, bytes));
+                        seq += 1;
+                    }
+                    _ => self.send(&mut w, answer, bytes)?,
+                }
+            }
+            while heap.peek().is_some_and(|r| r.0 .0 <= Instant::now()) {
+                let std::cmp::Reverse((_, n)) = heap.pop().expect("peeked");
+                let (answer, bytes) = held.remove(&n).expect("held reply");
+                self.send(&mut w, answer, bytes)?;
+            }
+        }
+        w.flush()
+    }
 }
 
 /// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean EOF before the first byte.
@@ -790,9 +928,15 @@ fn serve(
         structured_replies: negotiation.structured_replies(),
         block_status: negotiation.block_status(),
     };
-    let mut sink = Sink::new(writer, shared);
-    let (summary, clean) = transmission(shared, id, peer, &mut reader, &mut sink, &limits);
-    let flushed = sink.finish();
+    let replies = match Replies::start(writer, shared, limits.structured_replies) {
+        Ok(r) => r,
+        Err(e) => {
+            shared.count(|c| c.disconnects_abrupt += 1);
+            return format!("closed: no thread for its replies ({e})");
+        }
+    };
+    let (summary, clean) = transmission(shared, id, peer, &mut reader, &replies, &limits);
+    let flushed = replies.finish();
     shared.count(|c| if clean { c.disconnects_clean += 1 } else { c.disconnects_abrupt += 1 });
     match flushed {
         Ok(()) => summary,
@@ -887,32 +1031,30 @@ const DATA_AT: usize = 28;
 const BLOCK_STATUS_EXTENTS_MAX: usize = 1024;
 
 /// The transmission phase. Returns a summary and whether the client ended it with DISC.
-fn transmission<W: Write + Send + 'static>(
+fn transmission(
     shared: &Shared,
     id: u64,
     peer: &str,
     reader: &mut impl Read,
-    sink: &mut Sink<W>,
+    replies: &Replies,
     limits: &Limits,
 ) -> (String, bool) {
     let budget = Arc::new(Budget::new(shared.inflight_per_connection_bytes));
-    let (summary, clean) = transmission_loop(shared, id, peer, reader, sink, limits, &budget);
+    let (summary, clean) = transmission_loop(shared, id, peer, reader, replies, limits, &budget);
     let peak = budget.peak.load(Ordering::Relaxed);
     shared.count(|c| c.inflight_bytes_peak_connection = c.inflight_bytes_peak_connection.max(peak));
     (summary, clean)
 }
 
-fn transmission_loop<W: Write + Send + 'static>(
+fn transmission_loop(
     shared: &Shared,
     id: u64,
     peer: &str,
     reader: &mut impl Read,
-    sink: &mut Sink<W>,
+    replies: &Replies,
     limits: &Limits,
     budget: &Arc<Budget>,
 ) -> (String, bool) {
-    let mut buf: Vec<u8> = Vec::new();
-    let (answer_tx, answer_rx) = mpsc::channel::<Answer>();
     let epoch = shared.power_epoch.load(Ordering::SeqCst);
     let mut requests = 0u64;
     let mut refusals = 0u64;
@@ -920,6 +1062,9 @@ fn transmission_loop<W: Write + Send + 'static>(
         format!("{how} after {requests} requests ({refusals} refused)")
     };
     loop {
+        if replies.failed.load(Ordering::SeqCst) {
+            return (summary(requests, refusals, "client vanished before its reply"), false);
+        }
         let mut raw = [0u8; REQUEST_HEADER_BYTES];
         match read_full(reader, &mut raw) {
             Ok(true) => {}
@@ -955,6 +1100,7 @@ fn transmission_loop<W: Write + Send + 'static>(
         }
         let charge =
             Charge { bytes: data_bytes, connection: budget.clone(), total: shared.inflight_total.clone() };
+        let mut buf = BufferPool::take(&replies.pool);
         let payload = header.payload_bytes() as usize;
         if payload > 0 {
             let result = if checked.is_ok() {
@@ -999,47 +1145,11 @@ fn transmission_loop<W: Write + Send + 'static>(
             shared.count(|c| c.refused_after_power_cut += 1);
             checked = Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"));
         }
-        let is_read = header.command == CMD_READ;
-        let has_data = is_read || header.command == CMD_BLOCK_STATUS;
-        let outcome = match checked {
-            Ok(request) => {
-                let job =
-                    Job::Execute { request, buf: std::mem::take(&mut buf), epoch, answer: answer_tx.clone() };
-                if !shared.send(job) {
-                    return (summary(requests, refusals, "device thread stopped"), false);
-                }
-                match answer_rx.recv() {
-                    Ok((result, returned)) => {
-                        buf = returned;
-                        result
-                    }
-                    Err(_) => return (summary(requests, refusals, "device thread stopped"), false),
-                }
-            }
-            Err(refusal) => Err(refusal),
-        };
-        let (due, head_at) = match &outcome {
-            Ok((done, data_bytes)) => {
-                let mut head = Vec::with_capacity(DATA_AT);
-                if header.command == CMD_BLOCK_STATUS {
-                    reply::block_status_chunk(header.handle, *data_bytes, &mut head);
-                } else {
-                    reply::header(
-                        limits.structured_replies,
-                        is_read,
-                        header.handle,
-                        header.offset,
-                        Ok(*data_bytes),
-                        &mut head,
-                    );
-                }
-                let at = DATA_AT - head.len();
-                buf[at..DATA_AT].copy_from_slice(&head);
-                (shared.clock.wall_of(*done), at)
-            }
+        let pending = Pending { header, buf, charge };
+        let job = match checked {
+            Ok(request) => Job::Execute { request, pending, epoch, answer: replies.answers.clone() },
             Err(refusal) => {
                 refusals += 1;
-                shared.send(Job::CountRefusal);
                 if refusals <= REFUSALS_LOGGED_MAX {
                     shared.log(
                         id,
@@ -1053,29 +1163,11 @@ fn transmission_loop<W: Write + Send + 'static>(
                         ),
                     );
                 }
-                buf.clear();
-                reply::header(
-                    limits.structured_replies,
-                    is_read,
-                    header.handle,
-                    header.offset,
-                    Err((refusal.errno, &refusal.message)),
-                    &mut buf,
-                );
-                (None, 0)
+                Job::Refuse { refusal, pending, answer: replies.answers.clone() }
             }
         };
-        let end = match &outcome {
-            Ok((_, data_bytes)) if has_data => DATA_AT + *data_bytes as usize,
-            Ok(_) => DATA_AT,
-            Err(_) => buf.len(),
-        };
-        if let Err(e) = sink.send(due, &buf[head_at..end], charge) {
-            return (summary(requests, refusals, &format!("client vanished before its reply ({e})")), false);
-        }
-        if buf.capacity() > KEEP_BUFFER_BYTES {
-            // A large request's buffer goes back: idle connections should not hold 32 MiB each.
-            buf = Vec::new();
+        if !shared.send(job) {
+            return (summary(requests, refusals, "device thread stopped"), false);
         }
     }
 }

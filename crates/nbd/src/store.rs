@@ -7,6 +7,15 @@
 //! memory is an `ENOSPC` from `pwrite` instead of an allocation failure that aborts the process
 //! (issue 13). Its pages are shared memory, not heap: they do not show in the server's RSS but in
 //! the memfd's allocated blocks, which [`Store::resident_bytes`] reports.
+//!
+//! Why the memfd is also mapped (issue 15): a `pwrite` to shmem costs a lock, a dirty mark and
+//! an LRU move per 4 KiB page, which made the store most of the device thread's time under
+//! `nbdcopy`. Writes are therefore copies into a shared mapping of the same memfd. Pages a
+//! write needs are first created with `MADV_POPULATE_WRITE`, so running out of memory is an
+//! `ENOMEM` from that call (refused as `ENOSPC`, nothing written), never a fault in the copy;
+//! a bitmap of the 4 KiB pages known to exist skips that call on overwrites. Reads stay
+//! `pread`s: reading a hole through the mapping would allocate it, reading it through the file
+//! does not, so a read never changes the footprint.
 
 use rustix::fs::FallocateFlags;
 use std::fs::File;
@@ -92,8 +101,14 @@ fn punch(file: &File, offset: u64, length: u64) -> io::Result<()> {
 }
 
 /// Writes `data` at `offset`, turning whole all-zero pages into holes (mkfs and zeroing tools
-/// write many) so that they cost no storage.
-fn write_sparse(file: &File, page: u64, offset: u64, data: &[u8]) -> io::Result<()> {
+/// write many) so that they cost no storage. `put(pos, bytes, hole)` stores one piece: a run
+/// of data, or (`hole`) one whole page of zeros to punch.
+fn write_sparse(
+    page: u64,
+    offset: u64,
+    data: &[u8],
+    mut put: impl FnMut(u64, &[u8], bool) -> io::Result<()>,
+) -> io::Result<()> {
     let mut at = 0usize;
     while at < data.len() {
         let pos = offset + at as u64;
@@ -101,7 +116,7 @@ fn write_sparse(file: &File, page: u64, offset: u64, data: &[u8]) -> io::Result<
         let end = page_end.min(data.len());
         let piece = &data[at..end];
         if piece.len() as u64 == page && piece.iter().all(|&b| b == 0) {
-            punch(file, pos, page)?;
+            put(pos, piece, true)?;
         } else {
             // Extend the run over the following pages that are not all zeros.
             let mut run_end = end;
@@ -112,7 +127,7 @@ fn write_sparse(file: &File, page: u64, offset: u64, data: &[u8]) -> io::Result<
                 }
                 run_end = next;
             }
-            file.write_all_at(&data[at..run_end], pos)?;
+            put(pos, &data[at..run_end], false)?;
             at = run_end;
             continue;
         }
@@ -121,10 +136,116 @@ fn write_sparse(file: &File, page: u64, offset: u64, data: &[u8]) -> io::Result<
     Ok(())
 }
 
+/// The size of the kernel's pages in a memfd (shmem without huge pages): the unit in which
+/// memory is allocated and holes are punched. Linux on x86-64 and most arm64 kernels; a
+/// larger kernel page only makes [`Mapping::present`] ask the kernel more often (assumption).
+const KERNEL_PAGE_BYTES: u64 = 4096;
+
+/// A shared read-write mapping of the whole memfd, and which of its kernel pages exist.
+struct Mapping {
+    base: std::ptr::NonNull<u8>,
+    len: usize,
+    /// One bit per kernel page: allocated in the memfd (so a copy into it cannot fault for
+    /// memory). Cleared where a hole is punched.
+    present: Vec<u64>,
+}
+
+// SAFETY: the mapping is owned by one `SparseStore`; it is only written through `&mut self`
+// and the memory is plain bytes with no thread affinity.
+unsafe impl Send for Mapping {}
+
+impl Mapping {
+    fn new(file: &File, len: u64) -> io::Result<Mapping> {
+        use rustix::mm::{MapFlags, ProtFlags};
+        let len =
+            usize::try_from(len).map_err(|_| io::Error::other("store larger than the address space"))?;
+        // SAFETY: a fresh mapping of a file we own; nothing else maps or truncates it, and it
+        // is unmapped in `drop`.
+        let base = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED,
+                file,
+                0,
+            )?
+        };
+        let base =
+            std::ptr::NonNull::new(base.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave null"))?;
+        let pages = (len as u64).div_ceil(KERNEL_PAGE_BYTES);
+        Ok(Mapping { base, len, present: vec![0u64; pages.div_ceil(64) as usize] })
+    }
+
+    /// Kernel pages `[first, end)`.
+    fn pages(offset: u64, length: u64) -> std::ops::Range<u64> {
+        offset / KERNEL_PAGE_BYTES..(offset + length).div_ceil(KERNEL_PAGE_BYTES)
+    }
+
+    fn all_present(&self, pages: std::ops::Range<u64>) -> bool {
+        pages.into_iter().all(|p| self.present[(p / 64) as usize] & (1 << (p % 64)) != 0)
+    }
+
+    /// Copies `data` to `offset`, allocating missing pages first. Nothing is written when
+    /// the allocation fails.
+    fn copy_in(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        let pages = Mapping::pages(offset, data.len() as u64);
+        assert!(offset as usize + data.len() <= self.len, "store: copy past the mapping");
+        if !self.all_present(pages.clone()) {
+            let start = pages.start * KERNEL_PAGE_BYTES;
+            let bytes = ((pages.end * KERNEL_PAGE_BYTES) as usize).min(self.len) - start as usize;
+            // SAFETY: the range lies inside our mapping (checked above, rounded to its pages).
+            let populated = unsafe {
+                rustix::mm::madvise(
+                    self.base.as_ptr().add(start as usize).cast(),
+                    bytes,
+                    rustix::mm::Advice::LinuxPopulateWrite,
+                )
+            };
+            match populated {
+                Ok(()) => {}
+                Err(rustix::io::Errno::NOMEM) => {
+                    return Err(no_space(format!(
+                        "the machine has no memory for {bytes} more bytes of the in-memory store (lower --memory-max)"
+                    )))
+                }
+                Err(e) => return Err(e.into()),
+            }
+            for p in pages {
+                self.present[(p / 64) as usize] |= 1 << (p % 64);
+            }
+        }
+        // SAFETY: in bounds (checked above); `data` is a separate buffer, never the mapping.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), self.base.as_ptr().add(offset as usize), data.len());
+        }
+        Ok(())
+    }
+
+    /// A hole was punched in `[offset, offset+length)`: its whole kernel pages are gone
+    /// (partial ones were zeroed in place and stay).
+    fn punched(&mut self, offset: u64, length: u64) {
+        let (first, end) = (offset.div_ceil(KERNEL_PAGE_BYTES), (offset + length) / KERNEL_PAGE_BYTES);
+        for p in first..end.max(first) {
+            self.present[(p / 64) as usize] &= !(1 << (p % 64));
+        }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
 /// The in-memory store: a sparse anonymous file of the export's size, with a limit on the
 /// memory its pages may take.
 pub struct SparseStore {
     file: File,
+    /// Where writes go (`None` for an empty export, or where `mmap` or
+    /// `MADV_POPULATE_WRITE`, Linux 5.14, is missing: then `pwrite`).
+    map: Option<Mapping>,
     size_bytes: u64,
     page_bytes: u64,
     /// One bit per page: does the page hold data (may it cost memory)?
@@ -142,8 +263,10 @@ impl SparseStore {
         let file = File::from(fd);
         file.set_len(size_bytes)?;
         let pages = size_bytes.div_ceil(page_bytes);
+        let map = if size_bytes > 0 { Mapping::new(&file, size_bytes).ok() } else { None };
         Ok(SparseStore {
             file,
+            map,
             size_bytes,
             page_bytes,
             allocated: vec![0u64; pages.div_ceil(64) as usize],
@@ -208,7 +331,26 @@ impl Store for SparseStore {
                 self.allocated_pages, self.memory_max_pages
             )));
         }
-        write_sparse(&self.file, pb, offset, data)?;
+        let (file, map) = (&self.file, &mut self.map);
+        write_sparse(pb, offset, data, |pos, piece, hole| {
+            if hole {
+                punch(file, pos, piece.len() as u64)?;
+                if let Some(m) = map.as_mut() {
+                    m.punched(pos, piece.len() as u64);
+                }
+                return Ok(());
+            }
+            if let Some(m) = map.as_mut() {
+                match m.copy_in(pos, piece) {
+                    // A kernel without MADV_POPULATE_WRITE (before 5.14): write through the file.
+                    Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
+                        *map = None
+                    }
+                    done => return done,
+                }
+            }
+            file.write_all_at(piece, pos)
+        })?;
         for p in first..end {
             let hole = self.covers(offset, len, p) && zero_page(p);
             self.set(p, !hole);
@@ -218,6 +360,9 @@ impl Store for SparseStore {
 
     fn zero(&mut self, offset: u64, length: u64) -> io::Result<()> {
         punch(&self.file, offset, length)?;
+        if let Some(m) = self.map.as_mut() {
+            m.punched(offset, length);
+        }
         let pb = self.page_bytes;
         let (first, end) = (offset.div_ceil(pb), (offset + length) / pb);
         if end > first {
@@ -313,7 +458,14 @@ impl Store for FileStore {
     }
 
     fn write(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
-        write_sparse(&self.file, self.page_bytes, offset, data)
+        let file = &self.file;
+        write_sparse(self.page_bytes, offset, data, |pos, piece, hole| {
+            if hole {
+                punch(file, pos, piece.len() as u64)
+            } else {
+                file.write_all_at(piece, pos)
+            }
+        })
     }
 
     fn zero(&mut self, offset: u64, length: u64) -> io::Result<()> {
@@ -382,6 +534,11 @@ mod tests {
     fn sparse_store_matches_a_flat_reference_and_counts_its_pages() {
         for seed in 0..8 {
             let mut s = SparseStore::new(256 << 10, 4096, u64::MAX).unwrap();
+            assert!(s.map.is_some(), "the memfd is mapped on this kernel");
+            // Odd seeds write through the file, as on a kernel without MADV_POPULATE_WRITE.
+            if seed % 2 == 1 {
+                s.map = None;
+            }
             against_reference(&mut s, seed);
             // The page count agrees with the pages that hold any non-zero byte or were
             // written partly (a superset is allowed only for partly written pages).
@@ -417,6 +574,27 @@ mod tests {
         let mut back = vec![1u8; 32 << 20];
         s.read(0, &mut back).unwrap();
         assert!(back[..24 << 20].iter().all(|&b| b == 0) && back[24 << 20..].iter().all(|&b| b == 7));
+    }
+
+    #[test]
+    fn mapped_writes_and_reads_of_holes_cost_what_pwrite_did() {
+        // Issue 15: writes go through the mapping; the footprint must stay the memfd's exact
+        // allocated pages (store_resident_bytes is in the metrics): a partial-page write
+        // allocates only the kernel pages it touches, and reading holes allocates nothing.
+        let mut s = SparseStore::new(1 << 20, 16384, u64::MAX).unwrap();
+        s.write(4096, &[9u8; 4096]).unwrap();
+        assert_eq!(s.resident_bytes(), 4096);
+        let mut back = vec![1u8; 1 << 20];
+        s.read(0, &mut back).unwrap();
+        assert_eq!(s.resident_bytes(), 4096, "reading holes allocated memory");
+        assert!(back[4096..8192].iter().all(|&b| b == 9));
+        // Punch and rewrite the same page: the presence bitmap must notice the hole.
+        s.zero(0, 16384).unwrap();
+        assert_eq!(s.resident_bytes(), 0);
+        s.write(4096, &[5u8; 4096]).unwrap();
+        s.read(0, &mut back[..16384]).unwrap();
+        assert!(back[..4096].iter().all(|&b| b == 0) && back[4096..8192].iter().all(|&b| b == 5));
+        assert_eq!(s.resident_bytes(), 4096);
     }
 
     #[test]
