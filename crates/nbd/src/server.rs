@@ -29,7 +29,7 @@ use crate::drive::{Drive, DriveStats, PowerCutReport};
 use crate::handshake::{self, ExportInfo, Negotiation, Next, PayloadPolicy};
 use crate::reply;
 use crate::request::{self, Limits, Refusal, Request, RequestHeader, WRITE_DRAIN_MAX_BYTES};
-use crate::store::Store;
+use crate::store::{InPlace, Store};
 use crate::wire::*;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Read, Write};
@@ -238,6 +238,32 @@ struct Pending {
     header: RequestHeader,
     buf: Vec<u8>,
     charge: Charge,
+    /// Its entry among the connection's [`Queued`] ranges, if it has one.
+    queued: Option<u64>,
+}
+
+/// Byte ranges of a connection's requests that the device thread has not answered yet. Kept
+/// where payloads may be received in place: a WRITE may go straight into the store only if no
+/// earlier request of its connection still needs that range (a READ must see the old bytes,
+/// a TRIM must not punch the new ones).
+#[derive(Default)]
+struct Queued {
+    ranges: BTreeMap<u64, (u64, u64)>,
+    next_id: u64,
+}
+
+impl Queued {
+    fn add(&mut self, offset: u64, length: u64) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.ranges.insert(id, (offset, offset + length));
+        id
+    }
+
+    fn overlaps(&self, offset: u64, length: u64) -> bool {
+        let end = offset + length;
+        self.ranges.values().any(|&(s, e)| s < end && offset < e)
+    }
 }
 
 /// Work for the device thread.
@@ -246,6 +272,8 @@ enum Job {
         request: Request,
         pending: Pending,
         epoch: u64,
+        /// A WRITE whose bytes are already in the store (received in place).
+        in_place: bool,
         answer: mpsc::Sender<Answer>,
     },
     /// A request refused before the device: counted there, and passed on to the reply writer
@@ -286,6 +314,9 @@ struct Shared {
     inflight_total: Arc<Budget>,
     /// Bumped by the device thread at each power cut.
     power_epoch: Arc<AtomicU64>,
+    /// Receiving overwrites straight into the store (`None`: every payload goes through a
+    /// buffer the device thread copies from).
+    in_place: Option<InPlace>,
 }
 
 impl Shared {
@@ -397,6 +428,10 @@ impl Server {
                 format!("store holds {} bytes, the device {size_bytes}", store.size_bytes()),
             ));
         }
+        // Overwrites go straight into the store unless a power cut must be able to restore the
+        // bytes they replace.
+        let tracks_power_loss = config.power_loss || config.power_cut_after.is_some();
+        let in_place = if tracks_power_loss { None } else { store.in_place() };
         let mut ssd = Ssd::new(device);
         if let Some(ns) = config.timeseries_interval_ns {
             ssd.enable_timeseries(ns, SimTime::ZERO);
@@ -405,7 +440,7 @@ impl Server {
         if let Some(out) = config.record {
             drive.record_to(out)?;
         }
-        if config.power_loss || config.power_cut_after.is_some() {
+        if tracks_power_loss {
             drive.track_power_loss();
         }
         let clock = Arc::new(config.clock);
@@ -443,6 +478,7 @@ impl Server {
                 inflight_per_connection_bytes: config.inflight_per_connection_bytes.max(1),
                 inflight_total: Arc::new(Budget::new(config.inflight_total_bytes.max(1))),
                 power_epoch,
+                in_place,
             }),
         })
     }
@@ -557,6 +593,10 @@ impl Server {
             }
         };
         let control = stream.try_clone()?;
+        let payload_wait: Box<PayloadWait> = match stream.try_clone()? {
+            StreamRef::Tcp(s) => Box::new(move |bytes| wait_for_payload(&s, bytes, true)),
+            StreamRef::Unix(s) => Box::new(move |bytes| wait_for_payload(&s, bytes, false)),
+        };
         control.set_read_timeout(Some(self.shared.handshake_timeout));
         // A client that stops reading replies must not pin the thread forever.
         control.set_write_timeout(Some(REPLY_WRITE_TIMEOUT));
@@ -572,7 +612,7 @@ impl Server {
                 shared.negotiating.lock().expect("negotiating lock").remove(&id);
                 control.set_read_timeout(None);
             };
-            let summary = serve(&shared, id, &peer, reader, writer, &in_transmission);
+            let summary = serve(&shared, id, &peer, reader, writer, Some(&*payload_wait), &in_transmission);
             shared.negotiating.lock().expect("negotiating lock").remove(&id);
             shared.open.lock().expect("open lock").remove(&id);
             shared.log(id, &peer, &summary);
@@ -609,9 +649,17 @@ impl DeviceThread {
     /// Serves one job; true after `Finish`.
     fn serve(&mut self, drive: &mut Drive, clock: &Clock, job: Job) -> bool {
         match job {
-            Job::Execute { request, mut pending, epoch, answer } => {
+            Job::Execute { request, mut pending, epoch, in_place, answer } => {
                 let result = if epoch != self.epoch.load(Ordering::SeqCst) {
                     Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"))
+                } else if in_place {
+                    let Request::Write { offset, length, fua } = request else {
+                        unreachable!("device thread: in-place job that is no WRITE: {request:?}")
+                    };
+                    drive.write_in_place(clock.now(), offset, length as u64, fua).map(|done| {
+                        pending.buf.resize(DATA_AT, 0);
+                        (done, 0)
+                    })
                 } else {
                     execute(drive, clock.now(), request, &mut pending.buf)
                 };
@@ -655,7 +703,7 @@ impl DeviceThread {
 /// test). Returns a one-line summary of how it ended.
 pub fn serve_stream(server: &Server, reader: impl Read, writer: impl Write + Send + 'static) -> String {
     let id = server.shared.next_connection.fetch_add(1, Ordering::SeqCst);
-    serve(&server.shared, id, "stream", reader, writer, &|| ())
+    serve(&server.shared, id, "stream", reader, writer, None, &|| ())
 }
 
 /// Buffers a connection keeps for its next requests, in bytes: enough for a client's usual
@@ -697,6 +745,7 @@ impl BufferPool {
 struct Replies {
     answers: mpsc::Sender<Answer>,
     pool: Arc<Mutex<BufferPool>>,
+    queued: Arc<Mutex<Queued>>,
     /// Set when a reply could not be written: the connection stops reading.
     failed: Arc<AtomicBool>,
     thread: JoinHandle<io::Result<()>>,
@@ -706,9 +755,16 @@ impl Replies {
     fn start<W: Write + Send + 'static>(writer: W, shared: &Shared, structured: bool) -> io::Result<Replies> {
         let (answers, rx) = mpsc::channel::<Answer>();
         let pool = Arc::new(Mutex::new(BufferPool::default()));
+        let queued = Arc::new(Mutex::new(Queued::default()));
         let failed = Arc::new(AtomicBool::new(false));
         let paced = shared.pace == Pace::Real && matches!(*shared.clock, Clock::Wall(_));
-        let writer_state = ReplyWriter { structured, paced, clock: shared.clock.clone(), pool: pool.clone() };
+        let writer_state = ReplyWriter {
+            structured,
+            paced,
+            clock: shared.clock.clone(),
+            pool: pool.clone(),
+            queued: queued.clone(),
+        };
         let flag = failed.clone();
         let thread = std::thread::Builder::new().name("nbd-replies".into()).spawn(move || {
             let written = writer_state.run(writer, rx);
@@ -717,7 +773,7 @@ impl Replies {
             }
             written
         })?;
-        Ok(Replies { answers, pool, failed, thread })
+        Ok(Replies { answers, pool, queued, failed, thread })
     }
 
     /// Sends everything still to come (the device thread answers what it was given) and stops.
@@ -733,6 +789,7 @@ struct ReplyWriter {
     paced: bool,
     clock: Arc<Clock>,
     pool: Arc<Mutex<BufferPool>>,
+    queued: Arc<Mutex<Queued>>,
 }
 
 impl ReplyWriter {
@@ -836,6 +893,10 @@ impl ReplyWriter {
                 }
             };
             if let Some(mut answer) = got {
+                if let Some(id) = answer.pending.queued {
+                    // The device thread is done with its range.
+                    self.queued.lock().expect("queued lock").ranges.remove(&id);
+                }
                 let (due, bytes) = self.encode(&mut answer);
                 match due {
                     Some(t) if self.paced => {
@@ -888,6 +949,47 @@ fn drain(r: &mut impl Read, mut bytes: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// Waits until a WRITE payload of so many bytes is queued whole on the connection's socket;
+/// false if it is not (the client went away, or the socket cannot tell).
+type PayloadWait = dyn Fn(u64) -> bool + Send;
+
+/// Payloads longer than this are not waited for: the socket's receive buffer may not grow to
+/// hold them (Linux caps `SO_RCVLOWAT` at half of `tcp_rmem`'s maximum, 3 MiB by default).
+const PAYLOAD_WAIT_MAX_BYTES: u64 = 1 << 20;
+
+/// `SO_RCVLOWAT` makes `poll` report a TCP socket readable only once `bytes` are queued (or at
+/// end of stream), so the payload can then be received in one piece, in place. The mark goes
+/// back to 1 at once: Linux does not wake a blocked `recv` of fewer bytes (the next request
+/// header) until the mark is reached. On a Unix socket `poll` ignores the mark, so only what
+/// is queued already counts.
+fn wait_for_payload(socket: &impl std::os::fd::AsRawFd, bytes: u64, tcp: bool) -> bool {
+    let fd = socket.as_raw_fd();
+    let set_lowat = |value: libc::c_int| {
+        // SAFETY: a valid socket and an int option of the right size.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVLOWAT,
+                (&value as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            ) == 0
+        }
+    };
+    if tcp && bytes <= PAYLOAD_WAIT_MAX_BYTES && set_lowat(bytes as libc::c_int) {
+        let mut poll = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd. Interrupted or failed: fall through to what is queued.
+        unsafe { libc::poll(&mut poll, 1, -1) };
+        if !set_lowat(1) {
+            return false;
+        }
+    }
+    let mut queued: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    let asked = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut queued as *mut libc::c_int) };
+    asked == 0 && queued as u64 >= bytes
+}
+
 /// `in_transmission` runs once the handshake succeeded (it lifts the handshake timeout).
 fn serve(
     shared: &Shared,
@@ -895,6 +997,7 @@ fn serve(
     peer: &str,
     mut reader: impl Read,
     mut writer: impl Write + Send + 'static,
+    payload_wait: Option<&PayloadWait>,
     in_transmission: &dyn Fn(),
 ) -> String {
     let negotiation = match handshake(shared, id, peer, &mut reader, &mut writer) {
@@ -935,7 +1038,7 @@ fn serve(
             return format!("closed: no thread for its replies ({e})");
         }
     };
-    let (summary, clean) = transmission(shared, id, peer, &mut reader, &replies, &limits);
+    let (summary, clean) = transmission(shared, id, peer, &mut reader, payload_wait, &replies, &limits);
     let flushed = replies.finish();
     shared.count(|c| if clean { c.disconnects_clean += 1 } else { c.disconnects_abrupt += 1 });
     match flushed {
@@ -1036,21 +1139,25 @@ fn transmission(
     id: u64,
     peer: &str,
     reader: &mut impl Read,
+    payload_wait: Option<&PayloadWait>,
     replies: &Replies,
     limits: &Limits,
 ) -> (String, bool) {
     let budget = Arc::new(Budget::new(shared.inflight_per_connection_bytes));
-    let (summary, clean) = transmission_loop(shared, id, peer, reader, replies, limits, &budget);
+    let (summary, clean) =
+        transmission_loop(shared, id, peer, reader, payload_wait, replies, limits, &budget);
     let peak = budget.peak.load(Ordering::Relaxed);
     shared.count(|c| c.inflight_bytes_peak_connection = c.inflight_bytes_peak_connection.max(peak));
     (summary, clean)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn transmission_loop(
     shared: &Shared,
     id: u64,
     peer: &str,
     reader: &mut impl Read,
+    payload_wait: Option<&PayloadWait>,
     replies: &Replies,
     limits: &Limits,
     budget: &Arc<Budget>,
@@ -1102,7 +1209,36 @@ fn transmission_loop(
             Charge { bytes: data_bytes, connection: budget.clone(), total: shared.inflight_total.clone() };
         let mut buf = BufferPool::take(&replies.pool);
         let payload = header.payload_bytes() as usize;
-        if payload > 0 {
+        let in_place = match (&checked, &shared.in_place, payload_wait) {
+            (Ok(Request::Write { offset, length, .. }), Some(store), Some(payload_wait)) => {
+                let length = *length as u64;
+                !shared.shutting_down.load(Ordering::SeqCst)
+                    && shared.power_epoch.load(Ordering::SeqCst) == epoch
+                    && store.can_overwrite(*offset, length)
+                    && !replies.queued.lock().expect("queued lock").overlaps(*offset, length)
+                    // The whole payload is queued on the socket before any of it is taken, so
+                    // the receive cannot stop halfway with a vanished client and leave half a
+                    // write in the store.
+                    && payload_wait(length)
+            }
+            _ => false,
+        };
+        if in_place {
+            let store = shared.in_place.as_ref().expect("checked above");
+            let received = store.receive(header.offset, payload as u64, |bytes| read_full(reader, bytes));
+            match received {
+                Ok(true) => {}
+                Ok(false) => {
+                    return (summary(requests, refusals, "client vanished inside a WRITE payload"), false)
+                }
+                Err(e) => {
+                    return (
+                        summary(requests, refusals, &format!("client vanished inside a WRITE payload ({e})")),
+                        false,
+                    )
+                }
+            }
+        } else if payload > 0 {
             let result = if checked.is_ok() {
                 buf.resize(payload, 0);
                 read_full(reader, &mut buf[..payload]).and_then(|full| {
@@ -1139,15 +1275,27 @@ fn transmission_loop(
         if let Ok(Request::Disconnect) = checked {
             return (summary(requests, refusals, "clean disconnect (NBD_CMD_DISC)"), true);
         }
-        if shared.shutting_down.load(Ordering::SeqCst) {
+        // A WRITE received in place was accepted before either check (its bytes are in).
+        if in_place {
+        } else if shared.shutting_down.load(Ordering::SeqCst) {
             checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
         } else if checked.is_ok() && shared.power_epoch.load(Ordering::SeqCst) != epoch {
             shared.count(|c| c.refused_after_power_cut += 1);
             checked = Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"));
         }
-        let pending = Pending { header, buf, charge };
+        // Where payloads may go in place, the range of every request the device will run is
+        // kept until its answer (see `Queued`).
+        let queued = match &checked {
+            Ok(request) if shared.in_place.is_some() => request
+                .byte_range()
+                .map(|(offset, length)| replies.queued.lock().expect("queued lock").add(offset, length)),
+            _ => None,
+        };
+        let pending = Pending { header, buf, charge, queued };
         let job = match checked {
-            Ok(request) => Job::Execute { request, pending, epoch, answer: replies.answers.clone() },
+            Ok(request) => {
+                Job::Execute { request, pending, epoch, in_place, answer: replies.answers.clone() }
+            }
             Err(refusal) => {
                 refusals += 1;
                 if refusals <= REFUSALS_LOGGED_MAX {
