@@ -976,6 +976,16 @@ fn wait_for_payload(socket: &impl std::os::fd::AsRawFd, bytes: u64, tcp: bool) -
             ) == 0
         }
     };
+    let queued = || {
+        let mut queued: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int.
+        let asked = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut queued as *mut libc::c_int) };
+        asked == 0 && queued as u64 >= bytes
+    };
+    // A client far ahead of the server (nbdcopy's deep queue) has sent it already.
+    if queued() {
+        return true;
+    }
     if tcp && bytes <= PAYLOAD_WAIT_MAX_BYTES && set_lowat(bytes as libc::c_int) {
         let mut poll = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd. Interrupted or failed: fall through to what is queued.
@@ -984,10 +994,7 @@ fn wait_for_payload(socket: &impl std::os::fd::AsRawFd, bytes: u64, tcp: bool) -
             return false;
         }
     }
-    let mut queued: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int.
-    let asked = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut queued as *mut libc::c_int) };
-    asked == 0 && queued as u64 >= bytes
+    queued()
 }
 
 /// `in_transmission` runs once the handshake succeeded (it lifts the handshake timeout).
