@@ -203,6 +203,21 @@ impl StreamRef {
         };
     }
 
+    /// Sends what fits without blocking; the number of bytes sent (0 on any error: the reply
+    /// writer then meets the error itself).
+    fn send_nonblocking(&self, bytes: &[u8]) -> usize {
+        use std::os::fd::AsRawFd;
+        let fd = match self {
+            StreamRef::Tcp(s) => s.as_raw_fd(),
+            StreamRef::Unix(s) => s.as_raw_fd(),
+        };
+        // SAFETY: a valid socket and a valid buffer of that length.
+        let sent = unsafe {
+            libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
+        };
+        sent.max(0) as usize
+    }
+
     fn try_clone(&self) -> io::Result<StreamRef> {
         Ok(match self {
             StreamRef::Tcp(s) => StreamRef::Tcp(s.try_clone()?),
@@ -274,14 +289,14 @@ enum Job {
         epoch: u64,
         /// A WRITE whose bytes are already in the store (received in place).
         in_place: bool,
-        answer: mpsc::Sender<Answer>,
+        outbox: Arc<Outbox>,
     },
     /// A request refused before the device: counted there, and passed on to the reply writer
     /// behind the connection's earlier requests, so replies keep the requests' order.
     Refuse {
         refusal: Refusal,
         pending: Pending,
-        answer: mpsc::Sender<Answer>,
+        outbox: Arc<Outbox>,
     },
     Stats(mpsc::Sender<DriveStats>),
     Phase(String, mpsc::Sender<Result<(), String>>),
@@ -294,6 +309,8 @@ enum Job {
 struct Answer {
     pending: Pending,
     result: Result<(SimTime, u32), Refusal>,
+    /// Bytes of the reply the device thread already sent (see [`Outbox::deliver`]).
+    sent: usize,
 }
 
 struct Shared {
@@ -593,6 +610,7 @@ impl Server {
             }
         };
         let control = stream.try_clone()?;
+        let socket = stream.try_clone()?;
         let payload_wait: Box<PayloadWait> = match stream.try_clone()? {
             StreamRef::Tcp(s) => Box::new(move |bytes| wait_for_payload(&s, bytes, true)),
             StreamRef::Unix(s) => Box::new(move |bytes| wait_for_payload(&s, bytes, false)),
@@ -612,7 +630,16 @@ impl Server {
                 shared.negotiating.lock().expect("negotiating lock").remove(&id);
                 control.set_read_timeout(None);
             };
-            let summary = serve(&shared, id, &peer, reader, writer, Some(&*payload_wait), &in_transmission);
+            let summary = serve(
+                &shared,
+                id,
+                &peer,
+                reader,
+                writer,
+                Some(&*payload_wait),
+                Some(socket),
+                &in_transmission,
+            );
             shared.negotiating.lock().expect("negotiating lock").remove(&id);
             shared.open.lock().expect("open lock").remove(&id);
             shared.log(id, &peer, &summary);
@@ -649,7 +676,7 @@ impl DeviceThread {
     /// Serves one job; true after `Finish`.
     fn serve(&mut self, drive: &mut Drive, clock: &Clock, job: Job) -> bool {
         match job {
-            Job::Execute { request, mut pending, epoch, in_place, answer } => {
+            Job::Execute { request, mut pending, epoch, in_place, outbox } => {
                 let result = if epoch != self.epoch.load(Ordering::SeqCst) {
                     Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"))
                 } else if in_place {
@@ -663,8 +690,7 @@ impl DeviceThread {
                 } else {
                     execute(drive, clock.now(), request, &mut pending.buf)
                 };
-                // A connection that vanished no longer wants its answer.
-                let _ = answer.send(Answer { pending, result });
+                outbox.deliver(Answer { pending, result, sent: 0 });
                 self.executed += 1;
                 if self.cut_after == Some(self.executed) {
                     if let Err(e) = self.cut(drive, clock.now()) {
@@ -672,9 +698,9 @@ impl DeviceThread {
                     }
                 }
             }
-            Job::Refuse { refusal, pending, answer } => {
+            Job::Refuse { refusal, pending, outbox } => {
                 drive.count_refusal();
-                let _ = answer.send(Answer { pending, result: Err(refusal) });
+                outbox.deliver(Answer { pending, result: Err(refusal), sent: 0 });
             }
             Job::Stats(tx) => {
                 let _ = tx.send(drive.stats(clock.now()));
@@ -703,7 +729,7 @@ impl DeviceThread {
 /// test). Returns a one-line summary of how it ended.
 pub fn serve_stream(server: &Server, reader: impl Read, writer: impl Write + Send + 'static) -> String {
     let id = server.shared.next_connection.fetch_add(1, Ordering::SeqCst);
-    serve(&server.shared, id, "stream", reader, writer, None, &|| ())
+    serve(&server.shared, id, "stream", reader, writer, None, None, &|| ())
 }
 
 /// Buffers a connection keeps for its next requests, in bytes: enough for a client's usual
@@ -743,7 +769,7 @@ impl BufferPool {
 /// was idle). Replies leave in the order of the requests: every request, refused or not,
 /// passes the device thread's single queue and comes back on one channel.
 struct Replies {
-    answers: mpsc::Sender<Answer>,
+    outbox: Arc<Outbox>,
     pool: Arc<Mutex<BufferPool>>,
     queued: Arc<Mutex<Queued>>,
     /// Set when a reply could not be written: the connection stops reading.
@@ -751,19 +777,98 @@ struct Replies {
     thread: JoinHandle<io::Result<()>>,
 }
 
+/// Where the device thread puts a connection's answers.
+struct Outbox {
+    answers: mpsc::Sender<Answer>,
+    pool: Arc<Mutex<BufferPool>>,
+    queued: Arc<Mutex<Queued>>,
+    direct: Option<Arc<DirectReplies>>,
+}
+
+/// Short replies written by the device thread itself (`--pace none`, sockets): a WRITE, TRIM
+/// or FLUSH acknowledgement is 16 bytes, and handing it to the reply writer cost two thread
+/// wake-ups per request (issue 15). Only when nothing is ahead of it (so replies keep the
+/// requests' order) and only as a non-blocking send: a client that does not read its replies
+/// never stalls the device thread; what does not fit goes to the reply writer.
+struct DirectReplies {
+    socket: StreamRef,
+    /// Held while either thread writes to the socket.
+    writing: Mutex<()>,
+    /// Answers handed to the reply writer and not yet on the socket.
+    backlog: AtomicU64,
+    structured: bool,
+}
+
+impl Outbox {
+    /// Called by the device thread with each answer of this connection, in request order.
+    fn deliver(&self, mut answer: Answer) {
+        if let Some(d) = &self.direct {
+            let short = matches!(answer.result, Ok(_))
+                && !matches!(answer.pending.header.command, CMD_READ | CMD_BLOCK_STATUS);
+            if short && d.backlog.load(Ordering::SeqCst) == 0 {
+                if let Ok(_writing) = d.writing.try_lock() {
+                    // Checked again under the lock: the reply writer empties the backlog
+                    // while holding it.
+                    if d.backlog.load(Ordering::SeqCst) == 0 {
+                        let header = answer.pending.header;
+                        let buf = &mut answer.pending.buf;
+                        buf.clear();
+                        reply::header(d.structured, false, header.handle, header.offset, Ok(0), buf);
+                        let sent = d.socket.send_nonblocking(buf);
+                        if sent == buf.len() {
+                            if let Some(id) = answer.pending.queued {
+                                self.queued.lock().expect("queued lock").ranges.remove(&id);
+                            }
+                            let Pending { buf, charge, .. } = answer.pending;
+                            drop(charge);
+                            BufferPool::give(&self.pool, buf);
+                            return;
+                        }
+                        // The rest (all of it if nothing went) follows through the reply
+                        // writer, before anything else can be written.
+                        buf.resize(DATA_AT.max(buf.len()), 0);
+                        answer.sent = sent;
+                        d.backlog.fetch_add(1, Ordering::SeqCst);
+                        // A connection that vanished no longer wants its answer.
+                        let _ = self.answers.send(answer);
+                        return;
+                    }
+                }
+            }
+            d.backlog.fetch_add(1, Ordering::SeqCst);
+        }
+        let _ = self.answers.send(answer);
+    }
+}
+
 impl Replies {
-    fn start<W: Write + Send + 'static>(writer: W, shared: &Shared, structured: bool) -> io::Result<Replies> {
+    fn start<W: Write + Send + 'static>(
+        writer: W,
+        shared: &Shared,
+        structured: bool,
+        socket: Option<StreamRef>,
+    ) -> io::Result<Replies> {
         let (answers, rx) = mpsc::channel::<Answer>();
         let pool = Arc::new(Mutex::new(BufferPool::default()));
         let queued = Arc::new(Mutex::new(Queued::default()));
         let failed = Arc::new(AtomicBool::new(false));
         let paced = shared.pace == Pace::Real && matches!(*shared.clock, Clock::Wall(_));
+        let direct = socket.filter(|_| !paced).map(|socket| {
+            Arc::new(DirectReplies {
+                socket,
+                writing: Mutex::new(()),
+                backlog: AtomicU64::new(0),
+                structured,
+            })
+        });
+        let outbox = Arc::new(Outbox { answers, pool: pool.clone(), queued: queued.clone(), direct });
         let writer_state = ReplyWriter {
             structured,
             paced,
             clock: shared.clock.clone(),
             pool: pool.clone(),
             queued: queued.clone(),
+            direct: outbox.direct.clone(),
         };
         let flag = failed.clone();
         let thread = std::thread::Builder::new().name("nbd-replies".into()).spawn(move || {
@@ -773,12 +878,12 @@ impl Replies {
             }
             written
         })?;
-        Ok(Replies { answers, pool, queued, failed, thread })
+        Ok(Replies { outbox, pool, queued, failed, thread })
     }
 
     /// Sends everything still to come (the device thread answers what it was given) and stops.
     fn finish(self) -> io::Result<()> {
-        drop(self.answers);
+        drop(self.outbox);
         self.thread.join().unwrap_or_else(|_| Err(io::Error::other("reply writer panicked")))
     }
 }
@@ -790,6 +895,8 @@ struct ReplyWriter {
     clock: Arc<Clock>,
     pool: Arc<Mutex<BufferPool>>,
     queued: Arc<Mutex<Queued>>,
+    /// Shared with the device thread, which writes short replies itself when it can.
+    direct: Option<Arc<DirectReplies>>,
 }
 
 impl ReplyWriter {
@@ -839,7 +946,18 @@ impl ReplyWriter {
     /// Writes one reply; its charge is released and its buffer goes back to the pool.
     fn send(&self, w: &mut impl Write, answer: Answer, bytes: std::ops::Range<usize>) -> io::Result<()> {
         let Pending { buf, charge, .. } = answer.pending;
-        w.write_all(&buf[bytes])?;
+        let bytes = &buf[bytes.start + answer.sent..bytes.end];
+        match &self.direct {
+            Some(d) => {
+                // On the socket before the backlog shrinks, so the device thread writes
+                // nothing ahead of it.
+                let _writing = d.writing.lock().expect("writing lock");
+                let written = w.write_all(bytes).and_then(|()| w.flush());
+                d.backlog.fetch_sub(1, Ordering::SeqCst);
+                written?;
+            }
+            None => w.write_all(bytes)?,
+        }
         drop(charge);
         BufferPool::give(&self.pool, buf);
         Ok(())
@@ -1005,6 +1123,7 @@ fn serve(
     mut reader: impl Read,
     mut writer: impl Write + Send + 'static,
     payload_wait: Option<&PayloadWait>,
+    socket: Option<StreamRef>,
     in_transmission: &dyn Fn(),
 ) -> String {
     let negotiation = match handshake(shared, id, peer, &mut reader, &mut writer) {
@@ -1038,7 +1157,7 @@ fn serve(
         structured_replies: negotiation.structured_replies(),
         block_status: negotiation.block_status(),
     };
-    let replies = match Replies::start(writer, shared, limits.structured_replies) {
+    let replies = match Replies::start(writer, shared, limits.structured_replies, socket) {
         Ok(r) => r,
         Err(e) => {
             shared.count(|c| c.disconnects_abrupt += 1);
@@ -1300,9 +1419,7 @@ fn transmission_loop(
         };
         let pending = Pending { header, buf, charge, queued };
         let job = match checked {
-            Ok(request) => {
-                Job::Execute { request, pending, epoch, in_place, answer: replies.answers.clone() }
-            }
+            Ok(request) => Job::Execute { request, pending, epoch, in_place, outbox: replies.outbox.clone() },
             Err(refusal) => {
                 refusals += 1;
                 if refusals <= REFUSALS_LOGGED_MAX {
@@ -1318,7 +1435,7 @@ fn transmission_loop(
                         ),
                     );
                 }
-                Job::Refuse { refusal, pending, answer: replies.answers.clone() }
+                Job::Refuse { refusal, pending, outbox: replies.outbox.clone() }
             }
         };
         if !shared.send(job) {
