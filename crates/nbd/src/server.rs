@@ -1,10 +1,25 @@
 //! The NBD server: listeners, one thread per connection, the wall clock, pacing and logs. The
 //! only part of trimlab-nbd that does I/O or reads a clock.
 //!
-//! Threads. The device model is single-threaded (its TRIM engine is not `Send`), so one device
-//! thread builds and owns the [`Drive`]; connection threads parse requests and hand each one,
-//! with its buffer, to the device thread over a channel, in arrival order. Several connections
-//! therefore share one device, and a command is applied whole before the next one starts.
+//! Threads. The device model is single-threaded (its FTL is not `Send`), so one device thread
+//! builds and owns the [`Drive`]; each connection has a reader thread that parses requests and
+//! hands each one, with its buffer, to the device thread over a channel, in arrival order, and
+//! a reply-writer thread. Several connections therefore share one device, and a command is
+//! applied whole before the next one starts. The reader does not wait for the device: it goes
+//! on reading while earlier requests run (clients such as nbdcopy keep many in flight), bounded
+//! by the in-flight budgets below. Replies leave in request order.
+//!
+//! Speed (issue 15). An overwrite of data the store holds is received straight into the
+//! store's memory instead of a buffer the device thread copies (`store::InPlace`), once its
+//! whole payload is queued on the socket and no earlier request of the same connection still
+//! uses the range; the device thread then applies it to the model as any WRITE. A short reply
+//! (WRITE, TRIM, FLUSH acknowledgement) with nothing ahead of it is sent by the device thread
+//! itself with a non-blocking send. Neither changes what reaches the model or in which order.
+//!
+//! Determinism. The model sees one sequence of commands: with one connection, its requests in
+//! order; with several, each connection's requests in order, interleaved as they reach the
+//! device thread (wall-clock dependent, as are the arrivals of `Clock::Wall`). With
+//! `Clock::Step` and one connection, a session gives byte-identical replies and metrics.
 //!
 //! Time. A request's simulated arrival is the wall-clock time since the server started, read by
 //! the device thread when it takes the request (so arrivals never go backwards). The gaps between requests are therefore the host's real idle time, and they

@@ -4,9 +4,10 @@
 //!
 //! Why a memfd for the in-memory store: TRIM and WRITE_ZEROES punch holes in it
 //! (`fallocate(PUNCH_HOLE)`), which hands the pages back to the kernel at once, and a full
-//! memory is an `ENOSPC` from `pwrite` instead of an allocation failure that aborts the process
-//! (issue 13). Its pages are shared memory, not heap: they do not show in the server's RSS but in
-//! the memfd's allocated blocks, which [`Store::resident_bytes`] reports.
+//! memory is an `ENOSPC` instead of an allocation failure that aborts the process (issue 13).
+//! Its pages are shared memory, not heap: they show in the server's RSS only as `RssShmem`
+//! (once written through the mapping below), and exactly in the memfd's allocated blocks,
+//! which [`Store::resident_bytes`] reports.
 //!
 //! Why the memfd is also mapped (issue 15): a `pwrite` to shmem costs a lock, a dirty mark and
 //! an LRU move per 4 KiB page, which made the store most of the device thread's time under
