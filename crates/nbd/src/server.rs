@@ -233,6 +233,14 @@ impl StreamRef {
         sent.max(0) as usize
     }
 
+    /// Writes all of `bytes` (blocking, within the socket's write timeout).
+    fn write_all(&self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            StreamRef::Tcp(s) => (&*s).write_all(bytes),
+            StreamRef::Unix(s) => (&*s).write_all(bytes),
+        }
+    }
+
     fn try_clone(&self) -> io::Result<StreamRef> {
         Ok(match self {
             StreamRef::Tcp(s) => StreamRef::Tcp(s.try_clone()?),
@@ -266,6 +274,9 @@ pub struct ConnectionCounters {
     pub writes_in_place: u64,
     #[serde(skip)]
     pub replies_from_device: u64,
+    /// Overwrites received in place and acknowledged by the reader at once.
+    #[serde(skip)]
+    pub writes_acknowledged_on_receipt: u64,
 }
 
 /// A request on its way: what its reply needs, its buffer (WRITE data in, READ data out) and
@@ -311,6 +322,8 @@ enum Job {
         epoch: u64,
         /// A WRITE whose bytes are already in the store (received in place).
         in_place: bool,
+        /// Its reply was sent already (see [`Outbox::acknowledge_on_receipt`]).
+        acked: bool,
         outbox: Arc<Outbox>,
     },
     /// A request refused before the device: counted there, and passed on to the reply writer
@@ -358,6 +371,7 @@ struct Shared {
     in_place: Option<InPlace>,
     writes_in_place: AtomicU64,
     replies_from_device: Arc<AtomicU64>,
+    writes_acknowledged_on_receipt: Arc<AtomicU64>,
 }
 
 impl Shared {
@@ -402,6 +416,7 @@ impl ServerHandle {
         c.inflight_bytes_peak = self.shared.inflight_total.peak.load(Ordering::Relaxed);
         c.writes_in_place = self.shared.writes_in_place.load(Ordering::Relaxed);
         c.replies_from_device = self.shared.replies_from_device.load(Ordering::Relaxed);
+        c.writes_acknowledged_on_receipt = self.shared.writes_acknowledged_on_receipt.load(Ordering::Relaxed);
         c
     }
 
@@ -524,6 +539,7 @@ impl Server {
                 in_place,
                 writes_in_place: AtomicU64::new(0),
                 replies_from_device: Arc::new(AtomicU64::new(0)),
+                writes_acknowledged_on_receipt: Arc::new(AtomicU64::new(0)),
             }),
         })
     }
@@ -704,7 +720,7 @@ impl DeviceThread {
     /// Serves one job; true after `Finish`.
     fn serve(&mut self, drive: &mut Drive, clock: &Clock, job: Job) -> bool {
         match job {
-            Job::Execute { request, mut pending, epoch, in_place, outbox } => {
+            Job::Execute { request, mut pending, epoch, in_place, acked, outbox } => {
                 let result = if epoch != self.epoch.load(Ordering::SeqCst) {
                     Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"))
                 } else if in_place {
@@ -718,7 +734,19 @@ impl DeviceThread {
                 } else {
                     execute(drive, clock.now(), request, &mut pending.buf)
                 };
-                outbox.deliver(Answer { pending, result, sent: 0 });
+                if acked {
+                    if let Err(refusal) = &result {
+                        // Only a trimlab bug or a power cut without --power-loss gets here.
+                        eprintln!(
+                            "trimlab serve: a WRITE acknowledged on receipt failed afterwards: {} {}",
+                            errno_name(refusal.errno),
+                            refusal.message
+                        );
+                    }
+                    outbox.release(pending);
+                } else {
+                    outbox.deliver(Answer { pending, result, sent: 0 });
+                }
                 self.executed += 1;
                 if self.cut_after == Some(self.executed) {
                     if let Err(e) = self.cut(drive, clock.now()) {
@@ -824,11 +852,53 @@ struct DirectReplies {
     writing: Mutex<()>,
     /// Answers handed to the reply writer and not yet on the socket.
     backlog: AtomicU64,
+    /// Requests given to the device thread whose replies are not on the socket yet.
+    unreplied: AtomicU64,
+    acked_count: Arc<AtomicU64>,
     structured: bool,
     sent_count: Arc<AtomicU64>,
 }
 
 impl Outbox {
+    /// The request is done with: its range, its charge and its buffer go.
+    fn release(&self, pending: Pending) {
+        if let Some(id) = pending.queued {
+            self.queued.lock().expect("queued lock").ranges.remove(&id);
+        }
+        let Pending { buf, charge, .. } = pending;
+        drop(charge);
+        BufferPool::give(&self.pool, buf);
+    }
+
+    /// A request is about to go to the device thread, its reply to follow.
+    fn expect_reply(&self) {
+        if let Some(d) = &self.direct {
+            d.unreplied.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The way to acknowledge an overwrite received in place at once, from the connection's
+    /// reader: the socket's write lock, if every earlier reply of the connection is out (so
+    /// replies keep the requests' order). The caller queues the job, then sends the reply
+    /// ([`Outbox::acknowledge`]) while holding it: a FLUSH the client sends after seeing that
+    /// reply, on any connection, then reaches the device thread after the WRITE and covers it.
+    /// The bytes are in the store already; only the model's accounting follows, and a model
+    /// that refused a valid WRITE would be a trimlab bug.
+    fn acknowledgement_gate(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
+        let d = self.direct.as_ref()?;
+        let writing = d.writing.lock().expect("writing lock");
+        (d.unreplied.load(Ordering::SeqCst) == 0).then_some(writing)
+    }
+
+    fn acknowledge(&self, header: &RequestHeader) -> io::Result<()> {
+        let d = self.direct.as_ref().expect("acknowledge: only after acknowledgement_gate");
+        let mut reply_bytes = Vec::with_capacity(DATA_AT);
+        reply::header(d.structured, false, header.handle, header.offset, Ok(0), &mut reply_bytes);
+        d.socket.write_all(&reply_bytes)?;
+        d.acked_count.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Called by the device thread with each answer of this connection, in request order.
     fn deliver(&self, mut answer: Answer) {
         if let Some(d) = &self.direct {
@@ -846,12 +916,8 @@ impl Outbox {
                         let sent = d.socket.send_nonblocking(buf);
                         if sent == buf.len() {
                             d.sent_count.fetch_add(1, Ordering::Relaxed);
-                            if let Some(id) = answer.pending.queued {
-                                self.queued.lock().expect("queued lock").ranges.remove(&id);
-                            }
-                            let Pending { buf, charge, .. } = answer.pending;
-                            drop(charge);
-                            BufferPool::give(&self.pool, buf);
+                            d.unreplied.fetch_sub(1, Ordering::SeqCst);
+                            self.release(answer.pending);
                             return;
                         }
                         // The rest (all of it if nothing went) follows through the reply
@@ -888,6 +954,8 @@ impl Replies {
                 socket,
                 writing: Mutex::new(()),
                 backlog: AtomicU64::new(0),
+                unreplied: AtomicU64::new(0),
+                acked_count: shared.writes_acknowledged_on_receipt.clone(),
                 structured,
                 sent_count: shared.replies_from_device.clone(),
             })
@@ -985,6 +1053,7 @@ impl ReplyWriter {
                 let _writing = d.writing.lock().expect("writing lock");
                 let written = w.write_all(bytes).and_then(|()| w.flush());
                 d.backlog.fetch_sub(1, Ordering::SeqCst);
+                d.unreplied.fetch_sub(1, Ordering::SeqCst);
                 written?;
             }
             None => w.write_all(bytes)?,
@@ -1450,8 +1519,17 @@ fn transmission_loop(
             _ => None,
         };
         let pending = Pending { header, buf, charge, queued };
+        let fua = matches!(checked, Ok(Request::Write { fua: true, .. }));
+        // FUA waits for the model's FLUSH, so only plain overwrites are acknowledged at once.
+        let gate = if in_place && !fua { replies.outbox.acknowledgement_gate() } else { None };
+        let acked = gate.is_some();
+        if !acked {
+            replies.outbox.expect_reply();
+        }
         let job = match checked {
-            Ok(request) => Job::Execute { request, pending, epoch, in_place, outbox: replies.outbox.clone() },
+            Ok(request) => {
+                Job::Execute { request, pending, epoch, in_place, acked, outbox: replies.outbox.clone() }
+            }
             Err(refusal) => {
                 refusals += 1;
                 if refusals <= REFUSALS_LOGGED_MAX {
@@ -1472,6 +1550,14 @@ fn transmission_loop(
         };
         if !shared.send(job) {
             return (summary(requests, refusals, "device thread stopped"), false);
+        }
+        if let Some(_writing) = gate {
+            if let Err(e) = replies.outbox.acknowledge(&header) {
+                return (
+                    summary(requests, refusals, &format!("client vanished before its reply ({e})")),
+                    false,
+                );
+            }
         }
     }
 }
