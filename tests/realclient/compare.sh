@@ -35,13 +35,19 @@ nbdkit -f -i 127.0.0.1 -p 10912 memory size=1G &
 PIDS+=($!); NP=$!
 wait_port 10911; wait_port 10912
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-copy() { local t0 t1; t0=$(now); nbdcopy "$W/1g.bin" "nbd://127.0.0.1:$1"; t1=$(now); python3 -c "print($t1-$t0)"; }
+# CPU seconds (user + system) a server process has used: less sensitive to the machine's
+# load than wall time, so each round prints both.
+TICK=$(getconf CLK_TCK)
+cpu() { awk -v t="$TICK" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
+# copy PORT PID: the wall seconds of one nbdcopy and the server's CPU seconds for it.
+copy() { local t0 t1 c0 c1; c0=$(cpu "$2"); t0=$(now); nbdcopy "$W/1g.bin" "nbd://127.0.0.1:$1"; t1=$(now); c1=$(cpu "$2"); python3 -c "print($t1-$t0, round($c1-$c0, 2))"; }
 RATIOS=()
 for round in $(seq "$ROUNDS"); do
-  if [ $((round % 2)) = 1 ]; then a=$(copy 10911); b=$(copy 10912); first=trimlab; else b=$(copy 10912); a=$(copy 10911); first=nbdkit; fi
+  if [ $((round % 2)) = 1 ]; then A=$(copy 10911 "$TP"); B=$(copy 10912 "$NP"); first=trimlab; else B=$(copy 10912 "$NP"); A=$(copy 10911 "$TP"); first=nbdkit; fi
+  read -r a ac <<< "$A"; read -r b bc <<< "$B"
   r=$(python3 -c "print(f'{$b/$a:.2f}')")
   [ "$round" -gt 1 ] && RATIOS+=("$r")
-  echo "round $round ($first first): trimlab $(rate "$a") MB/s ($a s), nbdkit memory $(rate "$b") MB/s ($b s), ratio $r"
+  echo "round $round ($first first): trimlab $(rate "$a") MB/s ($a s, server CPU $ac s), nbdkit memory $(rate "$b") MB/s ($b s, server CPU $bc s), ratio $r"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ ${#RATIOS[@]} -gt 0 ] && python3 -c "import sys; r=[float(x) for x in sys.argv[1:]]; print(f'trimlab / nbdkit memory, overwrite rounds: {min(r):.2f}-{max(r):.2f}x (median {sorted(r)[len(r)//2]:.2f}x)')" "${RATIOS[@]}"

@@ -655,9 +655,9 @@ impl Server {
         };
         let control = stream.try_clone()?;
         let socket = stream.try_clone()?;
-        let payload_wait: Box<PayloadWait> = match stream.try_clone()? {
-            StreamRef::Tcp(s) => Box::new(move |bytes| wait_for_payload(&s, bytes, true)),
-            StreamRef::Unix(s) => Box::new(move |bytes| wait_for_payload(&s, bytes, false)),
+        let payload_queued: Box<PayloadQueued> = match stream.try_clone()? {
+            StreamRef::Tcp(s) => Box::new(move |bytes| payload_queued(&s, bytes)),
+            StreamRef::Unix(s) => Box::new(move |bytes| payload_queued(&s, bytes)),
         };
         control.set_read_timeout(Some(self.shared.handshake_timeout));
         // A client that stops reading replies must not pin the thread forever.
@@ -680,7 +680,7 @@ impl Server {
                 &peer,
                 reader,
                 writer,
-                Some(&*payload_wait),
+                Some(&*payload_queued),
                 Some(socket),
                 &in_transmission,
             );
@@ -1167,52 +1167,19 @@ fn drain(r: &mut impl Read, mut bytes: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// Waits until a WRITE payload of so many bytes is queued whole on the connection's socket;
-/// false if it is not (the client went away, or the socket cannot tell).
-type PayloadWait = dyn Fn(u64) -> bool + Send;
+/// Whether a WRITE payload of so many bytes is already queued whole on the connection's
+/// socket (`FIONREAD`); false when the socket cannot tell.
+type PayloadQueued = dyn Fn(u64) -> bool + Send;
 
-/// Payloads longer than this are not waited for: the socket's receive buffer may not grow to
-/// hold them (Linux caps `SO_RCVLOWAT` at half of `tcp_rmem`'s maximum, 3 MiB by default).
-const PAYLOAD_WAIT_MAX_BYTES: u64 = 1 << 20;
-
-/// `SO_RCVLOWAT` makes `poll` report a TCP socket readable only once `bytes` are queued (or at
-/// end of stream), so the payload can then be received in one piece, in place. The mark goes
-/// back to 1 at once: Linux does not wake a blocked `recv` of fewer bytes (the next request
-/// header) until the mark is reached. On a Unix socket `poll` ignores the mark, so only what
-/// is queued already counts.
-fn wait_for_payload(socket: &impl std::os::fd::AsRawFd, bytes: u64, tcp: bool) -> bool {
-    let fd = socket.as_raw_fd();
-    let set_lowat = |value: libc::c_int| {
-        // SAFETY: a valid socket and an int option of the right size.
-        unsafe {
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_RCVLOWAT,
-                (&value as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            ) == 0
-        }
-    };
-    let queued = || {
-        let mut queued: libc::c_int = 0;
-        // SAFETY: FIONREAD writes one int.
-        let asked = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut queued as *mut libc::c_int) };
-        asked == 0 && queued as u64 >= bytes
-    };
-    // A client far ahead of the server (nbdcopy's deep queue) has sent it already.
-    if queued() {
-        return true;
-    }
-    if tcp && bytes <= PAYLOAD_WAIT_MAX_BYTES && set_lowat(bytes as libc::c_int) {
-        let mut poll = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd. Interrupted or failed: fall through to what is queued.
-        unsafe { libc::poll(&mut poll, 1, -1) };
-        if !set_lowat(1) {
-            return false;
-        }
-    }
-    queued()
+/// Not waited for: a client far ahead of the server (nbdcopy's deep queue) has sent its
+/// payloads already, and a client that sends one request at a time is served through a
+/// buffer as before. (Waiting with `SO_RCVLOWAT` and `poll` was tried: Linux then holds back
+/// the wake-up of the next header's `recv`, and it made no measurable difference.)
+fn payload_queued(socket: &impl std::os::fd::AsRawFd, bytes: u64) -> bool {
+    let mut queued: libc::c_int = 0;
+    // SAFETY: a valid socket; FIONREAD writes one int.
+    let asked = unsafe { libc::ioctl(socket.as_raw_fd(), libc::FIONREAD, &mut queued as *mut libc::c_int) };
+    asked == 0 && queued as u64 >= bytes
 }
 
 /// `in_transmission` runs once the handshake succeeded (it lifts the handshake timeout).
@@ -1222,7 +1189,7 @@ fn serve(
     peer: &str,
     mut reader: impl Read,
     mut writer: impl Write + Send + 'static,
-    payload_wait: Option<&PayloadWait>,
+    payload_queued: Option<&PayloadQueued>,
     socket: Option<StreamRef>,
     in_transmission: &dyn Fn(),
 ) -> String {
@@ -1264,7 +1231,7 @@ fn serve(
             return format!("closed: no thread for its replies ({e})");
         }
     };
-    let (summary, clean) = transmission(shared, id, peer, &mut reader, payload_wait, &replies, &limits);
+    let (summary, clean) = transmission(shared, id, peer, &mut reader, payload_queued, &replies, &limits);
     let flushed = replies.finish();
     shared.count(|c| if clean { c.disconnects_clean += 1 } else { c.disconnects_abrupt += 1 });
     match flushed {
@@ -1365,13 +1332,13 @@ fn transmission(
     id: u64,
     peer: &str,
     reader: &mut impl Read,
-    payload_wait: Option<&PayloadWait>,
+    payload_queued: Option<&PayloadQueued>,
     replies: &Replies,
     limits: &Limits,
 ) -> (String, bool) {
     let budget = Arc::new(Budget::new(shared.inflight_per_connection_bytes));
     let (summary, clean) =
-        transmission_loop(shared, id, peer, reader, payload_wait, replies, limits, &budget);
+        transmission_loop(shared, id, peer, reader, payload_queued, replies, limits, &budget);
     let peak = budget.peak.load(Ordering::Relaxed);
     shared.count(|c| c.inflight_bytes_peak_connection = c.inflight_bytes_peak_connection.max(peak));
     (summary, clean)
@@ -1383,7 +1350,7 @@ fn transmission_loop(
     id: u64,
     peer: &str,
     reader: &mut impl Read,
-    payload_wait: Option<&PayloadWait>,
+    payload_queued: Option<&PayloadQueued>,
     replies: &Replies,
     limits: &Limits,
     budget: &Arc<Budget>,
@@ -1435,8 +1402,8 @@ fn transmission_loop(
             Charge { bytes: data_bytes, connection: budget.clone(), total: shared.inflight_total.clone() };
         let mut buf = BufferPool::take(&replies.pool);
         let payload = header.payload_bytes() as usize;
-        let in_place = match (&checked, &shared.in_place, payload_wait) {
-            (Ok(Request::Write { offset, length, .. }), Some(store), Some(payload_wait)) => {
+        let in_place = match (&checked, &shared.in_place, payload_queued) {
+            (Ok(Request::Write { offset, length, .. }), Some(store), Some(payload_queued)) => {
                 let length = *length as u64;
                 !shared.shutting_down.load(Ordering::SeqCst)
                     && shared.power_epoch.load(Ordering::SeqCst) == epoch
@@ -1445,7 +1412,7 @@ fn transmission_loop(
                     // The whole payload is queued on the socket before any of it is taken, so
                     // the receive cannot stop halfway with a vanished client and leave half a
                     // write in the store.
-                    && payload_wait(length)
+                    && payload_queued(length)
             }
             _ => false,
         };
