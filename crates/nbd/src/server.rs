@@ -902,7 +902,7 @@ impl Outbox {
     /// Called by the device thread with each answer of this connection, in request order.
     fn deliver(&self, mut answer: Answer) {
         if let Some(d) = &self.direct {
-            let short = matches!(answer.result, Ok(_))
+            let short = answer.result.is_ok()
                 && !matches!(answer.pending.header.command, CMD_READ | CMD_BLOCK_STATUS);
             if short && d.backlog.load(Ordering::SeqCst) == 0 {
                 if let Ok(_writing) = d.writing.try_lock() {
@@ -1183,6 +1183,8 @@ fn payload_queued(socket: &impl std::os::fd::AsRawFd, bytes: u64) -> bool {
 }
 
 /// `in_transmission` runs once the handshake succeeded (it lifts the handshake timeout).
+/// `payload_queued` and `socket` are there for sockets (not for in-memory streams).
+#[allow(clippy::too_many_arguments)]
 fn serve(
     shared: &Shared,
     id: u64,
