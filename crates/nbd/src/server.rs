@@ -1471,13 +1471,14 @@ fn transmission_loop(
         if let Ok(Request::Disconnect) = checked {
             return (summary(requests, refusals, "clean disconnect (NBD_CMD_DISC)"), true);
         }
-        // A WRITE received in place was accepted before either check (its bytes are in).
-        if in_place {
-        } else if shared.shutting_down.load(Ordering::SeqCst) {
-            checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
-        } else if checked.is_ok() && shared.power_epoch.load(Ordering::SeqCst) != epoch {
-            shared.count(|c| c.refused_after_power_cut += 1);
-            checked = Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"));
+        // A WRITE received in place passed both checks before its bytes went in.
+        if !in_place {
+            if shared.shutting_down.load(Ordering::SeqCst) {
+                checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
+            } else if checked.is_ok() && shared.power_epoch.load(Ordering::SeqCst) != epoch {
+                shared.count(|c| c.refused_after_power_cut += 1);
+                checked = Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"));
+            }
         }
         // Where payloads may go in place, the range of every request the device will run is
         // kept until its answer (see `Queued`).
