@@ -538,3 +538,128 @@ fn power_cut_after_n_commands_and_a_read_only_export() {
     assert_eq!(c.request(CMD_READ, 0, 0, 4096, &[]).unwrap(), (0, vec![0u8; 4096]));
     srv.stop();
 }
+
+/// One client session as bytes: the handshake, a synchronous fill, then a pipelined burst of
+/// overwrites, reads, TRIMs, zero pages, FLUSH and FUA, then DISC.
+fn fast_path_session() -> (Vec<u8>, Vec<u8>) {
+    let mut hello = FLAG_C_FIXED_NEWSTYLE.to_be_bytes().to_vec();
+    hello.extend_from_slice(&option_bytes(OPT_GO, &go_payload("", &[])));
+    let mut burst = Vec::new();
+    let mut handle = 100;
+    let mut push = |burst: &mut Vec<u8>, command: u16, flags: u16, offset: u64, data: &[u8], length: u32| {
+        handle += 1;
+        burst.extend_from_slice(&request_bytes(command, flags, handle, offset, length));
+        burst.extend_from_slice(data);
+    };
+    for i in 0..8u64 {
+        let data = pattern(i as u8, 256 << 10);
+        push(&mut burst, CMD_WRITE, 0, i * (256 << 10), &data, 256 << 10);
+        push(&mut burst, CMD_READ, 0, i * (256 << 10), &[], 256 << 10);
+    }
+    // An overwrite with a whole page of zeros in it (it becomes a hole), a TRIM followed at
+    // once by a WRITE of the same range (the WRITE must land after it), FUA, FLUSH.
+    let mut zeros = pattern(40, 64 << 10);
+    zeros[16384..32768].fill(0);
+    push(&mut burst, CMD_WRITE, 0, 0, &zeros, 64 << 10);
+    push(&mut burst, CMD_TRIM, 0, 256 << 10, &[], 128 << 10);
+    push(&mut burst, CMD_WRITE, CMD_FLAG_FUA, 256 << 10, &pattern(41, 64 << 10), 64 << 10);
+    push(&mut burst, CMD_READ, 0, 0, &[], 1 << 20);
+    push(&mut burst, CMD_FLUSH, 0, 0, &[], 0);
+    for i in 0..8u64 {
+        push(&mut burst, CMD_WRITE, 0, i * (128 << 10), &pattern(50 + i as u8, 128 << 10), 128 << 10);
+    }
+    push(&mut burst, CMD_READ, 0, 0, &[], 2 << 20);
+    push(&mut burst, CMD_DISC, 0, 0, &[], 0);
+    (hello, burst)
+}
+
+#[test]
+fn receiving_in_place_and_replies_from_the_device_change_no_result() {
+    // Issue 15's fast paths (payloads received straight into the store, short replies sent by
+    // the device thread) against the plain path (an in-memory stream: buffered payloads,
+    // every reply through the reply writer), on the same stepping clock: the bytes the client
+    // gets and every metric must be identical.
+    let (hello, burst) = fast_path_session();
+    let fill = |c: &mut Client<TcpStream>| {
+        for i in 0..8u64 {
+            assert_eq!(
+                c.request(CMD_WRITE, 0, i * (256 << 10), 256 << 10, &pattern(90, 256 << 10)).unwrap().0,
+                0
+            );
+        }
+    };
+
+    let srv = Running::start_server(server(1 << 20, Clock::step(1_000), 4));
+    let mut c = Client::start(srv.connect(), FLAG_C_FIXED_NEWSTYLE).unwrap();
+    // The same handshake bytes as the stream session below, then the fill, then the burst.
+    c.s.write_all(&hello[4..]).unwrap();
+    let mut socket_bytes = Vec::new();
+    // Read the GO replies (the option's replies, up to the ACK).
+    let replies = {
+        let mut out = Vec::new();
+        loop {
+            let mut h = [0u8; 20];
+            c.s.read_exact(&mut h).unwrap();
+            let len = u32::from_be_bytes(h[16..20].try_into().unwrap()) as usize;
+            let mut d = vec![0u8; len];
+            c.s.read_exact(&mut d).unwrap();
+            out.extend_from_slice(&h);
+            out.extend_from_slice(&d);
+            if u32::from_be_bytes(h[12..16].try_into().unwrap()) == REP_ACK {
+                break out;
+            }
+        }
+    };
+    socket_bytes.extend_from_slice(&replies);
+    fill(&mut c);
+    let writer = {
+        let mut w = c.s.try_clone().unwrap();
+        let burst = burst.clone();
+        std::thread::spawn(move || w.write_all(&burst).unwrap())
+    };
+    c.s.read_to_end(&mut socket_bytes).unwrap();
+    writer.join().unwrap();
+    let counters = srv.handle.connections();
+    let fast = srv.stop();
+
+    // The plain path: the same session through an in-memory stream.
+    let plain_server = server(1 << 20, Clock::step(1_000), 4);
+    let mut input = hello.clone();
+    for i in 0..8u64 {
+        input.extend_from_slice(&request_bytes(CMD_WRITE, 0, i + 1, i * (256 << 10), 256 << 10));
+        input.extend_from_slice(&pattern(90, 256 << 10));
+    }
+    input.extend_from_slice(&burst);
+    let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+    struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    trimlab_nbd::server::serve_stream(&plain_server, std::io::Cursor::new(input), Shared(out.clone()));
+    plain_server.handle().shutdown();
+    let (plain, check) = plain_server.handle().finish().unwrap();
+    check.unwrap();
+    let stream_bytes = std::mem::take(&mut *out.lock().unwrap());
+    // The stream also holds the greeting and the fill's replies (16 bytes each).
+    let stream_after_greeting = &stream_bytes[18..];
+    let (go, rest) = stream_after_greeting.split_at(replies.len());
+    assert_eq!(go, &replies[..], "GO replies");
+    let rest = &rest[8 * 16..];
+    assert!(rest == &socket_bytes[replies.len()..], "the burst's replies differ");
+    assert_eq!(
+        serde_json::to_string(&fast).unwrap(),
+        serde_json::to_string(&plain).unwrap(),
+        "metrics differ between the fast paths and the plain path"
+    );
+    assert!(counters.writes_in_place > 0, "no payload went in place: {counters:?}");
+    assert!(
+        counters.replies_from_device + counters.writes_acknowledged_on_receipt > 0,
+        "every reply went through the reply writer: {counters:?}"
+    );
+}
