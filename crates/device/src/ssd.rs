@@ -52,7 +52,11 @@ pub struct Ssd {
 impl Ssd {
     pub fn new(config: SsdConfig) -> Self {
         let ftl = config.ftl.build(&config);
-        let buffer = WriteBuffer::new(config.write_buffer_pages as usize, config.geometry.plane_count());
+        // A flush programs one flash page on every plane (with multi-plane programs, one tPROG
+        // per die): whole flash pages, as the write buffer of a drive fills them.
+        let flush_batch_pages =
+            config.geometry.plane_count() * config.geometry.pages_per_flash_page() as usize;
+        let buffer = WriteBuffer::new(config.write_buffer_pages as usize, flush_batch_pages);
         let engine = config.trim_engine.build(
             config.trim_cost.clone(),
             &config.trim_delayed,
@@ -95,6 +99,7 @@ impl Ssd {
         self.config.logical_bytes()
     }
 
+    /// The mapping unit: what a logical page number addresses (not the flash page).
     pub fn page_bytes(&self) -> u64 {
         self.config.geometry.page_bytes as u64
     }
@@ -369,8 +374,15 @@ impl Ssd {
         let mut batch = std::mem::take(&mut self.scratch_batch);
         self.buffer.take_oldest(pages, &mut batch);
         self.ftl.warm(&mut batch.iter().map(|&(lpn, _)| lpn));
+        let mut done = now;
         for &(lpn, tag) in &batch {
-            let done = self.ftl.write(now, lpn, tag);
+            done = done.max(self.ftl.write(now, lpn, tag));
+        }
+        // The batch's full flash pages are programmed now, whatever planes the die still lacks;
+        // its slots free when the last program ends. A partly filled flash page (a short batch)
+        // stays in the controller's page buffer until more pages or a FLUSH fill it.
+        done = done.max(self.ftl.program_ready(now));
+        for _ in &batch {
             self.buffer.programmed(done);
         }
         // GC (and the TRIM work it forces first) waits for the whole batch: a deferred TRIM
@@ -438,7 +450,10 @@ impl Ssd {
         if dirty > 0 {
             self.flush_oldest(t0, dirty);
         }
-        self.buffer.drained_at(t0)
+        // Partly filled flash pages are padded and programmed: a FLUSH makes every write durable.
+        let synced = self.ftl.sync(t0);
+        self.run_gc(t0);
+        self.buffer.drained_at(t0).max(synced)
     }
 
     /// The full consistency check of FTL and TRIM engine.
@@ -524,7 +539,9 @@ impl Ssd {
         if dirty > 0 {
             self.flush_oldest(now, dirty);
         }
-        (dirty as u64, self.buffer.drained_at(now))
+        let synced = self.ftl.sync(now);
+        self.run_gc(now);
+        (dirty as u64, self.buffer.drained_at(now).max(synced))
     }
 
     /// The rows closed so far; call [`Ssd::finish_timeseries`] first to include the last one.
