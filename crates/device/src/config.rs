@@ -443,9 +443,8 @@ impl SsdConfig {
         };
         // A mapping page larger than the preset's flash page makes the flash page follow it, so
         // configs written before flash pages existed keep working.
-        geometry.flash_page_bytes = device
-            .flash_page_bytes
-            .unwrap_or(preset.geometry.flash_page_bytes.max(geometry.page_bytes));
+        geometry.flash_page_bytes =
+            device.flash_page_bytes.unwrap_or(preset.geometry.flash_page_bytes.max(geometry.page_bytes));
         geometry.validate().map_err(geometry_error)?;
         let page_bytes = geometry.page_bytes as u64;
 
@@ -958,6 +957,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!(own.trim_cost, TrimCostModel::default());
+    }
+
+    #[test]
+    fn flash_pages_come_from_the_preset_and_bad_combinations_name_their_key() {
+        let c = resolve(DeviceSection::default()).unwrap();
+        assert_eq!((c.geometry.page_bytes, c.geometry.flash_page_bytes), (4096, 16384));
+        assert!(c.multi_plane);
+        // A config written before flash pages existed keeps its meaning.
+        let old = resolve(DeviceSection {
+            page_bytes: Some(4096),
+            pages_per_block: Some(64),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!((old.geometry.pages_per_block, old.geometry.pages_per_flash_page()), (64, 4));
+        // A mapping page larger than the preset's flash page takes the flash page with it.
+        let big = resolve(DeviceSection { page_bytes: Some(65536), ..Default::default() }).unwrap();
+        assert_eq!(big.geometry.flash_page_bytes, 65536);
+        let e = resolve(DeviceSection { flash_page_bytes: Some(2048), ..Default::default() }).unwrap_err();
+        assert_eq!(e.key, "device.flash_page_bytes");
+        assert!(e.to_string().contains("multiple of device.page_bytes = 4096"), "{e}");
+        let e = resolve(DeviceSection { pages_per_block: Some(6), ..Default::default() }).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config: device.pages_per_block = 6 (must be a multiple of the 4 pages a flash page holds: a block is whole flash pages)"
+        );
+        let k9 =
+            resolve(DeviceSection { preset: Some("k9lag08u0m-4ch".into()), ..Default::default() }).unwrap();
+        assert_eq!(k9.geometry.pages_per_flash_page(), 1);
+        assert!(!k9.multi_plane);
     }
 
     #[test]

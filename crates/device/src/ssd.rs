@@ -32,6 +32,11 @@ pub struct Ssd {
     engine: Box<dyn TrimEngine + Send>,
     /// The controller firmware is one resource: TRIM processing delays the commands behind it.
     cpu_free: SimTime,
+    /// The host link in each direction (PCIe, SATA and UFS links are full duplex) is one
+    /// resource: write data crosses it in submission order, read data in the order reads
+    /// finish on flash (first reserved, first served), so the link caps bandwidth.
+    link_to_device_free: SimTime,
+    link_to_host_free: SimTime,
     outstanding: BinaryHeap<Reverse<SimTime>>,
     /// A non-queued TRIM holds the queue until it completes.
     blocked_until: SimTime,
@@ -68,6 +73,8 @@ impl Ssd {
             buffer,
             engine,
             cpu_free: SimTime::ZERO,
+            link_to_device_free: SimTime::ZERO,
+            link_to_host_free: SimTime::ZERO,
             outstanding: BinaryHeap::new(),
             blocked_until: SimTime::ZERO,
             commands_done_at: SimTime::ZERO,
@@ -317,13 +324,17 @@ impl Ssd {
                 out.push(tag);
             }
         }
-        done.after(self.host_transfer_ns(bytes))
+        let link = done.max(self.link_to_host_free);
+        self.link_to_host_free = link.after(self.host_transfer_ns(bytes));
+        self.link_to_host_free
     }
 
     fn write(&mut self, start: SimTime, offset: u64, bytes: u64, tag: u64) -> SimTime {
         self.host.write_commands += 1;
         let page = self.page_bytes();
-        let t0 = self.firmware(start, self.config.firmware_ns).after(self.host_transfer_ns(bytes));
+        let link = self.firmware(start, self.config.firmware_ns).max(self.link_to_device_free);
+        self.link_to_device_free = link.after(self.host_transfer_ns(bytes));
+        let t0 = self.link_to_device_free;
         let (first, end) = self.pages_of(offset, bytes);
         let mut done = t0;
         for (i, lpn) in (first..end).map(Lpn).enumerate() {

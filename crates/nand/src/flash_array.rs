@@ -159,7 +159,8 @@ impl FlashArray {
             now.max(self.die_free[die]).after(self.timing.read_ns)
         };
         let start = sensed.max(self.channel_free[channel]);
-        let done = start.after(self.timing.command_ns + pages as u64 * (self.unit_transfer_ns - self.timing.command_ns));
+        let done = start
+            .after(self.timing.command_ns + pages as u64 * (self.unit_transfer_ns - self.timing.command_ns));
         self.channel_free[channel] = done;
         // The die's page register holds the data until it has crossed the channel.
         self.counters.die_busy_ns += done.since(now.max(self.die_free[die]));
