@@ -484,6 +484,10 @@ impl Ssd {
             nand_pages_programmed: programmed,
             nand_pages_read: flash.pages_read - base.flash.pages_read,
             nand_blocks_erased: flash.blocks_erased - base.flash.blocks_erased,
+            nand_flash_pages_read: flash.flash_pages_read - base.flash.flash_pages_read,
+            nand_flash_pages_programmed: flash.flash_pages_programmed - base.flash.flash_pages_programmed,
+            nand_program_operations: flash.program_operations - base.flash.program_operations,
+            nand_pages_padded: self.ftl.stats().pages_padded - base.ftl.pages_padded,
             waf: if self.host.pages_written == 0 {
                 0.0
             } else {
