@@ -671,8 +671,10 @@ impl PageFtl {
 
     /// Copies `victim`'s valid pages into the plane's GC open block, erases it and frees it.
     /// Each victim flash page holding valid pages is read once (one tR, its valid pages cross
-    /// the channel); the copies fill the GC open flash page, which is programmed when full (one
-    /// plane: GC works plane by plane). A partly filled GC flash page stays in the controller
+    /// the channel); the copies fill the GC open flash page, which is programmed when full. GC
+    /// works plane by plane here; with multi-plane programs, each GC flash page is charged its
+    /// plane's share of one multi-plane tPROG, as when firmware collects across the planes of a
+    /// die (superblocks) and programs the copies together (an assumption). A partly filled GC flash page stays in the controller
     /// until the next GC fills it; the victim is erased at once (assumption: a controller would
     /// keep the victim until its copies are programmed; only the order of two operations on the
     /// die differs). Returns the pages copied and when the die is done.
@@ -725,7 +727,13 @@ impl PageFtl {
                 self.gc_page_ready[plane] = self.gc_page_ready[plane].max(read_done);
                 if (dst.0 + 1).is_multiple_of(units) {
                     // The erase below runs on the same die after this program: it is the end.
-                    self.flash.program_flash_pages(self.gc_page_ready[plane], &[Ppa(dst.0 + 1 - units)]);
+                    let first = Ppa(dst.0 + 1 - units);
+                    let ready = self.gc_page_ready[plane];
+                    if self.config.multi_plane {
+                        self.flash.program_flash_page_share(ready, first, self.geometry.planes_per_die);
+                    } else {
+                        self.flash.program_flash_pages(ready, &[first]);
+                    }
                     self.gc_page_ready[plane] = SimTime::ZERO;
                 }
                 copied += 1;

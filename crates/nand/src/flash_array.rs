@@ -174,6 +174,18 @@ impl FlashArray {
     /// block. The pages cross the channel one after the other, then the die programs them
     /// together (a multi-plane program when there are several). Returns when they are durable.
     pub fn program_flash_pages(&mut self, now: SimTime, firsts: &[Ppa]) -> SimTime {
+        self.program_flash_pages_for(now, firsts, self.timing.program_ns)
+    }
+
+    /// Programs one flash page as one plane's part of a multi-plane program over `planes`
+    /// planes: the die is busy for `program_ns / planes`. For GC, which the model runs plane by
+    /// plane where firmware collects whole superblocks and programs their copies multi-plane
+    /// (an assumption): a copied page costs what it would in such a program.
+    pub fn program_flash_page_share(&mut self, now: SimTime, first: Ppa, planes: u32) -> SimTime {
+        self.program_flash_pages_for(now, &[first], self.timing.program_ns / planes.max(1) as u64)
+    }
+
+    fn program_flash_pages_for(&mut self, now: SimTime, firsts: &[Ppa], program_ns: u64) -> SimTime {
         let units = self.geometry.pages_per_flash_page();
         let mut die_channel = None;
         for &first in firsts {
@@ -198,7 +210,7 @@ impl FlashArray {
         let start = now.max(self.die_free[die]).max(self.channel_free[channel]);
         let transferred = start.after(firsts.len() as u64 * self.flash_page_transfer_ns);
         self.channel_free[channel] = transferred;
-        let done = transferred.after(self.timing.program_ns);
+        let done = transferred.after(program_ns);
         self.counters.die_busy_ns += done.since(start);
         self.die_free[die] = done;
         self.register[die] = NO_PAGE;
