@@ -97,6 +97,8 @@ pub struct PageFtl {
     /// Per die: first slots of full host flash pages waiting for the die's other planes (a
     /// multi-plane program), at most one per plane.
     staged: Vec<Vec<Ppa>>,
+    /// Per plane: whether `staged` holds a flash page of it.
+    plane_staged: Vec<bool>,
     /// Per plane: when the data copied so far into the GC open flash page is in the controller.
     gc_page_ready: Vec<SimTime>,
     /// Valid slots of the victim flash page being copied (reused, no allocation per page).
@@ -140,6 +142,7 @@ impl PageFtl {
             filling_plane: None,
             units: geometry.pages_per_flash_page(),
             staged: vec![Vec::new(); geometry.die_count()],
+            plane_staged: vec![false; planes],
             gc_page_ready: vec![SimTime::ZERO; planes],
             scratch_slots: Vec::new(),
             tags: config.track_data.then(|| vec![0; geometry.physical_pages()]),
@@ -355,7 +358,8 @@ impl PageFtl {
         } else {
             Some(OpenBlock { block: open.block, next_page })
         };
-        if next_page.is_multiple_of(self.units) {
+        // Pages per flash page is a power of two: a mask, not a division, on the hot path.
+        if next_page & (self.units - 1) == 0 {
             self.filling_plane = None;
             self.host_flash_page_full(now, plane, Ppa(ppa.0 + 1 - self.units))
         } else {
@@ -376,9 +380,10 @@ impl PageFtl {
         // A plane that comes round again before its siblings filled (a sibling was skipped for
         // want of free blocks) programs what its die has first: flash pages of one plane are
         // programmed in order.
-        if self.staged[die].iter().any(|&p| self.geometry.plane_of(self.geometry.block_of(p)) == plane) {
+        if self.plane_staged[plane] {
             done = self.program_staged_die(now, die);
         }
+        self.plane_staged[plane] = true;
         self.staged[die].push(first);
         if self.staged[die].len() == self.geometry.planes_per_die as usize {
             done = done.max(self.program_staged_die(now, die));
@@ -393,6 +398,8 @@ impl PageFtl {
             return now;
         }
         let group = std::mem::take(&mut self.staged[die]);
+        let planes = self.geometry.planes_per_die as usize;
+        self.plane_staged[die * planes..(die + 1) * planes].fill(false);
         let done = self.flash.program_flash_pages(now, &group);
         self.staged[die] = group;
         self.staged[die].clear();
@@ -725,7 +732,7 @@ impl PageFtl {
                     tags[dst.index()] = tags[src.index()];
                 }
                 self.gc_page_ready[plane] = self.gc_page_ready[plane].max(read_done);
-                if (dst.0 + 1).is_multiple_of(units) {
+                if (dst.0 + 1) & (units - 1) == 0 {
                     // The erase below runs on the same die after this program: it is the end.
                     let first = Ppa(dst.0 + 1 - units);
                     let ready = self.gc_page_ready[plane];

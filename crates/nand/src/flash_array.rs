@@ -43,6 +43,9 @@ pub struct FlashArray {
     flash_page_transfer_ns: u64,
     /// tPROG's share for one page (mapping unit), for FTLs that program unit by unit.
     unit_program_ns: u64,
+    /// log2 of the pages per flash page (a power of two): shifts and masks, not divisions, on
+    /// the hot paths.
+    units_shift: u32,
     die_free: Vec<SimTime>,
     channel_free: Vec<SimTime>,
     /// The flash page each die's page register holds, with the instant the read that sensed it
@@ -67,6 +70,7 @@ impl FlashArray {
         let unit_transfer_ns = timing.transfer_ns(geometry.page_bytes);
         let flash_page_transfer_ns = timing.transfer_ns(geometry.flash_page_bytes);
         let unit_program_ns = timing.program_ns / geometry.pages_per_flash_page() as u64;
+        let units_shift = geometry.pages_per_flash_page().trailing_zeros();
         let die_of_block = (0..geometry.block_count())
             .map(|b| geometry.die_of_plane(geometry.plane_of(BlockId(b as u32))) as u32)
             .collect();
@@ -83,6 +87,7 @@ impl FlashArray {
             unit_transfer_ns,
             flash_page_transfer_ns,
             unit_program_ns,
+            units_shift,
             geometry,
             timing,
         }
@@ -150,7 +155,7 @@ impl FlashArray {
             "flash_array: read of unprogrammed page {ppa:?}"
         );
         let (die, channel) = self.die_and_channel(block);
-        let flash_page = self.geometry.flash_page_of(ppa);
+        let flash_page = ppa.0 >> self.units_shift;
         let sensed = if self.register[die] == (flash_page, now) {
             now.max(self.die_free[die])
         } else {
@@ -186,14 +191,14 @@ impl FlashArray {
     }
 
     fn program_flash_pages_for(&mut self, now: SimTime, firsts: &[Ppa], program_ns: u64) -> SimTime {
-        let units = self.geometry.pages_per_flash_page();
+        let units = 1u32 << self.units_shift;
         let mut die_channel = None;
         for &first in firsts {
             let block = self.geometry.block_of(first);
             let page = self.geometry.page_in_block(first);
             let expected = &mut self.next_page[block.index()];
             assert!(
-                page == *expected && page.is_multiple_of(units),
+                page == *expected && page & (units - 1) == 0,
                 "flash_array: out-of-order program of flash page at slot {page} in {block:?}, next is {expected}"
             );
             *expected += units;
@@ -243,7 +248,7 @@ impl FlashArray {
         self.die_free[die] = done;
         self.register[die] = NO_PAGE;
         self.counters.pages_programmed += 1;
-        if (page + 1).is_multiple_of(self.geometry.pages_per_flash_page()) {
+        if (page + 1) & ((1 << self.units_shift) - 1) == 0 {
             self.counters.flash_pages_programmed += 1;
             self.counters.program_operations += 1;
         }
