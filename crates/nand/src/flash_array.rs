@@ -142,12 +142,14 @@ impl FlashArray {
     /// (unless a read issued at the same instant already holds that flash page in the die's
     /// register), then the page crosses the channel. Returns when the data is in controller
     /// memory.
+    #[inline]
     pub fn read(&mut self, now: SimTime, ppa: Ppa) -> SimTime {
         self.read_pages(now, ppa, 1)
     }
 
     /// Reads `pages` pages of the flash page holding `ppa` with one tR: a GC copy reads each
     /// flash page once for all its valid pages. Only the pages read cross the channel.
+    #[inline]
     pub fn read_pages(&mut self, now: SimTime, ppa: Ppa, pages: u32) -> SimTime {
         let block = self.geometry.block_of(ppa);
         debug_assert!(
@@ -230,6 +232,7 @@ impl FlashArray {
     /// (`program_ns / pages_per_flash_page`). For FTLs that program unit by unit (the hybrid
     /// FAST FTL, built for 004's drive where a page is a flash page and this is exact). Returns
     /// when the page is durable.
+    #[inline]
     pub fn program(&mut self, now: SimTime, ppa: Ppa) -> SimTime {
         let block = self.geometry.block_of(ppa);
         let page = self.geometry.page_in_block(ppa);
