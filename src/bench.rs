@@ -114,6 +114,7 @@ fn bench_hybrid() -> Result<()> {
         blocks_per_plane: 256,
         pages_per_block: 128,
         page_bytes: 2048,
+        flash_page_bytes: 2048,
     };
     geometry.validate()?;
     let ppb = geometry.pages_per_block;

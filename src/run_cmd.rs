@@ -151,8 +151,9 @@ pub fn presets() -> Result<()> {
         let g = &c.geometry;
         println!("{name}: {}", info.about);
         println!(
-            "  {} ch x {} chips x {} dies x {} planes x {} blocks x {} pages x {} B; logical {} B, spare factor {:.4} (seen by GC {:.4})",
+            "  {} ch x {} chips x {} dies x {} planes x {} blocks x {} pages x {} B; flash pages of {} B ({} pages), {}; logical {} B, spare factor {:.4} (seen by GC {:.4})",
             g.channels, g.chips_per_channel, g.dies_per_chip, g.planes_per_die, g.blocks_per_plane, g.pages_per_block, g.page_bytes,
+            g.flash_page_bytes, g.pages_per_flash_page(), if c.multi_plane { "multi-plane programs" } else { "one plane per program" },
             c.logical_bytes(), c.spare_factor, c.spare_factor_seen_by_gc()
         );
         println!(

@@ -38,8 +38,9 @@ fn geometry_key_at_fault(device: &DeviceSection, ftl: &FtlSection) -> Option<(&'
     if ftl.gc_free_blocks.is_some() {
         return None;
     }
-    let set: [(&'static str, Option<String>); 8] = [
+    let set: [(&'static str, Option<String>); 9] = [
         ("device.page_bytes", device.page_bytes.map(|v| v.to_string())),
+        ("device.flash_page_bytes", device.flash_page_bytes.map(|v| v.to_string())),
         ("device.pages_per_block", device.pages_per_block.map(|v| v.to_string())),
         ("device.blocks_per_plane", device.blocks_per_plane.map(|v| v.to_string())),
         ("device.logical_bytes", device.logical_bytes.map(|v| v.to_string())),
@@ -66,7 +67,13 @@ pub struct DeviceSection {
     pub planes_per_die: Option<u32>,
     pub blocks_per_plane: Option<u32>,
     pub pages_per_block: Option<u32>,
+    /// The mapping unit: what a logical page number addresses (4096 on the modern presets).
     pub page_bytes: Option<u32>,
+    /// The NAND page: one tR reads it, one tPROG programs it; holds whole pages. Default: the
+    /// preset's, or `page_bytes` when that is larger.
+    pub flash_page_bytes: Option<u32>,
+    /// Program a flash page on every plane of a die with one tPROG. Default: the preset's.
+    pub multi_plane: Option<bool>,
     pub read_ns: Option<u64>,
     pub program_ns: Option<u64>,
     pub erase_ns: Option<u64>,
@@ -177,6 +184,8 @@ pub struct SsdConfig {
     pub preset: String,
     pub geometry: Geometry,
     pub timing: Timing,
+    /// Multi-plane programs: one tPROG for a flash page on every plane of a die.
+    pub multi_plane: bool,
     pub logical_pages: u32,
     /// (physical - logical) / physical, as resolved from the geometry.
     pub spare_factor: f64,
@@ -210,6 +219,9 @@ struct Preset {
     about: &'static str,
     geometry: Geometry,
     timing: Timing,
+    /// Whether the FTL programs the planes of a die together (the part supports it and the
+    /// firmware uses it).
+    multi_plane: bool,
     logical_bytes: u64,
     spare_factor: f64,
     queue_depth: u32,
@@ -238,7 +250,7 @@ fn presets() -> [Preset; 4] {
     [
         Preset {
             name: "nvme-tlc",
-            about: "a modern 4 KiB-page TLC NVMe drive: 8 channels x 2 chips x 2 dies x 2 planes, 256 pages/block, 4 MiB DRAM write buffer, queued deallocate",
+            about: "a modern TLC NVMe drive: 8 channels x 2 chips x 2 dies x 2 planes, 16 KiB flash pages of four 4 KiB mapping pages programmed two planes at a time, 256 pages (1 MiB)/block, 4 MiB DRAM write buffer, queued deallocate",
             geometry: Geometry {
                 channels: 8,
                 chips_per_channel: 2,
@@ -247,8 +259,11 @@ fn presets() -> [Preset; 4] {
                 blocks_per_plane: 0,
                 pages_per_block: 256,
                 page_bytes: 4096,
+                // 3D TLC parts of the 2020s have 16 KiB pages (Timing::tlc_nvme).
+                flash_page_bytes: 16384,
             },
             timing: Timing::tlc_nvme(),
+            multi_plane: true,
             logical_bytes: 8 << 30,
             spare_factor: 0.07,
             queue_depth: 64,
@@ -266,7 +281,7 @@ fn presets() -> [Preset; 4] {
         },
         Preset {
             name: "sata-mlc-2011",
-            about: "a 2011 60 GB-class SATA II MLC SSD (001's era): 8 channels x 1 die x 2 planes, 256 pages/block, no DRAM write buffer, non-queued TRIM that drains the queue",
+            about: "a 2011 60 GB-class SATA II MLC SSD (001's era): 8 channels x 1 die x 2 planes, 8 KiB flash pages of two 4 KiB mapping pages programmed two planes at a time, 256 pages (1 MiB)/block, no DRAM write buffer (only the controller's page buffer), non-queued TRIM that drains the queue",
             geometry: Geometry {
                 channels: 8,
                 chips_per_channel: 1,
@@ -275,8 +290,11 @@ fn presets() -> [Preset; 4] {
                 blocks_per_plane: 0,
                 pages_per_block: 256,
                 page_bytes: 4096,
+                // 25 nm MLC of 2011 has 8 KiB pages (Timing::mlc_sata_2011).
+                flash_page_bytes: 8192,
             },
             timing: Timing::mlc_sata_2011(),
+            multi_plane: true,
             logical_bytes: 56 << 30,
             spare_factor: 0.07,
             // NCQ: 32 tags.
@@ -293,7 +311,7 @@ fn presets() -> [Preset; 4] {
         },
         Preset {
             name: "ufs-2018",
-            about: "a 64 GB mobile UFS 2.1 device (000's Galaxy S8): 2 channels x 1 die x 4 planes of TLC, 256 pages/block, 512 KiB write buffer, 32 command slots",
+            about: "a 64 GB mobile UFS 2.1 device (000's Galaxy S8): 2 channels x 1 die x 4 planes of TLC, 16 KiB flash pages of four 4 KiB mapping pages programmed four planes at a time, 256 pages (1 MiB)/block, 512 KiB write buffer, 32 command slots",
             geometry: Geometry {
                 channels: 2,
                 chips_per_channel: 1,
@@ -302,8 +320,10 @@ fn presets() -> [Preset; 4] {
                 blocks_per_plane: 0,
                 pages_per_block: 256,
                 page_bytes: 4096,
+                flash_page_bytes: 16384,
             },
             timing: Timing::tlc_nvme(),
+            multi_plane: true,
             logical_bytes: 56 << 30,
             spare_factor: 0.07,
             // UFS 2.1: 32 command-queue slots.
@@ -331,8 +351,13 @@ fn presets() -> [Preset; 4] {
                 blocks_per_plane: 2048,
                 pages_per_block: 128,
                 page_bytes: 2048,
+                // 004's FTL maps whole 2 KiB NAND pages.
+                flash_page_bytes: 2048,
             },
             timing: Timing::k9lag08u0m(),
+            // Assumption: 004 gives one-page timings (Table 1) and does not say its FTL
+            // programs planes together.
+            multi_plane: false,
             logical_bytes: 0,
             spare_factor: 0.07,
             queue_depth: 32,
@@ -414,7 +439,12 @@ impl SsdConfig {
             blocks_per_plane: 1,
             pages_per_block: device.pages_per_block.unwrap_or(preset.geometry.pages_per_block),
             page_bytes: device.page_bytes.unwrap_or(preset.geometry.page_bytes),
+            flash_page_bytes: 0,
         };
+        // A mapping page larger than the preset's flash page makes the flash page follow it, so
+        // configs written before flash pages existed keep working.
+        geometry.flash_page_bytes =
+            device.flash_page_bytes.unwrap_or(preset.geometry.flash_page_bytes.max(geometry.page_bytes));
         geometry.validate().map_err(geometry_error)?;
         let page_bytes = geometry.page_bytes as u64;
 
@@ -559,6 +589,7 @@ impl SsdConfig {
         };
         let config = SsdConfig {
             preset: preset.name.to_string(),
+            multi_plane: device.multi_plane.unwrap_or(preset.multi_plane),
             spare_factor: 1.0 - logical_pages as f64 / geometry.physical_pages() as f64,
             logical_pages,
             queue_depth,
@@ -622,6 +653,7 @@ impl SsdConfig {
             gc_free_blocks_min: self.gc_free_blocks_min,
             victim: self.gc_victim,
             track_data: self.track_data,
+            multi_plane: self.multi_plane,
         }
     }
 
@@ -727,7 +759,9 @@ fn fit_to_capacity(
         } else if device.planes_per_die.is_none() && geometry.planes_per_die > 1 {
             geometry.planes_per_die /= 2;
             true
-        } else if device.pages_per_block.is_none() && geometry.pages_per_block > MIN_FITTED_PAGES_PER_BLOCK {
+        } else if device.pages_per_block.is_none()
+            && geometry.pages_per_block / 2 >= MIN_FITTED_PAGES_PER_BLOCK.max(geometry.pages_per_flash_page())
+        {
             geometry.pages_per_block /= 2;
             true
         } else {
@@ -755,6 +789,18 @@ fn geometry_error(e: trimlab_nand::GeometryError) -> ConfigError {
     match e {
         trimlab_nand::GeometryError::OutOfRange { field, value, accepted } => {
             ConfigError::new(field, value, format!("must be {accepted}"))
+        }
+        trimlab_nand::GeometryError::FlashPage { flash_page_bytes, page_bytes } => ConfigError::new(
+            "device.flash_page_bytes",
+            flash_page_bytes,
+            format!("must be a power of two, at most 1048576, and a multiple of device.page_bytes = {page_bytes}: a flash page holds whole mapping pages"),
+        ),
+        trimlab_nand::GeometryError::BlockNotWholeFlashPages { pages_per_block, pages_per_flash_page } => {
+            ConfigError::new(
+                "device.pages_per_block",
+                pages_per_block,
+                format!("must be a multiple of the {pages_per_flash_page} pages a flash page holds: a block is whole flash pages"),
+            )
         }
         trimlab_nand::GeometryError::TooLarge { pages, max } => ConfigError::new(
             "device.logical_bytes",
@@ -911,6 +957,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!(own.trim_cost, TrimCostModel::default());
+    }
+
+    #[test]
+    fn flash_pages_come_from_the_preset_and_bad_combinations_name_their_key() {
+        let c = resolve(DeviceSection::default()).unwrap();
+        assert_eq!((c.geometry.page_bytes, c.geometry.flash_page_bytes), (4096, 16384));
+        assert!(c.multi_plane);
+        // A config written before flash pages existed keeps its meaning.
+        let old = resolve(DeviceSection {
+            page_bytes: Some(4096),
+            pages_per_block: Some(64),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!((old.geometry.pages_per_block, old.geometry.pages_per_flash_page()), (64, 4));
+        // A mapping page larger than the preset's flash page takes the flash page with it.
+        let big = resolve(DeviceSection { page_bytes: Some(65536), ..Default::default() }).unwrap();
+        assert_eq!(big.geometry.flash_page_bytes, 65536);
+        let e = resolve(DeviceSection { flash_page_bytes: Some(2048), ..Default::default() }).unwrap_err();
+        assert_eq!(e.key, "device.flash_page_bytes");
+        assert!(e.to_string().contains("multiple of device.page_bytes = 4096"), "{e}");
+        let e = resolve(DeviceSection { pages_per_block: Some(6), ..Default::default() }).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "config: device.pages_per_block = 6 (must be a multiple of the 4 pages a flash page holds: a block is whole flash pages)"
+        );
+        let k9 =
+            resolve(DeviceSection { preset: Some("k9lag08u0m-4ch".into()), ..Default::default() }).unwrap();
+        assert_eq!(k9.geometry.pages_per_flash_page(), 1);
+        assert!(!k9.multi_plane);
     }
 
     #[test]

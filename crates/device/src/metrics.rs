@@ -164,6 +164,15 @@ pub struct DeviceReport {
     pub nand_pages_programmed: u64,
     pub nand_pages_read: u64,
     pub nand_blocks_erased: u64,
+    /// Flash pages sensed (one tR each) and programmed, and tPROGs (a multi-plane program
+    /// programs a flash page on several planes with one): NAND operations, where the
+    /// `nand_pages_*` counts are pages (mapping units).
+    pub nand_flash_pages_read: u64,
+    pub nand_flash_pages_programmed: u64,
+    pub nand_program_operations: u64,
+    /// Empty slots programmed to pad partly filled host flash pages at a FLUSH (in
+    /// `nand_pages_programmed` too: they use flash as data does).
+    pub nand_pages_padded: u64,
     /// NAND pages programmed / host pages written (GC copies included, buffer coalescing saves).
     pub waf: f64,
     pub gc: GcReport,

@@ -32,6 +32,11 @@ pub struct Ssd {
     engine: Box<dyn TrimEngine + Send>,
     /// The controller firmware is one resource: TRIM processing delays the commands behind it.
     cpu_free: SimTime,
+    /// The host link in each direction (PCIe, SATA and UFS links are full duplex) is one
+    /// resource: write data crosses it in submission order, read data in the order reads
+    /// finish on flash (first reserved, first served), so the link caps bandwidth.
+    link_to_device_free: SimTime,
+    link_to_host_free: SimTime,
     outstanding: BinaryHeap<Reverse<SimTime>>,
     /// A non-queued TRIM holds the queue until it completes.
     blocked_until: SimTime,
@@ -52,7 +57,11 @@ pub struct Ssd {
 impl Ssd {
     pub fn new(config: SsdConfig) -> Self {
         let ftl = config.ftl.build(&config);
-        let buffer = WriteBuffer::new(config.write_buffer_pages as usize, config.geometry.plane_count());
+        // A flush programs one flash page on every plane (with multi-plane programs, one tPROG
+        // per die): whole flash pages, as the write buffer of a drive fills them.
+        let flush_batch_pages =
+            config.geometry.plane_count() * config.geometry.pages_per_flash_page() as usize;
+        let buffer = WriteBuffer::new(config.write_buffer_pages as usize, flush_batch_pages);
         let engine = config.trim_engine.build(
             config.trim_cost.clone(),
             &config.trim_delayed,
@@ -64,6 +73,8 @@ impl Ssd {
             buffer,
             engine,
             cpu_free: SimTime::ZERO,
+            link_to_device_free: SimTime::ZERO,
+            link_to_host_free: SimTime::ZERO,
             outstanding: BinaryHeap::new(),
             blocked_until: SimTime::ZERO,
             commands_done_at: SimTime::ZERO,
@@ -95,6 +106,7 @@ impl Ssd {
         self.config.logical_bytes()
     }
 
+    /// The mapping unit: what a logical page number addresses (not the flash page).
     pub fn page_bytes(&self) -> u64 {
         self.config.geometry.page_bytes as u64
     }
@@ -312,13 +324,17 @@ impl Ssd {
                 out.push(tag);
             }
         }
-        done.after(self.host_transfer_ns(bytes))
+        let link = done.max(self.link_to_host_free);
+        self.link_to_host_free = link.after(self.host_transfer_ns(bytes));
+        self.link_to_host_free
     }
 
     fn write(&mut self, start: SimTime, offset: u64, bytes: u64, tag: u64) -> SimTime {
         self.host.write_commands += 1;
         let page = self.page_bytes();
-        let t0 = self.firmware(start, self.config.firmware_ns).after(self.host_transfer_ns(bytes));
+        let link = self.firmware(start, self.config.firmware_ns).max(self.link_to_device_free);
+        self.link_to_device_free = link.after(self.host_transfer_ns(bytes));
+        let t0 = self.link_to_device_free;
         let (first, end) = self.pages_of(offset, bytes);
         let mut done = t0;
         for (i, lpn) in (first..end).map(Lpn).enumerate() {
@@ -369,8 +385,15 @@ impl Ssd {
         let mut batch = std::mem::take(&mut self.scratch_batch);
         self.buffer.take_oldest(pages, &mut batch);
         self.ftl.warm(&mut batch.iter().map(|&(lpn, _)| lpn));
+        let mut done = now;
         for &(lpn, tag) in &batch {
-            let done = self.ftl.write(now, lpn, tag);
+            done = done.max(self.ftl.write(now, lpn, tag));
+        }
+        // The batch's full flash pages are programmed now, whatever planes the die still lacks;
+        // its slots free when the last program ends. A partly filled flash page (a short batch)
+        // stays in the controller's page buffer until more pages or a FLUSH fill it.
+        done = done.max(self.ftl.program_ready(now));
+        for _ in &batch {
             self.buffer.programmed(done);
         }
         // GC (and the TRIM work it forces first) waits for the whole batch: a deferred TRIM
@@ -438,7 +461,10 @@ impl Ssd {
         if dirty > 0 {
             self.flush_oldest(t0, dirty);
         }
-        self.buffer.drained_at(t0)
+        // Partly filled flash pages are padded and programmed: a FLUSH makes every write durable.
+        let synced = self.ftl.sync(t0);
+        self.run_gc(t0);
+        self.buffer.drained_at(t0).max(synced)
     }
 
     /// The full consistency check of FTL and TRIM engine.
@@ -458,6 +484,10 @@ impl Ssd {
             nand_pages_programmed: programmed,
             nand_pages_read: flash.pages_read - base.flash.pages_read,
             nand_blocks_erased: flash.blocks_erased - base.flash.blocks_erased,
+            nand_flash_pages_read: flash.flash_pages_read - base.flash.flash_pages_read,
+            nand_flash_pages_programmed: flash.flash_pages_programmed - base.flash.flash_pages_programmed,
+            nand_program_operations: flash.program_operations - base.flash.program_operations,
+            nand_pages_padded: self.ftl.stats().pages_padded - base.ftl.pages_padded,
             waf: if self.host.pages_written == 0 {
                 0.0
             } else {
@@ -524,7 +554,9 @@ impl Ssd {
         if dirty > 0 {
             self.flush_oldest(now, dirty);
         }
-        (dirty as u64, self.buffer.drained_at(now))
+        let synced = self.ftl.sync(now);
+        self.run_gc(now);
+        (dirty as u64, self.buffer.drained_at(now).max(synced))
     }
 
     /// The rows closed so far; call [`Ssd::finish_timeseries`] first to include the last one.

@@ -52,9 +52,21 @@ pub trait Ftl: Send {
     /// Whether `lpn` holds data a read would return.
     fn is_mapped(&self, lpn: Lpn) -> bool;
     fn read(&mut self, now: SimTime, lpn: Lpn) -> (PageData, SimTime);
-    /// Programs one host page at `now`; returns when it is durable. Work the FTL must do first
-    /// to make room (a hybrid FTL's merges) runs inside; GC is requested, not run.
+    /// Writes one host page at `now`; returns when the program it started ends, or `now` when
+    /// the page waits in the controller for the rest of its flash page (see `program_ready` and
+    /// `sync`). Work the FTL must do first to make room (a hybrid FTL's merges) runs inside; GC
+    /// is requested, not run.
     fn write(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime;
+    /// Programs every full flash page still waiting for its multi-plane group; partly filled
+    /// flash pages stay open. Returns when the last program ends (`now` if none).
+    fn program_ready(&mut self, now: SimTime) -> SimTime {
+        now
+    }
+    /// Makes every host page written so far durable (FLUSH): pads partly filled flash pages and
+    /// programs everything waiting. Returns when the last program ends.
+    fn sync(&mut self, now: SimTime) -> SimTime {
+        now
+    }
     /// TRIM step 3 for `count` pages from `start` at `now`: their data is dropped. Returns how
     /// many of them held data.
     fn trim(&mut self, now: SimTime, start: Lpn, count: u32) -> u64;
@@ -115,6 +127,12 @@ impl Ftl for PageFtl {
     #[inline]
     fn write(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
         PageFtl::write(self, now, lpn, tag)
+    }
+    fn program_ready(&mut self, now: SimTime) -> SimTime {
+        PageFtl::program_ready(self, now)
+    }
+    fn sync(&mut self, now: SimTime) -> SimTime {
+        PageFtl::sync(self, now)
     }
     fn trim(&mut self, now: SimTime, start: Lpn, count: u32) -> u64 {
         (start.0..start.0 + count).filter(|&lpn| self.trim_at(now, Lpn(lpn)).0).count() as u64

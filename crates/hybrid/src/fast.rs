@@ -866,6 +866,7 @@ mod tests {
             blocks_per_plane: 32,
             pages_per_block: 8,
             page_bytes: 2048,
+            flash_page_bytes: 2048,
         };
         let config = HybridConfig {
             logical_pages: 64,

@@ -43,6 +43,8 @@ fn geometry(rng: &mut impl Rng) -> Geometry {
         blocks_per_plane: rng.gen_range(24..=40),
         pages_per_block: [4u32, 8, 16][rng.gen_range(0..3)],
         page_bytes: PAGE as u32,
+        // Flash pages of one, two or four pages (mapping units).
+        flash_page_bytes: PAGE as u32 * [1u32, 2, 4][rng.gen_range(0..3)],
     };
     g.validate().expect("test geometry is valid");
     g
@@ -58,6 +60,13 @@ fn exercise(seed: u64, ftl: &mut dyn Ftl, rng: &mut impl Rng, ppb: u32) {
     let replay = format!("replay: TRIMLAB_SEED={seed} cargo test -p trimlab-hybrid --test model");
     for step in 0..1500 {
         let mut done = now;
+        if rng.gen_range(0..100) < 4 {
+            // The host's FLUSH: partly filled flash pages are padded and programmed.
+            done = done.max(ftl.sync(now));
+            while let Some(plane) = ftl.take_gc_request() {
+                ftl.collect(now, plane);
+            }
+        }
         let mut write = |ftl: &mut dyn Ftl, first: u32, count: u32, reference: &mut BTreeMap<u32, u64>| {
             for lpn in first..first + count {
                 done = done.max(ftl.write(now, Lpn(lpn), tag));
@@ -111,6 +120,9 @@ fn exercise(seed: u64, ftl: &mut dyn Ftl, rng: &mut impl Rng, ppb: u32) {
             }
         }
         assert!(done >= now, "seed {seed} step {step}: completion before arrival");
+        if step % 50 == 0 {
+            ftl.check().unwrap_or_else(|e| panic!("seed {seed} step {step}: {e} ({replay})"));
+        }
         now = done.after(rng.gen_range(0..50_000));
     }
     assert_eq!(ftl.valid_pages(), reference.len() as u64, "seed {seed}: valid pages ({replay})");
@@ -159,6 +171,7 @@ fn page_ftl_options_match_reference() {
             gc_free_blocks_min: rng.gen_range(2..=4),
             victim: [VictimPolicy::Greedy, VictimPolicy::CostBenefit][rng.gen_range(0..2)],
             track_data: true,
+            multi_plane: rng.gen_bool(0.5),
         };
         PageFtl::check_config(&g, &config).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let ppb = g.pages_per_block;

@@ -1,4 +1,12 @@
-//! Flash geometry: channels, chips, dies, planes, blocks and pages, and the address arithmetic.
+//! Flash geometry: channels, chips, dies, planes, blocks, flash pages and the pages (mapping
+//! units) they hold, and the address arithmetic.
+//!
+//! Two page sizes meet here. A *page* (`page_bytes`, 4 KiB on every modern preset) is the unit
+//! the FTL maps: a logical page number names one, a `Ppa` is the slot that holds one, valid
+//! counts, GC and TRIM count them. A *flash page* (`flash_page_bytes`, 16 KiB on 3D TLC) is the
+//! unit of a NAND operation: one tR senses it, one tPROG programs it, and it holds
+//! `flash_page_bytes / page_bytes` pages. Slots are numbered so that a flash page's slots are
+//! consecutive: flash page `f` holds slots `f * units .. (f + 1) * units`.
 
 use crate::address::{BlockId, Ppa};
 use serde::{Deserialize, Serialize};
@@ -10,6 +18,10 @@ pub enum GeometryError {
     OutOfRange { field: &'static str, value: u64, accepted: &'static str },
     #[error("device has {pages} physical pages; at most {max} are addressable (32-bit page addresses)")]
     TooLarge { pages: u64, max: u64 },
+    #[error("device.flash_page_bytes = {flash_page_bytes} (must be a power of two, at most 1048576, and a multiple of device.page_bytes = {page_bytes}: a flash page holds whole mapping pages)")]
+    FlashPage { flash_page_bytes: u32, page_bytes: u32 },
+    #[error("device.pages_per_block = {pages_per_block} (must be a multiple of the {pages_per_flash_page} pages a flash page holds: a block is whole flash pages)")]
+    BlockNotWholeFlashPages { pages_per_block: u32, pages_per_flash_page: u32 },
 }
 
 /// The shape of the flash array. All counts are per parent unit.
@@ -20,8 +32,13 @@ pub struct Geometry {
     pub dies_per_chip: u32,
     pub planes_per_die: u32,
     pub blocks_per_plane: u32,
+    /// Pages (mapping units) per erase block; a multiple of the pages per flash page.
     pub pages_per_block: u32,
+    /// The mapping unit: what a logical page number and a `Ppa` slot hold.
     pub page_bytes: u32,
+    /// The NAND page: what one tR reads and one tPROG programs (per plane); a multiple of
+    /// `page_bytes`.
+    pub flash_page_bytes: u32,
 }
 
 /// The largest page count we address: page addresses are `u32` and `u32::MAX` marks "none".
@@ -48,6 +65,22 @@ impl Geometry {
                 field: "device.page_bytes",
                 value: self.page_bytes as u64,
                 accepted: "a power of two in 512..=1048576",
+            });
+        }
+        if self.flash_page_bytes < self.page_bytes
+            || !self.flash_page_bytes.is_power_of_two()
+            || self.flash_page_bytes > 1 << 20
+        {
+            return Err(GeometryError::FlashPage {
+                flash_page_bytes: self.flash_page_bytes,
+                page_bytes: self.page_bytes,
+            });
+        }
+        let units = self.pages_per_flash_page();
+        if !self.pages_per_block.is_multiple_of(units) {
+            return Err(GeometryError::BlockNotWholeFlashPages {
+                pages_per_block: self.pages_per_block,
+                pages_per_flash_page: units,
             });
         }
         let pages = self.physical_pages_u64();
@@ -86,6 +119,24 @@ impl Geometry {
 
     pub fn physical_bytes(&self) -> u64 {
         self.physical_pages_u64() * self.page_bytes as u64
+    }
+
+    /// Pages (mapping units) one flash page holds.
+    #[inline]
+    pub fn pages_per_flash_page(&self) -> u32 {
+        self.flash_page_bytes / self.page_bytes
+    }
+
+    /// Flash pages per erase block.
+    pub fn flash_pages_per_block(&self) -> u32 {
+        self.pages_per_block / self.pages_per_flash_page()
+    }
+
+    /// The flash page holding slot `ppa`, numbered across the device.
+    #[inline]
+    pub fn flash_page_of(&self, ppa: Ppa) -> u32 {
+        // Both sizes are powers of two, so the ratio is one too.
+        ppa.0 >> self.pages_per_flash_page().trailing_zeros()
     }
 
     #[inline]
@@ -151,6 +202,23 @@ impl Geometry {
         }
         order
     }
+
+    /// The order of host writes when a die programs its planes together (multi-plane
+    /// programs): the planes of one die are consecutive, so one flash page per plane of a die
+    /// is filled before the next die's, and consecutive dies are on different channels.
+    pub fn multi_plane_striping_order(&self) -> Vec<usize> {
+        let ways = (self.chips_per_channel * self.dies_per_chip) as usize;
+        let planes = self.planes_per_die as usize;
+        let channels = self.channels as usize;
+        let mut order = Vec::with_capacity(self.plane_count());
+        for way in 0..ways {
+            for channel in 0..channels {
+                let die = channel * ways + way;
+                order.extend((0..planes).map(|plane| die * planes + plane));
+            }
+        }
+        order
+    }
 }
 
 #[cfg(test)]
@@ -166,6 +234,7 @@ mod tests {
             blocks_per_plane: 4,
             pages_per_block: 8,
             page_bytes: 4096,
+            flash_page_bytes: 4096,
         }
     }
 
@@ -204,6 +273,22 @@ mod tests {
         let g = Geometry { pages_per_block: 0, ..small() };
         let err = g.validate().unwrap_err();
         assert_eq!(err.to_string(), "device.pages_per_block = 0 (must be 1..=65536)");
+    }
+
+    #[test]
+    fn flash_pages_hold_whole_mapping_pages() {
+        let g = Geometry { flash_page_bytes: 16384, ..small() };
+        g.validate().unwrap();
+        assert_eq!(g.pages_per_flash_page(), 4);
+        assert_eq!(g.flash_pages_per_block(), 2);
+        assert_eq!(g.flash_page_of(Ppa(13)), 3);
+        let e = Geometry { flash_page_bytes: 2048, ..small() }.validate().unwrap_err();
+        assert!(e.to_string().starts_with("device.flash_page_bytes = 2048"), "{e}");
+        let e = Geometry { flash_page_bytes: 65536, ..small() }.validate().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "device.pages_per_block = 8 (must be a multiple of the 16 pages a flash page holds: a block is whole flash pages)"
+        );
     }
 
     #[test]

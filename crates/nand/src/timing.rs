@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 /// picoseconds per byte so that slow and fast buses both stay integer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Timing {
-    /// Array-to-register read (tR).
+    /// Array-to-register read of one flash page (tR).
     pub read_ns: u64,
-    /// Register-to-array program (tPROG).
+    /// Register-to-array program of one flash page, or of one flash page on each plane of a
+    /// die in a multi-plane program (tPROG).
     pub program_ns: u64,
     /// Block erase (tBERS).
     pub erase_ns: u64,
@@ -32,33 +33,34 @@ impl Timing {
         }
     }
 
-    /// A representative 2020s 3D TLC die behind an ONFI 4.x / Toggle 4.0 bus (1200 MT/s, 8 bit),
-    /// expressed per 4 KiB mapping unit. Such a die senses a page in tR ~ 50 us, but programs four
-    /// planes of 16 KiB pages in one ~700 us tPROG and erases blocks of tens of MiB in ~3-5 ms.
-    /// The model maps and programs 4 KiB units one at a time, so program time is the die's
-    /// per-4 KiB share (700 us / 16 = 44 us) and erase is scaled the same way (3.5 ms over a
-    /// 1 MiB block of 256 units instead of a 16 MiB one: ~220 us); reads keep the full tR
-    /// because a random 4 KiB read pays it whole. These are typical datasheet ranges, not one
-    /// part's datasheet.
+    /// A representative 2020s 3D TLC die behind an ONFI 4.x / Toggle 4.0 bus (1200 MT/s, 8 bit:
+    /// 0.833 ns per byte), with 16 KiB flash pages and two planes per die. tR = 50 us senses one
+    /// 16 KiB page; tPROG = 500 us programs one 16 KiB page on each plane of the die at once (a
+    /// multi-plane program). Typical datasheet ranges of 64-96 layer 3D TLC are tR 45-70 us and
+    /// tPROG 450-700 us; these are values inside them, not one part's datasheet: an assumption.
+    /// tBERS of such a part is ~3.5 ms for a block of tens of MiB; the model's blocks are 1 MiB
+    /// (64 flash pages), so the erase is scaled by the block size to keep the erase time per
+    /// byte reclaimed: 220 us (an assumption too).
     pub fn tlc_nvme() -> Timing {
         Timing {
             read_ns: 50_000,
-            program_ns: 44_000,
+            program_ns: 500_000,
             erase_ns: 220_000,
             transfer_ps_per_byte: 833,
             command_ns: 100,
         }
     }
 
-    /// A 2011-era 2x-nm MLC die behind an ONFI 2.x bus (166 MT/s, 8 bit: 6 ns per byte), per
-    /// 4 KiB mapping unit: such a die senses an 8 KiB page in tR ~ 50 us and programs two planes
-    /// of 8 KiB pages in one ~1.3 ms tPROG (4 units: 325 us each), erasing 2 MiB blocks in ~3 ms
-    /// (scaled to the model's 1 MiB blocks over two planes: 750 us). Typical datasheet ranges of
-    /// the era, not one part's datasheet: an assumption.
+    /// A 2011-era 25 nm MLC die (IMFT's 64 Gb parts of the Intel 320 generation) behind an
+    /// ONFI 2.x bus (166 MT/s, 8 bit: 6 ns per byte), with 8 KiB flash pages and two planes per
+    /// die: tR ~ 50 us senses one 8 KiB page and one ~1.3 ms tPROG programs an 8 KiB page on
+    /// both planes (a two-plane program); a 2 MiB block erases in ~3 ms, scaled to the model's
+    /// 1 MiB blocks (128 flash pages) over two planes: 750 us. Typical datasheet ranges of the
+    /// era, not one part's datasheet: an assumption.
     pub fn mlc_sata_2011() -> Timing {
         Timing {
             read_ns: 50_000,
-            program_ns: 325_000,
+            program_ns: 1_300_000,
             erase_ns: 750_000,
             transfer_ps_per_byte: 6_000,
             command_ns: 200,
@@ -83,7 +85,8 @@ mod tests {
     }
 
     #[test]
-    fn mlc_2011_unit_program_is_a_quarter_of_a_two_plane_8k_program() {
-        assert_eq!(Timing::mlc_sata_2011().program_ns * 4, 1_300_000);
+    fn tlc_transfer_of_a_16k_page_on_a_1200_mts_bus() {
+        let t = Timing::tlc_nvme();
+        assert_eq!(t.transfer_ns(16384) - t.command_ns, 13_648);
     }
 }

@@ -147,6 +147,7 @@ fn geometry(options: &Options) -> Geometry {
         blocks_per_plane: ((BLOCKS_PER_PLANE_AT_SCALE_1 * options.scale).round() as u32).max(64),
         pages_per_block: 128,
         page_bytes: 2048,
+        flash_page_bytes: 2048,
     }
 }
 
