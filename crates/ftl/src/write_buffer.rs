@@ -25,8 +25,14 @@ pub struct WriteBuffer {
     dirty: FxHashMap<u32, Dirty>,
     /// Dirty pages oldest first; entries whose sequence no longer matches `dirty` are stale.
     order: VecDeque<(u32, u64)>,
-    /// When each slot whose page is being programmed becomes free.
-    in_flight: BinaryHeap<Reverse<SimTime>>,
+    /// When slots whose pages are being programmed become free, and how many free then. The
+    /// pages of one flash page (or multi-plane group) finish together, so they share an entry:
+    /// one heap operation per program instead of one per 4 KiB page (profiled: the per-page heap
+    /// was a tenth of a write-heavy run).
+    in_flight: BinaryHeap<Reverse<(SimTime, u32)>>,
+    /// Pages reported programmed but not yet pushed: consecutive reports of the same time.
+    pending_release: Option<(SimTime, u32)>,
+    in_flight_pages: usize,
     next_sequence: u64,
 }
 
@@ -40,6 +46,8 @@ impl WriteBuffer {
             dirty: FxHashMap::default(),
             order: VecDeque::new(),
             in_flight: BinaryHeap::new(),
+            pending_release: None,
+            in_flight_pages: 0,
             next_sequence: 0,
         }
     }
@@ -96,32 +104,41 @@ impl WriteBuffer {
     /// Frees slots whose programs have finished by `now`.
     #[inline]
     fn reclaim(&mut self, now: SimTime) {
-        while let Some(&Reverse(t)) = self.in_flight.peek() {
+        if let Some(entry) = self.pending_release.take() {
+            self.in_flight.push(Reverse(entry));
+        }
+        while let Some(&Reverse((t, pages))) = self.in_flight.peek() {
             if t > now {
                 break;
             }
             self.in_flight.pop();
+            self.in_flight_pages -= pages as usize;
         }
     }
 
     /// Whether a new page can be admitted at `now` without flushing or waiting.
     pub fn has_free_slot(&mut self, now: SimTime) -> bool {
-        if self.dirty.len() + self.in_flight.len() < self.capacity_pages {
+        if self.dirty.len() + self.in_flight_pages < self.capacity_pages {
             return true;
         }
         // Slots are only reclaimed when one is needed: most writes find room without it.
         self.reclaim(now);
-        self.dirty.len() + self.in_flight.len() < self.capacity_pages
+        self.dirty.len() + self.in_flight_pages < self.capacity_pages
     }
 
     /// The earliest instant a slot frees, if any program is in flight.
     pub fn next_release(&self) -> Option<SimTime> {
-        self.in_flight.peek().map(|Reverse(t)| *t)
+        let heap = self.in_flight.peek().map(|Reverse((t, _))| *t);
+        let pending = self.pending_release.map(|(t, _)| t);
+        match (heap, pending) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Records a new dirty page. The caller made room first.
     pub fn admit(&mut self, lpn: Lpn, tag: u64) {
-        debug_assert!(self.dirty.len() + self.in_flight.len() < self.capacity_pages);
+        debug_assert!(self.dirty.len() + self.in_flight_pages < self.capacity_pages);
         let sequence = self.next_sequence;
         self.next_sequence += 1;
         let previous = self.dirty.insert(lpn.0, Dirty { sequence, tag });
@@ -153,12 +170,21 @@ impl WriteBuffer {
 
     /// A page taken by `take_oldest` finished programming at `done`: its slot frees then.
     pub fn programmed(&mut self, done: SimTime) {
-        self.in_flight.push(Reverse(done));
+        self.in_flight_pages += 1;
+        match &mut self.pending_release {
+            Some((t, pages)) if *t == done => *pages += 1,
+            pending => {
+                if let Some(entry) = pending.replace((done, 1)) {
+                    self.in_flight.push(Reverse(entry));
+                }
+            }
+        }
     }
 
     /// When every slot will be free: the completion time of a FLUSH, once dirty pages are taken.
     pub fn drained_at(&self, now: SimTime) -> SimTime {
-        self.in_flight.iter().map(|Reverse(t)| *t).max().unwrap_or(now).max(now)
+        let pending = self.pending_release.map(|(t, _)| t);
+        self.in_flight.iter().map(|Reverse((t, _))| *t).chain(pending).max().unwrap_or(now).max(now)
     }
 }
 
@@ -180,6 +206,29 @@ mod tests {
         b.take_oldest(8, &mut out);
         assert_eq!(out, vec![(Lpn(3), 3)]);
         assert_eq!(b.dirty_pages(), 0);
+    }
+
+    /// Pages of one flash page finish together and share a release entry; slots free at their
+    /// own times whatever order the programs were reported in.
+    #[test]
+    fn slots_free_at_their_programs_end_in_any_report_order() {
+        let mut b = WriteBuffer::new(4, 4);
+        for lpn in 0..4 {
+            b.admit(Lpn(lpn), 0);
+        }
+        let mut out = Vec::new();
+        b.take_oldest(4, &mut out);
+        for done in [30, 30, 10, 30] {
+            b.programmed(SimTime(done));
+        }
+        assert_eq!(b.next_release(), Some(SimTime(10)));
+        assert_eq!(b.drained_at(SimTime(0)), SimTime(30));
+        assert!(!b.has_free_slot(SimTime(9)));
+        assert!(b.has_free_slot(SimTime(10)));
+        b.admit(Lpn(9), 0);
+        assert!(!b.has_free_slot(SimTime(29)), "three slots still in flight, one dirty");
+        assert!(b.has_free_slot(SimTime(30)));
+        assert_eq!(b.next_release(), None);
     }
 
     #[test]
