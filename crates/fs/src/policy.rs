@@ -44,6 +44,10 @@ pub enum WorkerPick {
         run: Run,
         hold: bool,
     },
+    /// ext4's discard worker: trim the free extents inside `run` (available now), the last
+    /// one extended to the end of its free run in the group; the file system finds them in
+    /// its bitmap and holds them while in flight.
+    TrimFreeRuns { ticket: u64, run: Run },
     /// Nothing ready before this instant.
     WaitUntil(SimTime),
     Idle,
@@ -133,6 +137,7 @@ pub fn build(kind: PolicyKind, params: &PolicyParams, block_bytes: u64) -> Box<d
             Box::new(Selective { kind, on: false, previous: None, stats: Default::default() })
         }
         PolicyKind::Lazy | PolicyKind::LazyReuse => Box::new(Lazy::new(kind, params)),
+        PolicyKind::Ext4Discard => Box::new(Ext4Work::default()),
         PolicyKind::Async => Box::new(Async::new(params, block_bytes)),
     }
 }
@@ -214,6 +219,57 @@ impl TrimPolicy for Selective {
             self.stats.commits_trim_off += 1;
             self.stats.untrimmed_blocks += freed.iter().map(|f| f.run.len).sum::<u64>();
             CommitPlan::release_all(freed)
+        }
+    }
+    fn held(&self) -> Vec<Run> {
+        Vec::new()
+    }
+    fn stats(&self) -> &PolicyStats {
+        &self.stats
+    }
+    fn stats_mut(&mut self) -> &mut PolicyStats {
+        &mut self.stats
+    }
+}
+
+/// ext4 `-o discard` since 5.17 (`ext4_process_freed_data` -> `ext4_discard_work`): a commit
+/// frees its extents in the buddy at once and queues them; one worker takes them in order
+/// and trims each with `ext4_try_to_trim_range(start, end, minblocks = 1)`, one synchronous
+/// discard at a time. Blocks reallocated before the worker gets there are skipped (it scans
+/// the bitmap), so the policy needs no allocation hook.
+#[derive(Default)]
+struct Ext4Work {
+    queue: VecDeque<FreedRun>,
+    in_flight: Option<u64>,
+    next_ticket: u64,
+    stats: PolicyStats,
+}
+
+impl TrimPolicy for Ext4Work {
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Ext4Discard
+    }
+    fn on_commit(&mut self, _now: SimTime, freed: Vec<FreedRun>, _u: f64) -> CommitPlan {
+        self.queue.extend(freed.iter().copied());
+        CommitPlan::release_all(freed)
+    }
+    fn workers_wanted(&self) -> usize {
+        usize::from(!self.queue.is_empty() || self.in_flight.is_some())
+    }
+    fn next_for_worker(&mut self, _now: SimTime) -> WorkerPick {
+        match self.queue.pop_front() {
+            Some(f) => {
+                let ticket = self.next_ticket;
+                self.next_ticket += 1;
+                self.in_flight = Some(ticket);
+                WorkerPick::TrimFreeRuns { ticket, run: f.run }
+            }
+            None => WorkerPick::Idle,
+        }
+    }
+    fn trim_done(&mut self, ticket: u64, _now: SimTime) {
+        if self.in_flight.take() != Some(ticket) {
+            unreachable!("ext4-discard: ticket {ticket} was not in flight");
         }
     }
     fn held(&self) -> Vec<Run> {
