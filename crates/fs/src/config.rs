@@ -74,7 +74,10 @@ impl PolicyKind {
         ("nodiscard", "no online TRIM; freed blocks reusable at commit"),
         ("discard", "ext4 -o discard (4.4): one synchronous TRIM per freed extent at commit"),
         ("discard-batch", "ext4 -o discard (4.x+): a commit's TRIMs issued together, one wait"),
-        ("ext4-discard", "ext4 -o discard (Linux >= 6.8): a worker trims each freed extent to the end of its free run"),
+        (
+            "ext4-discard",
+            "ext4 -o discard (Linux >= 6.8): a worker trims each freed extent to the end of its free run",
+        ),
         ("lazy", "Lazy TRIM (000): TRIM queue + adaptive background workers"),
         ("lazy-reuse", "Lazy + Reuse TRIM (000): allocator reuses queued blocks, cancels TRIM"),
         ("selective:LOW:HIGH", "Selective TRIM (001), watermarks in % (selective = 40:90)"),
@@ -218,6 +221,9 @@ pub struct FsConfig {
     /// the second group of the flex group and keeps the first for directories: 1. Default 0
     /// (the paper experiments' layout).
     pub first_data_group: u64,
+    /// mkfs with discard first discards one block as a probe (mke2fs_discard_device); mkfs.xfs
+    /// does not (one discard of the whole device in the XFS recording).
+    pub mkfs_discard_probe: bool,
     /// Directory entries per directory block.
     pub dir_entries_per_block: u64,
     /// Largest extent (ext4: 32768 blocks).
@@ -242,6 +248,7 @@ impl Default for FsConfig {
             lazy_itable_init: false,
             small_file_chunk_blocks: 0,
             first_data_group: 0,
+            mkfs_discard_probe: true,
             dir_entries_per_block: 128,
             max_extent_blocks: 32768,
             commit_interval_ns: 5_000_000_000,

@@ -47,7 +47,10 @@ pub enum WorkerPick {
     /// ext4's discard worker: trim the free extents inside `run` (available now), the last
     /// one extended to the end of its free run in the group; the file system finds them in
     /// its bitmap and holds them while in flight.
-    TrimFreeRuns { ticket: u64, run: Run },
+    TrimFreeRuns {
+        ticket: u64,
+        run: Run,
+    },
     /// Nothing ready before this instant.
     WaitUntil(SimTime),
     Idle,

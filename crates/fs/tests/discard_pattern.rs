@@ -141,8 +141,22 @@ fn ext4_discard_pattern_matches_the_recording_per_phase() {
 fn the_recording_is_small_and_names_its_kernel() {
     let versions = std::fs::read_to_string(data_dir().join("versions.txt")).unwrap();
     assert!(versions.contains("kernel: Linux") && versions.contains("e2fsprogs"), "{versions}");
-    let total: u64 = std::fs::read_dir(data_dir()).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    let total: u64 =
+        std::fs::read_dir(data_dir()).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
     assert!(total < 1 << 20, "test data is {total} bytes");
+}
+
+/// XFS `-o discard` on the same script: the `discard-batch` policy (a log checkpoint's
+/// discards issued together, the extents busy until they complete: xlog_discard_busy_extents)
+/// trims exactly the freed extents, merged when adjacent; groups of 65536 blocks stand for
+/// mkfs.xfs's four 256 MiB allocation groups; mkfs.xfs discards without a probe. XFS keeps no
+/// "trimmed" state, so both fstrims trim all free space, as the model's remount does.
+#[test]
+fn xfs_discard_pattern_matches_the_recording_per_phase() {
+    let config = FsConfig { blocks_per_group: 65536, mkfs_discard_probe: false, ..FsConfig::default() };
+    let model = run_model(config, PolicyKind::DiscardBatch);
+    let bad = compare("xfs", &model, 0.20);
+    assert!(bad.is_empty(), "outside 20 % of the recording:\n{}", bad.join("\n"));
 }
 
 /// The comparison can fail: the old model (ext4 4.x's exact-extent discard, no lazy init, the

@@ -238,8 +238,10 @@ impl<D: BlockDevice> FileSystem<D> {
             // mke2fs_discard_device first tries one block (so that it can stop before printing
             // progress if discard fails); e2fsprogs 1.47 on Linux 6.18 sends it at block 0
             // (tests/data/discard-patterns/ext4.trims), then the whole device.
-            let reqs = fs.trim_requests(Run::new(0, 1));
-            fs.app_io(reqs, false);
+            if fs.config.mkfs_discard_probe {
+                let reqs = fs.trim_requests(Run::new(0, 1));
+                fs.app_io(reqs, false);
+            }
             let step = 2u64 << 30;
             let cap = fs.layout.total_blocks * bs;
             let mut off = 0;
