@@ -223,6 +223,22 @@ impl BlockBitmap {
         out
     }
 
+    /// The available run around block `b` inside its group (both directions), or None if `b`
+    /// is not available: btrfs' free-space entry after a freed extent merged with its
+    /// neighbours.
+    pub fn avail_run_around(&self, b: u64) -> Option<Run> {
+        if b >= self.blocks || !self.is_avail(b) {
+            return None;
+        }
+        let group_start = self.group_of(b) * self.blocks_per_group;
+        let mut s = b;
+        while s > group_start && self.is_avail(s - 1) {
+            s -= 1;
+        }
+        let group_end = (group_start + self.blocks_per_group).min(self.blocks);
+        Some(Run::new(s, self.avail_run_len(s, group_end - s)))
+    }
+
     pub fn group_avail(&self, g: u64) -> u64 {
         self.avail_per_group[g as usize]
     }

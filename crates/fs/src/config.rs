@@ -171,6 +171,15 @@ pub struct PolicyParams {
     /// smaller extents are left to fstrim.
     pub async_large_bytes: u64,
     pub async_min_bytes: u64,
+    /// btrfs: the free-space cache lets an untrimmed (freed) extent merge with the free space
+    /// on both sides ("we opt to let untrimmed regions merge with everything", discard.c), so
+    /// the worker trims the whole free run around a freed extent; the size filters then apply
+    /// to that run. Off by default (the experiments' async trims exactly the freed extents).
+    pub async_merge_free: bool,
+    /// btrfs: the worker's delay goes through nsecs_to_jiffies, which rounds down to a
+    /// scheduler tick: 1 ms (iops_limit 1000) is 0 ticks at CONFIG_HZ = 250 (4 ms), so the
+    /// discards go back to back. 0 = no rounding (the default).
+    pub async_tick_ns: u64,
     /// fstrim: period of the periodic FITRIM (util-linux fstrim.timer: weekly).
     pub fstrim_period_ns: u64,
     /// fstrim: FITRIM minlen in bytes.
@@ -187,6 +196,8 @@ impl Default for PolicyParams {
             async_max_bytes: 64 << 20,
             async_large_bytes: 1 << 20,
             async_min_bytes: 32 << 10,
+            async_merge_free: false,
+            async_tick_ns: 0,
             fstrim_period_ns: 7 * 24 * 3600 * 1_000_000_000,
             fstrim_minlen_bytes: 0,
         }

@@ -51,6 +51,15 @@ pub enum WorkerPick {
         ticket: u64,
         run: Run,
     },
+    /// btrfs async discard with free-space merging: trim the whole available run around
+    /// `run` (both sides, inside its group) in pieces of at most `max_blocks`, unless it is
+    /// shorter than `min_blocks`; the file system holds it while in flight.
+    TrimMerged {
+        ticket: u64,
+        run: Run,
+        max_blocks: u64,
+        min_blocks: u64,
+    },
     /// Nothing ready before this instant.
     WaitUntil(SimTime),
     Idle,
@@ -437,6 +446,9 @@ struct Async {
     /// list 0: large, list 1: medium; keyed by start block, value (len, eligible at).
     lists: [BTreeMap<u64, (u64, SimTime)>; 2],
     in_flight: BTreeMap<u64, FreedRun>,
+    /// `async_merge_free`: the file system extends and holds the run (TrimMerged).
+    merge_free: bool,
+    merged_in_flight: Option<u64>,
     next_ticket: u64,
     next_issue: SimTime,
     releasable: Vec<FreedRun>,
@@ -445,9 +457,17 @@ struct Async {
 
 impl Async {
     fn new(p: &PolicyParams, block_bytes: u64) -> Self {
+        let interval_ns = 1_000_000_000u64.checked_div(p.async_iops_limit).unwrap_or(0);
+        // nsecs_to_jiffies rounds down to whole scheduler ticks.
+        let interval_ns = match p.async_tick_ns {
+            0 => interval_ns,
+            tick => interval_ns / tick * tick,
+        };
         Async {
             delay_ns: p.async_delay_ns,
-            interval_ns: 1_000_000_000u64.checked_div(p.async_iops_limit).unwrap_or(0),
+            interval_ns,
+            merge_free: p.async_merge_free,
+            merged_in_flight: None,
             max_blocks: (p.async_max_bytes / block_bytes).max(1),
             large_blocks: (p.async_large_bytes / block_bytes).max(1),
             min_blocks: (p.async_min_bytes / block_bytes).max(1),
@@ -463,7 +483,9 @@ impl Async {
     fn list_for(&self, len: u64) -> Option<usize> {
         if len >= self.large_blocks {
             Some(0)
-        } else if len >= self.min_blocks {
+        } else if len >= self.min_blocks || self.merge_free {
+            // Merged with its neighbours a small extent may pass the filter: the file system
+            // applies it to the merged run.
             Some(1)
         } else {
             None
@@ -519,7 +541,7 @@ impl TrimPolicy for Async {
         CommitPlan::release_all(freed)
     }
     fn workers_wanted(&self) -> usize {
-        usize::from(self.lists.iter().any(|l| !l.is_empty()))
+        usize::from(self.lists.iter().any(|l| !l.is_empty()) || self.merged_in_flight.is_some())
     }
     fn next_for_worker(&mut self, now: SimTime) -> WorkerPick {
         if self.lists.iter().all(|l| l.is_empty()) {
@@ -538,15 +560,20 @@ impl TrimPolicy for Async {
                 .next();
             if let Some((s, len, at)) = pick {
                 self.lists[list].remove(&s);
+                let ticket = self.next_ticket;
+                self.next_ticket += 1;
+                self.next_issue = now.after(self.interval_ns);
+                if self.merge_free {
+                    self.merged_in_flight = Some(ticket);
+                    let (max_blocks, min_blocks) = (self.max_blocks, self.min_blocks);
+                    return WorkerPick::TrimMerged { ticket, run: Run::new(s, len), max_blocks, min_blocks };
+                }
                 let take = len.min(self.max_blocks);
                 if take < len {
                     self.lists[list].insert(s + take, (len - take, at));
                 }
-                let ticket = self.next_ticket;
-                self.next_ticket += 1;
                 let run = Run::new(s, take);
                 self.in_flight.insert(ticket, FreedRun { run, freed_at: now });
-                self.next_issue = now.after(self.interval_ns);
                 return WorkerPick::Trim { ticket, run, hold: true };
             }
             let e = self.lists[list].values().map(|&(_, at)| at).min();
@@ -558,6 +585,10 @@ impl TrimPolicy for Async {
         earliest.map_or(WorkerPick::Idle, WorkerPick::WaitUntil)
     }
     fn trim_done(&mut self, ticket: u64, _now: SimTime) {
+        if self.merged_in_flight == Some(ticket) {
+            self.merged_in_flight = None;
+            return;
+        }
         let f = self
             .in_flight
             .remove(&ticket)

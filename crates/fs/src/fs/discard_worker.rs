@@ -83,6 +83,33 @@ impl<D: BlockDevice> FileSystem<D> {
                 self.workers[i].batch = Batch { reqs: reqs.into(), serial: true, done_max: SimTime::ZERO };
                 self.events.push(now.after(self.config.host.submit_ns), Ev::Worker(i));
             }
+            WorkerPick::TrimMerged { ticket, run, max_blocks, min_blocks } => {
+                let mut reqs = Vec::new();
+                match self.bitmap.avail_run_around(run.start) {
+                    Some(merged) if merged.len >= min_blocks => {
+                        self.bitmap.hold(merged.start, merged.len);
+                        // Queued neighbours merged into this entry are trimmed with it.
+                        self.policy.forget(merged);
+                        let mut s = merged.start;
+                        while s < merged.end() {
+                            let n = max_blocks.max(1).min(merged.end() - s);
+                            reqs.extend(self.trim_requests(Run::new(s, n)));
+                            s += n;
+                        }
+                        self.workers[i].held = vec![FreedRun { run: merged, freed_at: now }];
+                    }
+                    Some(small) => {
+                        // Below the smallest filter: left to fstrim, as btrfs does.
+                        self.policy.forget(small);
+                        self.policy.stats_mut().untrimmed_blocks += run.len;
+                    }
+                    None => {}
+                }
+                self.count_policy_trims(&reqs);
+                self.workers[i].ticket = Some(ticket);
+                self.workers[i].batch = Batch { reqs: reqs.into(), serial: true, done_max: SimTime::ZERO };
+                self.events.push(now.after(self.config.host.submit_ns), Ev::Worker(i));
+            }
             WorkerPick::WaitUntil(t) => self.events.push(t.max(now), Ev::Worker(i)),
             WorkerPick::Idle => self.workers[i].scheduled = false,
         }
