@@ -70,9 +70,7 @@ pub struct FsStats {
     pub trim_commands: u64,
     pub trim_bytes: u64,
     /// mke2fs's zeroing (journal, end of the device, used inode-table blocks): BLKZEROOUT,
-    /// which reaches the device as WRITE_ZEROES; the model submits it as a TRIM of those
-    /// blocks (trimlab's devices read trimmed blocks as zeros, and `trimlab serve` maps an NBD
-    /// WRITE_ZEROES to the same TRIM). Not in `trim_commands`.
+    /// written here (trimlab's devices have no WRITE_ZEROES); also in `write_commands`.
     pub zeroout_commands: u64,
     pub zeroout_bytes: u64,
     /// TRIMs of the lazy inode-table init (`ext4lazyinit`), also in `trim_commands`.
@@ -117,12 +115,11 @@ enum Ev {
 
 const META_TAG: u64 = 1 << 62;
 
-/// Whether a TRIM being submitted zeroes blocks (mke2fs, ext4lazyinit) rather than discarding
-/// blocks the file system holds free.
+/// Whether a TRIM being submitted zeroes static metadata (ext4lazyinit) rather than
+/// discarding blocks the file system holds free.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Zeroing {
     No,
-    Mkfs,
     ItableInit,
 }
 
@@ -268,19 +265,21 @@ impl<D: BlockDevice> FileSystem<D> {
         fs.app_io(reqs, false);
         // mke2fs zeroes (BLKZEROOUT) the inode-table blocks of the inodes it uses, the last 16
         // blocks of the device (old RAID superblocks) and the journal (ext2fs_zero_blocks2):
-        // four WRITE_ZEROES in the recording, of which the model makes these three.
+        // four WRITE_ZEROES in the recording, of which the model makes these three. trimlab's
+        // block devices have no WRITE_ZEROES, so they are written, as blkdev_issue_zeroout
+        // does for a device without it (a loop device over NBD punches holes instead, which
+        // `trimlab serve` serves as a TRIM); counted as `zeroout_*`, apart from `trim_*`.
         let bpb = fs.layout.itable_used_blocks(0, bs, fs.config.inode_bytes);
+        let tail = 16.min(fs.layout.total_blocks);
         let zero = [
             Run::new(fs.layout.itable_start(0), bpb),
-            Run::new(fs.layout.total_blocks - 16.min(fs.layout.total_blocks), 16.min(fs.layout.total_blocks)),
+            Run::new(fs.layout.total_blocks - tail, tail),
             Run::new(fs.layout.journal_start, fs.layout.journal_blocks),
         ];
-        fs.zeroing = Zeroing::Mkfs;
-        for r in zero {
-            let reqs = fs.trim_requests(r);
-            fs.app_io(reqs, false);
-        }
-        fs.zeroing = Zeroing::No;
+        let reqs = fs.write_requests_meta(&zero);
+        fs.stats.zeroout_commands += reqs.len() as u64;
+        fs.stats.zeroout_bytes += zero.iter().map(|r| r.len * bs).sum::<u64>();
+        fs.app_io(reqs, false);
         fs.app_io(vec![Command::Flush], true);
         fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
         if fs.config.lazy_itable_init {
@@ -453,10 +452,6 @@ impl<D: BlockDevice> FileSystem<D> {
         self.last_arrival = at;
         let bs = self.config.block_bytes;
         match req {
-            Command::Trim { .. } if self.zeroing == Zeroing::Mkfs => {
-                self.stats.zeroout_commands += 1;
-                self.stats.zeroout_bytes += trimmed_bytes(req).unwrap_or(0);
-            }
             Command::Trim { .. } if self.zeroing == Zeroing::ItableInit => {
                 // Static metadata (an inode table), so not "held free": it reaches the device
                 // as a TRIM all the same.
