@@ -71,7 +71,7 @@ fn run_case<D: BlockDevice>(
 ) -> (trimlab_fs::FsStats, trimlab_fs::PolicyStats, SimTime) {
     let mut rng = SimRng::seed_from_u64(seed);
     let mut config = config(policy);
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         // Even seeds run what a current kernel does: lazy inode-table init, locality-group
         // chunks, data from group 1, btrfs' free-space merging for async.
         config = config.ext4_defaults();

@@ -18,6 +18,8 @@ pub(super) struct Layout {
     pub(super) dir_start: u64,
     pub(super) dir_blocks: u64,
     pub(super) static_blocks: u64,
+    /// mke2fs's journal size and place (`FsConfig::mke2fs_layout`), else trimlab's earlier one.
+    pub(super) mke2fs: bool,
 }
 
 impl Layout {
@@ -42,8 +44,12 @@ impl Layout {
         // (no flex_bg). It must fit in that group: mke2fs's sizes above 16 GiB (32768 blocks
         // and more, which real ext4 lays across groups freed of their metadata by flex_bg)
         // are cut to the group's free space, a deliberate difference.
-        let jg = groups / 2;
-        let (journal_start, room) = if jg == 0 {
+        let jg = if c.mke2fs_layout { groups / 2 } else { 0 };
+        let (journal_start, room) = if !c.mke2fs_layout {
+            // trimlab's earlier layout, kept for the paper experiments: the journal right after
+            // group 0's inode table, total/64 blocks within 1024..16384, the directory after it.
+            (group0, u64::MAX)
+        } else if jg == 0 {
             (group0 + dir_blocks, bpg.min(total).saturating_sub(group0 + dir_blocks + 16))
         } else {
             let end = ((jg + 1) * bpg).min(total);
@@ -51,12 +57,16 @@ impl Layout {
         };
         let journal_blocks = if c.journal_blocks > 0 {
             c.journal_blocks
+        } else if !c.mke2fs_layout {
+            (total / 64).clamp(1024, 16384)
         } else {
-            default_journal_blocks(total).ok_or_else(|| {
-                FsError::Layout(format!("{total} blocks: mke2fs needs at least 2048 for a journal"))
-            })?
+            default_journal_blocks(total)
+                .ok_or_else(|| {
+                    FsError::Layout(format!("{total} blocks: mke2fs needs at least 2048 for a journal"))
+                })?
+                .min(room)
         };
-        let journal_blocks = if c.journal_blocks > 0 { journal_blocks } else { journal_blocks.min(room) };
+        let dir_start = if c.mke2fs_layout { group0 } else { group0 + journal_blocks };
         let l = Layout {
             total_blocks: total,
             bpg,
@@ -66,16 +76,17 @@ impl Layout {
             gdt_blocks,
             journal_start,
             journal_blocks,
-            dir_start: group0,
+            dir_start,
             dir_blocks,
             static_blocks: 0,
+            mke2fs: c.mke2fs_layout,
         };
         let last = total - (groups - 1) * bpg;
         let journal_group_end = ((jg + 1) * bpg).min(total);
         if l.dir_start + dir_blocks >= bpg.min(total)
             || last < 2 + itable_blocks + 16
-            || journal_blocks < 1024
-            || journal_start + journal_blocks > journal_group_end
+            || (c.mke2fs_layout
+                && (journal_blocks < 1024 || journal_start + journal_blocks > journal_group_end))
         {
             return Err(FsError::Layout(format!(
                 "{total} blocks in {groups} groups of {bpg} cannot hold the journal ({journal_blocks} blocks), directory and inode tables"
@@ -91,7 +102,9 @@ impl Layout {
         for g in 1..self.groups {
             v.push(Run::new(g * self.bpg, 2 + self.itable_blocks));
         }
-        v.push(Run::new(self.journal_start, self.journal_blocks));
+        if self.mke2fs {
+            v.push(Run::new(self.journal_start, self.journal_blocks));
+        }
         coalesce(v)
     }
 
@@ -158,13 +171,18 @@ mod tests {
         assert_eq!(default_journal_blocks(131_072), Some(4096));
         assert_eq!(default_journal_blocks(16_384), Some(1024));
         assert_eq!(default_journal_blocks(1000), None);
-        let l = Layout::new(1 << 30, &FsConfig::default()).unwrap();
+        let mke2fs = FsConfig::default().ext4_defaults();
+        let l = Layout::new(1 << 30, &mke2fs).unwrap();
         assert_eq!((l.groups, l.journal_blocks), (8, 8192));
         assert_eq!(l.journal_start, 4 * 32768 + 2 + 512, "after group 4's bitmaps and inode table");
         // 64 GiB: mke2fs wants 65536 blocks; the model's group holds 32768 - 514 - 16.
-        let l = Layout::new(64 << 30, &FsConfig::default()).unwrap();
+        let l = Layout::new(64 << 30, &mke2fs).unwrap();
         assert_eq!(l.journal_blocks, 32768 - 514 - 16);
         let runs = l.static_runs();
         assert!(runs.windows(2).all(|w| w[0].end() < w[1].start), "{runs:?}");
+        // The paper experiments' layout: total/64 blocks right after group 0's inode table.
+        let l = Layout::new(1 << 30, &FsConfig::default()).unwrap();
+        assert_eq!((l.journal_start, l.journal_blocks), (1 + 1 + 2 + 512, 4096));
+        assert_eq!(l.dir_start, l.journal_start + 4096);
     }
 }

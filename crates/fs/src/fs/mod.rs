@@ -256,29 +256,33 @@ impl<D: BlockDevice> FileSystem<D> {
         fs.bitmap = bitmap;
         fs.layout.static_blocks = fs.bitmap.used_count();
         // superblock + descriptors, each group's bitmaps, the journal, the directory.
+        // mke2fs zeroes (BLKZEROOUT) the journal (ext2fs_zero_blocks2) and, with
+        // `mke2fs_layout`, also the inode-table blocks of the inodes it uses and the last 16
+        // blocks of the device (old RAID superblocks): four WRITE_ZEROES in the recording, of
+        // which the model makes these three. trimlab's block devices have no WRITE_ZEROES, so
+        // they are written, as blkdev_issue_zeroout does for a device without it (a loop
+        // device over NBD punches holes instead, which `trimlab serve` serves as a TRIM);
+        // counted as `zeroout_*`, apart from `trim_*`.
+        let journal = Run::new(fs.layout.journal_start, fs.layout.journal_blocks);
+        let mut zero = vec![journal];
+        if fs.config.mke2fs_layout {
+            let bpb = fs.layout.itable_used_blocks(0, bs, fs.config.inode_bytes);
+            let tail = 16.min(fs.layout.total_blocks);
+            zero = vec![
+                Run::new(fs.layout.itable_start(0), bpb),
+                Run::new(fs.layout.total_blocks - tail, tail),
+                journal,
+            ];
+        }
+        fs.stats.zeroout_commands += fs.write_requests_meta(&zero).len() as u64;
+        fs.stats.zeroout_bytes += zero.iter().map(|r| r.len * bs).sum::<u64>();
         writes.push(Run::new(0, 1 + fs.layout.gdt_blocks + 2));
         for g in 1..fs.layout.groups {
             writes.push(Run::new(g * fs.layout.bpg, 2));
         }
+        writes.extend(zero);
         writes.push(Run::new(fs.layout.dir_start, 1));
         let reqs = fs.write_requests_meta(&writes);
-        fs.app_io(reqs, false);
-        // mke2fs zeroes (BLKZEROOUT) the inode-table blocks of the inodes it uses, the last 16
-        // blocks of the device (old RAID superblocks) and the journal (ext2fs_zero_blocks2):
-        // four WRITE_ZEROES in the recording, of which the model makes these three. trimlab's
-        // block devices have no WRITE_ZEROES, so they are written, as blkdev_issue_zeroout
-        // does for a device without it (a loop device over NBD punches holes instead, which
-        // `trimlab serve` serves as a TRIM); counted as `zeroout_*`, apart from `trim_*`.
-        let bpb = fs.layout.itable_used_blocks(0, bs, fs.config.inode_bytes);
-        let tail = 16.min(fs.layout.total_blocks);
-        let zero = [
-            Run::new(fs.layout.itable_start(0), bpb),
-            Run::new(fs.layout.total_blocks - tail, tail),
-            Run::new(fs.layout.journal_start, fs.layout.journal_blocks),
-        ];
-        let reqs = fs.write_requests_meta(&zero);
-        fs.stats.zeroout_commands += reqs.len() as u64;
-        fs.stats.zeroout_bytes += zero.iter().map(|r| r.len * bs).sum::<u64>();
         fs.app_io(reqs, false);
         fs.app_io(vec![Command::Flush], true);
         fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
