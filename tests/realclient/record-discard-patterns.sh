@@ -37,4 +37,10 @@ for fs in $FSS; do
   echo "$fs: $(grep -c ' trim ' "$OUT/$fs.trims") TRIM lines"
   grep -E '^(fstrim|loop=)' "$W/$fs/script.log" | sed "s/^/$fs: /" >> "$W/versions.txt"
 done
+# Keep the lines of the file systems not recorded this time.
+if [ -f "$OUT/versions.txt" ]; then
+  for fs in ext4 xfs btrfs; do
+    case " $FSS " in *" $fs "*) ;; *) grep "^$fs: " "$OUT/versions.txt" >> "$W/versions.txt" || true ;; esac
+  done
+fi
 cp "$W/versions.txt" "$OUT/versions.txt"
