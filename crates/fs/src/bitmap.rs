@@ -207,6 +207,38 @@ impl BlockBitmap {
         out
     }
 
+    /// What ext4_try_to_trim_range(start, end - 1, minblocks = 1) trims since Linux 6.8: each
+    /// available run that starts inside `[start, end)`, extended past `end` to the end of its
+    /// free run in its group (commit 68da4c44b994 "fix inconsistent between segment fstrim
+    /// and full fstrim").
+    pub fn avail_runs_extended(&self, start: u64, end: u64) -> Vec<Run> {
+        let mut out = Vec::new();
+        let mut b = start;
+        while let Some(s) = self.next_avail(b, end.min(self.blocks)) {
+            let group_end = ((self.group_of(s) + 1) * self.blocks_per_group).min(self.blocks);
+            let len = self.avail_run_len(s, group_end - s);
+            out.push(Run::new(s, len));
+            b = s + len;
+        }
+        out
+    }
+
+    /// The available run around block `b` inside its group (both directions), or None if `b`
+    /// is not available: btrfs' free-space entry after a freed extent merged with its
+    /// neighbours.
+    pub fn avail_run_around(&self, b: u64) -> Option<Run> {
+        if b >= self.blocks || !self.is_avail(b) {
+            return None;
+        }
+        let group_start = self.group_of(b) * self.blocks_per_group;
+        let mut s = b;
+        while s > group_start && self.is_avail(s - 1) {
+            s -= 1;
+        }
+        let group_end = (group_start + self.blocks_per_group).min(self.blocks);
+        Some(Run::new(s, self.avail_run_len(s, group_end - s)))
+    }
+
     pub fn group_avail(&self, g: u64) -> u64 {
         self.avail_per_group[g as usize]
     }

@@ -55,6 +55,12 @@ pub enum PolicyKind {
     /// Selective TRIM (001): on at or above `high_pct` utilization, off below `low_pct`, in
     /// between on while utilization falls and off while it rises.
     Selective { low_pct: u32, high_pct: u32 },
+    /// ext4 `-o discard` since Linux 5.17/6.8: freed extents are allocatable at commit and
+    /// queued to one discard worker (`ext4_discard_work`), which trims each with
+    /// `ext4_try_to_trim_range(minblocks = 1)`: every free extent inside it, the last one
+    /// extended to the end of its free run in the group (commit 68da4c44b994, v6.8), so a
+    /// freed file next to free space trims that space too (overlaps with other TRIMs).
+    Ext4Discard,
     /// btrfs `discard=async`: freed space is usable at once; a worker trims it after a reuse
     /// delay, largest extents first, at an IOPS limit, at most `max discard` per command;
     /// reused space is dropped from the queue.
@@ -68,6 +74,10 @@ impl PolicyKind {
         ("nodiscard", "no online TRIM; freed blocks reusable at commit"),
         ("discard", "ext4 -o discard (4.4): one synchronous TRIM per freed extent at commit"),
         ("discard-batch", "ext4 -o discard (4.x+): a commit's TRIMs issued together, one wait"),
+        (
+            "ext4-discard",
+            "ext4 -o discard (Linux >= 6.8): a worker trims each freed extent to the end of its free run",
+        ),
         ("lazy", "Lazy TRIM (000): TRIM queue + adaptive background workers"),
         ("lazy-reuse", "Lazy + Reuse TRIM (000): allocator reuses queued blocks, cancels TRIM"),
         ("selective:LOW:HIGH", "Selective TRIM (001), watermarks in % (selective = 40:90)"),
@@ -86,6 +96,7 @@ impl PolicyKind {
             "nodiscard" => PolicyKind::NoDiscard,
             "discard" => PolicyKind::Discard,
             "discard-batch" => PolicyKind::DiscardBatch,
+            "ext4-discard" => PolicyKind::Ext4Discard,
             "lazy" => PolicyKind::Lazy,
             "lazy-reuse" => PolicyKind::LazyReuse,
             "async" => PolicyKind::Async,
@@ -119,6 +130,7 @@ impl PolicyKind {
             PolicyKind::NoDiscard => "nodiscard".into(),
             PolicyKind::Discard => "discard".into(),
             PolicyKind::DiscardBatch => "discard-batch".into(),
+            PolicyKind::Ext4Discard => "ext4-discard".into(),
             PolicyKind::Lazy => "lazy".into(),
             PolicyKind::LazyReuse => "lazy-reuse".into(),
             PolicyKind::Selective { low_pct, high_pct } => format!("SeT({low_pct},{high_pct})"),
@@ -132,6 +144,7 @@ impl PolicyKind {
             PolicyKind::NoDiscard,
             PolicyKind::Discard,
             PolicyKind::DiscardBatch,
+            PolicyKind::Ext4Discard,
             PolicyKind::Lazy,
             PolicyKind::LazyReuse,
             PolicyKind::Selective { low_pct: 30, high_pct: 60 },
@@ -158,6 +171,15 @@ pub struct PolicyParams {
     /// smaller extents are left to fstrim.
     pub async_large_bytes: u64,
     pub async_min_bytes: u64,
+    /// btrfs: the free-space cache lets an untrimmed (freed) extent merge with the free space
+    /// on both sides ("we opt to let untrimmed regions merge with everything", discard.c), so
+    /// the worker trims the whole free run around a freed extent; the size filters then apply
+    /// to that run. Off by default (the experiments' async trims exactly the freed extents).
+    pub async_merge_free: bool,
+    /// btrfs: the worker's delay goes through nsecs_to_jiffies, which rounds down to a
+    /// scheduler tick: 1 ms (iops_limit 1000) is 0 ticks at CONFIG_HZ = 250 (4 ms), so the
+    /// discards go back to back. 0 = no rounding (the default).
+    pub async_tick_ns: u64,
     /// fstrim: period of the periodic FITRIM (util-linux fstrim.timer: weekly).
     pub fstrim_period_ns: u64,
     /// fstrim: FITRIM minlen in bytes.
@@ -174,6 +196,8 @@ impl Default for PolicyParams {
             async_max_bytes: 64 << 20,
             async_large_bytes: 1 << 20,
             async_min_bytes: 32 << 10,
+            async_merge_free: false,
+            async_tick_ns: 0,
             fstrim_period_ns: 7 * 24 * 3600 * 1_000_000_000,
             fstrim_minlen_bytes: 0,
         }
@@ -188,8 +212,35 @@ pub struct FsConfig {
     /// One inode per this many bytes (mke2fs inode_ratio).
     pub inode_ratio_bytes: u64,
     pub inode_bytes: u64,
-    /// Journal size in blocks; 0 = mke2fs's default for the size.
+    /// Journal size in blocks; 0 = the default for the size (`mke2fs_layout`).
     pub journal_blocks: u64,
+    /// ext4 lazy inode-table init (mke2fs `lazy_itable_init=1`, the default where the kernel
+    /// supports it): mkfs leaves the inode tables unzeroed and the `ext4lazyinit` thread
+    /// zeroes each group's unused part after mount, which a loop/NBD or thin device sees as a
+    /// TRIM per group. Off by default in trimlab so that the paper experiments, which start
+    /// measuring right after mkfs on drives of up to 1 TB, do not get hours of background
+    /// zeroing their sources did not have; the discard-pattern test turns it on.
+    pub lazy_itable_init: bool,
+    /// mballoc's locality-group preallocation (`s_mb_group_prealloc`, 512 blocks): files
+    /// smaller than `s_mb_stream_request` (16 blocks) are packed into a per-CPU chunk of this
+    /// many blocks, apart from large files. 0 = off (every file at the stream goal), the
+    /// default, which keeps the paper experiments' layout; ext4 uses 512.
+    pub small_file_chunk_blocks: u64,
+    /// The group where regular files' data starts. ext4 with flex_bg >= 4 groups
+    /// (`ext4_inode_to_goal_block`, EXT4_FLEX_SIZE_DIR_ALLOC_SCHEME) starts regular files in
+    /// the second group of the flex group and keeps the first for directories: 1. Default 0
+    /// (the paper experiments' layout).
+    pub first_data_group: u64,
+    /// mkfs with discard first discards one block as a probe (mke2fs_discard_device); mkfs.xfs
+    /// does not (one discard of the whole device in the XFS recording). Off by default (the
+    /// paper experiments' setup), on in `ext4_defaults`.
+    pub mkfs_discard_probe: bool,
+    /// mke2fs's journal (`ext2fs_default_journal_size`, at the start of the middle group) and
+    /// its zeroing of the device's last 16 blocks and of the used inode-table block. Off by
+    /// default: the paper experiments keep trimlab's earlier layout (total/64 blocks within
+    /// 1024..16384, right after group 0's inode table), which their bands were set on; on in
+    /// `ext4_defaults`.
+    pub mke2fs_layout: bool,
     /// Directory entries per directory block.
     pub dir_entries_per_block: u64,
     /// Largest extent (ext4: 32768 blocks).
@@ -211,6 +262,11 @@ impl Default for FsConfig {
             inode_ratio_bytes: 16384,
             inode_bytes: 256,
             journal_blocks: 0,
+            lazy_itable_init: false,
+            small_file_chunk_blocks: 0,
+            first_data_group: 0,
+            mkfs_discard_probe: false,
+            mke2fs_layout: false,
             dir_entries_per_block: 128,
             max_extent_blocks: 32768,
             commit_interval_ns: 5_000_000_000,
@@ -223,6 +279,18 @@ impl Default for FsConfig {
 }
 
 impl FsConfig {
+    /// What a current ext4 does (mke2fs 1.47 defaults, Linux 6.x): mke2fs's journal and
+    /// zeroing, the discard probe, lazy inode-table init, locality-group preallocation of 512
+    /// blocks, regular files from the second group.
+    pub fn ext4_defaults(mut self) -> Self {
+        self.mke2fs_layout = true;
+        self.mkfs_discard_probe = true;
+        self.lazy_itable_init = true;
+        self.small_file_chunk_blocks = 512;
+        self.first_data_group = 1;
+        self
+    }
+
     pub fn with_policy(mut self, policy: PolicyKind) -> Self {
         self.policy = policy;
         self

@@ -44,6 +44,22 @@ pub enum WorkerPick {
         run: Run,
         hold: bool,
     },
+    /// ext4's discard worker: trim the free extents inside `run` (available now), the last
+    /// one extended to the end of its free run in the group; the file system finds them in
+    /// its bitmap and holds them while in flight.
+    TrimFreeRuns {
+        ticket: u64,
+        run: Run,
+    },
+    /// btrfs async discard with free-space merging: trim the whole available run around
+    /// `run` (both sides, inside its group) in pieces of at most `max_blocks`, unless it is
+    /// shorter than `min_blocks`; the file system holds it while in flight.
+    TrimMerged {
+        ticket: u64,
+        run: Run,
+        max_blocks: u64,
+        min_blocks: u64,
+    },
     /// Nothing ready before this instant.
     WaitUntil(SimTime),
     Idle,
@@ -133,6 +149,7 @@ pub fn build(kind: PolicyKind, params: &PolicyParams, block_bytes: u64) -> Box<d
             Box::new(Selective { kind, on: false, previous: None, stats: Default::default() })
         }
         PolicyKind::Lazy | PolicyKind::LazyReuse => Box::new(Lazy::new(kind, params)),
+        PolicyKind::Ext4Discard => Box::new(Ext4Work::default()),
         PolicyKind::Async => Box::new(Async::new(params, block_bytes)),
     }
 }
@@ -214,6 +231,57 @@ impl TrimPolicy for Selective {
             self.stats.commits_trim_off += 1;
             self.stats.untrimmed_blocks += freed.iter().map(|f| f.run.len).sum::<u64>();
             CommitPlan::release_all(freed)
+        }
+    }
+    fn held(&self) -> Vec<Run> {
+        Vec::new()
+    }
+    fn stats(&self) -> &PolicyStats {
+        &self.stats
+    }
+    fn stats_mut(&mut self) -> &mut PolicyStats {
+        &mut self.stats
+    }
+}
+
+/// ext4 `-o discard` since 5.17 (`ext4_process_freed_data` -> `ext4_discard_work`): a commit
+/// frees its extents in the buddy at once and queues them; one worker takes them in order
+/// and trims each with `ext4_try_to_trim_range(start, end, minblocks = 1)`, one synchronous
+/// discard at a time. Blocks reallocated before the worker gets there are skipped (it scans
+/// the bitmap), so the policy needs no allocation hook.
+#[derive(Default)]
+struct Ext4Work {
+    queue: VecDeque<FreedRun>,
+    in_flight: Option<u64>,
+    next_ticket: u64,
+    stats: PolicyStats,
+}
+
+impl TrimPolicy for Ext4Work {
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Ext4Discard
+    }
+    fn on_commit(&mut self, _now: SimTime, freed: Vec<FreedRun>, _u: f64) -> CommitPlan {
+        self.queue.extend(freed.iter().copied());
+        CommitPlan::release_all(freed)
+    }
+    fn workers_wanted(&self) -> usize {
+        usize::from(!self.queue.is_empty() || self.in_flight.is_some())
+    }
+    fn next_for_worker(&mut self, _now: SimTime) -> WorkerPick {
+        match self.queue.pop_front() {
+            Some(f) => {
+                let ticket = self.next_ticket;
+                self.next_ticket += 1;
+                self.in_flight = Some(ticket);
+                WorkerPick::TrimFreeRuns { ticket, run: f.run }
+            }
+            None => WorkerPick::Idle,
+        }
+    }
+    fn trim_done(&mut self, ticket: u64, _now: SimTime) {
+        if self.in_flight.take() != Some(ticket) {
+            unreachable!("ext4-discard: ticket {ticket} was not in flight");
         }
     }
     fn held(&self) -> Vec<Run> {
@@ -378,6 +446,9 @@ struct Async {
     /// list 0: large, list 1: medium; keyed by start block, value (len, eligible at).
     lists: [BTreeMap<u64, (u64, SimTime)>; 2],
     in_flight: BTreeMap<u64, FreedRun>,
+    /// `async_merge_free`: the file system extends and holds the run (TrimMerged).
+    merge_free: bool,
+    merged_in_flight: Option<u64>,
     next_ticket: u64,
     next_issue: SimTime,
     releasable: Vec<FreedRun>,
@@ -386,9 +457,17 @@ struct Async {
 
 impl Async {
     fn new(p: &PolicyParams, block_bytes: u64) -> Self {
+        let interval_ns = 1_000_000_000u64.checked_div(p.async_iops_limit).unwrap_or(0);
+        // nsecs_to_jiffies rounds down to whole scheduler ticks.
+        let interval_ns = match p.async_tick_ns {
+            0 => interval_ns,
+            tick => interval_ns / tick * tick,
+        };
         Async {
             delay_ns: p.async_delay_ns,
-            interval_ns: 1_000_000_000u64.checked_div(p.async_iops_limit).unwrap_or(0),
+            interval_ns,
+            merge_free: p.async_merge_free,
+            merged_in_flight: None,
             max_blocks: (p.async_max_bytes / block_bytes).max(1),
             large_blocks: (p.async_large_bytes / block_bytes).max(1),
             min_blocks: (p.async_min_bytes / block_bytes).max(1),
@@ -404,7 +483,9 @@ impl Async {
     fn list_for(&self, len: u64) -> Option<usize> {
         if len >= self.large_blocks {
             Some(0)
-        } else if len >= self.min_blocks {
+        } else if len >= self.min_blocks || self.merge_free {
+            // Merged with its neighbours a small extent may pass the filter: the file system
+            // applies it to the merged run.
             Some(1)
         } else {
             None
@@ -460,7 +541,7 @@ impl TrimPolicy for Async {
         CommitPlan::release_all(freed)
     }
     fn workers_wanted(&self) -> usize {
-        usize::from(self.lists.iter().any(|l| !l.is_empty()))
+        usize::from(self.lists.iter().any(|l| !l.is_empty()) || self.merged_in_flight.is_some())
     }
     fn next_for_worker(&mut self, now: SimTime) -> WorkerPick {
         if self.lists.iter().all(|l| l.is_empty()) {
@@ -479,15 +560,20 @@ impl TrimPolicy for Async {
                 .next();
             if let Some((s, len, at)) = pick {
                 self.lists[list].remove(&s);
+                let ticket = self.next_ticket;
+                self.next_ticket += 1;
+                self.next_issue = now.after(self.interval_ns);
+                if self.merge_free {
+                    self.merged_in_flight = Some(ticket);
+                    let (max_blocks, min_blocks) = (self.max_blocks, self.min_blocks);
+                    return WorkerPick::TrimMerged { ticket, run: Run::new(s, len), max_blocks, min_blocks };
+                }
                 let take = len.min(self.max_blocks);
                 if take < len {
                     self.lists[list].insert(s + take, (len - take, at));
                 }
-                let ticket = self.next_ticket;
-                self.next_ticket += 1;
                 let run = Run::new(s, take);
                 self.in_flight.insert(ticket, FreedRun { run, freed_at: now });
-                self.next_issue = now.after(self.interval_ns);
                 return WorkerPick::Trim { ticket, run, hold: true };
             }
             let e = self.lists[list].values().map(|&(_, at)| at).min();
@@ -499,6 +585,10 @@ impl TrimPolicy for Async {
         earliest.map_or(WorkerPick::Idle, WorkerPick::WaitUntil)
     }
     fn trim_done(&mut self, ticket: u64, _now: SimTime) {
+        if self.merged_in_flight == Some(ticket) {
+            self.merged_in_flight = None;
+            return;
+        }
         let f = self
             .in_flight
             .remove(&ticket)

@@ -27,6 +27,11 @@ pub struct HostSection {
     pub discard: Option<String>,
     /// mke2fs discards the whole device first (`-E discard`, mke2fs's default).
     pub mkfs_discard: Option<bool>,
+    /// Which kernel's behaviours the model follows: "paper" (the default: the setup of the
+    /// paper experiments) or "linux-6.18" (what the discard-pattern recordings showed: lazy
+    /// inode-table init, locality-group chunks, data from group 1, btrfs' free-space merging
+    /// and tick-rounded async delay; docs/host-fs.md).
+    pub kernel: Option<String>,
     #[serde(default, deserialize_with = "size")]
     pub block_bytes: Option<ByteSize>,
     pub blocks_per_group: Option<u64>,
@@ -100,6 +105,22 @@ impl HostSection {
             return Ok(None);
         }
         let mut fs = FsConfig::default();
+        match self.kernel.as_deref() {
+            None | Some("paper") => {}
+            Some("linux-6.18") => {
+                fs = fs.ext4_defaults();
+                fs.params.async_merge_free = true;
+                // CONFIG_HZ = 250 (Debian's kernels, the recording's): 4 ms ticks.
+                fs.params.async_tick_ns = 4_000_000;
+            }
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "host.kernel",
+                    format!("{other:?}"),
+                    "accepted: \"paper\" (default), \"linux-6.18\"",
+                ))
+            }
+        }
         if let Some(text) = &self.discard {
             let (policy, period) =
                 parse_discard(text).map_err(|e| ConfigError::new("host.discard", format!("{text:?}"), e))?;
@@ -287,5 +308,17 @@ mod tests {
         let plan = h.resolve().unwrap().unwrap();
         assert_eq!(plan.fs, FsConfig::default());
         assert!(!plan.mkfs_discard);
+    }
+
+    #[test]
+    fn kernel_selects_the_recorded_behaviours_and_names_bad_values() {
+        let h =
+            HostSection { fs: Some(FsKind::Ext4), kernel: Some("linux-6.18".into()), ..Default::default() };
+        let fs = h.resolve().unwrap().unwrap().fs;
+        assert!(fs.lazy_itable_init && fs.first_data_group == 1 && fs.small_file_chunk_blocks == 512);
+        assert!(fs.params.async_merge_free && fs.params.async_tick_ns == 4_000_000);
+        let h = HostSection { fs: Some(FsKind::Ext4), kernel: Some("4.4".into()), ..Default::default() };
+        let e = h.resolve().unwrap_err().to_string();
+        assert!(e.contains("host.kernel") && e.contains("\"4.4\"") && e.contains("linux-6.18"), "{e}");
     }
 }

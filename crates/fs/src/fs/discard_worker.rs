@@ -1,5 +1,6 @@
 //! Discard workers: background threads that issue the TRIMs a policy queued (Lazy TRIM's
-//! adaptive pool, btrfs' async discard worker), one TRIM at a time each.
+//! adaptive pool, btrfs' async discard worker, ext4's `ext4_discard_work`), one TRIM at a
+//! time each.
 
 use super::*;
 
@@ -9,6 +10,9 @@ pub(super) struct Worker {
     pub(super) ticket: Option<u64>,
     pub(super) batch: Batch,
     pub(super) finishing: bool,
+    /// Runs this worker holds while their TRIMs are in flight (ext4's discard worker, which
+    /// marks them used in the buddy for the duration); released when it finishes.
+    pub(super) held: Vec<FreedRun>,
 }
 
 impl<D: BlockDevice> FileSystem<D> {
@@ -31,6 +35,8 @@ impl<D: BlockDevice> FileSystem<D> {
                 .unwrap_or_else(|| unreachable!("worker {i} finishing without a ticket"));
             self.policy.trim_done(ticket, now);
             self.stats.last_trim_done_ns = now.0;
+            let mine = std::mem::take(&mut self.workers[i].held);
+            self.release(now, mine);
             let rel = self.policy.drain_releasable();
             self.release(now, rel);
         }
@@ -62,6 +68,47 @@ impl<D: BlockDevice> FileSystem<D> {
                 self.workers[i].batch = Batch { reqs: reqs.into(), serial: true, done_max: SimTime::ZERO };
                 self.events.push(now.after(self.config.host.submit_ns), Ev::Worker(i));
                 self.wake_workers(now);
+            }
+            WorkerPick::TrimFreeRuns { ticket, run } => {
+                let runs = self.bitmap.avail_runs_extended(run.start, run.end());
+                let mut reqs = Vec::new();
+                for r in &runs {
+                    self.bitmap.hold(r.start, r.len);
+                    self.policy.forget(*r);
+                    reqs.extend(self.trim_requests(*r));
+                }
+                self.count_policy_trims(&reqs);
+                self.workers[i].held = runs.into_iter().map(|run| FreedRun { run, freed_at: now }).collect();
+                self.workers[i].ticket = Some(ticket);
+                self.workers[i].batch = Batch { reqs: reqs.into(), serial: true, done_max: SimTime::ZERO };
+                self.events.push(now.after(self.config.host.submit_ns), Ev::Worker(i));
+            }
+            WorkerPick::TrimMerged { ticket, run, max_blocks, min_blocks } => {
+                let mut reqs = Vec::new();
+                match self.bitmap.avail_run_around(run.start) {
+                    Some(merged) if merged.len >= min_blocks => {
+                        self.bitmap.hold(merged.start, merged.len);
+                        // Queued neighbours merged into this entry are trimmed with it.
+                        self.policy.forget(merged);
+                        let mut s = merged.start;
+                        while s < merged.end() {
+                            let n = max_blocks.max(1).min(merged.end() - s);
+                            reqs.extend(self.trim_requests(Run::new(s, n)));
+                            s += n;
+                        }
+                        self.workers[i].held = vec![FreedRun { run: merged, freed_at: now }];
+                    }
+                    Some(small) => {
+                        // Below the smallest filter: left to fstrim, as btrfs does.
+                        self.policy.forget(small);
+                        self.policy.stats_mut().untrimmed_blocks += run.len;
+                    }
+                    None => {}
+                }
+                self.count_policy_trims(&reqs);
+                self.workers[i].ticket = Some(ticket);
+                self.workers[i].batch = Batch { reqs: reqs.into(), serial: true, done_max: SimTime::ZERO };
+                self.events.push(now.after(self.config.host.submit_ns), Ev::Worker(i));
             }
             WorkerPick::WaitUntil(t) => self.events.push(t.max(now), Ev::Worker(i)),
             WorkerPick::Idle => self.workers[i].scheduled = false,

@@ -1,5 +1,6 @@
 //! Where mke2fs puts the static metadata: superblock, group descriptors, per-group bitmaps and
-//! inode tables, the journal area and the root directory.
+//! inode tables, the journal area (mke2fs's default size, in the middle group) and the root
+//! directory.
 
 use super::*;
 
@@ -17,6 +18,8 @@ pub(super) struct Layout {
     pub(super) dir_start: u64,
     pub(super) dir_blocks: u64,
     pub(super) static_blocks: u64,
+    /// mke2fs's journal size and place (`FsConfig::mke2fs_layout`), else trimlab's earlier one.
+    pub(super) mke2fs: bool,
 }
 
 impl Layout {
@@ -32,11 +35,38 @@ impl Layout {
         let inodes_per_group = (bpg * c.block_bytes / c.inode_ratio_bytes).max(16);
         let itable_blocks = (inodes_per_group * c.inode_bytes).div_ceil(c.block_bytes);
         let gdt_blocks = (groups * 64).div_ceil(c.block_bytes);
-        let journal_blocks =
-            if c.journal_blocks > 0 { c.journal_blocks } else { (total / 64).clamp(1024, 16384) };
         // One flat root directory, large enough for every inode up to 2^17 entries.
         let dir_blocks = (groups * inodes_per_group).min(1 << 17).div_ceil(c.dir_entries_per_block);
         let group0 = 1 + gdt_blocks + 2 + itable_blocks;
+        let meta = 2 + itable_blocks;
+        // ext2fs_mkjournal puts the journal at the start of the middle group (group count / 2);
+        // here after that group's bitmaps and inode table, which trimlab keeps in each group
+        // (no flex_bg). It must fit in that group: mke2fs's sizes above 16 GiB (32768 blocks
+        // and more, which real ext4 lays across groups freed of their metadata by flex_bg)
+        // are cut to the group's free space, a deliberate difference.
+        let jg = if c.mke2fs_layout { groups / 2 } else { 0 };
+        let (journal_start, room) = if !c.mke2fs_layout {
+            // trimlab's earlier layout, kept for the paper experiments: the journal right after
+            // group 0's inode table, total/64 blocks within 1024..16384, the directory after it.
+            (group0, u64::MAX)
+        } else if jg == 0 {
+            (group0 + dir_blocks, bpg.min(total).saturating_sub(group0 + dir_blocks + 16))
+        } else {
+            let end = ((jg + 1) * bpg).min(total);
+            (jg * bpg + meta, end.saturating_sub(jg * bpg + meta + 16))
+        };
+        let journal_blocks = if c.journal_blocks > 0 {
+            c.journal_blocks
+        } else if !c.mke2fs_layout {
+            (total / 64).clamp(1024, 16384)
+        } else {
+            default_journal_blocks(total)
+                .ok_or_else(|| {
+                    FsError::Layout(format!("{total} blocks: mke2fs needs at least 2048 for a journal"))
+                })?
+                .min(room)
+        };
+        let dir_start = if c.mke2fs_layout { group0 } else { group0 + journal_blocks };
         let l = Layout {
             total_blocks: total,
             bpg,
@@ -44,14 +74,20 @@ impl Layout {
             inodes_per_group,
             itable_blocks,
             gdt_blocks,
-            journal_start: group0,
+            journal_start,
             journal_blocks,
-            dir_start: group0 + journal_blocks,
+            dir_start,
             dir_blocks,
             static_blocks: 0,
+            mke2fs: c.mke2fs_layout,
         };
         let last = total - (groups - 1) * bpg;
-        if l.dir_start + dir_blocks >= bpg.min(total) || last < 2 + itable_blocks + 16 {
+        let journal_group_end = ((jg + 1) * bpg).min(total);
+        if l.dir_start + dir_blocks >= bpg.min(total)
+            || last < 2 + itable_blocks + 16
+            || (c.mke2fs_layout
+                && (journal_blocks < 1024 || journal_start + journal_blocks > journal_group_end))
+        {
             return Err(FsError::Layout(format!(
                 "{total} blocks in {groups} groups of {bpg} cannot hold the journal ({journal_blocks} blocks), directory and inode tables"
             )));
@@ -59,13 +95,31 @@ impl Layout {
         Ok(l)
     }
 
-    /// Static metadata runs (superblock, descriptors, bitmaps, inode tables, journal, dir).
+    /// Static metadata runs (superblock, descriptors, bitmaps, inode tables, dir, journal),
+    /// sorted and disjoint.
     pub(super) fn static_runs(&self) -> Vec<Run> {
         let mut v = vec![Run::new(0, self.dir_start + self.dir_blocks)];
         for g in 1..self.groups {
             v.push(Run::new(g * self.bpg, 2 + self.itable_blocks));
         }
-        v
+        if self.mke2fs {
+            v.push(Run::new(self.journal_start, self.journal_blocks));
+        }
+        coalesce(v)
+    }
+
+    /// Inode-table blocks of group `g` that hold the inodes mkfs used (root, lost+found and
+    /// the reserved ones: the first 16 inodes, all in group 0), which mke2fs zeroes itself.
+    pub(super) fn itable_used_blocks(&self, g: u64, block_bytes: u64, inode_bytes: u64) -> u64 {
+        if g == 0 {
+            (16 * inode_bytes).div_ceil(block_bytes)
+        } else {
+            0
+        }
+    }
+
+    pub(super) fn itable_start(&self, g: u64) -> u64 {
+        self.group_meta_start(g) + 2
     }
     pub(super) fn group_meta_start(&self, g: u64) -> u64 {
         if g == 0 {
@@ -87,5 +141,48 @@ impl Layout {
     }
     pub(super) fn inode_group(&self, ino: Ino) -> u64 {
         (ino as u64 - 1) / self.inodes_per_group
+    }
+}
+
+/// `ext2fs_default_journal_size` (e2fsprogs lib/ext2fs/mkjournal.c, 1.47): the journal mke2fs
+/// makes for a file system of `blocks` 4 KiB blocks, or None below 2048 blocks (no journal).
+pub(super) fn default_journal_blocks(blocks: u64) -> Option<u64> {
+    Some(match blocks {
+        0..2048 => return None,
+        2048..32768 => 1024,
+        32768..262_144 => 4096,
+        262_144..524_288 => 8192,
+        524_288..4_194_304 => 16384,
+        4_194_304..8_388_608 => 32768,
+        8_388_608..16_777_216 => 65536,
+        16_777_216..33_554_432 => 131_072,
+        _ => 262_144,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn journal_follows_mke2fs_and_sits_in_the_middle_group() {
+        // e2fsprogs' table: 1 GiB (262144 blocks) gets 32 MiB, 512 MiB gets 16 MiB.
+        assert_eq!(default_journal_blocks(262_144), Some(8192));
+        assert_eq!(default_journal_blocks(131_072), Some(4096));
+        assert_eq!(default_journal_blocks(16_384), Some(1024));
+        assert_eq!(default_journal_blocks(1000), None);
+        let mke2fs = FsConfig::default().ext4_defaults();
+        let l = Layout::new(1 << 30, &mke2fs).unwrap();
+        assert_eq!((l.groups, l.journal_blocks), (8, 8192));
+        assert_eq!(l.journal_start, 4 * 32768 + 2 + 512, "after group 4's bitmaps and inode table");
+        // 64 GiB: mke2fs wants 65536 blocks; the model's group holds 32768 - 514 - 16.
+        let l = Layout::new(64 << 30, &mke2fs).unwrap();
+        assert_eq!(l.journal_blocks, 32768 - 514 - 16);
+        let runs = l.static_runs();
+        assert!(runs.windows(2).all(|w| w[0].end() < w[1].start), "{runs:?}");
+        // The paper experiments' layout: total/64 blocks right after group 0's inode table.
+        let l = Layout::new(1 << 30, &FsConfig::default()).unwrap();
+        assert_eq!((l.journal_start, l.journal_blocks), (1 + 1 + 2 + 512, 4096));
+        assert_eq!(l.dir_start, l.journal_start + 4096);
     }
 }

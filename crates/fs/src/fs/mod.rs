@@ -66,9 +66,15 @@ pub struct FsStats {
     pub write_commands: u64,
     pub read_commands: u64,
     pub flush_commands: u64,
-    /// Every TRIM command (policy, FITRIM, mkfs) and its bytes.
+    /// Every TRIM command (policy, FITRIM, mkfs, lazy inode-table init) and its bytes.
     pub trim_commands: u64,
     pub trim_bytes: u64,
+    /// mke2fs's zeroing (journal, end of the device, used inode-table blocks): BLKZEROOUT,
+    /// written here (trimlab's devices have no WRITE_ZEROES); also in `write_commands`.
+    pub zeroout_commands: u64,
+    pub zeroout_bytes: u64,
+    /// TRIMs of the lazy inode-table init (`ext4lazyinit`), also in `trim_commands`.
+    pub itable_init_commands: u64,
     pub fitrim_trim_commands: u64,
     pub fitrim_trim_bytes: u64,
     /// Time the application waited for blocks held by the TRIM policy or a commit.
@@ -104,9 +110,18 @@ enum Ev {
     Worker(usize),
     Fitrim,
     FitrimTimer,
+    LazyInit,
 }
 
 const META_TAG: u64 = 1 << 62;
+
+/// Whether a TRIM being submitted zeroes static metadata (ext4lazyinit) rather than
+/// discarding blocks the file system holds free.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Zeroing {
+    No,
+    ItableInit,
+}
 
 /// The bytes a TRIM command covers (None for other commands).
 fn trimmed_bytes(command: &Command) -> Option<u64> {
@@ -151,6 +166,12 @@ pub struct FileSystem<D: BlockDevice> {
     group_trimmed: Vec<Option<u64>>,
     /// Where the last allocation ended: the goal of a file's first extent.
     stream_goal: u64,
+    /// mballoc's locality-group chunk for small files: (next block, end).
+    small_chunk: Option<(u64, u64)>,
+    /// The next group whose inode table `ext4lazyinit` zeroes.
+    lazy_init_group: Option<u64>,
+    /// What the TRIM being submitted is: a discard of held free blocks, or zeroing.
+    zeroing: Zeroing,
     /// Run [`FileSystem::check`] after every commit (tests).
     verify: bool,
     stats: FsStats,
@@ -201,6 +222,9 @@ impl<D: BlockDevice> FileSystem<D> {
             fitrim: None,
             fitrim_timer_armed: false,
             stream_goal: 0,
+            small_chunk: None,
+            lazy_init_group: None,
+            zeroing: Zeroing::No,
             verify: false,
             stats: FsStats::default(),
             config,
@@ -208,6 +232,13 @@ impl<D: BlockDevice> FileSystem<D> {
         };
         let bs = fs.config.block_bytes;
         if discard {
+            // mke2fs_discard_device first tries one block (so that it can stop before printing
+            // progress if discard fails); e2fsprogs 1.47 on Linux 6.18 sends it at block 0
+            // (tests/data/discard-patterns/ext4.trims), then the whole device.
+            if fs.config.mkfs_discard_probe {
+                let reqs = fs.trim_requests(Run::new(0, 1));
+                fs.app_io(reqs, false);
+            }
             let step = 2u64 << 30;
             let cap = fs.layout.total_blocks * bs;
             let mut off = 0;
@@ -225,15 +256,42 @@ impl<D: BlockDevice> FileSystem<D> {
         fs.bitmap = bitmap;
         fs.layout.static_blocks = fs.bitmap.used_count();
         // superblock + descriptors, each group's bitmaps, the journal, the directory.
+        // mke2fs zeroes (BLKZEROOUT) the journal (ext2fs_zero_blocks2) and, with
+        // `mke2fs_layout`, also the inode-table blocks of the inodes it uses and the last 16
+        // blocks of the device (old RAID superblocks): four WRITE_ZEROES in the recording, of
+        // which the model makes these three. trimlab's block devices have no WRITE_ZEROES, so
+        // they are written, as blkdev_issue_zeroout does for a device without it (a loop
+        // device over NBD punches holes instead, which `trimlab serve` serves as a TRIM);
+        // counted as `zeroout_*`, apart from `trim_*`.
+        let journal = Run::new(fs.layout.journal_start, fs.layout.journal_blocks);
+        let mut zero = vec![journal];
+        if fs.config.mke2fs_layout {
+            let bpb = fs.layout.itable_used_blocks(0, bs, fs.config.inode_bytes);
+            let tail = 16.min(fs.layout.total_blocks);
+            zero = vec![
+                Run::new(fs.layout.itable_start(0), bpb),
+                Run::new(fs.layout.total_blocks - tail, tail),
+                journal,
+            ];
+        }
+        fs.stats.zeroout_commands += fs.write_requests_meta(&zero).len() as u64;
+        fs.stats.zeroout_bytes += zero.iter().map(|r| r.len * bs).sum::<u64>();
         writes.push(Run::new(0, 1 + fs.layout.gdt_blocks + 2));
         for g in 1..fs.layout.groups {
             writes.push(Run::new(g * fs.layout.bpg, 2));
         }
-        writes.push(Run::new(fs.layout.journal_start, fs.layout.journal_blocks));
+        writes.extend(zero);
         writes.push(Run::new(fs.layout.dir_start, 1));
         let reqs = fs.write_requests_meta(&writes);
         fs.app_io(reqs, false);
         fs.app_io(vec![Command::Flush], true);
+        fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
+        if fs.config.lazy_itable_init {
+            // ext4_register_li_request: the first group after a random delay below
+            // EXT4_DEF_LI_MAX_START_DELAY (5 s); trimlab takes its mean, 2.5 s (assumption).
+            fs.lazy_init_group = Some(0);
+            fs.events.push(fs.now.after(2_500_000_000), Ev::LazyInit);
+        }
         Ok(fs)
     }
 
@@ -330,6 +388,7 @@ impl<D: BlockDevice> FileSystem<D> {
             Ev::Journal => self.journal_step(t),
             Ev::Worker(i) => self.worker_step(t, i),
             Ev::Fitrim => self.fitrim_step(t),
+            Ev::LazyInit => self.lazy_init_step(t),
             Ev::FitrimTimer => {
                 self.fitrim_timer_armed = false;
                 if let Some((_, minlen)) = self.policy.periodic_fitrim() {
@@ -341,6 +400,33 @@ impl<D: BlockDevice> FileSystem<D> {
                     }
                 }
             }
+        }
+    }
+
+    /// ext4lazyinit (ext4_init_inode_table): zero the unused part of one group's inode table
+    /// with sb_issue_zeroout (a hole punch, i.e. a TRIM, on a loop or NBD device), then sleep
+    /// for s_li_wait_mult (10) times as long as that took before the next group.
+    fn lazy_init_step(&mut self, t: SimTime) {
+        let Some(g) = self.lazy_init_group else { return };
+        let bs = self.config.block_bytes;
+        let used = self.layout.itable_used_blocks(g, bs, self.config.inode_bytes);
+        let run = Run::new(self.layout.itable_start(g) + used, self.layout.itable_blocks - used);
+        let mut done = t;
+        if run.len > 0 {
+            self.zeroing = Zeroing::ItableInit;
+            for req in self.trim_requests(run) {
+                done = done.max(self.dev_submit(t, &req, None));
+                self.stats.itable_init_commands += 1;
+            }
+            self.zeroing = Zeroing::No;
+        }
+        let done = done.after(self.config.host.complete_ns);
+        let next = g + 1;
+        if next < self.layout.groups {
+            self.lazy_init_group = Some(next);
+            self.events.push(done.after(10 * done.since(t)), Ev::LazyInit);
+        } else {
+            self.lazy_init_group = None;
         }
     }
 
@@ -370,6 +456,12 @@ impl<D: BlockDevice> FileSystem<D> {
         self.last_arrival = at;
         let bs = self.config.block_bytes;
         match req {
+            Command::Trim { .. } if self.zeroing == Zeroing::ItableInit => {
+                // Static metadata (an inode table), so not "held free": it reaches the device
+                // as a TRIM all the same.
+                self.stats.trim_commands += 1;
+                self.stats.trim_bytes += trimmed_bytes(req).unwrap_or(0);
+            }
             Command::Trim { ranges } => {
                 for b in ranges.iter().flat_map(|r| r.offset / bs..(r.offset + r.bytes) / bs) {
                     // Blocks past mkfs's layout are trimmed only by mkfs itself.
@@ -554,6 +646,28 @@ impl<D: BlockDevice> FileSystem<D> {
         }
     }
 
+    /// mballoc's group-allocation hint (ext4_mb_group_or_file): a file's first extent when
+    /// the file, with this allocation, stays below s_mb_stream_request (16 blocks).
+    fn small_file(&self, ino: Ino, logical: u64, end: u64) -> bool {
+        let inode = &self.inodes[&ino];
+        let size_blocks = inode.size.div_ceil(self.config.block_bytes).max(end);
+        self.config.small_file_chunk_blocks > 0 && size_blocks < 16 && inode.extents.before(logical).is_none()
+    }
+
+    /// The locality group's preallocated chunk: small files fill it in order; when it cannot
+    /// hold `want` more blocks a new chunk of `small_file_chunk_blocks` is taken at the
+    /// stream goal (ext4_mb_normalize_group_request), and large files continue after it.
+    fn small_chunk_goal(&mut self, want: u64) -> u64 {
+        let fits = self.small_chunk.is_some_and(|(next, end)| next + want <= end);
+        if !fits {
+            let start = self.stream_goal;
+            let end = start + self.config.small_file_chunk_blocks;
+            self.small_chunk = Some((start, end));
+            self.stream_goal = end % self.layout.total_blocks;
+        }
+        self.small_chunk.map_or(0, |c| c.0)
+    }
+
     /// Maps `count` unmapped blocks of `ino` from `logical`.
     fn allocate(&mut self, ino: Ino, logical: u64, count: u64) -> Result<(), FsError> {
         self.ensure_space(count)?;
@@ -569,10 +683,20 @@ impl<D: BlockDevice> FileSystem<D> {
                     run
                 }
                 None => {
-                    let goal = self.goal_for(ino, l);
+                    let small = self.small_file(ino, l, end);
+                    let goal = match small {
+                        true => self.small_chunk_goal(want),
+                        false => self.goal_for(ino, l),
+                    };
                     let run = self.bitmap.allocate(goal, want).ok_or(FsError::NoSpace)?;
                     self.policy.on_allocate(run);
-                    self.stream_goal = run.end() % self.layout.total_blocks;
+                    if small {
+                        if let Some(c) = self.small_chunk.as_mut() {
+                            c.0 = run.end();
+                        }
+                    } else {
+                        self.stream_goal = run.end() % self.layout.total_blocks;
+                    }
                     run
                 }
             };
@@ -909,6 +1033,9 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         for r in self.policy.held() {
             mark(r, 4, "TRIM policy")?;
+        }
+        for f in self.workers.iter().flat_map(|w| &w.held) {
+            mark(f.run, 4, "discard worker")?;
         }
         if let Some(j) = &self.fitrim {
             if let Some((r, _)) = &j.current {

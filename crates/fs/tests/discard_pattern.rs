@@ -1,0 +1,299 @@
+//! The kernel's discard pattern (issue 12 item 7): the model file system runs the script a
+//! real ext4 ran on `trimlab serve --record` (tests/realclient/discard-pattern.sh: mkfs -E
+//! discard, first mount with -o discard, write, rm, fstrim, remount, fstrim) on the same 1 GiB
+//! drive, and every phase's TRIM commands and bytes (overlaps included) must be within 20 % of
+//! the recording kept in tests/data/discard-patterns/ (kernel and tool versions in
+//! versions.txt there). What the model reproduces: the mkfs probe and whole-device discard,
+//! lazy inode-table init at first mount (a TRIM per group), the online discards of Linux 6.8+
+//! (each freed extent trimmed to the end of its free run: the 100 MiB TRIM after the last
+//! deleted file), and fstrim trimming every group again after a remount.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+use trimlab_device::{
+    BlockDevice, Command, CommandError, Completion, DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection,
+};
+use trimlab_fs::{FileSystem, FsConfig, FsStats, PolicyKind};
+use trimlab_sim::{ByteSize, SimTime};
+
+const S: u64 = 1_000_000_000;
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/discard-patterns")
+}
+
+/// tests/data/discard-patterns/device.toml (examples/serve.toml), built without the TOML
+/// layer (trimlab-fs sits below trimlab-scenario).
+fn recorded_drive() -> Ssd {
+    let device = DeviceSection {
+        logical_bytes: Some(ByteSize(1 << 30)),
+        spare_factor: Some(0.10),
+        channels: Some(4),
+        chips_per_channel: Some(1),
+        dies_per_chip: Some(2),
+        planes_per_die: Some(1),
+        pages_per_block: Some(256),
+        ..Default::default()
+    };
+    Ssd::new(SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).expect("device"))
+}
+
+/// The drive, noting the arrival of every TRIM (ns) for the timing checks.
+struct Noting {
+    ssd: Ssd,
+    trims: Rc<RefCell<Vec<u64>>>,
+}
+
+impl BlockDevice for Noting {
+    fn capacity_bytes(&self) -> u64 {
+        self.ssd.capacity_bytes()
+    }
+    fn tag_bytes(&self) -> u64 {
+        BlockDevice::tag_bytes(&self.ssd)
+    }
+    fn max_trim_bytes(&self) -> u64 {
+        BlockDevice::max_trim_bytes(&self.ssd)
+    }
+    fn max_transfer_bytes(&self) -> u64 {
+        BlockDevice::max_transfer_bytes(&self.ssd)
+    }
+    fn submit(
+        &mut self,
+        at: SimTime,
+        c: &Command,
+        out: Option<&mut Vec<u64>>,
+    ) -> Result<Completion, CommandError> {
+        if matches!(c, Command::Trim { .. }) {
+            self.trims.borrow_mut().push(at.0);
+        }
+        self.ssd.submit(at, c, out)
+    }
+    fn check(&self) -> Result<(), String> {
+        self.ssd.check()
+    }
+}
+
+/// One phase's TRIMs: (name, commands, bytes).
+type Phase = (String, u64, u64);
+
+/// A model run: the phases and, for the rm phase, (start, TRIM arrivals) in ns.
+struct Run {
+    phases: Vec<Phase>,
+    rm_start_ns: u64,
+    rm_trims_ns: Vec<u64>,
+}
+
+/// The script of tests/realclient/discard-pattern.sh on the model.
+fn run_model(config: FsConfig, policy: PolicyKind) -> Vec<Phase> {
+    run_script(config, policy, 7).phases
+}
+
+fn run_script(config: FsConfig, policy: PolicyKind, rm_wait_s: u64) -> Run {
+    let trims = Rc::new(RefCell::new(Vec::new()));
+    let drive = Noting { ssd: recorded_drive(), trims: trims.clone() };
+    let mut phases = Vec::new();
+    let mut last = FsStats::default();
+    let mut mark = |name: &str, s: &FsStats| {
+        phases.push((name.to_string(), s.trim_commands - last.trim_commands, s.trim_bytes - last.trim_bytes));
+        last = s.clone();
+    };
+    let mut fs = FileSystem::mkfs(drive, config.with_policy(policy), SimTime(S), true).unwrap();
+    fs.set_verify(true);
+    mark("mkfs", fs.stats());
+    fs.idle_until(fs.now().after(10 * S));
+    mark("mount", fs.stats());
+    let mut n = 0;
+    for i in 1..=64 {
+        let s = fs.create(&format!("s{i}")).unwrap();
+        fs.write(s, 0, 12288).unwrap();
+        if i % 8 < 3 {
+            n += 1;
+            let f = fs.create(&format!("f{n}")).unwrap();
+            fs.write(f, 0, 1 << 20).unwrap();
+        }
+    }
+    fs.sync();
+    mark("write", fs.stats());
+    let rm_start_ns = fs.now().0;
+    let trims_before = trims.borrow().len();
+    for i in (2..=24).step_by(2) {
+        fs.unlink(&format!("f{i}")).unwrap();
+    }
+    for i in (1..=63).step_by(2) {
+        fs.unlink(&format!("s{i}")).unwrap();
+    }
+    fs.sync();
+    fs.idle_until(fs.now().after(rm_wait_s * S));
+    fs.sync();
+    mark("rm", fs.stats());
+    let rm_trims_ns = trims.borrow()[trims_before..].to_vec();
+    fs.fstrim(0, u64::MAX, 0);
+    mark("fstrim", fs.stats());
+    fs.remount(policy);
+    fs.idle_until(fs.now().after(2 * S));
+    mark("remount", fs.stats());
+    fs.fstrim(0, u64::MAX, 0);
+    mark("fstrim2", fs.stats());
+    fs.check().unwrap();
+    Run { phases, rm_start_ns, rm_trims_ns }
+}
+
+/// The recording's rm phase: (phase start, TRIM arrivals) in ns, from FS.trims.
+fn recorded_rm_trims(fs: &str) -> (u64, Vec<u64>) {
+    let path = data_dir().join(format!("{fs}.trims"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut start = None;
+    let mut at = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# phase ") {
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            inside = f[0] == "rm";
+            if inside {
+                start = Some(f[1].parse::<u64>().unwrap() * 1000);
+            }
+        } else if inside && !line.starts_with('#') {
+            at.push(line.split_whitespace().next().unwrap().parse::<u64>().unwrap() * 1000);
+        }
+    }
+    (start.unwrap_or_else(|| panic!("{fs}: no rm phase")), at)
+}
+
+/// The recording's per-phase NBD TRIM counters (WRITE_ZEROES are counted apart there).
+fn recorded(fs: &str) -> Vec<Phase> {
+    let path = data_dir().join(format!("{fs}.phases.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["trim_commands"].as_u64().unwrap(),
+                p["trim_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A phase outside the band: its name, whether commands and bytes are within, the line.
+struct Miss {
+    name: String,
+    commands_ok: bool,
+    bytes_ok: bool,
+    line: String,
+}
+
+/// Every phase of the script within `band` of the recording in TRIM commands and bytes (a phase
+/// without TRIMs in the recording must have none in the model); returns the phases outside.
+fn compare(fs: &str, model: &[Phase], band: f64) -> Vec<Miss> {
+    let real = recorded(fs);
+    let mut bad = Vec::new();
+    for (name, n, bytes) in model {
+        let (_, rn, rbytes) =
+            real.iter().find(|p| &p.0 == name).unwrap_or_else(|| panic!("{fs}: phase {name} not recorded"));
+        let within = |m: u64, r: u64| {
+            if r == 0 {
+                m == 0
+            } else {
+                (m as f64 / r as f64 - 1.0).abs() <= band
+            }
+        };
+        let line = format!(
+            "{fs} {name:8} TRIM commands model {n:5} real {rn:5}   bytes model {bytes:11} real {rbytes:11} ({:+.1} %)",
+            if *rbytes > 0 { (*bytes as f64 / *rbytes as f64 - 1.0) * 100.0 } else { 0.0 }
+        );
+        eprintln!("{line}");
+        let (commands_ok, bytes_ok) = (within(*n, *rn), within(*bytes, *rbytes));
+        if !commands_ok || !bytes_ok {
+            bad.push(Miss { name: name.clone(), commands_ok, bytes_ok, line });
+        }
+    }
+    bad
+}
+
+fn lines(bad: &[Miss]) -> String {
+    bad.iter().map(|m| m.line.as_str()).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn ext4_discard_pattern_matches_the_recording_per_phase() {
+    let model = run_model(FsConfig::default().ext4_defaults(), PolicyKind::Ext4Discard);
+    let bad = compare("ext4", &model, 0.20);
+    assert!(bad.is_empty(), "outside 20 % of the recording:\n{}", lines(&bad));
+}
+
+#[test]
+fn the_recording_is_small_and_names_its_kernel() {
+    let versions = std::fs::read_to_string(data_dir().join("versions.txt")).unwrap();
+    assert!(versions.contains("kernel: Linux") && versions.contains("e2fsprogs"), "{versions}");
+    let total: u64 =
+        std::fs::read_dir(data_dir()).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    assert!(total < 1 << 20, "test data is {total} bytes");
+}
+
+/// XFS `-o discard` on the same script: the `discard-batch` policy (a log checkpoint's
+/// discards issued together, the extents busy until they complete: xlog_discard_busy_extents)
+/// trims exactly the freed extents, merged when adjacent; groups of 65536 blocks stand for
+/// mkfs.xfs's four 256 MiB allocation groups; mkfs.xfs discards without a probe. XFS keeps no
+/// "trimmed" state, so both fstrims trim all free space, as the model's remount does.
+#[test]
+fn xfs_discard_pattern_matches_the_recording_per_phase() {
+    let config = FsConfig { blocks_per_group: 65536, mkfs_discard_probe: false, ..FsConfig::default() };
+    let model = run_model(config, PolicyKind::DiscardBatch);
+    let bad = compare("xfs", &model, 0.20);
+    assert!(bad.is_empty(), "outside 20 % of the recording:\n{}", lines(&bad));
+}
+
+/// btrfs `discard=async` on the same script (rm waits 200 s): the `async` policy with
+/// btrfs' free-space merging (a freed extent trims as the whole free run around it, the
+/// 90 MiB entry in the recording), its 120 s delay (BTRFS_DISCARD_DELAY), 64 MiB pieces
+/// (BTRFS_ASYNC_DISCARD_DEFAULT_MAX_SIZE), the 32 KiB filter (the 12 KiB files are left to
+/// fstrim), iops_limit 1000 whose 1 ms rounds down to 0 ticks at CONFIG_HZ = 250 (the kernel
+/// here; the recording's 13 TRIMs came in 8.6 ms), the 30 s commit interval, no mkfs probe.
+/// Held to 20 %: TRIM commands and bytes of mkfs, mount, write and rm; bytes of both fstrims;
+/// the delay from the rm to the first async TRIM. Not held, and why: btrfs' fstrim issues 59
+/// and 63 commands (it trims metadata and system block groups and unallocated device space
+/// too, which the model's ext4-like layout does not have) against the model's 40.
+#[test]
+fn btrfs_async_discard_matches_the_recording() {
+    let mut config =
+        FsConfig { commit_interval_ns: 30 * S, mkfs_discard_probe: false, ..FsConfig::default() };
+    config.params.async_merge_free = true;
+    config.params.async_tick_ns = 4_000_000;
+    let run = run_script(config, PolicyKind::Async, 200);
+    let bad = compare("btrfs", &run.phases, 0.20);
+    // The known gap: fstrim's command count (its bytes must hold).
+    let unexpected: Vec<Miss> =
+        bad.into_iter().filter(|m| !(m.name.starts_with("fstrim") && m.bytes_ok && !m.commands_ok)).collect();
+    assert!(unexpected.is_empty(), "outside 20 % of the recording:\n{}", lines(&unexpected));
+    let (real_start, real) = recorded_rm_trims("btrfs");
+    let real_delay = real[0] - real_start;
+    let model_delay = run.rm_trims_ns[0] - run.rm_start_ns;
+    let span = |v: &[u64]| v[v.len() - 1] - v[0];
+    eprintln!(
+        "btrfs rm: first async TRIM {:.1} s after the rm (real {:.1} s); {} TRIMs in {:.2} ms (real {} in {:.2} ms)",
+        model_delay as f64 / 1e9,
+        real_delay as f64 / 1e9,
+        run.rm_trims_ns.len(),
+        span(&run.rm_trims_ns) as f64 / 1e6,
+        real.len(),
+        span(&real) as f64 / 1e6
+    );
+    assert!(
+        (model_delay as f64 / real_delay as f64 - 1.0).abs() <= 0.20,
+        "delay {model_delay} vs {real_delay}"
+    );
+}
+
+/// The comparison can fail: the old model (ext4 4.x's exact-extent discard, no lazy init, the
+/// paper experiments' allocation) misses the recording's mount and rm phases by far.
+#[test]
+fn the_paper_era_discard_does_not_match_a_6_18_kernel() {
+    let model = run_model(FsConfig::default(), PolicyKind::DiscardBatch);
+    let bad = compare("ext4", &model, 0.20);
+    assert!(bad.iter().any(|m| m.name == "mount") && bad.iter().any(|m| m.name == "rm"), "{}", lines(&bad));
+}

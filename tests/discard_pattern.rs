@@ -1,0 +1,150 @@
+//! The kernel's discard pattern, re-recorded: runs tests/realclient/discard-pattern.sh with a
+//! real ext4 and XFS on `trimlab serve` (as root, with nbdfuse, a loop device and the file
+//! systems' tools) and compares each phase's NBD TRIM commands and bytes with the recording kept
+//! in tests/data/discard-patterns/, which crates/fs/tests/discard_pattern.rs holds the model
+//! to. The comparison is asserted (20 %) only on the kernel the recording was made with: another
+//! kernel may discard differently (before Linux 6.8 ext4 trims only the freed extents), and
+//! then the test prints both so that the recording can be redone
+//! (tests/realclient/record-discard-patterns.sh). ext4 repeats its pattern exactly from run to
+//! run; XFS does not (over seven runs its rm sent 33 to 44 TRIMs of the same 12976128 bytes, as
+//! the frees fall into one or two log checkpoints; one fstrim trimmed 725 MB instead of 993 MB;
+//! once 268 MB of the last fstrim's discards arrived after it returned, at umount), so for XFS
+//! the comparison is printed and only the presence of the discards in mkfs, rm and fstrim is
+//! held.
+//! btrfs is not re-run here: its script waits 200 s for the async discards. Without root or
+//! the tools the test says why and passes.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn have(tool: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/bin"].map(PathBuf::from))
+        .any(|dir| dir.join(tool).is_file())
+}
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/discard-patterns")
+}
+
+/// Why the real kernel stack cannot run here, or None.
+fn cannot_run(tools: &[&str]) -> Option<String> {
+    let common = ["nbdfuse", "fusermount3", "losetup", "fstrim", "mount", "umount"];
+    let gone: Vec<&str> = common.iter().chain(tools).copied().filter(|t| !have(t)).collect();
+    if !gone.is_empty() {
+        return Some(format!("missing {}", gone.join(", ")));
+    }
+    let uid =
+        Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if uid.ok().as_deref() != Some("0") {
+        return Some("needs root (loop devices, mount)".into());
+    }
+    if std::fs::OpenOptions::new().read(true).write(true).open("/dev/fuse").is_err() {
+        return Some("cannot open /dev/fuse".into());
+    }
+    None
+}
+
+/// (name, NBD TRIM commands, bytes) per phase of a metrics.json or FS.phases.json.
+fn phases(v: &serde_json::Value, nbd: bool) -> Vec<(String, u64, u64)> {
+    let list = if nbd { &v["stats"]["phases"] } else { &v["phases"] };
+    list.as_array()
+        .expect("phases")
+        .iter()
+        .map(|p| {
+            let c = if nbd { &p["nbd"] } else { p };
+            (
+                p["name"].as_str().unwrap_or_default().to_string(),
+                c["trim_commands"].as_u64().unwrap_or(0),
+                c["trim_bytes"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// `repeats`: whether this file system sends the same pattern run after run (then the
+/// comparison is held on the recording's kernel).
+fn rerecord(fs: &str, tools: &[&str], repeats: bool) {
+    if let Some(why) = cannot_run(tools) {
+        eprintln!("SKIP {fs} discard pattern: {why}");
+        return;
+    }
+    let dir = common::scratch(&format!("discard-pattern-{fs}"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trimlab"))
+        .args(["serve", data_dir().join("device.toml").to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "--stats-http", "127.0.0.1:0", "--quiet"])
+        .args(["--out", dir.join("metrics").to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("trimlab serve starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut addr_of = |marker: &str| {
+        let line = lines.next().expect("a line from trimlab serve").unwrap();
+        let at = line.find(marker).unwrap_or_else(|| panic!("{marker} in {line:?}")) + marker.len();
+        line[at..].split([' ', '/']).next().unwrap().to_string()
+    };
+    let addr = addr_of("listening on ");
+    let http = addr_of("stats on http://");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realclient/discard-pattern.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .args([fs, &format!("nbd://{addr}"), dir.join("work").to_str().unwrap()])
+        .env("MARK_HTTP", &http)
+        .output()
+        .expect("bash runs");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let pid = child.id().to_string();
+    let _ = Command::new("kill").args(["-TERM", &pid]).status();
+    let status = child.wait().expect("trimlab serve exits");
+    assert!(out.status.success(), "{fs} script failed:\n{text}");
+    assert!(status.success(), "trimlab serve exited with {status}");
+    let live: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("metrics/metrics.json")).unwrap()).unwrap();
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data_dir().join(format!("{fs}.phases.json"))).unwrap())
+            .unwrap();
+    let versions = std::fs::read_to_string(data_dir().join("versions.txt")).unwrap();
+    let uname = Command::new("uname").arg("-sr").output().unwrap();
+    let kernel = format!("kernel: {}", String::from_utf8_lossy(&uname.stdout).trim());
+    let same_kernel = versions.lines().any(|l| l == kernel);
+    let (live, kept) = (phases(&live, true), phases(&kept, false));
+    let mut bad = Vec::new();
+    for (name, n, bytes) in &kept {
+        let (_, ln, lbytes) =
+            live.iter().find(|p| &p.0 == name).unwrap_or_else(|| panic!("phase {name}: {live:?}"));
+        let off = |a: u64, b: u64| if b == 0 { a != 0 } else { (a as f64 / b as f64 - 1.0).abs() > 0.20 };
+        let line = format!("{fs} {name}: live {ln} TRIMs {lbytes} bytes, kept {n} TRIMs {bytes} bytes");
+        eprintln!("{line}");
+        if ["mkfs", "rm", "fstrim", "fstrim2"].contains(&name.as_str()) {
+            assert!(*ln > 0 && *lbytes > 0, "{fs} {name}: no discard reached trimlab: {line}");
+        }
+        if off(*ln, *n) || off(*lbytes, *bytes) {
+            bad.push(line);
+        }
+    }
+    if same_kernel && repeats {
+        assert!(bad.is_empty(), "{fs}: this kernel no longer sends the kept pattern:\n{}", bad.join("\n"));
+    } else if !bad.is_empty() {
+        let why = if same_kernel {
+            "does not repeat its pattern run to run".to_string()
+        } else {
+            format!("{kernel} is not the recording's kernel")
+        };
+        eprintln!("{fs}: {why}; outside 20 %, not asserted:\n{}", bad.join("\n"));
+    }
+}
+
+#[test]
+fn ext4_still_sends_the_recorded_discard_pattern() {
+    rerecord("ext4", &["mkfs.ext4"], true);
+}
+
+#[test]
+fn xfs_still_sends_the_recorded_discard_pattern() {
+    rerecord("xfs", &["mkfs.xfs"], false);
+}
