@@ -416,27 +416,6 @@ impl Drive {
         self.fua(at, done, fua)
     }
 
-    /// A WRITE whose bytes are already in the store (received in place, `store::InPlace`):
-    /// the same counters and model commands as [`Drive::write`].
-    pub fn write_in_place(
-        &mut self,
-        arrival: SimTime,
-        offset: u64,
-        length: u64,
-        fua: bool,
-    ) -> Result<SimTime, Refusal> {
-        assert!(
-            self.undo.is_none(),
-            "drive: in-place writes with power-loss tracking (the old bytes are gone)"
-        );
-        let at = self.arrive(arrival);
-        self.ops.write_commands += 1;
-        self.ops.write_bytes += length;
-        self.store.commit_in_place(offset, length).map_err(|e| io_refusal("write", e))?;
-        let done = self.model_write(at, offset, length)?;
-        self.fua(at, done, fua)
-    }
-
     pub fn trim(
         &mut self,
         arrival: SimTime,

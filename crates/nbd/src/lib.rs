@@ -21,4 +21,4 @@ pub use drive::{Drive, DriveStats, OpCounters};
 pub use handshake::{ExportInfo, Negotiation, OptionOutcome};
 pub use request::{Refusal, Request, RequestHeader};
 pub use server::{Pace, Server, ServerConfig, ServerHandle};
-pub use store::{FileStore, InPlace, SparseStore, Store};
+pub use store::{FileStore, SparseStore, Store};

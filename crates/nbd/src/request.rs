@@ -107,20 +107,6 @@ pub enum Request {
     },
 }
 
-impl Request {
-    /// The bytes of the export the request reads or changes (`None`: FLUSH, CACHE, DISC).
-    pub fn byte_range(&self) -> Option<(u64, u64)> {
-        match *self {
-            Request::Read { offset, length }
-            | Request::Write { offset, length, .. }
-            | Request::Trim { offset, length, .. }
-            | Request::WriteZeroes { offset, length, .. }
-            | Request::BlockStatus { offset, length, .. } => Some((offset, length as u64)),
-            Request::Disconnect | Request::Flush | Request::Cache { .. } => None,
-        }
-    }
-}
-
 /// Why a request is refused: the error value of the reply and a message for the log (and for
 /// the structured error chunk when structured replies were negotiated).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,25 +1,10 @@
 //! The NBD server: listeners, one thread per connection, the wall clock, pacing and logs. The
 //! only part of trimlab-nbd that does I/O or reads a clock.
 //!
-//! Threads. The device model is single-threaded (its FTL is not `Send`), so one device thread
-//! builds and owns the [`Drive`]; each connection has a reader thread that parses requests and
-//! hands each one, with its buffer, to the device thread over a channel, in arrival order, and
-//! a reply-writer thread. Several connections therefore share one device, and a command is
-//! applied whole before the next one starts. The reader does not wait for the device: it goes
-//! on reading while earlier requests run (clients such as nbdcopy keep many in flight), bounded
-//! by the in-flight budgets below. Replies leave in request order.
-//!
-//! Speed (issue 15). An overwrite of data the store holds is received straight into the
-//! store's memory instead of a buffer the device thread copies (`store::InPlace`), once its
-//! whole payload is queued on the socket and no earlier request of the same connection still
-//! uses the range; the device thread then applies it to the model as any WRITE. A short reply
-//! (WRITE, TRIM, FLUSH acknowledgement) with nothing ahead of it is sent by the device thread
-//! itself with a non-blocking send. Neither changes what reaches the model or in which order.
-//!
-//! Determinism. The model sees one sequence of commands: with one connection, its requests in
-//! order; with several, each connection's requests in order, interleaved as they reach the
-//! device thread (wall-clock dependent, as are the arrivals of `Clock::Wall`). With
-//! `Clock::Step` and one connection, a session gives byte-identical replies and metrics.
+//! Threads. The device model is single-threaded (its TRIM engine is not `Send`), so one device
+//! thread builds and owns the [`Drive`]; connection threads parse requests and hand each one,
+//! with its buffer, to the device thread over a channel, in arrival order. Several connections
+//! therefore share one device, and a command is applied whole before the next one starts.
 //!
 //! Time. A request's simulated arrival is the wall-clock time since the server started, read by
 //! the device thread when it takes the request (so arrivals never go backwards). The gaps between requests are therefore the host's real idle time, and they
@@ -44,7 +29,7 @@ use crate::drive::{Drive, DriveStats, PowerCutReport};
 use crate::handshake::{self, ExportInfo, Negotiation, Next, PayloadPolicy};
 use crate::reply;
 use crate::request::{self, Limits, Refusal, Request, RequestHeader, WRITE_DRAIN_MAX_BYTES};
-use crate::store::{InPlace, Store};
+use crate::store::Store;
 use crate::wire::*;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Read, Write};
@@ -218,29 +203,6 @@ impl StreamRef {
         };
     }
 
-    /// Sends what fits without blocking; the number of bytes sent (0 on any error: the reply
-    /// writer then meets the error itself).
-    fn send_nonblocking(&self, bytes: &[u8]) -> usize {
-        use std::os::fd::AsRawFd;
-        let fd = match self {
-            StreamRef::Tcp(s) => s.as_raw_fd(),
-            StreamRef::Unix(s) => s.as_raw_fd(),
-        };
-        // SAFETY: a valid socket and a valid buffer of that length.
-        let sent = unsafe {
-            libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
-        };
-        sent.max(0) as usize
-    }
-
-    /// Writes all of `bytes` (blocking, within the socket's write timeout).
-    fn write_all(&self, bytes: &[u8]) -> io::Result<()> {
-        match self {
-            StreamRef::Tcp(s) => (&*s).write_all(bytes),
-            StreamRef::Unix(s) => (&*s).write_all(bytes),
-        }
-    }
-
     fn try_clone(&self) -> io::Result<StreamRef> {
         Ok(match self {
             StreamRef::Tcp(s) => StreamRef::Tcp(s.try_clone()?),
@@ -267,86 +229,19 @@ pub struct ConnectionCounters {
     pub inflight_bytes_peak_connection: u64,
     /// Requests refused because power was cut after their connection was negotiated.
     pub refused_after_power_cut: u64,
-    /// How the fast paths of issue 15 were taken: WRITE payloads received straight into the
-    /// store, replies sent by the device thread. Not in metrics.json (they depend on timing,
-    /// and the file stays as it was); tests read them.
-    #[serde(skip)]
-    pub writes_in_place: u64,
-    #[serde(skip)]
-    pub replies_from_device: u64,
-    /// Overwrites received in place and acknowledged by the reader at once.
-    #[serde(skip)]
-    pub writes_acknowledged_on_receipt: u64,
 }
 
-/// A request on its way: what its reply needs, its buffer (WRITE data in, READ data out) and
-/// its hold on the budgets. It goes to the device thread inside a [`Job`] and comes back in an
-/// [`Answer`] to the connection's reply writer, which sends the reply and releases the charge.
-struct Pending {
-    header: RequestHeader,
-    buf: Vec<u8>,
-    charge: Charge,
-    /// Its entry among the connection's [`Queued`] ranges, if it has one.
-    queued: Option<u64>,
-}
-
-/// Byte ranges of a connection's requests that the device thread has not answered yet. Kept
-/// where payloads may be received in place: a WRITE may go straight into the store only if no
-/// earlier request of its connection still needs that range (a READ must see the old bytes,
-/// a TRIM must not punch the new ones).
-#[derive(Default)]
-struct Queued {
-    ranges: BTreeMap<u64, (u64, u64)>,
-    next_id: u64,
-}
-
-impl Queued {
-    fn add(&mut self, offset: u64, length: u64) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.ranges.insert(id, (offset, offset + length));
-        id
-    }
-
-    fn overlaps(&self, offset: u64, length: u64) -> bool {
-        let end = offset + length;
-        self.ranges.values().any(|&(s, e)| s < end && offset < e)
-    }
-}
-
-/// Work for the device thread.
+/// Work for the device thread. Buffers travel with the job and come back with the answer.
 enum Job {
-    Execute {
-        request: Request,
-        pending: Pending,
-        epoch: u64,
-        /// A WRITE whose bytes are already in the store (received in place).
-        in_place: bool,
-        /// Its reply was sent already (see [`Outbox::acknowledge_on_receipt`]).
-        acked: bool,
-        outbox: Arc<Outbox>,
-    },
-    /// A request refused before the device: counted there, and passed on to the reply writer
-    /// behind the connection's earlier requests, so replies keep the requests' order.
-    Refuse {
-        refusal: Refusal,
-        pending: Pending,
-        outbox: Arc<Outbox>,
-    },
+    Execute { request: Request, buf: Vec<u8>, epoch: u64, answer: mpsc::Sender<Answer> },
+    CountRefusal,
     Stats(mpsc::Sender<DriveStats>),
     Phase(String, mpsc::Sender<Result<(), String>>),
     PowerCut(mpsc::Sender<Result<PowerCutReport, String>>),
     Finish(mpsc::Sender<(DriveStats, Result<(), String>)>),
 }
 
-/// The outcome of one request: the model's completion and the data bytes to send, or a
-/// refusal.
-struct Answer {
-    pending: Pending,
-    result: Result<(SimTime, u32), Refusal>,
-    /// Bytes of the reply the device thread already sent (see [`Outbox::deliver`]).
-    sent: usize,
-}
+type Answer = (Result<(SimTime, u32), Refusal>, Vec<u8>);
 
 struct Shared {
     jobs: Mutex<mpsc::Sender<Job>>,
@@ -366,12 +261,6 @@ struct Shared {
     inflight_total: Arc<Budget>,
     /// Bumped by the device thread at each power cut.
     power_epoch: Arc<AtomicU64>,
-    /// Receiving overwrites straight into the store (`None`: every payload goes through a
-    /// buffer the device thread copies from).
-    in_place: Option<InPlace>,
-    writes_in_place: AtomicU64,
-    replies_from_device: Arc<AtomicU64>,
-    writes_acknowledged_on_receipt: Arc<AtomicU64>,
 }
 
 impl Shared {
@@ -414,9 +303,6 @@ impl ServerHandle {
     pub fn connections(&self) -> ConnectionCounters {
         let mut c = self.shared.counters.lock().expect("counters lock").clone();
         c.inflight_bytes_peak = self.shared.inflight_total.peak.load(Ordering::Relaxed);
-        c.writes_in_place = self.shared.writes_in_place.load(Ordering::Relaxed);
-        c.replies_from_device = self.shared.replies_from_device.load(Ordering::Relaxed);
-        c.writes_acknowledged_on_receipt = self.shared.writes_acknowledged_on_receipt.load(Ordering::Relaxed);
         c
     }
 
@@ -486,10 +372,6 @@ impl Server {
                 format!("store holds {} bytes, the device {size_bytes}", store.size_bytes()),
             ));
         }
-        // Overwrites go straight into the store unless a power cut must be able to restore the
-        // bytes they replace.
-        let tracks_power_loss = config.power_loss || config.power_cut_after.is_some();
-        let in_place = if tracks_power_loss { None } else { store.in_place() };
         let mut ssd = Ssd::new(device);
         if let Some(ns) = config.timeseries_interval_ns {
             ssd.enable_timeseries(ns, SimTime::ZERO);
@@ -498,7 +380,7 @@ impl Server {
         if let Some(out) = config.record {
             drive.record_to(out)?;
         }
-        if tracks_power_loss {
+        if config.power_loss || config.power_cut_after.is_some() {
             drive.track_power_loss();
         }
         let clock = Arc::new(config.clock);
@@ -536,10 +418,6 @@ impl Server {
                 inflight_per_connection_bytes: config.inflight_per_connection_bytes.max(1),
                 inflight_total: Arc::new(Budget::new(config.inflight_total_bytes.max(1))),
                 power_epoch,
-                in_place,
-                writes_in_place: AtomicU64::new(0),
-                replies_from_device: Arc::new(AtomicU64::new(0)),
-                writes_acknowledged_on_receipt: Arc::new(AtomicU64::new(0)),
             }),
         })
     }
@@ -654,11 +532,6 @@ impl Server {
             }
         };
         let control = stream.try_clone()?;
-        let socket = stream.try_clone()?;
-        let payload_queued: Box<PayloadQueued> = match stream.try_clone()? {
-            StreamRef::Tcp(s) => Box::new(move |bytes| payload_queued(&s, bytes)),
-            StreamRef::Unix(s) => Box::new(move |bytes| payload_queued(&s, bytes)),
-        };
         control.set_read_timeout(Some(self.shared.handshake_timeout));
         // A client that stops reading replies must not pin the thread forever.
         control.set_write_timeout(Some(REPLY_WRITE_TIMEOUT));
@@ -674,16 +547,7 @@ impl Server {
                 shared.negotiating.lock().expect("negotiating lock").remove(&id);
                 control.set_read_timeout(None);
             };
-            let summary = serve(
-                &shared,
-                id,
-                &peer,
-                reader,
-                writer,
-                Some(&*payload_queued),
-                Some(socket),
-                &in_transmission,
-            );
+            let summary = serve(&shared, id, &peer, reader, writer, &in_transmission);
             shared.negotiating.lock().expect("negotiating lock").remove(&id);
             shared.open.lock().expect("open lock").remove(&id);
             shared.log(id, &peer, &summary);
@@ -720,33 +584,14 @@ impl DeviceThread {
     /// Serves one job; true after `Finish`.
     fn serve(&mut self, drive: &mut Drive, clock: &Clock, job: Job) -> bool {
         match job {
-            Job::Execute { request, mut pending, epoch, in_place, acked, outbox } => {
+            Job::Execute { request, mut buf, epoch, answer } => {
                 let result = if epoch != self.epoch.load(Ordering::SeqCst) {
                     Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"))
-                } else if in_place {
-                    let Request::Write { offset, length, fua } = request else {
-                        unreachable!("device thread: in-place job that is no WRITE: {request:?}")
-                    };
-                    drive.write_in_place(clock.now(), offset, length as u64, fua).map(|done| {
-                        pending.buf.resize(DATA_AT, 0);
-                        (done, 0)
-                    })
                 } else {
-                    execute(drive, clock.now(), request, &mut pending.buf)
+                    execute(drive, clock.now(), request, &mut buf)
                 };
-                if acked {
-                    if let Err(refusal) = &result {
-                        // Only a trimlab bug or a power cut without --power-loss gets here.
-                        eprintln!(
-                            "trimlab serve: a WRITE acknowledged on receipt failed afterwards: {} {}",
-                            errno_name(refusal.errno),
-                            refusal.message
-                        );
-                    }
-                    outbox.release(pending);
-                } else {
-                    outbox.deliver(Answer { pending, result, sent: 0 });
-                }
+                // A connection that vanished no longer wants its answer.
+                let _ = answer.send((result, buf));
                 self.executed += 1;
                 if self.cut_after == Some(self.executed) {
                     if let Err(e) = self.cut(drive, clock.now()) {
@@ -754,10 +599,7 @@ impl DeviceThread {
                     }
                 }
             }
-            Job::Refuse { refusal, pending, outbox } => {
-                drive.count_refusal();
-                outbox.deliver(Answer { pending, result: Err(refusal), sent: 0 });
-            }
+            Job::CountRefusal => drive.count_refusal(),
             Job::Stats(tx) => {
                 let _ = tx.send(drive.stats(clock.now()));
             }
@@ -785,354 +627,95 @@ impl DeviceThread {
 /// test). Returns a one-line summary of how it ended.
 pub fn serve_stream(server: &Server, reader: impl Read, writer: impl Write + Send + 'static) -> String {
     let id = server.shared.next_connection.fetch_add(1, Ordering::SeqCst);
-    serve(&server.shared, id, "stream", reader, writer, None, None, &|| ())
+    serve(&server.shared, id, "stream", reader, writer, &|| ())
 }
 
-/// Buffers a connection keeps for its next requests, in bytes: enough for a client's usual
-/// queue of 256 KiB requests (nbdcopy, qemu) without reallocating, small enough that an idle
-/// connection holds little (assumption; sized on nbdcopy's defaults).
-const POOL_BYTES_MAX: usize = 8 << 20;
-
-/// Request buffers going round between a connection's reader and its reply writer.
-#[derive(Default)]
-struct BufferPool {
-    buffers: Vec<Vec<u8>>,
-    bytes: usize,
+/// How replies reach the client: written at once, or held until their simulated completion.
+/// Each reply carries its request's [`Charge`], released once the reply is written.
+enum Sink<W: Write + Send + 'static> {
+    Direct(W),
+    Paced { queue: mpsc::Sender<(Instant, Vec<u8>, Charge)>, thread: JoinHandle<io::Result<()>> },
 }
 
-impl BufferPool {
-    fn take(pool: &Mutex<BufferPool>) -> Vec<u8> {
-        let mut p = pool.lock().expect("pool lock");
-        let buf = p.buffers.pop().unwrap_or_default();
-        p.bytes -= buf.capacity();
-        buf
-    }
-
-    /// Keeps `buf` unless it is large (a 32 MiB request's buffer goes back to the allocator)
-    /// or the pool is full.
-    fn give(pool: &Mutex<BufferPool>, buf: Vec<u8>) {
-        let mut p = pool.lock().expect("pool lock");
-        if buf.capacity() <= KEEP_BUFFER_BYTES && p.bytes + buf.capacity() <= POOL_BYTES_MAX {
-            p.bytes += buf.capacity();
-            p.buffers.push(buf);
+impl<W: Write + Send + 'static> Sink<W> {
+    fn new(writer: W, shared: &Shared) -> Sink<W> {
+        if shared.pace == Pace::None || matches!(*shared.clock, Clock::Step { .. }) {
+            return Sink::Direct(writer);
         }
-    }
-}
-
-/// The reply side of a connection, on its own thread: the connection goes on reading requests
-/// while the device thread works and replies go out, so a client with many requests in flight
-/// keeps them flowing (issue 15: with one request at a time per connection, nbdcopy's queue
-/// was idle). Replies leave in the order of the requests: every request, refused or not,
-/// passes the device thread's single queue and comes back on one channel.
-struct Replies {
-    outbox: Arc<Outbox>,
-    pool: Arc<Mutex<BufferPool>>,
-    queued: Arc<Mutex<Queued>>,
-    /// Set when a reply could not be written: the connection stops reading.
-    failed: Arc<AtomicBool>,
-    thread: JoinHandle<io::Result<()>>,
-}
-
-/// Where the device thread puts a connection's answers.
-struct Outbox {
-    answers: mpsc::Sender<Answer>,
-    pool: Arc<Mutex<BufferPool>>,
-    queued: Arc<Mutex<Queued>>,
-    direct: Option<Arc<DirectReplies>>,
-}
-
-/// Short replies written by the device thread itself (`--pace none`, sockets): a WRITE, TRIM
-/// or FLUSH acknowledgement is 16 bytes, and handing it to the reply writer cost two thread
-/// wake-ups per request (issue 15). Only when nothing is ahead of it (so replies keep the
-/// requests' order) and only as a non-blocking send: a client that does not read its replies
-/// never stalls the device thread; what does not fit goes to the reply writer.
-struct DirectReplies {
-    socket: StreamRef,
-    /// Held while either thread writes to the socket.
-    writing: Mutex<()>,
-    /// Answers handed to the reply writer and not yet on the socket.
-    backlog: AtomicU64,
-    /// Requests given to the device thread whose replies are not on the socket yet.
-    unreplied: AtomicU64,
-    acked_count: Arc<AtomicU64>,
-    structured: bool,
-    sent_count: Arc<AtomicU64>,
-}
-
-impl Outbox {
-    /// The request is done with: its range, its charge and its buffer go.
-    fn release(&self, pending: Pending) {
-        if let Some(id) = pending.queued {
-            self.queued.lock().expect("queued lock").ranges.remove(&id);
-        }
-        let Pending { buf, charge, .. } = pending;
-        drop(charge);
-        BufferPool::give(&self.pool, buf);
+        let (queue, rx) = mpsc::channel::<(Instant, Vec<u8>, Charge)>();
+        let thread = std::thread::spawn(move || paced_writer(writer, rx));
+        Sink::Paced { queue, thread }
     }
 
-    /// A request is about to go to the device thread, its reply to follow.
-    fn expect_reply(&self) {
-        if let Some(d) = &self.direct {
-            d.unreplied.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    /// The way to acknowledge an overwrite received in place at once, from the connection's
-    /// reader: the socket's write lock, if every earlier reply of the connection is out (so
-    /// replies keep the requests' order). The caller queues the job, then sends the reply
-    /// ([`Outbox::acknowledge`]) while holding it: a FLUSH the client sends after seeing that
-    /// reply, on any connection, then reaches the device thread after the WRITE and covers it.
-    /// The bytes are in the store already; only the model's accounting follows, and a model
-    /// that refused a valid WRITE would be a trimlab bug.
-    fn acknowledgement_gate(&self) -> Option<std::sync::MutexGuard<'_, ()>> {
-        let d = self.direct.as_ref()?;
-        let writing = d.writing.lock().expect("writing lock");
-        (d.unreplied.load(Ordering::SeqCst) == 0).then_some(writing)
-    }
-
-    fn acknowledge(&self, header: &RequestHeader) -> io::Result<()> {
-        let d = self.direct.as_ref().expect("acknowledge: only after acknowledgement_gate");
-        let mut reply_bytes = Vec::with_capacity(DATA_AT);
-        reply::header(d.structured, false, header.handle, header.offset, Ok(0), &mut reply_bytes);
-        d.socket.write_all(&reply_bytes)?;
-        d.acked_count.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Called by the device thread with each answer of this connection, in request order.
-    fn deliver(&self, mut answer: Answer) {
-        if let Some(d) = &self.direct {
-            let short = answer.result.is_ok()
-                && !matches!(answer.pending.header.command, CMD_READ | CMD_BLOCK_STATUS);
-            if short && d.backlog.load(Ordering::SeqCst) == 0 {
-                if let Ok(_writing) = d.writing.try_lock() {
-                    // Checked again under the lock: the reply writer empties the backlog
-                    // while holding it.
-                    if d.backlog.load(Ordering::SeqCst) == 0 {
-                        let header = answer.pending.header;
-                        let buf = &mut answer.pending.buf;
-                        buf.clear();
-                        reply::header(d.structured, false, header.handle, header.offset, Ok(0), buf);
-                        let sent = d.socket.send_nonblocking(buf);
-                        if sent == buf.len() {
-                            d.sent_count.fetch_add(1, Ordering::Relaxed);
-                            d.unreplied.fetch_sub(1, Ordering::SeqCst);
-                            self.release(answer.pending);
-                            return;
-                        }
-                        // The rest (all of it if nothing went) follows through the reply
-                        // writer, before anything else can be written.
-                        buf.resize(DATA_AT.max(buf.len()), 0);
-                        answer.sent = sent;
-                        d.backlog.fetch_add(1, Ordering::SeqCst);
-                        // A connection that vanished no longer wants its answer.
-                        let _ = self.answers.send(answer);
-                        return;
-                    }
-                }
+    fn send(&mut self, due: Option<Instant>, bytes: &[u8], charge: Charge) -> io::Result<()> {
+        match self {
+            Sink::Direct(w) => {
+                let written = w.write_all(bytes);
+                drop(charge);
+                written
             }
-            d.backlog.fetch_add(1, Ordering::SeqCst);
+            Sink::Paced { queue, .. } => queue
+                .send((due.unwrap_or_else(Instant::now), bytes.to_vec(), charge))
+                .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "reply writer stopped")),
         }
-        let _ = self.answers.send(answer);
-    }
-}
-
-impl Replies {
-    fn start<W: Write + Send + 'static>(
-        writer: W,
-        shared: &Shared,
-        structured: bool,
-        socket: Option<StreamRef>,
-    ) -> io::Result<Replies> {
-        let (answers, rx) = mpsc::channel::<Answer>();
-        let pool = Arc::new(Mutex::new(BufferPool::default()));
-        let queued = Arc::new(Mutex::new(Queued::default()));
-        let failed = Arc::new(AtomicBool::new(false));
-        let paced = shared.pace == Pace::Real && matches!(*shared.clock, Clock::Wall(_));
-        let direct = socket.filter(|_| !paced).map(|socket| {
-            Arc::new(DirectReplies {
-                socket,
-                writing: Mutex::new(()),
-                backlog: AtomicU64::new(0),
-                unreplied: AtomicU64::new(0),
-                acked_count: shared.writes_acknowledged_on_receipt.clone(),
-                structured,
-                sent_count: shared.replies_from_device.clone(),
-            })
-        });
-        let outbox = Arc::new(Outbox { answers, pool: pool.clone(), queued: queued.clone(), direct });
-        let writer_state = ReplyWriter {
-            structured,
-            paced,
-            clock: shared.clock.clone(),
-            pool: pool.clone(),
-            queued: queued.clone(),
-            direct: outbox.direct.clone(),
-        };
-        let flag = failed.clone();
-        let thread = std::thread::Builder::new().name("nbd-replies".into()).spawn(move || {
-            let written = writer_state.run(writer, rx);
-            if written.is_err() {
-                flag.store(true, Ordering::SeqCst);
-            }
-            written
-        })?;
-        Ok(Replies { outbox, pool, queued, failed, thread })
     }
 
-    /// Sends everything still to come (the device thread answers what it was given) and stops.
+    /// Sends everything still held and stops.
     fn finish(self) -> io::Result<()> {
-        drop(self.outbox);
-        self.thread.join().unwrap_or_else(|_| Err(io::Error::other("reply writer panicked")))
-    }
-}
-
-struct ReplyWriter {
-    structured: bool,
-    /// Hold each reply until the wall clock reaches the model's completion (`--pace real`).
-    paced: bool,
-    clock: Arc<Clock>,
-    pool: Arc<Mutex<BufferPool>>,
-    queued: Arc<Mutex<Queued>>,
-    /// Shared with the device thread, which writes short replies itself when it can.
-    direct: Option<Arc<DirectReplies>>,
-}
-
-impl ReplyWriter {
-    /// Turns an answer into its reply bytes, inside its own buffer (a READ's data already
-    /// sits at `DATA_AT`, with room for the header before it). Returns when it is due and
-    /// which bytes of the buffer to send.
-    fn encode(&self, answer: &mut Answer) -> (Option<Instant>, std::ops::Range<usize>) {
-        let header = answer.pending.header;
-        let buf = &mut answer.pending.buf;
-        let is_read = header.command == CMD_READ;
-        match &answer.result {
-            Ok((done, data_bytes)) => {
-                let mut head = Vec::with_capacity(DATA_AT);
-                if header.command == CMD_BLOCK_STATUS {
-                    reply::block_status_chunk(header.handle, *data_bytes, &mut head);
-                } else {
-                    reply::header(
-                        self.structured,
-                        is_read,
-                        header.handle,
-                        header.offset,
-                        Ok(*data_bytes),
-                        &mut head,
-                    );
-                }
-                let at = DATA_AT - head.len();
-                buf[at..DATA_AT].copy_from_slice(&head);
-                let has_data = is_read || header.command == CMD_BLOCK_STATUS;
-                let end = if has_data { DATA_AT + *data_bytes as usize } else { DATA_AT };
-                (self.clock.wall_of(*done), at..end)
-            }
-            Err(refusal) => {
-                buf.clear();
-                reply::header(
-                    self.structured,
-                    is_read,
-                    header.handle,
-                    header.offset,
-                    Err((refusal.errno, &refusal.message)),
-                    buf,
-                );
-                (None, 0..buf.len())
+        match self {
+            Sink::Direct(mut w) => w.flush(),
+            Sink::Paced { queue, thread } => {
+                drop(queue);
+                thread.join().unwrap_or_else(|_| Err(io::Error::other("reply writer panicked")))
             }
         }
     }
+}
 
-    /// Writes one reply; its charge is released and its buffer goes back to the pool.
-    fn send(&self, w: &mut impl Write, answer: Answer, bytes: std::ops::Range<usize>) -> io::Result<()> {
-        let Pending { buf, charge, .. } = answer.pending;
-        let bytes = &buf[bytes.start + answer.sent..bytes.end];
-        match &self.direct {
+/// Holds replies in a min-heap by due instant and writes each when it is due. On a write
+/// error the held replies are dropped with their charges.
+fn paced_writer(mut w: impl Write, rx: mpsc::Receiver<(Instant, Vec<u8>, Charge)>) -> io::Result<()> {
+    let mut heap: BinaryHeap<std::cmp::Reverse<(Instant, u64)>> = BinaryHeap::new();
+    let mut held: BTreeMap<u64, (Vec<u8>, Charge)> = BTreeMap::new();
+    let mut seq = 0u64;
+    let mut open = true;
+    while open || !heap.is_empty() {
+        let wait = heap.peek().map(|r| r.0 .0.saturating_duration_since(Instant::now()));
+        let got = match wait {
+            Some(d) if d.is_zero() => None,
+            Some(d) if open => match rx.recv_timeout(d) {
+                Ok(m) => Some(m),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    open = false;
+                    None
+                }
+            },
             Some(d) => {
-                // On the socket before the backlog shrinks, so the device thread writes
-                // nothing ahead of it.
-                let _writing = d.writing.lock().expect("writing lock");
-                let written = w.write_all(bytes).and_then(|()| w.flush());
-                d.backlog.fetch_sub(1, Ordering::SeqCst);
-                d.unreplied.fetch_sub(1, Ordering::SeqCst);
-                written?;
+                std::thread::sleep(d);
+                None
             }
-            None => w.write_all(bytes)?,
+            None => match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => {
+                    open = false;
+                    None
+                }
+            },
+        };
+        if let Some((due, bytes, charge)) = got {
+            heap.push(std::cmp::Reverse((due, seq)));
+            held.insert(seq, (bytes, charge));
+            seq += 1;
         }
-        drop(charge);
-        BufferPool::give(&self.pool, buf);
-        Ok(())
-    }
-
-    /// Replies are buffered and pushed out whenever no further answer is waiting, so a burst
-    /// of small replies (WRITE acknowledgements) costs one socket write. With pacing, replies
-    /// wait in a min-heap by due instant. On a write error the held replies are dropped with
-    /// their charges.
-    fn run(self, writer: impl Write, rx: mpsc::Receiver<Answer>) -> io::Result<()> {
-        let mut w = io::BufWriter::with_capacity(64 << 10, writer);
-        let mut heap: BinaryHeap<std::cmp::Reverse<(Instant, u64)>> = BinaryHeap::new();
-        let mut held: BTreeMap<u64, (Answer, std::ops::Range<usize>)> = BTreeMap::new();
-        let mut seq = 0u64;
-        let mut open = true;
-        loop {
-            let due_next = heap.peek().map(|r| r.0 .0);
-            let got = if open {
-                match rx.try_recv() {
-                    Ok(a) => Some(a),
-                    Err(mpsc::TryRecvError::Disconnected) => {
-                        open = false;
-                        None
-                    }
-                    Err(mpsc::TryRecvError::Empty) => {
-                        // Nothing more waiting: push out what is buffered before blocking.
-                        w.flush()?;
-                        let next = match due_next {
-                            Some(t) => rx.recv_timeout(t.saturating_duration_since(Instant::now())),
-                            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-                        };
-                        match next {
-                            Ok(a) => Some(a),
-                            Err(mpsc::RecvTimeoutError::Timeout) => None,
-                            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                                open = false;
-                                None
-                            }
-                        }
-                    }
-                }
-            } else {
-                match due_next {
-                    None => break,
-                    Some(t) => {
-                        // Only held replies remain.
-                        w.flush()?;
-                        std::thread::sleep(t.saturating_duration_since(Instant::now()));
-                        None
-                    }
-                }
-            };
-            if let Some(mut answer) = got {
-                if let Some(id) = answer.pending.queued {
-                    // The device thread is done with its range.
-                    self.queued.lock().expect("queued lock").ranges.remove(&id);
-                }
-                let (due, bytes) = self.encode(&mut answer);
-                match due {
-                    Some(t) if self.paced => {
-                        heap.push(std::cmp::Reverse((t, seq)));
-                        held.insert(seq, (answer, bytes));
-                        seq += 1;
-                    }
-                    _ => self.send(&mut w, answer, bytes)?,
-                }
-            }
-            while heap.peek().is_some_and(|r| r.0 .0 <= Instant::now()) {
-                let std::cmp::Reverse((_, n)) = heap.pop().expect("peeked");
-                let (answer, bytes) = held.remove(&n).expect("held reply");
-                self.send(&mut w, answer, bytes)?;
-            }
+        while heap.peek().is_some_and(|r| r.0 .0 <= Instant::now()) {
+            let std::cmp::Reverse((_, n)) = heap.pop().expect("peeked");
+            let (bytes, charge) = held.remove(&n).expect("held reply");
+            w.write_all(&bytes)?;
+            drop(charge);
         }
-        w.flush()
     }
+    w.flush()
 }
 
 /// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean EOF before the first byte.
@@ -1167,32 +750,13 @@ fn drain(r: &mut impl Read, mut bytes: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// Whether a WRITE payload of so many bytes is already queued whole on the connection's
-/// socket (`FIONREAD`); false when the socket cannot tell.
-type PayloadQueued = dyn Fn(u64) -> bool + Send;
-
-/// Not waited for: a client far ahead of the server (nbdcopy's deep queue) has sent its
-/// payloads already, and a client that sends one request at a time is served through a
-/// buffer as before. (Waiting with `SO_RCVLOWAT` and `poll` was tried: Linux then holds back
-/// the wake-up of the next header's `recv`, and it made no measurable difference.)
-fn payload_queued(socket: &impl std::os::fd::AsRawFd, bytes: u64) -> bool {
-    let mut queued: libc::c_int = 0;
-    // SAFETY: a valid socket; FIONREAD writes one int.
-    let asked = unsafe { libc::ioctl(socket.as_raw_fd(), libc::FIONREAD, &mut queued as *mut libc::c_int) };
-    asked == 0 && queued as u64 >= bytes
-}
-
 /// `in_transmission` runs once the handshake succeeded (it lifts the handshake timeout).
-/// `payload_queued` and `socket` are there for sockets (not for in-memory streams).
-#[allow(clippy::too_many_arguments)]
 fn serve(
     shared: &Shared,
     id: u64,
     peer: &str,
     mut reader: impl Read,
     mut writer: impl Write + Send + 'static,
-    payload_queued: Option<&PayloadQueued>,
-    socket: Option<StreamRef>,
     in_transmission: &dyn Fn(),
 ) -> String {
     let negotiation = match handshake(shared, id, peer, &mut reader, &mut writer) {
@@ -1226,15 +790,9 @@ fn serve(
         structured_replies: negotiation.structured_replies(),
         block_status: negotiation.block_status(),
     };
-    let replies = match Replies::start(writer, shared, limits.structured_replies, socket) {
-        Ok(r) => r,
-        Err(e) => {
-            shared.count(|c| c.disconnects_abrupt += 1);
-            return format!("closed: no thread for its replies ({e})");
-        }
-    };
-    let (summary, clean) = transmission(shared, id, peer, &mut reader, payload_queued, &replies, &limits);
-    let flushed = replies.finish();
+    let mut sink = Sink::new(writer, shared);
+    let (summary, clean) = transmission(shared, id, peer, &mut reader, &mut sink, &limits);
+    let flushed = sink.finish();
     shared.count(|c| if clean { c.disconnects_clean += 1 } else { c.disconnects_abrupt += 1 });
     match flushed {
         Ok(()) => summary,
@@ -1329,34 +887,32 @@ const DATA_AT: usize = 28;
 const BLOCK_STATUS_EXTENTS_MAX: usize = 1024;
 
 /// The transmission phase. Returns a summary and whether the client ended it with DISC.
-fn transmission(
+fn transmission<W: Write + Send + 'static>(
     shared: &Shared,
     id: u64,
     peer: &str,
     reader: &mut impl Read,
-    payload_queued: Option<&PayloadQueued>,
-    replies: &Replies,
+    sink: &mut Sink<W>,
     limits: &Limits,
 ) -> (String, bool) {
     let budget = Arc::new(Budget::new(shared.inflight_per_connection_bytes));
-    let (summary, clean) =
-        transmission_loop(shared, id, peer, reader, payload_queued, replies, limits, &budget);
+    let (summary, clean) = transmission_loop(shared, id, peer, reader, sink, limits, &budget);
     let peak = budget.peak.load(Ordering::Relaxed);
     shared.count(|c| c.inflight_bytes_peak_connection = c.inflight_bytes_peak_connection.max(peak));
     (summary, clean)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn transmission_loop(
+fn transmission_loop<W: Write + Send + 'static>(
     shared: &Shared,
     id: u64,
     peer: &str,
     reader: &mut impl Read,
-    payload_queued: Option<&PayloadQueued>,
-    replies: &Replies,
+    sink: &mut Sink<W>,
     limits: &Limits,
     budget: &Arc<Budget>,
 ) -> (String, bool) {
+    let mut buf: Vec<u8> = Vec::new();
+    let (answer_tx, answer_rx) = mpsc::channel::<Answer>();
     let epoch = shared.power_epoch.load(Ordering::SeqCst);
     let mut requests = 0u64;
     let mut refusals = 0u64;
@@ -1364,9 +920,6 @@ fn transmission_loop(
         format!("{how} after {requests} requests ({refusals} refused)")
     };
     loop {
-        if replies.failed.load(Ordering::SeqCst) {
-            return (summary(requests, refusals, "client vanished before its reply"), false);
-        }
         let mut raw = [0u8; REQUEST_HEADER_BYTES];
         match read_full(reader, &mut raw) {
             Ok(true) => {}
@@ -1402,39 +955,8 @@ fn transmission_loop(
         }
         let charge =
             Charge { bytes: data_bytes, connection: budget.clone(), total: shared.inflight_total.clone() };
-        let mut buf = BufferPool::take(&replies.pool);
         let payload = header.payload_bytes() as usize;
-        let in_place = match (&checked, &shared.in_place, payload_queued) {
-            (Ok(Request::Write { offset, length, .. }), Some(store), Some(payload_queued)) => {
-                let length = *length as u64;
-                !shared.shutting_down.load(Ordering::SeqCst)
-                    && shared.power_epoch.load(Ordering::SeqCst) == epoch
-                    && store.can_overwrite(*offset, length)
-                    && !replies.queued.lock().expect("queued lock").overlaps(*offset, length)
-                    // The whole payload is queued on the socket before any of it is taken, so
-                    // the receive cannot stop halfway with a vanished client and leave half a
-                    // write in the store.
-                    && payload_queued(length)
-            }
-            _ => false,
-        };
-        if in_place {
-            let store = shared.in_place.as_ref().expect("checked above");
-            shared.writes_in_place.fetch_add(1, Ordering::Relaxed);
-            let received = store.receive(header.offset, payload as u64, |bytes| read_full(reader, bytes));
-            match received {
-                Ok(true) => {}
-                Ok(false) => {
-                    return (summary(requests, refusals, "client vanished inside a WRITE payload"), false)
-                }
-                Err(e) => {
-                    return (
-                        summary(requests, refusals, &format!("client vanished inside a WRITE payload ({e})")),
-                        false,
-                    )
-                }
-            }
-        } else if payload > 0 {
+        if payload > 0 {
             let result = if checked.is_ok() {
                 buf.resize(payload, 0);
                 read_full(reader, &mut buf[..payload]).and_then(|full| {
@@ -1471,37 +993,53 @@ fn transmission_loop(
         if let Ok(Request::Disconnect) = checked {
             return (summary(requests, refusals, "clean disconnect (NBD_CMD_DISC)"), true);
         }
-        // A WRITE received in place passed both checks before its bytes went in.
-        if !in_place {
-            if shared.shutting_down.load(Ordering::SeqCst) {
-                checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
-            } else if checked.is_ok() && shared.power_epoch.load(Ordering::SeqCst) != epoch {
-                shared.count(|c| c.refused_after_power_cut += 1);
-                checked = Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"));
-            }
+        if shared.shutting_down.load(Ordering::SeqCst) {
+            checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
+        } else if checked.is_ok() && shared.power_epoch.load(Ordering::SeqCst) != epoch {
+            shared.count(|c| c.refused_after_power_cut += 1);
+            checked = Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"));
         }
-        // Where payloads may go in place, the range of every request the device will run is
-        // kept until its answer (see `Queued`).
-        let queued = match &checked {
-            Ok(request) if shared.in_place.is_some() => request
-                .byte_range()
-                .map(|(offset, length)| replies.queued.lock().expect("queued lock").add(offset, length)),
-            _ => None,
-        };
-        let pending = Pending { header, buf, charge, queued };
-        let fua = matches!(checked, Ok(Request::Write { fua: true, .. }));
-        // FUA waits for the model's FLUSH, so only plain overwrites are acknowledged at once.
-        let gate = if in_place && !fua { replies.outbox.acknowledgement_gate() } else { None };
-        let acked = gate.is_some();
-        if !acked {
-            replies.outbox.expect_reply();
-        }
-        let job = match checked {
+        let is_read = header.command == CMD_READ;
+        let has_data = is_read || header.command == CMD_BLOCK_STATUS;
+        let outcome = match checked {
             Ok(request) => {
-                Job::Execute { request, pending, epoch, in_place, acked, outbox: replies.outbox.clone() }
+                let job =
+                    Job::Execute { request, buf: std::mem::take(&mut buf), epoch, answer: answer_tx.clone() };
+                if !shared.send(job) {
+                    return (summary(requests, refusals, "device thread stopped"), false);
+                }
+                match answer_rx.recv() {
+                    Ok((result, returned)) => {
+                        buf = returned;
+                        result
+                    }
+                    Err(_) => return (summary(requests, refusals, "device thread stopped"), false),
+                }
+            }
+            Err(refusal) => Err(refusal),
+        };
+        let (due, head_at) = match &outcome {
+            Ok((done, data_bytes)) => {
+                let mut head = Vec::with_capacity(DATA_AT);
+                if header.command == CMD_BLOCK_STATUS {
+                    reply::block_status_chunk(header.handle, *data_bytes, &mut head);
+                } else {
+                    reply::header(
+                        limits.structured_replies,
+                        is_read,
+                        header.handle,
+                        header.offset,
+                        Ok(*data_bytes),
+                        &mut head,
+                    );
+                }
+                let at = DATA_AT - head.len();
+                buf[at..DATA_AT].copy_from_slice(&head);
+                (shared.clock.wall_of(*done), at)
             }
             Err(refusal) => {
                 refusals += 1;
+                shared.send(Job::CountRefusal);
                 if refusals <= REFUSALS_LOGGED_MAX {
                     shared.log(
                         id,
@@ -1515,19 +1053,29 @@ fn transmission_loop(
                         ),
                     );
                 }
-                Job::Refuse { refusal, pending, outbox: replies.outbox.clone() }
+                buf.clear();
+                reply::header(
+                    limits.structured_replies,
+                    is_read,
+                    header.handle,
+                    header.offset,
+                    Err((refusal.errno, &refusal.message)),
+                    &mut buf,
+                );
+                (None, 0)
             }
         };
-        if !shared.send(job) {
-            return (summary(requests, refusals, "device thread stopped"), false);
+        let end = match &outcome {
+            Ok((_, data_bytes)) if has_data => DATA_AT + *data_bytes as usize,
+            Ok(_) => DATA_AT,
+            Err(_) => buf.len(),
+        };
+        if let Err(e) = sink.send(due, &buf[head_at..end], charge) {
+            return (summary(requests, refusals, &format!("client vanished before its reply ({e})")), false);
         }
-        if let Some(_writing) = gate {
-            if let Err(e) = replies.outbox.acknowledge(&header) {
-                return (
-                    summary(requests, refusals, &format!("client vanished before its reply ({e})")),
-                    false,
-                );
-            }
+        if buf.capacity() > KEEP_BUFFER_BYTES {
+            // A large request's buffer goes back: idle connections should not hold 32 MiB each.
+            buf = Vec::new();
         }
     }
 }
