@@ -58,20 +58,17 @@ fn a_zero_interval_is_refused() {
 /// mkfs, the workload and umount), TRIMs included, and sampling changes nothing.
 #[test]
 fn file_system_runs_sample_the_ssds_time_series() {
-    let text = r#"
-[device]
-preset = "nvme-tlc"
-logical_bytes = "128MiB"
-channels = 2
-spare_factor = 0.15
-pages_per_block = 64
+    let device = BASE.split("[workload]").next().expect("BASE opens with its [device] section");
+    let text = &format!(
+        r#"{device}
 [host]
 fs = "ext4"
 discard = "discard"
 [workload]
 kind = "file-churn"
 writes = "96MiB"
-"#;
+"#
+    );
     let (result, rows) = series(&format!("{text}[output]\ninterval = \"20ms\"\n"));
     assert!(rows.len() > 1, "{} rows", rows.len());
     let written: u64 = rows.iter().map(|r| r.host_pages_written).sum();
