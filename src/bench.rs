@@ -203,7 +203,7 @@ fn bench_case(case: &Case, ftl: FtlKind) -> Result<()> {
     bar.finish();
     let report = ssd.report(phase.end);
     let rss = peak_rss_bytes();
-    let logical_pages = (ssd.capacity_bytes() / 4096) as u32;
+    let logical_pages = (ssd.capacity_bytes() / ssd.page_bytes()) as u32;
     let bare = bare_map_writes_per_s(
         logical_pages,
         physical_pages as u32,
@@ -240,7 +240,8 @@ fn bare_map_writes_per_s(logical_pages: u32, physical_pages: u32, writes: u64, s
     let mut next = 0u32;
     let wall = Instant::now();
     for _ in 0..writes {
-        let lpn = rng.gen_range(0..logical_pages);
+        // A u64 range, as the generator's uniform pattern draws: the same stream, the same pages.
+        let lpn = rng.gen_range(0..logical_pages as u64) as u32;
         let old = std::mem::replace(&mut forward[lpn as usize], next);
         if old != NONE {
             backward[old as usize] = NONE;

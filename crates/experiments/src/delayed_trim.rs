@@ -365,8 +365,6 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
         .collect::<Result<_>>()?;
     let mut idle_gc_off: Vec<&Outcome> = outcomes[idle_gc_start..].iter().collect();
     let idle_gc_on = idle_gc_off.split_off(5);
-    let jobs: Vec<(f64, Policy, u64, Option<u64>)> =
-        all.iter().map(|p| (p.scale, p.policy, p.idle_gap_ns, p.trim_command_ns)).collect();
     let main = &outcomes[..list.len()];
     let base = &main[0].report;
     let base_fg = base.trim.foreground_total_ns.max(1) as f64;
@@ -476,12 +474,10 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             "pending_pages_at_writes",
         ],
     );
-    for (i, ((_, _, gap, _), o)) in
-        jobs.iter().zip(&outcomes[..cost_sweep_start]).skip(list.len()).enumerate()
-    {
+    for (i, (point, o)) in all.iter().zip(&outcomes[..cost_sweep_start]).skip(list.len()).enumerate() {
         let r = &o.report;
         sweep.push_row([
-            Cell::Num(ms(*gap)),
+            Cell::Num(ms(point.idle_gap_ns)),
             Cell::Text(sweep_names[i % 2].clone()),
             Cell::Num(r.waf),
             Cell::Num(ms(r.trim.foreground_total_ns)),
@@ -598,7 +594,8 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             "step1_more",
         ],
     );
-    let swept_outcomes = &outcomes[cost_sweep_start..];
+    // The cost sweep's runs, ending with its one Write-Only run (the idle-GC runs follow).
+    let swept_outcomes = &outcomes[cost_sweep_start..idle_gc_start];
     let write_only = &swept_outcomes[swept_outcomes.len() - 1].report;
     let mut swept = Vec::new();
     let mut share_lines: [Vec<(f64, f64)>; 3] = Default::default();

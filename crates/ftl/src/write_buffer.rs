@@ -128,12 +128,8 @@ impl WriteBuffer {
 
     /// The earliest instant a slot frees, if any program is in flight.
     pub fn next_release(&self) -> Option<SimTime> {
-        let heap = self.in_flight.peek().map(|Reverse((t, _))| *t);
         let pending = self.pending_release.map(|(t, _)| t);
-        match (heap, pending) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.in_flight.peek().map(|Reverse((t, _))| *t).into_iter().chain(pending).min()
     }
 
     /// Records a new dirty page. The caller made room first.

@@ -209,8 +209,8 @@ impl<'a> Host<'a> {
         let clusters = (ssd.capacity_bytes() / CLUSTER_BYTES) as u32;
         let mut alloc = Allocator::new(clusters);
         alloc.first_fit = first_fit;
-        let blocks_total = ssd.ftl().measures().blocks_total.max(1);
         let config = ssd.config();
+        let blocks_total = config.geometry.block_count().max(1) as u64;
         let gc_threshold_blocks = config.gc_free_blocks_min as u64 * config.geometry.plane_count() as u64;
         Host { ssd, now: SimTime::ZERO, trim, tag: 1, alloc, blocks_total, gc_threshold_blocks, watch: None }
     }
