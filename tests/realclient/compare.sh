@@ -6,10 +6,17 @@
 #  2. TRIM accounting: the ext4 script against `nbdkit --filter=log memory` and against trimlab,
 #     printing per-phase TRIM counts and bytes from the nbdkit log and from trimlab's metrics.
 # Round 1 includes first-touch allocation in both servers; later rounds overwrite in place.
-# Usage: tests/realclient/compare.sh [WORKDIR]   (default /tmp/trimlab-compare)
+# The servers take turns going first (odd rounds trimlab, even rounds nbdkit), because on a
+# shared machine the load drifts; each round prints the ratio trimlab / nbdkit, and the end
+# prints the range of the overwrite rounds' ratios with the load average.
+# Usage: tests/realclient/compare.sh [--throughput-only] [WORKDIR]   (default /tmp/trimlab-compare)
+#   ROUNDS=N   rounds of the throughput part (default 5)
 set -eu
 cd "$(dirname "$0")/../.."
+ONLY_THROUGHPUT=0
+if [ "${1:-}" = --throughput-only ]; then ONLY_THROUGHPUT=1; shift; fi
 W=${1:-/tmp/trimlab-compare}
+ROUNDS=${ROUNDS:-5}
 T=$PWD/target/release/trimlab
 [ -x "$T" ] || { echo "build first: cargo build --release"; exit 1; }
 rm -rf "$W"; mkdir -p "$W"
@@ -27,15 +34,27 @@ PIDS+=($!); TP=$!
 nbdkit -f -i 127.0.0.1 -p 10912 memory size=1G &
 PIDS+=($!); NP=$!
 wait_port 10911; wait_port 10912
-for round in 1 2 3; do
-  t0=$(now); nbdcopy "$W/1g.bin" nbd://127.0.0.1:10911; t1=$(now)
-  nbdcopy "$W/1g.bin" nbd://127.0.0.1:10912; t2=$(now)
-  a=$(python3 -c "print($t1-$t0)"); b=$(python3 -c "print($t2-$t1)")
-  echo "round $round: trimlab $(rate "$a") MB/s ($a s), nbdkit memory $(rate "$b") MB/s ($b s)"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# CPU seconds (user + system) a server process has used: less sensitive to the machine's
+# load than wall time, so each round prints both.
+TICK=$(getconf CLK_TCK)
+cpu() { awk -v t="$TICK" '{printf "%.2f", ($14+$15)/t}' "/proc/$1/stat"; }
+# copy PORT PID: the wall seconds of one nbdcopy and the server's CPU seconds for it.
+copy() { local t0 t1 c0 c1; c0=$(cpu "$2"); t0=$(now); nbdcopy "$W/1g.bin" "nbd://127.0.0.1:$1"; t1=$(now); c1=$(cpu "$2"); python3 -c "print($t1-$t0, round($c1-$c0, 2))"; }
+RATIOS=()
+for round in $(seq "$ROUNDS"); do
+  if [ $((round % 2)) = 1 ]; then A=$(copy 10911 "$TP"); B=$(copy 10912 "$NP"); first=trimlab; else B=$(copy 10912 "$NP"); A=$(copy 10911 "$TP"); first=nbdkit; fi
+  read -r a ac <<< "$A"; read -r b bc <<< "$B"
+  r=$(python3 -c "print(f'{$b/$a:.2f}')")
+  [ "$round" -gt 1 ] && RATIOS+=("$r")
+  echo "round $round ($first first): trimlab $(rate "$a") MB/s ($a s, server CPU $ac s), nbdkit memory $(rate "$b") MB/s ($b s, server CPU $bc s), ratio $r"
 done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ ${#RATIOS[@]} -gt 0 ] && python3 -c "import sys; r=[float(x) for x in sys.argv[1:]]; print(f'trimlab / nbdkit memory, overwrite rounds: {min(r):.2f}-{max(r):.2f}x (median {sorted(r)[len(r)//2]:.2f}x)')" "${RATIOS[@]}"
 nbdcopy nbd://127.0.0.1:10911 "$W/back.bin"; cmp "$W/1g.bin" "$W/back.bin" && echo "trimlab copy verified byte for byte"
 kill -TERM "$TP"; wait "$TP" || true; kill "$NP"; wait "$NP" 2>/dev/null || true
 rm -f "$W/1g.bin" "$W/back.bin"
+[ "$ONLY_THROUGHPUT" = 1 ] && exit 0
 
 echo "== ext4: nbdkit --filter=log =="
 nbdkit -f -i 127.0.0.1 -p 10913 --filter=log memory size=1G logfile="$W/nbdkit.log" logappend=true &

@@ -22,6 +22,7 @@
 //! pages read zeros.
 //! - CACHE: a hint; counted, not modelled.
 
+use crate::payload::Payload;
 use crate::request::Refusal;
 use crate::store::Store;
 use crate::wire::{EIO, ENOSPC, STATE_HOLE, STATE_ZERO};
@@ -407,12 +408,35 @@ impl Drive {
         data: &[u8],
         fua: bool,
     ) -> Result<SimTime, Refusal> {
+        self.write_with(arrival, offset, data.len() as u64, fua, |store| store.write(offset, data))
+    }
+
+    /// [`Drive::write`] of a payload as the server received it (whole pages move into the
+    /// store instead of being copied).
+    pub fn write_payload(
+        &mut self,
+        arrival: SimTime,
+        payload: &mut Payload,
+        fua: bool,
+    ) -> Result<SimTime, Refusal> {
+        let (offset, length) = (payload.offset, payload.len());
+        self.write_with(arrival, offset, length, fua, |store| store.write_payload(payload))
+    }
+
+    fn write_with(
+        &mut self,
+        arrival: SimTime,
+        offset: u64,
+        length: u64,
+        fua: bool,
+        store_write: impl FnOnce(&mut dyn Store) -> std::io::Result<()>,
+    ) -> Result<SimTime, Refusal> {
         let at = self.arrive(arrival);
         self.ops.write_commands += 1;
-        self.ops.write_bytes += data.len() as u64;
-        self.save_for_undo(offset, data.len() as u64)?;
-        self.store.write(offset, data).map_err(|e| io_refusal("write", e))?;
-        let done = self.model_write(at, offset, data.len() as u64)?;
+        self.ops.write_bytes += length;
+        self.save_for_undo(offset, length)?;
+        store_write(self.store.as_mut()).map_err(|e| io_refusal("write", e))?;
+        let done = self.model_write(at, offset, length)?;
         self.fua(at, done, fua)
     }
 

@@ -4,12 +4,13 @@
 //! (`trimlab_device::Ssd`) so its FTL, GC and TRIM engine account for it.
 //!
 //! Layers, bottom up: [`wire`] (constants of doc/proto.md), [`handshake`] and [`request`] (pure
-//! parsers and encoders: bytes in, decisions out, no I/O), [`reply`] (encoders), [`store`]
+//! parsers and encoders: bytes in, decisions out, no I/O), [`reply`] (encoders), [`payload`] (WRITE data in page-sized pieces), [`store`]
 //! (sparse in-memory or file-backed bytes), [`drive`] (store + device model, in simulated
 //! time), [`server`] (sockets, threads, wall clock, pacing, logs) and [`stats_http`].
 
 pub mod drive;
 pub mod handshake;
+pub mod payload;
 pub mod reply;
 pub mod request;
 pub mod server;
@@ -19,6 +20,7 @@ pub mod wire;
 
 pub use drive::{Drive, DriveStats, OpCounters};
 pub use handshake::{ExportInfo, Negotiation, OptionOutcome};
+pub use payload::{PagePool, Payload};
 pub use request::{Refusal, Request, RequestHeader};
 pub use server::{Pace, Server, ServerConfig, ServerHandle};
 pub use store::{FileStore, SparseStore, Store};

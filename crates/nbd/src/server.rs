@@ -27,6 +27,7 @@
 
 use crate::drive::{Drive, DriveStats, PowerCutReport};
 use crate::handshake::{self, ExportInfo, Negotiation, Next, PayloadPolicy};
+use crate::payload::{PagePool, Payload};
 use crate::reply;
 use crate::request::{self, Limits, Refusal, Request, RequestHeader, WRITE_DRAIN_MAX_BYTES};
 use crate::store::Store;
@@ -233,7 +234,14 @@ pub struct ConnectionCounters {
 
 /// Work for the device thread. Buffers travel with the job and come back with the answer.
 enum Job {
-    Execute { request: Request, buf: Vec<u8>, epoch: u64, answer: mpsc::Sender<Answer> },
+    /// `payload` holds a WRITE's data, `buf` receives a READ's.
+    Execute {
+        request: Request,
+        buf: Vec<u8>,
+        payload: Payload,
+        epoch: u64,
+        answer: mpsc::Sender<Answer>,
+    },
     CountRefusal,
     Stats(mpsc::Sender<DriveStats>),
     Phase(String, mpsc::Sender<Result<(), String>>),
@@ -241,10 +249,13 @@ enum Job {
     Finish(mpsc::Sender<(DriveStats, Result<(), String>)>),
 }
 
-type Answer = (Result<(SimTime, u32), Refusal>, Vec<u8>);
+/// The outcome, and the buffers back for the next request (the payload without its pages).
+type Answer = (Result<(SimTime, u32), Refusal>, Vec<u8>, Payload);
 
 struct Shared {
     jobs: Mutex<mpsc::Sender<Job>>,
+    /// Where WRITE payloads are received, when the store takes whole pages.
+    page_pool: Option<Arc<PagePool>>,
     export: ExportInfo,
     pace: Pace,
     clock: Arc<Clock>,
@@ -376,6 +387,7 @@ impl Server {
         if let Some(ns) = config.timeseries_interval_ns {
             ssd.enable_timeseries(ns, SimTime::ZERO);
         }
+        let page_pool = store.page_pool();
         let mut drive = Drive::new(ssd, store);
         if let Some(out) = config.record {
             drive.record_to(out)?;
@@ -404,6 +416,7 @@ impl Server {
         Ok(Server {
             shared: Arc::new(Shared {
                 jobs: Mutex::new(jobs),
+                page_pool,
                 export,
                 pace: config.pace,
                 clock,
@@ -584,14 +597,14 @@ impl DeviceThread {
     /// Serves one job; true after `Finish`.
     fn serve(&mut self, drive: &mut Drive, clock: &Clock, job: Job) -> bool {
         match job {
-            Job::Execute { request, mut buf, epoch, answer } => {
+            Job::Execute { request, mut buf, mut payload, epoch, answer } => {
                 let result = if epoch != self.epoch.load(Ordering::SeqCst) {
                     Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"))
                 } else {
-                    execute(drive, clock.now(), request, &mut buf)
+                    execute(drive, clock.now(), request, &mut buf, &mut payload)
                 };
                 // A connection that vanished no longer wants its answer.
-                let _ = answer.send((result, buf));
+                let _ = answer.send((result, buf, payload));
                 self.executed += 1;
                 if self.cut_after == Some(self.executed) {
                     if let Err(e) = self.cut(drive, clock.now()) {
@@ -912,6 +925,7 @@ fn transmission_loop<W: Write + Send + 'static>(
     budget: &Arc<Budget>,
 ) -> (String, bool) {
     let mut buf: Vec<u8> = Vec::new();
+    let mut payload = Payload::default();
     let (answer_tx, answer_rx) = mpsc::channel::<Answer>();
     let epoch = shared.power_epoch.load(Ordering::SeqCst);
     let mut requests = 0u64;
@@ -955,20 +969,16 @@ fn transmission_loop<W: Write + Send + 'static>(
         }
         let charge =
             Charge { bytes: data_bytes, connection: budget.clone(), total: shared.inflight_total.clone() };
-        let payload = header.payload_bytes() as usize;
-        if payload > 0 {
+        let payload_bytes = header.payload_bytes() as usize;
+        if payload_bytes > 0 {
             let result = if checked.is_ok() {
-                buf.resize(payload, 0);
-                read_full(reader, &mut buf[..payload]).and_then(|full| {
-                    if full {
-                        Ok(())
-                    } else {
-                        Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "peer vanished before the write data",
-                        ))
-                    }
-                })
+                if let Some(pool) = &shared.page_pool {
+                    // Pages of a payload the drive refused before the store took them.
+                    pool.give(std::mem::take(&mut payload.pages));
+                }
+                let lead = std::mem::take(&mut payload.lead);
+                Payload::receive(reader, header.offset, payload_bytes, shared.page_pool.as_deref(), lead)
+                    .map(|received| payload = received)
             } else if header.length > WRITE_DRAIN_MAX_BYTES {
                 shared.count(|c| c.protocol_violations += 1);
                 return (
@@ -980,7 +990,7 @@ fn transmission_loop<W: Write + Send + 'static>(
                     false,
                 );
             } else {
-                drain(reader, payload as u64)
+                drain(reader, payload_bytes as u64)
             };
             if let Err(e) = result {
                 // Nothing of this request was applied or acknowledged.
@@ -1003,14 +1013,20 @@ fn transmission_loop<W: Write + Send + 'static>(
         let has_data = is_read || header.command == CMD_BLOCK_STATUS;
         let outcome = match checked {
             Ok(request) => {
-                let job =
-                    Job::Execute { request, buf: std::mem::take(&mut buf), epoch, answer: answer_tx.clone() };
+                let job = Job::Execute {
+                    request,
+                    buf: std::mem::take(&mut buf),
+                    payload: std::mem::take(&mut payload),
+                    epoch,
+                    answer: answer_tx.clone(),
+                };
                 if !shared.send(job) {
                     return (summary(requests, refusals, "device thread stopped"), false);
                 }
                 match answer_rx.recv() {
-                    Ok((result, returned)) => {
+                    Ok((result, returned, spent)) => {
                         buf = returned;
+                        payload = spent;
                         result
                     }
                     Err(_) => return (summary(requests, refusals, "device thread stopped"), false),
@@ -1077,20 +1093,34 @@ fn transmission_loop<W: Write + Send + 'static>(
             // A large request's buffer goes back: idle connections should not hold 32 MiB each.
             buf = Vec::new();
         }
+        if payload.lead.capacity() > KEEP_BUFFER_BYTES {
+            payload = Payload::default();
+        }
     }
 }
 
-/// Runs a valid request against the drive. WRITE data arrives in `buf[..length]`; on success
-/// a READ's data is left in `buf[DATA_AT..]`, with room before it for the reply header.
-/// Returns the model's completion and the number of data bytes to send.
-fn execute(d: &mut Drive, now: SimTime, req: Request, buf: &mut Vec<u8>) -> Result<(SimTime, u32), Refusal> {
+/// Runs a valid request against the drive. WRITE data arrives in `payload` (its pages move
+/// into the store); on success a READ's data is left in `buf[DATA_AT..]`, with room before it
+/// for the reply header. Returns the model's completion and the number of data bytes to send.
+fn execute(
+    d: &mut Drive,
+    now: SimTime,
+    req: Request,
+    buf: &mut Vec<u8>,
+    payload: &mut Payload,
+) -> Result<(SimTime, u32), Refusal> {
     let done = match req {
         Request::Read { offset, length } => {
             buf.resize(DATA_AT + length as usize, 0);
             let done = d.read(now, offset, &mut buf[DATA_AT..])?;
             return Ok((done, length));
         }
-        Request::Write { offset, length, fua } => d.write(now, offset, &buf[..length as usize], fua)?,
+        // A zero-length WRITE has no payload (the one at hand is an earlier request's).
+        Request::Write { offset, length: 0, fua } => d.write(now, offset, &[], fua)?,
+        Request::Write { offset, length, fua } => {
+            debug_assert_eq!((payload.offset, payload.len()), (offset, length as u64));
+            d.write_payload(now, payload, fua)?
+        }
         Request::Flush => d.flush(now)?,
         Request::Trim { offset, length, fua } => d.trim(now, offset, length as u64, fua)?,
         Request::WriteZeroes { offset, length, no_hole, fua } => {
