@@ -43,7 +43,7 @@ pub fn write_series(out: &Path, series: &Series) -> Result<()> {
     write_series_csv(out, &series.histogram_csv, rows.as_deref())
 }
 
-/// The same from CSV text already rendered (`serve` gets it from the device thread).
+/// The same from CSV text already rendered (`serve` gets it from the drive at finish).
 pub fn write_series_csv(out: &Path, histogram_csv: &str, timeseries_csv: Option<&str>) -> Result<()> {
     let files = [("latency_histogram.csv", Some(histogram_csv)), ("timeseries.csv", timeseries_csv)];
     for (name, text) in files {

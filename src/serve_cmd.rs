@@ -292,7 +292,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if let Some(t) = http_thread {
         let _ = t.join();
     }
-    let Some((stats, check)) = handle.finish() else { bail!("the device thread stopped early") };
+    let Some((stats, check)) = handle.finish() else {
+        bail!("the device stopped early (a panic in the model?)")
+    };
     let wall_s = started.elapsed().as_secs_f64();
     let metrics = serde_json::json!({
         "trimlab_version": env!("CARGO_PKG_VERSION"),

@@ -269,9 +269,9 @@ fn mutated_and_random_streams_never_break_the_server() {
             }
         };
         let (summary, _) = run(&server, input);
-        assert!(!summary.contains("device thread stopped"), "TRIMLAB_SEED={seed}: {summary}");
+        assert!(!summary.contains("device stopped"), "TRIMLAB_SEED={seed}: {summary}");
     }
-    assert!(handle.stats().is_some(), "the device thread is alive");
+    assert!(handle.stats().is_some(), "the device is alive (no panic poisoned its lock)");
     let (stats, check) = handle.finish().unwrap();
     check.unwrap_or_else(|e| panic!("model check after fuzzing: {e}"));
     assert!(stats.nbd.refused_commands > 0, "mutations produce refused requests");
