@@ -64,7 +64,8 @@ impl BlockDevice for Noting {
         c: &Command,
         out: Option<&mut Vec<u64>>,
     ) -> Result<Completion, CommandError> {
-        if matches!(c, Command::Trim { .. }) {
+        if let Command::Trim { ranges } = c {
+            if std::env::var("DUMP_TRIMS").is_ok() { eprintln!("TRIM {} {} {}", at.0/1000, ranges[0].offset, ranges[0].bytes); }
             self.trims.borrow_mut().push(at.0);
         }
         self.ssd.submit(at, c, out)
@@ -260,10 +261,7 @@ fn xfs_discard_pattern_matches_the_recording_per_phase() {
 /// too, which the model's ext4-like layout does not have) against the model's 40.
 #[test]
 fn btrfs_async_discard_matches_the_recording() {
-    let mut config =
-        FsConfig { commit_interval_ns: 30 * S, mkfs_discard_probe: false, ..FsConfig::default() };
-    config.params.async_merge_free = true;
-    config.params.async_tick_ns = 4_000_000;
+    let config = FsConfig::default().btrfs_defaults();
     let run = run_script(config, PolicyKind::Async, 200);
     let bad = compare("btrfs", &run.phases, 0.20);
     // The known gap: fstrim's command count (its bytes must hold).
