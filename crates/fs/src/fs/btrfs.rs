@@ -104,7 +104,8 @@ impl Btrfs {
         // stripes of half of it each, rounded down to BTRFS_STRIPE_LEN (64 KiB).
         let meta_chunk = (cap / 10).min(if cap > 50 << 30 { 1 << 30 } else { 256 * MIB });
         let meta_stripe = meta_chunk / 2 / (64 * KIB) * (64 * KIB);
-        let need = 37 * MIB + 2 * meta_stripe + 8 * MIB;
+        // Data goes to the 8 MiB chunk and to new chunks in the 12 MiB hole or after metadata.
+        let need = 37 * MIB + 2 * meta_stripe;
         if cap < need || meta_stripe < 64 * KIB {
             return Err(FsError::Layout(format!(
                 "btrfs_layout: {cap} bytes cannot hold mkfs.btrfs' chunks (at least {need} bytes)"
@@ -159,7 +160,8 @@ impl Btrfs {
 
     /// Device ranges outside every chunk and the reserved first MiB, sorted.
     pub(super) fn unallocated(&self) -> Vec<Run> {
-        let mut taken: Vec<Run> = self.chunks.iter().flat_map(|c| (0..c.stripes.len()).map(|i| c.run(i))).collect();
+        let mut taken: Vec<Run> =
+            self.chunks.iter().flat_map(|c| (0..c.stripes.len()).map(|i| c.run(i))).collect();
         taken.sort_by_key(|r| r.start);
         let mut v = Vec::new();
         let mut at = self.reserved;
@@ -211,12 +213,16 @@ impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn btrfs_allocate(&mut self, want: u64) -> Option<Run> {
         let class = SizeClass::of(want * self.config.block_bytes);
         let bt = self.btrfs.as_ref()?;
-        let data: Vec<usize> = (0..bt.chunks.len()).filter(|&i| bt.chunks[i].kind == ChunkKind::Data).collect();
+        let data: Vec<usize> =
+            (0..bt.chunks.len()).filter(|&i| bt.chunks[i].kind == ChunkKind::Data).collect();
         let largest = |fs: &Self, i: usize| -> Option<Run> {
             let r = fs.btrfs.as_ref()?.chunks[i].run(0);
-            fs.bitmap.avail_runs(r.start, r.end(), 1).into_iter().max_by_key(|x| (x.len, std::cmp::Reverse(x.start)))
+            fs.bitmap
+                .avail_runs(r.start, r.end(), 1)
+                .into_iter()
+                .max_by_key(|x| (x.len, std::cmp::Reverse(x.start)))
         };
-        let classes = |fs: &Self, i: usize| fs.btrfs.as_ref().map_or(None, |b| b.chunks[i].size_class);
+        let classes = |fs: &Self, i: usize| fs.btrfs.as_ref().and_then(|b| b.chunks[i].size_class);
         let mut found = None;
         for pass in 0..2 {
             found = data
@@ -316,8 +322,14 @@ mod tests {
         let b = Btrfs::mkfs(262_144, 4096).unwrap();
         let bytes = |r: Run| (r.start * 4096, r.len * 4096);
         assert_eq!(bytes(b.chunks[0].run(0)), (13631488, 8388608), "data");
-        assert_eq!((bytes(b.chunks[1].run(0)), bytes(b.chunks[1].run(1))), ((22020096, 8388608), (30408704, 8388608)));
-        assert_eq!(b.chunks[2].stripes.iter().map(|s| s * 4096).collect::<Vec<_>>(), vec![38797312, 92471296]);
+        assert_eq!(
+            (bytes(b.chunks[1].run(0)), bytes(b.chunks[1].run(1))),
+            ((22020096, 8388608), (30408704, 8388608))
+        );
+        assert_eq!(
+            b.chunks[2].stripes.iter().map(|s| s * 4096).collect::<Vec<_>>(),
+            vec![38797312, 92471296]
+        );
         assert_eq!(b.chunks[2].len * 4096, 53673984);
         // 10 % of 1 GiB rounded up to 16 MiB: the 112 MiB data chunk the kernel added at
         // 139.375 MiB in the recording.
