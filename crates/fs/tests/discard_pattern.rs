@@ -257,16 +257,20 @@ fn xfs_discard_pattern_matches_the_recording_per_phase() {
 /// chunk of 112 MiB, data size classes (the 12 KiB files in the first data block group, the
 /// 1 MiB files in the second), the `async` policy with btrfs' free-space merging inside a
 /// block group (the last file's extent went out with the free tail of its block group, as a
-/// 64 MiB and a 25 MiB TRIM), 120 s delay (BTRFS_DISCARD_DELAY), 64 MiB pieces, the 32 KiB
-/// filter (the 12 KiB files are left to fstrim), the 30 s commit interval; FITRIM per block group (DUP ones
-/// on both copies), the metadata cluster hidden from the first fstrim, then the unallocated
-/// device space. Held to 20 %: TRIM commands and bytes of every phase; the delay from the rm
-/// to the first async TRIM; the span of the burst from its second TRIM to its last. Not held,
-/// and why: the gap between the first and the second async TRIM (real 4.3 ms, model 0.3 ms):
-/// btrfs re-arms its work item after every discard with iops_limit's 1 ms, which
-/// nsecs_to_jiffies makes 0 ticks at CONFIG_HZ = 250, so nothing in discard.c waits between
-/// the first discard and the second; the first TRIM after a long idle is the slowest round
-/// trip through loop + nbdfuse + NBD + `trimlab serve` in every recording (docs/host-fs.md).
+/// 64 MiB and a 25 MiB TRIM), 64 MiB pieces, the 32 KiB filter (the 12 KiB files are left
+/// to fstrim), the 30 s commit interval; FITRIM per block group (DUP ones on both copies),
+/// the metadata cluster hidden from the first fstrim, then the unallocated device space.
+/// Held: TRIM commands and bytes of every phase within 20 %; the delay from the rm to the
+/// first async TRIM within one timer-wheel granule (2.048 s): 120 s (BTRFS_DISCARD_DELAY)
+/// from when the cleaner, 30 s after mount, took the new block group off the unused list and
+/// queued it for discard again; the span of the burst from its second TRIM to its last
+/// within 20 %. Not held, and why: the gap from the first TRIM to the second (real 4.3 ms,
+/// model 0.3 ms). btrfs re-arms its work item with 0 ticks (see the next test), and a
+/// kernel trace of a second run of the script (docs/host-fs.md) shows the first discard's
+/// round trip through loop, FUSE, nbdfuse and `trimlab serve` at 1.2 ms and the later ones
+/// at 0.1-0.3 ms, with 10-46 us of btrfs, workqueue and loop between a completion and the
+/// next discard: the gaps are the recording rig's, and they do not repeat (that run's burst
+/// took 4.2 ms, its first gap 0.8 ms).
 #[test]
 fn btrfs_async_discard_matches_the_recording() {
     let config = FsConfig::default().btrfs_defaults();
@@ -292,14 +296,35 @@ fn btrfs_async_discard_matches_the_recording() {
         model_rest as f64 / 1e6,
         real_rest as f64 / 1e6,
     );
-    assert!(
-        (model_delay as f64 / real_delay as f64 - 1.0).abs() <= 0.20,
-        "delay {model_delay} vs {real_delay}"
-    );
+    // The delay: 120 s (BTRFS_DISCARD_DELAY) from the cleaner's requeue of the 112 MiB block
+    // group 30 s after mount; what is left is the timer wheel, which fires a 120 s timeout at
+    // CONFIG_HZ = 250 on the next 512-tick boundary (up to 2.048 s late).
+    assert!(model_delay.abs_diff(real_delay) <= 2_048_000_000, "delay {model_delay} vs {real_delay}");
     assert!(
         (model_rest as f64 / real_rest as f64 - 1.0).abs() <= 0.20,
         "burst span from the second TRIM: model {model_rest} ns, real {real_rest} ns"
     );
+}
+
+/// What paces btrfs' async discards (fs/btrfs/discard.c): after each discard the work item
+/// re-arms itself with iops_limit's delay_ms (1 ms at the default 1000) through
+/// nsecs_to_jiffies, which rounds down: 0 ticks at CONFIG_HZ = 250 (the recording's kernel),
+/// so the next discard follows the completion of the previous one; at HZ = 1000 it is one
+/// tick. The model's gaps: below one 4 ms tick with `async_tick_ns = 4 ms` (each is the
+/// previous TRIM's service time plus the host's submit and complete costs), at least 1 ms with
+/// 1 ms ticks.
+#[test]
+fn btrfs_async_discards_wait_for_a_tick_only_when_the_iops_delay_rounds_to_one() {
+    let gaps = |tick_ns: u64| {
+        let mut config = FsConfig::default().btrfs_defaults();
+        config.params.async_tick_ns = tick_ns;
+        let run = run_script(config, PolicyKind::Async, 200);
+        run.rm_trims_ns.windows(2).map(|w| w[1] - w[0]).collect::<Vec<u64>>()
+    };
+    let hz250 = gaps(4_000_000);
+    assert!(hz250.len() == 12 && hz250.iter().all(|&g| g < 4_000_000), "{hz250:?}");
+    let hz1000 = gaps(1_000_000);
+    assert!(hz1000.len() == 12 && hz1000.iter().all(|&g| g >= 1_000_000), "{hz1000:?}");
 }
 
 /// The btrfs comparison can fail: on the ext4-like layout (no block groups, no size classes)

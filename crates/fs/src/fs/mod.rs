@@ -112,6 +112,8 @@ enum Ev {
     Fitrim,
     FitrimTimer,
     LazyInit,
+    /// btrfs' cleaner thread, woken by the transaction kthread every commit interval.
+    BtrfsCleaner,
 }
 
 const META_TAG: u64 = 1 << 62;
@@ -296,6 +298,10 @@ impl<D: BlockDevice> FileSystem<D> {
         fs.app_io(reqs, false);
         fs.app_io(vec![Command::Flush], true);
         fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
+        let now = fs.now;
+        if let Some(b) = fs.btrfs.as_mut() {
+            b.mounted_at = now;
+        }
         if fs.config.lazy_itable_init {
             // ext4_register_li_request: the first group after a random delay below
             // EXT4_DEF_LI_MAX_START_DELAY (5 s); trimlab takes its mean, 2.5 s (assumption).
@@ -399,6 +405,7 @@ impl<D: BlockDevice> FileSystem<D> {
             Ev::Worker(i) => self.worker_step(t, i),
             Ev::Fitrim => self.fitrim_step(t),
             Ev::LazyInit => self.lazy_init_step(t),
+            Ev::BtrfsCleaner => self.btrfs_cleaner(t),
             Ev::FitrimTimer => {
                 self.fitrim_timer_armed = false;
                 if let Some((_, minlen)) = self.policy.periodic_fitrim() {
@@ -1010,10 +1017,14 @@ impl<D: BlockDevice> FileSystem<D> {
         self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);
         self.group_trimmed.iter_mut().for_each(|g| *g = None);
         self.fitrim_timer_armed = false;
+        let now = self.now;
         if let Some(b) = self.btrfs.as_mut() {
-            // In-memory only: the metadata cluster and the device's CHUNK_TRIMMED bits.
+            // In-memory only: the metadata cluster, the device's CHUNK_TRIMMED bits, the
+            // unused list (the block groups are in use now); the transaction kthread restarts.
             b.meta_cluster = false;
             b.unallocated_trimmed = false;
+            b.unused.clear();
+            b.mounted_at = now;
         }
     }
 
