@@ -246,7 +246,9 @@ pub struct FsConfig {
     /// device), size classes, FITRIM per block group (DUP metadata and system on both copies)
     /// and over the unallocated device space. The model's own inode, directory and journal
     /// blocks (its stand-in for btrfs' trees) sit in the first MiB, which btrfs never
-    /// allocates or trims. Off by default.
+    /// allocates or trims. Off by default, and then left out of the serialized config, so that
+    /// every existing run's config hash stays what it was.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub btrfs_layout: bool,
     /// Directory entries per directory block.
     pub dir_entries_per_block: u64,
@@ -339,5 +341,13 @@ mod tests {
         }
         let e = PolicyKind::parse("selective:90:40").unwrap_err();
         assert!(e.contains("LOW <= HIGH"), "{e}");
+    }
+
+    #[test]
+    fn btrfs_layout_off_leaves_the_serialized_config_as_it_was() {
+        let off = serde_json::to_value(FsConfig::default()).unwrap();
+        assert!(off.get("btrfs_layout").is_none(), "config hashes of existing runs must not move");
+        let on = serde_json::to_value(FsConfig::default().btrfs_defaults()).unwrap();
+        assert_eq!(on["btrfs_layout"], serde_json::json!(true));
     }
 }
