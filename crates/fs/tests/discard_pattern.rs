@@ -268,7 +268,7 @@ fn xfs_discard_pattern_matches_the_recording_per_phase() {
 /// model 0.3 ms). btrfs re-arms its work item with 0 ticks (see the next test), and a
 /// kernel trace of a second run of the script (docs/host-fs.md) shows the first discard's
 /// round trip through loop, FUSE, nbdfuse and `trimlab serve` at 1.2 ms and the later ones
-/// at 0.1-0.3 ms, with 10-46 us of btrfs, workqueue and loop between a completion and the
+/// at 0.1-0.3 ms, with 10-67 us of btrfs, workqueue and loop between a completion and the
 /// next discard: the gaps are the recording rig's, and they do not repeat (that run's burst
 /// took 4.2 ms, its first gap 0.8 ms).
 #[test]
