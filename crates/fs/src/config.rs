@@ -241,6 +241,15 @@ pub struct FsConfig {
     /// 1024..16384, right after group 0's inode table), which their bands were set on; on in
     /// `ext4_defaults`.
     pub mke2fs_layout: bool,
+    /// btrfs' chunk layout instead of ext4's groups (`btrfs_defaults`, fs/btrfs.rs): data only
+    /// in data block groups (mkfs.btrfs 6.2's 8 MiB one, then kernel chunks of 10 % of the
+    /// device), size classes, FITRIM per block group (DUP metadata and system on both copies)
+    /// and over the unallocated device space. The model's own inode, directory and journal
+    /// blocks (its stand-in for btrfs' trees) sit in the first MiB, which btrfs never
+    /// allocates or trims. Off by default, and then left out of the serialized config, so that
+    /// every existing run's config hash stays what it was.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub btrfs_layout: bool,
     /// Directory entries per directory block.
     pub dir_entries_per_block: u64,
     /// Largest extent (ext4: 32768 blocks).
@@ -267,6 +276,7 @@ impl Default for FsConfig {
             first_data_group: 0,
             mkfs_discard_probe: false,
             mke2fs_layout: false,
+            btrfs_layout: false,
             dir_entries_per_block: 128,
             max_extent_blocks: 32768,
             commit_interval_ns: 5_000_000_000,
@@ -288,6 +298,19 @@ impl FsConfig {
         self.lazy_itable_init = true;
         self.small_file_chunk_blocks = 512;
         self.first_data_group = 1;
+        self
+    }
+
+    /// What btrfs-progs 6.2 and Linux 6.18 do (the btrfs discard-pattern recording): btrfs'
+    /// chunk layout, no discard probe at mkfs, a 30 s commit interval (BTRFS_DEFAULT_COMMIT_INTERVAL),
+    /// and for `async` the free-space merging and 4 ms scheduler ticks (CONFIG_HZ = 250 on
+    /// the recording's kernel).
+    pub fn btrfs_defaults(mut self) -> Self {
+        self.btrfs_layout = true;
+        self.mkfs_discard_probe = false;
+        self.commit_interval_ns = 30_000_000_000;
+        self.params.async_merge_free = true;
+        self.params.async_tick_ns = 4_000_000;
         self
     }
 
@@ -318,5 +341,13 @@ mod tests {
         }
         let e = PolicyKind::parse("selective:90:40").unwrap_err();
         assert!(e.contains("LOW <= HIGH"), "{e}");
+    }
+
+    #[test]
+    fn btrfs_layout_off_leaves_the_serialized_config_as_it_was() {
+        let off = serde_json::to_value(FsConfig::default()).unwrap();
+        assert!(off.get("btrfs_layout").is_none(), "config hashes of existing runs must not move");
+        let on = serde_json::to_value(FsConfig::default().btrfs_defaults()).unwrap();
+        assert_eq!(on["btrfs_layout"], serde_json::json!(true));
     }
 }

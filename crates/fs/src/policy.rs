@@ -123,6 +123,13 @@ pub trait TrimPolicy {
     fn on_allocate(&mut self, _run: Run) {}
     /// FITRIM claims `run`: drop queued TRIMs that overlap it without counting a reuse.
     fn forget(&mut self, _run: Run) {}
+    /// btrfs took the block group `range` off its discard lists and queued it again (the
+    /// cleaner's btrfs_delete_unused_bgs: btrfs_discard_cancel_work, then
+    /// btrfs_discard_queue_work): its queued runs wait the whole reuse delay again from
+    /// `now`. Returns whether any was queued (async only).
+    fn restart_delay(&mut self, _range: Run, _now: SimTime) -> bool {
+        false
+    }
     /// Runs the policy holds unavailable (queued or in flight).
     fn held(&self) -> Vec<Run>;
     /// Queued runs that are available to the allocator (async).
@@ -605,6 +612,17 @@ impl TrimPolicy for Async {
     fn forget(&mut self, run: Run) {
         self.cut(run);
     }
+    fn restart_delay(&mut self, range: Run, now: SimTime) -> bool {
+        let eligible = now.after(self.delay_ns);
+        let mut any = false;
+        for list in self.lists.iter_mut() {
+            for (_, (_, at)) in list.range_mut(range.start..range.end()) {
+                *at = eligible;
+                any = true;
+            }
+        }
+        any
+    }
     fn held(&self) -> Vec<Run> {
         let mut v: Vec<Run> = self.in_flight.values().map(|f| f.run).collect();
         v.extend(self.releasable.iter().map(|f| f.run));
@@ -672,5 +690,19 @@ mod tests {
         p.on_allocate(Run::new(4, 4));
         assert_eq!(p.stats().reuse_cancelled_blocks, 4);
         assert_eq!(p.queued_available(), vec![Run::new(8, 8)], "the 4-block head fell below the min filter");
+    }
+
+    #[test]
+    fn async_restart_delay_requeues_a_block_group() {
+        // iops_limit 0: no spacing between discards, to see the delays alone.
+        let params = PolicyParams { async_delay_ns: 100, async_iops_limit: 0, ..Default::default() };
+        let mut p = build(PolicyKind::Async, &params, 4096);
+        p.on_commit(SimTime(0), vec![fr(0, 512), fr(1000, 512)], 0.5);
+        // The cleaner requeues the block group [900, 2000) at 50: its run waits until 150.
+        assert!(p.restart_delay(Run::new(900, 1100), SimTime(50)));
+        assert!(!p.restart_delay(Run::new(5000, 10), SimTime(50)), "nothing queued there");
+        let WorkerPick::Trim { run, .. } = p.next_for_worker(SimTime(100)) else { panic!() };
+        assert_eq!(run, Run::new(0, 512), "the other block group keeps its time");
+        assert_eq!(p.next_for_worker(SimTime(101)), WorkerPick::WaitUntil(SimTime(150)));
     }
 }

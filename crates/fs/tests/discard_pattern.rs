@@ -64,7 +64,11 @@ impl BlockDevice for Noting {
         c: &Command,
         out: Option<&mut Vec<u64>>,
     ) -> Result<Completion, CommandError> {
-        if matches!(c, Command::Trim { .. }) {
+        if let Command::Trim { ranges } = c {
+            // DUMP_TRIMS=1 prints the model's TRIMs in FS.trims' format (at_us offset bytes).
+            if std::env::var_os("DUMP_TRIMS").is_some() {
+                eprintln!("TRIM {} {} {}", at.0 / 1000, ranges[0].offset, ranges[0].bytes);
+            }
             self.trims.borrow_mut().push(at.0);
         }
         self.ssd.submit(at, c, out)
@@ -248,45 +252,89 @@ fn xfs_discard_pattern_matches_the_recording_per_phase() {
     assert!(bad.is_empty(), "outside 20 % of the recording:\n{}", lines(&bad));
 }
 
-/// btrfs `discard=async` on the same script (rm waits 200 s): the `async` policy with
-/// btrfs' free-space merging (a freed extent trims as the whole free run around it, the
-/// 90 MiB entry in the recording), its 120 s delay (BTRFS_DISCARD_DELAY), 64 MiB pieces
-/// (BTRFS_ASYNC_DISCARD_DEFAULT_MAX_SIZE), the 32 KiB filter (the 12 KiB files are left to
-/// fstrim), iops_limit 1000 whose 1 ms rounds down to 0 ticks at CONFIG_HZ = 250 (the kernel
-/// here; the recording's 13 TRIMs came in 8.6 ms), the 30 s commit interval, no mkfs probe.
-/// Held to 20 %: TRIM commands and bytes of mkfs, mount, write and rm; bytes of both fstrims;
-/// the delay from the rm to the first async TRIM. Not held, and why: btrfs' fstrim issues 59
-/// and 63 commands (it trims metadata and system block groups and unallocated device space
-/// too, which the model's ext4-like layout does not have) against the model's 40.
+/// btrfs `discard=async` on the same script (rm waits 200 s), `FsConfig::btrfs_defaults`:
+/// mkfs.btrfs 6.2's block groups (8 MiB data, system and metadata DUP) and a kernel data
+/// chunk of 112 MiB, data size classes (the 12 KiB files in the first data block group, the
+/// 1 MiB files in the second), the `async` policy with btrfs' free-space merging inside a
+/// block group (the last file's extent went out with the free tail of its block group, as a
+/// 64 MiB and a 25 MiB TRIM), 64 MiB pieces, the 32 KiB filter (the 12 KiB files are left
+/// to fstrim), the 30 s commit interval; FITRIM per block group (DUP ones on both copies),
+/// the metadata cluster hidden from the first fstrim, then the unallocated device space.
+/// Held: TRIM commands and bytes of every phase within 20 %; the delay from the rm to the
+/// first async TRIM within one timer-wheel granule (2.048 s): 120 s (BTRFS_DISCARD_DELAY)
+/// from when the cleaner, 30 s after mount, took the new block group off the unused list and
+/// queued it for discard again; the span of the burst from its second TRIM to its last
+/// within 20 %. Not held, and why: the gap from the first TRIM to the second (real 4.3 ms,
+/// model 0.3 ms). btrfs re-arms its work item with 0 ticks (see the next test), and a
+/// kernel trace of a second run of the script (docs/host-fs.md) shows the first discard's
+/// round trip through loop, FUSE, nbdfuse and `trimlab serve` at 1.2 ms and the later ones
+/// at 0.1-0.3 ms, with 10-67 us of btrfs, workqueue and loop between a completion and the
+/// next discard: the gaps are the recording rig's, and they do not repeat (that run's burst
+/// took 4.2 ms, its first gap 0.8 ms).
 #[test]
 fn btrfs_async_discard_matches_the_recording() {
-    let mut config =
-        FsConfig { commit_interval_ns: 30 * S, mkfs_discard_probe: false, ..FsConfig::default() };
-    config.params.async_merge_free = true;
-    config.params.async_tick_ns = 4_000_000;
+    let config = FsConfig::default().btrfs_defaults();
     let run = run_script(config, PolicyKind::Async, 200);
     let bad = compare("btrfs", &run.phases, 0.20);
-    // The known gap: fstrim's command count (its bytes must hold).
-    let unexpected: Vec<Miss> =
-        bad.into_iter().filter(|m| !(m.name.starts_with("fstrim") && m.bytes_ok && !m.commands_ok)).collect();
-    assert!(unexpected.is_empty(), "outside 20 % of the recording:\n{}", lines(&unexpected));
+    assert!(bad.is_empty(), "outside 20 % of the recording:\n{}", lines(&bad));
     let (real_start, real) = recorded_rm_trims("btrfs");
     let real_delay = real[0] - real_start;
     let model_delay = run.rm_trims_ns[0] - run.rm_start_ns;
     let span = |v: &[u64]| v[v.len() - 1] - v[0];
+    let (model_rest, real_rest) = (span(&run.rm_trims_ns[1..]), span(&real[1..]));
     eprintln!(
-        "btrfs rm: first async TRIM {:.1} s after the rm (real {:.1} s); {} TRIMs in {:.2} ms (real {} in {:.2} ms)",
+        "btrfs rm: first async TRIM {:.1} s after the rm (real {:.1} s); {} TRIMs in {:.2} ms (real {} in {:.2} ms), \
+         first gap {:.2} ms (real {:.2} ms), second to last {:.2} ms (real {:.2} ms)",
         model_delay as f64 / 1e9,
         real_delay as f64 / 1e9,
         run.rm_trims_ns.len(),
         span(&run.rm_trims_ns) as f64 / 1e6,
         real.len(),
-        span(&real) as f64 / 1e6
+        span(&real) as f64 / 1e6,
+        (run.rm_trims_ns[1] - run.rm_trims_ns[0]) as f64 / 1e6,
+        (real[1] - real[0]) as f64 / 1e6,
+        model_rest as f64 / 1e6,
+        real_rest as f64 / 1e6,
     );
+    // The delay: 120 s (BTRFS_DISCARD_DELAY) from the cleaner's requeue of the 112 MiB block
+    // group 30 s after mount; what is left is the timer wheel, which fires a 120 s timeout at
+    // CONFIG_HZ = 250 on the next 512-tick boundary (up to 2.048 s late).
+    assert!(model_delay.abs_diff(real_delay) <= 2_048_000_000, "delay {model_delay} vs {real_delay}");
     assert!(
-        (model_delay as f64 / real_delay as f64 - 1.0).abs() <= 0.20,
-        "delay {model_delay} vs {real_delay}"
+        (model_rest as f64 / real_rest as f64 - 1.0).abs() <= 0.20,
+        "burst span from the second TRIM: model {model_rest} ns, real {real_rest} ns"
     );
+}
+
+/// What paces btrfs' async discards (fs/btrfs/discard.c): after each discard the work item
+/// re-arms itself with iops_limit's delay_ms (1 ms at the default 1000) through
+/// nsecs_to_jiffies, which rounds down: 0 ticks at CONFIG_HZ = 250 (the recording's kernel),
+/// so the next discard follows the completion of the previous one; at HZ = 1000 it is one
+/// tick. The model's gaps: below one 4 ms tick with `async_tick_ns = 4 ms` (each is the
+/// previous TRIM's service time plus the host's submit and complete costs), at least 1 ms with
+/// 1 ms ticks.
+#[test]
+fn btrfs_async_discards_wait_for_a_tick_only_when_the_iops_delay_rounds_to_one() {
+    let gaps = |tick_ns: u64| {
+        let mut config = FsConfig::default().btrfs_defaults();
+        config.params.async_tick_ns = tick_ns;
+        let run = run_script(config, PolicyKind::Async, 200);
+        run.rm_trims_ns.windows(2).map(|w| w[1] - w[0]).collect::<Vec<u64>>()
+    };
+    let hz250 = gaps(4_000_000);
+    assert!(hz250.len() == 12 && hz250.iter().all(|&g| g < 4_000_000), "{hz250:?}");
+    let hz1000 = gaps(1_000_000);
+    assert!(hz1000.len() == 12 && hz1000.iter().all(|&g| g >= 1_000_000), "{hz1000:?}");
+}
+
+/// The btrfs comparison can fail: on the ext4-like layout (no block groups, no size classes)
+/// the same policy misses the fstrims' command counts (40 against 59 and 63) and sends the
+/// rm's discards as 1 MiB + 12 KiB runs.
+#[test]
+fn btrfs_without_its_block_groups_misses_the_fstrims() {
+    let config = FsConfig { btrfs_layout: false, ..FsConfig::default().btrfs_defaults() };
+    let bad = compare("btrfs", &run_script(config, PolicyKind::Async, 200).phases, 0.20);
+    assert!(bad.iter().any(|m| m.name == "fstrim" && !m.commands_ok && m.bytes_ok), "{}", lines(&bad));
 }
 
 /// The comparison can fail: the old model (ext4 4.x's exact-extent discard, no lazy init, the

@@ -85,7 +85,7 @@ impl<D: BlockDevice> FileSystem<D> {
             }
             WorkerPick::TrimMerged { ticket, run, max_blocks, min_blocks } => {
                 let mut reqs = Vec::new();
-                match self.bitmap.avail_run_around(run.start) {
+                match self.bitmap.avail_run_around(run.start).map(|m| self.btrfs_clip(m, run.start)) {
                     Some(merged) if merged.len >= min_blocks => {
                         self.bitmap.hold(merged.start, merged.len);
                         // Queued neighbours merged into this entry are trimmed with it.

@@ -1,9 +1,11 @@
 //! FITRIM (`fstrim`): per block group, free extents of at least minlen are held, trimmed one
-//! at a time and released; groups trimmed since mount are skipped.
+//! at a time and released; groups trimmed since mount are skipped (ext4). On btrfs the units
+//! are its block groups and then the device's unallocated space (fs/btrfs.rs).
 
 use super::*;
 
 pub(super) struct Fitrim {
+    /// ext4's groups, or on btrfs the indices of its block groups and then the device.
     pub(super) groups: VecDeque<u64>,
     pub(super) start: u64,
     pub(super) end: u64,
@@ -21,7 +23,10 @@ pub(super) struct Fitrim {
 impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn start_fitrim(&mut self, now: SimTime, start: u64, end: u64, minlen: u64) {
         let bpg = self.layout.bpg;
-        let groups: VecDeque<u64> = (start / bpg..end.div_ceil(bpg).min(self.layout.groups)).collect();
+        let groups: VecDeque<u64> = match self.btrfs_fitrim_units() {
+            0 => (start / bpg..end.div_ceil(bpg).min(self.layout.groups)).collect(),
+            units => (0..units as u64).collect(),
+        };
         self.fitrim = Some(Fitrim {
             groups,
             start,
@@ -74,6 +79,12 @@ impl<D: BlockDevice> FileSystem<D> {
                 }
                 return;
             };
+            if self.btrfs.is_some() {
+                // btrfs_trim_fs: no per-group "trimmed" flag (btrfs_trim_free_extents keeps its
+                // own for the unallocated space).
+                job.pending = self.btrfs_fitrim_runs(g as usize, job.start, job.end, job.minlen).into();
+                continue;
+            }
             if self.group_trimmed[g as usize].is_some_and(|m| job.minlen >= m) {
                 continue;
             }

@@ -85,6 +85,11 @@ impl<D: BlockDevice> FileSystem<D> {
                 _ => merged.push(f),
             }
         }
+        if let Some(b) = self.btrfs.as_mut() {
+            // The commit's tree writes are btrfs' first metadata allocation since mount: they
+            // set up the metadata cluster (see Btrfs::meta_cluster).
+            b.meta_cluster |= !txn.meta.is_empty();
+        }
         self.commit = Some(Commit {
             tid,
             phase: Phase::Data,

@@ -25,14 +25,20 @@ pub(super) struct Layout {
 impl Layout {
     pub(super) fn new(capacity_bytes: u64, c: &FsConfig) -> Result<Layout, FsError> {
         let total = capacity_bytes / c.block_bytes;
-        let bpg = c.blocks_per_group;
+        // btrfs: one group over the whole device (btrfs has no ext4 groups; FITRIM walks its
+        // block groups instead) and a compact inode table (1024 inodes: a limit of the model,
+        // btrfs' inodes are tree items) so that the model's own metadata fits in btrfs'
+        // reserved first MiB; a 96-block journal (btrfs has none: the model's commit writes
+        // stand for btrfs' tree writes).
+        let bpg = if c.btrfs_layout { total.next_multiple_of(64).max(64) } else { c.blocks_per_group };
         if bpg == 0 || !bpg.is_multiple_of(64) {
             return Err(FsError::Layout(format!(
                 "blocks_per_group = {bpg} (must be a positive multiple of 64)"
             )));
         }
         let groups = total.div_ceil(bpg);
-        let inodes_per_group = (bpg * c.block_bytes / c.inode_ratio_bytes).max(16);
+        let inodes_per_group =
+            if c.btrfs_layout { 1024 } else { (bpg * c.block_bytes / c.inode_ratio_bytes).max(16) };
         let itable_blocks = (inodes_per_group * c.inode_bytes).div_ceil(c.block_bytes);
         let gdt_blocks = (groups * 64).div_ceil(c.block_bytes);
         // One flat root directory, large enough for every inode up to 2^17 entries.
@@ -57,6 +63,8 @@ impl Layout {
         };
         let journal_blocks = if c.journal_blocks > 0 {
             c.journal_blocks
+        } else if c.btrfs_layout {
+            96
         } else if !c.mke2fs_layout {
             (total / 64).clamp(1024, 16384)
         } else {
@@ -91,6 +99,15 @@ impl Layout {
             return Err(FsError::Layout(format!(
                 "{total} blocks in {groups} groups of {bpg} cannot hold the journal ({journal_blocks} blocks), directory and inode tables"
             )));
+        }
+        if c.btrfs_layout {
+            let end = l.dir_start + dir_blocks;
+            if c.mke2fs_layout || end * c.block_bytes > 1 << 20 {
+                return Err(FsError::Layout(format!(
+                    "btrfs_layout: the model's metadata ({end} blocks of {} bytes) must fit in btrfs' reserved first MiB, and mke2fs_layout must be off",
+                    c.block_bytes
+                )));
+            }
         }
         Ok(l)
     }

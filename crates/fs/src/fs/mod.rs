@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use trimlab_device::{BlockDevice, ByteRange, Command};
 use trimlab_sim::{EventQueue, SimTime};
 
+mod btrfs;
 mod discard_worker;
 mod fitrim;
 mod journal;
@@ -111,6 +112,8 @@ enum Ev {
     Fitrim,
     FitrimTimer,
     LazyInit,
+    /// btrfs' cleaner thread, woken by the transaction kthread every commit interval.
+    BtrfsCleaner,
 }
 
 const META_TAG: u64 = 1 << 62;
@@ -136,6 +139,8 @@ pub struct FileSystem<D: BlockDevice> {
     dev: D,
     config: FsConfig,
     layout: Layout,
+    /// btrfs' block groups (`FsConfig::btrfs_layout`).
+    btrfs: Option<btrfs::Btrfs>,
     bitmap: BlockBitmap,
     inodes: BTreeMap<Ino, Inode>,
     names: BTreeMap<String, Ino>,
@@ -192,6 +197,10 @@ impl<D: BlockDevice> FileSystem<D> {
             )));
         }
         let layout = Layout::new(dev.capacity_bytes(), &config)?;
+        let btrfs = match config.btrfs_layout {
+            true => Some(btrfs::Btrfs::mkfs(layout.total_blocks, config.block_bytes)?),
+            false => None,
+        };
         let mut bitmap = BlockBitmap::new(layout.total_blocks, layout.bpg);
         let mut fs = FileSystem {
             policy: policy::build(config.policy, &config.params, config.block_bytes),
@@ -229,6 +238,7 @@ impl<D: BlockDevice> FileSystem<D> {
             stats: FsStats::default(),
             config,
             layout,
+            btrfs,
         };
         let bs = fs.config.block_bytes;
         if discard {
@@ -250,7 +260,7 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         }
         let mut writes = Vec::new();
-        for r in fs.layout.static_runs() {
+        for r in fs.static_runs() {
             bitmap.take(r.start, r.len);
         }
         fs.bitmap = bitmap;
@@ -282,10 +292,16 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         writes.extend(zero);
         writes.push(Run::new(fs.layout.dir_start, 1));
+        // mkfs.btrfs writes its tree nodes (both copies of DUP).
+        writes.extend(fs.btrfs.as_ref().map_or(Vec::new(), |b| b.static_runs()));
         let reqs = fs.write_requests_meta(&writes);
         fs.app_io(reqs, false);
         fs.app_io(vec![Command::Flush], true);
         fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
+        let now = fs.now;
+        if let Some(b) = fs.btrfs.as_mut() {
+            b.mounted_at = now;
+        }
         if fs.config.lazy_itable_init {
             // ext4_register_li_request: the first group after a random delay below
             // EXT4_DEF_LI_MAX_START_DELAY (5 s); trimlab takes its mean, 2.5 s (assumption).
@@ -389,6 +405,7 @@ impl<D: BlockDevice> FileSystem<D> {
             Ev::Worker(i) => self.worker_step(t, i),
             Ev::Fitrim => self.fitrim_step(t),
             Ev::LazyInit => self.lazy_init_step(t),
+            Ev::BtrfsCleaner => self.btrfs_cleaner(t),
             Ev::FitrimTimer => {
                 self.fitrim_timer_armed = false;
                 if let Some((_, minlen)) = self.policy.periodic_fitrim() {
@@ -680,6 +697,11 @@ impl<D: BlockDevice> FileSystem<D> {
                     self.bitmap.take_held(run.start, run.len);
                     let rel = self.policy.drain_releasable();
                     self.release(self.now, rel);
+                    run
+                }
+                None if self.btrfs.is_some() => {
+                    let run = self.btrfs_allocate(want).ok_or(FsError::NoSpace)?;
+                    self.policy.on_allocate(run);
                     run
                 }
                 None => {
@@ -995,6 +1017,25 @@ impl<D: BlockDevice> FileSystem<D> {
         self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);
         self.group_trimmed.iter_mut().for_each(|g| *g = None);
         self.fitrim_timer_armed = false;
+        let now = self.now;
+        if let Some(b) = self.btrfs.as_mut() {
+            // In-memory only: the metadata cluster, the device's CHUNK_TRIMMED bits, the
+            // unused list (the block groups are in use now); the transaction kthread restarts.
+            b.meta_cluster = false;
+            b.unallocated_trimmed = false;
+            b.unused.clear();
+            b.mounted_at = now;
+        }
+    }
+
+    /// Static metadata runs: the layout's, and with btrfs mkfs' tree nodes; sorted, disjoint.
+    fn static_runs(&self) -> Vec<Run> {
+        let mut v = self.layout.static_runs();
+        if let Some(b) = &self.btrfs {
+            v.extend(b.static_runs());
+        }
+        v.sort_by_key(|r| r.start);
+        coalesce(v)
     }
 
     /// The full consistency check: every block is exactly one of static metadata, a file
@@ -1015,7 +1056,7 @@ impl<D: BlockDevice> FileSystem<D> {
             }
             Ok(())
         };
-        for r in self.layout.static_runs() {
+        for r in self.static_runs() {
             mark(r, 1, "static metadata")?;
         }
         for (ino, inode) in &self.inodes {
