@@ -32,6 +32,13 @@ pub struct HostSection {
     /// inode-table init, locality-group chunks, data from group 1, btrfs' free-space merging
     /// and tick-rounded async delay; docs/host-fs.md).
     pub kernel: Option<String>,
+    /// The on-disk layout: "ext4" (the default: block groups of `blocks_per_group`) or
+    /// "btrfs" (mkfs.btrfs 6.2's block groups, data size classes and per-block-group FITRIM,
+    /// with btrfs' 30 s commit and its async discard as Linux 6.18 does it, whatever `kernel`
+    /// says; docs/host-fs.md).
+    /// Left out of the serialized config when unset, so existing config hashes stay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
     #[serde(default, deserialize_with = "size")]
     pub block_bytes: Option<ByteSize>,
     pub blocks_per_group: Option<u64>,
@@ -118,6 +125,19 @@ impl HostSection {
                     "host.kernel",
                     format!("{other:?}"),
                     "accepted: \"paper\" (default), \"linux-6.18\"",
+                ))
+            }
+        }
+        match self.layout.as_deref() {
+            None | Some("ext4") => {}
+            // btrfs as Linux 6.18 runs it whatever `kernel` says: the ext4 behaviours `kernel`
+            // selects (mke2fs' journal, lazy inode tables) have no place in btrfs' layout.
+            Some("btrfs") => fs = FsConfig::default().btrfs_defaults(),
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "host.layout",
+                    format!("{other:?}"),
+                    "accepted: \"ext4\" (default), \"btrfs\"",
                 ))
             }
         }
@@ -320,5 +340,34 @@ mod tests {
         let h = HostSection { fs: Some(FsKind::Ext4), kernel: Some("4.4".into()), ..Default::default() };
         let e = h.resolve().unwrap_err().to_string();
         assert!(e.contains("host.kernel") && e.contains("\"4.4\"") && e.contains("linux-6.18"), "{e}");
+    }
+
+    #[test]
+    fn layout_selects_btrfs_and_stays_out_of_the_config_hash_when_unset() {
+        for kernel in [None, Some("linux-6.18".to_string())] {
+            let h = HostSection {
+                fs: Some(FsKind::Ext4),
+                layout: Some("btrfs".into()),
+                kernel,
+                ..Default::default()
+            };
+            let fs = h.resolve().unwrap().unwrap().fs;
+            assert!(fs.btrfs_layout && fs.commit_interval_ns == 30_000_000_000 && fs.params.async_merge_free);
+            assert!(!fs.mke2fs_layout, "mke2fs' journal has no place in btrfs' layout");
+        }
+        // A key set after the layout still wins.
+        let h = HostSection {
+            fs: Some(FsKind::Ext4),
+            layout: Some("btrfs".into()),
+            commit_interval: Some(DurationNs(5_000_000_000)),
+            ..Default::default()
+        };
+        assert_eq!(h.resolve().unwrap().unwrap().fs.commit_interval_ns, 5_000_000_000);
+        let h = HostSection { fs: Some(FsKind::Ext4), layout: Some("zfs".into()), ..Default::default() };
+        let e = h.resolve().unwrap_err().to_string();
+        assert!(e.contains("host.layout") && e.contains("\"zfs\"") && e.contains("btrfs"), "{e}");
+        let plain = HostSection { fs: Some(FsKind::Ext4), ..Default::default() };
+        assert!(!serde_json::to_string(&plain).unwrap().contains("layout"));
+        assert!(!plain.resolve().unwrap().unwrap().fs.btrfs_layout);
     }
 }
