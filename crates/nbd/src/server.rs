@@ -130,7 +130,8 @@ const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
 /// Bytes of a shared budget in use; takers wait until theirs fits.
 struct Budget {
-    used: Mutex<u64>,
+    /// Bytes in use, and how many takers wait.
+    state: Mutex<(u64, usize)>,
     freed: Condvar,
     max: u64,
     peak: AtomicU64,
@@ -138,28 +139,33 @@ struct Budget {
 
 impl Budget {
     fn new(max: u64) -> Budget {
-        Budget { used: Mutex::new(0), freed: Condvar::new(), max, peak: AtomicU64::new(0) }
+        Budget { state: Mutex::new((0, 0)), freed: Condvar::new(), max, peak: AtomicU64::new(0) }
     }
 
     /// Takes `n` bytes, waiting while they do not fit (one oversized charge fits an empty
     /// budget). False if `stop` was raised while waiting.
     fn take(&self, n: u64, stop: &AtomicBool) -> bool {
-        let mut used = self.used.lock().expect("budget lock");
-        while *used > 0 && *used + n > self.max {
+        let mut state = self.state.lock().expect("budget lock");
+        while state.0 > 0 && state.0 + n > self.max {
             if stop.load(Ordering::SeqCst) {
                 return false;
             }
-            used = self.freed.wait_timeout(used, Duration::from_millis(50)).expect("budget lock").0;
+            state.1 += 1;
+            state = self.freed.wait_timeout(state, Duration::from_millis(50)).expect("budget lock").0;
+            state.1 -= 1;
         }
-        *used += n;
-        self.peak.fetch_max(*used, Ordering::Relaxed);
+        state.0 += n;
+        self.peak.fetch_max(state.0, Ordering::Relaxed);
         true
     }
 
     fn give(&self, n: u64) {
-        let mut used = self.used.lock().expect("budget lock");
-        *used -= n.min(*used);
-        self.freed.notify_all();
+        let mut state = self.state.lock().expect("budget lock");
+        state.0 -= n.min(state.0);
+        // A notify is a system call even with nobody waiting (two per request, issue 15).
+        if state.1 > 0 {
+            self.freed.notify_all();
+        }
     }
 }
 
