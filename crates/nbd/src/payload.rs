@@ -90,15 +90,18 @@ impl Payload {
     }
 
     /// Reads `length` bytes of a WRITE at `offset` from `r`: into whole pages from `pool`
-    /// where the range covers them, else into `lead` (whose buffer is reused). A peer that
-    /// hangs up before the last byte is an `UnexpectedEof` error.
+    /// where the range covers them, else into `lead` (whose buffer is reused). Whatever of the
+    /// stream's next bytes is already there when the payload is complete lands in `spill`
+    /// (without waiting for more); returns how many did. A peer that hangs up before the
+    /// payload's last byte is an `UnexpectedEof` error.
     pub fn receive(
         r: &mut impl Read,
         offset: u64,
         length: usize,
         pool: Option<&PagePool>,
         mut lead: Vec<u8>,
-    ) -> io::Result<Payload> {
+        spill: &mut [u8],
+    ) -> io::Result<(Payload, usize)> {
         let (lead_bytes, pages, trail_bytes) = match pool {
             Some(pool) => split(offset, length, pool.page_bytes()),
             None => (length, 0, 0),
@@ -114,12 +117,13 @@ impl Payload {
         let mut slices: Vec<IoSliceMut> = std::iter::once(&mut payload.lead[..])
             .chain(payload.pages.iter_mut().map(|p| &mut p[..]))
             .chain(std::iter::once(&mut payload.trail[..]))
+            .chain(std::iter::once(spill))
             .filter(|s| !s.is_empty())
             .map(IoSliceMut::new)
             .collect();
         let mut bufs = &mut slices[..];
         let mut got = 0usize;
-        while !bufs.is_empty() {
+        while got < length {
             match r.read_vectored(bufs) {
                 Ok(0) => {
                     return Err(io::Error::new(
@@ -136,7 +140,7 @@ impl Payload {
             }
         }
         drop(slices);
-        Ok(payload)
+        Ok((payload, got - length))
     }
 
     /// The bytes in order, as one buffer (for stores that do not take pages).
@@ -199,20 +203,50 @@ mod tests {
         for (offset, step) in [(0u64, 1usize), (512, 3000), (4096, 4096), (100, 70_000)] {
             let len = data.len() - 300;
             let p =
-                Payload::receive(&mut Trickle(&data, step), offset, len, Some(&pool), Vec::new()).unwrap();
+                Payload::receive(&mut Trickle(&data, step), offset, len, Some(&pool), Vec::new(), &mut [])
+                    .unwrap()
+                    .0;
             assert_eq!(p.to_vec(), data[..len], "offset {offset} step {step}");
             assert_eq!(p.lead.len() + p.pages.len() * 4096 + p.trail.len(), len);
             pool.give(p.pages);
         }
-        let flat = Payload::receive(&mut Trickle(&data, 999), 512, 9000, None, Vec::new()).unwrap();
+        let flat =
+            Payload::receive(&mut Trickle(&data, 999), 512, 9000, None, Vec::new(), &mut []).unwrap().0;
         assert!(flat.pages.is_empty() && flat.lead == data[..9000]);
     }
 
     #[test]
+    fn bytes_after_the_payload_land_in_the_spill_without_waiting_for_more() {
+        let pool = PagePool::new(4096, 8);
+        let mut stream: Vec<u8> = (0..8192u32).map(|i| (i % 199) as u8).collect();
+        stream.extend_from_slice(b"NEXTHEAD");
+        let mut spill = [0u8; 28];
+        // All 8 following bytes are there: they arrive with the payload.
+        let (p, n) =
+            Payload::receive(&mut &stream[..], 0, 8192, Some(&pool), Vec::new(), &mut spill).unwrap();
+        assert_eq!((p.to_vec(), n, &spill[..n]), (stream[..8192].to_vec(), 8, &b"NEXTHEAD"[..]));
+        // Nothing follows: the payload alone, no error for the missing header.
+        let (_, n) =
+            Payload::receive(&mut &stream[..8192], 0, 8192, Some(&pool), Vec::new(), &mut spill).unwrap();
+        assert_eq!(n, 0);
+        // A reader that hands out a byte at a time never runs past the payload.
+        let (_, n) =
+            Payload::receive(&mut Trickle(&stream, 1), 0, 8192, Some(&pool), Vec::new(), &mut spill).unwrap();
+        assert_eq!(n, 0);
+    }
+
+    #[test]
     fn a_short_payload_is_an_error() {
-        let e = Payload::receive(&mut &[1u8; 100][..], 0, 8192, Some(&PagePool::new(4096, 4)), Vec::new())
-            .err()
-            .unwrap();
+        let e = Payload::receive(
+            &mut &[1u8; 100][..],
+            0,
+            8192,
+            Some(&PagePool::new(4096, 4)),
+            Vec::new(),
+            &mut [],
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
         assert!(e.to_string().contains("100 of 8192"), "{e}");
     }

@@ -930,6 +930,10 @@ fn transmission_loop<W: Write + Send + 'static>(
 ) -> (String, bool) {
     let mut buf: Vec<u8> = Vec::new();
     let mut payload = Payload::default();
+    // The start of the next request's header, when it arrived with a WRITE's payload (one
+    // `recv` per request saved under a client that keeps requests queued).
+    let mut next_header = [0u8; REQUEST_HEADER_BYTES];
+    let mut carried = 0usize;
     let (answer_tx, answer_rx) = mpsc::channel::<Answer>();
     let epoch = shared.power_epoch.load(Ordering::SeqCst);
     let mut requests = 0u64;
@@ -939,7 +943,19 @@ fn transmission_loop<W: Write + Send + 'static>(
     };
     loop {
         let mut raw = [0u8; REQUEST_HEADER_BYTES];
-        match read_full(reader, &mut raw) {
+        raw[..carried].copy_from_slice(&next_header[..carried]);
+        let header_read = if carried == 0 {
+            read_full(reader, &mut raw)
+        } else {
+            // Part of this header came with the previous payload: the rest must follow.
+            read_full(reader, &mut raw[carried..]).and_then(|full| {
+                full.then_some(true).ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::UnexpectedEof, "peer vanished inside a request header")
+                })
+            })
+        };
+        carried = 0;
+        match header_read {
             Ok(true) => {}
             Ok(false) if shared.shutting_down.load(Ordering::SeqCst) => {
                 return (summary(requests, refusals, "closed by server shutdown"), false)
@@ -981,8 +997,18 @@ fn transmission_loop<W: Write + Send + 'static>(
                     pool.give(std::mem::take(&mut payload.pages));
                 }
                 let lead = std::mem::take(&mut payload.lead);
-                Payload::receive(reader, header.offset, payload_bytes, shared.page_pool.as_deref(), lead)
-                    .map(|received| payload = received)
+                Payload::receive(
+                    reader,
+                    header.offset,
+                    payload_bytes,
+                    shared.page_pool.as_deref(),
+                    lead,
+                    &mut next_header,
+                )
+                .map(|(received, spilled)| {
+                    payload = received;
+                    carried = spilled;
+                })
             } else if header.length > WRITE_DRAIN_MAX_BYTES {
                 shared.count(|c| c.protocol_violations += 1);
                 return (

@@ -552,8 +552,9 @@ mod tests {
         let mut s = SparseStore::new(1 << 20, 4096, u64::MAX).unwrap();
         let pool = s.page_pool().unwrap();
         let data: Vec<u8> = (0..3 * 4096 + 1000).map(|i| (i % 253) as u8 + 1).collect();
-        let receive =
-            |offset| Payload::receive(&mut &data[..], offset, data.len(), Some(&pool), Vec::new()).unwrap();
+        let receive = |offset| {
+            Payload::receive(&mut &data[..], offset, data.len(), Some(&pool), Vec::new(), &mut []).unwrap().0
+        };
         let mut p = receive(512);
         assert_eq!((p.lead.len(), p.pages.len(), p.trail.len()), (3584, 2, 1512));
         let moved: Vec<*const u8> = p.pages.iter().map(|pg| pg.as_ptr()).collect();
@@ -570,7 +571,8 @@ mod tests {
         assert_eq!(pool.spare(), spare + 2);
         // Whole zero pages in a payload become holes.
         let zeros = vec![0u8; 8192];
-        let mut z = Payload::receive(&mut &zeros[..], 4096, 8192, Some(&pool), Vec::new()).unwrap();
+        let mut z =
+            Payload::receive(&mut &zeros[..], 4096, 8192, Some(&pool), Vec::new(), &mut []).unwrap().0;
         s.write_payload(&mut z).unwrap();
         assert_eq!(s.pages_allocated(), 2);
         assert_eq!(
@@ -584,7 +586,8 @@ mod tests {
         let mut s = SparseStore::new(1 << 20, 4096, 8 << 10).unwrap();
         let pool = s.page_pool().unwrap();
         let data = vec![5u8; 12288];
-        let mut p = Payload::receive(&mut &data[..], 0, data.len(), Some(&pool), Vec::new()).unwrap();
+        let mut p =
+            Payload::receive(&mut &data[..], 0, data.len(), Some(&pool), Vec::new(), &mut []).unwrap().0;
         let e = s.write_payload(&mut p).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::StorageFull, "{e}");
         assert_eq!(s.pages_allocated(), 0);
