@@ -202,9 +202,8 @@ impl SparseStore {
     fn put(&mut self, p: u64, page: Option<Page>) -> Option<Page> {
         let leaf = &mut self.leaves[(p / LEAF_PAGES) as usize];
         if leaf.is_none() {
-            if page.is_none() {
-                return None;
-            }
+            // A hole where there is no leaf is already a hole.
+            page.as_ref()?;
             *leaf = Some(vec![None; LEAF_PAGES as usize].into_boxed_slice());
             self.leaves_held += 1;
         }
@@ -268,7 +267,10 @@ impl SparseStore {
     fn write_parts(&mut self, offset: u64, lead: &[u8], pages: Vec<Page>, trail: &[u8]) -> io::Result<()> {
         let pb = self.page_bytes;
         let pages_at = offset + lead.len() as u64;
-        debug_assert!(pages.is_empty() || pages_at % pb == 0, "whole pages start on a page boundary");
+        debug_assert!(
+            pages.is_empty() || pages_at.is_multiple_of(pb),
+            "whole pages start on a page boundary"
+        );
         let trail_at = pages_at + pages.len() as u64 * pb;
         let first = pages_at / pb;
         let new_pages = self.new_pages_for(offset, lead)
@@ -339,7 +341,7 @@ impl Store for SparseStore {
             let p = at / pb;
             let within = at % pb;
             let n = (pb - within).min(end - at);
-            if n == pb && p % LEAF_PAGES == 0 && at + LEAF_PAGES * pb <= end {
+            if n == pb && p.is_multiple_of(LEAF_PAGES) && at + LEAF_PAGES * pb <= end {
                 // A whole leaf: drop it, pages and table.
                 let leaf = (p / LEAF_PAGES) as usize;
                 if let Some(pages) = self.leaves[leaf].take() {
