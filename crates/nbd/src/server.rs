@@ -241,25 +241,14 @@ pub struct ConnectionCounters {
     pub refused_after_power_cut: u64,
 }
 
-/// Work for the drive. Buffers travel with the job and come back with the answer.
+/// Work for the drive besides requests ([`Shared::execute`]).
 enum Job {
-    /// `payload` holds a WRITE's data, `buf` receives a READ's.
-    Execute {
-        request: Request,
-        buf: Vec<u8>,
-        payload: Payload,
-        epoch: u64,
-        answer: mpsc::Sender<Answer>,
-    },
     CountRefusal,
     Stats(mpsc::Sender<DriveStats>),
     Phase(String, mpsc::Sender<Result<(), String>>),
     PowerCut(mpsc::Sender<Result<PowerCutReport, String>>),
     Finish(mpsc::Sender<(DriveStats, Result<(), String>)>),
 }
-
-/// The outcome, and the buffers back for the next request (the payload without its pages).
-type Answer = (Result<(SimTime, u32), Refusal>, Vec<u8>, Payload);
 
 struct Shared {
     /// `None` once finished.
@@ -285,6 +274,19 @@ struct Shared {
 }
 
 impl Shared {
+    /// Runs a valid request on the drive under its lock (see [`execute`]); `None` once the
+    /// drive is finished or a panic in the model poisoned the lock.
+    fn execute(
+        &self,
+        request: Request,
+        buf: &mut Vec<u8>,
+        payload: &mut Payload,
+        epoch: u64,
+    ) -> Option<Result<(SimTime, u32), Refusal>> {
+        let Ok(mut device) = self.device.lock() else { return None };
+        Some(device.as_mut()?.execute(&self.clock, request, buf, payload, epoch))
+    }
+
     /// Runs `job` on the drive under its lock; false once the drive is finished or a panic in
     /// the model poisoned the lock.
     fn send(&self, job: Job) -> bool {
@@ -598,23 +600,32 @@ impl Device {
     }
 
     /// Serves one job; true after `Finish`.
+    /// Runs one request (refused if power was cut since its connection was negotiated), then
+    /// cuts power if `--power-cut-after` says this was the last one.
+    fn execute(
+        &mut self,
+        clock: &Clock,
+        request: Request,
+        buf: &mut Vec<u8>,
+        payload: &mut Payload,
+        epoch: u64,
+    ) -> Result<(SimTime, u32), Refusal> {
+        let result = if epoch != self.epoch.load(Ordering::SeqCst) {
+            Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"))
+        } else {
+            execute(&mut self.drive, clock.now(), request, buf, payload)
+        };
+        self.executed += 1;
+        if self.cut_after == Some(self.executed) {
+            if let Err(e) = self.cut(clock.now()) {
+                eprintln!("trimlab serve: --power-cut-after: {e}");
+            }
+        }
+        result
+    }
+
     fn serve(&mut self, clock: &Clock, job: Job) -> bool {
         match job {
-            Job::Execute { request, mut buf, mut payload, epoch, answer } => {
-                let result = if epoch != self.epoch.load(Ordering::SeqCst) {
-                    Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"))
-                } else {
-                    execute(&mut self.drive, clock.now(), request, &mut buf, &mut payload)
-                };
-                // A connection that vanished no longer wants its answer.
-                let _ = answer.send((result, buf, payload));
-                self.executed += 1;
-                if self.cut_after == Some(self.executed) {
-                    if let Err(e) = self.cut(clock.now()) {
-                        eprintln!("trimlab serve: --power-cut-after: {e}");
-                    }
-                }
-            }
             Job::CountRefusal => self.drive.count_refusal(),
             Job::Stats(tx) => {
                 let _ = tx.send(self.drive.stats(clock.now()));
@@ -934,7 +945,6 @@ fn transmission_loop<W: Write + Send + 'static>(
     // `recv` per request saved under a client that keeps requests queued).
     let mut next_header = [0u8; REQUEST_HEADER_BYTES];
     let mut carried = 0usize;
-    let (answer_tx, answer_rx) = mpsc::channel::<Answer>();
     let epoch = shared.power_epoch.load(Ordering::SeqCst);
     let mut requests = 0u64;
     let mut refusals = 0u64;
@@ -1042,26 +1052,10 @@ fn transmission_loop<W: Write + Send + 'static>(
         let is_read = header.command == CMD_READ;
         let has_data = is_read || header.command == CMD_BLOCK_STATUS;
         let outcome = match checked {
-            Ok(request) => {
-                let job = Job::Execute {
-                    request,
-                    buf: std::mem::take(&mut buf),
-                    payload: std::mem::take(&mut payload),
-                    epoch,
-                    answer: answer_tx.clone(),
-                };
-                if !shared.send(job) {
-                    return (summary(requests, refusals, "device stopped"), false);
-                }
-                match answer_rx.recv() {
-                    Ok((result, returned, spent)) => {
-                        buf = returned;
-                        payload = spent;
-                        result
-                    }
-                    Err(_) => return (summary(requests, refusals, "device stopped"), false),
-                }
-            }
+            Ok(request) => match shared.execute(request, &mut buf, &mut payload, epoch) {
+                Some(result) => result,
+                None => return (summary(requests, refusals, "device stopped"), false),
+            },
             Err(refusal) => Err(refusal),
         };
         let (due, head_at) = match &outcome {
