@@ -17,6 +17,7 @@
 //!   disk. It does not flush the inodegc queue, so the inodes still queued are inactivated a
 //!   few ms after the sync, into the next checkpoint, which waits for the next log force
 //!   (the next sync, or the 30 s `xfs_log_worker`).
+//!
 //! The model has one queue (the kernel's is per CPU; a task that migrates between CPUs
 //! splits the count, which moves the point where the worker is kicked: see docs/host-fs.md).
 
