@@ -6,7 +6,10 @@ by the cleaner), when the discard work item ran, and per burst of discards (FALL
 holes of the loop device's backing file, gaps over 1 s start a new burst): the FUSE round
 trip (loop -> nbdfuse -> NBD -> trimlab serve and back), the time from the FUSE reply to the
 discard's completion, and from a completion to the next discard's issue (the kernel's part);
-then the arrival gaps `trimlab serve` recorded for the same phase."""
+then the arrival gaps `trimlab serve` recorded for the same phase. For XFS: per CPU, the
+inodes queued for inactivation (xfs_inodegc_queue) between log forces, each inodegc worker
+run (how it was started: at once by the 33rd+ queued inode, or by its delayed-work timer) with
+its inode count, each sync's log force, and the rm phase's discard bursts (TRIMs, bytes)."""
 import re
 import statistics as st
 import sys
@@ -71,3 +74,55 @@ for p, v in arrivals.items():
     if len(v) > 2:
         g = [b - a for a, b in zip(v, v[1:])]
         print(f"serve arrivals {p}: {len(v)} TRIMs in {(v[-1] - v[0]) / 1000:.2f} ms, gaps us first {g[0]} median {st.median(g)} range {min(g)}-{max(g)}")
+
+# XFS: deferred inode inactivation against the syncs' log forces (fs/xfs/xfs_icache.c).
+cpu_pat = re.compile(r"\[(\d+)\]")
+xfs_lines = []
+for line in open(trace):
+    if line.startswith("#"):
+        continue
+    m = pat.search(line)
+    if not m:
+        continue
+    t, e, rest = float(m.group(1)), m.group(2), m.group(3)
+    c = cpu_pat.search(line)
+    cpu = int(c.group(1)) if c else -1
+    xfs_lines.append((t, cpu, e, rest, line))
+if any(e == "xfs_inodegc_queue" for _, _, e, _, _ in xfs_lines):
+    queued = {}
+    run = None
+    runs = []
+    for t, cpu, e, rest, line in xfs_lines:
+        if e == "xfs_inodegc_queue":
+            queued[cpu] = queued.get(cpu, 0) + 1
+        elif e == "workqueue_queue_work" and "xfs_inodegc_worker" in rest:
+            how = "timer" if "<idle>" in line or ".s" in line.split("]")[1][:8] else "at once"
+            run = [t, cpu, how, 0]
+            runs.append(run)
+        elif e == "xfs_inodegc_worker":
+            queued[cpu] = 0
+        elif e == "xfs_inode_inactivating" and run is not None:
+            run[3] += 1
+        elif e == "xfs_log_force" and "xfs_fs_sync_fs" in rest:
+            print(f"{t - t0:12.6f} sync's log force on cpu {cpu}")
+        if e == "workqueue_queue_work" and "xfs_inodegc_worker" in rest:
+            print(f"{t - t0:12.6f} inodegc worker queued on cpu {cpu} ({run[2]})")
+    for t, cpu, how, n in runs:
+        print(f"{t - t0:12.6f} inodegc worker on cpu {cpu} ({how}) inactivated {n} inodes")
+    rm = []
+    phase = None
+    for line in open(trims):
+        if line.startswith("# phase"):
+            phase = line.split()[2]
+        elif phase == "rm" and not line.startswith("#"):
+            f = line.split()
+            rm.append((int(f[0]), int(f[2])))
+    out = []
+    for at, b in rm:
+        if out and at - out[-1][0] <= 1_000_000:
+            out[-1][0] = at
+            out[-1][1] += 1
+            out[-1][2] += b
+        else:
+            out.append([at, 1, b])
+    print("rm bursts (TRIMs, bytes): " + ", ".join(f"{n} / {b}" for _, n, b in out))

@@ -37,10 +37,21 @@ if [ "$FS" = btrfs ]; then
     echo "btrfs:$e" >> "$T/set_event"
   done
 fi
+if [ "$FS" = xfs ]; then
+  # Deferred inode inactivation (fs/xfs/xfs_icache.c) and the log forces whose checkpoints
+  # issue the freed extents' discards (xfs_log_cil.c, xfs_discard.c).
+  for e in xfs_destroy_inode xfs_inode_set_need_inactive xfs_inodegc_queue xfs_inodegc_worker \
+    xfs_inodegc_throttle xfs_inodegc_push xfs_inodegc_flush xfs_inode_inactivating xfs_fs_sync_fs \
+    xfs_log_force xfs_extent_busy xfs_discard_extent xfs_free_extent; do
+    echo "xfs:$e" >> "$T/set_event"
+  done
+  echo 'comm == "rm" || comm == "sync"' > "$T/events/syscalls/sys_enter_unlinkat/filter" 2>/dev/null \
+    && echo syscalls:sys_enter_unlinkat >> "$T/set_event" || true
+fi
 # Only discards, btrfs' work queues and delayed-work timers (the tracing buffer stays small).
 echo 'rwbs ~ "*D*"' > "$T/events/block/block_rq_issue/filter"
 echo 'rwbs ~ "*D*"' > "$T/events/block/block_rq_complete/filter"
-echo 'workqueue ~ "btrfs*"' > "$T/events/workqueue/workqueue_queue_work/filter"
+echo 'workqueue ~ "btrfs*" || workqueue ~ "xfs*"' > "$T/events/workqueue/workqueue_queue_work/filter"
 echo 'function.function == delayed_work_timer_fn' > "$T/events/timer/timer_start/filter"
 echo 'function.function == delayed_work_timer_fn' > "$T/events/timer/timer_expire_entry/filter"
 "$BIN" serve tests/data/discard-patterns/device.toml --listen 127.0.0.1:0 --stats-http 127.0.0.1:0 \

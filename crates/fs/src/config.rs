@@ -204,6 +204,28 @@ impl Default for PolicyParams {
     }
 }
 
+/// XFS's deferred inode inactivation (Linux 5.14+, fs/xfs/xfs_icache.c). An unlinked inode
+/// whose last reference goes is not freed by the unlink: `xfs_inode_mark_reclaimable` puts it
+/// on the CPU's inodegc queue (`xfs_inodegc_queue`), and the `xfs_inodegc_worker` later
+/// truncates and frees it (`xfs_inactive`), so its extents join whatever log checkpoint is
+/// open when the worker runs; `sync` (`xfs_fs_sync_fs`) forces the log but does not flush
+/// the queue. The model keeps one queue (the unlinking task's CPU).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InodeGc {
+    /// The worker is queued at once (`queue_delay = 0`) when the queue already holds more than
+    /// this many inodes (`xfs_inodegc_want_queue_work`: `items > inodes_per_cluster`; 32 for
+    /// mkfs.xfs 6.1's 512-byte inodes in 16 KiB clusters, xfs_ialloc_setup_geometry), or when
+    /// free space is below 5 % of the data blocks (`m_low_space[XFS_LOWSP_5_PCNT]`).
+    pub kick_inodes: u64,
+    /// The scheduler tick (CONFIG_HZ = 250 on the recording's kernel: 4 ms). Otherwise the
+    /// worker is a delayed work of one jiffy, re-armed by every queued inode
+    /// (`mod_delayed_work_on(..., 1)`); the timer wheel puts a one-jiffy timer in the bucket
+    /// of the current jiffy + 2 (kernel/time/timer.c `calc_index` rounds level-0 expiries
+    /// up; `timer_start ... [timeout=1] bucket_expiry=jiffies+2` in the traces), so the
+    /// worker runs on the second tick boundary after the last queued inode: 4-8 ms later.
+    pub tick_ns: u64,
+}
+
 /// A file system's shape and mount options.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FsConfig {
@@ -250,6 +272,12 @@ pub struct FsConfig {
     /// every existing run's config hash stays what it was.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub btrfs_layout: bool,
+    /// XFS's deferred inode inactivation (`xfs_defaults`): unlinked files' extents are freed
+    /// by a background worker, after the unlink's transaction. None (the default): unlink
+    /// frees at once, as ext4 does; then left out of the serialized config, so that every
+    /// existing run's config hash stays what it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inodegc: Option<InodeGc>,
     /// Directory entries per directory block.
     pub dir_entries_per_block: u64,
     /// Largest extent (ext4: 32768 blocks).
@@ -277,6 +305,7 @@ impl Default for FsConfig {
             mkfs_discard_probe: false,
             mke2fs_layout: false,
             btrfs_layout: false,
+            inodegc: None,
             dir_entries_per_block: 128,
             max_extent_blocks: 32768,
             commit_interval_ns: 5_000_000_000,
@@ -311,6 +340,20 @@ impl FsConfig {
         self.commit_interval_ns = 30_000_000_000;
         self.params.async_merge_free = true;
         self.params.async_tick_ns = 4_000_000;
+        self
+    }
+
+    /// What xfsprogs 6.1 and Linux 6.18 do (the XFS discard-pattern recording), on the
+    /// ext4-like layout: groups of 65536 blocks for mkfs.xfs's four 256 MiB allocation groups
+    /// on 1 GiB, no discard probe at mkfs (one discard of the whole device), a 30 s interval
+    /// between log forces that no application asked for (`xfs_log_worker`, re-queued every
+    /// `xfs_syncd_centisecs` = 3000; XFS has no 5 s commit timer), and deferred inode
+    /// inactivation with 32-inode clusters and 4 ms ticks.
+    pub fn xfs_defaults(mut self) -> Self {
+        self.blocks_per_group = 65536;
+        self.mkfs_discard_probe = false;
+        self.commit_interval_ns = 30_000_000_000;
+        self.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000 });
         self
     }
 
@@ -349,5 +392,13 @@ mod tests {
         assert!(off.get("btrfs_layout").is_none(), "config hashes of existing runs must not move");
         let on = serde_json::to_value(FsConfig::default().btrfs_defaults()).unwrap();
         assert_eq!(on["btrfs_layout"], serde_json::json!(true));
+    }
+
+    #[test]
+    fn inodegc_off_leaves_the_serialized_config_as_it_was() {
+        let off = serde_json::to_value(FsConfig::default()).unwrap();
+        assert!(off.get("inodegc").is_none(), "config hashes of existing runs must not move");
+        let on = serde_json::to_value(FsConfig::default().xfs_defaults()).unwrap();
+        assert_eq!(on["inodegc"]["kick_inodes"], serde_json::json!(32));
     }
 }

@@ -39,10 +39,10 @@ fn recorded_drive() -> Ssd {
     Ssd::new(SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).expect("device"))
 }
 
-/// The drive, noting the arrival of every TRIM (ns) for the timing checks.
+/// The drive, noting the arrival (ns) and bytes of every TRIM for the timing checks.
 struct Noting {
     ssd: Ssd,
-    trims: Rc<RefCell<Vec<u64>>>,
+    trims: Rc<RefCell<Vec<(u64, u64)>>>,
 }
 
 impl BlockDevice for Noting {
@@ -69,7 +69,7 @@ impl BlockDevice for Noting {
             if std::env::var_os("DUMP_TRIMS").is_some() {
                 eprintln!("TRIM {} {} {}", at.0 / 1000, ranges[0].offset, ranges[0].bytes);
             }
-            self.trims.borrow_mut().push(at.0);
+            self.trims.borrow_mut().push((at.0, ranges.iter().map(|r| r.bytes).sum()));
         }
         self.ssd.submit(at, c, out)
     }
@@ -81,11 +81,13 @@ impl BlockDevice for Noting {
 /// One phase's TRIMs: (name, commands, bytes).
 type Phase = (String, u64, u64);
 
-/// A model run: the phases and, for the rm phase, (start, TRIM arrivals) in ns.
+/// A model run: the phases and, for the rm phase, its start and its TRIMs' arrivals (ns) and
+/// bytes.
 struct Run {
     phases: Vec<Phase>,
     rm_start_ns: u64,
     rm_trims_ns: Vec<u64>,
+    rm_trim_bytes: Vec<u64>,
 }
 
 /// The script of tests/realclient/discard-pattern.sh on the model.
@@ -131,7 +133,8 @@ fn run_script(config: FsConfig, policy: PolicyKind, rm_wait_s: u64) -> Run {
     fs.idle_until(fs.now().after(rm_wait_s * S));
     fs.sync();
     mark("rm", fs.stats());
-    let rm_trims_ns = trims.borrow()[trims_before..].to_vec();
+    let rm_trims_ns = trims.borrow()[trims_before..].iter().map(|t| t.0).collect();
+    let rm_trim_bytes = trims.borrow()[trims_before..].iter().map(|t| t.1).collect();
     fs.fstrim(0, u64::MAX, 0);
     mark("fstrim", fs.stats());
     fs.remount(policy);
@@ -140,11 +143,17 @@ fn run_script(config: FsConfig, policy: PolicyKind, rm_wait_s: u64) -> Run {
     fs.fstrim(0, u64::MAX, 0);
     mark("fstrim2", fs.stats());
     fs.check().unwrap();
-    Run { phases, rm_start_ns, rm_trims_ns }
+    Run { phases, rm_start_ns, rm_trims_ns, rm_trim_bytes }
 }
 
 /// The recording's rm phase: (phase start, TRIM arrivals) in ns, from FS.trims.
 fn recorded_rm_trims(fs: &str) -> (u64, Vec<u64>) {
+    let (start, trims) = recorded_rm_trims_with_bytes(fs);
+    (start, trims.iter().map(|t| t.0).collect())
+}
+
+/// The recording's rm phase: its start (ns) and its TRIMs' (arrival ns, bytes), from FS.trims.
+fn recorded_rm_trims_with_bytes(fs: &str) -> (u64, Vec<(u64, u64)>) {
     let path = data_dir().join(format!("{fs}.trims"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut start = None;
@@ -158,7 +167,8 @@ fn recorded_rm_trims(fs: &str) -> (u64, Vec<u64>) {
                 start = Some(f[1].parse::<u64>().unwrap() * 1000);
             }
         } else if inside && !line.starts_with('#') {
-            at.push(line.split_whitespace().next().unwrap().parse::<u64>().unwrap() * 1000);
+            let f: Vec<u64> = line.split_whitespace().map(|x| x.parse::<u64>().unwrap()).collect();
+            at.push((f[0] * 1000, f[2]));
         }
     }
     (start.unwrap_or_else(|| panic!("{fs}: no rm phase")), at)
@@ -239,17 +249,107 @@ fn the_recording_is_small_and_names_its_kernel() {
     assert!(total < 1 << 20, "test data is {total} bytes");
 }
 
-/// XFS `-o discard` on the same script: the `discard-batch` policy (a log checkpoint's
-/// discards issued together, the extents busy until they complete: xlog_discard_busy_extents)
-/// trims exactly the freed extents, merged when adjacent; groups of 65536 blocks stand for
-/// mkfs.xfs's four 256 MiB allocation groups; mkfs.xfs discards without a probe. XFS keeps no
-/// "trimmed" state, so both fstrims trim all free space, as the model's remount does.
+/// XFS `-o discard` on the same script (`FsConfig::xfs_defaults`): the `discard-batch` policy
+/// (a log checkpoint's discards issued together, the extents busy until they complete:
+/// xlog_discard_busy_extents) trims exactly the freed extents, merged when adjacent; groups
+/// of 65536 blocks stand for mkfs.xfs's four 256 MiB allocation groups; mkfs.xfs discards
+/// without a probe. XFS keeps no "trimmed" state, so both fstrims trim all free space, as the
+/// model's remount does.
 #[test]
 fn xfs_discard_pattern_matches_the_recording_per_phase() {
-    let config = FsConfig { blocks_per_group: 65536, mkfs_discard_probe: false, ..FsConfig::default() };
-    let model = run_model(config, PolicyKind::DiscardBatch);
+    let model = run_model(FsConfig::default().xfs_defaults(), PolicyKind::DiscardBatch);
     let bad = compare("xfs", &model, 0.20);
     assert!(bad.is_empty(), "outside 20 % of the recording:\n{}", lines(&bad));
+}
+
+/// A phase's TRIMs (arrival ns, bytes) split into bursts where the gap exceeds 1 s; each
+/// burst as (first arrival ns, commands, bytes).
+fn bursts(trims: &[(u64, u64)]) -> Vec<(u64, u64, u64)> {
+    let mut out: Vec<(u64, u64, u64)> = Vec::new();
+    let mut last = None;
+    for &(at, bytes) in trims {
+        match out.last_mut() {
+            Some(b) if last.is_some_and(|l: u64| at - l <= S) => {
+                b.1 += 1;
+                b.2 += bytes;
+            }
+            _ => out.push((at, 1, bytes)),
+        }
+        last = Some(at);
+    }
+    out
+}
+
+fn xfs_rm_bursts(config: FsConfig) -> Vec<(u64, u64, u64)> {
+    let run = run_script(config, PolicyKind::DiscardBatch, 7);
+    let trims: Vec<(u64, u64)> =
+        run.rm_trims_ns.iter().copied().zip(run.rm_trim_bytes.iter().copied()).collect();
+    bursts(&trims)
+}
+
+/// Per burst, the rm phase (issue 12 item 7's timing): XFS sent 26 TRIMs (12840960 bytes) at
+/// the rm's sync and 11 (135168 bytes: eleven 12 KiB files) at the sync 7.006 s later. The
+/// split is deferred inode inactivation (fs/xfs/xfs_icache.c, crates/fs/src/fs/inodegc.rs):
+/// the 34th unlinked inode on a CPU kicks the inodegc worker, which frees the first 34; the
+/// rest wait for a one-jiffy delayed work that fires 4-8 ms after the last unlink, after the
+/// sync's log force, so their extents are discarded with the next checkpoint. The model
+/// (one queue): 34 inodes in the first burst, 10 in the second. Held: commands and bytes of
+/// each burst and the gap between them within 20 % of the kept recording. The split point
+/// varies between runs with the CPUs the unlinking `rm` processes ran on (per-CPU lists, each
+/// with its own count and timer) and whether a timer fired between two of them: ten traced
+/// runs sent 26/10 TRIMs (three times, the model's exact extents), 27/9, 27/9, 27/10, 28/8,
+/// 28/8, 30/4 and 18/24, an untraced one 9/33, the kept one 26/11 (docs/host-fs.md); the
+/// model's single queue is within 20 % of the kept one and of six of the ten traced (not of
+/// 28/8, 30/4, 18/24), and its gap of all of them (7.005-7.007 s). The scheduler's choice of CPU is not modelled.
+#[test]
+fn xfs_rm_discards_come_in_two_bursts_as_inodegc_defers_them() {
+    let model = xfs_rm_bursts(FsConfig::default().xfs_defaults());
+    let (_, real_trims) = recorded_rm_trims_with_bytes("xfs");
+    let real = bursts(&real_trims);
+    let gap = |b: &[(u64, u64, u64)]| b[1].0 - b[0].0;
+    eprintln!(
+        "xfs rm bursts model {:?} real {:?} (first arrival ns, TRIMs, bytes); gap model {} ns real {} ns",
+        model,
+        real,
+        gap(&model),
+        gap(&real)
+    );
+    assert_eq!(real.len(), 2, "the recording's rm has two bursts: {real:?}");
+    assert_eq!(model.len(), 2, "the model's rm must send two bursts: {model:?}");
+    let within = |m: u64, r: u64| (m as f64 / r as f64 - 1.0).abs() <= 0.20;
+    for (i, (m, r)) in model.iter().zip(&real).enumerate() {
+        assert!(within(m.1, r.1), "burst {i}: {} TRIMs, real {}", m.1, r.1);
+        assert!(within(m.2, r.2), "burst {i}: {} bytes, real {}", m.2, r.2);
+    }
+    assert!(within(gap(&model), gap(&real)), "gap {} ns, real {} ns", gap(&model), gap(&real));
+}
+
+/// The XFS burst comparison can fail: without deferred inactivation (every unlinked file freed
+/// in the unlink's transaction, as before) the rm sends one burst of 33 TRIMs.
+#[test]
+fn xfs_without_inodegc_sends_one_burst() {
+    let config = FsConfig { inodegc: None, ..FsConfig::default().xfs_defaults() };
+    let model = xfs_rm_bursts(config);
+    assert_eq!(model.len(), 1, "{model:?}");
+}
+
+/// What moves the split: the worker is kicked once the queue holds more than `kick_inodes`;
+/// with a larger cluster (64 inodes, e.g. 256-byte inodes) no kick comes in 44 unlinks, and
+/// every file waits for the timer, after the sync: one burst, at the second sync.
+#[test]
+fn xfs_inodegc_without_a_kick_defers_the_whole_rm() {
+    let mut config = FsConfig::default().xfs_defaults();
+    config.inodegc.as_mut().unwrap().kick_inodes = 64;
+    let run = run_script(config, PolicyKind::DiscardBatch, 7);
+    let trims: Vec<(u64, u64)> =
+        run.rm_trims_ns.iter().copied().zip(run.rm_trim_bytes.iter().copied()).collect();
+    let b = bursts(&trims);
+    assert_eq!(b.len(), 1, "{b:?}");
+    assert!(
+        b[0].0 - run.rm_start_ns > 7 * S,
+        "the rm's discards came {} ns after it",
+        b[0].0 - run.rm_start_ns
+    );
 }
 
 /// btrfs `discard=async` on the same script (rm waits 200 s), `FsConfig::btrfs_defaults`:

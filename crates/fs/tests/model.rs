@@ -17,7 +17,7 @@ use trimlab_device::{
     BlockDevice, DeviceSection, FtlSection, Ssd, SsdConfig, ThinConfig, ThinVolume, TrimSection,
 };
 use trimlab_fs::config::PolicyParams;
-use trimlab_fs::{FileSystem, FsConfig, FsError, PolicyKind};
+use trimlab_fs::{FileSystem, FsConfig, FsError, InodeGc, PolicyKind};
 use trimlab_sim::{ByteSize, SimRng, SimTime};
 
 const BS: u64 = 4096;
@@ -69,6 +69,17 @@ fn run_case<D: BlockDevice>(
     seed: u64,
     ops: usize,
 ) -> (trimlab_fs::FsStats, trimlab_fs::PolicyStats, SimTime) {
+    run_case_with(dev, policy, seed, ops, |_| {})
+}
+
+/// `run_case` with the config changed by `tweak` after the seed's choice.
+fn run_case_with<D: BlockDevice>(
+    dev: D,
+    policy: PolicyKind,
+    seed: u64,
+    ops: usize,
+    tweak: impl Fn(&mut FsConfig),
+) -> (trimlab_fs::FsStats, trimlab_fs::PolicyStats, SimTime) {
     let mut rng = SimRng::seed_from_u64(seed);
     let mut config = config(policy);
     if seed.is_multiple_of(2) {
@@ -83,6 +94,7 @@ fn run_case<D: BlockDevice>(
         // block group and over the unallocated space).
         config = config.btrfs_defaults();
     }
+    tweak(&mut config);
     let mut fs = FileSystem::mkfs(dev, config, SimTime::ZERO, rng.gen_bool(0.5)).expect("mkfs");
     fs.set_verify(true);
     let mut files: BTreeMap<String, RefFile> = BTreeMap::new();
@@ -231,6 +243,22 @@ fn random_operations_never_corrupt_leak_or_trim_live_data_on_an_ssd() {
     }
 }
 
+/// XFS's deferred inode inactivation: unlinked files keep their blocks in the inodegc queue
+/// (a small cluster, so that the worker is both kicked and left to its timer) until the
+/// worker frees them into a later transaction; the invariants and read-back hold throughout.
+#[test]
+fn random_operations_with_xfs_inodegc() {
+    for policy in
+        [PolicyKind::DiscardBatch, PolicyKind::Ext4Discard, PolicyKind::LazyReuse, PolicyKind::Async]
+    {
+        for seed in seeds() {
+            run_case_with(small_ssd(), policy, seed + 200, 400, |c| {
+                c.inodegc = Some(InodeGc { kick_inodes: 2, tick_ns: 4_000_000 });
+            });
+        }
+    }
+}
+
 #[test]
 fn random_operations_on_a_thin_volume() {
     for policy in [PolicyKind::Discard, PolicyKind::LazyReuse, PolicyKind::Async, PolicyKind::Fstrim] {
@@ -262,6 +290,72 @@ fn a_full_file_system_says_no_space_and_recovers_after_unlink() {
         fs.umount();
         fs.check().unwrap();
     }
+}
+
+/// XFS's inodegc: a sync right after an unlink does not free the file's blocks (the worker
+/// waits for its timer, 4-8 ms, and the sync does not flush it); the next commit after the
+/// timer does. On a nearly full file system (free space below 5 %) the unlink kicks the worker
+/// at once, and the sync frees the blocks. A bad tick is refused at mkfs with the field named.
+#[test]
+fn xfs_inodegc_defers_frees_past_a_sync_unless_space_is_low() {
+    let mut config = config(PolicyKind::DiscardBatch);
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000 });
+    let mut fs = FileSystem::mkfs(small_ssd(), config.clone(), SimTime::ZERO, false).unwrap();
+    let a = fs.create("a").unwrap();
+    fs.write(a, 0, 8 << 20).unwrap();
+    fs.fsync(a).unwrap();
+    let before = fs.available_blocks();
+    fs.unlink("a").unwrap();
+    fs.sync();
+    assert_eq!(fs.available_blocks(), before, "the unlinked file waits for the inodegc worker");
+    fs.idle_until(fs.now().after(20_000_000));
+    fs.sync();
+    assert_eq!(fs.available_blocks(), before + 2048, "the worker's frees commit with the next sync");
+    fs.check().unwrap();
+
+    let a = fs.create("a").unwrap();
+    let mut off = 0;
+    while fs.write(a, off, 1 << 20).is_ok() {
+        off += 1 << 20;
+    }
+    fs.fsync(a).unwrap();
+    let before = fs.available_blocks();
+    fs.unlink("a").unwrap();
+    fs.sync();
+    assert!(fs.available_blocks() > before + 2048, "low space kicks the worker at the unlink");
+    let b = fs.create("b").unwrap();
+    fs.write(b, 0, 8 << 20).unwrap_or_else(|e| panic!("write after unlink: {e}"));
+    fs.umount();
+    fs.check().unwrap();
+
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 0 });
+    let e = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false)
+        .err()
+        .expect("tick_ns = 0 must be refused");
+    assert!(e.to_string().contains("inodegc.tick_ns = 0"), "{e}");
+}
+
+/// With a queued file holding the space a write needs, the allocation flushes the queue
+/// (xfs_blockgc_free_space -> xfs_inodegc_flush) and succeeds.
+#[test]
+fn xfs_inodegc_queue_is_flushed_when_a_write_needs_its_space() {
+    let mut config = config(PolicyKind::DiscardBatch);
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000 });
+    let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
+    let a = fs.create("a").unwrap();
+    let mut off = 0;
+    while fs.utilization() < 0.7 {
+        fs.write(a, off, 1 << 20).unwrap();
+        off += 1 << 20;
+    }
+    fs.fsync(a).unwrap();
+    fs.unlink("a").unwrap();
+    let b = fs.create("b").unwrap();
+    fs.write(b, 0, off / 2 + (4 << 20))
+        .unwrap_or_else(|e| panic!("write needing the queued file's space: {e}"));
+    fs.sync();
+    fs.umount();
+    fs.check().unwrap();
 }
 
 #[test]

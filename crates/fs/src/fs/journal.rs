@@ -38,16 +38,27 @@ pub(super) struct Commit {
 
 impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn dirty_meta(&mut self, block: u64) {
+        self.dirty_meta_at(block, self.now);
+    }
+
+    /// A metadata change made at `t` by a background thread (XFS's inodegc worker), whose
+    /// clock is not the application's.
+    pub(super) fn dirty_meta_at(&mut self, block: u64, t: SimTime) {
         if self.running.is_empty() {
-            let at = self.now.after(self.config.commit_interval_ns);
+            let at = t.after(self.config.commit_interval_ns);
             self.events.push(at, Ev::CommitTimer(self.running.tid));
         }
         self.running.meta.insert(block);
     }
 
     pub(super) fn free_run(&mut self, run: Run) {
+        self.free_run_at(run, self.now);
+    }
+
+    /// Frees `run` into the running transaction at `t` (see `dirty_meta_at`).
+    pub(super) fn free_run_at(&mut self, run: Run, t: SimTime) {
         if self.running.is_empty() {
-            let at = self.now.after(self.config.commit_interval_ns);
+            let at = t.after(self.config.commit_interval_ns);
             self.events.push(at, Ev::CommitTimer(self.running.tid));
         }
         self.bitmap.free(run.start, run.len);
@@ -57,7 +68,7 @@ impl<D: BlockDevice> FileSystem<D> {
             self.running.meta.insert(self.layout.bitmap_block(g));
             self.running.meta.insert(self.layout.gdt_block(g));
         }
-        self.running.freed.push(FreedRun { run, freed_at: self.now });
+        self.running.freed.push(FreedRun { run, freed_at: t });
     }
 
     pub(super) fn request_commit(&mut self, now: SimTime, tid: u64) {

@@ -22,12 +22,14 @@ use trimlab_sim::{EventQueue, SimTime};
 mod btrfs;
 mod discard_worker;
 mod fitrim;
+mod inodegc;
 mod journal;
 mod layout;
 mod page_cache;
 
 use discard_worker::Worker;
 use fitrim::Fitrim;
+use inodegc::InodeGcQueue;
 use journal::{Commit, Transaction};
 use layout::Layout;
 
@@ -114,6 +116,8 @@ enum Ev {
     LazyInit,
     /// btrfs' cleaner thread, woken by the transaction kthread every commit interval.
     BtrfsCleaner,
+    /// XFS's inodegc delayed work (its generation: a re-armed timer makes earlier ones stale).
+    InodeGc(u64),
 }
 
 const META_TAG: u64 = 1 << 62;
@@ -175,6 +179,8 @@ pub struct FileSystem<D: BlockDevice> {
     small_chunk: Option<(u64, u64)>,
     /// The next group whose inode table `ext4lazyinit` zeroes.
     lazy_init_group: Option<u64>,
+    /// XFS's inodes waiting for inactivation (`FsConfig::inodegc`).
+    inodegc: InodeGcQueue,
     /// What the TRIM being submitted is: a discard of held free blocks, or zeroing.
     zeroing: Zeroing,
     /// Run [`FileSystem::check`] after every commit (tests).
@@ -195,6 +201,14 @@ impl<D: BlockDevice> FileSystem<D> {
                 config.block_bytes,
                 dev.tag_bytes()
             )));
+        }
+        if let Some(gc) = &config.inodegc {
+            if gc.tick_ns == 0 {
+                return Err(FsError::Layout(format!(
+                    "inodegc.tick_ns = {} (must be > 0: the scheduler tick, 4 ms at CONFIG_HZ = 250)",
+                    gc.tick_ns
+                )));
+            }
         }
         let layout = Layout::new(dev.capacity_bytes(), &config)?;
         let btrfs = match config.btrfs_layout {
@@ -233,6 +247,7 @@ impl<D: BlockDevice> FileSystem<D> {
             stream_goal: 0,
             small_chunk: None,
             lazy_init_group: None,
+            inodegc: InodeGcQueue::default(),
             zeroing: Zeroing::No,
             verify: false,
             stats: FsStats::default(),
@@ -406,6 +421,7 @@ impl<D: BlockDevice> FileSystem<D> {
             Ev::Fitrim => self.fitrim_step(t),
             Ev::LazyInit => self.lazy_init_step(t),
             Ev::BtrfsCleaner => self.btrfs_cleaner(t),
+            Ev::InodeGc(generation) => self.inodegc_timer(t, generation),
             Ev::FitrimTimer => {
                 self.fitrim_timer_armed = false;
                 if let Some((_, minlen)) = self.policy.periodic_fitrim() {
@@ -626,6 +642,9 @@ impl<D: BlockDevice> FileSystem<D> {
             let ready = self.bitmap.avail_count() + self.policy.reusable_blocks();
             if ready >= need {
                 break;
+            }
+            if self.inodegc_flush() {
+                continue;
             }
             let pending = !self.running.freed.is_empty()
                 || self.commit.is_some()
@@ -939,6 +958,9 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn unlink(&mut self, name: &str) -> Result<(), FsError> {
         self.syscall();
         let ino = self.names.remove(name).ok_or_else(|| FsError::NotFound(name.to_string()))?;
+        if let Some(gc) = self.config.inodegc.clone() {
+            return self.inodegc_unlink(ino, &gc);
+        }
         self.drop_blocks_from(ino, 0)?;
         let inode = self.inodes.remove(&ino).unwrap_or_else(|| unreachable!());
         let bs = self.config.block_bytes;
@@ -990,8 +1012,10 @@ impl<D: BlockDevice> FileSystem<D> {
         self.commit_and_wait();
     }
 
-    /// umount: sync, let background TRIMs finish, checkpoint the journal.
+    /// umount: inactivate what XFS's inodegc still holds, sync, let background TRIMs finish,
+    /// checkpoint the journal.
     pub fn umount(&mut self) {
+        self.inodegc_flush();
         self.sync();
         self.quiesce();
         let home: Vec<Run> = coalesce(self.checkpoint.iter().map(|&b| Run::new(b, 1)).collect());
@@ -1059,7 +1083,8 @@ impl<D: BlockDevice> FileSystem<D> {
         for r in self.static_runs() {
             mark(r, 1, "static metadata")?;
         }
-        for (ino, inode) in &self.inodes {
+        // Unlinked inodes awaiting XFS's inodegc still own their extents.
+        for (ino, inode) in self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (i, n))) {
             for e in inode.extents.iter() {
                 mark(Run::new(e.physical, e.len), 2, &format!("inode {ino}"))?;
             }
@@ -1142,6 +1167,11 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         if self.names.len() != self.inodes.len() {
             return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
+        }
+        for (ino, _) in &self.inodegc.queued {
+            if self.inodes.contains_key(ino) || self.free_inos.contains(ino) {
+                return Err(format!("fs: inode {ino} awaiting inactivation is also live or free"));
+            }
         }
         self.dev.check()
     }
