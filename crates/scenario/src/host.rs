@@ -32,10 +32,11 @@ pub struct HostSection {
     /// inode-table init, locality-group chunks, data from group 1, btrfs' free-space merging
     /// and tick-rounded async delay; docs/host-fs.md).
     pub kernel: Option<String>,
-    /// The on-disk layout: "ext4" (the default: block groups of `blocks_per_group`) or
-    /// "btrfs" (mkfs.btrfs 6.2's block groups, data size classes and per-block-group FITRIM,
-    /// with btrfs' 30 s commit and its async discard as Linux 6.18 does it, whatever `kernel`
-    /// says; docs/host-fs.md).
+    /// The on-disk layout: "ext4" (the default: block groups of `blocks_per_group`), "btrfs"
+    /// (mkfs.btrfs 6.2's block groups, data size classes and per-block-group FITRIM, with
+    /// btrfs' 30 s commit and its async discard as Linux 6.18 does it) or "xfs" (256 MiB
+    /// allocation groups, XFS's 30 s log worker and deferred inode inactivation), whatever
+    /// `kernel` says; docs/host-fs.md.
     /// Left out of the serialized config when unset, so existing config hashes stay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<String>,
@@ -133,11 +134,12 @@ impl HostSection {
             // btrfs as Linux 6.18 runs it whatever `kernel` says: the ext4 behaviours `kernel`
             // selects (mke2fs' journal, lazy inode tables) have no place in btrfs' layout.
             Some("btrfs") => fs = FsConfig::default().btrfs_defaults(),
+            Some("xfs") => fs = FsConfig::default().xfs_defaults(),
             Some(other) => {
                 return Err(ConfigError::new(
                     "host.layout",
                     format!("{other:?}"),
-                    "accepted: \"ext4\" (default), \"btrfs\"",
+                    "accepted: \"ext4\" (default), \"btrfs\", \"xfs\"",
                 ))
             }
         }
@@ -343,7 +345,7 @@ mod tests {
     }
 
     #[test]
-    fn layout_selects_btrfs_and_stays_out_of_the_config_hash_when_unset() {
+    fn layout_selects_btrfs_or_xfs_and_stays_out_of_the_config_hash_when_unset() {
         for kernel in [None, Some("linux-6.18".to_string())] {
             let h = HostSection {
                 fs: Some(FsKind::Ext4),
@@ -363,6 +365,9 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(h.resolve().unwrap().unwrap().fs.commit_interval_ns, 5_000_000_000);
+        let h = HostSection { fs: Some(FsKind::Ext4), layout: Some("xfs".into()), ..Default::default() };
+        let fs = h.resolve().unwrap().unwrap().fs;
+        assert!(fs.inodegc.is_some() && fs.blocks_per_group == 65536 && !fs.btrfs_layout);
         let h = HostSection { fs: Some(FsKind::Ext4), layout: Some("zfs".into()), ..Default::default() };
         let e = h.resolve().unwrap_err().to_string();
         assert!(e.contains("host.layout") && e.contains("\"zfs\"") && e.contains("btrfs"), "{e}");
