@@ -16,13 +16,17 @@ import sys
 
 trace, trims = sys.argv[1:3]
 pat = re.compile(r"\s(\d+\.\d+): (\w+): (.*)$")
-events = []
+cpu_pat = re.compile(r"\[(\d+)\]")
+# Every event once: (time, cpu, event, the rest, the raw line).
+xfs_lines = []
 for line in open(trace):
     if line.startswith("#"):
         continue
     m = pat.search(line)
     if m:
-        events.append((float(m.group(1)), m.group(2), m.group(3)))
+        c = cpu_pat.search(line)
+        xfs_lines.append((float(m.group(1)), int(c.group(1)) if c else -1, m.group(2), m.group(3), line))
+events = [(t, e, rest) for t, _, e, rest, _ in xfs_lines]
 t0 = events[0][0] if events else 0.0
 for t, e, rest in events:
     if e.startswith("btrfs_") or (e == "workqueue_execute_start" and "btrfs_discard_workfn" in rest):
@@ -76,18 +80,6 @@ for p, v in arrivals.items():
         print(f"serve arrivals {p}: {len(v)} TRIMs in {(v[-1] - v[0]) / 1000:.2f} ms, gaps us first {g[0]} median {st.median(g)} range {min(g)}-{max(g)}")
 
 # XFS: deferred inode inactivation against the syncs' log forces (fs/xfs/xfs_icache.c).
-cpu_pat = re.compile(r"\[(\d+)\]")
-xfs_lines = []
-for line in open(trace):
-    if line.startswith("#"):
-        continue
-    m = pat.search(line)
-    if not m:
-        continue
-    t, e, rest = float(m.group(1)), m.group(2), m.group(3)
-    c = cpu_pat.search(line)
-    cpu = int(c.group(1)) if c else -1
-    xfs_lines.append((t, cpu, e, rest, line))
 if any(e == "xfs_inodegc_queue" for _, _, e, _, _ in xfs_lines):
     queued = {}
     run = None
