@@ -26,12 +26,7 @@ case "$FS" in
   *) echo "unknown file system $FS"; exit 2 ;;
 esac
 mkdir -p "$W/mnt"
-cleanup() {
-  set +e
-  mountpoint -q "$W/mnt" && umount "$W/mnt"
-  detach "$W/fuse"
-}
-trap cleanup EXIT
+trap 'release "$W"' EXIT
 attach "$URI" "$W/fuse" || exit 1
 echo "loop=$LOOP discard_max_bytes=$(cat /sys/block/${LOOP#/dev/}/queue/discard_max_bytes)" \
   "discard_granularity=$(cat /sys/block/${LOOP#/dev/}/queue/discard_granularity)"

@@ -10,12 +10,7 @@ W=${3:?usage}
 NFILES=${NFILES:-20}
 . "$(dirname "$0")/lib.sh"
 mkdir -p "$W/mnt"
-cleanup() {
-  set +e
-  mountpoint -q "$W/mnt" && umount "$W/mnt"
-  detach "$W/fuse"
-}
-trap cleanup EXIT
+trap 'release "$W"' EXIT
 case "$FS" in
   xfs) MKFS=(mkfs.xfs -f -q); CHECK=(xfs_repair -n) ;;
   btrfs) MKFS=(mkfs.btrfs -f -q); CHECK=(btrfs check --readonly) ;;

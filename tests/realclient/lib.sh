@@ -1,6 +1,6 @@
 #!/bin/bash
 # Shared pieces of the real-client scripts: attach an NBD export as a loop device through
-# nbdfuse (attach / detach), and mark phases in `trimlab serve --stats-http` (mark, http_post).
+# nbdfuse (attach / detach / release), and mark phases in `trimlab serve --stats-http` (mark, http_post).
 # Sourced, not run. Needs root and the packages of .ci/run's NBD_PACKAGES.
 
 # http_post PATH: POST to MARK_HTTP=HOST:PORT with plain bash (no curl); prints the answer.
@@ -38,4 +38,12 @@ detach() {
   [ -n "${FPID:-}" ] && kill "$FPID" 2>/dev/null
   FPID=
   return 0
+}
+
+# release W: the scripts' exit trap for a file system mounted on W/mnt over attach's W/fuse:
+# unmounts it if still mounted, then detaches.
+release() {
+  set +e
+  mountpoint -q "$1/mnt" && umount "$1/mnt"
+  detach "$1/fuse"
 }
