@@ -241,15 +241,6 @@ pub struct ConnectionCounters {
     pub refused_after_power_cut: u64,
 }
 
-/// Work for the drive besides requests ([`Shared::execute`]).
-enum Job {
-    CountRefusal,
-    Stats(mpsc::Sender<DriveStats>),
-    Phase(String, mpsc::Sender<Result<(), String>>),
-    PowerCut(mpsc::Sender<Result<PowerCutReport, String>>),
-    Finish(mpsc::Sender<(DriveStats, Result<(), String>)>),
-}
-
 struct Shared {
     /// `None` once finished.
     device: Mutex<Option<Device>>,
@@ -274,37 +265,12 @@ struct Shared {
 }
 
 impl Shared {
-    /// Runs a valid request on the drive under its lock (see [`execute`]); `None` once the
-    /// drive is finished or a panic in the model poisoned the lock.
-    fn execute(
-        &self,
-        request: Request,
-        buf: &mut Vec<u8>,
-        payload: &mut Payload,
-        epoch: u64,
-    ) -> Option<Result<(SimTime, u32), Refusal>> {
+    /// Runs `f` on the device under the drive's lock (the clock is read there, so arrivals
+    /// never go backwards); `None` once the drive is finished or a panic in the model poisoned
+    /// the lock.
+    fn with_device<T>(&self, f: impl FnOnce(&mut Device, &Clock) -> T) -> Option<T> {
         let Ok(mut device) = self.device.lock() else { return None };
-        Some(device.as_mut()?.execute(&self.clock, request, buf, payload, epoch))
-    }
-
-    /// Runs `job` on the drive under its lock; false once the drive is finished or a panic in
-    /// the model poisoned the lock.
-    fn send(&self, job: Job) -> bool {
-        let Ok(mut device) = self.device.lock() else { return false };
-        let Some(d) = device.as_mut() else { return false };
-        if d.serve(&self.clock, job) {
-            *device = None;
-        }
-        true
-    }
-
-    /// Runs a job that answers on a channel and returns the answer; `None` once stopped.
-    fn ask<T>(&self, make: impl FnOnce(mpsc::Sender<T>) -> Job) -> Option<T> {
-        let (tx, rx) = mpsc::channel();
-        if !self.send(make(tx)) {
-            return None;
-        }
-        rx.recv().ok()
+        Some(f(device.as_mut()?, &self.clock))
     }
 
     fn count(&self, f: impl FnOnce(&mut ConnectionCounters)) {
@@ -327,7 +293,7 @@ pub struct ServerHandle {
 impl ServerHandle {
     /// The live report (`None` after [`ServerHandle::finish`]).
     pub fn stats(&self) -> Option<DriveStats> {
-        self.shared.ask(Job::Stats)
+        self.shared.with_device(|d, clock| d.drive.stats(clock.now()))
     }
 
     pub fn connections(&self) -> ConnectionCounters {
@@ -343,13 +309,15 @@ impl ServerHandle {
     /// Ends the current measurement phase and starts `name` (refused past the phase limit).
     pub fn start_phase(&self, name: &str) -> Result<(), String> {
         self.shared
-            .ask(|tx| Job::Phase(name.to_string(), tx))
+            .with_device(|d, clock| d.drive.start_phase(name, clock.now()))
             .unwrap_or_else(|| Err("the server has stopped".into()))
     }
 
     /// Cuts the drive's power now (between two commands): see the module comment.
     pub fn power_cut(&self) -> Result<PowerCutReport, String> {
-        self.shared.ask(Job::PowerCut).unwrap_or_else(|| Err("the server has stopped".into()))
+        self.shared
+            .with_device(|d, clock| d.cut(clock.now()))
+            .unwrap_or_else(|| Err("the server has stopped".into()))
     }
 
     /// Stops accepting, ends every connection's reading side (replies already computed are
@@ -368,7 +336,15 @@ impl ServerHandle {
     /// Gives the model the final idle period, checks its invariants, returns the report and
     /// drops the drive (call after [`Server::run`] returned). `None` if already done.
     pub fn finish(&self) -> Option<(DriveStats, Result<(), String>)> {
-        self.shared.ask(Job::Finish)
+        let mut device = self.shared.device.lock().ok()?;
+        let drive = &mut device.as_mut()?.drive;
+        let now = self.shared.clock.now();
+        drive.idle_until(now);
+        let check = drive.check().and(drive.finish_recording().map_err(|e| format!("--record: {e}")));
+        let mut stats = drive.stats(now);
+        stats.series = Some(drive.finish_series(now));
+        *device = None;
+        Some((stats, check))
     }
 }
 
@@ -599,7 +575,6 @@ impl Device {
         report
     }
 
-    /// Serves one job; true after `Finish`.
     /// Runs one request (refused if power was cut since its connection was negotiated), then
     /// cuts power if `--power-cut-after` says this was the last one.
     fn execute(
@@ -622,32 +597,6 @@ impl Device {
             }
         }
         result
-    }
-
-    fn serve(&mut self, clock: &Clock, job: Job) -> bool {
-        match job {
-            Job::CountRefusal => self.drive.count_refusal(),
-            Job::Stats(tx) => {
-                let _ = tx.send(self.drive.stats(clock.now()));
-            }
-            Job::Phase(name, tx) => {
-                let _ = tx.send(self.drive.start_phase(&name, clock.now()));
-            }
-            Job::PowerCut(tx) => {
-                let _ = tx.send(self.cut(clock.now()));
-            }
-            Job::Finish(tx) => {
-                let now = clock.now();
-                let drive = &mut self.drive;
-                drive.idle_until(now);
-                let check = drive.check().and(drive.finish_recording().map_err(|e| format!("--record: {e}")));
-                let mut stats = drive.stats(now);
-                stats.series = Some(drive.finish_series(now));
-                let _ = tx.send((stats, check));
-                return true;
-            }
-        }
-        false
     }
 }
 
@@ -1052,7 +1001,9 @@ fn transmission_loop<W: Write + Send + 'static>(
         let is_read = header.command == CMD_READ;
         let has_data = is_read || header.command == CMD_BLOCK_STATUS;
         let outcome = match checked {
-            Ok(request) => match shared.execute(request, &mut buf, &mut payload, epoch) {
+            Ok(request) => match shared
+                .with_device(|d, clock| d.execute(clock, request, &mut buf, &mut payload, epoch))
+            {
                 Some(result) => result,
                 None => return (summary(requests, refusals, "device stopped"), false),
             },
@@ -1079,7 +1030,7 @@ fn transmission_loop<W: Write + Send + 'static>(
             }
             Err(refusal) => {
                 refusals += 1;
-                shared.send(Job::CountRefusal);
+                shared.with_device(|d, _| d.drive.count_refusal());
                 if refusals <= REFUSALS_LOGGED_MAX {
                     shared.log(
                         id,
