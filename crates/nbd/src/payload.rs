@@ -1,11 +1,11 @@
 //! A WRITE's data as it comes off the wire, split at the store's page boundaries, and the pool
 //! of pages it is received into.
 //!
-//! Why: copying each payload into the store was most of the device thread's time (a `pwrite`
-//! into the memfd, about 90 % of its samples under nbdcopy), and the device thread is the one
-//! serial step every connection goes through. Received straight into whole pages by the
-//! connection's own thread, a payload's pages move into the in-memory store by ownership, and
-//! the pages they replace go back to the pool for the next payload: the device thread moves
+//! Why: copying each payload into the store was most of the serial work every connection
+//! goes through (a `pwrite` into the memfd, about 90 % of the then device thread's samples
+//! under nbdcopy). Received straight into whole pages by the connection's own thread, a
+//! payload's pages move into the in-memory store by ownership under the drive's lock, and the
+//! pages they replace go back to the pool for the next payload: the lock is held to move
 //! pointers, and the only copy left is the kernel's, from the socket.
 
 use std::io::{self, IoSliceMut, Read};
@@ -76,11 +76,6 @@ pub struct Payload {
 }
 
 impl Payload {
-    /// A payload that is one run of bytes (no whole pages).
-    pub fn flat(offset: u64, bytes: Vec<u8>) -> Payload {
-        Payload { offset, lead: bytes, pages: Vec::new(), trail: Vec::new() }
-    }
-
     pub fn len(&self) -> u64 {
         (self.lead.len() + self.trail.len() + self.pages.iter().map(|p| p.len()).sum::<usize>()) as u64
     }

@@ -198,6 +198,12 @@ impl SparseStore {
             .and_then(|leaf| leaf[(p % LEAF_PAGES) as usize].as_ref())
     }
 
+    fn page_mut(&mut self, p: u64) -> Option<&mut Page> {
+        self.leaves[(p / LEAF_PAGES) as usize]
+            .as_mut()
+            .and_then(|leaf| leaf[(p % LEAF_PAGES) as usize].as_mut())
+    }
+
     /// Puts `page` (or a hole) at page `p`; returns what was there.
     fn put(&mut self, p: u64, page: Option<Page>) -> Option<Page> {
         let leaf = &mut self.leaves[(p / LEAF_PAGES) as usize];
@@ -246,10 +252,7 @@ impl SparseStore {
             if piece.len() as u64 == pb && zeros {
                 let old = self.put(p, None);
                 self.pool.give(old);
-            } else if let Some(page) = self.leaves[(p / LEAF_PAGES) as usize]
-                .as_mut()
-                .and_then(|leaf| leaf[(p % LEAF_PAGES) as usize].as_mut())
-            {
+            } else if let Some(page) = self.page_mut(p) {
                 page[within..within + piece.len()].copy_from_slice(piece);
             } else if !zeros {
                 let mut page = self.pool.take(1).pop().expect("the pool hands out what it is asked");
@@ -356,10 +359,7 @@ impl Store for SparseStore {
             if n == pb {
                 let old = self.put(p, None);
                 self.pool.give(old);
-            } else if let Some(page) = self.leaves[(p / LEAF_PAGES) as usize]
-                .as_mut()
-                .and_then(|leaf| leaf[(p % LEAF_PAGES) as usize].as_mut())
-            {
+            } else if let Some(page) = self.page_mut(p) {
                 page[within as usize..(within + n) as usize].fill(0);
             }
             at += n;
