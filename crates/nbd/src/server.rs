@@ -903,16 +903,15 @@ fn transmission_loop<W: Write + Send + 'static>(
     loop {
         let mut raw = [0u8; REQUEST_HEADER_BYTES];
         raw[..carried].copy_from_slice(&next_header[..carried]);
-        let header_read = if carried == 0 {
-            read_full(reader, &mut raw)
-        } else {
-            // Part of this header came with the previous payload: the rest must follow.
-            read_full(reader, &mut raw[carried..]).and_then(|full| {
-                full.then_some(true).ok_or_else(|| {
-                    io::Error::new(io::ErrorKind::UnexpectedEof, "peer vanished inside a request header")
-                })
-            })
-        };
+        // A clean end is one before the header's first byte, which may have come with the
+        // previous payload.
+        let header_read = read_full(reader, &mut raw[carried..]).and_then(|full| {
+            if full || carried == 0 {
+                Ok(full)
+            } else {
+                Err(io::Error::new(io::ErrorKind::UnexpectedEof, "peer vanished inside a request header"))
+            }
+        });
         carried = 0;
         match header_read {
             Ok(true) => {}
