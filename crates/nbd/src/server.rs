@@ -35,9 +35,11 @@ use crate::reply;
 use crate::request::{self, Limits, Refusal, Request, RequestHeader, WRITE_DRAIN_MAX_BYTES};
 use crate::store::Store;
 use crate::wire::*;
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -360,7 +362,26 @@ impl Listener {
             Listener::Unix(_, p) => format!("unix:{}", p.display()),
         }
     }
+
+    /// Waits until a connection is ready to be accepted or `timeout` has passed. The accept
+    /// loop used to sleep 20 ms between tries instead, and every client paid up to that per
+    /// connection before its handshake began: 23 ms of a 4 KiB nbdcopy, 5 % of a 1 GiB one
+    /// (issue 15).
+    fn wait(&self, timeout: Duration) {
+        let fd = match self {
+            Listener::Tcp(l) => l.as_fd(),
+            Listener::Unix(l, _) => l.as_fd(),
+        };
+        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        let timeout = Timespec { tv_sec: timeout.as_secs() as i64, tv_nsec: timeout.subsec_nanos() as i64 };
+        // An error (EINTR) only ends this wait early: the loop tries accept again.
+        let _ = poll(&mut fds, Some(&timeout));
+    }
 }
+
+/// How long the accept loop waits for a connection before it looks at shutdown requests and
+/// handshake deadlines again.
+const ACCEPT_POLL: Duration = Duration::from_millis(20);
 
 pub struct Server {
     shared: Arc<Shared>,
@@ -459,7 +480,7 @@ impl Server {
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => {
-                    std::thread::sleep(Duration::from_millis(20));
+                    listener.wait(ACCEPT_POLL);
                 }
                 Err(e) => {
                     eprintln!("trimlab serve: accept failed: {e}");
