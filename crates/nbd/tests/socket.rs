@@ -451,7 +451,11 @@ fn pipelined_writes_under_a_tight_budget_get_every_reply_in_order() {
         let mut h = [0u8; 16];
         c.s.read_exact(&mut h).unwrap();
         assert_eq!(&h[..8], &[0x67, 0x44, 0x66, 0x98, 0, 0, 0, 0], "reply {handle}: magic and no error");
-        assert_eq!(u64::from_be_bytes(h[8..].try_into().unwrap()), handle + 7, "replies come in request order");
+        assert_eq!(
+            u64::from_be_bytes(h[8..].try_into().unwrap()),
+            handle + 7,
+            "replies come in request order"
+        );
     }
     send.join().unwrap().unwrap();
     drop(c);
