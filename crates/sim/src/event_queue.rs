@@ -8,14 +8,21 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 struct Entry<E> {
-    time: SimTime,
-    sequence: u64,
+    /// The time in the high 64 bits, the insertion sequence in the low: one integer compare
+    /// orders by (time, sequence).
+    key: u128,
     event: E,
+}
+
+impl<E> Entry<E> {
+    fn time(&self) -> SimTime {
+        SimTime((self.key >> 64) as u64)
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.sequence == other.sequence
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -27,7 +34,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     // Reversed: BinaryHeap is a max-heap and we pop the earliest event first.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.sequence).cmp(&(self.time, self.sequence))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -57,19 +64,19 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `time`. Scheduling into the past is a bug in the caller.
     pub fn push(&mut self, time: SimTime, event: E) {
         assert!(time >= self.now, "event_queue: scheduled at {time} before now {}", self.now);
-        self.heap.push(Entry { time, sequence: self.next_sequence, event });
+        self.heap.push(Entry { key: (u128::from(time.0) << 64) | u128::from(self.next_sequence), event });
         self.next_sequence += 1;
     }
 
     /// Removes the earliest event and advances `now` to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let entry = self.heap.pop()?;
-        self.now = entry.time;
-        Some((entry.time, entry.event))
+        self.now = entry.time();
+        Some((self.now, entry.event))
     }
 
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| e.time())
     }
 
     pub fn len(&self) -> usize {
