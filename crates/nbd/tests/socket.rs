@@ -29,6 +29,15 @@ impl Running {
         Running::start_server(server_paced(block_max, Clock::wall(), connections_max, pace))
     }
 
+    /// A server with 1 MiB requests at most and the given in-flight budgets.
+    fn start_budgeted(pace: Pace, per_connection: u64, total: u64) -> Running {
+        Running::start_server(server_with(1 << 20, Clock::wall(), 8, pace, |mut c| {
+            c.inflight_per_connection_bytes = per_connection;
+            c.inflight_total_bytes = total;
+            c
+        }))
+    }
+
     fn start_server(server: Server) -> Running {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap().to_string();
@@ -385,12 +394,7 @@ fn a_handshake_trickled_a_byte_at_a_time_is_cut_at_its_total_deadline() {
 fn a_client_that_does_not_read_its_replies_stops_being_read() {
     // Issue 13 item 2: with --pace real, READs sent without reading the replies each held
     // their data in the server without limit (1.9 GB after 40 requests of 32 MiB).
-    let server = server_with(1 << 20, Clock::wall(), 8, Pace::Real, |mut c| {
-        c.inflight_per_connection_bytes = 2 << 20;
-        c.inflight_total_bytes = 3 << 20;
-        c
-    });
-    let srv = Running::start_server(server);
+    let srv = Running::start_budgeted(Pace::Real, 2 << 20, 3 << 20);
     let mut c = srv.client();
     let mut burst = Vec::new();
     for handle in 0..40u64 {
@@ -429,12 +433,7 @@ fn pipelined_writes_under_a_tight_budget_get_every_reply_in_order() {
     // that must wait for budget first writes them (else the connection would wait on itself).
     // With 256 KiB writes and a 600 KiB budget per connection, every third request needs
     // that release; a missing one hangs until the client's read timeout.
-    let server = server_with(1 << 20, Clock::wall(), 8, Pace::None, |mut c| {
-        c.inflight_per_connection_bytes = 600 << 10;
-        c.inflight_total_bytes = 600 << 10;
-        c
-    });
-    let srv = Running::start_server(server);
+    let srv = Running::start_budgeted(Pace::None, 600 << 10, 600 << 10);
     let mut c = srv.client();
     let n = 48u64;
     let mut burst = Vec::new();
