@@ -377,25 +377,28 @@ impl Listener {
         }
     }
 
-    /// Waits until a connection is ready to be accepted or `timeout` has passed. The accept
-    /// loop used to sleep 20 ms between tries instead, and every client paid up to that per
-    /// connection before its handshake began: 23 ms of a 4 KiB nbdcopy, 5 % of a 1 GiB one
-    /// (issue 15).
     fn wait(&self, timeout: Duration) {
-        let fd = match self {
-            Listener::Tcp(l) => l.as_fd(),
-            Listener::Unix(l, _) => l.as_fd(),
-        };
-        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-        let timeout = Timespec { tv_sec: timeout.as_secs() as i64, tv_nsec: timeout.subsec_nanos() as i64 };
-        // An error (EINTR) only ends this wait early: the loop tries accept again.
-        let _ = poll(&mut fds, Some(&timeout));
+        match self {
+            Listener::Tcp(l) => wait_for_connection(l, timeout),
+            Listener::Unix(l, _) => wait_for_connection(l, timeout),
+        }
     }
 }
 
-/// How long the accept loop waits for a connection before it looks at shutdown requests and
-/// handshake deadlines again.
-const ACCEPT_POLL: Duration = Duration::from_millis(20);
+/// Waits until a connection is ready to be accepted on `listener` or `timeout` has passed.
+/// The accept loops used to sleep 20 ms between tries instead, and every client paid up to
+/// that per connection before its handshake began: 23 ms of a 4 KiB nbdcopy, 5 % of a 1 GiB
+/// one (issue 15).
+pub(crate) fn wait_for_connection(listener: impl AsFd, timeout: Duration) {
+    let mut fds = [PollFd::new(&listener, PollFlags::IN)];
+    let timeout = Timespec { tv_sec: timeout.as_secs() as i64, tv_nsec: timeout.subsec_nanos() as i64 };
+    // An error (EINTR) only ends this wait early: the loop tries accept again.
+    let _ = poll(&mut fds, Some(&timeout));
+}
+
+/// How long an accept loop waits for a connection before it looks at shutdown requests (and
+/// handshake deadlines) again.
+pub(crate) const ACCEPT_POLL: Duration = Duration::from_millis(20);
 
 pub struct Server {
     shared: Arc<Shared>,

@@ -7,7 +7,7 @@
 //! whole exchange, at most [`HTTP_CLIENTS_MAX`] are served at once (more get 503), and the
 //! accept loop returns as soon as the server shuts down, never waiting on a client.
 
-use crate::server::ServerHandle;
+use crate::server::{wait_for_connection, ServerHandle, ACCEPT_POLL};
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,12 +25,9 @@ const REQUEST_HEAD_BYTES_MAX: usize = 8192;
 pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
     listener.set_nonblocking(true)?;
     let busy = Arc::new(AtomicUsize::new(0));
-    // Poll fast while clients are active (a script marking phases back to back), slowly when idle.
-    let mut last_client = Instant::now();
     while !server.is_shutting_down() {
         match listener.accept() {
             Ok((mut stream, _)) => {
-                last_client = Instant::now();
                 if busy.load(Ordering::SeqCst) >= HTTP_CLIENTS_MAX {
                     let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
                     let _ = respond(
@@ -54,10 +51,7 @@ pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
                     busy.fetch_sub(1, Ordering::SeqCst);
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let busy_recently = last_client.elapsed() < Duration::from_millis(500);
-                std::thread::sleep(Duration::from_millis(if busy_recently { 1 } else { 20 }));
-            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_for_connection(&listener, ACCEPT_POLL),
             Err(e) => return Err(e),
         }
     }
