@@ -14,7 +14,10 @@
 //! inodes unlinked after the inodegc worker's kick are freed after the rm's sync and
 //! discarded at the next one, docs/host-fs.md) with the gap between them within 20 % of the
 //! kept recording's (7.0055 s; 7.005-7.007 s in seven traced runs). How many TRIMs go into
-//! each burst moves from run to run with the CPUs the `rm`s ran on, so it is printed only.
+//! each burst moves from run to run with the CPUs the `rm`s ran on, so it is printed only;
+//! sometimes every free falls into the rm's own checkpoint (one burst: 1 of 20 runs on
+//! this machine, under `.ci/run`), and then XFS is run again, up to three times in all. The two
+//! file systems are re-recorded one after the other, not side by side.
 //! btrfs is not re-run here: its script waits 200 s for the async discards. Without root or
 //! the tools the test says why and passes.
 
@@ -117,13 +120,25 @@ fn kept_rm_bursts(fs: &str) -> Vec<(u64, u64, u64)> {
     bursts(&trims, 0, u64::MAX)
 }
 
+/// The live re-records run one at a time: two real file systems on two cores perturb each
+/// other's kernel timing, and XFS's burst split is timing.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// How many times XFS is run for its two rm bursts (see [`rerecord`]).
+const XFS_TRIES: usize = 3;
+
 /// `repeats`: whether this file system sends the same pattern run after run (then the
-/// comparison is held on the recording's kernel).
-fn rerecord(fs: &str, tools: &[&str], repeats: bool) {
+/// comparison is held on the recording's kernel). Returns false when XFS's rm, on the
+/// recording's kernel, came out as one burst instead of two: its frees then all fell into the
+/// rm's own log checkpoint, which the kernel's timing allows (the last inodes were inactivated
+/// before the sync's log force) but which shows nothing of the deferral, so the caller runs it
+/// again.
+fn rerecord(fs: &str, tools: &[&str], repeats: bool) -> bool {
     if let Some(why) = cannot_run(tools) {
         eprintln!("SKIP {fs} discard pattern: {why}");
-        return;
+        return true;
     }
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = common::scratch(&format!("discard-pattern-{fs}"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_trimlab"))
         .args(["serve", data_dir().join("device.toml").to_str().unwrap()])
@@ -173,6 +188,10 @@ fn rerecord(fs: &str, tools: &[&str], repeats: bool) {
         let kept_bursts = kept_rm_bursts(fs);
         eprintln!("xfs rm bursts (first us, TRIMs, bytes): live {live_bursts:?} kept {kept_bursts:?}");
         if same_kernel {
+            if live_bursts.len() == 1 {
+                eprintln!("xfs rm: one burst (every free in the rm's own checkpoint); running again");
+                return false;
+            }
             assert_eq!(live_bursts.len(), 2, "xfs rm: two bursts (inodegc defers the last inodes)");
             let gap = |b: &[(u64, u64, u64)]| (b[1].0 - b[0].0) as f64;
             let ratio = gap(&live_bursts) / gap(&kept_bursts);
@@ -204,14 +223,16 @@ fn rerecord(fs: &str, tools: &[&str], repeats: bool) {
         };
         eprintln!("{fs}: {why}; outside 20 %, not asserted:\n{}", bad.join("\n"));
     }
+    true
 }
 
 #[test]
 fn ext4_still_sends_the_recorded_discard_pattern() {
-    rerecord("ext4", &["mkfs.ext4"], true);
+    assert!(rerecord("ext4", &["mkfs.ext4"], true));
 }
 
 #[test]
 fn xfs_still_sends_the_recorded_discard_pattern() {
-    rerecord("xfs", &["mkfs.xfs"], false);
+    let two_bursts = (0..XFS_TRIES).any(|_| rerecord("xfs", &["mkfs.xfs"], false));
+    assert!(two_bursts, "xfs rm: one burst in each of {XFS_TRIES} runs; the deferred inodes never showed");
 }
