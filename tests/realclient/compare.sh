@@ -58,7 +58,7 @@ for round in $(seq "$ROUNDS"); do
   echo "round $round ($first first): trimlab $(rate "$a") MB/s ($a s, server CPU $ac s), nbdkit memory $(rate "$b") MB/s ($b s, server CPU $bc s), ratio $r"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-[ ${#RATIOS[@]} -gt 0 ] && python3 -c "import sys; r=[float(x) for x in sys.argv[1:]]; print(f'trimlab / nbdkit memory, overwrite rounds: {min(r):.2f}-{max(r):.2f}x (median {sorted(r)[len(r)//2]:.2f}x)')" "${RATIOS[@]}"
+[ ${#RATIOS[@]} -gt 0 ] && python3 -c "import sys, statistics; r=[float(x) for x in sys.argv[1:]]; print(f'trimlab / nbdkit memory, overwrite rounds: {min(r):.2f}-{max(r):.2f}x (median {statistics.median(r):.3f}x)')" "${RATIOS[@]}"
 nbdcopy nbd://127.0.0.1:10911 "$W/back.bin"; cmp "$W/1g.bin" "$W/back.bin" && echo "trimlab copy verified byte for byte"
 kill -TERM "$TP"; wait "$TP" || true; kill "$NP"; wait "$NP" 2>/dev/null || true
 rm -f "$W/1g.bin" "$W/back.bin" "$W/4k.bin"
