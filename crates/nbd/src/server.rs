@@ -726,14 +726,10 @@ impl<W: Write + Send + 'static> Sink<W> {
     }
 
     /// Sends everything still held and stops.
-    fn finish(self) -> io::Result<()> {
+    fn finish(mut self) -> io::Result<()> {
+        self.release()?;
         match self {
-            Sink::Direct { .. } => {
-                let mut sink = self;
-                sink.release()?;
-                let Sink::Direct { mut writer, .. } = sink else { unreachable!("matched above") };
-                writer.flush()
-            }
+            Sink::Direct { mut writer, .. } => writer.flush(),
             Sink::Paced { queue, thread } => {
                 drop(queue);
                 thread.join().unwrap_or_else(|_| Err(io::Error::other("reply writer panicked")))
