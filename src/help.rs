@@ -18,34 +18,12 @@ fn section(out: &mut String, title: &str, rows: &[(String, String)]) {
     out.push('\n');
 }
 
-fn rows<'a>(items: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<(String, String)> {
-    items.into_iter().map(|(n, a)| (n.to_string(), a.to_string())).collect()
-}
-
 pub fn after_help() -> String {
     let mut out = String::new();
-    section(
-        &mut out,
-        "EXPERIMENTS (trimlab reproduce NAME)",
-        &rows(trimlab_experiments::EXPERIMENTS.iter().map(|e| (e.name, e.about))),
-    );
-    section(
-        &mut out,
-        "FTL KINDS ([ftl] kind = ...)",
-        &rows(trimlab_device::FtlKind::ALL.iter().map(|(_, name, about)| (*name, *about))),
-    );
-    section(
-        &mut out,
-        "TRIM ENGINES ([trim] engine = ...)",
-        &rows(trimlab_trim::EngineKind::ALL.iter().copied()),
-    );
-    section(
-        &mut out,
-        "HOST TRIM POLICIES (file-system layer; docs/host-fs.md)",
-        &rows(trimlab_fs::PolicyKind::NAMES.iter().copied()),
-    );
-    section(&mut out, "DEVICE PRESETS ([device] preset = ...)", &rows(trimlab_device::config::preset_list()));
-    let formats: Vec<&str> = trimlab_trace::TraceFormat::ALL.iter().map(|f| f.name()).collect();
+    for (title, rows) in trimlab_jobs::catalog::registries() {
+        section(&mut out, title, &rows);
+    }
+    let formats = trimlab_jobs::catalog::trace_formats();
     let _ = writeln!(
         out,
         "TRACES (trimlab replay / trimlab advise TRACE): {} (detected or --format); see docs/traces.md.",

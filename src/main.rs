@@ -1,14 +1,11 @@
 //! trimlab's command line: the only code that reads files, clocks and terminals.
 
-mod bench;
-mod bench_replay;
 mod config_arg;
 mod help;
 mod output;
 mod progress;
 mod reproduce_cmd;
 mod run_cmd;
-mod run_report;
 mod serve_cmd;
 mod sweep_cmd;
 mod trace_cmd;
@@ -89,12 +86,13 @@ fn main() -> ExitCode {
         Command::Reproduce { names, out, seed, scale, emit_configs: None, strict } => {
             reproduce_cmd::run(&names, &out, seed, scale, strict)
         }
-        Command::Bench { quick, ftl } => bench::run(
+        Command::Bench { quick, ftl } => trimlab_jobs::bench::run(
             quick,
             match ftl {
-                BenchFtl::Page => trimlab_device::FtlKind::Page,
-                BenchFtl::Hybrid => trimlab_device::FtlKind::Hybrid,
+                BenchFtl::Page => trimlab_jobs::catalog::FtlKind::Page,
+                BenchFtl::Hybrid => trimlab_jobs::catalog::FtlKind::Hybrid,
             },
+            &mut progress::BenchTerminal,
         ),
         Command::Presets => run_cmd::presets(),
         Command::Replay(args) => trace_cmd::replay(&args),

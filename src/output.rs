@@ -17,7 +17,7 @@ pub fn write_flat_csv(path: &Path, value: &Value) -> Result<()> {
 
 fn flat_csv(value: &Value) -> String {
     let mut rows = String::from("key,value\n");
-    for (key, leaf) in trimlab_scenario::flatten(value) {
+    for (key, leaf) in trimlab_jobs::flatten(value) {
         match leaf {
             Value::String(s) => rows.push_str(&format!("{key},\"{}\"\n", s.replace('"', "\"\""))),
             other => rows.push_str(&format!("{key},{other}\n")),
@@ -26,21 +26,10 @@ fn flat_csv(value: &Value) -> String {
     rows
 }
 
-/// What a run leaves besides its totals: latency histograms and, when enabled, the time series.
-pub use trimlab_scenario::Series;
-
-/// The series `ssd` collected (`replay` closes it itself first).
-pub fn series_of(ssd: &trimlab_device::Ssd, timeseries: bool) -> Series {
-    Series {
-        histogram_csv: ssd.latency_histogram_csv(),
-        timeseries: timeseries.then(|| ssd.timeseries().to_vec()),
-    }
-}
-
 /// `latency_histogram.csv` (always) and `timeseries.csv` (when the series was enabled).
-pub fn write_series(out: &Path, series: &Series) -> Result<()> {
-    let rows = series.timeseries.as_deref().map(trimlab_device::timeseries::rows_to_csv);
-    write_series_csv(out, &series.histogram_csv, rows.as_deref())
+pub fn write_series(out: &Path, series: &trimlab_jobs::Series) -> Result<()> {
+    let (histogram, timeseries) = trimlab_jobs::series_csv(series);
+    write_series_csv(out, &histogram, timeseries.as_deref())
 }
 
 /// The same from CSV text already rendered (`serve` gets it from the drive at finish).

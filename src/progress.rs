@@ -86,13 +86,49 @@ impl Bar {
     }
 }
 
-impl trimlab_workload::Progress for Bar {
+impl trimlab_jobs::run::RunProgress for Bar {
     fn update(&mut self, permille: u64) {
         self.set(permille);
     }
 
     fn phase(&mut self, name: &str) {
         Bar::phase(self, name);
+    }
+}
+
+impl trimlab_jobs::bench::BenchProgress for Bar {
+    fn finish(&mut self) {
+        Bar::finish(self);
+    }
+}
+
+/// Progress bars on the terminal for the experiments' worker pools (reproduce, advise).
+pub struct Bars;
+
+impl trimlab_jobs::reproduce::Progress for Bars {
+    fn start(&self, label: &str) -> Box<dyn trimlab_jobs::reproduce::PhaseProgress + '_> {
+        Box::new(Bar::new(label))
+    }
+}
+
+impl trimlab_jobs::reproduce::PhaseProgress for Bar {
+    fn set(&self, permille: u64) {
+        Bar::set(self, permille);
+    }
+    fn finish(&self) {
+        Bar::finish(self);
+    }
+}
+
+/// `trimlab bench`'s rows on stdout and its cases' bars on stderr.
+pub struct BenchTerminal;
+
+impl trimlab_jobs::bench::Ui for BenchTerminal {
+    fn line(&mut self, text: &str) {
+        println!("{text}");
+    }
+    fn progress(&mut self, label: &str) -> Box<dyn trimlab_jobs::bench::BenchProgress> {
+        Box::new(Bar::new(label))
     }
 }
 

@@ -105,9 +105,9 @@ fn parse_pace(text: &str) -> Result<Pace> {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    let config = crate::config_arg::load(&args.config, &args.set)?;
-    let device = trimlab_device::SsdConfig::resolve(&config.device, &config.ftl, &config.trim)
-        .map_err(|e| locate(&args.config, &args.set, e))?;
+    let (text, origin) = crate::config_arg::read(&args.config)?;
+    let config = trimlab_jobs::parse_config(&text, &origin, &args.set)?;
+    let device = trimlab_jobs::serve::device_config(&config, &text, &origin, &args.set)?;
     let pace = parse_pace(&args.pace)?;
     let timeseries_interval_ns = config.output.interval_ns(args.log_interval.as_deref())?;
     let block_max = ByteSize::parse(&args.max_request).map_err(|e| anyhow::anyhow!("--max-request: {e}"))?.0;
@@ -333,31 +333,6 @@ pub fn run(args: ServeArgs) -> Result<()> {
     Ok(())
 }
 
-/// Prefixes a resolve error with where the key was set: the `--set` that set it last, else
-/// `FILE:LINE` of the key (just `FILE` when the key is not in the file: a preset's value or a
-/// default), so the user sees where to look.
-fn locate(path: &Path, set: &[String], error: trimlab_device::ConfigError) -> anyhow::Error {
-    if let Some(s) = set.iter().rev().find(|s| s.split('=').next().map(str::trim) == Some(error.key.as_str()))
-    {
-        return anyhow::anyhow!("--set {s}: {error}");
-    }
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let (section, key) = error.key.rsplit_once('.').unwrap_or(("", error.key.as_str()));
-    let mut current = String::new();
-    let line = text.lines().position(|line| {
-        let t = line.trim();
-        if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-            current = name.trim().to_string();
-            return false;
-        }
-        current == section && t.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='))
-    });
-    match line {
-        Some(i) => anyhow::anyhow!("{}:{}: {error}", path.display(), i + 1),
-        None => anyhow::anyhow!("{}: {error}", path.display()),
-    }
-}
-
 /// 3/4 of MemAvailable at start, at most the export size (the export size when unknown).
 fn default_memory_max(export_bytes: u64) -> u64 {
     let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|text| {
@@ -399,31 +374,4 @@ fn stats_line(s: &trimlab_nbd::drive::DriveStats, open: usize) -> String {
         d.trim.pages_unmapped,
         s.store_resident_bytes >> 20
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn locate_names_file_and_line_of_the_key() {
-        let path = std::env::temp_dir().join(format!("trimlab-locate-{}.toml", std::process::id()));
-        std::fs::write(
-            &path,
-            "seed = 1\n[device]\n# page\npage_bytes = 1048576\n[trim.delayed]\nidle_chunk_pages = 0\n",
-        )
-        .unwrap();
-        let e = trimlab_device::ConfigError::new("device.page_bytes", 1048576, "x");
-        assert!(locate(&path, &[], e)
-            .to_string()
-            .ends_with(".toml:4: config: device.page_bytes = 1048576 (x)"));
-        let e = trimlab_device::ConfigError::new("trim.delayed.idle_chunk_pages", 0, "x");
-        assert!(locate(&path, &[], e).to_string().contains(".toml:6: "));
-        let e = trimlab_device::ConfigError::new("ftl.gc_free_blocks", 2, "x");
-        assert!(
-            locate(&path, &[], e).to_string().contains(".toml: config: ftl"),
-            "a key not in the file has no line"
-        );
-        std::fs::remove_file(path).unwrap();
-    }
 }

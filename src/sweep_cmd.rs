@@ -5,7 +5,7 @@ use crate::progress::Bar;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
-use trimlab_sweep::{run_in_dir, Grid, ScenarioRunner, Shard, Status, SweepOptions};
+use trimlab_jobs::sweep::{run_in_dir, Grid, ScenarioRunner, Shard, Status, SweepOptions};
 
 #[derive(Args)]
 pub struct SweepArgs {

@@ -81,11 +81,12 @@ fn selective_trim_shape() {
 fn help_lists_host_policies_and_experiments() {
     let o = trimlab(&["--help"]);
     let text = String::from_utf8_lossy(&o.stdout);
-    let names = trimlab_fs::PolicyKind::NAMES.iter().map(|(n, _)| *n);
-    let experiments = trimlab_experiments::EXPERIMENTS.iter().map(|e| e.name);
-    let kinds = trimlab_device::FtlKind::ALL.iter().map(|(_, n, _)| *n);
-    let engines = trimlab_trim::EngineKind::ALL.iter().map(|(n, _)| *n);
-    for word in names.chain(experiments).chain(kinds).chain(engines).chain(["selective:LOW:HIGH", "hybrid"]) {
+    let registries = trimlab_jobs::catalog::registries();
+    let names: Vec<String> =
+        registries.iter().flat_map(|(_, rows)| rows.iter().map(|(n, _)| n.clone())).collect();
+    assert!(registries.len() >= 5 && names.len() > 20, "{registries:?}");
+    let extra = ["selective:LOW:HIGH".to_string(), "hybrid".to_string()];
+    for word in names.iter().chain(&extra) {
         assert!(text.contains(word), "--help lacks {word}:\n{text}");
     }
 }

@@ -5,10 +5,9 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use trimlab_sweep::{
-    plan::Plan, runner::run_point, sweep::check_grid, Axis, Grid, Row, ScenarioRunner, Shard, SweepOptions,
-    Table,
-};
+use std::sync::Arc;
+use trimlab_jobs::sweep::{grid_from_json, run_point, Row, ScenarioRunner, Shard, SweepOptions, Table};
+use trimlab_jobs::trace_options::TraceOptions;
 
 create_exception!(
     _trimlab,
@@ -19,6 +18,11 @@ create_exception!(
 
 fn err(message: impl std::fmt::Display) -> PyErr {
     TrimlabError::new_err(message.to_string())
+}
+
+/// An anyhow error with its whole chain of causes, as the CLI prints it.
+fn chain(e: trimlab_jobs::Error) -> PyErr {
+    err(format!("{e:#}"))
 }
 
 fn to_json(value: &impl serde::Serialize) -> PyResult<String> {
@@ -35,7 +39,8 @@ fn run(
     seed: Option<u64>,
     set: Vec<String>,
 ) -> PyResult<String> {
-    let metrics = py.allow_threads(|| trimlab_scenario::run_text(&text, &origin, seed, &set)).map_err(err)?;
+    let metrics =
+        py.allow_threads(|| trimlab_jobs::run::run_text(&text, &origin, seed, &set)).map_err(chain)?;
     to_json(&metrics)
 }
 
@@ -51,33 +56,7 @@ fn toml_text(json: &str) -> PyResult<String> {
 /// Every device preset, resolved, as a JSON list.
 #[pyfunction]
 fn presets() -> PyResult<String> {
-    to_json(&trimlab_scenario::presets())
-}
-
-/// A grid from the Python API: base TOML text, `{key: [values]}` as JSON, seeds.
-fn grid_of(base: &str, origin: &str, grid_json: &str, seeds: Vec<u64>) -> PyResult<Grid> {
-    let base: toml::Table =
-        toml::from_str(base).map_err(|e| err(format!("{origin}: {}", e.to_string().trim_end())))?;
-    let map: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(grid_json).map_err(|e| err(format!("grid: {e}")))?;
-    let mut axes = Vec::new();
-    for (key, values) in map {
-        let serde_json::Value::Array(values) = values else {
-            return Err(err(format!(
-                "grid key `{key}` = {values} is not a list of values (write [{values}])"
-            )));
-        };
-        let values = values
-            .into_iter()
-            .map(|v| match v {
-                serde_json::Value::Null => Err(err(format!("grid key `{key}`: None is not a config value"))),
-                v => serde_json::from_value::<toml::Value>(v.clone())
-                    .map_err(|e| err(format!("grid key `{key}`: {v} is not a config value ({e})"))),
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        axes.push(Axis { key, values, line: None });
-    }
-    Grid::new(base, origin, axes, seeds).map_err(err)
+    to_json(&trimlab_jobs::presets::presets())
 }
 
 /// Runs a sweep on `jobs` local threads (in `out` with journal and resume when given); returns
@@ -95,7 +74,7 @@ fn sweep(
     out: Option<String>,
     shard: Option<String>,
 ) -> PyResult<String> {
-    let grid = grid_of(&base, &origin, &grid, seeds)?;
+    let grid = grid_from_json(&base, &origin, &grid, seeds).map_err(chain)?;
     let shard = match shard {
         Some(text) => text.parse::<Shard>().map_err(err)?,
         None => Shard::WHOLE,
@@ -104,10 +83,10 @@ fn sweep(
     let table = py
         .allow_threads(|| match out {
             Some(dir) => {
-                trimlab_sweep::run_in_dir(&grid, &ScenarioRunner, options, dir.as_ref(), |_, _, _| {})
+                trimlab_jobs::sweep::run_in_dir(&grid, &ScenarioRunner, options, dir.as_ref(), |_, _, _| {})
                     .map(|o| o.table)
             }
-            None => trimlab_sweep::run_in_memory(&grid, &ScenarioRunner, options, |_, _, _| {}),
+            None => trimlab_jobs::sweep::run_in_memory(&grid, &ScenarioRunner, options, |_, _, _| {}),
         })
         .map_err(err)?;
     to_json(&table)
@@ -117,9 +96,8 @@ fn sweep(
 /// "points": [...]}` as text. Each point runs with `run_points`; `table` assembles the rows.
 #[pyfunction]
 fn plan(base: String, origin: String, grid: String, seeds: Vec<u64>) -> PyResult<String> {
-    let grid = grid_of(&base, &origin, &grid, seeds)?;
-    let plan = Plan::new(&grid);
-    check_grid(&grid, &plan, &ScenarioRunner).map_err(err)?;
+    let grid = grid_from_json(&base, &origin, &grid, seeds).map_err(chain)?;
+    let plan = trimlab_jobs::sweep::plan(&grid).map_err(chain)?;
     to_json(&serde_json::json!({
         "base_text": plan.base_text, "origin": plan.origin, "keys": plan.keys, "points": plan.points,
     }))
@@ -128,7 +106,7 @@ fn plan(base: String, origin: String, grid: String, seeds: Vec<u64>) -> PyResult
 /// Runs points (JSON list of plan points) one after the other; returns their rows as JSON.
 #[pyfunction]
 fn run_points(py: Python<'_>, base_text: String, origin: String, points: String) -> PyResult<String> {
-    let points: Vec<trimlab_sweep::Point> =
+    let points: Vec<trimlab_jobs::sweep::Point> =
         serde_json::from_str(&points).map_err(|e| err(format!("points: {e}")))?;
     let rows: Vec<Row> = py.allow_threads(|| {
         points.iter().map(|p| run_point(&ScenarioRunner, &base_text, &origin, p)).collect()
@@ -143,9 +121,10 @@ fn table(keys: Vec<String>, rows: String) -> PyResult<String> {
     to_json(&Table::from_rows(&keys, &rows))
 }
 
-/// Replays a block trace on a device config (TOML text); returns metrics as JSON text.
+/// Replays a block trace on a device config (TOML text); returns the metrics.json of
+/// `trimlab replay` as text. The knobs are the CLI's flags, parsed by the same code.
 #[pyfunction]
-#[pyo3(signature = (trace, device, origin, format=None, trims="as-recorded", fstrim_period_ns=None, lba="check", speed=1.0, closed_loop=None, skip_bad=false))]
+#[pyo3(signature = (trace, device, origin, format=None, trims="as-recorded", lba="check", speed=1.0, closed_loop=None, skip_bad=false, blk_action="D", fio_time_unit="us"))]
 #[allow(clippy::too_many_arguments)]
 fn replay(
     py: Python<'_>,
@@ -154,55 +133,34 @@ fn replay(
     origin: String,
     format: Option<String>,
     trims: &str,
-    fstrim_period_ns: Option<u64>,
     lba: &str,
     speed: f64,
     closed_loop: Option<u32>,
     skip_bad: bool,
+    blk_action: &str,
+    fio_time_unit: &str,
 ) -> PyResult<String> {
-    use trimlab_trace::{
-        LbaMode, Pacing, ReaderOptions, ReplayOptions, TraceFormat, TraceReader, TrimHandling,
+    let config = trimlab_jobs::parse_config(&device, &origin, &[]).map_err(chain)?;
+    let options = TraceOptions {
+        format,
+        blk_action: blk_action.into(),
+        fio_time_unit: fio_time_unit.into(),
+        skip_bad,
+        lba: lba.into(),
+        speed,
+        closed_loop,
+        trims: trims.into(),
     };
-    let config = trimlab_scenario::RunConfig::parse(&device, &origin).map_err(err)?;
-    let resolved = config.resolve().map_err(err)?;
-    let format = format.map(|f| TraceFormat::parse(&f)).transpose().map_err(err)?;
-    let trims = match (trims, fstrim_period_ns) {
-        ("as-recorded", None) => TrimHandling::AsRecorded,
-        ("drop", None) => TrimHandling::Drop,
-        ("fstrim", Some(ns)) if ns > 0 => TrimHandling::Periodic { period_ns: ns },
-        (other, period) => {
-            return Err(err(format!(
-                "trims={other:?}, fstrim_period_ns={period:?} (accepted: \"as-recorded\", \"drop\", or \"fstrim\" with fstrim_period_ns > 0)"
-            )))
-        }
+    let file = std::fs::File::open(&trace).map_err(|e| err(format!("cannot read {trace}: {e}")))?;
+    let input = trimlab_jobs::replay::TraceInput {
+        reader: Box::new(std::io::BufReader::with_capacity(1 << 20, file)),
+        name: trace.clone(),
     };
-    let lba = match lba {
-        "check" => LbaMode::Check,
-        "remap" => LbaMode::Remap,
-        other => return Err(err(format!("lba={other:?} (accepted: \"check\", \"remap\")"))),
-    };
-    let pacing = match closed_loop {
-        Some(0) => return Err(err("closed_loop=0 (must be at least 1)")),
-        Some(queue_depth) => Pacing::ClosedLoop { queue_depth },
-        None if speed > 0.0 && speed.is_finite() => Pacing::OpenLoop { speed },
-        None => return Err(err(format!("speed={speed} (must be a positive number)"))),
-    };
-    let file = std::fs::File::open(&trace).map_err(|e| err(format!("{trace}: {e}")))?;
-    let options = ReaderOptions { format, skip_bad, ..ReaderOptions::default() };
     let metrics = py
-        .allow_threads(|| -> Result<serde_json::Value, String> {
-            let mut reader = TraceReader::new(std::io::BufReader::new(file), &trace, options)
-                .map_err(|e| e.to_string())?;
-            let mut ssd = trimlab_device::Ssd::new(resolved.device.clone());
-            let outcome =
-                trimlab_trace::replay(&mut ssd, reader.by_ref(), ReplayOptions { pacing, lba, trims })
-                    .map_err(|e| e.to_string())?;
-            Ok(serde_json::json!({
-                "trace": trace, "format": reader.format(), "skipped_bad_lines": reader.skipped_bad(),
-                "trims": trims, "device": resolved.device, "replay": outcome.stats, "report": outcome.report,
-            }))
+        .allow_threads(|| {
+            trimlab_jobs::replay::replay(&config, input, &options, None).map(|r| r.metrics(&trace))
         })
-        .map_err(err)?;
+        .map_err(chain)?;
     to_json(&metrics)
 }
 
@@ -210,18 +168,31 @@ fn replay(
 #[pyfunction]
 #[pyo3(signature = (name, scale=1.0, seed=1))]
 fn reproduce(py: Python<'_>, name: String, scale: f64, seed: u64) -> PyResult<String> {
-    trimlab_experiments::check_scale(scale).map_err(err)?;
-    let experiment =
-        trimlab_experiments::select(std::slice::from_ref(&name)).map_err(|e| err(format!("{e:#}")))?[0];
-    let options = trimlab_experiments::Options::new(seed, scale);
-    let report = py.allow_threads(|| (experiment.run)(&options)).map_err(|e| err(format!("{e:#}")))?;
+    let experiment = trimlab_jobs::reproduce::select(std::slice::from_ref(&name), scale).map_err(chain)?[0];
+    let report = py
+        .allow_threads(|| trimlab_jobs::reproduce::run(experiment, seed, scale, Arc::new(Silent)))
+        .map_err(chain)?;
     to_json(&report)
+}
+
+/// No progress display: Python shows none yet.
+struct Silent;
+
+impl trimlab_jobs::reproduce::Progress for Silent {
+    fn start(&self, _label: &str) -> Box<dyn trimlab_jobs::reproduce::PhaseProgress + '_> {
+        Box::new(Silent)
+    }
+}
+
+impl trimlab_jobs::reproduce::PhaseProgress for Silent {
+    fn set(&self, _permille: u64) {}
+    fn finish(&self) {}
 }
 
 /// Names and one-line descriptions of the experiments `reproduce` takes.
 #[pyfunction]
 fn experiments() -> Vec<(String, String)> {
-    trimlab_experiments::EXPERIMENTS.iter().map(|e| (e.name.to_string(), e.about.to_string())).collect()
+    trimlab_jobs::reproduce::EXPERIMENTS.iter().map(|e| (e.name.to_string(), e.about.to_string())).collect()
 }
 
 #[pymodule]

@@ -69,18 +69,36 @@ def replay(
     speed: float = 1.0,
     closed_loop: Optional[int] = None,
     skip_bad: bool = False,
+    blk_action: str = "D",
+    fio_time_unit: str = "us",
 ) -> dict:
     """Replays a block trace (blkparse, ftrace blk, fio iolog, MSR, MQSim, DiskSim) on the device
-    of a config; returns the metrics ``trimlab replay`` writes.
+    of a config; returns the metrics.json ``trimlab replay`` writes (the same job, the same
+    numbers).
 
-    ``trims``: "as-recorded" (online discard), "drop" (no discard) or "fstrim" with
-    ``fstrim_period_ns``. ``lba``: "check" or "remap". ``closed_loop=N`` ignores the trace's
-    times and keeps N requests outstanding; else ``speed`` scales them.
+    ``trims``: "as-recorded" (online discard), "drop" (no discard) or "fstrim:PERIOD" (e.g.
+    "fstrim:1d"; "fstrim" with ``fstrim_period_ns`` also works). ``lba``: "check" or "remap".
+    ``closed_loop=N`` ignores the trace's times and keeps N requests outstanding; else ``speed``
+    scales them. The other keywords are ``trimlab replay``'s flags of the same name.
     """
+    if trims == "fstrim" and fstrim_period_ns is not None:
+        trims = f"fstrim:{int(fstrim_period_ns)}ns"
+    elif fstrim_period_ns is not None:
+        raise TrimlabError(f"fstrim_period_ns is for trims='fstrim', not trims={trims!r}")
     text, origin = _config_text(device, "device")
     return json.loads(
         _trimlab.replay(
-            os.fspath(trace), text, origin, format, trims, fstrim_period_ns, lba, float(speed), closed_loop, skip_bad
+            os.fspath(trace),
+            text,
+            origin,
+            format,
+            trims,
+            lba,
+            float(speed),
+            closed_loop,
+            skip_bad,
+            blk_action,
+            fio_time_unit,
         )
     )
 

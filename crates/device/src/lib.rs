@@ -19,3 +19,5 @@ pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
 pub use metrics::{DeviceReport, LatencySummary};
 pub use ssd::{Completion, PowerCut, Ssd};
 pub use thin_volume::{ThinConfig, ThinStats, ThinVolume};
+/// The full consistency check's switch, for drivers above the FTL (tests, the binary).
+pub use trimlab_ftl::verify;

@@ -50,6 +50,8 @@ pub struct Ssd {
     measure_start: SimTime,
     scratch_ranges: Vec<PageRange>,
     scratch_batch: Vec<(Lpn, u64)>,
+    /// When the full check runs after a TRIM (tests; see `trimlab_ftl::verify`).
+    verify_cadence: trimlab_ftl::verify::Cadence,
     /// Per-interval samples, when enabled (see the last `impl Ssd` block).
     timeseries: Option<Timeseries>,
 }
@@ -85,6 +87,7 @@ impl Ssd {
             measure_start: SimTime::ZERO,
             scratch_ranges: Vec::new(),
             scratch_batch: Vec::new(),
+            verify_cadence: Default::default(),
             timeseries: None,
             config,
         }
@@ -449,8 +452,12 @@ impl Ssd {
         let ctl = Controller { ftl: self.ftl.as_mut(), buffer: &mut self.buffer, now: start };
         let steps = self.engine.trim(&page_ranges, ctl);
         self.scratch_ranges = page_ranges;
-        #[cfg(feature = "verify")]
-        self.ftl.check().unwrap_or_else(|e| panic!("after TRIM: {e}"));
+        if trimlab_ftl::verify::enabled() {
+            let trimmed: u64 = self.scratch_ranges.iter().map(|r| r.count as u64).sum();
+            if self.verify_cadence.due(trimmed.max(1), self.ftl.geometry().physical_pages() as u64) {
+                self.ftl.check().unwrap_or_else(|e| panic!("after TRIM: {e}"));
+            }
+        }
         self.firmware(start, steps.total_ns())
     }
 
@@ -643,8 +650,9 @@ impl Ssd {
         self.engine.power_cut(&mut retrimmed);
         let mut retrimmed: Vec<u64> = retrimmed.into_iter().map(|l| l.0 as u64).collect();
         retrimmed.sort_unstable();
-        #[cfg(feature = "verify")]
-        self.check().unwrap_or_else(|e| panic!("after a power cut: {e}"));
+        if trimlab_ftl::verify::enabled() {
+            self.check().unwrap_or_else(|e| panic!("after a power cut: {e}"));
+        }
         PowerCut { lost_writes, retrimmed }
     }
 }

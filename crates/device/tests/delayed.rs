@@ -51,6 +51,7 @@ fn read(ssd: &mut Ssd, t: SimTime, lpn: u64, count: u64) -> Vec<u64> {
 
 #[test]
 fn a_write_after_a_pending_trim_survives_the_drain() {
+    trimlab_device::verify::enable();
     // 002 Fig. 1: TRIM LBA 100-101 at t1, write them at t2 and t3, drain at t4.
     for buffer_pages in [0, 8] {
         let mut ssd = device(DelayedConfig::default(), buffer_pages);
@@ -74,6 +75,7 @@ fn a_write_after_a_pending_trim_survives_the_drain() {
 
 #[test]
 fn a_host_command_pauses_the_idle_drain_after_one_chunk() {
+    trimlab_device::verify::enable();
     let config = DelayedConfig { idle_chunk_pages: 16, ..DelayedConfig::default() };
     let mut ssd = device(config, 0);
     let mut t = SimTime::ZERO;
@@ -133,6 +135,7 @@ fn trim_then_churn(before_gc: BeforeGcCap, trim_buffer_entries: u32) -> (Ssd, Si
 
 #[test]
 fn without_idle_time_gc_applies_pending_trims() {
+    trimlab_device::verify::enable();
     let (mut ssd, t, pages) = trim_then_churn(BeforeGcCap::All, 65_536);
     let trim_stats = ssd.report(t).trim;
     assert!(trim_stats.before_gc_drains >= 1);
@@ -147,6 +150,7 @@ fn without_idle_time_gc_applies_pending_trims() {
 
 #[test]
 fn a_pre_gc_cap_leaves_trims_pending_and_costs_copies() {
+    trimlab_device::verify::enable();
     let (all, t_all, _) = trim_then_churn(BeforeGcCap::All, 65_536);
     let (capped, t_capped, pages) = trim_then_churn(BeforeGcCap::Bytes(16 * PAGE), 65_536);
     let (none, t_none, _) = trim_then_churn(BeforeGcCap::Bytes(0), 65_536);
@@ -161,6 +165,7 @@ fn a_pre_gc_cap_leaves_trims_pending_and_costs_copies() {
 
 #[test]
 fn a_full_trim_buffer_drains_in_the_foreground() {
+    trimlab_device::verify::enable();
     let (ssd, t, _) = trim_then_churn(BeforeGcCap::Bytes(0), 64);
     let report = ssd.report(t);
     assert!(report.trim.buffer_full_drains > 0);

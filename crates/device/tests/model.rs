@@ -229,6 +229,7 @@ fn run_once(case: &Case, bitmap: BitmapKind) -> Option<Observed> {
 
 #[test]
 fn random_command_sequences_match_the_reference() {
+    trimlab_device::verify::enable();
     if let Ok(seed) = std::env::var("TRIMLAB_SEED") {
         let seed = seed.parse().expect("TRIMLAB_SEED must be an integer");
         run_case(&Case { seed, ops: 20_000 });
@@ -242,6 +243,7 @@ fn random_command_sequences_match_the_reference() {
 
 #[test]
 fn writes_after_trim_survive_gc() {
+    trimlab_device::verify::enable();
     // A focused case: fill, trim everything, rewrite half, force GC by churning the other half.
     let device = DeviceSection {
         channels: Some(1),

@@ -53,6 +53,7 @@ fn read(ssd: &mut Ssd, t: SimTime, lpn: u64, count: u64) -> Vec<u64> {
 
 #[test]
 fn unflushed_buffered_writes_are_lost_and_flushed_ones_survive() {
+    trimlab_device::verify::enable();
     for engine in [EngineKind::Immediate, EngineKind::Delayed] {
         let mut ssd = device(engine, 16);
         let mut t = write(&mut ssd, SimTime::ZERO, 10, 4, 100);
@@ -74,6 +75,7 @@ fn unflushed_buffered_writes_are_lost_and_flushed_ones_survive() {
 
 #[test]
 fn a_flushed_delayed_trim_never_brings_its_data_back() {
+    trimlab_device::verify::enable();
     let mut ssd = device(EngineKind::Delayed, 0);
     let mut t = write(&mut ssd, SimTime::ZERO, 100, 4, 10);
     t = flush(&mut ssd, t);
@@ -94,6 +96,7 @@ fn a_flushed_delayed_trim_never_brings_its_data_back() {
 
 #[test]
 fn an_unflushed_trim_may_be_lost_and_an_unflushed_rewrite_after_a_flushed_trim_is() {
+    trimlab_device::verify::enable();
     let mut ssd = device(EngineKind::Delayed, 0);
     let mut t = write(&mut ssd, SimTime::ZERO, 100, 4, 10);
     t = flush(&mut ssd, t);

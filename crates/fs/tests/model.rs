@@ -220,6 +220,7 @@ fn run_case_with<D: BlockDevice>(
 
 #[test]
 fn the_same_seed_gives_the_same_run() {
+    trimlab_device::verify::enable();
     for policy in [PolicyKind::Lazy, PolicyKind::Async, PolicyKind::Selective { low_pct: 30, high_pct: 60 }] {
         let a = run_case(small_ssd(), policy, 7, 200);
         let b = run_case(small_ssd(), policy, 7, 200);
@@ -236,6 +237,7 @@ fn seeds() -> Vec<u64> {
 
 #[test]
 fn random_operations_never_corrupt_leak_or_trim_live_data_on_an_ssd() {
+    trimlab_device::verify::enable();
     for policy in PolicyKind::all_for_tests() {
         for seed in seeds() {
             run_case(small_ssd(), policy, seed, 400);
@@ -248,6 +250,7 @@ fn random_operations_never_corrupt_leak_or_trim_live_data_on_an_ssd() {
 /// worker frees them into a later transaction; the invariants and read-back hold throughout.
 #[test]
 fn random_operations_with_xfs_inodegc() {
+    trimlab_device::verify::enable();
     for policy in
         [PolicyKind::DiscardBatch, PolicyKind::Ext4Discard, PolicyKind::LazyReuse, PolicyKind::Async]
     {
@@ -261,6 +264,7 @@ fn random_operations_with_xfs_inodegc() {
 
 #[test]
 fn random_operations_on_a_thin_volume() {
+    trimlab_device::verify::enable();
     for policy in [PolicyKind::Discard, PolicyKind::LazyReuse, PolicyKind::Async, PolicyKind::Fstrim] {
         for seed in seeds() {
             let thin = ThinVolume::new(ThinConfig::xtremio_like(48 << 20)).unwrap();
@@ -271,6 +275,7 @@ fn random_operations_on_a_thin_volume() {
 
 #[test]
 fn a_full_file_system_says_no_space_and_recovers_after_unlink() {
+    trimlab_device::verify::enable();
     for policy in PolicyKind::all_for_tests() {
         let mut fs = FileSystem::mkfs(small_ssd(), config(policy), SimTime::ZERO, false).unwrap();
         let a = fs.create("a").unwrap();
@@ -298,6 +303,7 @@ fn a_full_file_system_says_no_space_and_recovers_after_unlink() {
 /// at once, and the sync frees the blocks. A bad tick is refused at mkfs with the field named.
 #[test]
 fn xfs_inodegc_defers_frees_past_a_sync_unless_space_is_low() {
+    trimlab_device::verify::enable();
     let mut config = config(PolicyKind::DiscardBatch);
     config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000 });
     let mut fs = FileSystem::mkfs(small_ssd(), config.clone(), SimTime::ZERO, false).unwrap();
@@ -339,6 +345,7 @@ fn xfs_inodegc_defers_frees_past_a_sync_unless_space_is_low() {
 /// (xfs_blockgc_free_space -> xfs_inodegc_flush) and succeeds.
 #[test]
 fn xfs_inodegc_queue_is_flushed_when_a_write_needs_its_space() {
+    trimlab_device::verify::enable();
     let mut config = config(PolicyKind::DiscardBatch);
     config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000 });
     let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
@@ -360,6 +367,7 @@ fn xfs_inodegc_queue_is_flushed_when_a_write_needs_its_space() {
 
 #[test]
 fn write_then_read_back_through_the_device() {
+    trimlab_device::verify::enable();
     let mut fs = FileSystem::mkfs(small_ssd(), config(PolicyKind::NoDiscard), SimTime::ZERO, false).unwrap();
     let a = fs.create("a").unwrap();
     let tag = fs.write(a, 0, 3 * BS).unwrap();
@@ -373,6 +381,7 @@ fn write_then_read_back_through_the_device() {
 
 #[test]
 fn fitrim_skips_groups_trimmed_since_mount_and_honours_minlen() {
+    trimlab_device::verify::enable();
     let thin = ThinVolume::new(ThinConfig::xtremio_like(48 << 20)).unwrap();
     let mut fs = FileSystem::mkfs(thin, config(PolicyKind::NoDiscard), SimTime::ZERO, false).unwrap();
     let a = fs.create("a").unwrap();

@@ -7,6 +7,7 @@ pub mod lpn;
 pub mod page_ftl;
 pub mod page_map;
 pub mod variant;
+pub mod verify;
 pub mod victim;
 pub mod write_buffer;
 

@@ -108,6 +108,8 @@ pub struct PageFtl {
     gc_requested: Vec<bool>,
     host_sequence: u64,
     stats: FtlStats,
+    /// When the full check runs after a GC (tests; see `crate::verify`).
+    verify_cadence: crate::verify::Cadence,
     // 004 options (crate::variant); the defaults leave the FTL as the device uses it.
     stripe_unit: StripeUnit,
     /// Planes of each channel in striping order, and a round-robin cursor per channel.
@@ -150,6 +152,7 @@ impl PageFtl {
             gc_requested: vec![false; planes],
             host_sequence: 0,
             stats: FtlStats::default(),
+            verify_cadence: crate::verify::Cadence::default(),
             stripe_unit: StripeUnit::Page,
             channel_planes: Vec::new(),
             channel_cursor: Vec::new(),
@@ -594,8 +597,11 @@ impl PageFtl {
         self.stats.gc_victims += outcome.victims as u64;
         self.stats.gc_pages_copied += outcome.pages_copied as u64;
         self.stats.gc_busy_ns += outcome.done.since(start);
-        #[cfg(feature = "verify")]
-        self.check().unwrap_or_else(|e| panic!("after GC on plane {plane}: {e}"));
+        let work =
+            outcome.pages_copied as u64 + outcome.victims as u64 * self.geometry.pages_per_block as u64;
+        if self.verify_cadence.due(work, self.geometry.physical_pages() as u64) {
+            self.check().unwrap_or_else(|e| panic!("after GC on plane {plane}: {e}"));
+        }
         outcome
     }
 

@@ -131,6 +131,7 @@ fn exercise(seed: u64, ftl: &mut dyn Ftl, rng: &mut impl Rng, ppb: u32) {
 
 #[test]
 fn hybrid_ftl_matches_reference() {
+    trimlab_ftl::verify::enable();
     for seed in seeds() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let g = geometry(&mut rng);
@@ -162,6 +163,7 @@ fn hybrid_ftl_matches_reference() {
 
 #[test]
 fn page_ftl_options_match_reference() {
+    trimlab_ftl::verify::enable();
     for seed in seeds() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x5eed);
         let g = geometry(&mut rng);
@@ -189,6 +191,7 @@ fn page_ftl_options_match_reference() {
 #[test]
 #[ignore = "diagnostic: prints merge and lazy-map counters of a few cases"]
 fn print_counters() {
+    trimlab_ftl::verify::enable();
     for seed in 1..=4 {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let g = geometry(&mut rng);

@@ -8,8 +8,12 @@
 //! writes per second; everything else the simulator does (events, timelines, GC victim choice,
 //! TRIM, counters) is what separates the two (docs/performance.md).
 //!
-//! Wall-clock time is read here, in the binary, never inside the model.
+//! Wall-clock time and /proc are read here, at the edge (this job measures the machine), never
+//! inside the model. Rows go to the adapter's `Ui` as they are measured.
 
+mod replay;
+
+use crate::run::RunProgress;
 use anyhow::Result;
 use std::time::Instant;
 use trimlab_device::{DeviceSection, FtlKind, FtlSection, Ssd, SsdConfig, TrimSection};
@@ -29,7 +33,20 @@ struct Case {
 /// logical block for nearly every page of a reclaimed RW log (WAF in the hundreds), so the
 /// hybrid cases run at 1/16 of the size with 35 % spare (FAST needs 7 log and reserve blocks
 /// on each of the preset's 32 chips).
-pub fn run(quick: bool, ftl: FtlKind) -> Result<()> {
+/// Where the bench's rows and progress go: the terminal, for the CLI.
+pub trait Ui {
+    /// One line of the tables, printed as soon as it is measured.
+    fn line(&mut self, text: &str);
+    /// A progress display for a case's precondition and measured phase.
+    fn progress(&mut self, label: &str) -> Box<dyn BenchProgress>;
+}
+
+/// A case's progress display: the workload's progress, plus its end.
+pub trait BenchProgress: RunProgress {
+    fn finish(&mut self);
+}
+
+pub fn run(quick: bool, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
     let mut cases = vec![
         Case {
             name: "8GiB immediate",
@@ -67,7 +84,7 @@ pub fn run(quick: bool, ftl: FtlKind) -> Result<()> {
             measured: 0.25,
         });
     }
-    println!(
+    ui.line(&format!(
         "{:<24} {:>10} {:>14} {:>14} {:>7} {:>12} {:>14} {:>14} {:>7}",
         "case",
         "physical",
@@ -78,7 +95,7 @@ pub fn run(quick: bool, ftl: FtlKind) -> Result<()> {
         "peak RSS MiB",
         "bare map w/s",
         "x bare"
-    );
+    ));
     for mut case in cases {
         if ftl == FtlKind::Hybrid {
             case.logical_bytes /= 16;
@@ -89,11 +106,11 @@ pub fn run(quick: bool, ftl: FtlKind) -> Result<()> {
                 _ => "16GiB hybrid",
             };
         }
-        bench_case(&case, ftl)?;
+        bench_case(&case, ftl, ui)?;
     }
-    bench_hybrid()?;
+    bench_hybrid(ui)?;
     if ftl == FtlKind::Page {
-        crate::bench_replay::run(quick)?;
+        replay::run(quick, ui)?;
     }
     Ok(())
 }
@@ -102,7 +119,7 @@ pub fn run(quick: bool, ftl: FtlKind) -> Result<()> {
 /// pages per block): a sequential fill, then a measured mix of 64 KiB sequential runs from a
 /// block's first page (switch merges), random 2 KiB writes (RW logs, full merges) and 64 KiB
 /// TRIMs (the trimmed-range list). Reports simulated operations per wall second.
-fn bench_hybrid() -> Result<()> {
+fn bench_hybrid(ui: &mut dyn Ui) -> Result<()> {
     use rand::Rng;
     use trimlab_hybrid::{HybridConfig, HybridFtl};
     use trimlab_sim::SimTime;
@@ -153,12 +170,12 @@ fn bench_hybrid() -> Result<()> {
         + (after.blocks_erased - before.blocks_erased);
     let host_pages = ftl.stats().host_pages_programmed - host_before;
     ftl.check().map_err(anyhow::Error::msg)?;
-    println!();
-    println!(
+    ui.line("");
+    ui.line(&format!(
         "{:<24} {:>10} {:>14} {:>14} {:>14} {:>7}",
         "case", "physical", "host ops/s", "host pages/s", "NAND ops/s", "WAF"
-    );
-    println!(
+    ));
+    ui.line(&format!(
         "{:<24} {:>10} {:>14.0} {:>14.0} {:>14.0} {:>7.3}",
         "1GiB hybrid FAST mix",
         format!("{}", ByteSize(ftl.geometry().physical_bytes())),
@@ -166,11 +183,11 @@ fn bench_hybrid() -> Result<()> {
         host_pages as f64 / seconds,
         nand_ops as f64 / seconds,
         (after.pages_programmed - before.pages_programmed) as f64 / host_pages as f64,
-    );
+    ));
     Ok(())
 }
 
-fn bench_case(case: &Case, ftl: FtlKind) -> Result<()> {
+fn bench_case(case: &Case, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
     let device = DeviceSection {
         preset: Some("nvme-tlc".into()),
         logical_bytes: Some(ByteSize(case.logical_bytes)),
@@ -189,8 +206,8 @@ fn bench_case(case: &Case, ftl: FtlKind) -> Result<()> {
     };
     let seeds = SeedTree::new(1);
     let mut tag = 1;
-    let mut bar = crate::progress::Bar::new(&format!("bench {}", case.name));
-    let start = trimlab_workload::precondition(&mut ssd, &workload, &seeds, &mut tag, &mut bar)?;
+    let mut bar = ui.progress(&format!("bench {}", case.name));
+    let start = trimlab_workload::precondition(&mut ssd, &workload, &seeds, &mut tag, bar.as_mut())?;
     ssd.start_measurement(start);
     let mut generator =
         Generator::new(&workload, ssd.capacity_bytes(), seeds.fork("bench.mix"), seeds.fork("bench.address"));
@@ -198,7 +215,7 @@ fn bench_case(case: &Case, ftl: FtlKind) -> Result<()> {
         Drive::closed_loop(32, Target::WriteBytes((case.logical_bytes as f64 * case.measured) as u64));
     bar.phase("measured");
     let wall = Instant::now();
-    let phase = run_phase(&mut ssd, &mut generator, start, drive, &mut tag, &mut bar)?;
+    let phase = run_phase(&mut ssd, &mut generator, start, drive, &mut tag, bar.as_mut())?;
     let seconds = wall.elapsed().as_secs_f64();
     bar.finish();
     let report = ssd.report(phase.end);
@@ -211,7 +228,7 @@ fn bench_case(case: &Case, ftl: FtlKind) -> Result<()> {
         &seeds,
     );
     let nand_per_s = report.nand_pages_programmed as f64 / seconds;
-    println!(
+    ui.line(&format!(
         "{:<24} {:>10} {:>14.0} {:>14.0} {:>7.3} {:>12.2} {:>14.0} {:>14.0} {:>7.2}",
         case.name,
         format!("{}", ByteSize(physical_pages as u64 * 4096)),
@@ -222,7 +239,7 @@ fn bench_case(case: &Case, ftl: FtlKind) -> Result<()> {
         rss.map_or(f64::NAN, |b| b as f64 / (1 << 20) as f64),
         bare,
         nand_per_s / bare,
-    );
+    ));
     Ok(())
 }
 

@@ -3,8 +3,9 @@
 //! through the same file reader and replay path as `trimlab replay`, and the peak memory
 //! while it does (issue 15).
 //!
-//! Wall-clock time and /proc are read here, in the binary, never inside the model.
+//! Wall-clock time and /proc are read here, at the edge, never inside the model.
 
+use super::Ui;
 use anyhow::{Context, Result};
 use rand::Rng;
 use std::io::Write;
@@ -86,7 +87,7 @@ fn write_trace(path: &Path, requests: Requests) -> Result<()> {
 /// A fresh device in GC steady state, as the device cases start: a sequential fill and the
 /// capacity once more in random writes with the trace's TRIM share, so the replay runs with GC
 /// throughout and the trimmed share of the drive already near its level under the trace.
-fn preconditioned(device: &SsdConfig, seeds: &SeedTree) -> Result<(Ssd, SimTime)> {
+fn preconditioned(device: &SsdConfig, seeds: &SeedTree, ui: &mut dyn Ui) -> Result<(Ssd, SimTime)> {
     let mut ssd = Ssd::new(device.clone());
     let workload = WorkloadConfig {
         precondition: Precondition::Steady,
@@ -95,8 +96,8 @@ fn preconditioned(device: &SsdConfig, seeds: &SeedTree) -> Result<(Ssd, SimTime)
         ..Default::default()
     };
     let mut tag = 1;
-    let mut bar = crate::progress::Bar::new("bench replay");
-    let start = trimlab_workload::precondition(&mut ssd, &workload, seeds, &mut tag, &mut bar)?;
+    let mut bar = ui.progress("bench replay");
+    let start = trimlab_workload::precondition(&mut ssd, &workload, seeds, &mut tag, bar.as_mut())?;
     bar.finish();
     Ok((ssd, start))
 }
@@ -116,7 +117,7 @@ fn mib(bytes: Option<u64>) -> f64 {
 /// resident set after a quarter of the trace and at its end (equal when memory is flat in the
 /// trace's length); then the same requests without text on a second preconditioned device
 /// (simulate alone), which must end in the same report. Returns the table row.
-fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<String> {
+fn case(requests: u64, device: &SsdConfig, dir: &Path, ui: &mut dyn Ui) -> Result<String> {
     let seeds = SeedTree::new(1);
     let logical_bytes = device.logical_bytes();
     let trace = TempTrace(dir.join(format!("trimlab-bench-replay-{}-{requests}.log", std::process::id())));
@@ -129,7 +130,7 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<String> {
 
     let wall = Instant::now();
     let mut parsed = 0u64;
-    for record in crate::trace_cmd::open_trace(&trace.0, ReaderOptions::default())? {
+    for record in open_trace(&trace.0)? {
         std::hint::black_box(record?);
         parsed += 1;
     }
@@ -137,24 +138,24 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<String> {
     anyhow::ensure!(parsed == requests, "bench replay: parsed {parsed} of {requests} requests");
 
     let peak_reset = reset_peak_rss();
-    let (mut ssd, start) = preconditioned(device, &seeds)?;
+    let (mut ssd, start) = preconditioned(device, &seeds, ui)?;
     let quarter = requests / 4;
     let mut peak_quarter = None;
     let wall = Instant::now();
-    let reader = crate::trace_cmd::open_trace(&trace.0, ReaderOptions::default())?;
-    let records = crate::trace_cmd::ParsedTrace::spawn(reader)?.enumerate().map(|(i, r)| {
+    let reader = open_trace(&trace.0)?;
+    let records = crate::parsed_trace::ParsedTrace::spawn(reader)?.enumerate().map(|(i, r)| {
         if i as u64 == quarter {
-            peak_quarter = crate::bench::peak_rss_bytes();
+            peak_quarter = super::peak_rss_bytes();
         }
         r
     });
     let replayed = trimlab_trace::replay_from(&mut ssd, start, records, options)?;
     let replay_s = wall.elapsed().as_secs_f64();
-    let peak_end = crate::bench::peak_rss_bytes();
+    let peak_end = super::peak_rss_bytes();
     ssd.check().map_err(anyhow::Error::msg).context("consistency check after the bench replay")?;
     drop(ssd);
 
-    let (mut ssd, start) = preconditioned(device, &seeds)?;
+    let (mut ssd, start) = preconditioned(device, &seeds, ui)?;
     let wall = Instant::now();
     // Times relative to the first request, as the reader makes them.
     let mut first_us = None;
@@ -191,15 +192,15 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path) -> Result<String> {
 
 /// The replay case: 6 M requests, and with the full bench 24 M as well (4x the trace, the
 /// same peak memory).
-pub fn run(quick: bool) -> Result<()> {
-    let config = crate::config_arg::defaults(&[])?;
+pub fn run(quick: bool, ui: &mut dyn Ui) -> Result<()> {
+    let config = crate::default_config(&[])?;
     let device = SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
     let lengths: &[u64] = if quick { &[6_000_000] } else { &[6_000_000, 24_000_000] };
     // The rows come after the cases' progress lines.
     let rows =
-        lengths.iter().map(|&n| case(n, &device, &std::env::temp_dir())).collect::<Result<Vec<_>>>()?;
-    println!();
-    println!(
+        lengths.iter().map(|&n| case(n, &device, &std::env::temp_dir(), ui)).collect::<Result<Vec<_>>>()?;
+    ui.line("");
+    ui.line(&format!(
         "{:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>8} {:>8}",
         "replay case",
         "requests",
@@ -211,13 +212,20 @@ pub fn run(quick: bool) -> Result<()> {
         "WAF",
         "RSS@1/4",
         "RSS@end"
-    );
-    println!(
+    ));
+    ui.line(&format!(
         "{:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>8} {:>8}",
         "", "", "M req/s", "M req/s", "M req/s", "simulate", "2M/s", "", "MiB", "MiB"
-    );
+    ));
     for row in rows {
-        println!("{row}");
+        ui.line(&row);
     }
     Ok(())
+}
+
+/// The generated trace behind a 1 MiB buffer, as `trimlab replay` reads a file.
+fn open_trace(path: &Path) -> Result<trimlab_trace::TraceReader<std::io::BufReader<std::fs::File>>> {
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    Ok(trimlab_trace::TraceReader::new(reader, &path.display().to_string(), ReaderOptions::default())?)
 }

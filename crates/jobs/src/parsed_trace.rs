@@ -1,0 +1,177 @@
+//! A trace read and parsed on its own thread, handed to the replay in file order. Reading and
+//! parsing text is I/O, not simulation: the single-threaded replay sees the same records, the
+//! same error and the same skipped count in the same order as from the reader itself.
+
+use anyhow::{Context, Result};
+use std::io::BufRead;
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
+use std::thread::JoinHandle;
+use trimlab_trace::{TraceError, TraceFormat, TraceReader, TraceRecord};
+
+/// Requests handed from the reader thread to the replay at a time: enough that the hand-over
+/// costs nothing per request, few enough that what is in flight stays far below the device
+/// model's own memory (memory flat in the trace's length). Assumption, tried with `trimlab
+/// bench`.
+const BATCH_RECORDS: usize = 4096;
+/// Batches queued between the threads (at most this many, plus one being filled and one being
+/// replayed: about 1 MB).
+const BATCHES_IN_FLIGHT: usize = 4;
+
+enum Batch {
+    Records(Vec<TraceRecord>),
+    /// The trace ended, at its end or at its first error, after `skipped_bad` skipped lines.
+    End {
+        error: Option<TraceError>,
+        skipped_bad: u64,
+    },
+}
+
+/// A trace read and parsed on its own thread, its records handed over in file order through a
+/// bounded channel, so parsing runs beside the simulation instead of before each request.
+/// Reading and parsing text is I/O, not simulation: the single-threaded replay sees the same
+/// records, the same error and the same skipped count in the same order as from the reader
+/// itself, so no result changes.
+pub(crate) struct ParsedTrace {
+    format: TraceFormat,
+    batches: Receiver<Batch>,
+    /// Emptied batches go back to the reader thread to be filled again.
+    recycle: Sender<Vec<TraceRecord>>,
+    current: Vec<TraceRecord>,
+    position: usize,
+    ended: bool,
+    skipped_bad: u64,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ParsedTrace {
+    pub fn spawn<R: BufRead + Send + 'static>(mut reader: TraceReader<R>) -> Result<ParsedTrace> {
+        let format = reader.format();
+        let (batch_tx, batches) = sync_channel(BATCHES_IN_FLIGHT);
+        let (recycle, recycled) = channel::<Vec<TraceRecord>>();
+        let thread = std::thread::Builder::new()
+            .name("trace-reader".into())
+            .spawn(move || {
+                let fresh = || recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH_RECORDS));
+                let mut batch = fresh();
+                loop {
+                    match reader.next() {
+                        Some(Ok(record)) => {
+                            batch.push(record);
+                            if batch.len() == BATCH_RECORDS {
+                                let full = std::mem::replace(&mut batch, fresh());
+                                // A closed channel: the replay stopped (at a device error), so
+                                // nobody wants the rest.
+                                if batch_tx.send(Batch::Records(full)).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                        end => {
+                            if !batch.is_empty() && batch_tx.send(Batch::Records(batch)).is_err() {
+                                return;
+                            }
+                            let error = end.and_then(Result::err);
+                            let _ = batch_tx.send(Batch::End { error, skipped_bad: reader.skipped_bad() });
+                            return;
+                        }
+                    }
+                }
+            })
+            .context("cannot start the trace reader thread")?;
+        Ok(ParsedTrace {
+            format,
+            batches,
+            recycle,
+            current: Vec::new(),
+            position: 0,
+            ended: false,
+            skipped_bad: 0,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn format(&self) -> TraceFormat {
+        self.format
+    }
+
+    /// Malformed lines skipped (with `--skip-bad`); final once the records have run out.
+    pub fn skipped_bad(&self) -> u64 {
+        self.skipped_bad
+    }
+}
+
+impl Iterator for ParsedTrace {
+    type Item = Result<TraceRecord, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(&record) = self.current.get(self.position) {
+                self.position += 1;
+                return Some(Ok(record));
+            }
+            if self.ended {
+                return None;
+            }
+            match self.batches.recv() {
+                Ok(Batch::Records(records)) => {
+                    let mut done = std::mem::replace(&mut self.current, records);
+                    self.position = 0;
+                    done.clear();
+                    // The reader thread may have finished; then the vector is simply dropped.
+                    if done.capacity() >= BATCH_RECORDS {
+                        let _ = self.recycle.send(done);
+                    }
+                }
+                Ok(Batch::End { error, skipped_bad }) => {
+                    self.ended = true;
+                    self.skipped_bad = skipped_bad;
+                    if let Some(error) = error {
+                        return Some(Err(error));
+                    }
+                }
+                Err(_) => {
+                    // The thread always ends the trace before it returns, so it panicked: a bug.
+                    if let Some(Err(panic)) = self.thread.take().map(JoinHandle::join) {
+                        std::panic::resume_unwind(panic);
+                    }
+                    unreachable!("the trace reader thread stopped without ending the trace");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trimlab_trace::ReaderOptions;
+
+    /// The reader thread changes nothing: over several batches, with bad lines skipped or
+    /// stopping the trace, it yields what the reader yields, in order, and the same count.
+    #[test]
+    fn the_reader_thread_hands_over_the_same_records_error_and_skipped_count() {
+        let mut text = String::from("fio version 3 iolog\n");
+        for i in 0..3 * BATCH_RECORDS as u64 {
+            text += &format!("{i} f {} {} 4096\n", if i % 10 == 3 { "trim" } else { "write" }, i * 4096);
+            if i % 1000 == 999 {
+                text += "7 f write zero 4096\n";
+            }
+        }
+        let show = |r: Result<TraceRecord, TraceError>| match r {
+            Ok(record) => format!("{record:?}"),
+            Err(e) => e.to_string(),
+        };
+        for skip_bad in [true, false] {
+            let options = ReaderOptions { skip_bad, ..Default::default() };
+            let direct: Vec<String> =
+                TraceReader::new(text.as_bytes(), "t", options).unwrap().map(show).collect();
+            let input = std::io::Cursor::new(text.clone().into_bytes());
+            let mut threaded = ParsedTrace::spawn(TraceReader::new(input, "t", options).unwrap()).unwrap();
+            let got: Vec<String> = threaded.by_ref().map(show).collect();
+            assert_eq!(got.len(), direct.len());
+            assert_eq!(got, direct);
+            assert_eq!(threaded.skipped_bad(), if skip_bad { 12 } else { 0 });
+            assert!(threaded.next().is_none());
+        }
+    }
+}
