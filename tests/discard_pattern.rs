@@ -135,7 +135,7 @@ const XFS_TRIES: usize = 3;
 /// again.
 fn rerecord(fs: &str, tools: &[&str], repeats: bool) -> bool {
     if let Some(why) = cannot_run(tools) {
-        eprintln!("SKIP {fs} discard pattern: {why}");
+        common::skip(&format!("{fs} discard pattern"), &why);
         return true;
     }
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());

@@ -9,6 +9,8 @@
 //! A test whose tools are missing, or (ext4) that is not running as root, prints why and
 //! passes without running: the rest of the suite must work on a developer laptop too.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -27,8 +29,9 @@ fn missing(tools: &[&str]) -> Option<String> {
 }
 
 fn skip(test: &str, why: &str) {
-    eprintln!(
-        "SKIP {test}: {why} (install: qemu-utils libnbd-bin nbdkit fuse3 e2fsprogs xfsprogs btrfs-progs; .ci/run does)"
+    common::skip(
+        test,
+        &format!("{why} (install: qemu-utils libnbd-bin nbdkit fuse3 e2fsprogs xfsprogs btrfs-progs; .ci/run does)"),
     );
 }
 

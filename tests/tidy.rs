@@ -92,19 +92,7 @@ fn no_unsafe_and_every_file_says_what_it_models() {
 fn crate_dependencies_follow_the_layer_table() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
-    let table = architecture
-        .split("<!-- layers:begin -->")
-        .nth(1)
-        .and_then(|rest| rest.split("<!-- layers:end -->").next())
-        .expect("ARCHITECTURE.md has a layer table between the layers markers");
-    let mut layer_of = std::collections::BTreeMap::new();
-    for row in table.lines().filter(|l| l.starts_with("| ") && !l.contains("layer")) {
-        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
-        let layer: u32 = cells[0].parse().unwrap_or_else(|_| panic!("layer table row {row:?}"));
-        for name in cells[1].split(',').map(str::trim) {
-            layer_of.insert(name.to_string(), layer);
-        }
-    }
+    let layer_of = layer_table(&architecture);
     let mut problems = Vec::new();
     let mut crates: Vec<_> =
         std::fs::read_dir(root.join("crates")).unwrap().flatten().map(|e| e.path()).collect();
@@ -129,4 +117,241 @@ fn crate_dependencies_follow_the_layer_table() {
         }
     }
     assert!(problems.is_empty(), "layering broken:\n{}", problems.join("\n"));
+}
+
+/// The crates `src/` (the binary) and `python/src` may name: they are adapters that parse,
+/// call one job entry of `trimlab-jobs` and print or convert. `nbd` is serve's network edge and
+/// `sim` gives the binary sizes and durations for its flags.
+const ADAPTER_EDGES: &[(&str, &str, &[&str])] =
+    &[("src", "Cargo.toml", &["jobs", "nbd", "sim"]), ("python/src", "python/Cargo.toml", &["jobs"])];
+
+/// Every `trimlab_<name>` an adapter's code names, and every `trimlab-<name>` its manifest's
+/// `[dependencies]` lists, is one of its allowed edges.
+#[test]
+fn adapters_reach_the_model_only_through_jobs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    for (dir, manifest, allowed) in ADAPTER_EDGES {
+        let mut files = Vec::new();
+        rust_files(&root.join(dir), &mut files);
+        assert!(!files.is_empty(), "{dir} has no Rust files");
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                for (at, _) in line.match_indices("trimlab_") {
+                    let name: String =
+                        line[at + 8..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+                    // A path into a crate (`trimlab_x::`), not a word such as a JSON key.
+                    let is_path = line[at + 8 + name.len()..].starts_with("::");
+                    if is_path && !allowed.contains(&name.as_str()) {
+                        problems.push(format!("{}:{}: names trimlab_{name}", file.display(), i + 1));
+                    }
+                }
+            }
+        }
+        let text = std::fs::read_to_string(root.join(manifest)).unwrap();
+        let dependencies =
+            text.split("[dependencies]").nth(1).unwrap_or("").split("\n[").next().unwrap_or("");
+        for line in dependencies.lines() {
+            let Some(dep) = line.trim().strip_prefix("trimlab-") else { continue };
+            let dep = dep.split([' ', '=']).next().unwrap_or_default();
+            if !allowed.contains(&dep) {
+                problems.push(format!("{manifest}: [dependencies] lists trimlab-{dep}"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "an adapter reaches past trimlab-jobs (allowed: {ADAPTER_EDGES:?}); add a job entry instead:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// Layers of ARCHITECTURE.md's layer table, by crate name.
+fn layer_table(architecture: &str) -> std::collections::BTreeMap<String, u32> {
+    let table = architecture
+        .split("<!-- layers:begin -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- layers:end -->").next())
+        .expect("ARCHITECTURE.md has a layer table between the layers markers");
+    let mut layer_of = std::collections::BTreeMap::new();
+    for row in table.lines().filter(|l| l.starts_with("| ") && !l.contains("layer")) {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let layer: u32 = cells[0].parse().unwrap_or_else(|_| panic!("layer table row {row:?}"));
+        for name in cells[1].split(',').map(str::trim) {
+            layer_of.insert(name.to_string(), layer);
+        }
+    }
+    layer_of
+}
+
+/// A dependency that skips a floor (from layer L to a layer below L - 1, other than the layer-0
+/// foundations every crate may use) is listed in ARCHITECTURE.md's skip table with its reason,
+/// and every listed skip still exists, so the list only shrinks.
+#[test]
+fn layer_skips_are_the_listed_ones() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let layer_of = layer_table(&architecture);
+    let listed: std::collections::BTreeSet<(String, String)> = architecture
+        .split("<!-- skips:begin -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- skips:end -->").next())
+        .expect("ARCHITECTURE.md has a skip table between the skips markers")
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| from"))
+        .map(|row| {
+            let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+            (cells[0].to_string(), cells[1].to_string())
+        })
+        .collect();
+    let mut found = std::collections::BTreeSet::new();
+    for (name, &layer) in &layer_of {
+        let Ok(manifest) = std::fs::read_to_string(root.join("crates").join(name).join("Cargo.toml")) else {
+            continue;
+        };
+        for line in manifest.lines() {
+            let Some(dep) = line.trim().strip_prefix("trimlab-") else { continue };
+            let dep = dep.split([' ', '=']).next().unwrap_or_default();
+            let l = layer_of.get(dep).copied().unwrap_or(0);
+            if l > 0 && l + 1 < layer {
+                found.insert((name.clone(), dep.to_string()));
+            }
+        }
+    }
+    let unlisted: Vec<_> = found.difference(&listed).collect();
+    let stale: Vec<_> = listed.difference(&found).collect();
+    assert!(
+        unlisted.is_empty(),
+        "dependencies that skip a floor without a row in ARCHITECTURE.md's skip table: {unlisted:?}"
+    );
+    assert!(stale.is_empty(), "skip table rows that no longer exist (remove them): {stale:?}");
+}
+
+/// Functions longer than this many lines are listed in `tests/tidy-long-functions.txt`.
+const FUNCTION_LINES_MAX: usize = 70;
+/// No function may be longer than this unless the list holds it from before the ratchet (those
+/// may only shrink; tests/tidy-long-functions.txt marks them).
+const FUNCTION_LINES_LIMIT: usize = 150;
+
+/// (`path::name`, lines) of every function in the source (rustfmt's layout: a function ends at
+/// the first line that is its indentation and `}`).
+fn function_lengths(root: &Path) -> Vec<(String, usize)> {
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("python/src"), &mut files);
+    let mut out = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(root).unwrap().display().to_string();
+        if !relative.contains("/src/") && !relative.starts_with("src/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let t = line.trim_start();
+            let indent = &line[..line.len() - t.len()];
+            let rest = ["pub(crate) ", "pub(super) ", "pub ", "const ", "async "]
+                .iter()
+                .fold(t, |r, p| r.strip_prefix(p).unwrap_or(r));
+            let Some(name) = rest.strip_prefix("fn ") else { continue };
+            if line.trim_end().ends_with(';') {
+                continue;
+            }
+            let name: String = name.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let close = format!("{indent}}}");
+            if let Some(end) = lines[i + 1..].iter().position(|l| *l == close) {
+                out.push((format!("{relative}::{name}"), end + 2));
+            }
+        }
+    }
+    out
+}
+
+/// The long-function ratchet: no new function over FUNCTION_LINES_LIMIT lines; one over
+/// FUNCTION_LINES_MAX only if `tests/tidy-long-functions.txt` lists it at that length or more;
+/// a listed function that got shorter or went is taken off the list (the list only shrinks).
+#[test]
+fn long_functions_only_shrink() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let list_path = root.join("tests/tidy-long-functions.txt");
+    let listed: std::collections::BTreeMap<String, usize> = std::fs::read_to_string(&list_path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (name, lines) = l.rsplit_once(' ').expect("`path::function lines`");
+            (name.to_string(), lines.parse().expect("a line count"))
+        })
+        .collect();
+    let mut problems = Vec::new();
+    let mut long = std::collections::BTreeMap::new();
+    for (name, lines) in function_lengths(root) {
+        if lines > FUNCTION_LINES_LIMIT && !listed.contains_key(&name) {
+            problems.push(format!("{name}: {lines} lines (no function may exceed {FUNCTION_LINES_LIMIT})"));
+        }
+        if lines > FUNCTION_LINES_MAX {
+            match listed.get(&name) {
+                Some(&max) if lines <= max => {}
+                Some(&max) => {
+                    problems.push(format!("{name}: {lines} lines, listed at {max}: it may only shrink"))
+                }
+                None => problems.push(format!("{name}: {lines} lines (over {FUNCTION_LINES_MAX}; split it)")),
+            }
+            long.insert(name, lines);
+        }
+    }
+    for (name, &max) in &listed {
+        match long.get(name) {
+            Some(&lines) if lines < max => {
+                problems.push(format!("{name}: now {lines} lines: lower its entry from {max} to {lines}"))
+            }
+            None => {
+                problems.push(format!("{name}: no longer over {FUNCTION_LINES_MAX} lines: remove its entry"))
+            }
+            _ => {}
+        }
+    }
+    assert!(problems.is_empty(), "{}:\n{}", list_path.display(), problems.join("\n"));
+}
+
+/// Every source file is named in ARCHITECTURE.md's code map, under its crate's entry (by its
+/// path inside `src/`, e.g. `fs/mod.rs`, or its file name).
+#[test]
+fn every_source_file_is_in_the_code_map() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let map = architecture.split("## Code map").nth(1).unwrap().split("\n## ").next().unwrap();
+    let entry_of = |heading: &str| -> String {
+        let start = map.find(&format!("**{heading}**")).unwrap_or_else(|| panic!("no **{heading}** entry"));
+        let rest = &map[start + heading.len() + 4..];
+        rest[..rest.find("\n**").unwrap_or(rest.len())].to_string()
+    };
+    let mut problems = Vec::new();
+    let mut check = |heading: &str, src: PathBuf| {
+        let entry = entry_of(heading);
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for file in files {
+            let inner = file.strip_prefix(&src).unwrap().display().to_string();
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            if name == "lib.rs" || name == "main.rs" {
+                continue;
+            }
+            if !entry.contains(&format!("`{inner}`")) && !entry.contains(&format!("`{name}`")) {
+                problems.push(format!("{heading}: `{inner}` is not in its code map entry"));
+            }
+        }
+    };
+    let mut crates: Vec<_> =
+        std::fs::read_dir(root.join("crates")).unwrap().flatten().map(|e| e.path()).collect();
+    crates.sort();
+    for dir in crates {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        check(&format!("crates/{name}"), dir.join("src"));
+    }
+    check("src/", root.join("src"));
+    check("python/", root.join("python/src"));
+    assert!(problems.is_empty(), "ARCHITECTURE.md's code map misses files:\n{}", problems.join("\n"));
 }

@@ -25,3 +25,16 @@ pub fn scratch(name: &str) -> PathBuf {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Says a test did not run and why: on stderr, and as a line in the file `TRIMLAB_SKIPPED`
+/// names (scripts/test-all sets it and lists the lines in its summary), so a skip is never
+/// mistaken for a pass.
+pub fn skip(test: &str, why: &str) {
+    eprintln!("SKIPPED {test}: {why}");
+    if let Some(path) = std::env::var_os("TRIMLAB_SKIPPED") {
+        use std::io::Write;
+        if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = writeln!(file, "{test}: {why}");
+        }
+    }
+}

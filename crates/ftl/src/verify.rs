@@ -36,7 +36,7 @@ pub fn enabled() -> bool {
 
 /// A drive of at most this many physical pages is checked after every step: a walk of its maps
 /// costs less than the step's own bookkeeping in the model tests that build such drives.
-const ALWAYS_CHECKED_PAGES: u64 = 1 << 16;
+const ALWAYS_CHECKED_PAGES: u64 = 1 << 12;
 
 /// When the full check is due. A walk of the maps after every GC on a large drive makes a run
 /// quadratic (a 1 GiB drive in the CLI tests: 324 s with, 9.5 s without); so on a drive larger

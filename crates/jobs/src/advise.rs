@@ -98,84 +98,14 @@ fn advice_report(
     list: &[Scenario],
     results: &[Replayed],
 ) -> ExperimentReport {
-    let mut table = Table::new(
-        "advise",
-        "Each way of handling the trace's discards, replayed on the same device",
-        &[
-            "scenario",
-            "waf",
-            "nand_blocks_erased",
-            "read_p50_us",
-            "read_p99_us",
-            "read_p999_us",
-            "write_p50_us",
-            "write_p99_us",
-            "write_p999_us",
-            "trim_commands",
-            "trim_foreground_ms",
-            "gc_busy_ms",
-            "sim_time_s",
-        ],
-    );
-    for (s, r) in list.iter().zip(results) {
-        let rep = &r.report;
-        table.push_row([
-            Cell::Text(s.label.clone()),
-            Cell::Num(rep.waf),
-            Cell::Int(rep.nand_blocks_erased as i64),
-            Cell::Num(us(rep.latency.read.p50_ns)),
-            Cell::Num(us(rep.latency.read.p99_ns)),
-            Cell::Num(us(rep.latency.read.p999_ns)),
-            Cell::Num(us(rep.latency.write.p50_ns)),
-            Cell::Num(us(rep.latency.write.p99_ns)),
-            Cell::Num(us(rep.latency.write.p999_ns)),
-            Cell::Int(rep.trim.commands as i64),
-            Cell::Num(ms(rep.trim.foreground_total_ns)),
-            Cell::Num(ms(rep.gc.busy_ns)),
-            Cell::Num(rep.sim_time_ns as f64 / 1e9),
-        ]);
-    }
     let replays: Vec<_> = results
         .iter()
         .map(|r| trimlab_trace::advice::Replayed { stats: &r.stats, report: &r.report })
         .collect();
     let advice = trimlab_trace::advice::recommend(list, &replays);
     let (choice, reason) = (advice.policy.to_string(), advice.reason);
-    let labels: Vec<String> = list.iter().map(|s| s.label.clone()).collect();
-    // Read and write latencies (and TRIM and GC times) differ by orders of magnitude: those
-    // plots use a log axis so the small values stay visible.
-    let bars = |name: &str, title: &str, y: &str, log_y: bool, series: Vec<(String, Vec<f64>)>| Plot {
-        name: name.into(),
-        title: title.into(),
-        x_label: "scenario".into(),
-        y_label: y.into(),
-        log_y,
-        kind: PlotKind::Bars { categories: labels.clone(), series },
-    };
-    let pick = |f: &dyn Fn(&DeviceReport) -> f64| results.iter().map(|r| f(&r.report)).collect::<Vec<f64>>();
-    let plots = vec![
-        bars("waf", "Write amplification", "WAF", false, vec![("WAF".into(), pick(&|r| r.waf))]),
-        bars(
-            "latency_p99",
-            "p99 latency (us)",
-            "microseconds (log)",
-            true,
-            vec![
-                ("read p99".into(), pick(&|r| us(r.latency.read.p99_ns))),
-                ("write p99".into(), pick(&|r| us(r.latency.write.p99_ns))),
-            ],
-        ),
-        bars(
-            "trim_and_gc_time",
-            "Foreground TRIM time and GC time (ms)",
-            "milliseconds (log)",
-            true,
-            vec![
-                ("TRIM foreground".into(), pick(&|r| ms(r.trim.foreground_total_ns))),
-                ("GC busy".into(), pick(&|r| ms(r.gc.busy_ns))),
-            ],
-        ),
-    ];
+    let table = advice_table(list, results);
+    let plots = advice_plots(list, results);
     let s = &results[0].stats;
     let skipped = results[0].skipped_bad;
     let periods: Vec<u64> = list
@@ -227,6 +157,87 @@ fn advice_report(
             ("reason".into(), reason),
         ],
     }
+}
+
+/// One row per scenario: WAF, erases, latency percentiles, TRIM and GC time.
+fn advice_table(list: &[Scenario], results: &[Replayed]) -> Table {
+    let mut table = Table::new(
+        "advise",
+        "Each way of handling the trace's discards, replayed on the same device",
+        &[
+            "scenario",
+            "waf",
+            "nand_blocks_erased",
+            "read_p50_us",
+            "read_p99_us",
+            "read_p999_us",
+            "write_p50_us",
+            "write_p99_us",
+            "write_p999_us",
+            "trim_commands",
+            "trim_foreground_ms",
+            "gc_busy_ms",
+            "sim_time_s",
+        ],
+    );
+    for (s, r) in list.iter().zip(results) {
+        let rep = &r.report;
+        table.push_row([
+            Cell::Text(s.label.clone()),
+            Cell::Num(rep.waf),
+            Cell::Int(rep.nand_blocks_erased as i64),
+            Cell::Num(us(rep.latency.read.p50_ns)),
+            Cell::Num(us(rep.latency.read.p99_ns)),
+            Cell::Num(us(rep.latency.read.p999_ns)),
+            Cell::Num(us(rep.latency.write.p50_ns)),
+            Cell::Num(us(rep.latency.write.p99_ns)),
+            Cell::Num(us(rep.latency.write.p999_ns)),
+            Cell::Int(rep.trim.commands as i64),
+            Cell::Num(ms(rep.trim.foreground_total_ns)),
+            Cell::Num(ms(rep.gc.busy_ns)),
+            Cell::Num(rep.sim_time_ns as f64 / 1e9),
+        ]);
+    }
+    table
+}
+
+/// WAF, p99 latencies and TRIM / GC time per scenario, as bars.
+fn advice_plots(list: &[Scenario], results: &[Replayed]) -> Vec<Plot> {
+    let labels: Vec<String> = list.iter().map(|s| s.label.clone()).collect();
+    // Read and write latencies (and TRIM and GC times) differ by orders of magnitude: those
+    // plots use a log axis so the small values stay visible.
+    let bars = |name: &str, title: &str, y: &str, log_y: bool, series: Vec<(String, Vec<f64>)>| Plot {
+        name: name.into(),
+        title: title.into(),
+        x_label: "scenario".into(),
+        y_label: y.into(),
+        log_y,
+        kind: PlotKind::Bars { categories: labels.clone(), series },
+    };
+    let pick = |f: &dyn Fn(&DeviceReport) -> f64| results.iter().map(|r| f(&r.report)).collect::<Vec<f64>>();
+    vec![
+        bars("waf", "Write amplification", "WAF", false, vec![("WAF".into(), pick(&|r| r.waf))]),
+        bars(
+            "latency_p99",
+            "p99 latency (us)",
+            "microseconds (log)",
+            true,
+            vec![
+                ("read p99".into(), pick(&|r| us(r.latency.read.p99_ns))),
+                ("write p99".into(), pick(&|r| us(r.latency.write.p99_ns))),
+            ],
+        ),
+        bars(
+            "trim_and_gc_time",
+            "Foreground TRIM time and GC time (ms)",
+            "milliseconds (log)",
+            true,
+            vec![
+                ("TRIM foreground".into(), pick(&|r| ms(r.trim.foreground_total_ns))),
+                ("GC busy".into(), pick(&|r| ms(r.gc.busy_ns))),
+            ],
+        ),
+    ]
 }
 
 #[cfg(test)]

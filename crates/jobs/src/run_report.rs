@@ -21,115 +21,11 @@ fn plot(name: &str, title: &str, y_label: &str, log_y: bool, series: Vec<Series>
 
 /// Totals table, the time series as a table and five plots of it (none when it is empty).
 pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row]) -> ExperimentReport {
-    let mut totals = Table::new("totals", "Totals of the measured phase", &["measure", "value"]);
-    let waf = if r.host.pages_written == 0 { Cell::Text("n/a".into()) } else { Cell::Num(r.waf) };
-    totals.push_row([Cell::from("WAF"), waf]);
-    for (k, v) in [
-        ("host pages written", r.host.pages_written),
-        ("NAND pages programmed", r.nand_pages_programmed),
-        ("NAND blocks erased", r.nand_blocks_erased),
-        ("GC victims", r.gc.victims),
-        ("TRIM commands", r.trim.commands),
-        ("write p99 (us)", r.latency.write.p99_ns / 1000),
-        ("read p99 (us)", r.latency.read.p99_ns / 1000),
-    ] {
-        totals.push_row([Cell::from(k), Cell::from(v)]);
-    }
-    totals.push_row([Cell::from("simulated time (s)"), Cell::Num(r.sim_time_ns as f64 / 1e9)]);
-
-    let mut tables = vec![totals];
+    let mut tables = vec![totals_table(r)];
     let mut plots = Vec::new();
     if !rows.is_empty() {
-        let mut t = Table::new(
-            "timeseries",
-            "Per interval (also timeseries.csv)",
-            &[
-                "start_s",
-                "host_pages_written",
-                "nand_pages_programmed",
-                "nand_blocks_erased",
-                "gc_busy_ms",
-                "trim_commands",
-                "free_blocks",
-                "waf",
-                "waf_so_far",
-                "write_p99_us",
-            ],
-        );
-        for row in rows {
-            t.push_row([
-                Cell::Num(row.start_ns as f64 / 1e9),
-                Cell::from(row.host_pages_written),
-                Cell::from(row.nand_pages_programmed),
-                Cell::from(row.nand_blocks_erased),
-                Cell::Num(row.gc_busy_ns as f64 / 1e6),
-                Cell::from(row.trim_commands),
-                Cell::from(row.free_blocks),
-                Cell::from(row.waf),
-                Cell::from(row.waf_so_far),
-                Cell::Num(row.write_p99_ns as f64 / 1e3),
-            ]);
-        }
-        tables.push(t);
-        // Each point sits at the middle of its interval, in seconds. Intervals without commands
-        // have no row; a NaN point there breaks the line instead of bridging the gap.
-        let at = |row: &Row| (row.start_ns + row.end_ns) as f64 / 2e9;
-        let pts = |f: &dyn Fn(&Row) -> f64| {
-            let mut out = Vec::with_capacity(rows.len());
-            for (i, row) in rows.iter().enumerate() {
-                if i > 0 && rows[i - 1].end_ns != row.start_ns {
-                    out.push((f64::NAN, f64::NAN));
-                }
-                out.push((at(row), f(row)));
-            }
-            out
-        };
-        let per_s = |row: &Row, v: u64| v as f64 * 1e9 / (row.end_ns - row.start_ns).max(1) as f64;
-        plots.push(plot(
-            "pages_per_s",
-            "Host writes and NAND programs per second",
-            "pages per second",
-            false,
-            vec![
-                line("host pages written", pts(&|row| per_s(row, row.host_pages_written))),
-                line("NAND pages programmed", pts(&|row| per_s(row, row.nand_pages_programmed))),
-            ],
-        ));
-        plots.push(plot(
-            "waf",
-            "Write amplification per interval and so far",
-            "WAF",
-            false,
-            vec![
-                line("per interval", pts(&|row| row.waf.unwrap_or(f64::NAN))),
-                line("so far", pts(&|row| row.waf_so_far.unwrap_or(f64::NAN))),
-            ],
-        ));
-        plots.push(plot(
-            "latency",
-            "Write and read latency per interval",
-            "microseconds",
-            true,
-            vec![
-                line("write p50", pts(&|row| row.write_p50_ns as f64 / 1e3)),
-                line("write p99", pts(&|row| row.write_p99_ns as f64 / 1e3)),
-                line("read p99", pts(&|row| row.read_p99_ns as f64 / 1e3)),
-            ],
-        ));
-        plots.push(plot(
-            "free_blocks",
-            "Free (erased) blocks at the end of each interval",
-            "blocks",
-            false,
-            vec![line("free blocks", pts(&|row| row.free_blocks as f64))],
-        ));
-        plots.push(plot(
-            "gc_busy",
-            "GC busy time per interval (summed over planes)",
-            "milliseconds",
-            false,
-            vec![line("GC busy", pts(&|row| row.gc_busy_ns as f64 / 1e6))],
-        ));
+        tables.push(timeseries_table(rows));
+        plots = timeseries_plots(rows);
     }
     ExperimentReport {
         name: "run".into(),
@@ -145,4 +41,122 @@ pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row]) -> ExperimentRepo
         plots,
         params: Vec::new(),
     }
+}
+
+fn totals_table(r: &DeviceReport) -> Table {
+    let mut totals = Table::new("totals", "Totals of the measured phase", &["measure", "value"]);
+    let waf = if r.host.pages_written == 0 { Cell::Text("n/a".into()) } else { Cell::Num(r.waf) };
+    totals.push_row([Cell::from("WAF"), waf]);
+    for (k, v) in [
+        ("host pages written", r.host.pages_written),
+        ("NAND pages programmed", r.nand_pages_programmed),
+        ("NAND blocks erased", r.nand_blocks_erased),
+        ("GC victims", r.gc.victims),
+        ("TRIM commands", r.trim.commands),
+        ("write p99 (us)", r.latency.write.p99_ns / 1000),
+        ("read p99 (us)", r.latency.read.p99_ns / 1000),
+    ] {
+        totals.push_row([Cell::from(k), Cell::from(v)]);
+    }
+    totals.push_row([Cell::from("simulated time (s)"), Cell::Num(r.sim_time_ns as f64 / 1e9)]);
+    totals
+}
+
+fn timeseries_table(rows: &[Row]) -> Table {
+    let mut t = Table::new(
+        "timeseries",
+        "Per interval (also timeseries.csv)",
+        &[
+            "start_s",
+            "host_pages_written",
+            "nand_pages_programmed",
+            "nand_blocks_erased",
+            "gc_busy_ms",
+            "trim_commands",
+            "free_blocks",
+            "waf",
+            "waf_so_far",
+            "write_p99_us",
+        ],
+    );
+    for row in rows {
+        t.push_row([
+            Cell::Num(row.start_ns as f64 / 1e9),
+            Cell::from(row.host_pages_written),
+            Cell::from(row.nand_pages_programmed),
+            Cell::from(row.nand_blocks_erased),
+            Cell::Num(row.gc_busy_ns as f64 / 1e6),
+            Cell::from(row.trim_commands),
+            Cell::from(row.free_blocks),
+            Cell::from(row.waf),
+            Cell::from(row.waf_so_far),
+            Cell::Num(row.write_p99_ns as f64 / 1e3),
+        ]);
+    }
+    t
+}
+
+/// Points of `f` over the rows, each at the middle of its interval, in seconds. Intervals
+/// without commands have no row; a NaN point there breaks the line instead of bridging the gap.
+fn points(rows: &[Row], f: &dyn Fn(&Row) -> f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 && rows[i - 1].end_ns != row.start_ns {
+            out.push((f64::NAN, f64::NAN));
+        }
+        out.push(((row.start_ns + row.end_ns) as f64 / 2e9, f(row)));
+    }
+    out
+}
+
+fn timeseries_plots(rows: &[Row]) -> Vec<Plot> {
+    let pts = |f: &dyn Fn(&Row) -> f64| points(rows, f);
+    let per_s = |row: &Row, v: u64| v as f64 * 1e9 / (row.end_ns - row.start_ns).max(1) as f64;
+    vec![
+        plot(
+            "pages_per_s",
+            "Host writes and NAND programs per second",
+            "pages per second",
+            false,
+            vec![
+                line("host pages written", pts(&|row| per_s(row, row.host_pages_written))),
+                line("NAND pages programmed", pts(&|row| per_s(row, row.nand_pages_programmed))),
+            ],
+        ),
+        plot(
+            "waf",
+            "Write amplification per interval and so far",
+            "WAF",
+            false,
+            vec![
+                line("per interval", pts(&|row| row.waf.unwrap_or(f64::NAN))),
+                line("so far", pts(&|row| row.waf_so_far.unwrap_or(f64::NAN))),
+            ],
+        ),
+        plot(
+            "latency",
+            "Write and read latency per interval",
+            "microseconds",
+            true,
+            vec![
+                line("write p50", pts(&|row| row.write_p50_ns as f64 / 1e3)),
+                line("write p99", pts(&|row| row.write_p99_ns as f64 / 1e3)),
+                line("read p99", pts(&|row| row.read_p99_ns as f64 / 1e3)),
+            ],
+        ),
+        plot(
+            "free_blocks",
+            "Free (erased) blocks at the end of each interval",
+            "blocks",
+            false,
+            vec![line("free blocks", pts(&|row| row.free_blocks as f64))],
+        ),
+        plot(
+            "gc_busy",
+            "GC busy time per interval (summed over planes)",
+            "milliseconds",
+            false,
+            vec![line("GC busy", pts(&|row| row.gc_busy_ns as f64 / 1e6))],
+        ),
+    ]
 }
