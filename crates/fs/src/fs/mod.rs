@@ -26,6 +26,7 @@ mod inodegc;
 mod journal;
 mod layout;
 mod page_cache;
+mod request_merge;
 
 use discard_worker::Worker;
 use fitrim::Fitrim;
@@ -575,11 +576,8 @@ impl<D: BlockDevice> FileSystem<D> {
         let max = (self.dev.max_transfer_bytes() / bs).max(1);
         let mut v = Vec::new();
         for r in runs {
-            let mut s = r.start;
-            while s < r.end() {
-                let n = max.min(r.end() - s);
+            for (s, n) in request_merge::pieces(r.start, r.end(), max) {
                 v.push(Command::Write { offset: s * bs, bytes: n * bs, tag: META_TAG + s });
-                s += n;
             }
         }
         v
@@ -893,26 +891,18 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         }
         let max = (self.dev.max_transfer_bytes() / bs).max(1);
-        let mut i = 0;
         let h = self.config.host.clone();
         let mut done_max = self.now;
         let mut tags = Vec::new();
-        while i < fetch.len() {
-            let (p0, l0) = fetch[i];
-            let mut n = 1;
-            while i + n < fetch.len() && (n as u64) < max && fetch[i + n] == (p0 + n as u64, l0 + n as u64) {
-                n += 1;
-            }
+        for ((p0, l0), n) in request_merge::merged_runs(&fetch, max) {
             let t = self.now.after(h.submit_ns);
             self.advance_to(t);
             self.now = t;
-            let done =
-                self.dev_submit(t, &Command::Read { offset: p0 * bs, bytes: n as u64 * bs }, Some(&mut tags));
+            let done = self.dev_submit(t, &Command::Read { offset: p0 * bs, bytes: n * bs }, Some(&mut tags));
             done_max = done_max.max(done);
             for (k, tag) in tags.iter().enumerate() {
                 out[(l0 - b0) as usize + k] = *tag;
             }
-            i += n;
         }
         if !fetch.is_empty() {
             self.now = self.now.max(done_max.after(h.complete_ns));

@@ -27,20 +27,10 @@ impl<D: BlockDevice> FileSystem<D> {
         self.stats.data_blocks_written += blocks.len() as u64;
         let bs = self.config.block_bytes;
         let max = (self.dev.max_transfer_bytes() / bs).max(1);
-        let mut reqs = Vec::new();
-        let mut i = 0;
-        while i < blocks.len() {
-            let (p0, t0) = blocks[i];
-            let mut n = 1;
-            while i + (n as usize) < blocks.len()
-                && n < max
-                && blocks[i + n as usize] == (p0 + n, t0.wrapping_add(n))
-            {
-                n += 1;
-            }
-            reqs.push(Command::Write { offset: p0 * bs, bytes: n * bs, tag: t0 });
-            i += n as usize;
-        }
+        let reqs = super::request_merge::merged_runs(&blocks, max)
+            .into_iter()
+            .map(|((p0, t0), n)| Command::Write { offset: p0 * bs, bytes: n * bs, tag: t0 })
+            .collect();
         (reqs, pages)
     }
 
