@@ -3,7 +3,7 @@
 //! file system; then, on an SSD, the WAF and wear price of never trimming for one workload.
 
 use super::bands;
-use super::host::{describe, ext4, int, mib, num, phase, run_point, ssd};
+use super::host::{describe, ext4, int, mib, num, phase, run_point, secs, ssd};
 use super::prose::Prose;
 use super::table::table;
 use super::{try_parallel_map, Options};
@@ -72,12 +72,11 @@ fn thin_config(discard: bool, o: &Options) -> RunConfig {
 
 fn thin_run(discard: bool, o: &Options) -> Result<Thin> {
     let m = run_point(&thin_config(discard, o))?;
-    let s = |ns: u64| ns as f64 / 1e9;
     Ok(Thin {
-        mkfs_s: s(int(&m, "/host/mkfs_ns")?),
-        write_s: s(int(&m, "/phases/1/figures/write_ns")?),
-        rm_s: s(int(&m, "/phases/1/figures/rm_ns")?),
-        fstrim_s: s(int(&m, "/phases/2/elapsed_ns")?),
+        mkfs_s: secs(int(&m, "/host/mkfs_ns")?),
+        write_s: secs(int(&m, "/phases/1/figures/write_ns")?),
+        rm_s: secs(int(&m, "/phases/1/figures/rm_ns")?),
+        fstrim_s: secs(int(&m, "/phases/2/elapsed_ns")?),
         fstrim_bytes: int(&m, "/phases/2/figures/trimmed_bytes")?,
         allocated_after_rm: int(&m, "/phases/1/allocated_bytes")?,
         rm_trims: int(&m, "/phases/1/figures/rm_trim_commands")?,
@@ -154,7 +153,7 @@ fn wear_run(policy: PolicyKind, idle_gc: bool, o: &Options) -> Result<Wear> {
         erases: int(&m, "/report/nand_blocks_erased")?,
         erase_max: int(&m, "/report/erase_count/max")? as u32,
         trims: int(&m, "/host/device/trim_commands")? - before,
-        elapsed_s: int(&m, "/phases/3/elapsed_ns")? as f64 / 1e9,
+        elapsed_s: secs(int(&m, "/phases/3/elapsed_ns")?),
         cancelled: int(&m, "/host/policy/reuse_cancelled_blocks")?,
         untrimmed: int(&m, "/host/policy/untrimmed_blocks")?,
         unusable_mean_ms: num(&m, "/host/freed_unusable_mean_s")? * 1e3,

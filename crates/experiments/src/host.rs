@@ -172,6 +172,10 @@ pub fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
+pub fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

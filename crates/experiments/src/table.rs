@@ -15,3 +15,8 @@ pub fn table<R: IntoIterator<Item = Cell>>(
     table.rows = rows.into_iter().map(|row| row.into_iter().collect()).collect();
     table
 }
+
+/// A yes/no cell as the sensitivity tables print it: "true" or "false".
+pub fn flag(holds: bool) -> Cell {
+    Cell::Text(holds.to_string())
+}
