@@ -83,8 +83,14 @@ pub fn cost_suffix(ns: u64) -> String {
     format!("-trim{}us", ns / 1000)
 }
 
+/// Over which costs of [`TRIM_COST_SWEEP_NS`] `claim` holds, given what was judged at each cost
+/// (see [`holding_ranges`]).
+pub fn sweep_holds<J>(swept: &[J], claim: impl Fn(&J) -> bool) -> String {
+    holding_ranges(&TRIM_COST_SWEEP_NS, &swept.iter().map(claim).collect::<Vec<_>>())
+}
+
 /// "holds from X to Y" over a sweep: the contiguous runs of costs at which a claim held.
-pub fn holding_ranges(costs_ns: &[u64], holds: &[bool]) -> String {
+fn holding_ranges(costs_ns: &[u64], holds: &[bool]) -> String {
     let mut runs: Vec<(u64, u64)> = Vec::new();
     let mut start: Option<u64> = None;
     for (i, (&c, &h)) in costs_ns.iter().zip(holds).enumerate() {

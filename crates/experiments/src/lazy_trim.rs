@@ -8,7 +8,7 @@
 
 use super::bands;
 use super::host::{
-    cost_suffix, describe, ext4, holding_ranges, int, mib, ms, num, run_point, ssd, TRIM_COST_SWEEP_NS,
+    cost_suffix, describe, ext4, int, mib, ms, num, run_point, ssd, sweep_holds, TRIM_COST_SWEEP_NS,
 };
 use super::prose::Prose;
 use super::table::{flag, table};
@@ -277,11 +277,6 @@ impl Runs {
     }
 }
 
-/// Over which swept costs `claim` holds.
-fn holds(swept: &[Judged], claim: impl Fn(&Judged) -> bool) -> String {
-    holding_ranges(&TRIM_COST_SWEEP_NS, &swept.iter().map(claim).collect::<Vec<_>>())
-}
-
 /// The share by which `policy` cuts discard's `measure` at appends of `append`, in percent.
 fn cut_pct(runs: &Runs, policy: PolicyKind, append: u64, measure: fn(&MicroResult) -> u64) -> f64 {
     100.0
@@ -383,31 +378,31 @@ fn verdicts(runs: &Runs, era: &Judged, swept: &[Judged]) -> Vec<Verdict> {
             "within 15 points of -99 %",
             era.fsync_cut > 0.0,
             era.fsync_in_band,
-            format!("discard {:.2} ms, lazy {:.3} ms: -{:.1} %; in band {}", ms(d.fsync_ns), ms(l.fsync_ns), 100.0 * era.fsync_cut, holds(swept, |j| j.fsync_in_band)),
+            format!("discard {:.2} ms, lazy {:.3} ms: -{:.1} %; in band {}", ms(d.fsync_ns), ms(l.fsync_ns), 100.0 * era.fsync_cut, sweep_holds(swept, |j| j.fsync_in_band)),
         ),
         bands::shape(
             "Fig. 3: conventional discard's fsync latency grows with the number of fragments",
             era.grows,
-            format!("64 KiB: {:.2} ms ({} extents); 64 MiB: {:.2} ms; {}", ms(d.fsync_ns), d.extents, ms(runs.micro(PolicyKind::Discard, APPENDS[5]).fsync_ns), holds(swept, |j| j.grows)),
+            format!("64 KiB: {:.2} ms ({} extents); 64 MiB: {:.2} ms; {}", ms(d.fsync_ns), d.extents, ms(runs.micro(PolicyKind::Discard, APPENDS[5]).fsync_ns), sweep_holds(swept, |j| j.grows)),
         ),
         bands::band(
             "Fig. 4: Lazy TRIM's parallel workers issue all TRIMs faster than serial discard where TRIMs are many (64 KiB-1 MiB appends), no slower elsewhere; up to 60 % shorter",
             "best reduction within 15 points of -60 %",
             era.issue_falls,
             era.issue_in_band,
-            format!("best reduction {:.1} %; shape {}; band {}", 100.0 * era.issue_cut_best, holds(swept, |j| j.issue_falls), holds(swept, |j| j.issue_in_band)),
+            format!("best reduction {:.1} %; shape {}; band {}", 100.0 * era.issue_cut_best, sweep_holds(swept, |j| j.issue_falls), sweep_holds(swept, |j| j.issue_in_band)),
         ),
         bands::shape(
             "Table II ordering: the post-delete write is fast with discard and lazy-reuse, slow with lazy",
             era.t2_order,
-            format!("discard {:.3} ms, lazy {:.2} ms, lazy-reuse {:.3} ms; {}", ms(wd), ms(wl), ms(wr), holds(swept, |j| j.t2_order)),
+            format!("discard {:.3} ms, lazy {:.2} ms, lazy-reuse {:.3} ms; {}", ms(wd), ms(wl), ms(wr), sweep_holds(swept, |j| j.t2_order)),
         ),
         bands::band(
             "Table II values: conventional 2 ms, Lazy TRIM 840 ms, Lazy + Reuse 2 ms",
             "each within 2x",
             era.t2_order,
             era.t2_in_band,
-            format!("discard {:.3} ms, lazy {:.2} ms ({:.2}x of 840), lazy-reuse {:.3} ms; lazy alone within 2x {}", ms(wd), ms(wl), ms(wl) / 840.0, ms(wr), holds(swept, |j| bands::within_2x(ms(j.t2[1]), 840.0))),
+            format!("discard {:.3} ms, lazy {:.2} ms ({:.2}x of 840), lazy-reuse {:.3} ms; lazy alone within 2x {}", ms(wd), ms(wl), ms(wl) / 840.0, ms(wr), sweep_holds(swept, |j| bands::within_2x(ms(j.t2[1]), 840.0))),
         ),
     ]
 }

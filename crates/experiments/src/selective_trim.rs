@@ -11,7 +11,7 @@
 
 use super::bands;
 use super::host::{
-    cost_suffix, describe, ext4, holding_ranges, int, phase, run_point, secs, ssd, TRIM_COST_SWEEP_NS,
+    cost_suffix, describe, ext4, int, phase, run_point, secs, ssd, sweep_holds, TRIM_COST_SWEEP_NS,
 };
 use super::prose::Prose;
 use super::table::{flag, table};
@@ -216,9 +216,9 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
     let notes = PROSE.filled(
         "notes",
         &[
-            ("set_beats_both", &holds(&swept, Claims::set_wins)),
-            ("degrades", &holds(&swept, |c| c.degrades)),
-            ("on_beats_off", &holds(&swept, Claims::on_beats_off)),
+            ("set_beats_both", &sweep_holds(&swept, Claims::set_wins)),
+            ("degrades", &sweep_holds(&swept, |c| c.degrades)),
+            ("on_beats_off", &sweep_holds(&swept, Claims::on_beats_off)),
             ("era_us", &(TrimCostModel::sata_2011().command_ns / 1000)),
         ],
     );
@@ -312,11 +312,6 @@ impl Claims {
     }
 }
 
-/// Over which swept costs `claim` holds.
-fn holds(swept: &[Claims], claim: impl Fn(&Claims) -> bool) -> String {
-    holding_ranges(&TRIM_COST_SWEEP_NS, &swept.iter().map(claim).collect::<Vec<_>>())
-}
-
 fn fig1a_table(fig1a: &[(u64, u64)]) -> Table {
     table(
         "fig1a",
@@ -395,7 +390,7 @@ fn verdicts(runs: &Runs, era: &Claims, swept: &[Claims]) -> Vec<Verdict> {
         on_slopes[on_slopes.len() - 1] >= on_slopes.iter().cloned().fold(f64::MIN, f64::max) - 1e-12;
     let (off0, on0) = runs.fig1a[0];
     let b = |i: usize| secs(runs.era[i].postmark_ns);
-    let set_beats_both = holds(swept, Claims::set_wins);
+    let set_beats_both = sweep_holds(swept, Claims::set_wins);
     vec![
         bands::shape(
             "Fig. 1a: the TRIM-on curve is steepest at the highest utilizations (90 % to 95 % here; 001: 90 % to 100 %)",
@@ -417,13 +412,13 @@ fn verdicts(runs: &Runs, era: &Claims, swept: &[Claims]) -> Vec<Verdict> {
             era.degrades,
             format!(
                 "SeT(40,100) {:.3}, (40,90) {:.3}, (40,80) {:.3}, (40,70) {:.3}, (40,60) {:.3} s; {}",
-                b(2), b(3), b(4), b(5), b(6), holds(swept, |c| c.degrades)
+                b(2), b(3), b(4), b(5), b(6), sweep_holds(swept, |c| c.degrades)
             ),
         ),
         bands::shape(
             "Fig. 1b: TRIM always on beats always off (001: utilization is high and much space is deleted)",
             era.on_beats_off(),
-            format!("off {:.3} s, on {:.3} s; {}", secs(era.off_ns), secs(era.on_ns), holds(swept, Claims::on_beats_off)),
+            format!("off {:.3} s, on {:.3} s; {}", secs(era.off_ns), secs(era.on_ns), sweep_holds(swept, Claims::on_beats_off)),
         ),
         bands::shape(
             "001's premise: SeT's gain comes from TRIM's cost, so the sweep has a cost below which SeT no longer beats both, and SeT beats both at the era drive's cost",
