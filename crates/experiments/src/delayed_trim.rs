@@ -12,13 +12,13 @@
 //! matters. A second table shows the same run at a range of gaps (at a reduced scale).
 
 use super::bands;
-use super::host::{ms, secs, sweep_holds, TRIM_COST_SWEEP_NS};
+use super::host::{ms, secs, sweep_holds, sweep_line, sweep_plot, TRIM_COST_SWEEP_NS};
 use super::prose::Prose;
 use super::table::{flag, table};
 use super::{try_parallel_map, Options};
 use anyhow::{Context, Result};
 use trimlab_device::{DeviceReport, DeviceSection, FtlSection, SsdConfig, TrimSection};
-use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table, Verdict};
+use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
 use trimlab_scenario::phase::{PhaseKind, PhaseSection};
 use trimlab_scenario::RunConfig;
 use trimlab_sim::{ByteSize, DurationNs};
@@ -763,29 +763,13 @@ fn gc_plot(labels: &[String], main: &[Outcome]) -> Plot {
 
 /// Fig. 4's shares of DT-512MB, DT-1GB and DT-ALL against the swept cost of one TRIM command.
 fn cost_sweep_plot(swept: &[Judged]) -> Plot {
-    let line = |label: &str, k: usize| Series {
-        label: label.into(),
-        points: TRIM_COST_SWEEP_NS
-            .iter()
-            .zip(swept)
-            .map(|(&cost, j)| ((cost as f64 / 1e3).log10(), j.fg_shares[k]))
-            .collect(),
-        style: SeriesStyle::Line,
-    };
-    Plot {
-        name: "trim_cost_sweep".into(),
-        title: "Fig. 4's foreground TRIM share vs the cost of one TRIM command".into(),
-        x_label: "TRIM cost per command (log10 us)".into(),
-        y_label: "share of Baseline's foreground TRIM time".into(),
-        log_y: false,
-        kind: PlotKind::Lines {
-            series: vec![
-                line("DT-512MB (002: 0.10)", 0),
-                line("DT-1GB (002: 0.20)", 1),
-                line("DT-ALL (002: 0.36)", 2),
-            ],
-        },
-    }
+    let line = |label: &str, k: usize| sweep_line(label, swept, |j: &Judged| j.fg_shares[k]);
+    sweep_plot(
+        "trim_cost_sweep",
+        "Fig. 4's foreground TRIM share vs the cost of one TRIM command",
+        "share of Baseline's foreground TRIM time",
+        vec![line("DT-512MB (002: 0.10)", 0), line("DT-1GB (002: 0.20)", 1), line("DT-ALL (002: 0.36)", 2)],
+    )
 }
 
 fn verdicts(runs: &Runs, swept: &[Judged]) -> Result<Vec<Verdict>> {

@@ -8,14 +8,15 @@
 
 use super::bands;
 use super::host::{
-    cost_suffix, describe, ext4, int, mib, ms, num, run_point, ssd, sweep_holds, TRIM_COST_SWEEP_NS,
+    cost_suffix, describe, ext4, int, mib, ms, num, run_point, ssd, sweep_holds, sweep_line, sweep_plot,
+    TRIM_COST_SWEEP_NS,
 };
 use super::prose::Prose;
 use super::table::{flag, table};
 use super::{try_parallel_map, Options};
 use anyhow::Result;
 use trimlab_fs::PolicyKind;
-use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table, Verdict};
+use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
 use trimlab_workload::{WorkloadConfig, WorkloadKind};
@@ -471,36 +472,21 @@ fn plots(runs: &Runs) -> Vec<Plot> {
 
 /// The claims against the swept TRIM cost.
 fn sweep_plots(swept: &[Judged]) -> [Plot; 2] {
-    let line = |label: &str, y: fn(&Judged) -> f64| Series {
-        label: label.into(),
-        points: TRIM_COST_SWEEP_NS
-            .iter()
-            .zip(swept)
-            .map(|(&cost, j)| ((cost as f64 / 1e3).log10(), y(j)))
-            .collect(),
-        style: SeriesStyle::Line,
-    };
     [
-        Plot {
-            name: "trim_cost_sweep".into(),
-            title: "Lazy TRIM's gains vs the cost of one TRIM".into(),
-            x_label: "TRIM cost per command (log10 us)".into(),
-            y_label: "reduction vs discard (%)".into(),
-            log_y: false,
-            kind: PlotKind::Lines {
-                series: vec![
-                    line("fsync, 64 KiB appends", |j| 100.0 * j.fsync_cut),
-                    line("TRIM issue time, best append", |j| 100.0 * j.issue_cut_best),
-                ],
-            },
-        },
-        Plot {
-            name: "table2_trim_cost_sweep".into(),
-            title: "Table II's Lazy TRIM write latency vs the cost of one TRIM (000: 840 ms = 2.92)".into(),
-            x_label: "TRIM cost per command (log10 us)".into(),
-            y_label: "write latency (log10 ms)".into(),
-            log_y: false,
-            kind: PlotKind::Lines { series: vec![line("Lazy TRIM", |j| ms(j.t2[1]).max(1e-3).log10())] },
-        },
+        sweep_plot(
+            "trim_cost_sweep",
+            "Lazy TRIM's gains vs the cost of one TRIM",
+            "reduction vs discard (%)",
+            vec![
+                sweep_line("fsync, 64 KiB appends", swept, |j| 100.0 * j.fsync_cut),
+                sweep_line("TRIM issue time, best append", swept, |j| 100.0 * j.issue_cut_best),
+            ],
+        ),
+        sweep_plot(
+            "table2_trim_cost_sweep",
+            "Table II's Lazy TRIM write latency vs the cost of one TRIM (000: 840 ms = 2.92)",
+            "write latency (log10 ms)",
+            vec![sweep_line("Lazy TRIM", swept, |j| ms(j.t2[1]).max(1e-3).log10())],
+        ),
     ]
 }

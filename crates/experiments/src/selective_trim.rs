@@ -11,7 +11,8 @@
 
 use super::bands;
 use super::host::{
-    cost_suffix, describe, ext4, int, phase, run_point, secs, ssd, sweep_holds, TRIM_COST_SWEEP_NS,
+    cost_suffix, describe, ext4, int, phase, run_point, secs, ssd, sweep_holds, sweep_line, sweep_plot,
+    TRIM_COST_SWEEP_NS,
 };
 use super::prose::Prose;
 use super::table::{flag, table};
@@ -431,12 +432,7 @@ fn verdicts(runs: &Runs, era: &Claims, swept: &[Claims]) -> Vec<Verdict> {
 fn plots(runs: &Runs, swept: &[Claims]) -> Vec<Plot> {
     let off: Vec<(f64, f64)> =
         UTILIZATIONS.iter().zip(&runs.fig1a).map(|(&u, &(off, _))| (u * 100.0, secs(off))).collect();
-    let x = |cost: u64| (cost as f64 / 1e3).log10();
-    let line = |label: &str, f: fn(&Claims) -> u64| Series {
-        label: label.into(),
-        points: TRIM_COST_SWEEP_NS.iter().zip(swept).map(|(&cost, c)| (x(cost), secs(f(c)))).collect(),
-        style: SeriesStyle::Line,
-    };
+    let line = |label: &str, f: fn(&Claims) -> u64| sweep_line(label, swept, |c| secs(f(c)));
     let policy = |p: &PolicyKind| match p {
         PolicyKind::NoDiscard => "TRIM off".into(),
         PolicyKind::Discard => "TRIM on".into(),
@@ -471,19 +467,15 @@ fn plots(runs: &Runs, swept: &[Claims]) -> Vec<Plot> {
                 series: vec![("trimlab".into(), runs.era.iter().map(|r| secs(r.postmark_ns)).collect())],
             },
         },
-        Plot {
-            name: "fig1b_trim_cost_sweep".into(),
-            title: "Fig. 1b vs the cost of one TRIM: where SeT starts and stops winning".into(),
-            x_label: "TRIM cost per command (log10 us)".into(),
-            y_label: "Postmark time over the schedule (s)".into(),
-            log_y: false,
-            kind: PlotKind::Lines {
-                series: vec![
-                    line("TRIM off", |c| c.off_ns),
-                    line("TRIM on", |c| c.on_ns),
-                    line("best SeT", |c| c.best_set_ns),
-                ],
-            },
-        },
+        sweep_plot(
+            "fig1b_trim_cost_sweep",
+            "Fig. 1b vs the cost of one TRIM: where SeT starts and stops winning",
+            "Postmark time over the schedule (s)",
+            vec![
+                line("TRIM off", |c| c.off_ns),
+                line("TRIM on", |c| c.on_ns),
+                line("best SeT", |c| c.best_set_ns),
+            ],
+        ),
     ]
 }

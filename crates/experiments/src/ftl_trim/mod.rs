@@ -365,6 +365,9 @@ fn notes(options: &Options, g: &Geometry) -> Vec<String> {
 const PAPER_T4: [(f64, f64, f64); 3] = [(137.6, 120.5, 12.4), (222.6, 192.7, 13.5), (222.8, 199.0, 10.7)];
 /// Table 4's gains with GC running (free space under 30 %), in percent.
 const PAPER_T4_GC: [f64; 3] = [-1.3, -4.7, -2.3];
+/// Table 2's four runs of a workload: hybrid, then page mapping, each with and without TRIM.
+const TABLE2_RUNS: [(Ftl, bool); 4] =
+    [(Ftl::HYBRID, true), (Ftl::HYBRID, false), (Ftl::PAGE, true), (Ftl::PAGE, false)];
 /// Table 3: hybrid and page mapping's blocks programmed and minutes to install Windows 7.
 const PAPER_T3_N_PB: [f64; 2] = [53119.0, 23512.0];
 const PAPER_T3_MIN: [f64; 2] = [41.0, 7.0];

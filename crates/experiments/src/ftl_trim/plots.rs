@@ -1,7 +1,7 @@
 //! `ftl-trim`'s plots: Table 4's throughput and gains, Table 3's and every run's blocks
 //! programmed.
 
-use super::{Ftl, Results, Workload, PAPER_T3_N_PB, PAPER_T4, PAPER_T4_GC};
+use super::{Results, Workload, PAPER_T3_N_PB, PAPER_T4, PAPER_T4_GC, TABLE2_RUNS};
 use trimlab_report::{Plot, PlotKind};
 use trimlab_workload::cluster_host::PhaseMeter;
 
@@ -75,13 +75,13 @@ fn table3_n_pb(r: &Results) -> Plot {
 }
 
 fn n_pb(r: &Results) -> Plot {
-    let runs = [(Ftl::HYBRID, true), (Ftl::HYBRID, false), (Ftl::PAGE, true), (Ftl::PAGE, false)];
     bars(
         "n_pb",
         "Blocks programmed (N_pb)",
         ["workload", "blocks"],
         ["OS", "IOZone"].map(String::from).to_vec(),
-        runs.iter()
+        TABLE2_RUNS
+            .iter()
             .map(|&(ftl, trim)| {
                 (
                     format!("{} {}", ftl.label(), if trim { "TRIM" } else { "no TRIM" }),

@@ -4,7 +4,7 @@
 
 use super::{
     pct, seconds, source_blocks_per_full_merge, Detail, Ftl, Results, Workload, PAPER_T3_MIN, PAPER_T3_N_PB,
-    PAPER_T4, PAPER_T4_GC,
+    PAPER_T4, PAPER_T4_GC, TABLE2_RUNS,
 };
 use crate::table::table;
 use trimlab_ftl::FtlMeasures;
@@ -18,9 +18,8 @@ pub(super) fn tables(r: &Results) -> Vec<Table> {
 fn table2(r: &Results) -> Table {
     use Workload::{Iozone, OsInstall};
     let row = |name: &str, w: Workload, ours: fn(&FtlMeasures) -> Cell, paper: [Cell; 4]| {
-        let runs = [(Ftl::HYBRID, true), (Ftl::HYBRID, false), (Ftl::PAGE, true), (Ftl::PAGE, false)];
         let mut row = vec![Cell::from(name)];
-        row.extend(runs.map(|(ftl, trim)| ours(&r.find(w, ftl, trim).measures)));
+        row.extend(TABLE2_RUNS.map(|(ftl, trim)| ours(&r.find(w, ftl, trim).measures)));
         row.extend(paper);
         row
     };
