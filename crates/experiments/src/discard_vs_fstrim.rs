@@ -3,12 +3,14 @@
 //! file system; then, on an SSD, the WAF and wear price of never trimming for one workload.
 
 use super::bands;
-use super::host::{describe, ext4, int, mib, num, phase, run_point, ssd};
-use super::{parallel_map, Options};
+use super::host::{describe, ext4, int, mib, num, phase, run_point, secs, ssd};
+use super::prose::Prose;
+use super::table::table;
+use super::{try_parallel_map, Options};
 use anyhow::Result;
 use trimlab_device::{DeviceKind, DeviceSection};
 use trimlab_fs::PolicyKind;
-use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
+use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
 use trimlab_scenario::host::HostSection;
 use trimlab_scenario::phase::{PhaseKind, PhaseSection};
 use trimlab_scenario::RunConfig;
@@ -22,6 +24,11 @@ const SSD_BYTES: u64 = 512 << 20;
 fn volume_bytes(o: &Options) -> u64 {
     let v = ((10u64 << 40) / SHRINK) as f64 * o.scale;
     ((v as u64) >> 30 << 30).max(4 << 30)
+}
+
+/// Each of the 64 files: 003's 16 GB divided as the volume is, in whole MiB.
+fn file_bytes(o: &Options) -> u64 {
+    (((16u64 << 30) / SHRINK) as f64 * o.scale) as u64 >> 20 << 20
 }
 
 struct Thin {
@@ -43,11 +50,10 @@ fn thin_config(discard: bool, o: &Options) -> RunConfig {
         logical_bytes: Some(ByteSize(volume_bytes(o))),
         ..DeviceSection::default()
     };
-    let file_bytes = (((16u64 << 30) / SHRINK) as f64 * o.scale) as u64 >> 20 << 20;
     let bulk_rm = WorkloadConfig {
         kind: WorkloadKind::BulkRm,
         files: Some(64),
-        file_bytes: Some(ByteSize(file_bytes)),
+        file_bytes: Some(ByteSize(file_bytes(o))),
         append_bytes: Some(ByteSize(1 << 20)),
         ..WorkloadConfig::default()
     };
@@ -66,12 +72,11 @@ fn thin_config(discard: bool, o: &Options) -> RunConfig {
 
 fn thin_run(discard: bool, o: &Options) -> Result<Thin> {
     let m = run_point(&thin_config(discard, o))?;
-    let s = |ns: u64| ns as f64 / 1e9;
     Ok(Thin {
-        mkfs_s: s(int(&m, "/host/mkfs_ns")?),
-        write_s: s(int(&m, "/phases/1/figures/write_ns")?),
-        rm_s: s(int(&m, "/phases/1/figures/rm_ns")?),
-        fstrim_s: s(int(&m, "/phases/2/elapsed_ns")?),
+        mkfs_s: secs(int(&m, "/host/mkfs_ns")?),
+        write_s: secs(int(&m, "/phases/1/figures/write_ns")?),
+        rm_s: secs(int(&m, "/phases/1/figures/rm_ns")?),
+        fstrim_s: secs(int(&m, "/phases/2/elapsed_ns")?),
         fstrim_bytes: int(&m, "/phases/2/figures/trimmed_bytes")?,
         allocated_after_rm: int(&m, "/phases/1/allocated_bytes")?,
         rm_trims: int(&m, "/phases/1/figures/rm_trim_commands")?,
@@ -148,7 +153,7 @@ fn wear_run(policy: PolicyKind, idle_gc: bool, o: &Options) -> Result<Wear> {
         erases: int(&m, "/report/nand_blocks_erased")?,
         erase_max: int(&m, "/report/erase_count/max")? as u32,
         trims: int(&m, "/host/device/trim_commands")? - before,
-        elapsed_s: int(&m, "/phases/3/elapsed_ns")? as f64 / 1e9,
+        elapsed_s: secs(int(&m, "/phases/3/elapsed_ns")?),
         cancelled: int(&m, "/host/policy/reuse_cancelled_blocks")?,
         untrimmed: int(&m, "/host/policy/untrimmed_blocks")?,
         unusable_mean_ms: num(&m, "/host/freed_unusable_mean_s")? * 1e3,
@@ -176,22 +181,71 @@ pub fn configs(o: &Options) -> Vec<(String, RunConfig)> {
     v
 }
 
+const PROSE: Prose = Prose(include_str!("discard_vs_fstrim.md"));
+
 pub fn run(o: &Options) -> Result<ExperimentReport> {
-    let thin: Vec<Thin> = parallel_map(o, &[false, true], "discard-vs-fstrim thin", |&d| thin_run(d, o))
-        .into_iter()
-        .collect::<Result<_>>()?;
-    let policies = WEAR_POLICIES;
+    let thin = try_parallel_map(o, &[false, true], "discard-vs-fstrim thin", |&d| thin_run(d, o))?;
     // The preset's default (idle-time GC on), then the same churn with it off.
     let wear_jobs: Vec<(PolicyKind, bool)> =
-        [true, false].iter().flat_map(|&on| policies.iter().map(move |&p| (p, on))).collect();
-    let mut wear: Vec<Wear> =
-        parallel_map(o, &wear_jobs, "discard-vs-fstrim wear", |&(p, on)| wear_run(p, on, o))
-            .into_iter()
-            .collect::<Result<_>>()?;
-    let wear_no_idle_gc = wear.split_off(policies.len());
-    let idle_victims: u64 = wear.iter().map(|w| w.idle_gc_victims).sum();
+        [true, false].iter().flat_map(|&on| WEAR_POLICIES.iter().map(move |&p| (p, on))).collect();
+    let mut wear = try_parallel_map(o, &wear_jobs, "discard-vs-fstrim wear", |&(p, on)| wear_run(p, on, o))?;
+    let wear_no_idle_gc = wear.split_off(WEAR_POLICIES.len());
     let (nd, d) = (&thin[0], &thin[1]);
-    let mut t = Table::new(
+    Ok(ExperimentReport {
+        name: "discard-vs-fstrim".into(),
+        title: "Discard vs fstrim on ext4 (003)".into(),
+        summary: PROSE.item(
+            "summary",
+            &[
+                ("volume", &mib(volume_bytes(o))),
+                ("shrink", &SHRINK),
+                ("file", &mib(file_bytes(o))),
+                ("wear_drive", &describe("nvme-tlc", SSD_BYTES)?),
+            ],
+        ),
+        paper: PROSE.items("paper"),
+        verdicts: verdicts(nd, d, &wear, &wear_no_idle_gc, o),
+        notes: PROSE.items("notes"),
+        tables: vec![
+            thin_table(nd, d),
+            thin_details(nd, d),
+            wear_table(&wear),
+            idle_gc_table(&wear, &wear_no_idle_gc),
+        ],
+        plots: plots(nd, d, &wear),
+        params: vec![
+            ("seed".into(), o.seed.to_string()),
+            ("scale".into(), o.scale.to_string()),
+            ("volume_bytes".into(), volume_bytes(o).to_string()),
+            ("ssd_bytes".into(), SSD_BYTES.to_string()),
+        ],
+    })
+}
+
+fn thin_table(nd: &Thin, d: &Thin) -> Table {
+    // An operation without and with discard, their ratio, and 003's three numbers.
+    let row = |operation: &str, without: f64, with: f64, paper: [f64; 3]| {
+        let [paper_without, paper_with, paper_ratio] = paper.map(Cell::Num);
+        vec![
+            Cell::from(operation),
+            Cell::Num(without),
+            Cell::Num(with),
+            Cell::Num(with / without),
+            paper_without,
+            paper_with,
+            paper_ratio,
+        ]
+    };
+    let fstrim = vec![
+        Cell::from("fstrim whole fs (after rm)"),
+        Cell::Num(nd.fstrim_s),
+        Cell::Num(d.fstrim_s),
+        Cell::Empty,
+        Cell::Num(689.3),
+        Cell::Empty,
+        Cell::Empty,
+    ];
+    table(
         "thin_volume",
         "Thin volume: mkfs, bulk rm and fstrim times",
         &[
@@ -203,57 +257,33 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
             "paper_with_s",
             "paper_ratio",
         ],
-    );
-    t.push_row(vec![
-        Cell::from("mkfs"),
-        Cell::Num(nd.mkfs_s),
-        Cell::Num(d.mkfs_s),
-        Cell::Num(d.mkfs_s / nd.mkfs_s),
-        Cell::Num(4.8),
-        Cell::Num(152.0),
-        Cell::Num(31.7),
-    ]);
-    t.push_row(vec![
-        Cell::from("rm of 64 files"),
-        Cell::Num(nd.rm_s),
-        Cell::Num(d.rm_s),
-        Cell::Num(d.rm_s / nd.rm_s),
-        Cell::Num(16.4),
-        Cell::Num(292.6),
-        Cell::Num(17.8),
-    ]);
-    t.push_row(vec![
-        Cell::from("parallel write of 64 files"),
-        Cell::Num(nd.write_s),
-        Cell::Num(d.write_s),
-        Cell::Num(d.write_s / nd.write_s),
-        Cell::Num(331.5),
-        Cell::Num(331.5),
-        Cell::Num(1.0),
-    ]);
-    t.push_row(vec![
-        Cell::from("fstrim whole fs (after rm)"),
-        Cell::Num(nd.fstrim_s),
-        Cell::Num(d.fstrim_s),
-        Cell::Empty,
-        Cell::Num(689.3),
-        Cell::Empty,
-        Cell::Empty,
-    ]);
-    let mut t2 = Table::new(
+        [
+            row("mkfs", nd.mkfs_s, d.mkfs_s, [4.8, 152.0, 31.7]),
+            row("rm of 64 files", nd.rm_s, d.rm_s, [16.4, 292.6, 17.8]),
+            row("parallel write of 64 files", nd.write_s, d.write_s, [331.5, 331.5, 1.0]),
+            fstrim,
+        ],
+    )
+}
+
+fn thin_details(nd: &Thin, d: &Thin) -> Table {
+    table(
         "thin_details",
         "Thin volume details",
         &["mount", "rm_trim_commands", "allocated_after_rm_bytes", "fstrim_trimmed_bytes"],
-    );
-    for (label, r) in [("nodiscard", nd), ("discard", d)] {
-        t2.push_row(vec![
-            Cell::from(label),
-            Cell::from(r.rm_trims),
-            Cell::from(r.allocated_after_rm),
-            Cell::from(r.fstrim_bytes),
-        ]);
-    }
-    let mut tw = Table::new(
+        [("nodiscard", nd), ("discard", d)].map(|(label, r)| {
+            [
+                Cell::from(label),
+                Cell::from(r.rm_trims),
+                Cell::from(r.allocated_after_rm),
+                Cell::from(r.fstrim_bytes),
+            ]
+        }),
+    )
+}
+
+fn wear_table(wear: &[Wear]) -> Table {
+    table(
         "ssd_wear",
         "The same churn on an SSD: WAF and wear by policy",
         &[
@@ -267,37 +297,79 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
             "untrimmed_blocks",
             "freed_unusable_mean_ms",
         ],
-    );
-    for (p, w) in policies.iter().zip(&wear) {
-        tw.push_row(vec![
-            Cell::from(p.label()),
-            Cell::Num(w.waf),
-            Cell::from(w.erases),
-            Cell::from(w.erase_max),
-            Cell::from(w.trims),
-            Cell::Num(w.elapsed_s),
-            Cell::from(w.cancelled),
-            Cell::from(w.untrimmed),
-            Cell::Num(w.unusable_mean_ms),
-        ]);
-    }
+        WEAR_POLICIES.iter().zip(wear).map(|(p, w)| {
+            [
+                Cell::from(p.label()),
+                Cell::Num(w.waf),
+                Cell::from(w.erases),
+                Cell::from(w.erase_max),
+                Cell::from(w.trims),
+                Cell::Num(w.elapsed_s),
+                Cell::from(w.cancelled),
+                Cell::from(w.untrimmed),
+                Cell::Num(w.unusable_mean_ms),
+            ]
+        }),
+    )
+}
+
+fn idle_gc_table(wear: &[Wear], wear_no_idle_gc: &[Wear]) -> Table {
+    table(
+        "ssd_wear_idle_gc",
+        "The same churn with idle-time GC on (the nvme-tlc default) and off",
+        &[
+            "policy",
+            "waf_on",
+            "waf_off",
+            "erases_on",
+            "erases_off",
+            "idle_gc_victims",
+            "churn_s_on",
+            "churn_s_off",
+            "write_p99_us_on",
+            "write_p99_us_off",
+        ],
+        WEAR_POLICIES.iter().zip(wear).zip(wear_no_idle_gc).map(|((p, on), off)| {
+            [
+                Cell::from(p.label()),
+                Cell::Num(on.waf),
+                Cell::Num(off.waf),
+                Cell::from(on.erases),
+                Cell::from(off.erases),
+                Cell::from(on.idle_gc_victims),
+                Cell::Num(on.elapsed_s),
+                Cell::Num(off.elapsed_s),
+                Cell::Num(on.write_p99_us),
+                Cell::Num(off.write_p99_us),
+            ]
+        }),
+    )
+}
+
+fn verdicts(nd: &Thin, d: &Thin, wear: &[Wear], wear_no_idle_gc: &[Wear], o: &Options) -> Vec<Verdict> {
     // 003's figures are for a 10 TB volume; ours is SHRINK x smaller at scale 1, so absolute times
     // are compared after multiplying by the size ratio, and ratios directly.
     let size_ratio = (10u64 << 40) as f64 / volume_bytes(o) as f64;
-    let verdicts = vec![
-        bands::band(
+    let idle_victims: u64 = wear.iter().map(|w| w.idle_gc_victims).sum();
+    let (off, on) = (wear_no_idle_gc, wear);
+    // An operation many times slower with discard than without: the direction is the shape,
+    // the ratio against 003's the band.
+    let slower = |claim: &str, band: &str, (with, without): (f64, f64), paper_ratio: f64| {
+        let detail = format!("{with:.3} s vs {without:.3} s ({:.1}x)", with / without);
+        bands::band(claim, band, with > without, bands::within_2x(with / without, paper_ratio), detail)
+    };
+    vec![
+        slower(
             "mkfs with discard is many times slower than without on a thin volume (003: 152 s vs 4.8 s, 31.7x)",
             "ratio within 2x of 31.7x",
-            d.mkfs_s > nd.mkfs_s,
-            bands::within_2x(d.mkfs_s / nd.mkfs_s, 152.0 / 4.8),
-            format!("{:.3} s vs {:.3} s ({:.1}x)", d.mkfs_s, nd.mkfs_s, d.mkfs_s / nd.mkfs_s),
+            (d.mkfs_s, nd.mkfs_s),
+            152.0 / 4.8,
         ),
-        bands::band(
+        slower(
             "rm with -o discard is many times slower than without (003: 292 s vs 16 s, 18.3x)",
             "ratio within 2x of 18.3x",
-            d.rm_s > nd.rm_s,
-            bands::within_2x(d.rm_s / nd.rm_s, 292.0 / 16.0),
-            format!("{:.3} s vs {:.3} s ({:.1}x)", d.rm_s, nd.rm_s, d.rm_s / nd.rm_s),
+            (d.rm_s, nd.rm_s),
+            292.0 / 16.0,
         ),
         bands::band(
             "fstrim of the whole file system takes minutes at 10 TB (003: 11.5 min)",
@@ -317,119 +389,63 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
         ),
         bands::shape(
             "idle-time GC (trimlab's, not 003's) does not change the verdict: nodiscard still costs WAF and wear with it off",
-            wear_no_idle_gc[0].waf > wear_no_idle_gc[1].waf && wear_no_idle_gc[0].erases > wear_no_idle_gc[1].erases,
+            off[0].waf > off[1].waf && off[0].erases > off[1].erases,
             format!(
                 "idle GC off: WAF nodiscard {:.3} vs discard {:.3}; on: {:.3} vs {:.3}; idle GC victims with it on: {idle_victims} (table ssd_wear_idle_gc)",
-                wear_no_idle_gc[0].waf, wear_no_idle_gc[1].waf, wear[0].waf, wear[1].waf
+                off[0].waf, off[1].waf, on[0].waf, on[1].waf
             ),
         ),
         bands::shape(
             "never trimming costs write amplification and wear on an SSD (003's comment thread; no number given)",
-            wear[0].waf > wear[1].waf && wear[0].erases > wear[1].erases,
+            on[0].waf > on[1].waf && on[0].erases > on[1].erases,
             format!(
                 "WAF nodiscard {:.3} vs discard {:.3}; erases {} vs {}",
-                wear[0].waf, wear[1].waf, wear[0].erases, wear[1].erases
+                on[0].waf, on[1].waf, on[0].erases, on[1].erases
             ),
         ),
-    ];
-    let mut tidle = Table::new(
-        "ssd_wear_idle_gc",
-        "The same churn with idle-time GC on (the nvme-tlc default) and off",
-        &[
-            "policy",
-            "waf_on",
-            "waf_off",
-            "erases_on",
-            "erases_off",
-            "idle_gc_victims",
-            "churn_s_on",
-            "churn_s_off",
-            "write_p99_us_on",
-            "write_p99_us_off",
-        ],
-    );
-    for ((p, on), off) in policies.iter().zip(&wear).zip(&wear_no_idle_gc) {
-        tidle.push_row(vec![
-            Cell::from(p.label()),
-            Cell::Num(on.waf),
-            Cell::Num(off.waf),
-            Cell::from(on.erases),
-            Cell::from(off.erases),
-            Cell::from(on.idle_gc_victims),
-            Cell::Num(on.elapsed_s),
-            Cell::Num(off.elapsed_s),
-            Cell::Num(on.write_p99_us),
-            Cell::Num(off.write_p99_us),
-        ]);
-    }
-    let ratio_cat = vec!["mkfs".to_string(), "rm".to_string()];
-    Ok(ExperimentReport {
-        name: "discard-vs-fstrim".into(),
-        title: "Discard vs fstrim on ext4 (003)".into(),
-        summary: format!(
-            "Thin volume of {} (003's 10 TB / {SHRINK} x scale; 8 KiB chunks, 8 lanes, 100 us + 1 GB/s per I/O, 200 us + 9 GB/s walk (72 GB/s over 8 lanes, 003's mkfs) + 4 GB/s release per TRIM, 32 MiB per TRIM), 64 files of {} written with 1 MiB O_DIRECT writes round-robin, then rm and fstrim. Wear: {}, aged to 90 %, cut to 50 %, then files replaced until twice its capacity is written (again with idle-time GC off).",
-            mib(volume_bytes(o)),
-            mib((((16u64 << 30) / SHRINK) as f64 * o.scale) as u64 >> 20 << 20),
-            describe("nvme-tlc", SSD_BYTES)?
+    ]
+}
+
+fn plots(nd: &Thin, d: &Thin, wear: &[Wear]) -> Vec<Plot> {
+    let bars = |name: &str, title: &str, y_label: &str, log_y: bool, series: Vec<(String, Vec<f64>)>| Plot {
+        name: name.into(),
+        title: title.into(),
+        x_label: "operation".into(),
+        y_label: y_label.into(),
+        log_y,
+        kind: PlotKind::Bars { categories: vec!["mkfs".into(), "rm".into()], series },
+    };
+    vec![
+        bars(
+            "thin_times",
+            "mkfs and rm on a thin volume, with and without discard",
+            "time (s, log)",
+            true,
+            vec![
+                ("without discard".into(), vec![nd.mkfs_s, nd.rm_s]),
+                ("with discard".into(), vec![d.mkfs_s, d.rm_s]),
+            ],
         ),
-        paper: vec![
-            "mkfs -t ext4 on a 10 TB XtremIO thin volume: 152 s with the default discard, 4.8 s with -E nodiscard (~31x).".into(),
-            "64 x 16 GB files copied in parallel, then rm: 292 s mounted -o discard, 16 s without (~18x).".into(),
-            "fstrim of the 10 TB file system: 11.5 min.".into(),
-            "Comment thread: servers without discard suffered excessive wear and write-amplification stalls.".into(),
-        ],
-        verdicts,
-        notes: vec![
-            "Ratios depend on the array costs; the model's point is where the time goes: mkfs discard walks the whole address space in 32 MiB TRIMs (2 GiB steps issued back to back), rm with discard issues one synchronous TRIM per freed extent inside the commit, fstrim one synchronous TRIM per free extent per group.".into(),
-            "The allocator has no mballoc pre-allocation, so 64 interleaved 1 MiB writers produce 1 MiB extents; the commit merges adjacent freed extents (as ext4 does), so rm issues about one TRIM per 32 MiB of the freed space.".into(),
-            "Wear run: async's 120 s reuse delay is longer than the whole churn, so nearly all of its discards come after it (and allocation cancels many): during the churn it behaves like nodiscard. Its TRIM count includes those issued at umount.".into(),
-            "Two costs are taken from 003 itself: the array's discard walk rate (72 GB/s during mkfs) and the host's per-block cost of freeing (60 ns, from the 16.4 s no-discard rm of 1018 GB). With those, the mkfs and rm times without discard land near 003's divided by the scale; the with-discard times and all ratios come out of the model (one synchronous TRIM per merged freed extent, 32 MiB at most per command).".into(),
-            "mkfs with discard is slower relative to nodiscard than in 003 (48x vs 32x): our mkfs without discard writes only the bitmaps, descriptors and journal, while mke2fs also spends CPU time (003: 4.3 s user) that is not modelled.".into(),
-        ],
-        tables: vec![t, t2, tw, tidle],
-        plots: vec![
-            Plot {
-                name: "thin_times".into(),
-                title: "mkfs and rm on a thin volume, with and without discard".into(),
-                x_label: "operation".into(),
-                y_label: "time (s, log)".into(),
-                log_y: true,
-                kind: PlotKind::Bars {
-                    categories: ratio_cat,
-                    series: vec![("without discard".into(), vec![nd.mkfs_s, nd.rm_s]), ("with discard".into(), vec![d.mkfs_s, d.rm_s])],
-                },
+        bars(
+            "thin_slowdown",
+            "Slowdown with discard on a thin volume (with / without)",
+            "times slower with discard",
+            false,
+            vec![
+                ("trimlab".into(), vec![d.mkfs_s / nd.mkfs_s, d.rm_s / nd.rm_s]),
+                ("paper".into(), vec![152.0 / 4.8, 292.6 / 16.4]),
+            ],
+        ),
+        Plot {
+            name: "ssd_waf".into(),
+            title: "WAF of the same churn by TRIM policy".into(),
+            x_label: "policy".into(),
+            y_label: "WAF".into(),
+            log_y: false,
+            kind: PlotKind::Bars {
+                categories: WEAR_POLICIES.iter().map(|p| p.label()).collect(),
+                series: vec![("trimlab".into(), wear.iter().map(|w| w.waf).collect())],
             },
-            Plot {
-                name: "thin_slowdown".into(),
-                title: "Slowdown with discard on a thin volume (with / without)".into(),
-                x_label: "operation".into(),
-                y_label: "times slower with discard".into(),
-                log_y: false,
-                kind: PlotKind::Bars {
-                    categories: vec!["mkfs".into(), "rm".into()],
-                    series: vec![
-                        ("trimlab".into(), vec![d.mkfs_s / nd.mkfs_s, d.rm_s / nd.rm_s]),
-                        ("paper".into(), vec![152.0 / 4.8, 292.6 / 16.4]),
-                    ],
-                },
-            },
-            Plot {
-                name: "ssd_waf".into(),
-                title: "WAF of the same churn by TRIM policy".into(),
-                x_label: "policy".into(),
-                y_label: "WAF".into(),
-                log_y: false,
-                kind: PlotKind::Bars {
-                    categories: policies.iter().map(|p| p.label()).collect(),
-                    series: vec![("trimlab".into(), wear.iter().map(|w| w.waf).collect())],
-                },
-            },
-        ],
-        params: vec![
-            ("seed".into(), o.seed.to_string()),
-            ("scale".into(), o.scale.to_string()),
-            ("volume_bytes".into(), volume_bytes(o).to_string()),
-            ("ssd_bytes".into(), SSD_BYTES.to_string()),
-        ],
-    })
+        },
+    ]
 }

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
 use trimlab_fs::PolicyKind;
+use trimlab_report::{Plot, PlotKind, Series, SeriesStyle};
 use trimlab_scenario::host::{FsKind, HostSection};
 use trimlab_scenario::phase::{PhaseKind, PhaseSection};
 use trimlab_scenario::RunConfig;
@@ -83,8 +84,40 @@ pub fn cost_suffix(ns: u64) -> String {
     format!("-trim{}us", ns / 1000)
 }
 
+/// Over which costs of [`TRIM_COST_SWEEP_NS`] `claim` holds, given what was judged at each cost
+/// (see [`holding_ranges`]).
+pub fn sweep_holds<J>(swept: &[J], claim: impl Fn(&J) -> bool) -> String {
+    holding_ranges(&TRIM_COST_SWEEP_NS, &swept.iter().map(claim).collect::<Vec<_>>())
+}
+
+/// A line of what was judged at each cost of [`TRIM_COST_SWEEP_NS`]: x is the cost, log10 of
+/// microseconds; y is `y` of the judgement at that cost.
+pub fn sweep_line<J>(label: &str, swept: &[J], y: impl Fn(&J) -> f64) -> Series {
+    Series {
+        label: label.into(),
+        points: TRIM_COST_SWEEP_NS
+            .iter()
+            .zip(swept)
+            .map(|(&cost, j)| ((cost as f64 / 1e3).log10(), y(j)))
+            .collect(),
+        style: SeriesStyle::Line,
+    }
+}
+
+/// A plot of `lines` ([`sweep_line`]) against the swept cost of one TRIM command.
+pub fn sweep_plot(name: &str, title: &str, y_label: &str, lines: Vec<Series>) -> Plot {
+    Plot {
+        name: name.into(),
+        title: title.into(),
+        x_label: "TRIM cost per command (log10 us)".into(),
+        y_label: y_label.into(),
+        log_y: false,
+        kind: PlotKind::Lines { series: lines },
+    }
+}
+
 /// "holds from X to Y" over a sweep: the contiguous runs of costs at which a claim held.
-pub fn holding_ranges(costs_ns: &[u64], holds: &[bool]) -> String {
+fn holding_ranges(costs_ns: &[u64], holds: &[bool]) -> String {
     let mut runs: Vec<(u64, u64)> = Vec::new();
     let mut start: Option<u64> = None;
     for (i, (&c, &h)) in costs_ns.iter().zip(holds).enumerate() {
@@ -170,6 +203,10 @@ pub fn mib(bytes: u64) -> String {
 
 pub fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
+}
+
+pub fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
 }
 
 #[cfg(test)]

@@ -7,8 +7,10 @@ mod discard_vs_fstrim;
 mod ftl_trim;
 mod host;
 mod lazy_trim;
+mod prose;
 mod references;
 mod selective_trim;
+mod table;
 mod waf;
 
 use anyhow::{bail, Context, Result};
@@ -195,6 +197,16 @@ pub fn parallel_map<T: Sync, R: Send>(
     });
     bar.finish();
     results.into_inner().expect("workers finished").into_iter().map(|r| r.expect("every item ran")).collect()
+}
+
+/// [`parallel_map`] of a fallible `f`: every item runs; the first error in input order is returned.
+pub fn try_parallel_map<T: Sync, R: Send>(
+    progress: &dyn Progress,
+    items: &[T],
+    label: &str,
+    f: impl Fn(&T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    parallel_map(progress, items, label, f).into_iter().collect()
 }
 
 #[cfg(test)]

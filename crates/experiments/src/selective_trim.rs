@@ -11,16 +11,20 @@
 
 use super::bands;
 use super::host::{
-    cost_suffix, describe, ext4, holding_ranges, int, phase, run_point, ssd, TRIM_COST_SWEEP_NS,
+    cost_suffix, describe, ext4, int, phase, run_point, secs, ssd, sweep_holds, sweep_line, sweep_plot,
+    TRIM_COST_SWEEP_NS,
 };
-use super::{parallel_map, Options};
+use super::prose::Prose;
+use super::table::{flag, table};
+use super::{try_parallel_map, Options};
 use anyhow::Result;
 use trimlab_fs::PolicyKind;
-use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table};
+use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table, Verdict};
 use trimlab_scenario::host::HostSection;
 use trimlab_scenario::phase::{PhaseKind, PhaseSection};
 use trimlab_scenario::RunConfig;
 use trimlab_sim::{ByteSize, DurationNs};
+use trimlab_trim::TrimCostModel;
 use trimlab_workload::file::Postmark;
 use trimlab_workload::{WorkloadConfig, WorkloadKind};
 
@@ -106,9 +110,10 @@ fn fig1a_config(util: f64, trim_on: bool, o: &Options) -> RunConfig {
     c
 }
 
-fn fig1a_point(util: f64, trim_on: bool, o: &Options) -> Result<(u64, f64)> {
+/// Fig. 1a: Postmark's time at `util` with TRIM on or off.
+fn fig1a_postmark_ns(util: f64, trim_on: bool, o: &Options) -> Result<u64> {
     let m = run_point(&fig1a_config(util, trim_on, o))?;
-    Ok((int(&m, "/phases/3/figures/postmark_ns")?, util))
+    int(&m, "/phases/3/figures/postmark_ns")
 }
 
 /// Fig. 1b: the drive filled once and reformatted without discard; then on one mount the
@@ -131,14 +136,24 @@ fn fig1b_config(policy: PolicyKind, trim_command_ns: Option<u64>, o: &Options) -
     c
 }
 
-fn fig1b_run(policy: PolicyKind, trim_command_ns: Option<u64>, o: &Options) -> Result<(u64, Vec<u64>, u64)> {
+/// Fig. 1b's run of one policy.
+#[derive(Clone)]
+struct Fig1b {
+    /// Postmark's time summed over the stages, and per stage.
+    postmark_ns: u64,
+    stages_ns: Vec<u64>,
+    /// The whole schedule from the reformat on, stage set-up included.
+    with_setup_ns: u64,
+}
+
+fn fig1b_run(policy: PolicyKind, trim_command_ns: Option<u64>, o: &Options) -> Result<Fig1b> {
     let m = run_point(&fig1b_config(policy, trim_command_ns, o))?;
-    let stage_times: Vec<u64> = (0..SCHEDULE.len())
+    let stages_ns: Vec<u64> = (0..SCHEDULE.len())
         .map(|i| int(&m, &format!("/phases/{}/figures/postmark_ns", 3 + 2 * i)))
         .collect::<Result<_>>()?;
-    let total =
+    let with_setup_ns =
         int(&m, &format!("/phases/{}/end_ns", 1 + 2 * SCHEDULE.len()))? - int(&m, "/phases/1/end_ns")?;
-    Ok((stage_times.iter().sum(), stage_times, total))
+    Ok(Fig1b { postmark_ns: stages_ns.iter().sum(), stages_ns, with_setup_ns })
 }
 
 /// 001's "performance degrades as the high watermark is decreased": Postmark times of SeT(40,100)
@@ -182,53 +197,135 @@ pub fn configs(o: &Options) -> Vec<(String, RunConfig)> {
     v
 }
 
-pub fn run(o: &Options) -> Result<ExperimentReport> {
-    let points: Vec<(f64, bool)> = UTILIZATIONS.iter().flat_map(|&u| [(u, false), (u, true)]).collect();
-    let policies_1b = POLICIES_1B;
-    enum Job {
-        A(f64, bool),
-        B(PolicyKind, Option<u64>),
-    }
-    let mut jobs: Vec<Job> = points.iter().map(|&(u, on)| Job::A(u, on)).collect();
-    jobs.extend(policies_1b.iter().map(|&p| Job::B(p, None)));
-    for &cost in &TRIM_COST_SWEEP_NS {
-        jobs.extend(policies_1b.iter().map(|&p| Job::B(p, Some(cost))));
-    }
-    enum Out {
-        A(u64),
-        B((u64, Vec<u64>, u64)),
-    }
-    let outs: Vec<Out> = parallel_map(o, &jobs, "selective-trim", |j| match *j {
-        Job::A(u, on) => fig1a_point(u, on, o).map(|(t, _)| Out::A(t)),
-        Job::B(p, cost) => fig1b_run(p, cost, o).map(Out::B),
-    })
-    .into_iter()
-    .collect::<Result<_>>()?;
-    let a: Vec<u64> = outs.iter().filter_map(|x| if let Out::A(t) = x { Some(*t) } else { None }).collect();
-    let mut b: Vec<(u64, Vec<u64>, u64)> =
-        outs.into_iter().filter_map(|x| if let Out::B(r) = x { Some(r) } else { None }).collect();
-    let swept: Vec<Vec<(u64, Vec<u64>, u64)>> =
-        b.split_off(policies_1b.len()).chunks(policies_1b.len()).map(|c| c.to_vec()).collect();
-    let s = |ns: u64| ns as f64 / 1e9;
+const PROSE: Prose = Prose(include_str!("selective_trim.md"));
 
-    let mut t1a = Table::new(
+pub fn run(o: &Options) -> Result<ExperimentReport> {
+    let runs = Runs::measure(o)?;
+    let era = Claims::of(&runs.era);
+    let swept: Vec<Claims> = runs.swept.iter().map(|r| Claims::of(r)).collect();
+    let pm = postmark(o);
+    let summary = PROSE.item(
+        "summary",
+        &[
+            ("drive", &describe(PRESET, device_bytes(o))?),
+            ("files", &pm.files),
+            ("min_bytes", &pm.min_bytes),
+            ("max_bytes", &pm.max_bytes),
+            ("transactions", &pm.transactions),
+        ],
+    );
+    let notes = PROSE.filled(
+        "notes",
+        &[
+            ("set_beats_both", &sweep_holds(&swept, Claims::set_wins)),
+            ("degrades", &sweep_holds(&swept, |c| c.degrades)),
+            ("on_beats_off", &sweep_holds(&swept, Claims::on_beats_off)),
+            ("era_us", &(TrimCostModel::sata_2011().command_ns / 1000)),
+        ],
+    );
+    Ok(ExperimentReport {
+        name: "selective-trim".into(),
+        title: "To TRIM or not to TRIM (001): Selective TRIM".into(),
+        summary,
+        paper: PROSE.items("paper"),
+        verdicts: verdicts(&runs, &era, &swept),
+        notes,
+        tables: vec![fig1a_table(&runs.fig1a), fig1b_table(&runs.era), sweep_table(&runs.swept, &swept)],
+        plots: plots(&runs, &swept),
+        params: vec![
+            ("seed".into(), o.seed.to_string()),
+            ("scale".into(), o.scale.to_string()),
+            ("device_bytes".into(), device_bytes(o).to_string()),
+        ],
+    })
+}
+
+/// Every run of the experiment.
+struct Runs {
+    /// Fig. 1a: Postmark's time with TRIM off and on, per utilization of `UTILIZATIONS`.
+    fig1a: Vec<(u64, u64)>,
+    /// Fig. 1b on the era drive, per policy of `POLICIES_1B`.
+    era: Vec<Fig1b>,
+    /// Fig. 1b per cost of `TRIM_COST_SWEEP_NS`, each per policy of `POLICIES_1B`.
+    swept: Vec<Vec<Fig1b>>,
+}
+
+impl Runs {
+    /// Runs Fig. 1a's points, Fig. 1b on the era drive and at each swept cost, as one batch.
+    fn measure(o: &Options) -> Result<Runs> {
+        enum Job {
+            A(f64, bool),
+            B(PolicyKind, Option<u64>),
+        }
+        enum Out {
+            A(u64),
+            B(Fig1b),
+        }
+        let mut jobs: Vec<Job> =
+            UTILIZATIONS.iter().flat_map(|&u| [Job::A(u, false), Job::A(u, true)]).collect();
+        for cost in std::iter::once(None).chain(TRIM_COST_SWEEP_NS.iter().map(|&c| Some(c))) {
+            jobs.extend(POLICIES_1B.iter().map(|&p| Job::B(p, cost)));
+        }
+        let outs = try_parallel_map(o, &jobs, "selective-trim", |j| match *j {
+            Job::A(u, on) => fig1a_postmark_ns(u, on, o).map(Out::A),
+            Job::B(p, cost) => fig1b_run(p, cost, o).map(Out::B),
+        })?;
+        let a: Vec<u64> =
+            outs.iter().filter_map(|x| if let Out::A(t) = x { Some(*t) } else { None }).collect();
+        let mut era: Vec<Fig1b> =
+            outs.into_iter().filter_map(|x| if let Out::B(r) = x { Some(r) } else { None }).collect();
+        let swept = era.split_off(POLICIES_1B.len()).chunks(POLICIES_1B.len()).map(|c| c.to_vec()).collect();
+        Ok(Runs { fig1a: a.chunks(2).map(|c| (c[0], c[1])).collect(), era, swept })
+    }
+}
+
+/// Fig. 1b's claims on one run of `POLICIES_1B` (the era drive, or one cost of the sweep):
+/// always off, the six SeT settings, always on.
+struct Claims {
+    off_ns: u64,
+    on_ns: u64,
+    /// The fastest SeT setting, and how many of the six beat both always-off and always-on.
+    best_set_ns: u64,
+    set_beats_both: usize,
+    /// SeT(40,100) down to SeT(40,60) (see [`degrades`]).
+    degrades: bool,
+}
+
+impl Claims {
+    fn of(runs: &[Fig1b]) -> Claims {
+        let t: Vec<u64> = runs.iter().map(|r| r.postmark_ns).collect();
+        let (off_ns, on_ns) = (t[0], t[7]);
+        Claims {
+            off_ns,
+            on_ns,
+            best_set_ns: t[1..7].iter().copied().min().unwrap_or(u64::MAX),
+            set_beats_both: t[1..7].iter().filter(|&&x| x < off_ns && x < on_ns).count(),
+            degrades: degrades(&t[2..7]),
+        }
+    }
+
+    fn set_wins(&self) -> bool {
+        self.best_set_ns < self.off_ns && self.best_set_ns < self.on_ns
+    }
+
+    fn on_beats_off(&self) -> bool {
+        self.on_ns < self.off_ns
+    }
+}
+
+fn fig1a_table(fig1a: &[(u64, u64)]) -> Table {
+    table(
         "fig1a",
         "Postmark time vs utilization after aging, TRIM on and off (Fig. 1a)",
         &["utilization_pct", "trim_off_s", "trim_on_s", "on_minus_off_s"],
-    );
-    let (mut off_pts, mut on_pts) = (Vec::new(), Vec::new());
-    for (i, &u) in UTILIZATIONS.iter().enumerate() {
-        let (off, on) = (a[2 * i], a[2 * i + 1]);
-        t1a.push_row(vec![
-            Cell::Num(u * 100.0),
-            Cell::Num(s(off)),
-            Cell::Num(s(on)),
-            Cell::Num(s(on) - s(off)),
-        ]);
-        off_pts.push((u * 100.0, s(off)));
-        on_pts.push((u * 100.0, s(on)));
-    }
-    let mut t1b = Table::new(
+        UTILIZATIONS.iter().zip(fig1a).map(|(&u, &(off, on))| {
+            [Cell::Num(u * 100.0), Cell::Num(secs(off)), Cell::Num(secs(on)), Cell::Num(secs(on) - secs(off))]
+        }),
+    )
+}
+
+fn fig1b_table(era: &[Fig1b]) -> Table {
+    table(
         "fig1b",
         "Postmark time over the 60/40/70/60 % schedule (Fig. 1b)",
         &[
@@ -240,21 +337,18 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
             "stage_60b_s",
             "with_setup_s",
         ],
-    );
-    for (p, (sum, st, total)) in policies_1b.iter().zip(&b) {
-        let mut row = vec![Cell::from(p.label()), Cell::Num(s(*sum))];
-        row.extend(st.iter().map(|&x| Cell::Num(s(x))));
-        row.push(Cell::Num(s(*total)));
-        t1b.push_row(row);
-    }
-    // The TRIM-cost sweep: which of Fig. 1b's claims hold at each per-command cost.
-    let claims_at = |runs: &[(u64, Vec<u64>, u64)]| -> (bool, bool, bool) {
-        let t: Vec<u64> = runs.iter().map(|r| r.0).collect();
-        let (off, on) = (t[0], t[7]);
-        let best = t[1..7].iter().copied().min().unwrap_or(u64::MAX);
-        (best < off && best < on, degrades(&t[2..7]), on < off)
-    };
-    let mut sweep = Table::new(
+        POLICIES_1B.iter().zip(era).map(|(p, r)| {
+            let mut row = vec![Cell::from(p.label()), Cell::Num(secs(r.postmark_ns))];
+            row.extend(r.stages_ns.iter().map(|&x| Cell::Num(secs(x))));
+            row.push(Cell::Num(secs(r.with_setup_ns)));
+            row
+        }),
+    )
+}
+
+/// Which of Fig. 1b's claims hold at each per-command TRIM cost.
+fn sweep_table(runs: &[Vec<Fig1b>], swept: &[Claims]) -> Table {
+    table(
         "fig1b_trim_cost_sweep",
         "Sensitivity: Fig. 1b at each per-command TRIM cost (the era drive otherwise unchanged)",
         &[
@@ -268,45 +362,37 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
             "degrades_with_high_watermark",
             "on_beats_off",
         ],
-    );
-    let mut sweep_claims = Vec::new();
-    let (mut off_line, mut on_line, mut best_line) = (Vec::new(), Vec::new(), Vec::new());
-    for (&cost, runs) in TRIM_COST_SWEEP_NS.iter().zip(&swept) {
-        let c = claims_at(runs);
-        let best = runs[1..7].iter().map(|r| r.0).min().unwrap_or(0);
-        sweep.push_row(vec![
-            Cell::Num(cost as f64 / 1e3),
-            Cell::Num(s(runs[0].0)),
-            Cell::Num(s(runs[7].0)),
-            Cell::Num(s(best)),
-            Cell::Num(s(runs[2].0)),
-            Cell::Num(s(runs[6].0)),
-            Cell::from(c.0.to_string()),
-            Cell::from(c.1.to_string()),
-            Cell::from(c.2.to_string()),
-        ]);
-        let x = (cost as f64 / 1e3).log10();
-        off_line.push((x, s(runs[0].0)));
-        on_line.push((x, s(runs[7].0)));
-        best_line.push((x, s(best)));
-        sweep_claims.push(c);
-    }
-    let beats: Vec<bool> = sweep_claims.iter().map(|c| c.0).collect();
-    let degr: Vec<bool> = sweep_claims.iter().map(|c| c.1).collect();
-    let on_off: Vec<bool> = sweep_claims.iter().map(|c| c.2).collect();
+        TRIM_COST_SWEEP_NS.iter().zip(runs).zip(swept).map(|((&cost, r), c)| {
+            [
+                Cell::Num(cost as f64 / 1e3),
+                Cell::Num(secs(c.off_ns)),
+                Cell::Num(secs(c.on_ns)),
+                Cell::Num(secs(c.best_set_ns)),
+                Cell::Num(secs(r[2].postmark_ns)),
+                Cell::Num(secs(r[6].postmark_ns)),
+                flag(c.set_wins()),
+                flag(c.degrades),
+                flag(c.on_beats_off()),
+            ]
+        }),
+    )
+}
+
+/// Fig. 1a's TRIM-on curve, (utilization in %, seconds) per utilization.
+fn trim_on_curve(fig1a: &[(u64, u64)]) -> Vec<(f64, f64)> {
+    UTILIZATIONS.iter().zip(fig1a).map(|(&u, &(_, on))| (u * 100.0, secs(on))).collect()
+}
+
+fn verdicts(runs: &Runs, era: &Claims, swept: &[Claims]) -> Vec<Verdict> {
     // Slopes of the TRIM-on curve per segment.
-    let slope = |pts: &[(f64, f64)], i: usize| (pts[i + 1].1 - pts[i].1) / (pts[i + 1].0 - pts[i].0);
-    let on_slopes: Vec<f64> = (0..on_pts.len() - 1).map(|i| slope(&on_pts, i)).collect();
-    let last = on_slopes.len() - 1;
-    let steepest_high = on_slopes[last] >= on_slopes.iter().cloned().fold(f64::MIN, f64::max) - 1e-12;
-    let off_total = b[0].0;
-    let on_total = b[7].0;
-    let set_totals: Vec<u64> = b[1..7].iter().map(|r| r.0).collect();
-    let set_best = *set_totals.iter().min().unwrap_or(&u64::MAX);
-    let set_beats_both = set_totals.iter().filter(|&&t| t < off_total && t < on_total).count();
-    let set_degrades = degrades(&b[2..7].iter().map(|r| r.0).collect::<Vec<_>>());
-    let era_ns = trimlab_trim::TrimCostModel::sata_2011().command_ns;
-    let verdicts = vec![
+    let on = trim_on_curve(&runs.fig1a);
+    let on_slopes: Vec<f64> = on.windows(2).map(|w| (w[1].1 - w[0].1) / (w[1].0 - w[0].0)).collect();
+    let steepest_high =
+        on_slopes[on_slopes.len() - 1] >= on_slopes.iter().cloned().fold(f64::MIN, f64::max) - 1e-12;
+    let (off0, on0) = runs.fig1a[0];
+    let b = |i: usize| secs(runs.era[i].postmark_ns);
+    let set_beats_both = sweep_holds(swept, Claims::set_wins);
+    vec![
         bands::shape(
             "Fig. 1a: the TRIM-on curve is steepest at the highest utilizations (90 % to 95 % here; 001: 90 % to 100 %)",
             steepest_high,
@@ -314,104 +400,82 @@ pub fn run(o: &Options) -> Result<ExperimentReport> {
         ),
         bands::shape(
             "Fig. 1a: at low utilization TRIM on can be slower than off",
-            a[1] > a[0],
-            format!("at {} %: off {:.3} s, on {:.3} s", UTILIZATIONS[0] * 100.0, s(a[0]), s(a[1])),
+            on0 > off0,
+            format!("at {} %: off {:.3} s, on {:.3} s", UTILIZATIONS[0] * 100.0, secs(off0), secs(on0)),
         ),
         bands::shape(
             "Fig. 1b: SeT beats both always-off and always-on on the 60/40/70/60 schedule (era drive)",
-            set_beats_both > 0 && set_best < off_total && set_best < on_total,
-            format!("off {:.3} s, on {:.3} s, best SeT {:.3} s; {} of 6 SeT settings beat both; {}", s(off_total), s(on_total), s(set_best), set_beats_both, holding_ranges(&TRIM_COST_SWEEP_NS, &beats)),
+            era.set_beats_both > 0 && era.set_wins(),
+            format!("off {:.3} s, on {:.3} s, best SeT {:.3} s; {} of 6 SeT settings beat both; {set_beats_both}", secs(era.off_ns), secs(era.on_ns), secs(era.best_set_ns), era.set_beats_both),
         ),
         bands::shape(
             "Fig. 1b: performance degrades as the high watermark drops from 100 to 60 (era drive; ties allowed, 60 slower than 100)",
-            set_degrades,
+            era.degrades,
             format!(
                 "SeT(40,100) {:.3}, (40,90) {:.3}, (40,80) {:.3}, (40,70) {:.3}, (40,60) {:.3} s; {}",
-                s(b[2].0), s(b[3].0), s(b[4].0), s(b[5].0), s(b[6].0), holding_ranges(&TRIM_COST_SWEEP_NS, &degr)
+                b(2), b(3), b(4), b(5), b(6), sweep_holds(swept, |c| c.degrades)
             ),
         ),
         bands::shape(
             "Fig. 1b: TRIM always on beats always off (001: utilization is high and much space is deleted)",
-            on_total < off_total,
-            format!("off {:.3} s, on {:.3} s; {}", s(off_total), s(on_total), holding_ranges(&TRIM_COST_SWEEP_NS, &on_off)),
+            era.on_beats_off(),
+            format!("off {:.3} s, on {:.3} s; {}", secs(era.off_ns), secs(era.on_ns), sweep_holds(swept, Claims::on_beats_off)),
         ),
         bands::shape(
             "001's premise: SeT's gain comes from TRIM's cost, so the sweep has a cost below which SeT no longer beats both, and SeT beats both at the era drive's cost",
-            !beats[0] && beats.iter().any(|&h| h) && set_beats_both > 0,
-            format!("SeT beats both: {} (era drive: {} us per TRIM)", holding_ranges(&TRIM_COST_SWEEP_NS, &beats), era_ns / 1000),
+            !swept[0].set_wins() && swept.iter().any(Claims::set_wins) && era.set_beats_both > 0,
+            format!("SeT beats both: {set_beats_both} (era drive: {} us per TRIM)", TrimCostModel::sata_2011().command_ns / 1000),
         ),
-    ];
-    let pm = postmark(o);
-    Ok(ExperimentReport {
-        name: "selective-trim".into(),
-        title: "To TRIM or not to TRIM (001): Selective TRIM".into(),
-        summary: format!(
-            "001's era: {} (SATA II link), under the ext4-like file system (4 MiB dirty limit, 100 ms commit interval). Postmark scaled with the device: {} files of {}-{} bytes, {} transactions, 16 KiB I/O. Aging per 001; Fig. 1b after preconditioning the drive full.",
-            describe(PRESET, device_bytes(o))?, pm.files, pm.min_bytes, pm.max_bytes, pm.transactions
+    ]
+}
+
+fn plots(runs: &Runs, swept: &[Claims]) -> Vec<Plot> {
+    let off: Vec<(f64, f64)> =
+        UTILIZATIONS.iter().zip(&runs.fig1a).map(|(&u, &(off, _))| (u * 100.0, secs(off))).collect();
+    let line = |label: &str, f: fn(&Claims) -> u64| sweep_line(label, swept, |c| secs(f(c)));
+    let policy = |p: &PolicyKind| match p {
+        PolicyKind::NoDiscard => "TRIM off".into(),
+        PolicyKind::Discard => "TRIM on".into(),
+        _ => p.label(),
+    };
+    vec![
+        Plot {
+            name: "fig1a_postmark_vs_utilization".into(),
+            title: "Fig. 1a: Postmark time vs utilization".into(),
+            x_label: "utilization after aging (%)".into(),
+            y_label: "Postmark time (s)".into(),
+            log_y: false,
+            kind: PlotKind::Lines {
+                series: vec![
+                    Series { label: "TRIM off".into(), points: off, style: SeriesStyle::Line },
+                    Series {
+                        label: "TRIM on".into(),
+                        points: trim_on_curve(&runs.fig1a),
+                        style: SeriesStyle::Line,
+                    },
+                ],
+            },
+        },
+        Plot {
+            name: "fig1b_set_policies".into(),
+            title: "Fig. 1b: Postmark time over the 60/40/70/60 schedule".into(),
+            x_label: "policy".into(),
+            y_label: "Postmark time (s)".into(),
+            log_y: false,
+            kind: PlotKind::Bars {
+                categories: POLICIES_1B.iter().map(policy).collect(),
+                series: vec![("trimlab".into(), runs.era.iter().map(|r| secs(r.postmark_ns)).collect())],
+            },
+        },
+        sweep_plot(
+            "fig1b_trim_cost_sweep",
+            "Fig. 1b vs the cost of one TRIM: where SeT starts and stops winning",
+            "Postmark time over the schedule (s)",
+            vec![
+                line("TRIM off", |c| c.off_ns),
+                line("TRIM on", |c| c.on_ns),
+                line("best SeT", |c| c.best_set_ns),
+            ],
         ),
-        paper: vec![
-            "Fig. 1a (60 GB SSD, 4250 files of 0.1-3 MB, 20 000 transactions): the TRIM-on curve is steepest between 90 % and 100 % utilization; at low utilization TRIM on can be slower than off.".into(),
-            "Fig. 1b: TRIM on beats TRIM off; every SeT setting beats both; performance degrades as the high watermark drops from 100 to 60.".into(),
-        ],
-        verdicts,
-        notes: vec![
-            "Utilization in Fig. 1a is what aging leaves valid on the device; the new file system starts empty. TRIM off leaves Postmark's deleted files valid on the device too.".into(),
-            "The benefit of TRIM comes from less GC copying; its cost from serial, non-queued TRIMs in each commit, which block the drive's queue. Postmark itself never fsyncs: the application feels both through dirty-limit write-back and reads.".into(),
-            "Utilizations stop at 95 %: at 100 % Postmark's own files do not fit.".into(),
-            format!(
-                "TRIM-cost sweep (table fig1b_trim_cost_sweep, plot fig1b_trim_cost_sweep): SeT beats both {}; degradation with the high watermark {}; always-on beats always-off {}. Where TRIM is nearly free every TRIM SeT skips costs GC copies later, so always-on wins and SeT's time falls toward it as the high watermark drops; SeT wins once TRIM costs more than the GC work it saves. The era drive's cost ({} us per command) is an assumption (see trimlab presets): the sweep, not that number, is the result.",
-                holding_ranges(&TRIM_COST_SWEEP_NS, &beats),
-                holding_ranges(&TRIM_COST_SWEEP_NS, &degr),
-                holding_ranges(&TRIM_COST_SWEEP_NS, &on_off),
-                era_ns / 1000
-            ),
-            "Postmark spans ~1 s of simulated time, so the commit interval is scaled to 100 ms to keep the tens of commits (and of TRIM bursts) a minutes-long Postmark has.".into(),
-        ],
-        tables: vec![t1a, t1b, sweep],
-        plots: vec![
-            Plot {
-                name: "fig1a_postmark_vs_utilization".into(),
-                title: "Fig. 1a: Postmark time vs utilization".into(),
-                x_label: "utilization after aging (%)".into(),
-                y_label: "Postmark time (s)".into(),
-                log_y: false,
-                kind: PlotKind::Lines {
-                    series: vec![
-                        Series { label: "TRIM off".into(), points: off_pts, style: SeriesStyle::Line },
-                        Series { label: "TRIM on".into(), points: on_pts, style: SeriesStyle::Line },
-                    ],
-                },
-            },
-            Plot {
-                name: "fig1b_set_policies".into(),
-                title: "Fig. 1b: Postmark time over the 60/40/70/60 schedule".into(),
-                x_label: "policy".into(),
-                y_label: "Postmark time (s)".into(),
-                log_y: false,
-                kind: PlotKind::Bars {
-                    categories: policies_1b.iter().map(|p| if *p == PolicyKind::NoDiscard { "TRIM off".into() } else if *p == PolicyKind::Discard { "TRIM on".into() } else { p.label() }).collect(),
-                    series: vec![("trimlab".into(), b.iter().map(|r| s(r.0)).collect())],
-                },
-            },
-            Plot {
-                name: "fig1b_trim_cost_sweep".into(),
-                title: "Fig. 1b vs the cost of one TRIM: where SeT starts and stops winning".into(),
-                x_label: "TRIM cost per command (log10 us)".into(),
-                y_label: "Postmark time over the schedule (s)".into(),
-                log_y: false,
-                kind: PlotKind::Lines {
-                    series: vec![
-                        Series { label: "TRIM off".into(), points: off_line, style: SeriesStyle::Line },
-                        Series { label: "TRIM on".into(), points: on_line, style: SeriesStyle::Line },
-                        Series { label: "best SeT".into(), points: best_line, style: SeriesStyle::Line },
-                    ],
-                },
-            },
-        ],
-        params: vec![
-            ("seed".into(), o.seed.to_string()),
-            ("scale".into(), o.scale.to_string()),
-            ("device_bytes".into(), device_bytes(o).to_string()),
-        ],
-    })
+    ]
 }

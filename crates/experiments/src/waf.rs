@@ -10,11 +10,13 @@
 //! `trimlab_analytic::spare_factor_seen_by_gc`.
 
 use super::bands;
-use super::{parallel_map, Options};
+use super::prose::Prose;
+use super::table::table;
+use super::{try_parallel_map, Options};
 use anyhow::{Context, Result};
 use trimlab_device::config::GcThreshold;
 use trimlab_device::{DeviceSection, FtlSection, SsdConfig, TrimSection};
-use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table};
+use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table, Verdict};
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
 use trimlab_workload::{AccessPattern, Precondition, Volume, WorkloadConfig};
@@ -141,15 +143,66 @@ fn points() -> Vec<Point> {
     points
 }
 
+const PROSE: Prose = Prose(include_str!("waf.md"));
+
 pub fn run(options: &Options) -> Result<ExperimentReport> {
     let points = points();
-    let results = parallel_map(options, &points, "waf", |p| measure(p, options));
-    let results: Vec<Measured> = results.into_iter().collect::<Result<_>>()?;
-
-    let mut table = Table {
+    let results = try_parallel_map(options, &points, "waf", |p| measure(p, options))?;
+    let plots = TRIM_FRACTIONS.iter().map(|&q| plot(q, &points, &results)).collect();
+    let mut notes = PROSE.items("notes");
+    let excluded: Vec<String> = points
+        .iter()
+        .zip(&results)
+        .filter_map(|(p, m)| m.applies.err().map(|why| format!("{}: {why}", label(p))))
+        .collect();
+    if !excluded.is_empty() {
+        notes.push(format!(
+            "Points where the model does not apply (shown, not judged): {}",
+            excluded.join("; ")
+        ));
+    }
+    Ok(ExperimentReport {
         name: "waf".into(),
-        title: "Steady-state WAF: trimlab vs analytic greedy models".into(),
-        columns: [
+        title: "WAF validation: greedy GC against analytic models".into(),
+        summary: PROSE.item(
+            "summary",
+            &[
+                ("physical_pages", &physical_pages_per_point(options)),
+                ("scale", &options.scale),
+                ("gc_free_blocks", &GC_FREE_BLOCKS),
+                ("warm_writes", &WARM_WRITES),
+                ("measured_writes", &MEASURED_WRITES),
+            ],
+        ),
+        paper: PROSE.items("paper"),
+        verdicts: verdicts(&points, &results),
+        notes,
+        tables: vec![waf_table(&points, &results)],
+        plots,
+        params: vec![
+            ("seed".into(), options.seed.to_string()),
+            ("scale".into(), options.scale.to_string()),
+            ("physical_pages_per_point".into(), physical_pages_per_point(options).to_string()),
+            ("tolerance".into(), format!("{}%", TOLERANCE * 100.0)),
+        ],
+    })
+}
+
+/// A point as the verdicts and notes name it.
+fn label(p: &Point) -> String {
+    format!("sf {} b {} q {}", p.spare_factor, p.pages_per_block, p.trim_fraction)
+}
+
+/// The simulated WAF's gap to the mean-field model, as a share of the model.
+fn gap(m: &Measured) -> f64 {
+    (m.waf - m.mean_field) / m.mean_field
+}
+
+fn waf_table(points: &[Point], results: &[Measured]) -> Table {
+    table(
+        "waf",
+        "Steady-state WAF: trimlab vs analytic greedy models",
+        &[
             "trim_fraction",
             "pages_per_block",
             "blocks",
@@ -161,138 +214,104 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             "waf_desnoyers",
             "diff_vs_mean_field_pct",
             "model_applies",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: Vec::new(),
-    };
-    let mut worst: Option<(f64, String)> = None;
-    let mut excluded = Vec::new();
-    for (p, m) in points.iter().zip(&results) {
-        let diff = (m.waf - m.mean_field) / m.mean_field;
-        let label = format!("sf {} b {} q {}", p.spare_factor, p.pages_per_block, p.trim_fraction);
-        match m.applies {
-            Ok(()) => {
-                if worst.as_ref().is_none_or(|(w, _)| diff.abs() > w.abs()) {
-                    worst = Some((diff, label));
-                }
-            }
-            Err(why) => excluded.push(format!("{label}: {why}")),
-        }
-        table.rows.push(vec![
-            Cell::Num(p.trim_fraction),
-            Cell::Int(p.pages_per_block as i64),
-            Cell::Int(m.blocks as i64),
-            Cell::Num(p.spare_factor),
-            Cell::Num(m.spare_factor_resolved),
-            Cell::Num(m.spare_factor_gc),
-            Cell::Num(m.waf),
-            Cell::Num(m.mean_field),
-            Cell::Num(m.desnoyers),
-            Cell::Num(diff * 100.0),
-            Cell::Text(match m.applies {
-                Ok(()) => "yes".into(),
-                Err(why) => format!("no: {why}"),
-            }),
-        ]);
-    }
+        ],
+        points.iter().zip(results).map(|(p, m)| {
+            [
+                Cell::Num(p.trim_fraction),
+                Cell::Int(p.pages_per_block as i64),
+                Cell::Int(m.blocks as i64),
+                Cell::Num(p.spare_factor),
+                Cell::Num(m.spare_factor_resolved),
+                Cell::Num(m.spare_factor_gc),
+                Cell::Num(m.waf),
+                Cell::Num(m.mean_field),
+                Cell::Num(m.desnoyers),
+                Cell::Num(gap(m) * 100.0),
+                Cell::Text(match m.applies {
+                    Ok(()) => "yes".into(),
+                    Err(why) => format!("no: {why}"),
+                }),
+            ]
+        }),
+    )
+}
 
-    let mut plots = Vec::new();
-    for &q in &TRIM_FRACTIONS {
-        let mut series = Vec::new();
-        for &b in &PAGES_PER_BLOCK {
-            let pick = |f: &dyn Fn(&Measured) -> f64| -> Vec<(f64, f64)> {
-                points
-                    .iter()
-                    .zip(&results)
-                    .filter(|(p, _)| p.pages_per_block == b && p.trim_fraction == q)
-                    .map(|(p, m)| (p.spare_factor, f(m)))
-                    .collect()
-            };
-            series.push(Series {
-                label: format!("trimlab b={b}"),
-                points: pick(&|m| m.waf),
-                style: SeriesStyle::Points,
-            });
-            series.push(Series {
-                label: format!("mean-field b={b}"),
-                points: pick(&|m| m.mean_field),
-                style: SeriesStyle::Dashed,
-            });
-        }
-        plots.push(Plot {
-            name: if q == 0.0 { "waf_no_trim".into() } else { "waf_trim".into() },
-            title: if q == 0.0 {
-                "Greedy GC, uniform random writes: WAF vs spare factor".into()
-            } else {
-                format!("Greedy GC with {}% single-page TRIMs: WAF vs spare factor", q * 100.0)
-            },
-            x_label: "spare factor (physical - logical) / physical".into(),
-            y_label: "write amplification".into(),
-            log_y: false,
-            kind: PlotKind::Lines { series },
+/// WAF against the spare factor at TRIM share `q`: trimlab's points and the mean-field curve
+/// for each block size.
+fn plot(q: f64, points: &[Point], results: &[Measured]) -> Plot {
+    let mut series = Vec::new();
+    for &b in &PAGES_PER_BLOCK {
+        let pick = |f: &dyn Fn(&Measured) -> f64| -> Vec<(f64, f64)> {
+            points
+                .iter()
+                .zip(results)
+                .filter(|(p, _)| p.pages_per_block == b && p.trim_fraction == q)
+                .map(|(p, m)| (p.spare_factor, f(m)))
+                .collect()
+        };
+        series.push(Series {
+            label: format!("trimlab b={b}"),
+            points: pick(&|m| m.waf),
+            style: SeriesStyle::Points,
+        });
+        series.push(Series {
+            label: format!("mean-field b={b}"),
+            points: pick(&|m| m.mean_field),
+            style: SeriesStyle::Dashed,
         });
     }
+    Plot {
+        name: if q == 0.0 { "waf_no_trim".into() } else { "waf_trim".into() },
+        title: if q == 0.0 {
+            "Greedy GC, uniform random writes: WAF vs spare factor".into()
+        } else {
+            format!("Greedy GC with {}% single-page TRIMs: WAF vs spare factor", q * 100.0)
+        },
+        x_label: "spare factor (physical - logical) / physical".into(),
+        y_label: "write amplification".into(),
+        log_y: false,
+        kind: PlotKind::Lines { series },
+    }
+}
 
-    let (worst_diff, worst_at) = worst.unwrap_or((f64::NAN, "no applicable point".into()));
-    let applicable = results.iter().filter(|m| m.applies.is_ok()).count();
-    let within = points
-        .iter()
-        .zip(&results)
-        .filter(|(_, m)| m.applies.is_ok() && ((m.waf - m.mean_field) / m.mean_field).abs() <= TOLERANCE)
-        .count();
-    let verdicts = vec![
+fn verdicts(points: &[Point], results: &[Measured]) -> Vec<Verdict> {
+    let pairs = || points.iter().zip(results);
+    let applicable = || pairs().filter(|(_, m)| m.applies.is_ok());
+    // The first of the largest gaps, in point order.
+    let worst = applicable().fold(None, |worst: Option<(f64, &Point)>, (p, m)| {
+        if worst.is_none_or(|(w, _)| gap(m).abs() > w.abs()) {
+            Some((gap(m), p))
+        } else {
+            worst
+        }
+    });
+    let (worst_diff, worst_at) =
+        worst.map_or((f64::NAN, "no applicable point".into()), |(d, p)| (d, label(p)));
+    let applicable_count = applicable().count();
+    let within = applicable().filter(|(_, m)| gap(m).abs() <= TOLERANCE).count();
+    let trim_lowers_waf = pairs().filter(|(p, _)| p.trim_fraction > 0.0).all(|(p, m)| {
+        let no_trim = pairs().find(|(o, _)| {
+            o.trim_fraction == 0.0
+                && o.pages_per_block == p.pages_per_block
+                && o.spare_factor == p.spare_factor
+        });
+        no_trim.is_some_and(|(_, n)| m.waf < n.waf)
+    });
+    vec![
         bands::band(
             "trimlab's greedy WAF agrees with the mean-field model at every point where it applies (no TRIM and TRIM)",
             &format!("within {} % of the model", TOLERANCE * 100.0),
-            applicable > 0,
-            within == applicable,
-            format!("{within} of {applicable} applicable points within; largest gap {:+.2}% at {worst_at}", worst_diff * 100.0),
+            applicable_count > 0,
+            within == applicable_count,
+            format!(
+                "{within} of {applicable_count} applicable points within; largest gap {:+.2}% at {worst_at}",
+                worst_diff * 100.0
+            ),
         ),
         bands::shape(
             "TRIM lowers WAF as Frankie et al.'s effective over-provisioning predicts",
-            points.iter().zip(&results).filter(|(p, _)| p.trim_fraction > 0.0).all(|(p, m)| {
-                let no_trim = points.iter().zip(&results).find(|(o, _)| o.trim_fraction == 0.0 && o.pages_per_block == p.pages_per_block && o.spare_factor == p.spare_factor);
-                no_trim.is_some_and(|(_, n)| m.waf < n.waf)
-            }),
+            trim_lowers_waf,
             "every TRIM point has lower WAF than the same geometry without TRIM".into(),
         ),
-    ];
-    let mut notes = vec![
-        "Models: Van Houdt's mean-field greedy model (SIGMETRICS 2013) and Desnoyers' greedy model (SYSTOR 2012, Eq. 12), evaluated at the spare factor GC sees (nominal minus the free-block reserve and half of each of the two open blocks); with TRIM, at Frankie, Hughes and Kreutz-Delgado's effective spare factor 1 - (1 - q)(1 - sf_gc).".into(),
-        "WAF = NAND pages programmed / host pages written; TRIMs are not in the denominator.".into(),
-    ];
-    if !excluded.is_empty() {
-        notes.push(format!(
-            "Points where the model does not apply (shown, not judged): {}",
-            excluded.join("; ")
-        ));
-    }
-    Ok(ExperimentReport {
-        name: "waf".into(),
-        title: "WAF validation: greedy GC against analytic models".into(),
-        summary: format!(
-            "Uniform random 4 KiB writes{} on one plane of {} physical pages (scale {}), greedy victim, GC keeps {} free blocks; sequential fill, {}x warm-up, {}x measured.",
-            " (and, in the TRIM half, 10% single-page TRIMs of random pages)",
-            physical_pages_per_point(options),
-            options.scale,
-            GC_FREE_BLOCKS,
-            WARM_WRITES,
-            MEASURED_WRITES
-        ),
-        paper: vec![
-            "Desnoyers 2012 / Van Houdt 2013: greedy WAF under uniform random writes as a function of spare factor and pages per block (e.g. about 4.5-5 at sf 0.07, under 1.5 at sf 0.5 for large b).".into(),
-            "Frankie et al. 2013: TRIM acts as extra over-provisioning; with a share q of random single-page TRIMs the effective spare factor is 1 - (1 - q)(1 - sf).".into(),
-        ],
-        verdicts,
-        notes,
-        tables: vec![table],
-        plots,
-        params: vec![
-            ("seed".into(), options.seed.to_string()),
-            ("scale".into(), options.scale.to_string()),
-            ("physical_pages_per_point".into(), physical_pages_per_point(options).to_string()),
-            ("tolerance".into(), format!("{}%", TOLERANCE * 100.0)),
-        ],
-    })
+    ]
 }

@@ -4,14 +4,19 @@
 //! E_ftl), plus the GC-below-30 %-free regime, page- vs block-level striping, and the lazy
 //! backward map of 004 §4.1.
 
-use super::bands;
-use super::{parallel_map, Options};
+mod plots;
+mod tables;
+mod verdicts;
+
+use super::host::secs;
+use super::prose::Prose;
+use super::{try_parallel_map, Options};
 use anyhow::{Context, Result};
 use trimlab_device::{DeviceSection, FtlKind, FtlSection, Ssd, StripingChoice, TrimSection};
 use trimlab_ftl::{BackwardUpdate, FtlMeasures, FtlStats, PageFtl, StripeUnit, VariantStats};
 use trimlab_hybrid::{HblStats, HybridFtl, HybridStats, Striping};
 use trimlab_nand::Geometry;
-use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
+use trimlab_report::ExperimentReport;
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
 use trimlab_sim::SeedTree;
@@ -260,6 +265,9 @@ fn measure(point: &Point, options: &Options) -> Result<Outcome> {
     ssd.check().map_err(anyhow::Error::msg).with_context(context)?;
     let measures = delta(&ssd.ftl().measures(), &run.measures_before);
     let (duration_ns, phases) = (run.end.since(run.start), run.phases);
+    // The merge, trimmed-range-list and backward-map counters are typed only on the concrete
+    // FTLs: `Ftl::detail` gives them as JSON, so the tables downcast (issue 24 item 5: a typed
+    // per-kind detail on the `Ftl` seam would remove this).
     let any = ssd.ftl().as_any();
     let detail = if let Some(ftl) = any.downcast_ref::<HybridFtl>() {
         let hbl = ftl.trim_list().map(|h| (h.stats().clone(), h.range_count(), h.memory_bytes()));
@@ -271,9 +279,6 @@ fn measure(point: &Point, options: &Options) -> Result<Outcome> {
     };
     Ok(Outcome { measures, duration_ns, phases, detail })
 }
-
-/// One of 004's measures read from an outcome.
-type Measure = fn(&FtlMeasures) -> f64;
 
 fn pct(new: f64, old: f64) -> f64 {
     (new / old - 1.0) * 100.0
@@ -309,555 +314,29 @@ fn points() -> Vec<Point> {
     points
 }
 
+const PROSE: Prose = Prose(include_str!("ftl_trim.md"));
+
 pub fn run(options: &Options) -> Result<ExperimentReport> {
     let points = points();
-    let results = parallel_map(options, &points, "ftl-trim", |p| measure(p, options));
-    let results: Vec<Outcome> = results.into_iter().collect::<Result<_>>()?;
-    let find = |workload: Workload, ftl: Ftl, trim: bool| -> &Outcome {
-        let i = points
-            .iter()
-            .position(|p| p.workload == workload && p.ftl == ftl && p.trim == trim && !p.next_fit)
-            .expect("every looked-up point is in points()");
-        &results[i]
-    };
+    let outcomes = try_parallel_map(options, &points, "ftl-trim", |p| measure(p, options))?;
+    let results = Results { points, outcomes };
     let g = geometry(options);
-    let seconds = |o: &Outcome| o.duration_ns as f64 / 1e9;
-
-    // Table 2 and E_ftl.
-    let mut table2 = Table::new(
-        "table2",
-        "Table 2: effect of TRIM, hybrid vs page mapping (ours beside 004's)",
-        &[
-            "measure",
-            "hybrid_trim",
-            "hybrid_no_trim",
-            "page_trim",
-            "page_no_trim",
-            "paper_hybrid_trim",
-            "paper_hybrid_no_trim",
-            "paper_page_trim",
-            "paper_page_no_trim",
-        ],
-    );
-    let paper2: [(&str, Workload, Measure, [f64; 4]); 4] = [
-        (
-            "N_pb OS",
-            Workload::OsInstall,
-            |m| m.blocks_programmed as f64,
-            [53119.0, 53655.0, 23512.0, 23480.0],
-        ),
-        ("N_pb IOZone", Workload::Iozone, |m| m.blocks_programmed as f64, [32479.0, 32221.0, 2920.0, 2112.0]),
-        ("N_eb OS", Workload::OsInstall, |m| m.erases_per_block(), [1085.0, 1102.0, 20.0, 23.0]),
-        ("N_eb IOZone", Workload::Iozone, |m| m.erases_per_block(), [1223.0, 1247.0, 103.0, 92.0]),
-    ];
-    let four = |w: Workload| {
-        [
-            find(w, Ftl::HYBRID, true),
-            find(w, Ftl::HYBRID, false),
-            find(w, Ftl::PAGE, true),
-            find(w, Ftl::PAGE, false),
-        ]
-    };
-    for (name, w, f, paper) in paper2 {
-        let mut row: Vec<Cell> = vec![name.into()];
-        row.extend(four(w).iter().map(|o| Cell::Num(f(&o.measures))));
-        row.extend(paper.iter().map(|&p| Cell::Num(p)));
-        table2.rows.push(row);
-    }
-    for (name, w) in [("N_vb OS", Workload::OsInstall), ("N_vb IOZone", Workload::Iozone)] {
-        let mut row: Vec<Cell> = vec![name.into()];
-        row.extend(four(w).iter().map(|o| Cell::from(o.measures.valid_blocks)));
-        row.extend([Cell::Empty, Cell::Empty, Cell::Empty, Cell::Empty]);
-        table2.rows.push(row);
-    }
-    let paper_e: [(Workload, [Option<f64>; 4]); 2] = [
-        (Workload::OsInstall, [Some(53.0), Some(51.9), None, None]),
-        (Workload::Iozone, [Some(79.3), Some(78.5), None, None]),
-    ];
-    for (w, paper) in paper_e {
-        let mut row: Vec<Cell> =
-            vec![format!("E_ftl {}", if w == Workload::OsInstall { "OS" } else { "IOZone" }).into()];
-        row.extend(four(w).iter().map(|o| Cell::Num(o.measures.e_ftl())));
-        row.extend(paper.iter().map(|p| Cell::from(*p)));
-        table2.rows.push(row);
-    }
-
-    let mut e_table = Table::new(
-        "e_ftl",
-        "E_ftl = N_vb / (N_pb x N_eb): change with TRIM",
-        &["workload", "ftl", "e_ftl_trim", "e_ftl_no_trim", "change_pct", "paper_change_pct"],
-    );
-    let e_change = |w: Workload, ftl: Ftl| {
-        pct(find(w, ftl, true).measures.e_ftl(), find(w, ftl, false).measures.e_ftl())
-    };
-    for (w, ftl, paper) in [
-        (Workload::OsInstall, Ftl::HYBRID, Some(pct(53.0, 51.9))),
-        (Workload::OsInstall, Ftl::PAGE, Some(13.0)),
-        (Workload::Iozone, Ftl::HYBRID, Some(pct(79.3, 78.5))),
-        (Workload::Iozone, Ftl::PAGE, None),
-    ] {
-        e_table.push_row([
-            Cell::from(w.name()),
-            Cell::from(ftl.label()),
-            Cell::Num(find(w, ftl, true).measures.e_ftl()),
-            Cell::Num(find(w, ftl, false).measures.e_ftl()),
-            Cell::Num(e_change(w, ftl)),
-            Cell::from(paper),
-        ]);
-    }
-
-    // Table 3.
-    let hyb = find(Workload::OsInstall, Ftl::HYBRID, true);
-    let page = find(Workload::OsInstall, Ftl::PAGE, true);
-    let npb_ratio = hyb.measures.blocks_programmed as f64 / page.measures.blocks_programmed as f64;
-    let time_ratio = hyb.duration_ns as f64 / page.duration_ns as f64;
-    let mut table3 = Table::new(
-        "table3",
-        "Table 3: hybrid vs page mapping, OS install with TRIM",
-        &["mapping", "N_pb", "duration_s", "paper_N_pb", "paper_duration_min"],
-    );
-    table3.push_row([
-        Cell::from("hybrid"),
-        Cell::from(hyb.measures.blocks_programmed),
-        Cell::Num(seconds(hyb)),
-        Cell::Num(53119.0),
-        Cell::Num(41.0),
-    ]);
-    table3.push_row([
-        Cell::from("page"),
-        Cell::from(page.measures.blocks_programmed),
-        Cell::Num(seconds(page)),
-        Cell::Num(23512.0),
-        Cell::Num(7.0),
-    ]);
-    table3.push_row([
-        Cell::from("hybrid / page"),
-        Cell::Num(npb_ratio),
-        Cell::Num(time_ratio),
-        Cell::Num(53119.0 / 23512.0),
-        Cell::Num(41.0 / 7.0),
-    ]);
-
-    // Table 4, both regimes; next-fit hosts as the sensitivity run.
-    let mut table4 = Table::new(
-        "table4",
-        "Table 4: IOZone on page mapping, with vs without TRIM (MB/s of simulated time; free space per phase)",
-        &[
-            "regime",
-            "phase",
-            "trim_mb_s",
-            "no_trim_mb_s",
-            "improvement_pct",
-            "paper_trim_mb_s",
-            "paper_no_trim_mb_s",
-            "paper_improvement_pct",
-            "trim_free_pct_min",
-            "trim_free_pct_max",
-            "trim_at_gc_threshold_pct",
-            "no_trim_free_pct_min",
-            "no_trim_free_pct_max",
-            "no_trim_at_gc_threshold_pct",
-            "trim_gc_pages_copied",
-            "no_trim_gc_pages_copied",
-            "next_fit_trim_mb_s",
-            "next_fit_no_trim_mb_s",
-            "next_fit_improvement_pct",
-        ],
-    );
-    let next_fit = |w: Workload, trim: bool| -> &Outcome {
-        let i = points
-            .iter()
-            .position(|p| p.workload == w && p.trim == trim && p.next_fit)
-            .expect("the next-fit points are in points()");
-        &results[i]
-    };
-    let paper4 = [(137.6, 120.5, 12.4), (222.6, 192.7, 13.5), (222.8, 199.0, 10.7)];
-    let paper4_gc = [-1.3, -4.7, -2.3];
-    let mut improvements = Vec::new();
-    let mut improvements_gc = Vec::new();
-    let mut improvements_nf = Vec::new();
-    let mut improvements_gc_nf = Vec::new();
-    // Every GC-running phase of both runs, with the share of its commands that left free space
-    // at or below the GC threshold: the regime is a precondition of the comparison.
-    let mut gc_regime: Vec<(String, f64, f64, f64)> = Vec::new();
-    let free_pct = |x: Option<f64>| Cell::from(x.map(|v| v * 100.0));
-    for (w, regime) in
-        [(Workload::Iozone, "GC not running with TRIM"), (Workload::IozoneGc, "GC running (free < 30 %)")]
-    {
-        let t = find(w, Ftl::PAGE, true);
-        let n = find(w, Ftl::PAGE, false);
-        let (tf, nf) = (next_fit(w, true), next_fit(w, false));
-        for (i, (((pt, pn), ptf), pnf)) in
-            t.phases.iter().zip(&n.phases).zip(&tf.phases).zip(&nf.phases).enumerate()
-        {
-            let imp = pct(pt.throughput_mb_s(), pn.throughput_mb_s());
-            let imp_nf = pct(ptf.throughput_mb_s(), pnf.throughput_mb_s());
-            let mut row = vec![
-                Cell::from(regime),
-                Cell::from(pt.name),
-                Cell::Num(pt.throughput_mb_s()),
-                Cell::Num(pn.throughput_mb_s()),
-                Cell::Num(imp),
-            ];
-            if w == Workload::Iozone {
-                improvements.push((pt.name, imp));
-                improvements_nf.push((pt.name, imp_nf));
-                row.extend([Cell::Num(paper4[i].0), Cell::Num(paper4[i].1), Cell::Num(paper4[i].2)]);
-            } else {
-                improvements_gc.push((pt.name, imp));
-                improvements_gc_nf.push((pt.name, imp_nf));
-                row.extend([Cell::Empty, Cell::Empty, Cell::Num(paper4_gc[i])]);
-                for (run, m) in [("TRIM", pt), ("no-TRIM", pn)] {
-                    gc_regime.push((
-                        format!("{} {run}", pt.name),
-                        m.at_gc_threshold_share(),
-                        m.free_share_min.unwrap_or(f64::NAN),
-                        m.free_share_max.unwrap_or(f64::NAN),
-                    ));
-                }
-            }
-            row.extend([
-                free_pct(pt.free_share_min),
-                free_pct(pt.free_share_max),
-                Cell::Num(pt.at_gc_threshold_share() * 100.0),
-                free_pct(pn.free_share_min),
-                free_pct(pn.free_share_max),
-                Cell::Num(pn.at_gc_threshold_share() * 100.0),
-                Cell::from(pt.gc_pages_copied),
-                Cell::from(pn.gc_pages_copied),
-                Cell::Num(ptf.throughput_mb_s()),
-                Cell::Num(pnf.throughput_mb_s()),
-                Cell::Num(imp_nf),
-            ]);
-            table4.rows.push(row);
-        }
-    }
-    // 004's regime is "free space under 30 %", where GC runs for every write: most of each
-    // phase's commands must find free space held at the threshold.
-    let in_gc_regime = gc_regime.iter().all(|(_, at, _, _)| *at >= GC_REGIME_MIN_SHARE);
-    let gc_regime_text = gc_regime
-        .iter()
-        .map(|(name, at, lo, hi)| {
-            format!(
-                "{name}: {:.0} % of commands at the threshold, free {:.1}-{:.1} %",
-                at * 100.0,
-                lo * 100.0,
-                hi * 100.0
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-
-    // Every run.
-    let mut runs = Table::new(
-        "runs",
-        "Every run: 004's measures, WAF, duration and per-phase throughput",
-        &["run", "N_pb", "N_eb", "N_vb", "E_ftl", "erases", "waf", "duration_s", "phases_mb_s"],
-    );
-    for (p, o) in points.iter().zip(&results) {
-        let phases: Vec<String> =
-            o.phases.iter().map(|m| format!("{} {:.3}", m.name, m.throughput_mb_s())).collect();
-        runs.push_row([
-            Cell::from(p.label()),
-            Cell::from(o.measures.blocks_programmed),
-            Cell::Num(o.measures.erases_per_block()),
-            Cell::from(o.measures.valid_blocks),
-            Cell::Num(o.measures.e_ftl()),
-            Cell::from(o.measures.erases_total),
-            Cell::Num(o.measures.waf()),
-            Cell::Num(seconds(o)),
-            Cell::from(phases.join("; ")),
-        ]);
-    }
-
-    // Hybrid internals: merges, associativity, trimmed-range list.
-    let mut merges = Table::new(
-        "hybrid_merges",
-        "Hybrid FTL: merges, associativity and the trimmed-range list",
-        &[
-            "run",
-            "switch",
-            "partial",
-            "full",
-            "full_empty",
-            "source_blocks_per_full_merge",
-            "rw_victims",
-            "pages_copied",
-            "merge_busy_s",
-            "trimmed_pages_dropped",
-            "hbl_ranges_end",
-            "hbl_ranges_max",
-            "hbl_memory_bytes",
-            "hbl_steps_per_insert",
-            "hbl_steps_per_lookup",
-        ],
-    );
-    let mut assoc = Vec::new();
-    for (p, o) in points.iter().zip(&results) {
-        if let Detail::Hybrid(s, hbl) = &o.detail {
-            let per_full = s.full_merge_source_blocks as f64 / s.full_merges.max(1) as f64;
-            assoc.push((p.ftl, p.workload, p.trim, per_full, o.duration_ns));
-            let mut row = vec![
-                Cell::from(p.label()),
-                Cell::from(s.switch_merges),
-                Cell::from(s.partial_merges),
-                Cell::from(s.full_merges),
-                Cell::from(s.full_merges_empty),
-                Cell::Num(per_full),
-                Cell::from(s.rw_victims),
-                Cell::from(s.merge_pages_copied),
-                Cell::Num(s.merge_busy_ns as f64 / 1e9),
-                Cell::from(s.trimmed_pages_dropped),
-            ];
-            match hbl {
-                Some((h, ranges, bytes)) => row.extend([
-                    Cell::from(*ranges),
-                    Cell::from(h.ranges_max),
-                    Cell::from(*bytes),
-                    Cell::Num(h.walk_steps_insert as f64 / h.insert_pieces.max(1) as f64),
-                    Cell::Num(h.walk_steps_lookup as f64 / h.lookups.max(1) as f64),
-                ]),
-                None => row.extend([Cell::Empty, Cell::Empty, Cell::Empty, Cell::Empty, Cell::Empty]),
-            }
-            merges.rows.push(row);
-        }
-    }
-
-    // Page FTL internals: GC and the lazy backward map.
-    let mut gc = Table::new(
-        "page_gc",
-        "Page-mapping FTL: GC, erase-when-invalid and the lazy backward map",
-        &[
-            "run",
-            "gc_invocations",
-            "gc_victims",
-            "gc_pages_copied",
-            "gc_stalls",
-            "eager_erases",
-            "reconciled_at_gc",
-            "reconciled_periodic",
-            "forced_reconciles",
-            "victims_misjudged",
-            "misjudged_extra_pages",
-        ],
-    );
-    for (p, o) in points.iter().zip(&results) {
-        if let Detail::Page(s, v) = &o.detail {
-            gc.push_row([
-                Cell::from(p.label()),
-                Cell::from(s.gc_invocations),
-                Cell::from(s.gc_victims),
-                Cell::from(s.gc_pages_copied),
-                Cell::from(s.gc_stalls),
-                Cell::from(v.eager_erases),
-                Cell::from(v.reconciled_at_gc),
-                Cell::from(v.reconciled_periodic),
-                Cell::from(v.forced_reconciles),
-                Cell::from(v.victims_misjudged),
-                Cell::from(v.misjudged_extra_pages),
-            ]);
-        }
-    }
-
-    // Verdicts.
-    let e_hyb = e_change(Workload::OsInstall, Ftl::HYBRID);
-    let e_page = e_change(Workload::OsInstall, Ftl::PAGE);
-    let e_hyb_io = e_change(Workload::Iozone, Ftl::HYBRID);
-    let e_page_io = e_change(Workload::Iozone, Ftl::PAGE);
-    let block_assoc = assoc.iter().find(|a| a.0 == Ftl::HYBRID && a.1 == Workload::OsInstall && a.2);
-    let page_assoc = assoc.iter().find(|a| a.0 == Ftl::Hybrid(Striping::Page));
-    let (ba, pa) = (block_assoc.map_or(f64::NAN, |a| a.3), page_assoc.map_or(f64::NAN, |a| a.3));
-    let (bt, pt) = (block_assoc.map_or(0, |a| a.4), page_assoc.map_or(0, |a| a.4));
-    let page_gc_eager = find(Workload::IozoneGc, Ftl::Page(StripeUnit::Page, BackwardUpdate::Eager), true);
-    let page_gc_default = find(Workload::IozoneGc, Ftl::PAGE, true);
-    let lazy = find(
-        Workload::IozoneGc,
-        Ftl::Page(StripeUnit::Page, BackwardUpdate::Lazy { reconcile_every_pages: 0 }),
-        true,
-    );
-    let gc_stats = |o: &Outcome| match &o.detail {
-        Detail::Page(s, v) => (s.gc_pages_copied, v.victims_misjudged, v.misjudged_extra_pages),
-        Detail::Hybrid(..) => (0, 0, 0),
-    };
-    let (eager_copied, _, _) = gc_stats(page_gc_eager);
-    let (lazy_copied, lazy_misjudged, lazy_extra) = gc_stats(lazy);
-    let (default_copied, default_misjudged, _) = gc_stats(page_gc_default);
-    let fmt_imps =
-        |v: &[(&str, f64)]| v.iter().map(|(n, x)| format!("{n} {x:+.1}%")).collect::<Vec<_>>().join(", ");
-    let paper_t4 = [12.4, 13.5, 10.7];
-    let paper_t4_gc = [-1.3, -4.7, -2.3];
-    let t4_in_band = |v: &[(&str, f64)], paper: &[f64; 3]| {
-        v.iter().zip(paper).all(|((_, x), p)| bands::within_15_pp(*x, *p))
-    };
-    let verdicts = vec![
-        bands::band(
-            "Table 3: page mapping programs fewer blocks than hybrid in the OS install (paper: hybrid 2.26x)",
-            "ratio within 2x",
-            npb_ratio > 1.0,
-            bands::within_2x(npb_ratio, 53119.0 / 23512.0),
-            format!("hybrid / page N_pb = {npb_ratio:.2}x (paper {:.2}x; ours differs by {:+.0}%)", 53119.0 / 23512.0, pct(npb_ratio, 53119.0 / 23512.0)),
-        ),
-        bands::band(
-            "Table 3: page mapping takes less time than hybrid in the OS install (paper: hybrid 5.9x)",
-            "ratio within 2x",
-            time_ratio > 1.0,
-            bands::within_2x(time_ratio, 41.0 / 7.0),
-            format!("hybrid / page time = {time_ratio:.2}x ({:.1} s vs {:.1} s; paper 41 / 7 min = {:.2}x)", seconds(hyb), seconds(page), 41.0 / 7.0),
-        ),
-        bands::band(
-            "TRIM raises E_ftl more for page mapping than for hybrid (paper OS install: +13 % vs +2 %)",
-            "each change within 2x of the paper's",
-            e_page > e_hyb,
-            bands::within_2x(e_page, 13.0) && bands::within_2x(e_hyb, 2.0),
-            format!("OS install: page {e_page:+.1}%, hybrid {e_hyb:+.1}%; IOZone: page {e_page_io:+.1}%, hybrid {e_hyb_io:+.1}% (paper hybrid IOZone +1.0 %)"),
-        ),
-        // Both hosts reuse freed clusters at once (first-fit) by default, as NTFS's allocator
-        // prefers; next-fit, which keeps deleted files valid on a drive without TRIM for a
-        // whole lap of the volume, is the labelled sensitivity run.
-        bands::band(
-            "Table 4: page mapping with TRIM beats it without on write, re-write and random write while GC is not running (paper +12.4 %, +13.5 %, +10.7 %)",
-            "each within 15 points, same sign",
-            improvements.iter().all(|(_, x)| *x > 0.0),
-            t4_in_band(&improvements, &paper_t4),
-            format!(
-                "{} (first-fit hosts); sensitivity, next-fit hosts: {}",
-                fmt_imps(&improvements),
-                fmt_imps(&improvements_nf)
-            ),
-        ),
-        bands::shape(
-            "Table 4's GC-running phases run with free space held at the 30 % GC threshold in both runs (004 §4.1, §5.4)",
-            in_gc_regime,
-            format!(
-                "needs {:.0} % of each phase's commands at or below the threshold: {gc_regime_text}",
-                GC_REGIME_MIN_SHARE * 100.0
-            ),
-        ),
-        bands::band(
-            "Once GC runs (free < 30 %), TRIM no longer speeds page mapping up by more than a few percent (paper: -1.3 %, -4.7 %, -2.3 %)",
-            "each within 15 points, same sign, in the GC regime",
-            in_gc_regime && improvements_gc.iter().all(|(_, x)| *x < 5.0),
-            in_gc_regime && t4_in_band(&improvements_gc, &paper_t4_gc),
-            format!(
-                "{} (first-fit hosts{}); sensitivity, next-fit hosts: {}",
-                fmt_imps(&improvements_gc),
-                if in_gc_regime { "" } else { "; NOT in the GC regime, see the check above" },
-                fmt_imps(&improvements_gc_nf)
-            ),
-        ),
-        bands::shape(
-            "Page-level striping raises the hybrid FTL's merge associativity and time over block-level striping (004 §3.1)",
-            pa > ba && pt > bt,
-            format!("source blocks per full merge: page-striped {pa:.2} vs block-striped {ba:.2}; OS-install time {:.1} s vs {:.1} s", pt as f64 / 1e9, bt as f64 / 1e9),
-        ),
-        bands::shape(
-            "A lazily reconciled backward map (004 §4.1) misleads greedy GC: victims chosen on stale valid counts",
-            lazy_misjudged > 0,
-            format!("IOZone with GC, TRIM, reconcile only when GC examines a block: {lazy_misjudged} victims were not the plane's emptiest ({lazy_extra} extra pages they held); GC copied {lazy_copied} pages vs {eager_copied} with an eager backward map; the default, reconciled every {RECONCILE_EVERY_PAGES} trimmed pages, misjudged {default_misjudged} victims and copied {default_copied}"),
-        ),
-    ];
-
-    let mut plots = Vec::new();
-    let t = find(Workload::Iozone, Ftl::PAGE, true);
-    let n = find(Workload::Iozone, Ftl::PAGE, false);
-    plots.push(Plot {
-        name: "table4".into(),
-        title: "IOZone on page mapping: throughput per phase with and without TRIM".into(),
-        x_label: "phase".into(),
-        y_label: "MB/s (simulated)".into(),
-        log_y: false,
-        kind: PlotKind::Bars {
-            categories: t.phases.iter().map(|m| m.name.to_string()).collect(),
-            series: vec![
-                ("TRIM".into(), t.phases.iter().map(PhaseMeter::throughput_mb_s).collect()),
-                ("no TRIM".into(), n.phases.iter().map(PhaseMeter::throughput_mb_s).collect()),
-            ],
-        },
-    });
-    plots.push(Plot {
-        name: "table4_improvement".into(),
-        title: "Table 4: TRIM's throughput gain on page mapping, ours vs 004".into(),
-        x_label: "phase".into(),
-        y_label: "gain with TRIM (%)".into(),
-        log_y: false,
-        kind: PlotKind::Bars {
-            categories: improvements.iter().map(|(n, _)| n.to_string()).collect(),
-            series: vec![
-                ("trimlab, GC not running".into(), improvements.iter().map(|(_, x)| *x).collect()),
-                ("paper, GC not running".into(), paper4.iter().map(|p| p.2).collect()),
-                ("trimlab, GC running".into(), improvements_gc.iter().map(|(_, x)| *x).collect()),
-                ("paper, GC running".into(), paper4_gc.to_vec()),
-            ],
-        },
-    });
-    plots.push(Plot {
-        name: "table3_n_pb".into(),
-        title: "Table 3: blocks programmed in the OS install with TRIM, ours vs 004".into(),
-        x_label: "mapping".into(),
-        y_label: "blocks programmed (N_pb)".into(),
-        log_y: false,
-        kind: PlotKind::Bars {
-            categories: vec!["hybrid".into(), "page".into()],
-            series: vec![
-                (
-                    "trimlab".into(),
-                    vec![hyb.measures.blocks_programmed as f64, page.measures.blocks_programmed as f64],
-                ),
-                ("paper".into(), vec![53119.0, 23512.0]),
-            ],
-        },
-    });
-    let cats: Vec<String> = ["OS", "IOZone"].map(String::from).to_vec();
-    plots.push(Plot {
-        name: "n_pb".into(),
-        title: "Blocks programmed (N_pb)".into(),
-        x_label: "workload".into(),
-        y_label: "blocks".into(),
-        log_y: false,
-        kind: PlotKind::Bars {
-            categories: cats,
-            series: [(Ftl::HYBRID, true), (Ftl::HYBRID, false), (Ftl::PAGE, true), (Ftl::PAGE, false)]
-                .iter()
-                .map(|&(ftl, trim)| {
-                    (
-                        format!("{} {}", ftl.label(), if trim { "TRIM" } else { "no TRIM" }),
-                        [Workload::OsInstall, Workload::Iozone]
-                            .iter()
-                            .map(|&w| find(w, ftl, trim).measures.blocks_programmed as f64)
-                            .collect(),
-                    )
-                })
-                .collect(),
-        },
-    });
-
-    let capacity_mib = (logical_pages(&g) as u64 * 2048) >> 20;
-    let notes = vec![
-        format!("Scale {}: {} blocks per plane (paper: 2048), so the drive is {} MiB of flash with {} MiB logical; every workload volume is a share of the logical capacity, so smaller scales shrink device and workloads together.", options.scale, g.blocks_per_plane, g.physical_bytes() >> 20, capacity_mib),
-        "Workloads are synthesized at block level (there is no file-system layer yet; docs/hybrid-ftl.md gives the recipe): a next-fit cluster allocator; the OS install as files of mixed sizes written sequentially in 128 KiB requests, each with NTFS-like metadata writes (MFT record, journal record, directory index), a third of them temporary and deleted; IOZone write / re-write / random write for records of 4, 16, 64 and 256 KiB on a file of 10 % of the capacity, after an installed image of 45 % (62 % for the GC regime). As 004 §5.5 reports for Windows 7, the host updates file data copy-on-write (new clusters, old ones trimmed) when TRIM is on, and in place when it is off. Queue depth 1; times are device service times.".into(),
-        "The paper's absolute values come from a QEMU full-system emulator running Windows 7 (its 41 and 7 minutes include the OS's own work), and its Table 4 throughputs exceed what four K9LAG08U0M chips can program (4 x 2 KiB / 808 us = 10 MB/s), so they include host caching. Ours are simulated device times: compare ratios and signs.".into(),
-        "The paper's N_eb and E_ftl cannot be recomputed from one another (E_ftl = 53 with N_pb = 53119 and N_eb = 1085 needs N_vb of about 3e9 blocks): its units are not stated. We report N_eb as erases per block of the whole flash and E_ftl in those units, and compare only the change TRIM makes. Because N_vb counts blocks with any live page, TRIM can lower it and with it E_ftl (hybrid OS install).".into(),
-        "Where magnitudes differ, and why. (1) Table 3: our hybrid programs fewer extra blocks than the paper's (ratio above) because our synthesized install is mostly sequential and FAST switches most sequential log blocks; the time ratio comes mostly from block-level striping, which puts a 128 KiB request on one chip while page mapping spreads it over four, plus foreground merges. (2) Both hosts reuse freed clusters at once (first-fit), so without TRIM a new file overwrites the clusters of a deleted one and the drive sees no stale data for long: the OS install runs no GC on page mapping with or without TRIM (free space stays above 30 %), so TRIM changes E_ftl by well under 1 % there (paper +13 %), and IOZone's gains while GC is not running are about +1 % (paper +11-13 %). With a next-fit host (the sensitivity columns of table4), deleted files stay valid on a drive without TRIM for a lap of the volume, pushing it into GC, and TRIM's gains become +47 % to +860 %: the paper's +11-13 % lies between the two allocators, and 004 does not say how Windows 7 placed clusters without TRIM. (3) The GC regime: IOZone runs after an image of 76 % of the capacity, the smallest share (in steps of 0.02) at which every phase of both runs keeps free space at the 30 % GC threshold (the check above prints it per phase). There TRIM wins by far (write +1600 %): without TRIM, the file deleted by the previous test is still valid on the drive, so GC copies nearly full victims while the next file is written; with TRIM those blocks are empty. The paper measured TRIM costing 1-5 % there and attributes it to Windows 7's copy-on-write updates using up free blocks; in our host a copy-on-write update frees and trims as much as it writes, so it cannot use free blocks up, and we find no mechanism that makes TRIM lose. (4) Hybrid IOZone with TRIM has almost no merges because the copy-on-write host turns every update into a sequential write of fresh clusters; the paper's nearly equal hybrid N_pb with and without TRIM suggests its hybrid saw in-place updates in both. (5) The page-mapping FTL clears only the forward map at TRIM and reconciles the backward map every 4096 trimmed pages (004 §4.1's \"regularly\"; the period is an assumption), so greedy GC sometimes picks victims on stale valid counts; the eager and reconcile-only-at-GC maps are sensitivity runs.".into(),
-        format!("Controller costs (004 gives none): {FIRMWARE_NS} ns firmware per command; a TRIM costs what the device's TRIM cost model charges ([trim.cost], the same for both FTLs); far below one 800 us program. Each point runs on the trimlab device (`Ssd`) with `[ftl] kind` = page or hybrid, queue depth 1 and no write buffer."),
-    ];
-
     Ok(ExperimentReport {
         name: "ftl-trim".into(),
         title: "FTL design for TRIM: hybrid FAST vs page mapping (004)".into(),
-        summary: format!(
-            "4 channels of K9LAG08U0M-like NAND (2 KiB pages, 128 pages/block, 4 planes, {} blocks/plane at scale {}; read 60 us, program 800 us, erase 1.5 ms). Hybrid FAST FTL (1 sequential + 4 random log blocks per chip, block-level striping, trimmed-range list of {} groups) vs page-mapping FTL (page-level striping, greedy GC below 30 % free blocks per plane, blocks erased once fully invalid), each with and without TRIM, on an OS-install-like and an IOZone-like workload; plus IOZone with free space under 30 %, page- vs block-level striping, and the lazy backward map.",
-            g.blocks_per_plane, options.scale, HBL_GROUPS
+        summary: PROSE.item(
+            "summary",
+            &[
+                ("blocks_per_plane", &g.blocks_per_plane),
+                ("scale", &options.scale),
+                ("hbl_groups", &HBL_GROUPS),
+            ],
         ),
-        paper: vec![
-            "Table 2 (N_pb, N_eb; OS install and IOZone): hybrid 53119 / 53655 blocks programmed with / without TRIM, page mapping 23512 / 23480; E_ftl with TRIM up about 2 % for hybrid and 13 % for page mapping.".into(),
-            "Table 3: hybrid uses 2.3x the programmed blocks and 5.7x the time (41 vs 7 minutes) of page mapping to install Windows 7.".into(),
-            "Table 4: IOZone on page mapping, TRIM vs none: write +12.4 %, re-write +13.5 %, random write +10.7 %; with GC running (free < 30 %) TRIM costs 1.3 %, 4.7 %, 2.3 %.".into(),
-            "§3.1: page-level striping makes hybrid log-block associativity prohibitively large; block-level striping is used.".into(),
-        ],
-        verdicts,
-        notes,
-        tables: vec![table2, e_table, table3, table4, runs, merges, gc],
-        plots,
+        paper: PROSE.items("paper"),
+        verdicts: verdicts::verdicts(&results),
+        notes: notes(options, &g),
+        tables: tables::tables(&results),
+        plots: plots::plots(&results),
         params: vec![
             ("seed".into(), options.seed.to_string()),
             ("scale".into(), options.scale.to_string()),
@@ -866,6 +345,144 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
             ("hbl_groups".into(), HBL_GROUPS.to_string()),
         ],
     })
+}
+
+fn notes(options: &Options, g: &Geometry) -> Vec<String> {
+    PROSE.filled(
+        "notes",
+        &[
+            ("scale", &options.scale),
+            ("blocks_per_plane", &g.blocks_per_plane),
+            ("flash_mib", &(g.physical_bytes() >> 20)),
+            ("logical_mib", &((logical_pages(g) as u64 * 2048) >> 20)),
+            ("firmware_ns", &FIRMWARE_NS),
+        ],
+    )
+}
+
+/// 004's Table 4 for IOZone on page mapping while GC is not running: MB/s with and without
+/// TRIM and the gain in percent, per phase (write, re-write, random write).
+const PAPER_T4: [(f64, f64, f64); 3] = [(137.6, 120.5, 12.4), (222.6, 192.7, 13.5), (222.8, 199.0, 10.7)];
+/// Table 4's gains with GC running (free space under 30 %), in percent.
+const PAPER_T4_GC: [f64; 3] = [-1.3, -4.7, -2.3];
+/// Table 2's four runs of a workload: hybrid, then page mapping, each with and without TRIM.
+const TABLE2_RUNS: [(Ftl, bool); 4] =
+    [(Ftl::HYBRID, true), (Ftl::HYBRID, false), (Ftl::PAGE, true), (Ftl::PAGE, false)];
+/// Table 3: hybrid and page mapping's blocks programmed and minutes to install Windows 7.
+const PAPER_T3_N_PB: [f64; 2] = [53119.0, 23512.0];
+const PAPER_T3_MIN: [f64; 2] = [41.0, 7.0];
+
+/// Every point with its outcome, and the quantities 004's tables, claims and plots share.
+struct Results {
+    points: Vec<Point>,
+    outcomes: Vec<Outcome>,
+}
+
+impl Results {
+    fn iter(&self) -> impl Iterator<Item = (&Point, &Outcome)> {
+        self.points.iter().zip(&self.outcomes)
+    }
+
+    /// The first-fit host's run of `workload` on `ftl`, with or without TRIM.
+    fn find(&self, workload: Workload, ftl: Ftl, trim: bool) -> &Outcome {
+        let i = self
+            .points
+            .iter()
+            .position(|p| p.workload == workload && p.ftl == ftl && p.trim == trim && !p.next_fit)
+            .expect("every looked-up point is in points()");
+        &self.outcomes[i]
+    }
+
+    /// The next-fit host's run of `workload` on page mapping, with or without TRIM.
+    fn next_fit(&self, workload: Workload, trim: bool) -> &Outcome {
+        let i = self
+            .points
+            .iter()
+            .position(|p| p.workload == workload && p.trim == trim && p.next_fit)
+            .expect("the next-fit points are in points()");
+        &self.outcomes[i]
+    }
+
+    /// How much TRIM changes E_ftl of `ftl` under `workload`, in percent.
+    fn e_change(&self, workload: Workload, ftl: Ftl) -> f64 {
+        pct(self.find(workload, ftl, true).measures.e_ftl(), self.find(workload, ftl, false).measures.e_ftl())
+    }
+
+    /// Table 3's runs: the OS install with TRIM on hybrid and on page mapping.
+    fn table3(&self) -> (&Outcome, &Outcome) {
+        (self.find(Workload::OsInstall, Ftl::HYBRID, true), self.find(Workload::OsInstall, Ftl::PAGE, true))
+    }
+
+    /// Table 3's ratios hybrid / page mapping: blocks programmed, and time.
+    fn table3_ratios(&self) -> (f64, f64) {
+        let (hyb, page) = self.table3();
+        (
+            hyb.measures.blocks_programmed as f64 / page.measures.blocks_programmed as f64,
+            hyb.duration_ns as f64 / page.duration_ns as f64,
+        )
+    }
+
+    /// Table 4: the runs of `workload` on page mapping with and without TRIM, first-fit hosts
+    /// then next-fit ones.
+    fn table4_runs(&self, workload: Workload) -> [&Outcome; 4] {
+        [
+            self.find(workload, Ftl::PAGE, true),
+            self.find(workload, Ftl::PAGE, false),
+            self.next_fit(workload, true),
+            self.next_fit(workload, false),
+        ]
+    }
+
+    /// Table 4: TRIM's throughput gain on page mapping per phase of `workload`, in percent,
+    /// with first-fit hosts or next-fit ones.
+    fn gains(&self, workload: Workload, next_fit: bool) -> Vec<(&'static str, f64)> {
+        let [t, n, tf, nf] = self.table4_runs(workload);
+        let (t, n) = if next_fit { (tf, nf) } else { (t, n) };
+        t.phases
+            .iter()
+            .zip(&n.phases)
+            .map(|(pt, pn)| (pt.name, pct(pt.throughput_mb_s(), pn.throughput_mb_s())))
+            .collect()
+    }
+
+    /// Every phase of both IOZone runs in the GC regime, with the share of its commands that left
+    /// free space at or below the GC threshold and the lowest and highest free share: the regime
+    /// is a precondition of the comparison.
+    fn gc_regime(&self) -> Vec<(String, f64, f64, f64)> {
+        let [t, n, ..] = self.table4_runs(Workload::IozoneGc);
+        let mut phases = Vec::new();
+        for (pt, pn) in t.phases.iter().zip(&n.phases) {
+            for (run, m) in [("TRIM", pt), ("no-TRIM", pn)] {
+                phases.push((
+                    format!("{} {run}", pt.name),
+                    m.at_gc_threshold_share(),
+                    m.free_share_min.unwrap_or(f64::NAN),
+                    m.free_share_max.unwrap_or(f64::NAN),
+                ));
+            }
+        }
+        phases
+    }
+
+    /// The hybrid FTL's source blocks per full merge (associativity) and the run's time, for
+    /// the first hybrid run `pick` accepts; NaN and 0 if none does.
+    fn associativity(&self, pick: impl Fn(&Point) -> bool) -> (f64, u64) {
+        self.iter()
+            .find_map(|(p, o)| match &o.detail {
+                Detail::Hybrid(s, _) if pick(p) => Some((source_blocks_per_full_merge(s), o.duration_ns)),
+                _ => None,
+            })
+            .unwrap_or((f64::NAN, 0))
+    }
+}
+
+/// Distinct blocks a full merge read from, on average (associativity).
+fn source_blocks_per_full_merge(s: &HybridStats) -> f64 {
+    s.full_merge_source_blocks as f64 / s.full_merges.max(1) as f64
+}
+
+fn seconds(o: &Outcome) -> f64 {
+    secs(o.duration_ns)
 }
 
 #[cfg(test)]
