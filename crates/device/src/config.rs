@@ -421,7 +421,12 @@ fn operation_ns(key: &str, value: u64) -> Result<u64, ConfigError> {
 
 /// Checks a link or bus rate against [`PS_PER_BYTE_MAX`].
 pub fn ps_per_byte(key: &str, value: u64) -> Result<u64, ConfigError> {
-    at_most(key, value, PS_PER_BYTE_MAX, "1 us per byte (1 MB/s), the slowest link the simulated clock is sized for")
+    at_most(
+        key,
+        value,
+        PS_PER_BYTE_MAX,
+        "1 us per byte (1 MB/s), the slowest link the simulated clock is sized for",
+    )
 }
 
 /// Checks every TRIM cost: per command and per range at most [`OPERATION_NS_MAX`], per page or
@@ -565,7 +570,10 @@ impl SsdConfig {
                 "device.transfer_ps_per_byte",
                 device.transfer_ps_per_byte.unwrap_or(preset.timing.transfer_ps_per_byte),
             )?,
-            command_ns: operation_ns("device.command_ns", device.command_ns.unwrap_or(preset.timing.command_ns))?,
+            command_ns: operation_ns(
+                "device.command_ns",
+                device.command_ns.unwrap_or(preset.timing.command_ns),
+            )?,
         };
         let firmware_ns = operation_ns("device.firmware_ns", device.firmware_ns.unwrap_or(1_000))?;
         let host_transfer_ps_per_byte = ps_per_byte(
@@ -890,8 +898,14 @@ mod tests {
             ("device.erase_ns", DeviceSection { erase_ns: Some(big), ..small() }),
             ("device.command_ns", DeviceSection { command_ns: Some(big), ..small() }),
             ("device.transfer_ps_per_byte", DeviceSection { transfer_ps_per_byte: Some(big), ..small() }),
-            ("device.host_transfer_ps_per_byte", DeviceSection { host_transfer_ps_per_byte: Some(big), ..small() }),
-            ("device.max_transfer_bytes", DeviceSection { max_transfer_bytes: Some(ByteSize(big)), ..small() }),
+            (
+                "device.host_transfer_ps_per_byte",
+                DeviceSection { host_transfer_ps_per_byte: Some(big), ..small() },
+            ),
+            (
+                "device.max_transfer_bytes",
+                DeviceSection { max_transfer_bytes: Some(ByteSize(big)), ..small() },
+            ),
         ];
         for (key, device) in cases {
             let e = resolve(device).unwrap_err();

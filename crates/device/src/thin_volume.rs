@@ -301,9 +301,10 @@ impl BlockDevice for ThinVolume {
                     let released = self.release(r.offset, r.bytes);
                     // u128: a whole-volume range at the slowest rate passes 2^64 picoseconds.
                     let ns = |ps: u128| u64::try_from(ps.div_ceil(1000)).unwrap_or(u64::MAX);
-                    cost = cost
-                        .saturating_add(ns(r.bytes as u128 * c.trim_ps_per_byte as u128))
-                        .saturating_add(ns(released as u128 * c.chunk_bytes as u128 * c.unmap_ps_per_byte as u128));
+                    cost =
+                        cost.saturating_add(ns(r.bytes as u128 * c.trim_ps_per_byte as u128)).saturating_add(
+                            ns(released as u128 * c.chunk_bytes as u128 * c.unmap_ps_per_byte as u128),
+                        );
                 }
                 Ok(self.serve(at, cost))
             }

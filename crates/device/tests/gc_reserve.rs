@@ -59,7 +59,14 @@ struct Params {
 
 fn params() -> impl Strategy<Value = Params> {
     (
-        (any::<u64>(), 1..=2u32, 1..=2u32, 1..=2u32, 16..=40u32, prop::sample::select(vec![4u32, 8, 16, 32, 64])),
+        (
+            any::<u64>(),
+            1..=2u32,
+            1..=2u32,
+            1..=2u32,
+            16..=40u32,
+            prop::sample::select(vec![4u32, 8, 16, 32, 64]),
+        ),
         (prop::sample::select(vec![1u32, 4]), any::<bool>(), 0.1..0.45f64, 2..=4u32),
         (
             prop::sample::select(vec![VictimPolicy::Greedy, VictimPolicy::CostBenefit, VictimPolicy::Fifo]),
@@ -193,10 +200,10 @@ fn run(p: &Params, ops: u64) -> Result<bool, TestCaseError> {
         if command == Command::Flush {
             ssd.flush_completed();
             flushes += 1;
-            if flushes % 8 == 0 {
+            if flushes.is_multiple_of(8) {
                 check(&ssd, op, "a FLUSH")?;
             }
-        } else if op % 64 == 0 {
+        } else if op.is_multiple_of(64) {
             check(&ssd, op, "a command")?;
         }
     }

@@ -30,7 +30,11 @@ writes = "2x"
 "#)
     .unwrap();
     assert_eq!(metrics["report"]["host"]["pages_written"], 32768);
-    assert!(metrics["report"]["host"]["flush_commands"].as_u64() >= Some(63), "{}", metrics["report"]["host"]);
+    assert!(
+        metrics["report"]["host"]["flush_commands"].as_u64() >= Some(63),
+        "{}",
+        metrics["report"]["host"]
+    );
     assert!(metrics["report"]["gc"]["victims"].as_u64() > Some(0), "GC ran");
 }
 
@@ -67,7 +71,12 @@ fn a_fio_trim_job_with_a_config_ends() {
 #[test]
 fn a_mix_that_almost_never_writes_is_refused_unless_ops_bounds_it() {
     let e = run(&format!("{SMALL}[workload]\ntrim_fraction = 0.9999\n")).unwrap_err();
-    assert!(e.starts_with("config: workload.read_fraction + workload.trim_fraction = 0.9999 (must be at most 0.999"), "{e}");
+    assert!(
+        e.starts_with(
+            "config: workload.read_fraction + workload.trim_fraction = 0.9999 (must be at most 0.999"
+        ),
+        "{e}"
+    );
     let e = run(&format!("{SMALL}[workload]\ntrim_fraction = 0.9999\nops = 10\n")).unwrap_err();
     assert!(e.starts_with("config: workload.trim_fraction = 0.9999 (with precondition = \"steady\""), "{e}");
     run(&format!("{SMALL}[workload]\ntrim_fraction = 0.9999\nops = 10\nprecondition = \"fill\"\n")).unwrap();
@@ -76,9 +85,13 @@ fn a_mix_that_almost_never_writes_is_refused_unless_ops_bounds_it() {
 /// Item 2: i64::MAX as a cost panicked the event queue ("scheduled before now") in run.
 #[test]
 fn a_cost_the_clock_cannot_hold_is_refused_with_its_key() {
-    for key in ["firmware_ns", "read_ns", "program_ns", "erase_ns", "command_ns", "host_transfer_ps_per_byte"] {
+    for key in ["firmware_ns", "read_ns", "program_ns", "erase_ns", "command_ns", "host_transfer_ps_per_byte"]
+    {
         let e = run(&format!("{SMALL}{key} = 9223372036854775807\n")).unwrap_err();
-        assert!(e.starts_with(&format!("config: device.{key} = 9223372036854775807 (must be at most ")), "{e}");
+        assert!(
+            e.starts_with(&format!("config: device.{key} = 9223372036854775807 (must be at most ")),
+            "{e}"
+        );
     }
     let e = run(&format!("{SMALL}[trim.cost]\ncommand_ns = 9223372036854775807\n")).unwrap_err();
     assert!(e.starts_with("config: trim.cost.command_ns = 9223372036854775807"), "{e}");
@@ -99,6 +112,7 @@ fn sizes_and_volumes_past_u64_are_refused() {
     assert!(e.contains("\"1e30x\" is more than 1000000x the logical capacity"), "{e}");
     let e = run(&format!("{SMALL}[workload]\nwrites = \"16000000TiB\"\n")).unwrap_err();
     assert!(e.starts_with("config: workload.writes = 16000000TiB (comes to"), "{e}");
-    let e = run(&format!("{SMALL}[workload]\nregion_offset = \"16777215TiB\"\nregion_bytes = \"1TiB\"\n")).unwrap_err();
+    let e = run(&format!("{SMALL}[workload]\nregion_offset = \"16777215TiB\"\nregion_bytes = \"1TiB\"\n"))
+        .unwrap_err();
     assert!(e.starts_with("config: workload.region_offset / workload.region_bytes"), "{e}");
 }

@@ -45,7 +45,7 @@ fn scaled(number: Number, multiplier: u64) -> Option<u64> {
         Number::Decimal(x) => {
             let value = x * multiplier as f64;
             // 2^64 itself is not a u64 (`u64::MAX as f64` rounds up to it).
-            (value.is_finite() && value >= 0.0 && value < 18_446_744_073_709_551_616.0 && value.fract() == 0.0)
+            ((0.0..18_446_744_073_709_551_616.0).contains(&value) && value.fract() == 0.0)
                 .then_some(value as u64)
         }
     }

@@ -302,7 +302,10 @@ mod tests {
     fn non_finite_values_are_refused() {
         for v in ["nan", "inf", "-inf", "+inf", "-nan"] {
             let e = error(&format!("[grid]\n\"device.spare_factor\" = [0.1, {v}]\n"));
-            assert!(e.starts_with("g.toml:2: grid key `device.spare_factor` = ") && e.contains("finite"), "{e}");
+            assert!(
+                e.starts_with("g.toml:2: grid key `device.spare_factor` = ") && e.contains("finite"),
+                "{e}"
+            );
         }
         let e = error("[grid]\n\"a\" = [{ b = [1.0, nan] }]\n");
         assert!(e.contains("finite"), "{e}");

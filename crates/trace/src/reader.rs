@@ -425,7 +425,8 @@ mod tests {
         let zeros = || std::io::BufReader::new(std::io::repeat(0));
         let err = TraceReader::new(zeros(), "/dev/zero", ReaderOptions::default()).err().unwrap().to_string();
         assert!(err.starts_with("/dev/zero:1: the line is longer than 65536 bytes"), "{}", &err[..100]);
-        let named = ReaderOptions { format: Some(TraceFormat::Blkparse), skip_bad: true, ..Default::default() };
+        let named =
+            ReaderOptions { format: Some(TraceFormat::Blkparse), skip_bad: true, ..Default::default() };
         let mut r = TraceReader::new(zeros(), "/dev/zero", named).unwrap();
         assert!(r.next().unwrap().is_err());
         assert!(r.next().is_none());

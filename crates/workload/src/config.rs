@@ -83,7 +83,7 @@ impl Volume {
         }
         if let Some(x) = t.strip_suffix('x').or_else(|| t.strip_suffix('X')) {
             return match x.trim().parse::<f64>() {
-                Ok(v) if v.is_finite() && v >= 0.0 && v <= Volume::CAPACITY_MAX => Ok(Volume::Capacity(v)),
+                Ok(v) if (0.0..=Volume::CAPACITY_MAX).contains(&v) => Ok(Volume::Capacity(v)),
                 // Issue 26: "1e30x" was taken and came to u64::MAX bytes, a run without end.
                 Ok(v) if v.is_finite() && v > Volume::CAPACITY_MAX => Err(format!(
                     "\"{text}\" is more than {}x the logical capacity, the most a volume may name",
@@ -450,7 +450,10 @@ impl WorkloadConfig {
             return Err(ConfigError::new(
                 "workload.read_fraction + workload.trim_fraction",
                 self.read_fraction + self.trim_fraction,
-                format!("must be at most {} so that writes end the run, unless workload.ops bounds it", 1.0 - WRITE_SHARE_MIN),
+                format!(
+                    "must be at most {} so that writes end the run, unless workload.ops bounds it",
+                    1.0 - WRITE_SHARE_MIN
+                ),
             ));
         }
         if self.precondition == Precondition::Steady
