@@ -7,8 +7,9 @@
 //! or an arbitrary line. What parses is counted; a grid of at most 2000 runs is expanded into
 //! its plan, and every point's `--set` assignments are applied to the base and resolved.
 //!
-//! Invariants: no panic; a grid over the run limit is refused before expansion; each point's
-//! config hash is a 16-digit hex string and the plan has exactly `run_count` points.
+//! Invariants: no panic; a grid over the run limit is refused before expansion; the plan has
+//! exactly `run_count` points; each point's config hash is a 16-digit hex string, and points
+//! with different values have different hashes.
 //!
 //! Time: 4000 grids, about a second; the runner's random stream is fixed.
 
@@ -124,6 +125,13 @@ fn arbitrary_grids_never_panic_the_expander() {
         counts.set((counts.get().0, counts.get().1 + 1));
         let plan = Plan::new(&grid);
         prop_assert_eq!(plan.points.len(), runs);
+        // Points that differ in their values differ in their hash (NaN, inf and -inf once
+        // shared one, issue 26).
+        let mut hashes = std::collections::BTreeMap::new();
+        for point in &plan.points {
+            let set = hashes.entry(point.config_hash.clone()).or_insert_with(|| point.set.clone());
+            prop_assert_eq!(&*set, &point.set, "two points share config_hash {}", point.config_hash);
+        }
         for point in plan.points.iter().filter(|p| p.seed == grid.seeds[0]).take(50) {
             prop_assert!(
                 point.config_hash.len() == 16 && point.config_hash.chars().all(|c| c.is_ascii_hexdigit())
