@@ -20,6 +20,20 @@ fn err(message: impl std::fmt::Display) -> PyErr {
     TrimlabError::new_err(message.to_string())
 }
 
+/// Runs `f` with a panic inside trimlab (a bug) turned into `TrimlabError`, so Python callers
+/// catch one exception type for every failure (issue 26: pyo3 raised PanicException, a
+/// BaseException that `except Exception` misses).
+fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("(no message)");
+        Err(err(format!("trimlab panicked (a bug; please report it with this input): {message}")))
+    })
+}
+
 /// An anyhow error with its whole chain of causes, as the CLI prints it.
 fn chain(e: trimlab_jobs::Error) -> PyErr {
     err(format!("{e:#}"))
@@ -39,24 +53,30 @@ fn run(
     seed: Option<u64>,
     set: Vec<String>,
 ) -> PyResult<String> {
-    let metrics =
-        py.allow_threads(|| trimlab_jobs::run::run_text(&text, &origin, seed, &set)).map_err(chain)?;
-    to_json(&metrics)
+    guard(|| {
+        let metrics =
+            py.allow_threads(|| trimlab_jobs::run::run_text(&text, &origin, seed, &set)).map_err(chain)?;
+        to_json(&metrics)
+    })
 }
 
 /// A config given as JSON (a Python dict) as TOML text.
 #[pyfunction]
 fn toml_text(json: &str) -> PyResult<String> {
-    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| err(format!("config: {e}")))?;
-    let table: toml::Table = serde_json::from_value(value)
-        .map_err(|e| err(format!("config: not a TOML table ({e}); None is not a value")))?;
-    toml::to_string(&table).map_err(err)
+    guard(|| {
+        let value: serde_json::Value = serde_json::from_str(json).map_err(|e| err(format!("config: {e}")))?;
+        let table: toml::Table = serde_json::from_value(value)
+            .map_err(|e| err(format!("config: not a TOML table ({e}); None is not a value")))?;
+        toml::to_string(&table).map_err(err)
+    })
 }
 
 /// Every device preset, resolved, as a JSON list.
 #[pyfunction]
 fn presets() -> PyResult<String> {
-    to_json(&trimlab_jobs::presets::presets())
+    guard(|| {
+        to_json(&trimlab_jobs::presets::presets())
+    })
 }
 
 /// Runs a sweep on `jobs` local threads (in `out` with journal and resume when given); returns
@@ -74,51 +94,59 @@ fn sweep(
     out: Option<String>,
     shard: Option<String>,
 ) -> PyResult<String> {
-    let grid = grid_from_json(&base, &origin, &grid, seeds).map_err(chain)?;
-    let shard = match shard {
-        Some(text) => text.parse::<Shard>().map_err(err)?,
-        None => Shard::WHOLE,
-    };
-    let options = SweepOptions { jobs, shard };
-    let table = py
-        .allow_threads(|| match out {
-            Some(dir) => {
-                trimlab_jobs::sweep::run_in_dir(&grid, &ScenarioRunner, options, dir.as_ref(), |_, _, _| {})
-                    .map(|o| o.table)
-            }
-            None => trimlab_jobs::sweep::run_in_memory(&grid, &ScenarioRunner, options, |_, _, _| {}),
-        })
-        .map_err(err)?;
-    to_json(&table)
+    guard(|| {
+        let grid = grid_from_json(&base, &origin, &grid, seeds).map_err(chain)?;
+        let shard = match shard {
+            Some(text) => text.parse::<Shard>().map_err(err)?,
+            None => Shard::WHOLE,
+        };
+        let options = SweepOptions { jobs, shard };
+        let table = py
+            .allow_threads(|| match out {
+                Some(dir) => {
+                    trimlab_jobs::sweep::run_in_dir(&grid, &ScenarioRunner, options, dir.as_ref(), |_, _, _| {})
+                        .map(|o| o.table)
+                }
+                None => trimlab_jobs::sweep::run_in_memory(&grid, &ScenarioRunner, options, |_, _, _| {}),
+            })
+            .map_err(err)?;
+        to_json(&table)
+    })
 }
 
 /// Expands and checks a grid for another executor (Ray): `{"base_text", "origin", "keys",
 /// "points": [...]}` as text. Each point runs with `run_points`; `table` assembles the rows.
 #[pyfunction]
 fn plan(base: String, origin: String, grid: String, seeds: Vec<u64>) -> PyResult<String> {
-    let grid = grid_from_json(&base, &origin, &grid, seeds).map_err(chain)?;
-    let plan = trimlab_jobs::sweep::plan(&grid).map_err(chain)?;
-    to_json(&serde_json::json!({
-        "base_text": plan.base_text, "origin": plan.origin, "keys": plan.keys, "points": plan.points,
-    }))
+    guard(|| {
+        let grid = grid_from_json(&base, &origin, &grid, seeds).map_err(chain)?;
+        let plan = trimlab_jobs::sweep::plan(&grid).map_err(chain)?;
+        to_json(&serde_json::json!({
+            "base_text": plan.base_text, "origin": plan.origin, "keys": plan.keys, "points": plan.points,
+        }))
+    })
 }
 
 /// Runs points (JSON list of plan points) one after the other; returns their rows as JSON.
 #[pyfunction]
 fn run_points(py: Python<'_>, base_text: String, origin: String, points: String) -> PyResult<String> {
-    let points: Vec<trimlab_jobs::sweep::Point> =
-        serde_json::from_str(&points).map_err(|e| err(format!("points: {e}")))?;
-    let rows: Vec<Row> = py.allow_threads(|| {
-        points.iter().map(|p| run_point(&ScenarioRunner, &base_text, &origin, p)).collect()
-    });
-    to_json(&rows)
+    guard(|| {
+        let points: Vec<trimlab_jobs::sweep::Point> =
+            serde_json::from_str(&points).map_err(|e| err(format!("points: {e}")))?;
+        let rows: Vec<Row> = py.allow_threads(|| {
+            points.iter().map(|p| run_point(&ScenarioRunner, &base_text, &origin, p)).collect()
+        });
+        to_json(&rows)
+    })
 }
 
 /// The table of rows gathered from anywhere (JSON list of rows), as `sweep` returns it.
 #[pyfunction]
 fn table(keys: Vec<String>, rows: String) -> PyResult<String> {
-    let rows: Vec<Row> = serde_json::from_str(&rows).map_err(|e| err(format!("rows: {e}")))?;
-    to_json(&Table::from_rows(&keys, &rows))
+    guard(|| {
+        let rows: Vec<Row> = serde_json::from_str(&rows).map_err(|e| err(format!("rows: {e}")))?;
+        to_json(&Table::from_rows(&keys, &rows))
+    })
 }
 
 /// Replays a block trace on a device config (TOML text); returns the metrics.json of
@@ -140,39 +168,43 @@ fn replay(
     blk_action: &str,
     fio_time_unit: &str,
 ) -> PyResult<String> {
-    let config = trimlab_jobs::parse_config(&device, &origin, &[]).map_err(chain)?;
-    let options = TraceOptions {
-        format,
-        blk_action: blk_action.into(),
-        fio_time_unit: fio_time_unit.into(),
-        skip_bad,
-        lba: lba.into(),
-        speed,
-        closed_loop,
-        trims: trims.into(),
-    };
-    let file = std::fs::File::open(&trace).map_err(|e| err(format!("cannot read {trace}: {e}")))?;
-    let input = trimlab_jobs::replay::TraceInput {
-        reader: Box::new(std::io::BufReader::with_capacity(1 << 20, file)),
-        name: trace.clone(),
-    };
-    let metrics = py
-        .allow_threads(|| {
-            trimlab_jobs::replay::replay(&config, input, &options, None).map(|r| r.metrics(&trace))
-        })
-        .map_err(chain)?;
-    to_json(&metrics)
+    guard(|| {
+        let config = trimlab_jobs::parse_config(&device, &origin, &[]).map_err(chain)?;
+        let options = TraceOptions {
+            format,
+            blk_action: blk_action.into(),
+            fio_time_unit: fio_time_unit.into(),
+            skip_bad,
+            lba: lba.into(),
+            speed,
+            closed_loop,
+            trims: trims.into(),
+        };
+        let file = std::fs::File::open(&trace).map_err(|e| err(format!("cannot read {trace}: {e}")))?;
+        let input = trimlab_jobs::replay::TraceInput {
+            reader: Box::new(std::io::BufReader::with_capacity(1 << 20, file)),
+            name: trace.clone(),
+        };
+        let metrics = py
+            .allow_threads(|| {
+                trimlab_jobs::replay::replay(&config, input, &options, None).map(|r| r.metrics(&trace))
+            })
+            .map_err(chain)?;
+        to_json(&metrics)
+    })
 }
 
 /// Runs one experiment of `trimlab reproduce`; returns its report (tables, verdicts) as JSON.
 #[pyfunction]
 #[pyo3(signature = (name, scale=1.0, seed=1))]
 fn reproduce(py: Python<'_>, name: String, scale: f64, seed: u64) -> PyResult<String> {
-    let experiment = trimlab_jobs::reproduce::select(std::slice::from_ref(&name), scale).map_err(chain)?[0];
-    let report = py
-        .allow_threads(|| trimlab_jobs::reproduce::run(experiment, seed, scale, Arc::new(Silent)))
-        .map_err(chain)?;
-    to_json(&report)
+    guard(|| {
+        let experiment = trimlab_jobs::reproduce::select(std::slice::from_ref(&name), scale).map_err(chain)?[0];
+        let report = py
+            .allow_threads(|| trimlab_jobs::reproduce::run(experiment, seed, scale, Arc::new(Silent)))
+            .map_err(chain)?;
+        to_json(&report)
+    })
 }
 
 /// No progress display: Python shows none yet.

@@ -47,6 +47,17 @@ def test_bad_configs_raise_trimlab_error_with_the_message(small, tmp_path):
     assert issubclass(trimlab.TrimlabError, Exception)
 
 
+def test_issue26_inputs_that_panicked_or_spun_raise_trimlab_error_or_end(small):
+    # A cost of i64::MAX wrapped the simulated clock and raised PanicException (not an
+    # Exception); now the config check refuses it, naming the key.
+    with pytest.raises(trimlab.TrimlabError, match=r"device.firmware_ns = 9223372036854775807 \(must be at most"):
+        trimlab.run(small, set=["device.firmware_ns=9223372036854775807"])
+    # A trim-only workload spun forever in the steady precondition.
+    metrics = trimlab.run(small, set=["workload.trim_fraction=1.0", "workload.ops=500", 'workload.precondition="steady"'])
+    assert metrics["report"]["host"]["trim_commands"] == 500
+    assert metrics["report"]["host"]["write_commands"] == 0
+
+
 def test_the_gil_is_released_while_simulating(repo):
     # While a run is in a worker thread, this thread keeps executing Python. With the GIL held
     # for the whole run it could not take a single step until the run returned.

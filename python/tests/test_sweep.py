@@ -37,6 +37,15 @@ def test_a_bad_value_fails_its_row_and_the_sweep_goes_on(small):
     assert pd.isna(df.loc[2, "report.waf"]) and df.loc[0, "report.waf"] > 1
 
 
+def test_a_grid_too_large_raises_before_it_is_expanded(small):
+    # 10^8 points asked for 8.8 GB at once and aborted the interpreter (issue 26).
+    grid = {f"workload.k{i}": list(range(10)) for i in range(8)}
+    with pytest.raises(trimlab.TrimlabError, match=r"more than the 1000000 a sweep may have"):
+        trimlab.sweep(small, grid)
+    with pytest.raises(trimlab.TrimlabError, match=r"more than the 1000000 a sweep may have"):
+        trimlab.sweep(small, {f"workload.k{i:02}": [1, 2] for i in range(64)})
+
+
 def test_bad_grids_raise_before_anything_runs(small):
     with pytest.raises(trimlab.TrimlabError, match=r"grid key `device.spare_factr`.*no point of the grid is a valid config"):
         trimlab.sweep(small, {"device.spare_factr": [0.1, 0.2]})

@@ -394,6 +394,63 @@ pub fn preset_infos() -> Vec<PresetInfo> {
         .collect()
 }
 
+/// The largest cost of one operation a config may give (NAND read, program, erase, command
+/// cycles, firmware time, a TRIM's per-command and per-range costs): 1 s. The simulated clock
+/// counts u64 nanoseconds (584 years); i64::MAX as `firmware_ns` wrapped it on the second
+/// command and panicked the event queue (issue 26). Real values are micro- to milliseconds.
+pub const OPERATION_NS_MAX: u64 = 1_000_000_000;
+/// The largest per-page or per-bitmap-word TRIM cost: 1 ms (a TRIM may name 2^32 pages).
+pub const PER_PAGE_NS_MAX: u64 = 1_000_000;
+/// The slowest link a config may give, in picoseconds per byte: 1 us per byte (1 MB/s), so
+/// that a transfer of up to 2^40 bytes still takes a representable time.
+pub const PS_PER_BYTE_MAX: u64 = 1_000_000;
+
+/// `value` when it is at most `max`, else the error naming `key`.
+pub fn at_most(key: &str, value: u64, max: u64, what: &str) -> Result<u64, ConfigError> {
+    if value <= max {
+        Ok(value)
+    } else {
+        Err(ConfigError::new(key, value, format!("must be at most {max}: {what}")))
+    }
+}
+
+/// Checks a cost in nanoseconds of one operation against [`OPERATION_NS_MAX`].
+fn operation_ns(key: &str, value: u64) -> Result<u64, ConfigError> {
+    at_most(key, value, OPERATION_NS_MAX, "1 s per operation, the longest the simulated clock is sized for")
+}
+
+/// Checks a link or bus rate against [`PS_PER_BYTE_MAX`].
+pub fn ps_per_byte(key: &str, value: u64) -> Result<u64, ConfigError> {
+    at_most(
+        key,
+        value,
+        PS_PER_BYTE_MAX,
+        "1 us per byte (1 MB/s), the slowest link the simulated clock is sized for",
+    )
+}
+
+/// Checks every TRIM cost: per command and per range at most [`OPERATION_NS_MAX`], per page or
+/// bitmap word at most [`PER_PAGE_NS_MAX`].
+fn check_trim_cost(cost: &TrimCostModel) -> Result<(), ConfigError> {
+    for (key, value) in [
+        ("trim.cost.command_ns", cost.command_ns),
+        ("trim.cost.range_ns", cost.range_ns),
+        ("trim.cost.trim_buffer_append_ns", cost.trim_buffer_append_ns),
+    ] {
+        operation_ns(key, value)?;
+    }
+    for (key, value) in [
+        ("trim.cost.buffer_lookup_ns", cost.buffer_lookup_ns),
+        ("trim.cost.map_lookup_ns", cost.map_lookup_ns),
+        ("trim.cost.map_invalidate_ns", cost.map_invalidate_ns),
+        ("trim.cost.bitmap_word_ns", cost.bitmap_word_ns),
+        ("trim.cost.bitmap_check_ns", cost.bitmap_check_ns),
+    ] {
+        at_most(key, value, PER_PAGE_NS_MAX, "1 ms per page or bitmap word (a TRIM may name 2^32 pages)")?;
+    }
+    Ok(())
+}
+
 fn positive<T: PartialOrd + Default + ToString + Copy>(
     key: &str,
     value: T,
@@ -496,22 +553,33 @@ impl SsdConfig {
         let timing = Timing {
             read_ns: positive(
                 "device.read_ns",
-                device.read_ns.unwrap_or(preset.timing.read_ns),
+                operation_ns("device.read_ns", device.read_ns.unwrap_or(preset.timing.read_ns))?,
                 "must be > 0",
             )?,
             program_ns: positive(
                 "device.program_ns",
-                device.program_ns.unwrap_or(preset.timing.program_ns),
+                operation_ns("device.program_ns", device.program_ns.unwrap_or(preset.timing.program_ns))?,
                 "must be > 0",
             )?,
             erase_ns: positive(
                 "device.erase_ns",
-                device.erase_ns.unwrap_or(preset.timing.erase_ns),
+                operation_ns("device.erase_ns", device.erase_ns.unwrap_or(preset.timing.erase_ns))?,
                 "must be > 0",
             )?,
-            transfer_ps_per_byte: device.transfer_ps_per_byte.unwrap_or(preset.timing.transfer_ps_per_byte),
-            command_ns: device.command_ns.unwrap_or(preset.timing.command_ns),
+            transfer_ps_per_byte: ps_per_byte(
+                "device.transfer_ps_per_byte",
+                device.transfer_ps_per_byte.unwrap_or(preset.timing.transfer_ps_per_byte),
+            )?,
+            command_ns: operation_ns(
+                "device.command_ns",
+                device.command_ns.unwrap_or(preset.timing.command_ns),
+            )?,
         };
+        let firmware_ns = operation_ns("device.firmware_ns", device.firmware_ns.unwrap_or(1_000))?;
+        let host_transfer_ps_per_byte = ps_per_byte(
+            "device.host_transfer_ps_per_byte",
+            device.host_transfer_ps_per_byte.unwrap_or(preset.host_transfer_ps_per_byte),
+        )?;
 
         let queue_depth = device.queue_depth.unwrap_or(preset.queue_depth);
         if !(1..=65_536).contains(&queue_depth) {
@@ -538,11 +606,11 @@ impl SsdConfig {
             ));
         }
         let max_transfer_bytes = device.max_transfer_bytes.map_or(2 << 20, |b| b.0);
-        if max_transfer_bytes < page_bytes {
+        if max_transfer_bytes < page_bytes || max_transfer_bytes > 1 << 30 {
             return Err(ConfigError::new(
                 "device.max_transfer_bytes",
                 max_transfer_bytes,
-                format!("must be at least one {page_bytes}-byte page"),
+                format!("must be at least one {page_bytes}-byte page and at most 1 GiB"),
             ));
         }
         let write_buffer_bytes = device.write_buffer_bytes.map_or(preset.write_buffer_bytes, |b| b.0);
@@ -600,10 +668,8 @@ impl SsdConfig {
             max_transfer_bytes,
             sector_bytes: 512,
             write_buffer_pages: (write_buffer_bytes / page_bytes) as u32,
-            firmware_ns: device.firmware_ns.unwrap_or(1_000),
-            host_transfer_ps_per_byte: device
-                .host_transfer_ps_per_byte
-                .unwrap_or(preset.host_transfer_ps_per_byte),
+            firmware_ns,
+            host_transfer_ps_per_byte,
             idle_threshold_ns: device.idle_threshold.map_or(100_000_000, |d| d.0),
             gc_free_blocks_min,
             idle_gc_free_blocks,
@@ -620,6 +686,7 @@ impl SsdConfig {
             geometry,
             timing,
         };
+        check_trim_cost(&config.trim_cost)?;
         config
             .trim_delayed
             .validate(config.trim_max_ranges)
@@ -816,6 +883,44 @@ mod tests {
 
     fn resolve(device: DeviceSection) -> Result<SsdConfig, ConfigError> {
         SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default())
+    }
+
+    /// Issue 26: i64::MAX as a cost wrapped the simulated clock (an event-queue panic in run,
+    /// sweep and Python); every cost is bounded and the error names its key.
+    #[test]
+    fn costs_the_clock_cannot_hold_are_refused_with_their_key() {
+        let big = i64::MAX as u64;
+        let small = || DeviceSection { logical_bytes: Some(ByteSize(64 << 20)), ..Default::default() };
+        let cases: [(&str, DeviceSection); 8] = [
+            ("device.firmware_ns", DeviceSection { firmware_ns: Some(big), ..small() }),
+            ("device.read_ns", DeviceSection { read_ns: Some(big), ..small() }),
+            ("device.program_ns", DeviceSection { program_ns: Some(big), ..small() }),
+            ("device.erase_ns", DeviceSection { erase_ns: Some(big), ..small() }),
+            ("device.command_ns", DeviceSection { command_ns: Some(big), ..small() }),
+            ("device.transfer_ps_per_byte", DeviceSection { transfer_ps_per_byte: Some(big), ..small() }),
+            (
+                "device.host_transfer_ps_per_byte",
+                DeviceSection { host_transfer_ps_per_byte: Some(big), ..small() },
+            ),
+            (
+                "device.max_transfer_bytes",
+                DeviceSection { max_transfer_bytes: Some(ByteSize(big)), ..small() },
+            ),
+        ];
+        for (key, device) in cases {
+            let e = resolve(device).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            assert_eq!(e.value, big.to_string());
+            assert!(e.to_string().contains("at most"), "{e}");
+        }
+        let trim = TrimSection {
+            cost: Some(TrimCostOverrides { map_invalidate_ns: Some(big), ..Default::default() }),
+            ..Default::default()
+        };
+        let e = SsdConfig::resolve(&small(), &FtlSection::default(), &trim).unwrap_err();
+        assert_eq!(e.key, "trim.cost.map_invalidate_ns", "{e}");
+        let at_limit = DeviceSection { firmware_ns: Some(OPERATION_NS_MAX), ..small() };
+        assert_eq!(resolve(at_limit).unwrap().firmware_ns, OPERATION_NS_MAX);
     }
 
     #[test]

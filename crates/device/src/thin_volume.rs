@@ -96,6 +96,28 @@ impl ThinVolume {
         if config.lanes == 0 || config.max_trim_bytes < tag_bytes {
             return Err("thin: lanes must be >= 1 and max_trim_bytes >= 4096".into());
         }
+        // Issue 26: bounds that keep every cost a u64 of nanoseconds and the lanes allocatable.
+        if config.lanes > 65_536 {
+            return Err(format!("thin: lanes = {} (must be 1..=65536)", config.lanes));
+        }
+        for (key, ps) in [
+            ("io_ps_per_byte", config.io_ps_per_byte),
+            ("trim_ps_per_byte", config.trim_ps_per_byte),
+            ("unmap_ps_per_byte", config.unmap_ps_per_byte),
+        ] {
+            if ps > crate::config::PS_PER_BYTE_MAX {
+                return Err(format!(
+                    "thin: {key} = {ps} (must be at most {}: 1 us per byte)",
+                    crate::config::PS_PER_BYTE_MAX
+                ));
+            }
+        }
+        if config.max_transfer_bytes == 0 || config.max_transfer_bytes > 1 << 30 {
+            return Err(format!(
+                "thin: max_transfer_bytes = {} (must be 1 byte to 1 GiB)",
+                config.max_transfer_bytes
+            ));
+        }
         let chunks = config.capacity_bytes / config.chunk_bytes;
         Ok(ThinVolume {
             allocated: vec![0; chunks.div_ceil(64) as usize],
@@ -277,8 +299,12 @@ impl BlockDevice for ThinVolume {
                 for r in ranges {
                     self.stats.bytes_trimmed += r.bytes;
                     let released = self.release(r.offset, r.bytes);
-                    cost += (r.bytes * c.trim_ps_per_byte).div_ceil(1000)
-                        + (released * c.chunk_bytes * c.unmap_ps_per_byte).div_ceil(1000);
+                    // u128: a whole-volume range at the slowest rate passes 2^64 picoseconds.
+                    let ns = |ps: u128| u64::try_from(ps.div_ceil(1000)).unwrap_or(u64::MAX);
+                    cost =
+                        cost.saturating_add(ns(r.bytes as u128 * c.trim_ps_per_byte as u128)).saturating_add(
+                            ns(released as u128 * c.chunk_bytes as u128 * c.unmap_ps_per_byte as u128),
+                        );
                 }
                 Ok(self.serve(at, cost))
             }

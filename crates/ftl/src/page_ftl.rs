@@ -122,6 +122,8 @@ pub struct PageFtl {
     erase_when_invalid: bool,
     gc_gain_blocks_max: Option<u32>,
     variant: VariantStats,
+    /// GC invocations run by a host write that found no plane with room (not in any report).
+    host_write_gc_invocations: u64,
 }
 
 impl PageFtl {
@@ -162,6 +164,7 @@ impl PageFtl {
             erase_when_invalid: false,
             gc_gain_blocks_max: None,
             variant: VariantStats::default(),
+            host_write_gc_invocations: 0,
             geometry,
             config,
         }
@@ -206,6 +209,11 @@ impl PageFtl {
 
     pub fn variant_stats(&self) -> &VariantStats {
         &self.variant
+    }
+
+    /// GC invocations a host write ran because no plane had room for it (see `write`).
+    pub fn host_write_gc_invocations(&self) -> u64 {
+        self.host_write_gc_invocations
     }
 
     /// Erased blocks ready for writing, over all planes (the device's time series samples it).
@@ -329,7 +337,21 @@ impl PageFtl {
     /// those. May queue a GC request for the plane it used: the caller runs
     /// [`PageFtl::take_gc_request`] / [`PageFtl::collect`].
     pub fn write(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
-        let plane = self.next_host_plane(lpn);
+        let plane = match self.next_host_plane(lpn) {
+            Some(plane) => plane,
+            None => {
+                // Every plane is down to GC's last free block: the caller wrote more pages
+                // since GC last ran than the reserve holds (a write buffer drained at once).
+                // GC runs here, in the write's foreground, before the write needs a block.
+                self.collect_for_host_write(now);
+                self.next_host_plane(lpn).unwrap_or_else(|| {
+                    unreachable!(
+                        "page_ftl: no plane can take a host write even after GC (free blocks per plane: {:?}); check_config should have refused this geometry",
+                        (0..self.stripe.len()).map(|p| self.pool.free_count(p)).collect::<Vec<_>>()
+                    )
+                })
+            }
+        };
         let open = match self.host_open[plane] {
             Some(open) => open,
             None => {
@@ -642,10 +664,11 @@ impl PageFtl {
         }
     }
 
-    /// The plane for a host write of `lpn` under the stripe unit.
-    fn next_host_plane(&mut self, lpn: Lpn) -> usize {
+    /// The plane for a host write of `lpn` under the stripe unit; `None` when no plane has an
+    /// open host block or a free block besides the one kept for GC.
+    fn next_host_plane(&mut self, lpn: Lpn) -> Option<usize> {
         if let Some(plane) = self.filling_plane {
-            return plane;
+            return Some(plane);
         }
         if self.stripe_unit == StripeUnit::Block {
             let channel = (lpn.0 / self.geometry.pages_per_block) as usize % self.channel_planes.len();
@@ -654,7 +677,7 @@ impl PageFtl {
                 let plane = self.channel_planes[channel][self.channel_cursor[channel]];
                 self.channel_cursor[channel] = (self.channel_cursor[channel] + 1) % planes;
                 if self.host_open[plane].is_some() || self.pool.free_count(plane) > 1 {
-                    return plane;
+                    return Some(plane);
                 }
             }
             // The channel is out of room: any plane will do.
@@ -663,8 +686,9 @@ impl PageFtl {
     }
 
     /// Round-robin over planes in striping order, skipping a plane that has no open block and
-    /// only its last free block left (kept so GC can always copy).
-    fn next_striped_plane(&mut self) -> usize {
+    /// only its last free block left (kept so GC can always copy). `None` after a whole lap
+    /// without one (the cursor is back where it started).
+    fn next_striped_plane(&mut self) -> Option<usize> {
         let planes = self.stripe.len();
         for _ in 0..planes {
             let plane = self.stripe[self.stripe_cursor];
@@ -673,13 +697,30 @@ impl PageFtl {
                 self.stripe_cursor = 0;
             }
             if self.host_open[plane].is_some() || self.pool.free_count(plane) > 1 {
-                return plane;
+                return Some(plane);
             }
         }
-        unreachable!(
-            "page_ftl: no plane can take a host write (free blocks per plane: {:?}); check_config should have refused this geometry",
-            (0..planes).map(|p| self.pool.free_count(p)).collect::<Vec<_>>()
-        )
+        None
+    }
+
+    /// GC for a host write that found no plane with room (issue 26): each plane without an open
+    /// host block and with at most GC's last free block is collected at `now`, in plane order,
+    /// and its queued GC request is dropped (it is served here). The TRIM engine's pre-GC work
+    /// does not run: the caller may be between taking pages out of its write buffer and
+    /// programming them, and a deferred TRIM applied now would be undone by their programs. GC
+    /// only waited for the caller before; runs that never got here are unchanged.
+    fn collect_for_host_write(&mut self, now: SimTime) {
+        for plane in 0..self.stripe.len() {
+            if self.host_open[plane].is_some() || self.pool.free_count(plane) > 1 {
+                continue;
+            }
+            if self.gc_requested[plane] {
+                self.gc_requested[plane] = false;
+                self.gc_requests.retain(|&p| p != plane);
+            }
+            self.host_write_gc_invocations += 1;
+            self.collect(now, plane);
+        }
     }
 
     /// Copies `victim`'s valid pages into the plane's GC open block, erases it and frees it.
@@ -1015,6 +1056,53 @@ mod tests {
         assert_eq!(c.pages_read, f.stats().gc_pages_copied);
         assert!(c.flash_pages_read < c.pages_read, "{c:?}");
         f.check().unwrap();
+    }
+
+    /// Issue 26: a write buffer drained at once (a FLUSH) writes more blocks per plane than
+    /// GC's reserve holds before the caller runs GC. Two planes, 8-page blocks, GC at 2 free
+    /// blocks: 64 pages at once (4 blocks per plane) found every plane at its last free block
+    /// and panicked "no plane can take a host write". GC now runs in the write that needs it.
+    #[test]
+    fn a_batch_larger_than_the_gc_reserve_runs_gc_in_the_write() {
+        let g = Geometry {
+            channels: 2,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 24,
+            pages_per_block: 8,
+            page_bytes: 4096,
+            flash_page_bytes: 16384,
+        };
+        let config = FtlConfig {
+            logical_pages: 256,
+            gc_free_blocks_min: 2,
+            victim: VictimPolicy::Greedy,
+            track_data: true,
+            multi_plane: true,
+        };
+        PageFtl::check_config(&g, &config).unwrap();
+        let mut f = PageFtl::new(g, Timing::tlc_nvme(), config);
+        let mut now = SimTime::ZERO;
+        // Sequential passes over the logical space in batches of 64 pages; GC only after each
+        // batch, as the device's `flush_oldest` does.
+        for pass in 0..6u32 {
+            for batch in 0..4u32 {
+                for i in 0..64 {
+                    let lpn = batch * 64 + i;
+                    now = now.max(f.write(now, Lpn(lpn), (pass * 256 + lpn) as u64));
+                }
+                now = now.max(f.sync(now));
+                while let Some(plane) = f.take_gc_request() {
+                    now = now.max(f.collect(now, plane).done);
+                }
+                f.check().unwrap();
+            }
+        }
+        assert!(f.host_write_gc_invocations() > 0, "the batch never needed GC: the test lost its point");
+        for lpn in 0..256 {
+            assert_eq!(f.read(now, Lpn(lpn)).0, PageData::Mapped((5 * 256 + lpn) as u64));
+        }
     }
 
     #[test]

@@ -130,8 +130,19 @@ pub fn run(
         series = Some(Series::finish(&mut ssd, outcome.measured.end));
         outcome.report
     };
+    // The clock stops at u64::MAX instead of wrapping (SimTime::after); every cost and duration
+    // a config gives is bounded so that no run should come near, but say so if one does.
+    if report.sim_time_ns >= CLOCK_NS_MAX {
+        return Err(ScenarioError::Run(format!(
+            "the simulated clock ran past 2^62 ns (146 years; the run took {} ns): its costs or durations are too large for the model",
+            report.sim_time_ns
+        )));
+    }
     Ok(RunResult { seed, config_hash: hash, metrics, report, series })
 }
+
+/// Simulated time a run may reach: a quarter of the u64 clock.
+const CLOCK_NS_MAX: u64 = 1 << 62;
 
 /// The model's full consistency check; a failure is a trimlab bug, reported as such.
 fn check(ssd: &Ssd) -> Result<(), ScenarioError> {

@@ -18,17 +18,37 @@ pub struct ByteSize(pub u64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct DurationNs(pub u64);
 
-fn split_number(text: &str) -> Option<(f64, &str)> {
+/// The number in front of a unit: exact when it is an integer, else a decimal fraction.
+#[derive(Clone, Copy)]
+enum Number {
+    Integer(u64),
+    Decimal(f64),
+}
+
+fn split_number(text: &str) -> Option<(Number, &str)> {
     let text = text.trim();
     let end = text.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(text.len());
-    let number: f64 = text[..end].replace('_', "").parse().ok()?;
+    let digits = text[..end].replace('_', "");
+    // Integers are read exactly: through an f64, 2^64 - 1 became 2^64 and was taken.
+    let number = match digits.parse::<u64>() {
+        Ok(n) => Number::Integer(n),
+        Err(_) if digits.bytes().all(|b| b.is_ascii_digit()) && !digits.is_empty() => return None,
+        Err(_) => Number::Decimal(digits.parse().ok()?),
+    };
     Some((number, text[end..].trim()))
 }
 
-fn scaled(number: f64, multiplier: u64) -> Option<u64> {
-    let value = number * multiplier as f64;
-    (value.is_finite() && value >= 0.0 && value <= u64::MAX as f64 && value.fract() == 0.0)
-        .then_some(value as u64)
+/// `number` x `multiplier`, when it is a whole number below 2^64.
+fn scaled(number: Number, multiplier: u64) -> Option<u64> {
+    match number {
+        Number::Integer(n) => n.checked_mul(multiplier),
+        Number::Decimal(x) => {
+            let value = x * multiplier as f64;
+            // 2^64 itself is not a u64 (`u64::MAX as f64` rounds up to it).
+            ((0.0..18_446_744_073_709_551_616.0).contains(&value) && value.fract() == 0.0)
+                .then_some(value as u64)
+        }
+    }
 }
 
 impl ByteSize {
@@ -61,8 +81,12 @@ impl DurationNs {
     pub fn parse(text: &str) -> Result<DurationNs, String> {
         let bad = || format!("\"{text}\" is not a duration (expected {})", DurationNs::ACCEPTED);
         let (number, unit) = split_number(text).ok_or_else(bad)?;
+        let is_zero = match number {
+            Number::Integer(n) => n == 0,
+            Number::Decimal(x) => x == 0.0,
+        };
         let multiplier: u64 = match unit {
-            "" if number == 0.0 => 1,
+            "" if is_zero => 1,
             "" => return Err(DurationNs::no_unit(text)),
             "ns" => 1,
             "us" => 1_000,
@@ -73,7 +97,29 @@ impl DurationNs {
             "d" => 86_400_000_000_000,
             _ => return Err(bad()),
         };
-        scaled(number, multiplier).map(DurationNs).ok_or_else(bad)
+        let ns = match (scaled(number, multiplier), number) {
+            (Some(ns), _) => ns,
+            // A whole number past u64 nanoseconds is too long, not malformed.
+            (None, Number::Integer(_)) => u64::MAX,
+            (None, Number::Decimal(x)) if x * multiplier as f64 >= DurationNs::MAX_NS as f64 => u64::MAX,
+            (None, Number::Decimal(_)) => return Err(bad()),
+        };
+        DurationNs::checked(ns).map_err(|e| format!("\"{text}\" {e}"))
+    }
+
+    /// The longest duration a config, grid or flag may give: a year. The simulated clock
+    /// counts u64 nanoseconds (584 years); a duration a run adds again and again (a think
+    /// time, an idle gap, a period) must stay far below that for the sum to fit.
+    pub const MAX_NS: u64 = 365 * 86_400_000_000_000;
+
+    fn checked(ns: u64) -> Result<DurationNs, String> {
+        if ns > DurationNs::MAX_NS {
+            return Err(
+                "is longer than the longest duration trimlab takes, 365d (the simulated clock counts u64 nanoseconds)"
+                    .to_string(),
+            );
+        }
+        Ok(DurationNs(ns))
     }
 
     /// The error for a bare number: say what it would have meant and how to write it.
@@ -188,6 +234,23 @@ mod tests {
         assert_eq!(DurationNs::parse("2d").unwrap().0, 2 * 86_400_000_000_000);
         assert!(DurationNs::parse("5 fortnights").is_err());
         assert_eq!(DurationNs(1_500_000).to_string(), "1500us");
+    }
+
+    /// Issue 26: 2^64 bytes was read through an f64, became u64::MAX and was accepted.
+    #[test]
+    fn sizes_and_durations_stop_below_two_to_the_64() {
+        assert_eq!(ByteSize::parse("18446744073709551615").unwrap().0, u64::MAX, "exact, not via f64");
+        assert!(ByteSize::parse("18446744073709551616").is_err());
+        assert!(ByteSize::parse("18446744073709551616B").is_err());
+        assert!(ByteSize::parse("16777216TiB").is_err(), "2^64 bytes");
+        assert!(ByteSize::parse("1e30").is_err());
+        assert_eq!(ByteSize::parse("16777215TiB").unwrap().0, 16_777_215 << 40);
+        assert_eq!(ByteSize::parse("1_024 KiB").unwrap().0, 1 << 20);
+        assert!(DurationNs::parse("213503d").is_err(), "past u64 nanoseconds");
+        let e = DurationNs::parse("366d").unwrap_err();
+        assert!(e.contains("\"366d\" is longer than") && e.contains("365d"), "{e}");
+        assert_eq!(DurationNs::parse("365d").unwrap().0, DurationNs::MAX_NS);
+        assert!(DurationNs::parse("9223372036854775807ns").is_err());
     }
 
     #[test]

@@ -120,6 +120,16 @@ impl Grid {
                     axis.key
                 )));
             }
+            for value in &axis.values {
+                if let Some(bad) = non_finite(value) {
+                    // As JSON (the config hash's input) NaN and both infinities are all null:
+                    // three points with one config_hash, and a resumed sweep skipping two.
+                    return Err(SweepError::Grid(format!(
+                        "{at}: grid key `{}` = {bad} (a value must be a finite number: NaN and infinities are refused)",
+                        axis.key
+                    )));
+                }
+            }
         }
         for pair in axes.windows(2) {
             let (a, b) = (&pair[0].key, &pair[1].key);
@@ -137,6 +147,20 @@ impl Grid {
                 "{origin}: seeds is an empty list (give at least one seed)"
             )));
         }
+        // Counted before anything is allocated for the points: the product of 64 axes of two
+        // values wrapped to 0 runs and spun; 10^8 points asked for 8.8 GB at once.
+        let runs = axes
+            .iter()
+            .try_fold(seeds.len(), |runs, axis| runs.checked_mul(axis.values.len()))
+            .filter(|&runs| runs <= RUNS_MAX);
+        if runs.is_none() {
+            let sizes: Vec<String> = axes.iter().map(|a| a.values.len().to_string()).collect();
+            return Err(SweepError::Grid(format!(
+                "{origin}: the grid has {} x {} seeds runs, more than the {RUNS_MAX} a sweep may have (split it into several grids or shards of fewer values)",
+                if sizes.is_empty() { "1".to_string() } else { sizes.join(" x ") },
+                seeds.len()
+            )));
+        }
         let mut sorted = seeds.clone();
         sorted.sort_unstable();
         if let Some(pair) = sorted.windows(2).find(|p| p[0] == p[1]) {
@@ -148,6 +172,19 @@ impl Grid {
     /// The number of runs: the product of the axes' lengths times the number of seeds.
     pub fn run_count(&self) -> usize {
         self.axes.iter().map(|a| a.values.len()).product::<usize>() * self.seeds.len()
+    }
+}
+
+/// The most runs (points x seeds) one grid may expand to.
+pub const RUNS_MAX: usize = 1_000_000;
+
+/// The first NaN or infinite float inside `value`, as TOML text.
+fn non_finite(value: &Value) -> Option<String> {
+    match value {
+        Value::Float(x) if !x.is_finite() => Some(value.to_string()),
+        Value::Array(values) => values.iter().find_map(non_finite),
+        Value::Table(table) => table.values().find_map(non_finite),
+        _ => None,
     }
 }
 
@@ -258,5 +295,41 @@ mod tests {
             "g.toml: grid keys `a` and `a.b` overlap (one is inside the other)"
         );
         assert!(error("[grid]\n\"a..b\" = [1]\n").contains("`a..b` is not a dotted config path"));
+    }
+
+    /// Issue 26: NaN, inf and -inf all became JSON null and shared one config_hash.
+    #[test]
+    fn non_finite_values_are_refused() {
+        for v in ["nan", "inf", "-inf", "+inf", "-nan"] {
+            let e = error(&format!("[grid]\n\"device.spare_factor\" = [0.1, {v}]\n"));
+            assert!(
+                e.starts_with("g.toml:2: grid key `device.spare_factor` = ") && e.contains("finite"),
+                "{e}"
+            );
+        }
+        let e = error("[grid]\n\"a\" = [{ b = [1.0, nan] }]\n");
+        assert!(e.contains("finite"), "{e}");
+    }
+
+    /// Issue 26: 2^64 points reported "0 runs" and spun, 10^20 spun, 10^8 aborted on an 8.8 GB
+    /// allocation; the count is checked before the plan exists.
+    #[test]
+    fn a_grid_too_large_is_refused_before_it_is_expanded() {
+        let axis = |i: usize, n: usize| Axis {
+            key: format!("k{i:02}"),
+            values: (0..n as i64).map(Value::from).collect(),
+            line: None,
+        };
+        for (axes, seeds) in [
+            ((0..64).map(|i| axis(i, 2)).collect::<Vec<_>>(), 1u64),
+            ((0..20).map(|i| axis(i, 10)).collect(), 1),
+            ((0..8).map(|i| axis(i, 10)).collect(), 1),
+            ((0..6).map(|i| axis(i, 10)).collect(), 2),
+        ] {
+            let e = Grid::new(Table::new(), "g", axes, (1..=seeds).collect()).unwrap_err().to_string();
+            assert!(e.contains(&format!("more than the {RUNS_MAX} a sweep may have")), "{e}");
+        }
+        let g = Grid::new(Table::new(), "g", (0..6).map(|i| axis(i, 10)).collect(), vec![1]).unwrap();
+        assert_eq!(g.run_count(), RUNS_MAX);
     }
 }

@@ -25,8 +25,9 @@ pub fn quote(text: &str) -> String {
 }
 
 /// Reads one line into `buf` (cleared first), keeping at most [`LINE_BYTES_MAX`] bytes.
-/// Returns the line's full length in bytes (0 at the end of the input); a longer line is
-/// consumed to its end and only its first bytes are kept.
+/// Returns the line's length in bytes (0 at the end of the input), or `LINE_BYTES_MAX + 1`
+/// for a longer line: reading stops there, since such a line is an error anyway and a line
+/// may have no end (`replay /dev/zero` read forever, issue 26).
 fn read_bounded_line(input: &mut impl BufRead, buf: &mut String) -> std::io::Result<usize> {
     buf.clear();
     let mut bytes = std::mem::take(buf).into_bytes();
@@ -45,10 +46,11 @@ fn read_bounded_line(input: &mut impl BufRead, buf: &mut String) -> std::io::Res
             None => (chunk.len(), false),
         };
         let room = (LINE_BYTES_MAX + 1).saturating_sub(bytes.len());
-        bytes.extend_from_slice(&chunk[..take.min(room)]);
-        total += take;
-        input.consume(take);
-        if done {
+        let kept = take.min(room);
+        bytes.extend_from_slice(&chunk[..kept]);
+        total += kept;
+        input.consume(kept);
+        if done || total > LINE_BYTES_MAX {
             break;
         }
     }
@@ -76,7 +78,7 @@ pub enum TraceError {
     NoEventsOfAction { source_name: String, action: &'static str, other: u64 },
     #[error("{source_name}:{line}: cannot read: {error}")]
     Io { source_name: String, line: u64, error: std::io::Error },
-    #[error("{source_name}:{line}: the line is {bytes} bytes long; trace lines may be at most {LINE_BYTES_MAX} bytes (it starts \"{start}\")")]
+    #[error("{source_name}:{line}: the line is longer than {LINE_BYTES_MAX} bytes, the most a trace line may be (it starts \"{start}\")")]
     LineTooLong { source_name: String, line: u64, bytes: usize, start: String },
 }
 
@@ -394,7 +396,7 @@ mod tests {
         let mut r = TraceReader::new(reader, "big.log", ReaderOptions::default()).unwrap();
         let err = r.next().unwrap().unwrap_err().to_string();
         assert!(
-            err.starts_with("big.log:2: the line is 104857601 bytes long"),
+            err.starts_with("big.log:2: the line is longer than 65536 bytes"),
             "{}",
             &err[..300.min(err.len())]
         );
@@ -406,7 +408,7 @@ mod tests {
             .err()
             .unwrap()
             .to_string();
-        assert!(err.contains("at most 65536 bytes") && err.len() < 500, "{err}");
+        assert!(err.contains("longer than 65536 bytes") && err.len() < 500, "{err}");
         // A bad line of 60 KB (under the bound) is quoted short as well.
         let long = format!("fio version 3 iolog\n10 f write 0 {}\n", "9".repeat(60_000));
         let err = read_all(&long, ReaderOptions::default()).unwrap_err().to_string();
@@ -414,6 +416,23 @@ mod tests {
         assert_eq!(quote("héllo"), "héllo");
         let q = quote(&"é".repeat(300));
         assert!(q.len() <= 220 && q.ends_with("(600 bytes)"), "{q}");
+    }
+
+    /// Issue 26: `replay /dev/zero` read forever: a line without an end is refused once it is
+    /// longer than the bound, with or without a named format.
+    #[test]
+    fn a_line_without_end_is_refused_after_the_bound() {
+        let zeros = || std::io::BufReader::new(std::io::repeat(0));
+        let err = TraceReader::new(zeros(), "/dev/zero", ReaderOptions::default()).err().unwrap().to_string();
+        assert!(err.starts_with("/dev/zero:1: the line is longer than 65536 bytes"), "{}", &err[..100]);
+        let named =
+            ReaderOptions { format: Some(TraceFormat::Blkparse), skip_bad: true, ..Default::default() };
+        let mut r = TraceReader::new(zeros(), "/dev/zero", named).unwrap();
+        assert!(r.next().unwrap().is_err());
+        assert!(r.next().is_none());
+        let fio = ReaderOptions { format: Some(TraceFormat::FioV3), ..Default::default() };
+        let mut r = TraceReader::new(zeros(), "/dev/zero", fio).unwrap();
+        assert!(r.next().unwrap().is_err());
     }
 
     /// Lines cut by the end of the read buffer, and lines the fast path leaves to the general

@@ -242,7 +242,8 @@ impl Replayer<'_> {
     fn request(&mut self, index: u64, at: SimTime, record: &TraceRecord) -> Result<SimTime, ReplayError> {
         self.stats.requests += 1;
         if let TrimHandling::Periodic { period_ns } = self.options.trims {
-            while at.0 >= self.next_fstrim_ns {
+            // u64::MAX: the next run would be past the end of the clock, so none is due.
+            if at.0 >= self.next_fstrim_ns && self.next_fstrim_ns != u64::MAX {
                 let when = SimTime(self.next_fstrim_ns).max(self.ssd.commands_done_at());
                 let ranges: Vec<(u64, u64)> = self.pending_fstrim.iter().collect();
                 self.pending_fstrim.clear();
@@ -250,7 +251,16 @@ impl Replayer<'_> {
                 self.stats.fstrim_bytes += ranges.iter().map(|r| r.1).sum::<u64>();
                 let (_, commands) = self.trim_ranges(index, when, &ranges)?;
                 self.stats.fstrim_commands += commands;
-                self.next_fstrim_ns = self.next_fstrim_ns.saturating_add(period_ns);
+                // The runs due after that one up to `at` find nothing pending and send nothing:
+                // they are counted, not looped over (a request stamped near u64::MAX ns looped
+                // forever once the next run saturated there, issue 26).
+                let period = period_ns.max(1);
+                let later = (at.0 - self.next_fstrim_ns) / period;
+                self.stats.fstrim_runs += later;
+                self.next_fstrim_ns = (later + 1)
+                    .checked_mul(period)
+                    .and_then(|d| self.next_fstrim_ns.checked_add(d))
+                    .unwrap_or(u64::MAX);
             }
         }
         if record.op == TraceOp::Flush {

@@ -112,3 +112,33 @@ fn out_of_range_requests_are_refused_or_remapped() {
     let outcome = replay(&mut ssd, reader, ReplayOptions { lba: LbaMode::Remap, ..options }).unwrap();
     assert_eq!(outcome.stats.remapped, 1);
 }
+
+/// Issue 26: `replay --trims fstrim:1d` looped forever on a request stamped near u64::MAX ns
+/// (the next run saturated there and was always due). Runs due before a request are counted,
+/// the first one sends what is pending, and none is looped over.
+#[test]
+fn periodic_fstrim_reaches_a_request_at_the_end_of_the_clock() {
+    use trimlab_trace::{TraceOp, TraceRecord};
+    const DAY_NS: u64 = 86_400_000_000_000;
+    let record = |time_ns, op, offset| Ok(TraceRecord { time_ns: Some(time_ns), op, offset, bytes: 4096 });
+    let records = vec![
+        record(0, TraceOp::Write, 0),
+        record(1, TraceOp::Trim, 0),
+        record(3 * DAY_NS + 5, TraceOp::Write, 4096),
+        record(u64::MAX - 1, TraceOp::Write, 8192),
+        record(u64::MAX, TraceOp::Write, 8192),
+    ];
+    let mut ssd = small_ssd(trimlab_trim::EngineKind::Immediate);
+    let options = ReplayOptions {
+        pacing: Pacing::OpenLoop { speed: 1.0 },
+        lba: LbaMode::Check,
+        trims: TrimHandling::Periodic { period_ns: DAY_NS },
+    };
+    let outcome = replay(&mut ssd, records, options).unwrap();
+    assert_eq!(outcome.stats.fstrim_bytes, 4096, "the first run sends the pending TRIM");
+    assert_eq!(outcome.stats.fstrim_commands, 1);
+    // Runs at 1..=3 days before the third request, then every day up to u64::MAX - 1 ns.
+    assert_eq!(outcome.stats.fstrim_runs, (u64::MAX - 1) / DAY_NS);
+    assert_eq!(outcome.stats.writes, 4);
+    ssd.check().unwrap();
+}

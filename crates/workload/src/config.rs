@@ -17,6 +17,9 @@ pub enum AccessPattern {
     Zipf,
 }
 
+/// The smallest share of writes in a mix whose phase ends after a volume of writes.
+pub const WRITE_SHARE_MIN: f64 = 0.001;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Precondition {
@@ -47,6 +50,24 @@ impl Volume {
         }
     }
 
+    /// The largest multiple of the capacity a volume may name ("1000000x").
+    pub const CAPACITY_MAX: f64 = 1e6;
+    /// The most bytes a volume may come to: 1 EiB, so that byte counters (u64) cannot wrap.
+    pub const BYTES_MAX: u64 = 1 << 60;
+
+    /// [`Volume::bytes`], or the error when it comes to more than [`Volume::BYTES_MAX`].
+    pub fn checked_bytes(self, capacity_bytes: u64) -> Result<u64, String> {
+        let bytes = match self {
+            Volume::Bytes(b) => b as f64,
+            Volume::Capacity(x) => (capacity_bytes as f64 * x).round(),
+        };
+        if bytes <= Volume::BYTES_MAX as f64 {
+            Ok(self.bytes(capacity_bytes))
+        } else {
+            Err(format!("comes to {bytes:e} bytes, more than the 2^60 bytes (1 EiB) a run may write"))
+        }
+    }
+
     /// A bare number is refused: `writes = 5` read as 5 bytes ran a run that wrote nothing.
     fn no_unit(number: impl fmt::Display) -> String {
         format!("{number} has no unit; write \"{number}x\" ({number} times the logical capacity) or a byte size like \"{number}GiB\"")
@@ -62,7 +83,12 @@ impl Volume {
         }
         if let Some(x) = t.strip_suffix('x').or_else(|| t.strip_suffix('X')) {
             return match x.trim().parse::<f64>() {
-                Ok(v) if v.is_finite() && v >= 0.0 => Ok(Volume::Capacity(v)),
+                Ok(v) if (0.0..=Volume::CAPACITY_MAX).contains(&v) => Ok(Volume::Capacity(v)),
+                // Issue 26: "1e30x" was taken and came to u64::MAX bytes, a run without end.
+                Ok(v) if v.is_finite() && v > Volume::CAPACITY_MAX => Err(format!(
+                    "\"{text}\" is more than {}x the logical capacity, the most a volume may name",
+                    Volume::CAPACITY_MAX
+                )),
                 _ => Err(format!("\"{text}\" is not {}", Volume::ACCEPTED)),
             };
         }
@@ -391,7 +417,7 @@ impl WorkloadConfig {
         let region = self.region_bytes.map_or(capacity_bytes.saturating_sub(self.region_offset.0), |b| b.0);
         if !self.region_offset.0.is_multiple_of(page_bytes)
             || region == 0
-            || self.region_offset.0 + region > capacity_bytes
+            || self.region_offset.0.checked_add(region).is_none_or(|end| end > capacity_bytes)
         {
             return Err(ConfigError::new(
                 "workload.region_offset / workload.region_bytes",
@@ -408,6 +434,41 @@ impl WorkloadConfig {
         }
         if !(1..=65_536).contains(&self.queue_depth) {
             return Err(ConfigError::new("workload.queue_depth", self.queue_depth, "must be 1..=65536"));
+        }
+        for (key, volume, of) in [
+            ("workload.writes", self.writes, capacity_bytes),
+            ("workload.precondition_writes", self.precondition_writes, region),
+        ] {
+            volume.checked_bytes(of).map_err(|e| ConfigError::new(key, volume, e))?;
+        }
+        // Issue 26: a trim-only mix never writes, so a phase that ends after some bytes of
+        // writes (the steady precondition's random part, or the measured phase without `ops`)
+        // would never end. A write share under 1/1000 is refused for the same reason: such a
+        // phase runs over a thousand times its write volume in other commands.
+        let write_share = 1.0 - self.read_fraction - self.trim_fraction;
+        if self.ops.is_none() && write_share < WRITE_SHARE_MIN {
+            return Err(ConfigError::new(
+                "workload.read_fraction + workload.trim_fraction",
+                self.read_fraction + self.trim_fraction,
+                format!(
+                    "must be at most {} so that writes end the run, unless workload.ops bounds it",
+                    1.0 - WRITE_SHARE_MIN
+                ),
+            ));
+        }
+        if self.precondition == Precondition::Steady
+            && self.trim_fraction > 1.0 - WRITE_SHARE_MIN
+            && self.trim_fraction < 1.0
+            && self.precondition_writes.bytes(region) > 0
+        {
+            return Err(ConfigError::new(
+                "workload.trim_fraction",
+                self.trim_fraction,
+                format!(
+                    "with precondition = \"steady\" must be 1 or at most {}: its random part writes precondition_writes with this TRIM share",
+                    1.0 - WRITE_SHARE_MIN
+                ),
+            ));
         }
         Ok(())
     }

@@ -95,7 +95,7 @@ pub fn run_phase(
             OpKind::Write => {
                 let tag = *next_tag;
                 *next_tag += op.bytes.div_ceil(page);
-                result.bytes_written += op.bytes;
+                result.bytes_written = result.bytes_written.saturating_add(op.bytes);
                 writes += 1;
                 Command::Write { offset: op.offset, bytes: op.bytes, tag }
             }

@@ -58,9 +58,12 @@ pub fn precondition_from(
         let random = WorkloadConfig { pattern: AccessPattern::UniformRandom, ..fill };
         // The random phase carries the workload's TRIM share too, so the trimmed share of the
         // address space is in steady state when measurement starts.
+        // A trim-only workload (fio's rw=trim) would never write this phase's volume: its
+        // precondition writes without TRIMs (issue 26: it spun here forever).
+        let trim_fraction = if workload.trim_fraction >= 1.0 { 0.0 } else { workload.trim_fraction };
         let random = WorkloadConfig {
             block_bytes: workload.block_bytes,
-            trim_fraction: workload.trim_fraction,
+            trim_fraction,
             trim_bytes: workload.trim_bytes,
             ..random
         };
