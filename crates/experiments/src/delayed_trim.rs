@@ -433,11 +433,12 @@ impl Runs {
             |r: &[Outcome]| Judged::of([&r[0].report, &r[1].report, &r[2].report, &r[3].report, write_only]);
         self.cost_sweep.chunks(4).map(judge).collect()
     }
+}
 
-    /// Baseline's foreground TRIM time at scale (at least 1 ns): what Fig. 4's shares divide by.
-    fn base_fg(&self) -> f64 {
-        self.main(0).trim.foreground_total_ns.max(1) as f64
-    }
+/// Baseline's foreground TRIM time (at least 1 ns) in a group of runs that starts with Baseline:
+/// what Fig. 4's shares divide by.
+fn baseline_fg_ns(runs: &[Outcome]) -> f64 {
+    runs[0].report.trim.foreground_total_ns.max(1) as f64
 }
 
 fn summary(scale: f64) -> String {
@@ -510,7 +511,7 @@ fn gc_table(list: &[Policy], main: &[Outcome]) -> Table {
 }
 
 fn fig4_table(list: &[Policy], main: &[Outcome]) -> Table {
-    let base_fg = main[0].report.trim.foreground_total_ns.max(1) as f64;
+    let base_fg = baseline_fg_ns(main);
     table(
         "fig4_trim_overhead",
         "Fig. 4: foreground TRIM overhead by step (idle-time work excluded), share of Baseline's total",
@@ -637,7 +638,6 @@ fn cost_sweep_table(scale: f64, cost_sweep: &[Outcome], swept: &[Judged]) -> Tab
 }
 
 fn idle_gc_table(scale: f64, list: &[Policy], runs: &Runs) -> Table {
-    let fg_base = |x: &[Outcome]| x[0].report.trim.foreground_total_ns.max(1) as f64;
     table(
         "idle_gc",
         format!(
@@ -662,7 +662,7 @@ fn idle_gc_table(scale: f64, list: &[Policy], runs: &Runs) -> Table {
                 if i == 4 {
                     Cell::Empty
                 } else {
-                    Cell::Num(r.trim.foreground_total_ns as f64 / fg_base(x))
+                    Cell::Num(r.trim.foreground_total_ns as f64 / baseline_fg_ns(x))
                 }
             };
             let (off, on) = (&off.report, &on.report);
@@ -683,7 +683,7 @@ fn idle_gc_table(scale: f64, list: &[Policy], runs: &Runs) -> Table {
 
 fn plots(list: &[Policy], main: &[Outcome], swept: &[Judged]) -> Vec<Plot> {
     let labels: Vec<String> = list.iter().map(|p| p.label()).collect();
-    let base_fg = main[0].report.trim.foreground_total_ns.max(1) as f64;
+    let base_fg = baseline_fg_ns(main);
     let pick = |f: &dyn Fn(&Outcome) -> f64| -> Vec<f64> { main.iter().map(f).collect() };
     // Fig. 4 leaves Write-Only (the last policy) out: it sends no TRIM.
     let trimmed = labels.len() - 1;
@@ -890,7 +890,8 @@ fn notes(runs: &Runs, scale: f64) -> Vec<String> {
     let page = 4096u64;
     let logical = r(0).logical_pages * page;
     let vs_paper = |waf: f64, paper: f64| format!("{:+.0}", (waf - paper) / paper * 100.0);
-    let share = |i: usize| format!("{:.2}", r(i).trim.foreground_total_ns as f64 / runs.base_fg());
+    let base_fg = baseline_fg_ns(&runs.main);
+    let share = |i: usize| format!("{:.2}", r(i).trim.foreground_total_ns as f64 / base_fg);
     PROSE.filled(
         "notes",
         &[
@@ -914,7 +915,7 @@ fn notes(runs: &Runs, scale: f64) -> Vec<String> {
             ("share_dt_512mb", &share(1)),
             ("share_dt_1gb", &share(2)),
             ("share_dt_all", &share(3)),
-            ("step1_pct", &format!("{:.0}", r(3).trim.foreground_step1_ns as f64 / runs.base_fg() * 100.0)),
+            ("step1_pct", &format!("{:.0}", r(3).trim.foreground_step1_ns as f64 / base_fg * 100.0)),
         ],
     )
 }
