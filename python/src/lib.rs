@@ -74,9 +74,7 @@ fn toml_text(json: &str) -> PyResult<String> {
 /// Every device preset, resolved, as a JSON list.
 #[pyfunction]
 fn presets() -> PyResult<String> {
-    guard(|| {
-        to_json(&trimlab_jobs::presets::presets())
-    })
+    guard(|| to_json(&trimlab_jobs::presets::presets()))
 }
 
 /// Runs a sweep on `jobs` local threads (in `out` with journal and resume when given); returns
@@ -103,10 +101,14 @@ fn sweep(
         let options = SweepOptions { jobs, shard };
         let table = py
             .allow_threads(|| match out {
-                Some(dir) => {
-                    trimlab_jobs::sweep::run_in_dir(&grid, &ScenarioRunner, options, dir.as_ref(), |_, _, _| {})
-                        .map(|o| o.table)
-                }
+                Some(dir) => trimlab_jobs::sweep::run_in_dir(
+                    &grid,
+                    &ScenarioRunner,
+                    options,
+                    dir.as_ref(),
+                    |_, _, _| {},
+                )
+                .map(|o| o.table),
                 None => trimlab_jobs::sweep::run_in_memory(&grid, &ScenarioRunner, options, |_, _, _| {}),
             })
             .map_err(err)?;
@@ -199,7 +201,8 @@ fn replay(
 #[pyo3(signature = (name, scale=1.0, seed=1))]
 fn reproduce(py: Python<'_>, name: String, scale: f64, seed: u64) -> PyResult<String> {
     guard(|| {
-        let experiment = trimlab_jobs::reproduce::select(std::slice::from_ref(&name), scale).map_err(chain)?[0];
+        let experiment =
+            trimlab_jobs::reproduce::select(std::slice::from_ref(&name), scale).map_err(chain)?[0];
         let report = py
             .allow_threads(|| trimlab_jobs::reproduce::run(experiment, seed, scale, Arc::new(Silent)))
             .map_err(chain)?;

@@ -375,6 +375,19 @@ impl WorkloadConfig {
         page_bytes: u64,
         max_transfer_bytes: u64,
     ) -> Result<(), ConfigError> {
+        self.check_mix()?;
+        let region = self.check_sizes(capacity_bytes, page_bytes, max_transfer_bytes)?;
+        for (key, volume, of) in [
+            ("workload.writes", self.writes, capacity_bytes),
+            ("workload.precondition_writes", self.precondition_writes, region),
+        ] {
+            volume.checked_bytes(of).map_err(|e| ConfigError::new(key, volume, e))?;
+        }
+        self.check_writes_end(region)
+    }
+
+    /// The command mix: shares in 0..=1, the hot set, the Zipf exponent.
+    fn check_mix(&self) -> Result<(), ConfigError> {
         let fraction = |key: &str, v: f64| {
             if (0.0..=1.0).contains(&v) {
                 Ok(())
@@ -398,6 +411,17 @@ impl WorkloadConfig {
         if !(self.zipf_theta > 0.0 && self.zipf_theta.is_finite()) {
             return Err(ConfigError::new("workload.zipf_theta", self.zipf_theta, "must be > 0"));
         }
+        Ok(())
+    }
+
+    /// Block, TRIM and region sizes against the device, and the queue depth; returns the
+    /// region's bytes.
+    fn check_sizes(
+        &self,
+        capacity_bytes: u64,
+        page_bytes: u64,
+        max_transfer_bytes: u64,
+    ) -> Result<u64, ConfigError> {
         let block = self.block_bytes.0;
         if block == 0 || !block.is_multiple_of(512) || block > max_transfer_bytes {
             return Err(ConfigError::new(
@@ -435,12 +459,11 @@ impl WorkloadConfig {
         if !(1..=65_536).contains(&self.queue_depth) {
             return Err(ConfigError::new("workload.queue_depth", self.queue_depth, "must be 1..=65536"));
         }
-        for (key, volume, of) in [
-            ("workload.writes", self.writes, capacity_bytes),
-            ("workload.precondition_writes", self.precondition_writes, region),
-        ] {
-            volume.checked_bytes(of).map_err(|e| ConfigError::new(key, volume, e))?;
-        }
+        Ok(region)
+    }
+
+    /// A phase that ends after some bytes of writes must write (issue 26).
+    fn check_writes_end(&self, region: u64) -> Result<(), ConfigError> {
         // Issue 26: a trim-only mix never writes, so a phase that ends after some bytes of
         // writes (the steady precondition's random part, or the measured phase without `ops`)
         // would never end. A write share under 1/1000 is refused for the same reason: such a
