@@ -133,14 +133,16 @@ struct PhaseStart {
 struct Recorder {
     out: Box<dyn std::io::Write + Send>,
     last_us: u64,
-    failed: bool,
+    /// The first write error; the recording stops there and [`Drive::finish_recording`]
+    /// reports it (issue 26: it came out as a model consistency failure).
+    error: Option<std::io::Error>,
 }
 
 impl Recorder {
     const FILE: &'static str = "trimlab";
 
     fn line(&mut self, at: SimTime, command: &Command) {
-        if self.failed {
+        if self.error.is_some() {
             return;
         }
         let us = at.0 / 1000;
@@ -156,7 +158,7 @@ impl Recorder {
         };
         if let Err(e) = result {
             eprintln!("trimlab serve: --record stopped: {e}");
-            self.failed = true;
+            self.error = Some(e);
         }
     }
 }
@@ -173,6 +175,11 @@ pub struct Drive {
     scratch: Vec<u64>,
     /// Pre-write copies of the pages a power cut may take back, when cuts are possible.
     undo: Option<UndoLog>,
+    /// A command the model refused although it was valid (a trimlab bug), for the server to
+    /// treat as a fault.
+    fault: Option<String>,
+    /// Testing the fault path: this model command (counted from 1) panics.
+    panic_at: Option<u64>,
 }
 
 /// Phases kept per run: `POST /phase/NAME` beyond this is refused (each phase holds a report).
@@ -221,7 +228,21 @@ impl Drive {
             phases: Vec::new(),
             scratch: Vec::new(),
             undo: None,
+            fault: None,
+            panic_at: None,
         }
+    }
+
+    /// Makes model command number `n` (from 1) panic, as a bug in the model would: tests of
+    /// how the server survives one.
+    pub fn inject_panic_after(&mut self, n: u64) {
+        self.panic_at = Some(n);
+    }
+
+    /// The model error of the last command, if the model refused a command it should have
+    /// taken (the server then stops the export).
+    pub fn take_fault(&mut self) -> Option<String> {
+        self.fault.take()
     }
 
     /// Keeps what a later [`Drive::power_cut`] needs (costs a copy of each page written since
@@ -267,31 +288,49 @@ impl Drive {
 
     /// Cuts power: the model drops what a real drive would lose, and the bytes follow (see the
     /// module comment). Needs [`Drive::track_power_loss`]; without it only the model is cut.
+    ///
+    /// In memory a cut always completes: a page goes back by moving its undo copy into the
+    /// store, past `--memory-max` if need be (the copy was already in memory; issue 26: the
+    /// restore was a write, refused at the limit halfway, and the undo log was lost with it, so
+    /// every later cut reverted nothing). A backing file may fail a restore: then every other
+    /// page is still restored, the error says how many were not (they keep their newer,
+    /// unflushed bytes, which a drive may also keep), and later cuts work as before.
     pub fn power_cut(&mut self, arrival: SimTime) -> Result<PowerCutReport, String> {
         self.arrive(arrival);
         self.ops.power_cuts += 1;
         let cut = self.ssd.power_cut();
         let page = self.ssd.page_bytes();
         let mut report = PowerCutReport::default();
-        let mut undo = self.undo.take();
+        // The log starts again empty either way: a cut, like a FLUSH, ends what it may undo.
+        let mut saved = self.undo.as_mut().map(|u| std::mem::take(&mut u.pages)).unwrap_or_default();
+        let (mut failed, mut first_error) = (0u64, None);
         for &lpn in &cut.lost_writes {
-            let Some(saved) = undo.as_mut().and_then(|u| u.pages.remove(&lpn)) else { continue };
-            let result = match saved {
-                Some(bytes) => self.store.write(lpn * page, &bytes),
-                None => self.store.zero(lpn * page, page),
-            };
-            result.map_err(|e| format!("power cut: restoring page {lpn}: {e}"))?;
-            report.pages_reverted += 1;
+            let Some(bytes) = saved.remove(&lpn) else { continue };
+            match self.store.restore_page(lpn * page, page, bytes) {
+                Ok(()) => report.pages_reverted += 1,
+                Err(e) => {
+                    failed += 1;
+                    first_error.get_or_insert(format!("restoring page {lpn}: {e}"));
+                }
+            }
         }
         for &lpn in &cut.retrimmed {
-            self.store.zero(lpn * page, page).map_err(|e| format!("power cut: page {lpn}: {e}"))?;
-            report.pages_retrimmed += 1;
+            match self.store.zero(lpn * page, page) {
+                Ok(()) => report.pages_retrimmed += 1,
+                Err(e) => {
+                    failed += 1;
+                    first_error.get_or_insert(format!("zeroing page {lpn}: {e}"));
+                }
+            }
         }
-        if let Some(u) = undo.as_mut() {
-            u.pages.clear();
+        match first_error {
+            None => Ok(report),
+            Some(e) => Err(format!(
+                "power cut: {failed} pages could not be put back ({e}); they keep their unflushed bytes \
+                 ({} reverted, {} re-trimmed); later cuts work",
+                report.pages_reverted, report.pages_retrimmed
+            )),
         }
-        self.undo = undo;
-        Ok(report)
     }
 
     pub fn size_bytes(&self) -> u64 {
@@ -311,13 +350,17 @@ impl Drive {
         writeln!(out, "fio version 3 iolog")?;
         writeln!(out, "0 {} add", Recorder::FILE)?;
         writeln!(out, "0 {} open", Recorder::FILE)?;
-        self.recorder = Some(Recorder { out, last_us: 0, failed: false });
+        self.recorder = Some(Recorder { out, last_us: 0, error: None });
         Ok(())
     }
 
-    /// Closes the recording (if any) and flushes it.
+    /// Closes the recording (if any) and flushes it; the first write error of the recording,
+    /// if there was one.
     pub fn finish_recording(&mut self) -> std::io::Result<()> {
         if let Some(mut r) = self.recorder.take() {
+            if let Some(e) = r.error.take() {
+                return Err(e);
+            }
             writeln!(r.out, "{} {} close", r.last_us, Recorder::FILE)?;
             r.out.flush()?;
         }
@@ -334,6 +377,9 @@ impl Drive {
 
     fn submit(&mut self, at: SimTime, command: &Command) -> Result<SimTime, Refusal> {
         self.ops.model_commands += 1;
+        if self.panic_at == Some(self.ops.model_commands) {
+            panic!("injected fault: model command {} panics (inject_panic_after)", self.ops.model_commands);
+        }
         if let Some(r) = self.recorder.as_mut() {
             r.line(at, command);
         }
@@ -341,7 +387,11 @@ impl Drive {
         match self.ssd.submit(at, command, out) {
             Ok(c) => Ok(c.done),
             // Requests were validated against the same limits; this is a trimlab bug.
-            Err(e) => Err(Refusal::new(EIO, format!("device model refused {command:?}: {e}"))),
+            Err(e) => {
+                let message = format!("device model refused {command:?}: {e}");
+                self.fault.get_or_insert_with(|| message.clone());
+                Err(Refusal::new(EIO, message))
+            }
         }
     }
 

@@ -205,8 +205,8 @@ fn check_valid_session(seed: u64) {
             }
         }
     }
-    let (_, check) = server.handle().finish().unwrap();
-    check.unwrap_or_else(|e| panic!("TRIMLAB_SEED={seed}: model check: {e}"));
+    let finished = server.handle().finish().unwrap();
+    finished.model_check.unwrap_or_else(|e| panic!("TRIMLAB_SEED={seed}: model check: {e}"));
 }
 
 #[test]
@@ -275,8 +275,9 @@ fn mutated_and_random_streams_never_break_the_server() {
         assert!(!summary.contains("device stopped"), "TRIMLAB_SEED={seed}: {summary}");
     }
     assert!(handle.stats().is_some(), "the device is alive (no panic poisoned its lock)");
-    let (stats, check) = handle.finish().unwrap();
-    check.unwrap_or_else(|e| panic!("model check after fuzzing: {e}"));
+    let finished = handle.finish().unwrap();
+    finished.model_check.unwrap_or_else(|e| panic!("model check after fuzzing: {e}"));
+    let stats = finished.stats.unwrap();
     assert!(stats.nbd.refused_commands > 0, "mutations produce refused requests");
 }
 

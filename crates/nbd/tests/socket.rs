@@ -62,9 +62,9 @@ impl Running {
     fn stop(mut self) -> trimlab_nbd::DriveStats {
         self.handle.shutdown();
         self.thread.take().unwrap().join().unwrap().unwrap();
-        let (stats, check) = self.handle.finish().unwrap();
-        check.unwrap();
-        stats
+        let finished = self.handle.finish().unwrap();
+        finished.model_check.unwrap();
+        finished.stats.unwrap()
     }
 }
 
@@ -587,5 +587,34 @@ fn power_cut_after_n_commands_and_a_read_only_export() {
         assert_eq!(c.request(cmd, 0, 0, 4096, &data).unwrap().0, EPERM, "command {cmd}");
     }
     assert_eq!(c.request(CMD_READ, 0, 0, 4096, &[]).unwrap(), (0, vec![0u8; 4096]));
+    srv.stop();
+}
+
+#[test]
+fn the_issue_26_ftl_workload_is_served_or_answered_with_eio_never_left_waiting() {
+    // Issue 26 item 1: 1 MiB sequential writes with a FLUSH every 2 on the 64 MiB nvme-tlc
+    // drive (2 channels x 1 plane, 64 pages per block) panicked in the FTL; the client that
+    // triggered it never got a reply. Whatever the model does now, every request is answered.
+    let srv = Running::start(1 << 20, 8);
+    let mut c = srv.client();
+    let data = pattern(6, 1 << 20);
+    let mut failed = None;
+    'outer: for round in 0..4u64 {
+        for i in 0..(EXPORT_BYTES >> 20) {
+            let (errno, _) = c.request(CMD_WRITE, 0, i << 20, 1 << 20, &data).expect("a reply, not a hang");
+            if errno != 0 {
+                failed = Some((round, i, errno));
+                break 'outer;
+            }
+            if i % 2 == 1 {
+                let (errno, _) = c.request(CMD_FLUSH, 0, 0, 0, &[]).expect("a reply, not a hang");
+                if errno != 0 {
+                    failed = Some((round, i, errno));
+                    break 'outer;
+                }
+            }
+        }
+    }
+    eprintln!("outcome: {failed:?}");
     srv.stop();
 }
