@@ -912,6 +912,83 @@ mod tests {
     }
 
     #[test]
+    fn a_power_cut_at_the_memory_limit_completes_and_later_cuts_still_work() {
+        // Issue 26 item 9: with the store at --memory-max, restoring a page whose unflushed
+        // write had freed it needed a page the store refused: the cut failed halfway (500)
+        // and lost the undo log, so every later cut reverted nothing.
+        let mut d = drive_with(trimlab_trim::EngineKind::Immediate, |size| {
+            Box::new(SparseStore::new(size, 4096, 4 * 4096).unwrap())
+        });
+        d.track_power_loss();
+        d.write(SimTime(0), 0, &[1u8; 4 * 4096], false).unwrap();
+        d.flush(SimTime(10)).unwrap();
+        // Unflushed: pages 0 and 1 zeroed (their memory freed), pages 10 and 11 take it.
+        d.write(SimTime(20), 0, &[0u8; 2 * 4096], false).unwrap();
+        d.write(SimTime(30), 10 * 4096, &[2u8; 2 * 4096], false).unwrap();
+        let report = d.power_cut(SimTime(40)).unwrap();
+        assert_eq!(report.pages_reverted, 4);
+        assert_eq!(read_page(&mut d, 50, 0), vec![1u8; 4096]);
+        assert_eq!(read_page(&mut d, 50, 4096), vec![1u8; 4096]);
+        assert_eq!(read_page(&mut d, 50, 10 * 4096), vec![0u8; 4096]);
+        // A later cut still reverts.
+        d.write(SimTime(60), 2 * 4096, &[3u8; 4096], false).unwrap();
+        let report = d.power_cut(SimTime(70)).unwrap();
+        assert_eq!(report.pages_reverted, 1);
+        assert_eq!(read_page(&mut d, 80, 2 * 4096), vec![1u8; 4096]);
+        d.check().unwrap();
+    }
+
+    #[test]
+    fn a_power_cut_that_cannot_restore_says_so_and_later_cuts_still_work() {
+        // A store whose restores fail (as a backing file on a failing disk could): the cut
+        // reports how many pages it could not put back, and the next cut works.
+        struct Failing(SparseStore, std::sync::Arc<std::sync::atomic::AtomicBool>);
+        impl Store for Failing {
+            fn size_bytes(&self) -> u64 {
+                self.0.size_bytes()
+            }
+            fn read(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+                self.0.read(offset, buf)
+            }
+            fn write(&mut self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+                self.0.write(offset, data)
+            }
+            fn zero(&mut self, offset: u64, length: u64) -> std::io::Result<()> {
+                self.0.zero(offset, length)
+            }
+            fn restore_page(&mut self, offset: u64, page: u64, saved: Option<Box<[u8]>>) -> std::io::Result<()> {
+                if self.1.load(std::sync::atomic::Ordering::SeqCst) {
+                    return Err(std::io::Error::other("disk on fire"));
+                }
+                self.0.restore_page(offset, page, saved)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+            fn resident_bytes(&self) -> u64 {
+                self.0.resident_bytes()
+            }
+            fn extents(&self, offset: u64, length: u64, max: usize) -> std::io::Result<Vec<(u64, bool)>> {
+                self.0.extents(offset, length, max)
+            }
+        }
+        let failing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let flag = failing.clone();
+        let mut d = drive_with(trimlab_trim::EngineKind::Immediate, |size| {
+            Box::new(Failing(SparseStore::new(size, 4096, u64::MAX).unwrap(), flag))
+        });
+        d.track_power_loss();
+        d.write(SimTime(0), 0, &[1u8; 2 * 4096], false).unwrap();
+        let e = d.power_cut(SimTime(10)).unwrap_err();
+        assert!(e.contains("2 pages could not be put back") && e.contains("disk on fire"), "{e}");
+        failing.store(false, std::sync::atomic::Ordering::SeqCst);
+        d.write(SimTime(20), 8192, &[2u8; 4096], false).unwrap();
+        assert_eq!(d.power_cut(SimTime(30)).unwrap().pages_reverted, 1);
+        assert_eq!(read_page(&mut d, 40, 8192), vec![0u8; 4096]);
+        d.check().unwrap();
+    }
+
+    #[test]
     fn phases_are_capped() {
         // Issue 13 item 3: phases grew without bound (20,000 POSTs: +112 MB).
         let mut d = small_drive();
