@@ -695,6 +695,9 @@ impl Server {
             match listener.accept() {
                 Ok((conn, ip, peer)) => {
                     backoff = Duration::ZERO;
+                    if reserve.is_none() {
+                        reserve = std::fs::File::open("/dev/null").ok();
+                    }
                     threads.retain(|t| !t.is_finished());
                     if let Some(t) = self.spawn(conn, ip, peer) {
                         threads.push(t);

@@ -27,6 +27,7 @@ const REQUEST_HEAD_BYTES_MAX: usize = 8192;
 pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
     listener.set_nonblocking(true)?;
     let busy = Arc::new(AtomicUsize::new(0));
+    let mut errors = 0u64;
     while !server.is_finished() {
         match listener.accept() {
             Ok((mut stream, _)) => {
@@ -54,7 +55,14 @@ pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_for_connection(&listener, ACCEPT_POLL),
-            Err(e) => return Err(e),
+            // Out of descriptors, an aborted connection ...: the endpoint carries on.
+            Err(e) => {
+                errors += 1;
+                if errors <= 10 || errors.is_multiple_of(1000) {
+                    eprintln!("trimlab serve: stats endpoint: accept failed ({errors} so far): {e}");
+                }
+                std::thread::sleep(ACCEPT_POLL * 5);
+            }
         }
     }
     Ok(())

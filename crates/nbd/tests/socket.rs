@@ -47,9 +47,12 @@ impl Running {
         Running { addr, handle, thread: Some(thread) }
     }
 
+    /// A connection whose reads and writes give up after 10 s: a server that stops serving
+    /// fails the test instead of hanging it.
     fn connect(&self) -> TcpStream {
         let s = TcpStream::connect(&self.addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
         s
     }
 
