@@ -279,9 +279,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
         std::thread::spawn(move || server.run(listener))
     };
     let mut command = match &args.run {
-        Some(cmd) => Some(
-            CommandGroup::spawn(cmd, &uri).with_context(|| format!("--run {cmd:?}: cannot start sh"))?,
-        ),
+        Some(cmd) => {
+            Some(CommandGroup::spawn(cmd, &uri).with_context(|| format!("--run {cmd:?}: cannot start sh"))?)
+        }
         None => None,
     };
     let mut command_status = None;
@@ -346,7 +346,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     // Exit status: 1 when the model failed (a fault while serving, or its final check),
     // 2 for an I/O error of --record, else the --run command's.
     if let Some(fault) = &finished.fault {
-        eprintln!("trimlab: the device model failed while serving: {fault} (metrics.json has the report up to it)");
+        eprintln!(
+            "trimlab: the device model failed while serving: {fault} (metrics.json has the report up to it)"
+        );
         std::process::exit(1);
     }
     if let Err(e) = &finished.model_check {

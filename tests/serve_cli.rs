@@ -462,7 +462,13 @@ fn run_gets_a_percent_encoded_uri_for_a_socket_path_with_a_space_hash_and_questi
     let script = format!("printf %s \"$uri\" > '{}'", seen.display());
     let mut child = Serving(
         Command::new(env!("CARGO_BIN_EXE_trimlab"))
-            .args(["serve", dir.join("c.toml").to_str().unwrap(), "--unix", sock.to_str().unwrap(), "--quiet"])
+            .args([
+                "serve",
+                dir.join("c.toml").to_str().unwrap(),
+                "--unix",
+                sock.to_str().unwrap(),
+                "--quiet",
+            ])
             .args(["--out", dir.join("m").to_str().unwrap(), "--run", &script])
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -42,7 +42,12 @@ pub struct Budget {
 
 impl Budget {
     pub fn new(max: u64) -> Budget {
-        Budget { state: Mutex::new(State::default()), freed: Condvar::new(), max: max.max(1), peak: AtomicU64::new(0) }
+        Budget {
+            state: Mutex::new(State::default()),
+            freed: Condvar::new(),
+            max: max.max(1),
+            peak: AtomicU64::new(0),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -164,7 +169,12 @@ pub struct Charge {
 
 impl Charge {
     /// A charge of bytes already taken from both budgets.
-    pub fn new(connection: Arc<Budget>, total: Arc<Budget>, connection_bytes: u64, total_bytes: u64) -> Charge {
+    pub fn new(
+        connection: Arc<Budget>,
+        total: Arc<Budget>,
+        connection_bytes: u64,
+        total_bytes: u64,
+    ) -> Charge {
         Charge { connection, total, connection_bytes, total_bytes, overdraft_id: None }
     }
 
@@ -190,7 +200,10 @@ impl Charge {
         if let Some(id) = self.overdraft_id.take() {
             self.total.end_overdraft(id);
         }
-        let (c, t) = (self.connection_bytes.saturating_sub(connection_bytes), self.total_bytes.saturating_sub(total_bytes));
+        let (c, t) = (
+            self.connection_bytes.saturating_sub(connection_bytes),
+            self.total_bytes.saturating_sub(total_bytes),
+        );
         self.connection.give(c);
         self.total.give(t);
         self.connection_bytes -= c;

@@ -956,7 +956,12 @@ mod tests {
             fn zero(&mut self, offset: u64, length: u64) -> std::io::Result<()> {
                 self.0.zero(offset, length)
             }
-            fn restore_page(&mut self, offset: u64, page: u64, saved: Option<Box<[u8]>>) -> std::io::Result<()> {
+            fn restore_page(
+                &mut self,
+                offset: u64,
+                page: u64,
+                saved: Option<Box<[u8]>>,
+            ) -> std::io::Result<()> {
                 if self.1.load(std::sync::atomic::Ordering::SeqCst) {
                     return Err(std::io::Error::other("disk on fire"));
                 }

@@ -142,8 +142,10 @@ impl Payload {
             if got < lead_bytes {
                 payload.lead.resize(end.min(lead_bytes), 0);
             }
-            let (first_page, last_page) =
-                ((got.max(lead_bytes) - lead_bytes) / page_bytes, (end.min(pages_end).max(lead_bytes) - lead_bytes) / page_bytes);
+            let (first_page, last_page) = (
+                (got.max(lead_bytes) - lead_bytes) / page_bytes,
+                (end.min(pages_end).max(lead_bytes) - lead_bytes) / page_bytes,
+            );
             if last_page > first_page {
                 payload.pages.extend(pool.map_or_else(Vec::new, |p| p.take(last_page - first_page)));
             }
@@ -245,16 +247,24 @@ mod tests {
         let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
         for (offset, step) in [(0u64, 1usize), (512, 3000), (4096, 4096), (100, 70_000)] {
             let len = data.len() - 300;
-            let p =
-                Payload::receive(&mut Trickle(&data, step), offset, len, Some(&pool), Vec::new(), &mut [], &mut ())
-                    .unwrap()
-                    .0;
+            let p = Payload::receive(
+                &mut Trickle(&data, step),
+                offset,
+                len,
+                Some(&pool),
+                Vec::new(),
+                &mut [],
+                &mut (),
+            )
+            .unwrap()
+            .0;
             assert_eq!(p.to_vec(), data[..len], "offset {offset} step {step}");
             assert_eq!(p.lead.len() + p.pages.len() * 4096 + p.trail.len(), len);
             pool.give(p.pages);
         }
-        let flat =
-            Payload::receive(&mut Trickle(&data, 999), 512, 9000, None, Vec::new(), &mut [], &mut ()).unwrap().0;
+        let flat = Payload::receive(&mut Trickle(&data, 999), 512, 9000, None, Vec::new(), &mut [], &mut ())
+            .unwrap()
+            .0;
         assert!(flat.pages.is_empty() && flat.lead == data[..9000]);
     }
 
@@ -266,15 +276,18 @@ mod tests {
         let mut spill = [0u8; 28];
         // All 8 following bytes are there: they arrive with the payload.
         let (p, n) =
-            Payload::receive(&mut &stream[..], 0, 8192, Some(&pool), Vec::new(), &mut spill, &mut ()).unwrap();
+            Payload::receive(&mut &stream[..], 0, 8192, Some(&pool), Vec::new(), &mut spill, &mut ())
+                .unwrap();
         assert_eq!((p.to_vec(), n, &spill[..n]), (stream[..8192].to_vec(), 8, &b"NEXTHEAD"[..]));
         // Nothing follows: the payload alone, no error for the missing header.
         let (_, n) =
-            Payload::receive(&mut &stream[..8192], 0, 8192, Some(&pool), Vec::new(), &mut spill, &mut ()).unwrap();
+            Payload::receive(&mut &stream[..8192], 0, 8192, Some(&pool), Vec::new(), &mut spill, &mut ())
+                .unwrap();
         assert_eq!(n, 0);
         // A reader that hands out a byte at a time never runs past the payload.
         let (_, n) =
-            Payload::receive(&mut Trickle(&stream, 1), 0, 8192, Some(&pool), Vec::new(), &mut spill, &mut ()).unwrap();
+            Payload::receive(&mut Trickle(&stream, 1), 0, 8192, Some(&pool), Vec::new(), &mut spill, &mut ())
+                .unwrap();
         assert_eq!(n, 0);
     }
 
@@ -306,8 +319,11 @@ mod tests {
         assert_eq!(spilled, 8);
         // The lead (to the first page boundary) rides with the first window of pages.
         let lead = 4096 - 512;
-        let expected =
-            vec![((lead + window) as u64, true), (window as u64, false), ((len - lead - 2 * window) as u64, false)];
+        let expected = vec![
+            ((lead + window) as u64, true),
+            (window as u64, false),
+            ((len - lead - 2 * window) as u64, false),
+        ];
         assert_eq!(w.0, expected);
         assert!(w.1 >= 3, "progress after each read");
         // Without a pool the bytes land in the lead, still a window at a time.

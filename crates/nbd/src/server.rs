@@ -447,7 +447,10 @@ impl ServerHandle {
         self.run_on_device(|d, clock| d.cut(clock.now()))
     }
 
-    fn run_on_device<T>(&self, f: impl FnOnce(&mut Device, &Clock) -> Result<T, String>) -> Result<T, String> {
+    fn run_on_device<T>(
+        &self,
+        f: impl FnOnce(&mut Device, &Clock) -> Result<T, String>,
+    ) -> Result<T, String> {
         match self.shared.with_device(f) {
             Ok(result) => result,
             Err(Stopped::Finished) => Err("the server has stopped".into()),
@@ -548,7 +551,9 @@ impl Listener {
                 let _ = s.set_nodelay(true);
                 (Conn::Tcp(s), Some(a.ip()), a.to_string())
             }),
-            Listener::Unix(l, p) => l.accept().map(|(s, _)| (Conn::Unix(s), None, format!("unix:{}", p.display()))),
+            Listener::Unix(l, p) => {
+                l.accept().map(|(s, _)| (Conn::Unix(s), None, format!("unix:{}", p.display())))
+            }
         }
     }
 
@@ -764,7 +769,8 @@ impl Server {
                 .min_by_key(|w| w.handshake_started_ns())
                 .cloned()
         };
-        if live().filter(|w| w.in_handshake() && w.ip == ip).count() >= self.shared.handshakes_per_address_max {
+        if live().filter(|w| w.in_handshake() && w.ip == ip).count() >= self.shared.handshakes_per_address_max
+        {
             if let Some(w) = oldest_handshake(true) {
                 self.shared.cut(&w, Cut::HandshakeEvicted);
             }
@@ -1100,8 +1106,11 @@ impl<W: Write + Send + 'static> ReceiveHooks for PayloadHooks<'_, W> {
         self.watch.end(Transfer::Payload);
         let (stop, id) = (&self.shared.shutting_down, self.watch.id);
         let mut relieve = || self.shared.relieve_pressure();
-        let got =
-            if first { total.take(bytes, stop, &mut relieve) } else { total.take_more(bytes, id, stop, &mut relieve) };
+        let got = if first {
+            total.take(bytes, stop, &mut relieve)
+        } else {
+            total.take_more(bytes, id, stop, &mut relieve)
+        };
         self.watch.begin(Transfer::Payload);
         if !got {
             return Err(io::Error::new(io::ErrorKind::Interrupted, "the server is shutting down"));
@@ -1237,7 +1246,8 @@ fn transmission_loop<W: Write + Send + 'static>(
         // After a model fault every request gets EIO, and the connection ends with its reply.
         let mut fault = shared.fault();
         if let Some(f) = &fault {
-            checked = Err(Refusal::new(EIO, format!("the device model failed ({f}); the export is stopping")));
+            checked =
+                Err(Refusal::new(EIO, format!("the device model failed ({f}); the export is stopping")));
         } else if shared.shutting_down.load(Ordering::SeqCst) {
             checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
         } else if checked.is_ok() && shared.power_epoch.load(Ordering::SeqCst) != epoch {

@@ -124,8 +124,10 @@ fn answer(mut stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
             match (fault, stats) {
                 (None, Some(stats)) => (
                     "200 OK",
-                    serde_json::to_string_pretty(&serde_json::json!({ "connections": connections, "stats": stats }))
-                        .unwrap_or_default(),
+                    serde_json::to_string_pretty(
+                        &serde_json::json!({ "connections": connections, "stats": stats }),
+                    )
+                    .unwrap_or_default(),
                 ),
                 (Some(fault), stats) => (
                     "500 Internal Server Error",

@@ -349,7 +349,11 @@ impl Store for SparseStore {
 
     fn restore_page(&mut self, offset: u64, page_bytes: u64, saved: Option<Box<[u8]>>) -> io::Result<()> {
         match saved {
-            Some(bytes) if page_bytes == self.page_bytes && offset.is_multiple_of(page_bytes) && bytes.len() as u64 == page_bytes => {
+            Some(bytes)
+                if page_bytes == self.page_bytes
+                    && offset.is_multiple_of(page_bytes)
+                    && bytes.len() as u64 == page_bytes =>
+            {
                 // Moved in, not counted against the limit (the copy is already in memory).
                 let old = self.put(offset / page_bytes, Some(bytes));
                 self.pool.give(old);
@@ -583,7 +587,9 @@ mod tests {
         let pool = s.page_pool().unwrap();
         let data: Vec<u8> = (0..3 * 4096 + 1000).map(|i| (i % 253) as u8 + 1).collect();
         let receive = |offset| {
-            Payload::receive(&mut &data[..], offset, data.len(), Some(&pool), Vec::new(), &mut [], &mut ()).unwrap().0
+            Payload::receive(&mut &data[..], offset, data.len(), Some(&pool), Vec::new(), &mut [], &mut ())
+                .unwrap()
+                .0
         };
         let mut p = receive(512);
         assert_eq!((p.lead.len(), p.pages.len(), p.trail.len()), (3584, 2, 1512));
@@ -601,8 +607,9 @@ mod tests {
         assert_eq!(pool.spare(), spare + 2);
         // Whole zero pages in a payload become holes.
         let zeros = vec![0u8; 8192];
-        let mut z =
-            Payload::receive(&mut &zeros[..], 4096, 8192, Some(&pool), Vec::new(), &mut [], &mut ()).unwrap().0;
+        let mut z = Payload::receive(&mut &zeros[..], 4096, 8192, Some(&pool), Vec::new(), &mut [], &mut ())
+            .unwrap()
+            .0;
         s.write_payload(&mut z).unwrap();
         assert_eq!(s.pages_allocated(), 2);
         assert_eq!(
@@ -617,7 +624,9 @@ mod tests {
         let pool = s.page_pool().unwrap();
         let data = vec![5u8; 12288];
         let mut p =
-            Payload::receive(&mut &data[..], 0, data.len(), Some(&pool), Vec::new(), &mut [], &mut ()).unwrap().0;
+            Payload::receive(&mut &data[..], 0, data.len(), Some(&pool), Vec::new(), &mut [], &mut ())
+                .unwrap()
+                .0;
         let e = s.write_payload(&mut p).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::StorageFull, "{e}");
         assert_eq!(s.pages_allocated(), 0);

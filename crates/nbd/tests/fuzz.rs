@@ -361,6 +361,9 @@ struct Peer {
     pieces: Vec<(usize, Duration)>,
     /// When it starts reading replies (late: a client that does not read for a while).
     read_after: Duration,
+    /// How long it keeps its writing side open after its last byte (a client gone quiet,
+    /// perhaps inside a payload: the deadlines must end it).
+    hold: Duration,
 }
 
 const SOCKET_BLOCK_MAX: u32 = 4 << 20;
@@ -375,7 +378,8 @@ impl Peer {
             let length = rng.gen_range(1..=(SOCKET_BLOCK_MAX / 512)) * 512;
             let offset = rng.gen_range(0..(EXPORT_BYTES - length as u64) / 512) * 512;
             let command = if rng.gen() { CMD_WRITE } else { CMD_READ };
-            let data = if command == CMD_WRITE { vec![rng.gen::<u8>() | 1; length as usize] } else { Vec::new() };
+            let data =
+                if command == CMD_WRITE { vec![rng.gen::<u8>() | 1; length as usize] } else { Vec::new() };
             session.steps.push(Step::Request { command, flags: 0, offset, length, data });
         }
         let mut bytes = session.bytes();
@@ -393,12 +397,19 @@ impl Peer {
         let mut left = bytes.len();
         while left > 0 {
             let n = rng.gen_range(1..=left.min(256 << 10));
-            let pause = if rng.gen_bool(0.1) { Duration::from_millis(rng.gen_range(1..30)) } else { Duration::ZERO };
+            let pause =
+                if rng.gen_bool(0.1) { Duration::from_millis(rng.gen_range(1..30)) } else { Duration::ZERO };
             pieces.push((n, pause));
             left -= n;
         }
-        let read_after = if rng.gen_bool(0.3) { Duration::from_millis(rng.gen_range(100..1200)) } else { Duration::ZERO };
-        Peer { bytes, pieces, read_after }
+        let read_after = match rng.gen_range(0..10) {
+            0..=2 => Duration::from_millis(rng.gen_range(100..1200)),
+            3 => Duration::from_millis(rng.gen_range(1200..2500)),
+            _ => Duration::ZERO,
+        };
+        let hold =
+            if rng.gen_bool(0.15) { Duration::from_millis(rng.gen_range(500..2500)) } else { Duration::ZERO };
+        Peer { bytes, pieces, read_after, hold }
     }
 
     /// Sends, then closes its writing side and reads until the server closes. Err: the
@@ -416,12 +427,12 @@ impl Peer {
                 match reader.read(&mut buf) {
                     Ok(0) => return Ok(()),
                     Ok(_) => waiting_since = None,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {
-                        // Waiting is fine while the client still sends; once it has stopped,
-                        // the server must close within `wait_max`.
-                        if reader.peer_addr().is_err() {
-                            return Ok(());
-                        }
+                    Err(e)
+                        if e.kind() == std::io::ErrorKind::WouldBlock
+                            || e.kind() == std::io::ErrorKind::TimedOut =>
+                    {
+                        // No byte for `wait_max` (which covers the client's own pauses and
+                        // holds) means the server left it waiting.
                         let since = *waiting_since.get_or_insert_with(Instant::now);
                         if since.elapsed() > wait_max {
                             return Err(format!("no byte and no close for {wait_max:?}"));
@@ -441,6 +452,7 @@ impl Peer {
             at += n;
             std::thread::sleep(*pause);
         }
+        std::thread::sleep(self.hold);
         let _ = w.shutdown(Shutdown::Write);
         drained.join().unwrap()
     }
@@ -497,7 +509,10 @@ fn socket_rounds(pace: Pace, base: u64) {
             while !runner.is_finished() && Instant::now() < stop {
                 std::thread::sleep(Duration::from_millis(20));
             }
-            assert!(runner.is_finished(), "TRIMLAB_SEED={seed} ({pace:?}): the export did not stop after {fault}");
+            assert!(
+                runner.is_finished(),
+                "TRIMLAB_SEED={seed} ({pace:?}): the export did not stop after {fault}"
+            );
             panic!("TRIMLAB_SEED={seed} ({pace:?}): the device model failed (the export stopped cleanly): {fault}");
         }
         // An honest client is still served.

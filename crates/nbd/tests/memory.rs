@@ -37,7 +37,8 @@ fn a_paced_flood_of_data_less_requests_holds_no_more_than_its_budget() {
         let server = server.clone();
         std::thread::spawn(move || server.run(Listener::Tcp(listener)))
     };
-    let mut c = Client::start(TcpStream::connect(addr).unwrap(), FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).unwrap();
+    let mut c =
+        Client::start(TcpStream::connect(addr).unwrap(), FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).unwrap();
     c.go().unwrap();
     let before = resident_bytes();
     // The flood, from another thread: it blocks once the server stops reading.

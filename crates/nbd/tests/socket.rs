@@ -616,7 +616,13 @@ fn power_cut_after_n_commands_and_a_read_only_export() {
 }
 
 /// Sends `request_bytes` (+ data) and reads the reply; `None` if the connection ended first.
-fn try_request(c: &mut Client<TcpStream>, command: u16, offset: u64, length: u32, data: &[u8]) -> Option<u32> {
+fn try_request(
+    c: &mut Client<TcpStream>,
+    command: u16,
+    offset: u64,
+    length: u32,
+    data: &[u8],
+) -> Option<u32> {
     c.request(command, 0, offset, length, data).ok().map(|r| r.0)
 }
 
@@ -647,7 +653,8 @@ fn the_issue_26_ftl_workload_is_served_or_answered_with_eio_never_left_waiting()
         for i in 0..(EXPORT_BYTES >> 20) {
             let commands = [(CMD_WRITE, i << 20, 1 << 20, &data[..]), (CMD_FLUSH, 0, 0, &[][..])];
             for (command, offset, length, payload) in &commands[..if i % 2 == 1 { 2 } else { 1 }] {
-                let (errno, _) = c.request(*command, 0, *offset, *length, payload).expect("a reply, not a hang");
+                let (errno, _) =
+                    c.request(*command, 0, *offset, *length, payload).expect("a reply, not a hang");
                 if errno != 0 {
                     failed = Some((round, i, errno));
                     break 'rounds;
@@ -788,7 +795,9 @@ fn closed_after_draining(s: &mut TcpStream) -> bool {
         match s.read(&mut buf) {
             Ok(0) => return true,
             Ok(_) => {}
-            Err(e) => return e.kind() != std::io::ErrorKind::WouldBlock && e.kind() != std::io::ErrorKind::TimedOut,
+            Err(e) => {
+                return e.kind() != std::io::ErrorKind::WouldBlock && e.kind() != std::io::ErrorKind::TimedOut
+            }
         }
     }
 }
