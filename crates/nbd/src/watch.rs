@@ -31,6 +31,15 @@ impl Conn {
         };
     }
 
+    /// Makes the close a reset: bytes still queued for the client are dropped instead of
+    /// delivered (a client cut for not reading would otherwise be fed its queued megabytes for
+    /// as long as it reads slowly, and the kernel would hold them).
+    fn reset_on_close(&self) {
+        if let Conn::Tcp(s) = self {
+            let _ = rustix::net::sockopt::set_socket_linger(s, Some(Duration::ZERO));
+        }
+    }
+
     pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         match self {
             Conn::Tcp(s) => s.set_nonblocking(on),
@@ -203,12 +212,14 @@ impl Watch {
     }
 
     /// Ends the connection from outside: both directions of its socket are shut, so the
-    /// threads blocked on it return. False if it was cut already.
+    /// threads blocked on it return, and its close (when they have) resets it, dropping what
+    /// is still queued for the client. False if it was cut already.
     pub fn cut(&self) -> bool {
         if self.cut.swap(true, Ordering::SeqCst) {
             return false;
         }
         if let Some(conn) = &self.conn {
+            conn.reset_on_close();
             conn.shutdown(Shutdown::Both);
         }
         true
