@@ -880,3 +880,31 @@ fn idle_handshakes_cannot_lock_clients_out() {
     drop(idle);
     srv.stop();
 }
+
+#[test]
+fn a_power_cut_with_the_store_at_its_memory_limit_completes_and_the_next_one_works() {
+    // Issue 26 item 9: POST /power-cut at --memory-max answered 500 halfway through restoring
+    // pages, and every later cut reverted nothing.
+    let server = server_with_memory(1 << 20, Clock::wall(), 8, Pace::None, 4 * 4096, |mut c| {
+        c.power_loss = true;
+        c
+    });
+    let srv = Running::start_server(server);
+    let mut c = srv.client();
+    let old = pattern(1, 4 * 4096);
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 4 * 4096, &old).unwrap().0, 0);
+    assert_eq!(c.request(CMD_FLUSH, 0, 0, 0, &[]).unwrap().0, 0);
+    // Unflushed: two pages zeroed (freed), two new pages take their memory: the store is full.
+    assert_eq!(c.request(CMD_WRITE, 0, 0, 2 * 4096, &[0u8; 2 * 4096]).unwrap().0, 0);
+    assert_eq!(c.request(CMD_WRITE, 0, 1 << 20, 2 * 4096, &pattern(2, 2 * 4096)).unwrap().0, 0);
+    let report = srv.handle.power_cut().expect("the cut completes");
+    assert_eq!(report.pages_reverted, 4);
+    let mut again = srv.client();
+    assert_eq!(again.request(CMD_READ, 0, 0, 4 * 4096, &[]).unwrap(), (0, old.clone()));
+    assert_eq!(again.request(CMD_READ, 0, 1 << 20, 2 * 4096, &[]).unwrap(), (0, vec![0u8; 2 * 4096]));
+    assert_eq!(again.request(CMD_WRITE, 0, 3 * 4096, 4096, &pattern(3, 4096)).unwrap().0, 0);
+    assert_eq!(srv.handle.power_cut().unwrap().pages_reverted, 1, "a later cut still reverts");
+    let mut third = srv.client();
+    assert_eq!(third.request(CMD_READ, 0, 3 * 4096, 4096, &[]).unwrap(), (0, old[3 * 4096..].to_vec()));
+    srv.stop();
+}
