@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use trimlab_nbd::command::CommandGroup;
 use trimlab_nbd::server::{Clock, Listener};
 use trimlab_nbd::{FileStore, Pace, Server, ServerConfig, SparseStore, Store};
 use trimlab_sim::{ByteSize, DurationNs};
@@ -94,7 +95,14 @@ pub struct ServeArgs {
     /// overrides [output] interval).
     #[arg(long)]
     pub log_interval: Option<String>,
+    /// Testing: make the N-th model command panic, as a bug in the model would, to see the
+    /// export stop cleanly (docs/serve.md, "Model faults").
+    #[arg(long, hide = true, value_name = "N")]
+    pub inject_panic_after: Option<u64>,
 }
+
+/// How long `--run`'s process group gets between SIGTERM and SIGKILL.
+const RUN_STOP_GRACE: Duration = Duration::from_secs(5);
 
 fn parse_pace(text: &str) -> Result<Pace> {
     match text {
@@ -140,6 +148,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     if args.power_cut_after == Some(0) {
         bail!("--power-cut-after 0: give the number of commands after which power is cut (at least 1)");
+    }
+    if args.export_name.len() > trimlab_nbd::server::EXPORT_NAME_MAX_BYTES {
+        bail!(
+            "--export-name: {} bytes; the NBD protocol allows at most {} (a longer name cannot be listed or selected)",
+            args.export_name.len(),
+            trimlab_nbd::server::EXPORT_NAME_MAX_BYTES
+        );
+    }
+    if args.inject_panic_after == Some(0) {
+        bail!("--inject-panic-after 0: commands are counted from 1");
     }
     if args.backing.is_some() && args.memory_max.is_some() {
         bail!("--memory-max limits the in-memory store; with --backing the data is in the file");
@@ -209,7 +227,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
             pace,
             clock: Clock::wall(),
             connections_max: args.connections_max,
-            handshake_timeout: Duration::from_secs(30),
+            handshake_timeout: trimlab_nbd::server::HANDSHAKE_TIMEOUT_DEFAULT,
+            handshakes_per_address_max: trimlab_nbd::server::HANDSHAKES_PER_ADDRESS_DEFAULT,
+            io_timeout: trimlab_nbd::server::IO_TIMEOUT_DEFAULT,
+            stall_timeout: trimlab_nbd::server::STALL_TIMEOUT_DEFAULT,
             log: !args.quiet,
             record,
             timeseries_interval_ns,
@@ -218,6 +239,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             inflight_total_bytes: inflight_total,
             power_loss: args.power_loss,
             power_cut_after: args.power_cut_after,
+            inject_panic_after: args.inject_panic_after,
         },
     )?;
     let handle = server.handle();
@@ -226,10 +248,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, stop.clone()).context("cannot install the signal handler")?;
     }
-    let uri = match &listener {
-        Listener::Tcp(l) => format!("nbd://{}", l.local_addr()?),
-        Listener::Unix(_, path) => format!("nbd+unix:///?socket={}", path.display()),
-    };
+    let uri = listener.uri()?;
     let mut stdout = std::io::stdout();
     writeln!(
         stdout,
@@ -260,14 +279,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
         std::thread::spawn(move || server.run(listener))
     };
     let mut command = match &args.run {
-        Some(cmd) => Some(
-            std::process::Command::new("sh")
-                .args(["-c", cmd])
-                .env("uri", &uri)
-                .env("nbd", &uri)
-                .spawn()
-                .with_context(|| format!("--run {cmd:?}: cannot start sh"))?,
-        ),
+        Some(cmd) => {
+            Some(CommandGroup::spawn(cmd, &uri).with_context(|| format!("--run {cmd:?}: cannot start sh"))?)
+        }
         None => None,
     };
     let mut command_status = None;
@@ -289,46 +303,63 @@ pub fn run(args: ServeArgs) -> Result<()> {
     eprintln!("trimlab serve: shutting down");
     handle.shutdown();
     runner.join().map_err(|_| anyhow::anyhow!("the accept loop panicked"))?.context("serving failed")?;
+    let finished = handle.finish().context("the drive was already finished")?;
+    // The stats endpoint answered until now (with the fault, if any); it stops here.
     if let Some(t) = http_thread {
         let _ = t.join();
     }
-    let Some((stats, check)) = handle.finish() else {
-        bail!("the device stopped early (a panic in the model?)")
-    };
+    // The command's whole process group ends with the server (a signal, a model fault, or the
+    // command's own end, which may leave background processes behind).
+    if let Some(child) = command.as_mut() {
+        let status = child.stop(RUN_STOP_GRACE).context("--run: cannot stop the command")?;
+        command_status = Some(status);
+    }
     let wall_s = started.elapsed().as_secs_f64();
+    let text = |r: &Result<(), String>| match r {
+        Ok(()) => "ok".to_string(),
+        Err(e) => e.clone(),
+    };
     let metrics = serde_json::json!({
         "trimlab_version": env!("CARGO_PKG_VERSION"),
         "command": "serve",
         "config": { "device": device },
         "pace": args.pace,
         "wall_seconds": wall_s,
-        "model_check": match &check { Ok(()) => "ok".to_string(), Err(e) => e.clone() },
+        "model_check": text(&finished.model_check),
+        "fault": finished.fault,
+        "record": text(&finished.record),
         "connections": handle.connections(),
-        "stats": stats,
+        "stats": finished.stats,
     });
     write_metrics(&args.out, &metrics)?;
-    if let Some((histogram, timeseries)) = &stats.series {
-        output::write_series_csv(&args.out, histogram, timeseries.as_deref())?;
+    if let Some(stats) = &finished.stats {
+        if let Some((histogram, timeseries)) = &stats.series {
+            output::write_series_csv(&args.out, histogram, timeseries.as_deref())?;
+        }
+        eprintln!("{}", stats_line(stats, 0));
     }
-    eprintln!("{}", stats_line(&stats, 0));
     // stderr: whoever read the listening line may have closed stdout by now.
     eprintln!("trimlab serve: wrote {}", args.out.join("metrics.json").display());
-    if let Err(e) = check {
-        bail!("the device model failed its consistency check: {e}");
+    if let Some(status) = command_status.filter(|s| !s.success()) {
+        eprintln!("trimlab serve: --run command exited with {status}");
     }
-    if let Some(mut child) = command {
-        // Stopped by a signal before the command ended: it goes down with the server.
-        let status = match command_status {
-            Some(s) => s,
-            None => {
-                let _ = child.kill();
-                child.wait()?
-            }
-        };
-        if !status.success() {
-            eprintln!("trimlab serve: --run command exited with {status}");
-            std::process::exit(status.code().unwrap_or(1));
-        }
+    // Exit status: 1 when the model failed (a fault while serving, or its final check),
+    // 2 for an I/O error of --record, else the --run command's.
+    if let Some(fault) = &finished.fault {
+        eprintln!(
+            "trimlab: the device model failed while serving: {fault} (metrics.json has the report up to it)"
+        );
+        std::process::exit(1);
+    }
+    if let Err(e) = &finished.model_check {
+        eprintln!("trimlab: the device model failed its consistency check: {e}");
+        std::process::exit(1);
+    }
+    if let (Err(e), Some(path)) = (&finished.record, &args.record) {
+        bail!("--record {}: I/O error: {e} (the recording is incomplete; the model is fine)", path.display());
+    }
+    if let Some(status) = command_status.filter(|s| !s.success()) {
+        std::process::exit(status.code().unwrap_or(1));
     }
     Ok(())
 }

@@ -281,3 +281,252 @@ fn backing_file_resize_is_explicit() {
     let head = std::fs::read(&backing).unwrap();
     assert!(head[..1 << 20].iter().all(|&b| b == 7), "growing keeps the data");
 }
+
+/// A minimal NBD client for these tests: fixed newstyle, NBD_OPT_GO on the default export.
+fn nbd_go(s: &mut (impl Read + Write)) -> std::io::Result<()> {
+    let mut greeting = [0u8; 18];
+    s.read_exact(&mut greeting)?;
+    s.write_all(&3u32.to_be_bytes())?; // FIXED_NEWSTYLE | NO_ZEROES
+    let mut option = 0x4948_4156_454F_5054u64.to_be_bytes().to_vec(); // IHAVEOPT
+    option.extend_from_slice(&7u32.to_be_bytes()); // NBD_OPT_GO
+    option.extend_from_slice(&6u32.to_be_bytes());
+    option.extend_from_slice(&[0u8; 6]); // empty name, no info requests
+    s.write_all(&option)?;
+    loop {
+        let mut h = [0u8; 20];
+        s.read_exact(&mut h)?;
+        let ty = u32::from_be_bytes(h[12..16].try_into().unwrap());
+        let mut data = vec![0u8; u32::from_be_bytes(h[16..20].try_into().unwrap()) as usize];
+        s.read_exact(&mut data)?;
+        if ty == 1 {
+            return Ok(());
+        }
+        if ty & (1 << 31) != 0 {
+            return Err(std::io::Error::other(format!("option refused: {ty:#x}")));
+        }
+    }
+}
+
+const NBD_CMD_READ: u16 = 0;
+const NBD_CMD_WRITE: u16 = 1;
+
+/// Sends one request (a READ of 4096 bytes, or a WRITE of `data`) and reads its simple reply:
+/// the errno.
+fn nbd_request(s: &mut (impl Read + Write), command: u16, offset: u64, data: &[u8]) -> std::io::Result<u32> {
+    let mut r = 0x2560_9513u32.to_be_bytes().to_vec();
+    r.extend_from_slice(&0u16.to_be_bytes());
+    r.extend_from_slice(&command.to_be_bytes());
+    r.extend_from_slice(&7u64.to_be_bytes());
+    r.extend_from_slice(&offset.to_be_bytes());
+    r.extend_from_slice(&(if command == NBD_CMD_READ { 4096 } else { data.len() as u32 }).to_be_bytes());
+    r.extend_from_slice(data);
+    s.write_all(&r)?;
+    let mut reply = [0u8; 16];
+    s.read_exact(&mut reply)?;
+    let errno = u32::from_be_bytes(reply[4..8].try_into().unwrap());
+    if command == NBD_CMD_READ && errno == 0 {
+        let mut data = [0u8; 4096];
+        s.read_exact(&mut data)?;
+    }
+    Ok(errno)
+}
+
+fn metrics(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("m/metrics.json")).unwrap()).unwrap()
+}
+
+/// Not a test of its own: `--run` starts this test binary with `TRIMLAB_TEST_NBD_CLIENT`
+/// set to a file, and it acts as the command's NBD client: it writes until a request fails
+/// and records what it saw there.
+#[test]
+fn run_child_nbd_client() {
+    let Some(out) = std::env::var_os("TRIMLAB_TEST_NBD_CLIENT") else { return };
+    let uri = std::env::var("uri").unwrap();
+    let addr = uri.strip_prefix("nbd://").unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    nbd_go(&mut s).unwrap();
+    let mut seen = String::new();
+    for i in 0..20u64 {
+        match nbd_request(&mut s, NBD_CMD_WRITE, i * 4096, &[5u8; 4096]) {
+            Ok(0) => seen.push_str("ok "),
+            Ok(errno) => seen.push_str(&format!("errno {errno} ")),
+            Err(e) => {
+                seen.push_str(&format!("failed: {e}"));
+                break;
+            }
+        }
+    }
+    std::fs::write(out, seen).unwrap();
+}
+
+#[test]
+fn a_model_fault_ends_serve_and_its_run_command_with_metrics_and_a_non_zero_status() {
+    // Issue 26 item 1: a panic in the model left its client waiting, the export hung and no
+    // metrics.json was written. Here the 4th model command panics: the --run client's write
+    // gets EIO and its connection ends, serve exits with status 1 and writes the metrics with
+    // the fault.
+    let dir = scratch("serve-fault");
+    let seen = dir.join("seen.txt");
+    let exe = std::env::current_exe().unwrap();
+    let script = format!(
+        "TRIMLAB_TEST_NBD_CLIENT='{}' '{}' --exact run_child_nbd_client --nocapture",
+        seen.display(),
+        exe.display()
+    );
+    let (mut child, _lines) = spawn_serve(&dir, &["--inject-panic-after", "4", "--run", &script]);
+    let status = wait_for(&mut child, Duration::from_secs(30)).expect("serve stops after the fault");
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("the device model failed") && err.contains("injected fault"), "{err}");
+    let text = std::fs::read_to_string(&seen).unwrap();
+    assert!(text.starts_with("ok ok ok errno 5 failed:"), "the client saw the error: {text}");
+    let m = metrics(&dir);
+    assert!(m["fault"].as_str().unwrap().contains("injected fault: model command 4"), "{m}");
+    assert_eq!(m["stats"]["nbd"]["write_commands"], 4);
+    assert!(m["model_check"].as_str().unwrap().starts_with("not run"));
+}
+
+#[test]
+fn an_export_name_over_4096_bytes_is_refused_at_startup() {
+    // Issue 26 item 10: it was accepted, but no client could list or select it.
+    let dir = scratch("serve-long-name");
+    let name = "n".repeat(4097);
+    let e = serve_err(&dir, &["--export-name", &name, "--run", "true"]);
+    assert!(e.contains("--export-name") && e.contains("4096"), "{e}");
+    let (mut child, _lines) = spawn_serve(&dir, &["--export-name", &"n".repeat(4096), "--run", "true"]);
+    assert!(wait_for(&mut child, Duration::from_secs(20)).is_some_and(|s| s.success()));
+}
+
+#[test]
+fn a_record_io_error_is_reported_as_an_io_error_not_a_model_failure() {
+    // Issue 26 item 10: a --record write error came out as "the device model failed its
+    // consistency check".
+    let dir = scratch("serve-record-full");
+    let (mut child, _lines) = spawn_serve(&dir, &["--record", "/dev/full", "--run", "true"]);
+    let status = wait_for(&mut child, Duration::from_secs(20)).unwrap();
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("--record /dev/full: I/O error") && err.contains("No space left"), "{err}");
+    assert!(!err.contains("consistency"), "{err}");
+    let m = metrics(&dir);
+    assert_eq!(m["model_check"], "ok");
+    assert!(m["record"].as_str().unwrap().contains("No space left"), "{m}");
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet).
+fn dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+    }
+}
+
+#[test]
+fn run_stops_its_whole_process_group_on_sigterm() {
+    // Issue 26 item 10: SIGTERM to serve killed `sh` only; what the command had started in the
+    // background kept running.
+    let dir = scratch("serve-run-group");
+    let pidfile = dir.join("pid");
+    let script = format!("sleep 300 & echo $! > '{}'; wait", pidfile.display());
+    let (mut child, mut lines) = spawn_serve(&dir, &["--run", &script]);
+    lines.next().unwrap().unwrap();
+    let mut pid = String::new();
+    for _ in 0..200 {
+        pid = std::fs::read_to_string(&pidfile).unwrap_or_default().trim().to_string();
+        if !pid.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!pid.is_empty() && !dead(&pid), "the background sleep runs");
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let status = wait_for(&mut child, Duration::from_secs(20));
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        dead(&pid)
+    });
+    let _ = Command::new("kill").args(["-KILL", &pid]).stderr(Stdio::null()).status();
+    assert!(status.is_some(), "serve stops on SIGTERM");
+    assert!(gone, "the command's background process {pid} outlived serve");
+}
+
+#[test]
+fn run_gets_a_percent_encoded_uri_for_a_socket_path_with_a_space_hash_and_question_mark() {
+    // Issue 26 item 10: $uri carried the path as it is, so "a b#c?d" cut the URI short.
+    let dir = scratch("serve-run-uri");
+    let sock = dir.join("a b#c?d%.sock");
+    let seen = dir.join("uri.txt");
+    let script = format!("printf %s \"$uri\" > '{}'", seen.display());
+    let mut child = Serving(
+        Command::new(env!("CARGO_BIN_EXE_trimlab"))
+            .args([
+                "serve",
+                dir.join("c.toml").to_str().unwrap(),
+                "--unix",
+                sock.to_str().unwrap(),
+                "--quiet",
+            ])
+            .args(["--out", dir.join("m").to_str().unwrap(), "--run", &script])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(wait_for(&mut child, Duration::from_secs(20)).is_some_and(|s| s.success()));
+    let uri = std::fs::read_to_string(&seen).unwrap();
+    let dir_text = dir.to_str().unwrap();
+    assert!(dir_text.bytes().all(|b| b.is_ascii_alphanumeric() || b"/-_.".contains(&b)), "{dir_text}");
+    assert_eq!(uri, format!("nbd+unix:///?socket={dir_text}/a%20b%23c%3Fd%25.sock"));
+}
+
+#[test]
+fn running_out_of_file_descriptors_refuses_clients_but_keeps_serving() {
+    // Issue 26 item 6: with `prlimit --nofile=1024` and --connections-max 400 the whole server
+    // ended at its 255th client (four descriptors each, and an error out of the accept loop).
+    // Here 48 descriptors and 64 clients: the late ones are closed, the server carries on,
+    // and once some leave a new client is served.
+    let dir = scratch("serve-nofile");
+    let mut child = Serving(
+        Command::new("sh")
+            .args(["-c", "ulimit -n 48 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_trimlab")])
+            .args(["serve", dir.join("c.toml").to_str().unwrap(), "--listen", "127.0.0.1:0", "--quiet"])
+            .args(["--out", dir.join("m").to_str().unwrap(), "--connections-max", "400"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = lines.next().unwrap().unwrap();
+    let addr = line.split("listening on ").nth(1).unwrap().split(' ').next().unwrap().to_string();
+    let mut served = Vec::new();
+    let mut refused = 0;
+    for _ in 0..64 {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        match nbd_go(&mut s) {
+            Ok(()) => served.push(s),
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(child.try_wait().unwrap().is_none(), "serve is still running");
+    assert!(refused > 0 && served.len() >= 20, "{} served, {refused} refused", served.len());
+    served.truncate(served.len() - 10);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    nbd_go(&mut s).expect("a new client is served once descriptors are free");
+    assert_eq!(nbd_request(&mut s, NBD_CMD_WRITE, 0, &[9u8; 4096]).unwrap(), 0);
+    for c in served.iter_mut() {
+        assert_eq!(nbd_request(c, NBD_CMD_READ, 0, &[]).unwrap(), 0, "earlier clients are still served");
+    }
+    drop(served);
+    drop(s);
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    assert!(wait_for(&mut child, Duration::from_secs(20)).is_some_and(|s| s.success()));
+    let m = metrics(&dir);
+    assert!(m["connections"]["refused_no_resources"].as_u64().unwrap() > 0, "{}", m["connections"]);
+}

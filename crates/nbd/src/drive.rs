@@ -133,14 +133,16 @@ struct PhaseStart {
 struct Recorder {
     out: Box<dyn std::io::Write + Send>,
     last_us: u64,
-    failed: bool,
+    /// The first write error; the recording stops there and [`Drive::finish_recording`]
+    /// reports it (issue 26: it came out as a model consistency failure).
+    error: Option<std::io::Error>,
 }
 
 impl Recorder {
     const FILE: &'static str = "trimlab";
 
     fn line(&mut self, at: SimTime, command: &Command) {
-        if self.failed {
+        if self.error.is_some() {
             return;
         }
         let us = at.0 / 1000;
@@ -156,7 +158,7 @@ impl Recorder {
         };
         if let Err(e) = result {
             eprintln!("trimlab serve: --record stopped: {e}");
-            self.failed = true;
+            self.error = Some(e);
         }
     }
 }
@@ -173,6 +175,11 @@ pub struct Drive {
     scratch: Vec<u64>,
     /// Pre-write copies of the pages a power cut may take back, when cuts are possible.
     undo: Option<UndoLog>,
+    /// A command the model refused although it was valid (a trimlab bug), for the server to
+    /// treat as a fault.
+    fault: Option<String>,
+    /// Testing the fault path: this model command (counted from 1) panics.
+    panic_at: Option<u64>,
 }
 
 /// Phases kept per run: `POST /phase/NAME` beyond this is refused (each phase holds a report).
@@ -221,7 +228,21 @@ impl Drive {
             phases: Vec::new(),
             scratch: Vec::new(),
             undo: None,
+            fault: None,
+            panic_at: None,
         }
+    }
+
+    /// Makes model command number `n` (from 1) panic, as a bug in the model would: tests of
+    /// how the server survives one.
+    pub fn inject_panic_after(&mut self, n: u64) {
+        self.panic_at = Some(n);
+    }
+
+    /// The model error of the last command, if the model refused a command it should have
+    /// taken (the server then stops the export).
+    pub fn take_fault(&mut self) -> Option<String> {
+        self.fault.take()
     }
 
     /// Keeps what a later [`Drive::power_cut`] needs (costs a copy of each page written since
@@ -267,31 +288,49 @@ impl Drive {
 
     /// Cuts power: the model drops what a real drive would lose, and the bytes follow (see the
     /// module comment). Needs [`Drive::track_power_loss`]; without it only the model is cut.
+    ///
+    /// In memory a cut always completes: a page goes back by moving its undo copy into the
+    /// store, past `--memory-max` if need be (the copy was already in memory; issue 26: the
+    /// restore was a write, refused at the limit halfway, and the undo log was lost with it, so
+    /// every later cut reverted nothing). A backing file may fail a restore: then every other
+    /// page is still restored, the error says how many were not (they keep their newer,
+    /// unflushed bytes, which a drive may also keep), and later cuts work as before.
     pub fn power_cut(&mut self, arrival: SimTime) -> Result<PowerCutReport, String> {
         self.arrive(arrival);
         self.ops.power_cuts += 1;
         let cut = self.ssd.power_cut();
         let page = self.ssd.page_bytes();
         let mut report = PowerCutReport::default();
-        let mut undo = self.undo.take();
+        // The log starts again empty either way: a cut, like a FLUSH, ends what it may undo.
+        let mut saved = self.undo.as_mut().map(|u| std::mem::take(&mut u.pages)).unwrap_or_default();
+        let (mut failed, mut first_error) = (0u64, None);
         for &lpn in &cut.lost_writes {
-            let Some(saved) = undo.as_mut().and_then(|u| u.pages.remove(&lpn)) else { continue };
-            let result = match saved {
-                Some(bytes) => self.store.write(lpn * page, &bytes),
-                None => self.store.zero(lpn * page, page),
-            };
-            result.map_err(|e| format!("power cut: restoring page {lpn}: {e}"))?;
-            report.pages_reverted += 1;
+            let Some(bytes) = saved.remove(&lpn) else { continue };
+            match self.store.restore_page(lpn * page, page, bytes) {
+                Ok(()) => report.pages_reverted += 1,
+                Err(e) => {
+                    failed += 1;
+                    first_error.get_or_insert(format!("restoring page {lpn}: {e}"));
+                }
+            }
         }
         for &lpn in &cut.retrimmed {
-            self.store.zero(lpn * page, page).map_err(|e| format!("power cut: page {lpn}: {e}"))?;
-            report.pages_retrimmed += 1;
+            match self.store.zero(lpn * page, page) {
+                Ok(()) => report.pages_retrimmed += 1,
+                Err(e) => {
+                    failed += 1;
+                    first_error.get_or_insert(format!("zeroing page {lpn}: {e}"));
+                }
+            }
         }
-        if let Some(u) = undo.as_mut() {
-            u.pages.clear();
+        match first_error {
+            None => Ok(report),
+            Some(e) => Err(format!(
+                "power cut: {failed} pages could not be put back ({e}); they keep their unflushed bytes \
+                 ({} reverted, {} re-trimmed); later cuts work",
+                report.pages_reverted, report.pages_retrimmed
+            )),
         }
-        self.undo = undo;
-        Ok(report)
     }
 
     pub fn size_bytes(&self) -> u64 {
@@ -311,13 +350,17 @@ impl Drive {
         writeln!(out, "fio version 3 iolog")?;
         writeln!(out, "0 {} add", Recorder::FILE)?;
         writeln!(out, "0 {} open", Recorder::FILE)?;
-        self.recorder = Some(Recorder { out, last_us: 0, failed: false });
+        self.recorder = Some(Recorder { out, last_us: 0, error: None });
         Ok(())
     }
 
-    /// Closes the recording (if any) and flushes it.
+    /// Closes the recording (if any) and flushes it; the first write error of the recording,
+    /// if there was one.
     pub fn finish_recording(&mut self) -> std::io::Result<()> {
         if let Some(mut r) = self.recorder.take() {
+            if let Some(e) = r.error.take() {
+                return Err(e);
+            }
             writeln!(r.out, "{} {} close", r.last_us, Recorder::FILE)?;
             r.out.flush()?;
         }
@@ -334,6 +377,9 @@ impl Drive {
 
     fn submit(&mut self, at: SimTime, command: &Command) -> Result<SimTime, Refusal> {
         self.ops.model_commands += 1;
+        if self.panic_at == Some(self.ops.model_commands) {
+            panic!("injected fault: model command {} panics (inject_panic_after)", self.ops.model_commands);
+        }
         if let Some(r) = self.recorder.as_mut() {
             r.line(at, command);
         }
@@ -341,7 +387,11 @@ impl Drive {
         match self.ssd.submit(at, command, out) {
             Ok(c) => Ok(c.done),
             // Requests were validated against the same limits; this is a trimlab bug.
-            Err(e) => Err(Refusal::new(EIO, format!("device model refused {command:?}: {e}"))),
+            Err(e) => {
+                let message = format!("device model refused {command:?}: {e}");
+                self.fault.get_or_insert_with(|| message.clone());
+                Err(Refusal::new(EIO, message))
+            }
         }
     }
 
@@ -858,6 +908,88 @@ mod tests {
         assert_eq!(read_page(&mut d, 70, 0), vec![0u8; 4096]);
         assert_eq!(read_page(&mut d, 70, 4096), vec![6u8; 4096]);
         assert_eq!(read_page(&mut d, 70, 8192), vec![0u8; 4096], "lost rewrite of a trimmed page");
+        d.check().unwrap();
+    }
+
+    #[test]
+    fn a_power_cut_at_the_memory_limit_completes_and_later_cuts_still_work() {
+        // Issue 26 item 9: with the store at --memory-max, restoring a page whose unflushed
+        // write had freed it needed a page the store refused: the cut failed halfway (500)
+        // and lost the undo log, so every later cut reverted nothing.
+        let mut d = drive_with(trimlab_trim::EngineKind::Immediate, |size| {
+            Box::new(SparseStore::new(size, 4096, 4 * 4096).unwrap())
+        });
+        d.track_power_loss();
+        d.write(SimTime(0), 0, &[1u8; 4 * 4096], false).unwrap();
+        d.flush(SimTime(10)).unwrap();
+        // Unflushed: pages 0 and 1 zeroed (their memory freed), pages 10 and 11 take it.
+        d.write(SimTime(20), 0, &[0u8; 2 * 4096], false).unwrap();
+        d.write(SimTime(30), 10 * 4096, &[2u8; 2 * 4096], false).unwrap();
+        let report = d.power_cut(SimTime(40)).unwrap();
+        assert_eq!(report.pages_reverted, 4);
+        assert_eq!(read_page(&mut d, 50, 0), vec![1u8; 4096]);
+        assert_eq!(read_page(&mut d, 50, 4096), vec![1u8; 4096]);
+        assert_eq!(read_page(&mut d, 50, 10 * 4096), vec![0u8; 4096]);
+        // A later cut still reverts.
+        d.write(SimTime(60), 2 * 4096, &[3u8; 4096], false).unwrap();
+        let report = d.power_cut(SimTime(70)).unwrap();
+        assert_eq!(report.pages_reverted, 1);
+        assert_eq!(read_page(&mut d, 80, 2 * 4096), vec![1u8; 4096]);
+        d.check().unwrap();
+    }
+
+    #[test]
+    fn a_power_cut_that_cannot_restore_says_so_and_later_cuts_still_work() {
+        // A store whose restores fail (as a backing file on a failing disk could): the cut
+        // reports how many pages it could not put back, and the next cut works.
+        struct Failing(SparseStore, std::sync::Arc<std::sync::atomic::AtomicBool>);
+        impl Store for Failing {
+            fn size_bytes(&self) -> u64 {
+                self.0.size_bytes()
+            }
+            fn read(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+                self.0.read(offset, buf)
+            }
+            fn write(&mut self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+                self.0.write(offset, data)
+            }
+            fn zero(&mut self, offset: u64, length: u64) -> std::io::Result<()> {
+                self.0.zero(offset, length)
+            }
+            fn restore_page(
+                &mut self,
+                offset: u64,
+                page: u64,
+                saved: Option<Box<[u8]>>,
+            ) -> std::io::Result<()> {
+                if self.1.load(std::sync::atomic::Ordering::SeqCst) {
+                    return Err(std::io::Error::other("disk on fire"));
+                }
+                self.0.restore_page(offset, page, saved)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+            fn resident_bytes(&self) -> u64 {
+                self.0.resident_bytes()
+            }
+            fn extents(&self, offset: u64, length: u64, max: usize) -> std::io::Result<Vec<(u64, bool)>> {
+                self.0.extents(offset, length, max)
+            }
+        }
+        let failing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let flag = failing.clone();
+        let mut d = drive_with(trimlab_trim::EngineKind::Immediate, |size| {
+            Box::new(Failing(SparseStore::new(size, 4096, u64::MAX).unwrap(), flag))
+        });
+        d.track_power_loss();
+        d.write(SimTime(0), 0, &[1u8; 2 * 4096], false).unwrap();
+        let e = d.power_cut(SimTime(10)).unwrap_err();
+        assert!(e.contains("2 pages could not be put back") && e.contains("disk on fire"), "{e}");
+        failing.store(false, std::sync::atomic::Ordering::SeqCst);
+        d.write(SimTime(20), 8192, &[2u8; 4096], false).unwrap();
+        assert_eq!(d.power_cut(SimTime(30)).unwrap().pages_reverted, 1);
+        assert_eq!(read_page(&mut d, 40, 8192), vec![0u8; 4096]);
         d.check().unwrap();
     }
 

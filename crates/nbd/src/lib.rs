@@ -6,21 +6,27 @@
 //! Layers, bottom up: [`wire`] (constants of doc/proto.md), [`handshake`] and [`request`] (pure
 //! parsers and encoders: bytes in, decisions out, no I/O), [`reply`] (encoders), [`payload`] (WRITE data in page-sized pieces), [`store`]
 //! (sparse in-memory or file-backed bytes), [`drive`] (store + device model, in simulated
-//! time), [`server`] (sockets, threads, wall clock, pacing, logs) and [`stats_http`].
+//! time), [`budget`] (bytes held for clients), [`watch`] (each connection's deadlines),
+//! [`server`] (sockets, threads, wall clock, limits, logs) with its reply [`sink`],
+//! [`stats_http`] and [`command`] (`--run`'s process group).
 
+pub mod budget;
+pub mod command;
 pub mod drive;
 pub mod handshake;
 pub mod payload;
 pub mod reply;
 pub mod request;
 pub mod server;
+mod sink;
 pub mod stats_http;
 pub mod store;
+pub mod watch;
 pub mod wire;
 
 pub use drive::{Drive, DriveStats, OpCounters};
 pub use handshake::{ExportInfo, Negotiation, OptionOutcome};
 pub use payload::{PagePool, Payload};
 pub use request::{Refusal, Request, RequestHeader};
-pub use server::{Pace, Server, ServerConfig, ServerHandle};
+pub use server::{Finished, Pace, Server, ServerConfig, ServerHandle};
 pub use store::{FileStore, SparseStore, Store};

@@ -65,6 +65,27 @@ impl PagePool {
     }
 }
 
+/// A payload is received (and charged) in windows of at most this many bytes. Assumption:
+/// large enough that a typical request (nbdcopy's 256 KiB) is one window, small enough that a
+/// client that stops mid-payload holds little it has not sent.
+pub const PAYLOAD_WINDOW_BYTES: usize = 1 << 20;
+
+/// What [`Payload::receive`] tells its caller as the bytes come.
+pub trait ReceiveHooks {
+    /// The next `bytes` are about to be read (`first`: the payload's first window). May wait.
+    fn window(&mut self, bytes: u64, first: bool) -> io::Result<()>;
+    /// A read returned data.
+    fn progress(&mut self);
+}
+
+/// No hooks: nothing charged or watched.
+impl ReceiveHooks for () {
+    fn window(&mut self, _: u64, _: bool) -> io::Result<()> {
+        Ok(())
+    }
+    fn progress(&mut self) {}
+}
+
 /// The bytes of one WRITE at `offset`: `lead` up to the first page boundary, then whole
 /// `pages`, then `trail`. A payload not received into pages has all its bytes in `lead`.
 #[derive(Default)]
@@ -85,10 +106,14 @@ impl Payload {
     }
 
     /// Reads `length` bytes of a WRITE at `offset` from `r`: into whole pages from `pool`
-    /// where the range covers them, else into `lead` (whose buffer is reused). Whatever of the
-    /// stream's next bytes is already there when the payload is complete lands in `spill`
-    /// (without waiting for more); returns how many did. A peer that hangs up before the
-    /// payload's last byte is an `UnexpectedEof` error.
+    /// where the range covers them, else into `lead` (whose buffer is reused). The bytes come
+    /// in windows of at most [`PAYLOAD_WINDOW_BYTES`] (whole pages): `hooks.window` is told of
+    /// each before it is read (the server charges it, and may wait there) and its pages are
+    /// taken only then, so a client that declares a large WRITE and stops holds what it sent,
+    /// not what it declared (issue 26). Whatever of the stream's next bytes is already there
+    /// when the payload is complete lands in `spill` (without waiting for more); returns how
+    /// many did. A peer that hangs up before the payload's last byte is an `UnexpectedEof`
+    /// error.
     pub fn receive(
         r: &mut impl Read,
         offset: u64,
@@ -96,46 +121,71 @@ impl Payload {
         pool: Option<&PagePool>,
         mut lead: Vec<u8>,
         spill: &mut [u8],
+        hooks: &mut dyn ReceiveHooks,
     ) -> io::Result<(Payload, usize)> {
+        let page_bytes = pool.map_or(1, |p| p.page_bytes());
         let (lead_bytes, pages, trail_bytes) = match pool {
-            Some(pool) => split(offset, length, pool.page_bytes()),
+            Some(_) => split(offset, length, page_bytes),
             None => (length, 0, 0),
         };
+        let window = PAYLOAD_WINDOW_BYTES.div_ceil(page_bytes) * page_bytes;
         lead.clear();
-        lead.resize(lead_bytes, 0);
-        let mut payload = Payload {
-            offset,
-            lead,
-            pages: pool.map_or_else(Vec::new, |p| p.take(pages)),
-            trail: vec![0u8; trail_bytes],
-        };
-        let mut slices: Vec<IoSliceMut> = std::iter::once(&mut payload.lead[..])
-            .chain(payload.pages.iter_mut().map(|p| &mut p[..]))
-            .chain(std::iter::once(&mut payload.trail[..]))
-            .chain(std::iter::once(spill))
-            .filter(|s| !s.is_empty())
-            .map(IoSliceMut::new)
-            .collect();
-        let mut bufs = &mut slices[..];
+        let mut payload = Payload { offset, lead, pages: Vec::new(), trail: Vec::new() };
+        let pages_end = lead_bytes + pages * page_bytes;
         let mut got = 0usize;
+        let mut spilled = 0usize;
         while got < length {
-            match r.read_vectored(bufs) {
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        format!("peer vanished after {got} of {length} bytes of write data"),
-                    ))
+            // Windows end on page boundaries: the first one after the lead and a window of
+            // pages, then every window.
+            let end = if pool.is_some() && got == 0 { lead_bytes + window } else { got + window }.min(length);
+            hooks.window((end - got) as u64, got == 0)?;
+            if got < lead_bytes {
+                payload.lead.resize(end.min(lead_bytes), 0);
+            }
+            let (first_page, last_page) = (
+                (got.max(lead_bytes) - lead_bytes) / page_bytes,
+                (end.min(pages_end).max(lead_bytes) - lead_bytes) / page_bytes,
+            );
+            if last_page > first_page {
+                payload.pages.extend(pool.map_or_else(Vec::new, |p| p.take(last_page - first_page)));
+            }
+            if end > pages_end {
+                payload.trail.resize(trail_bytes, 0);
+            }
+            let last = end == length;
+            let lead_range = got.min(lead_bytes)..end.min(lead_bytes);
+            let trail_range = got.max(pages_end) - pages_end..end.max(pages_end) - pages_end;
+            let mut slices: Vec<IoSliceMut> = std::iter::once(&mut payload.lead[lead_range])
+                .chain(payload.pages[first_page..last_page].iter_mut().map(|p| &mut p[..]))
+                .chain(std::iter::once(&mut payload.trail[trail_range]))
+                .chain(std::iter::once(if last { &mut spill[..] } else { &mut [][..] }))
+                .filter(|s| !s.is_empty())
+                .map(IoSliceMut::new)
+                .collect();
+            let mut bufs = &mut slices[..];
+            while got < end {
+                match r.read_vectored(bufs) {
+                    Ok(0) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            format!("peer vanished after {got} of {length} bytes of write data"),
+                        ))
+                    }
+                    Ok(n) => {
+                        got += n;
+                        IoSliceMut::advance_slices(&mut bufs, n);
+                        hooks.progress();
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
                 }
-                Ok(n) => {
-                    got += n;
-                    IoSliceMut::advance_slices(&mut bufs, n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+            }
+            if got > end {
+                spilled = got - end;
+                got = end;
             }
         }
-        drop(slices);
-        Ok((payload, got - length))
+        Ok((payload, spilled))
     }
 
     /// The bytes in order, as one buffer (for stores that do not take pages).
@@ -197,16 +247,24 @@ mod tests {
         let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
         for (offset, step) in [(0u64, 1usize), (512, 3000), (4096, 4096), (100, 70_000)] {
             let len = data.len() - 300;
-            let p =
-                Payload::receive(&mut Trickle(&data, step), offset, len, Some(&pool), Vec::new(), &mut [])
-                    .unwrap()
-                    .0;
+            let p = Payload::receive(
+                &mut Trickle(&data, step),
+                offset,
+                len,
+                Some(&pool),
+                Vec::new(),
+                &mut [],
+                &mut (),
+            )
+            .unwrap()
+            .0;
             assert_eq!(p.to_vec(), data[..len], "offset {offset} step {step}");
             assert_eq!(p.lead.len() + p.pages.len() * 4096 + p.trail.len(), len);
             pool.give(p.pages);
         }
-        let flat =
-            Payload::receive(&mut Trickle(&data, 999), 512, 9000, None, Vec::new(), &mut []).unwrap().0;
+        let flat = Payload::receive(&mut Trickle(&data, 999), 512, 9000, None, Vec::new(), &mut [], &mut ())
+            .unwrap()
+            .0;
         assert!(flat.pages.is_empty() && flat.lead == data[..9000]);
     }
 
@@ -218,16 +276,84 @@ mod tests {
         let mut spill = [0u8; 28];
         // All 8 following bytes are there: they arrive with the payload.
         let (p, n) =
-            Payload::receive(&mut &stream[..], 0, 8192, Some(&pool), Vec::new(), &mut spill).unwrap();
+            Payload::receive(&mut &stream[..], 0, 8192, Some(&pool), Vec::new(), &mut spill, &mut ())
+                .unwrap();
         assert_eq!((p.to_vec(), n, &spill[..n]), (stream[..8192].to_vec(), 8, &b"NEXTHEAD"[..]));
         // Nothing follows: the payload alone, no error for the missing header.
         let (_, n) =
-            Payload::receive(&mut &stream[..8192], 0, 8192, Some(&pool), Vec::new(), &mut spill).unwrap();
+            Payload::receive(&mut &stream[..8192], 0, 8192, Some(&pool), Vec::new(), &mut spill, &mut ())
+                .unwrap();
         assert_eq!(n, 0);
         // A reader that hands out a byte at a time never runs past the payload.
         let (_, n) =
-            Payload::receive(&mut Trickle(&stream, 1), 0, 8192, Some(&pool), Vec::new(), &mut spill).unwrap();
+            Payload::receive(&mut Trickle(&stream, 1), 0, 8192, Some(&pool), Vec::new(), &mut spill, &mut ())
+                .unwrap();
         assert_eq!(n, 0);
+    }
+
+    /// Records the windows and counts the reads.
+    #[derive(Default)]
+    struct Windows(Vec<(u64, bool)>, usize);
+    impl ReceiveHooks for Windows {
+        fn window(&mut self, bytes: u64, first: bool) -> io::Result<()> {
+            self.0.push((bytes, first));
+            Ok(())
+        }
+        fn progress(&mut self) {
+            self.1 += 1;
+        }
+    }
+
+    #[test]
+    fn a_large_payload_comes_in_windows_of_whole_pages() {
+        // Issue 26: pages for the whole declared length were taken before any byte arrived.
+        let pool = PagePool::new(4096, 8);
+        let window = PAYLOAD_WINDOW_BYTES;
+        let len = 2 * window + 5000;
+        let data: Vec<u8> = (0..len + 8).map(|i| (i % 241) as u8).collect();
+        let mut spill = [0u8; 28];
+        let mut w = Windows::default();
+        let (p, spilled) =
+            Payload::receive(&mut &data[..], 512, len, Some(&pool), Vec::new(), &mut spill, &mut w).unwrap();
+        assert_eq!(p.to_vec(), data[..len]);
+        assert_eq!(spilled, 8);
+        // The lead (to the first page boundary) rides with the first window of pages.
+        let lead = 4096 - 512;
+        let expected = vec![
+            ((lead + window) as u64, true),
+            (window as u64, false),
+            ((len - lead - 2 * window) as u64, false),
+        ];
+        assert_eq!(w.0, expected);
+        assert!(w.1 >= 3, "progress after each read");
+        // Without a pool the bytes land in the lead, still a window at a time.
+        let mut w = Windows::default();
+        let flat = Payload::receive(&mut &data[..], 0, len, None, Vec::new(), &mut [], &mut w).unwrap().0;
+        assert_eq!(flat.lead, data[..len]);
+        assert_eq!(w.0.iter().map(|x| x.0).collect::<Vec<_>>(), vec![window as u64, window as u64, 5000]);
+    }
+
+    /// A reader that hands out `n` bytes, then fails as a stalled socket would.
+    struct Stops(usize);
+    impl Read for Stops {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0 == 0 {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "stalled"));
+            }
+            let n = buf.len().min(self.0);
+            buf[..n].fill(1);
+            self.0 -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_declared_payload_that_stops_takes_pages_only_for_the_windows_begun() {
+        let pool = PagePool::new(4096, 0);
+        let mut w = Windows::default();
+        let r = Payload::receive(&mut Stops(100), 0, 32 << 20, Some(&pool), Vec::new(), &mut [], &mut w);
+        assert!(r.is_err());
+        assert_eq!(w.0, vec![(PAYLOAD_WINDOW_BYTES as u64, true)], "one window charged, not 32 MiB");
     }
 
     #[test]
@@ -239,6 +365,7 @@ mod tests {
             Some(&PagePool::new(4096, 4)),
             Vec::new(),
             &mut [],
+            &mut (),
         )
         .err()
         .unwrap();

@@ -1,13 +1,20 @@
-//! The NBD server: listeners, one thread per connection, the wall clock, pacing and logs. The
-//! only part of trimlab-nbd that does I/O or reads a clock.
+//! The NBD server: listeners, one thread per connection, the wall clock, pacing, limits and
+//! logs. The only part of trimlab-nbd that does I/O or reads a clock.
 //!
 //! Threads. One thread per connection parses requests and receives their data; the [`Drive`]
 //! sits behind one lock, and the connection's thread runs each request on it while holding the
 //! lock, in the order the lock is taken. Several connections therefore share one device, and a
 //! command is applied whole before the next one starts. (Until issue 15 a device thread owned
 //! the drive and every request was handed to it and back over channels: two thread wake-ups
-//! per request, a third of the server's CPU time under nbdcopy.) A panic inside the model
-//! poisons the lock, and every connection then ends with "device stopped" instead of waiting.
+//! per request, a third of the server's CPU time under nbdcopy.)
+//!
+//! Model faults (issue 26). Every call into the drive runs under `catch_unwind`: a panic in the
+//! model (or a command the model refuses although the request was valid, a trimlab bug) is a
+//! fault. The request gets `EIO`, its connection ends once that reply is out, the export stops
+//! as at SIGTERM (other connections get the replies already computed, then are closed, and new
+//! requests get `EIO`), the stats endpoint answers with the fault, and [`ServerHandle::finish`]
+//! reports it, so `trimlab serve` writes metrics.json and exits non-zero. Until then a panic
+//! left its client waiting forever and the drive's lock poisoned.
 //!
 //! Time. A request's simulated arrival is the wall-clock time since the server started, read
 //! under the drive's lock when the request runs (so arrivals never go backwards). The gaps between requests are therefore the host's real idle time, and they
@@ -18,33 +25,47 @@
 //! waiting for it. With `--pace real` each reply is held until the wall clock reaches the
 //! model's completion instant, so the host feels the simulated drive's latency and throughput.
 //!
-//! Limits (issue 13). A handshake has one deadline for the whole negotiation, enforced by the
-//! accept loop (a per-read timeout let a client trickling a byte at a time stay forever). Every
-//! request holds a charge of its data bytes from the moment it is read until its reply has been
-//! written, against a per-connection and a server-wide budget; a connection that cannot get its
-//! charge stops reading requests, so a client that does not read its replies stalls only itself.
+//! Limits (issues 13 and 26; docs/serve.md lists them with what a client sees):
+//! - Handshakes: one deadline for the whole negotiation, enforced by the accept loop (a
+//!   per-read timeout let a client trickling a byte at a time stay forever). At most
+//!   `handshakes_per_address_max` handshakes from one source address at once, and a new
+//!   connection that finds every slot taken cuts the oldest handshake instead of being refused,
+//!   so idle handshakes cannot lock clients out.
+//! - Budgets ([`crate::budget`]): every request holds a charge of what it keeps in memory from
+//!   the moment it is read until its reply has been written, against a per-connection and a
+//!   server-wide budget; a WRITE's payload is charged server-wide as it arrives. A connection
+//!   that cannot get its charge stops reading requests.
+//! - Transfers ([`crate::watch`]): a WRITE's payload and each reply must be transferred within
+//!   `io_timeout` in all, and while a request waits for the server-wide budget a connection that
+//!   holds budget and has not moved its payload or reply for `stall_timeout` is cut.
+//! - Descriptors: one per connection; accept errors (out of descriptors, aborted connections)
+//!   are logged and backed off, never fatal, and with no descriptor left the pending client is
+//!   accepted on a reserved one and closed at once instead of waiting in the backlog.
 //!
 //! Power cuts ([`ServerHandle::power_cut`], `--power-cut-after`): under the drive's lock, the
 //! drive's power is cut between two commands and starts a new power epoch; requests from connections
 //! negotiated before it get `EIO` until the client reconnects, as from a drive that went away.
 
+use crate::budget::{Budget, Charge};
 use crate::drive::{Drive, DriveStats, PowerCutReport};
 use crate::handshake::{self, ExportInfo, Negotiation, Next, PayloadPolicy};
-use crate::payload::{PagePool, Payload};
+use crate::payload::{PagePool, Payload, ReceiveHooks};
 use crate::reply;
 use crate::request::{self, Limits, Refusal, Request, RequestHeader, WRITE_DRAIN_MAX_BYTES};
+use crate::sink::{Sink, REPLY_HOLD_BYTES};
 use crate::store::Store;
+use crate::watch::{Conn, ConnStream, Cut, Transfer, Watch};
 use crate::wire::*;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{IpAddr, TcpListener};
 use std::os::fd::AsFd;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use trimlab_device::{Ssd, SsdConfig};
@@ -93,6 +114,7 @@ impl Clock {
 
 pub struct ServerConfig {
     /// Name and description of the export; size and block sizes are filled in from the drive.
+    /// The name is at most [`EXPORT_NAME_MAX_BYTES`].
     pub export_name: String,
     pub description: String,
     /// Largest READ / WRITE / WRITE_ZEROES accepted (advertised as the maximum block size).
@@ -103,6 +125,15 @@ pub struct ServerConfig {
     /// A client must finish the handshake within this time (idle clients in transmission are
     /// fine: the kernel keeps quiet connections for long periods).
     pub handshake_timeout: Duration,
+    /// Handshakes in progress from one source address (all Unix-socket clients count as one);
+    /// a newer connection cuts the oldest.
+    pub handshakes_per_address_max: usize,
+    /// A WRITE's payload, and each reply, must be transferred within this time in all (not
+    /// counting time the server made the payload wait for budget).
+    pub io_timeout: Duration,
+    /// While a request waits for the server-wide budget, a connection that holds budget and
+    /// whose payload or reply has not moved for this long is cut.
+    pub stall_timeout: Duration,
     /// Print connection and refusal logs to stderr.
     pub log: bool,
     /// Write every model command here as fio iolog v3 (`trimlab serve --record`).
@@ -111,7 +142,7 @@ pub struct ServerConfig {
     pub timeseries_interval_ns: Option<u64>,
     /// Export read-only: WRITE, TRIM and WRITE_ZEROES get EPERM.
     pub read_only: bool,
-    /// Data bytes of requests read but not yet answered, per connection and in all; a request
+    /// Bytes held by requests read but not yet answered, per connection and in all; a request
     /// larger than a budget still runs when nothing else holds it.
     pub inflight_per_connection_bytes: u64,
     pub inflight_total_bytes: u64,
@@ -120,122 +151,28 @@ pub struct ServerConfig {
     pub power_loss: bool,
     /// Cut power once, right after this many commands have been executed.
     pub power_cut_after: Option<u64>,
+    /// For tests of the fault path: the model command with this number (from 1) panics, as a
+    /// bug in the model would (`trimlab serve --inject-panic-after`).
+    pub inject_panic_after: Option<u64>,
 }
 
 /// Defaults of the limits (docs/serve.md lists them).
 pub const INFLIGHT_PER_CONNECTION_DEFAULT: u64 = 64 << 20;
 pub const INFLIGHT_TOTAL_DEFAULT: u64 = 512 << 20;
-/// A reply write may block this long on a client that does not read before the connection ends.
-pub const REPLY_WRITE_TIMEOUT: Duration = Duration::from_secs(60);
+pub const HANDSHAKE_TIMEOUT_DEFAULT: Duration = Duration::from_secs(30);
+/// Assumption: more than any one client opens at once (nbdfuse opens 4 with multi-conn).
+pub const HANDSHAKES_PER_ADDRESS_DEFAULT: usize = 16;
+/// A payload or a reply must be transferred within this (a reply used to have 60 s per send).
+pub const IO_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
+/// Under budget pressure, a holder whose transfer has not moved for this long is cut.
+pub const STALL_TIMEOUT_DEFAULT: Duration = Duration::from_secs(5);
+/// The NBD protocol's limit on an export name (doc/proto.md: strings are at most 4096 bytes).
+pub const EXPORT_NAME_MAX_BYTES: usize = 4096;
 /// A connection's request buffer is given back after a request larger than this.
 const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
-/// Bytes of a shared budget in use; takers wait until theirs fits.
-struct Budget {
-    /// Bytes in use, and how many takers wait.
-    state: Mutex<(u64, usize)>,
-    freed: Condvar,
-    max: u64,
-    peak: AtomicU64,
-}
-
-impl Budget {
-    fn new(max: u64) -> Budget {
-        Budget { state: Mutex::new((0, 0)), freed: Condvar::new(), max, peak: AtomicU64::new(0) }
-    }
-
-    /// Takes `n` bytes if they fit now.
-    fn try_take(&self, n: u64) -> bool {
-        let mut state = self.state.lock().expect("budget lock");
-        self.add_if_fits(&mut state, n)
-    }
-
-    /// Takes `n` bytes, waiting while they do not fit. False if `stop` was raised while
-    /// waiting.
-    fn take(&self, n: u64, stop: &AtomicBool) -> bool {
-        let mut state = self.state.lock().expect("budget lock");
-        while !self.add_if_fits(&mut state, n) {
-            if stop.load(Ordering::SeqCst) {
-                return false;
-            }
-            state.1 += 1;
-            state = self.freed.wait_timeout(state, Duration::from_millis(50)).expect("budget lock").0;
-            state.1 -= 1;
-        }
-        true
-    }
-
-    /// One oversized charge fits an empty budget, so no request waits forever.
-    fn add_if_fits(&self, state: &mut (u64, usize), n: u64) -> bool {
-        if state.0 > 0 && state.0 + n > self.max {
-            return false;
-        }
-        state.0 += n;
-        self.peak.fetch_max(state.0, Ordering::Relaxed);
-        true
-    }
-
-    fn give(&self, n: u64) {
-        let mut state = self.state.lock().expect("budget lock");
-        state.0 -= n.min(state.0);
-        // A notify is a system call even with nobody waiting (two per request, issue 15).
-        if state.1 > 0 {
-            self.freed.notify_all();
-        }
-    }
-}
-
-/// A request's hold on both budgets, released when its reply has been written (or dropped).
-struct Charge {
-    bytes: u64,
-    connection: Arc<Budget>,
-    total: Arc<Budget>,
-}
-
-impl Drop for Charge {
-    fn drop(&mut self) {
-        self.connection.give(self.bytes);
-        self.total.give(self.bytes);
-    }
-}
-
 /// Refusals logged per connection; later ones are only counted (a fuzzing peer would flood).
 const REFUSALS_LOGGED_MAX: u64 = 16;
-
-enum StreamRef {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl StreamRef {
-    fn shutdown(&self, how: Shutdown) {
-        let _ = match self {
-            StreamRef::Tcp(s) => s.shutdown(how),
-            StreamRef::Unix(s) => s.shutdown(how),
-        };
-    }
-
-    fn set_read_timeout(&self, timeout: Option<Duration>) {
-        let _ = match self {
-            StreamRef::Tcp(s) => s.set_read_timeout(timeout),
-            StreamRef::Unix(s) => s.set_read_timeout(timeout),
-        };
-    }
-
-    fn set_write_timeout(&self, timeout: Option<Duration>) {
-        let _ = match self {
-            StreamRef::Tcp(s) => s.set_write_timeout(timeout),
-            StreamRef::Unix(s) => s.set_write_timeout(timeout),
-        };
-    }
-
-    fn try_clone(&self) -> io::Result<StreamRef> {
-        Ok(match self {
-            StreamRef::Tcp(s) => StreamRef::Tcp(s.try_clone()?),
-            StreamRef::Unix(s) => StreamRef::Unix(s.try_clone()?),
-        })
-    }
-}
 
 /// Server-wide connection counters (the drive counts commands).
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -250,6 +187,17 @@ pub struct ConnectionCounters {
     pub protocol_violations: u64,
     /// Handshakes cut at their deadline (slow or silent clients).
     pub handshakes_timed_out: u64,
+    /// Handshakes cut to make room for a newer connection (per address, or the last slots).
+    pub handshakes_evicted: u64,
+    /// Connections cut because a payload or a reply was not transferred within the deadline.
+    pub cut_io_deadline: u64,
+    /// Connections cut because they held budget without progress while others waited for it.
+    pub cut_stalled: u64,
+    /// Accept errors (out of descriptors, aborted connections ...); the server carried on.
+    pub accept_errors: u64,
+    /// Clients accepted on the reserved descriptor and closed at once (no descriptor left), or
+    /// whose thread could not be started.
+    pub refused_no_resources: u64,
     /// The most data bytes held by requests at once, server-wide and on any one connection.
     pub inflight_bytes_peak: u64,
     pub inflight_bytes_peak_connection: u64,
@@ -257,9 +205,22 @@ pub struct ConnectionCounters {
     pub refused_after_power_cut: u64,
 }
 
+/// Why the drive could not be used.
+enum Stopped {
+    /// [`ServerHandle::finish`] has run.
+    Finished,
+    /// The model failed (this message); see the module comment.
+    Fault(String),
+}
+
 struct Shared {
     /// `None` once finished.
     device: Mutex<Option<Device>>,
+    /// The first model fault, if any.
+    fault: Mutex<Option<String>>,
+    /// The report [`ServerHandle::finish`] made, for the stats endpoint afterwards.
+    final_stats: Mutex<Option<DriveStats>>,
+    finished: AtomicBool,
     /// Where WRITE payloads are received, when the store takes whole pages.
     page_pool: Option<Arc<PagePool>>,
     export: ExportInfo,
@@ -268,11 +229,15 @@ struct Shared {
     log: bool,
     connections_max: usize,
     handshake_timeout: Duration,
+    handshakes_per_address_max: usize,
+    io_timeout: Duration,
+    stall_timeout: Duration,
+    /// The base of the connections' watch instants.
+    started: Instant,
     shutting_down: AtomicBool,
     next_connection: AtomicU64,
-    open: Mutex<BTreeMap<u64, StreamRef>>,
-    /// Connections still negotiating, with their deadline.
-    negotiating: Mutex<BTreeMap<u64, Instant>>,
+    /// Open connections (those cut stay until their thread ends).
+    open: Mutex<BTreeMap<u64, Arc<Watch>>>,
     counters: Mutex<ConnectionCounters>,
     inflight_per_connection_bytes: u64,
     inflight_total: Arc<Budget>,
@@ -280,17 +245,84 @@ struct Shared {
     power_epoch: Arc<AtomicU64>,
 }
 
+/// A panic payload's message.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Shared {
     /// Runs `f` on the device under the drive's lock (the clock is read there, so arrivals
-    /// never go backwards); `None` once the drive is finished or a panic in the model poisoned
-    /// the lock.
-    fn with_device<T>(&self, f: impl FnOnce(&mut Device, &Clock) -> T) -> Option<T> {
-        let Ok(mut device) = self.device.lock() else { return None };
-        Some(f(device.as_mut()?, &self.clock))
+    /// never go backwards). A panic in `f`, or a model error the drive reports, becomes the
+    /// server's fault; a faulted or finished drive is not run at all.
+    fn with_device<T>(&self, f: impl FnOnce(&mut Device, &Clock) -> T) -> Result<T, Stopped> {
+        let mut guard = lock(&self.device);
+        let device = guard.as_mut().ok_or(Stopped::Finished)?;
+        if let Some(fault) = self.fault() {
+            return Err(Stopped::Fault(fault));
+        }
+        let fault = match catch_unwind(AssertUnwindSafe(|| f(device, &self.clock))) {
+            Ok(value) => match device.drive.take_fault() {
+                None => return Ok(value),
+                Some(error) => format!("model error: {error}"),
+            },
+            Err(panic) => format!("panic: {}", panic_message(&*panic)),
+        };
+        drop(guard);
+        Err(Stopped::Fault(self.fault_found(fault)))
+    }
+
+    /// Runs `f` on the device even after a fault (reports); `None` once finished or if `f`
+    /// panics (which is a fault too).
+    fn inspect_device<T>(&self, f: impl FnOnce(&mut Device, &Clock) -> T) -> Option<T> {
+        let mut guard = lock(&self.device);
+        let device = guard.as_mut()?;
+        match catch_unwind(AssertUnwindSafe(|| f(device, &self.clock))) {
+            Ok(value) => Some(value),
+            Err(panic) => {
+                drop(guard);
+                self.fault_found(format!("panic: {}", panic_message(&*panic)));
+                None
+            }
+        }
+    }
+
+    fn fault(&self) -> Option<String> {
+        lock(&self.fault).clone()
+    }
+
+    /// Records the first fault and stops the export; returns the fault that stands.
+    fn fault_found(&self, message: String) -> String {
+        let first = {
+            let mut fault = lock(&self.fault);
+            if fault.is_none() {
+                *fault = Some(message.clone());
+            }
+            fault.clone().expect("set above")
+        };
+        if first == message {
+            eprintln!("trimlab serve: the device model failed ({message}); stopping the export");
+        }
+        self.shutdown();
+        first
+    }
+
+    fn shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+        for w in lock(&self.open).values() {
+            w.shutdown_read();
+        }
     }
 
     fn count(&self, f: impl FnOnce(&mut ConnectionCounters)) {
-        f(&mut self.counters.lock().expect("counters lock"));
+        f(&mut lock(&self.counters));
     }
 
     fn log(&self, id: u64, peer: &str, message: &str) {
@@ -298,6 +330,76 @@ impl Shared {
             eprintln!("trimlab serve: conn {id} {peer}: {message}");
         }
     }
+
+    /// Cuts `w` (once) and says why.
+    fn cut(&self, w: &Watch, why: Cut) {
+        if !w.cut() {
+            return;
+        }
+        let message = match why {
+            Cut::HandshakeDeadline => {
+                self.count(|c| c.handshakes_timed_out += 1);
+                "handshake deadline passed; disconnecting".to_string()
+            }
+            Cut::HandshakeEvicted => {
+                self.count(|c| c.handshakes_evicted += 1);
+                "handshake cut to make room for a newer connection".to_string()
+            }
+            Cut::Deadline(t) => {
+                self.count(|c| c.cut_io_deadline += 1);
+                format!("{} not transferred within {:?}; disconnecting", transfer_name(t), self.io_timeout)
+            }
+            Cut::Stalled(t) => {
+                self.count(|c| c.cut_stalled += 1);
+                format!(
+                    "{} made no progress for {:?} while holding budget others wait for; disconnecting",
+                    transfer_name(t),
+                    self.stall_timeout
+                )
+            }
+        };
+        self.log(w.id, "", &message);
+    }
+
+    /// Cuts every connection past a deadline (the accept loop calls this every few ms).
+    fn police(&self) {
+        let open = lock(&self.open);
+        for w in open.values().filter(|w| !w.is_cut()) {
+            if let Some(why) = w.overdue(w.now_ns(), self.io_timeout) {
+                self.cut(w, why);
+            }
+        }
+    }
+
+    /// A request waits for the server-wide budget: connections that hold budget without
+    /// moving their payload or reply give it back.
+    fn relieve_pressure(&self) {
+        let open = lock(&self.open);
+        for w in open.values().filter(|w| !w.is_cut()) {
+            if let Some(why) = w.stalled(w.now_ns(), self.stall_timeout) {
+                self.cut(w, why);
+            }
+        }
+    }
+}
+
+fn transfer_name(t: Transfer) -> &'static str {
+    match t {
+        Transfer::Payload => "WRITE payload",
+        Transfer::Reply => "reply",
+    }
+}
+
+/// What [`ServerHandle::finish`] found.
+pub struct Finished {
+    /// The final report (`None` if the model could not produce one after a fault).
+    pub stats: Option<DriveStats>,
+    /// The model's full consistency check (not run after a fault).
+    pub model_check: Result<(), String>,
+    /// The `--record` file: its first write error.
+    pub record: Result<(), String>,
+    /// The model fault that stopped the export, if any.
+    pub fault: Option<String>,
 }
 
 /// A cheap handle for the CLI: stats, phases and shutdown from other threads.
@@ -307,60 +409,105 @@ pub struct ServerHandle {
 }
 
 impl ServerHandle {
-    /// The live report (`None` after [`ServerHandle::finish`]).
+    /// The live report (after [`ServerHandle::finish`], the final one; `None` if the model
+    /// cannot produce one).
     pub fn stats(&self) -> Option<DriveStats> {
-        self.shared.with_device(|d, clock| d.drive.stats(clock.now()))
+        self.shared
+            .inspect_device(|d, clock| d.drive.stats(clock.now()))
+            .or_else(|| lock(&self.shared.final_stats).clone())
+    }
+
+    /// The model fault that stopped the export, if any.
+    pub fn fault(&self) -> Option<String> {
+        self.shared.fault()
     }
 
     pub fn connections(&self) -> ConnectionCounters {
-        let mut c = self.shared.counters.lock().expect("counters lock").clone();
-        c.inflight_bytes_peak = self.shared.inflight_total.peak.load(Ordering::Relaxed);
+        let mut c = lock(&self.shared.counters).clone();
+        c.inflight_bytes_peak = self.shared.inflight_total.peak();
         c
     }
 
+    /// Bytes held now by requests, server-wide.
+    pub fn inflight_bytes(&self) -> u64 {
+        self.shared.inflight_total.used()
+    }
+
     pub fn open_connections(&self) -> usize {
-        self.shared.open.lock().expect("open lock").len()
+        lock(&self.shared.open).len()
     }
 
     /// Ends the current measurement phase and starts `name` (refused past the phase limit).
     pub fn start_phase(&self, name: &str) -> Result<(), String> {
-        self.shared
-            .with_device(|d, clock| d.drive.start_phase(name, clock.now()))
-            .unwrap_or_else(|| Err("the server has stopped".into()))
+        self.run_on_device(|d, clock| d.drive.start_phase(name, clock.now()))
     }
 
     /// Cuts the drive's power now (between two commands): see the module comment.
     pub fn power_cut(&self) -> Result<PowerCutReport, String> {
-        self.shared
-            .with_device(|d, clock| d.cut(clock.now()))
-            .unwrap_or_else(|| Err("the server has stopped".into()))
+        self.run_on_device(|d, clock| d.cut(clock.now()))
+    }
+
+    fn run_on_device<T>(
+        &self,
+        f: impl FnOnce(&mut Device, &Clock) -> Result<T, String>,
+    ) -> Result<T, String> {
+        match self.shared.with_device(f) {
+            Ok(result) => result,
+            Err(Stopped::Finished) => Err("the server has stopped".into()),
+            Err(Stopped::Fault(fault)) => Err(format!("the device model failed: {fault}")),
+        }
     }
 
     /// Stops accepting, ends every connection's reading side (replies already computed are
     /// still sent) and lets [`Server::run`] return.
     pub fn shutdown(&self) {
-        self.shared.shutting_down.store(true, Ordering::SeqCst);
-        for s in self.shared.open.lock().expect("open lock").values() {
-            s.shutdown(Shutdown::Read);
-        }
+        self.shared.shutdown();
     }
 
     pub fn is_shutting_down(&self) -> bool {
         self.shared.shutting_down.load(Ordering::SeqCst)
     }
 
-    /// Gives the model the final idle period, checks its invariants, returns the report and
-    /// drops the drive (call after [`Server::run`] returned). `None` if already done.
-    pub fn finish(&self) -> Option<(DriveStats, Result<(), String>)> {
-        let mut device = self.shared.device.lock().ok()?;
-        let drive = &mut device.as_mut()?.drive;
+    /// Whether [`ServerHandle::finish`] has run.
+    pub fn is_finished(&self) -> bool {
+        self.shared.finished.load(Ordering::SeqCst)
+    }
+
+    /// Gives the model the final idle period, checks its invariants, closes the recording,
+    /// returns the report and drops the drive (call after [`Server::run`] returned). After a
+    /// fault only the report is attempted. `None` if already done.
+    pub fn finish(&self) -> Option<Finished> {
+        let mut device = lock(&self.shared.device).take()?;
         let now = self.shared.clock.now();
-        drive.idle_until(now);
-        let check = drive.check().and(drive.finish_recording().map_err(|e| format!("--record: {e}")));
-        let mut stats = drive.stats(now);
-        stats.series = Some(drive.finish_series(now));
-        *device = None;
-        Some((stats, check))
+        let record = device.drive.finish_recording().map_err(|e| e.to_string());
+        let drive = &mut device.drive;
+        let (stats, model_check) = match self.shared.fault() {
+            Some(fault) => {
+                let stats = catch_unwind(AssertUnwindSafe(|| {
+                    let mut stats = drive.stats(now);
+                    stats.series = Some(drive.finish_series(now));
+                    stats
+                }))
+                .ok();
+                (stats, Err(format!("not run: the model failed while serving ({fault})")))
+            }
+            None => match catch_unwind(AssertUnwindSafe(|| {
+                drive.idle_until(now);
+                let check = drive.check();
+                let mut stats = drive.stats(now);
+                stats.series = Some(drive.finish_series(now));
+                (stats, check)
+            })) {
+                Ok((stats, check)) => (Some(stats), check),
+                Err(panic) => {
+                    let fault = self.shared.fault_found(format!("panic: {}", panic_message(&*panic)));
+                    (None, Err(format!("not run: the model failed at shutdown ({fault})")))
+                }
+            },
+        };
+        *lock(&self.shared.final_stats) = stats.clone();
+        self.shared.finished.store(true, Ordering::SeqCst);
+        Some(Finished { stats, model_check, record, fault: self.shared.fault() })
     }
 }
 
@@ -377,12 +524,58 @@ impl Listener {
         }
     }
 
+    /// The export's NBD URI (doc/uri.md): `nbd://HOST:PORT`, or `nbd+unix:///?socket=PATH` with
+    /// the path percent-encoded (a space, `#`, `?`, `&` or `%` in it would change the URI).
+    pub fn uri(&self) -> io::Result<String> {
+        Ok(match self {
+            Listener::Tcp(l) => format!("nbd://{}", l.local_addr()?),
+            Listener::Unix(_, path) => {
+                use std::os::unix::ffi::OsStrExt;
+                format!("nbd+unix:///?socket={}", percent_encode(path.as_os_str().as_bytes()))
+            }
+        })
+    }
+
+    fn set_nonblocking(&self) -> io::Result<()> {
+        match self {
+            Listener::Tcp(l) => l.set_nonblocking(true),
+            Listener::Unix(l, _) => l.set_nonblocking(true),
+        }
+    }
+
+    /// One connection: its socket, its source address (`None` for a Unix socket) and a name
+    /// for the logs.
+    fn accept(&self) -> io::Result<(Conn, Option<IpAddr>, String)> {
+        match self {
+            Listener::Tcp(l) => l.accept().map(|(s, a)| {
+                let _ = s.set_nodelay(true);
+                (Conn::Tcp(s), Some(a.ip()), a.to_string())
+            }),
+            Listener::Unix(l, p) => {
+                l.accept().map(|(s, _)| (Conn::Unix(s), None, format!("unix:{}", p.display())))
+            }
+        }
+    }
+
     fn wait(&self, timeout: Duration) {
         match self {
             Listener::Tcp(l) => wait_for_connection(l, timeout),
             Listener::Unix(l, _) => wait_for_connection(l, timeout),
         }
     }
+}
+
+/// Percent-encodes every byte but the unreserved characters of RFC 3986 and `/`.
+pub fn percent_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Waits until a connection is ready to be accepted on `listener` or `timeout` has passed.
@@ -397,8 +590,12 @@ pub(crate) fn wait_for_connection(listener: impl AsFd, timeout: Duration) {
 }
 
 /// How long an accept loop waits for a connection before it looks at shutdown requests (and
-/// handshake deadlines) again.
+/// deadlines) again.
 pub(crate) const ACCEPT_POLL: Duration = Duration::from_millis(20);
+/// The longest pause after repeated accept errors.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_millis(200);
+/// Accept errors logged one by one; then every 1000th.
+const ACCEPT_ERRORS_LOGGED: u64 = 10;
 
 pub struct Server {
     shared: Arc<Shared>,
@@ -416,6 +613,15 @@ impl Server {
                 format!("store holds {} bytes, the device {size_bytes}", store.size_bytes()),
             ));
         }
+        if config.export_name.len() > EXPORT_NAME_MAX_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "export name of {} bytes: the NBD protocol allows at most {EXPORT_NAME_MAX_BYTES}",
+                    config.export_name.len()
+                ),
+            ));
+        }
         let mut ssd = Ssd::new(device);
         if let Some(ns) = config.timeseries_interval_ns {
             ssd.enable_timeseries(ns, SimTime::ZERO);
@@ -428,13 +634,16 @@ impl Server {
         if config.power_loss || config.power_cut_after.is_some() {
             drive.track_power_loss();
         }
+        if let Some(n) = config.inject_panic_after {
+            drive.inject_panic_after(n);
+        }
         let clock = Arc::new(config.clock);
         let power_epoch = Arc::new(AtomicU64::new(0));
         let device =
             Device { drive, epoch: power_epoch.clone(), cut_after: config.power_cut_after, executed: 0 };
         let export = ExportInfo {
             name: config.export_name,
-            description: config.description,
+            description: config.description.chars().take(EXPORT_NAME_MAX_BYTES / 4).collect(),
             size_bytes,
             block_min_bytes: sector,
             block_preferred_bytes: page,
@@ -444,17 +653,23 @@ impl Server {
         Ok(Server {
             shared: Arc::new(Shared {
                 device: Mutex::new(Some(device)),
+                fault: Mutex::new(None),
+                final_stats: Mutex::new(None),
+                finished: AtomicBool::new(false),
                 page_pool,
                 export,
                 pace: config.pace,
                 clock,
                 log: config.log,
-                connections_max: config.connections_max,
+                connections_max: config.connections_max.max(1),
                 handshake_timeout: config.handshake_timeout,
+                handshakes_per_address_max: config.handshakes_per_address_max.max(1),
+                io_timeout: config.io_timeout,
+                stall_timeout: config.stall_timeout,
+                started: Instant::now(),
                 shutting_down: AtomicBool::new(false),
                 next_connection: AtomicU64::new(1),
                 open: Mutex::new(BTreeMap::new()),
-                negotiating: Mutex::new(BTreeMap::new()),
                 counters: Mutex::new(ConnectionCounters::default()),
                 inflight_per_connection_bytes: config.inflight_per_connection_bytes.max(1),
                 inflight_total: Arc::new(Budget::new(config.inflight_total_bytes.max(1))),
@@ -471,28 +686,25 @@ impl Server {
         &self.shared.export
     }
 
-    /// Accepts connections until [`ServerHandle::shutdown`], then waits for every connection.
+    /// Accepts connections until [`ServerHandle::shutdown`] (or a model fault), then waits for
+    /// every connection. Accept errors never end it.
     pub fn run(&self, listener: Listener) -> io::Result<()> {
-        match &listener {
-            Listener::Tcp(l) => l.set_nonblocking(true)?,
-            Listener::Unix(l, _) => l.set_nonblocking(true)?,
-        }
+        listener.set_nonblocking()?;
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
+        // A descriptor kept for the moment there is none left: the pending client is accepted
+        // on it and closed, instead of waiting in the backlog while accept fails in a loop.
+        let mut reserve = std::fs::File::open("/dev/null").ok();
+        let mut backoff = Duration::ZERO;
         while !self.shared.shutting_down.load(Ordering::SeqCst) {
-            self.cut_late_handshakes();
-            let accepted = match &listener {
-                Listener::Tcp(l) => l.accept().map(|(s, a)| {
-                    let _ = s.set_nodelay(true);
-                    (StreamRef::Tcp(s), a.to_string())
-                }),
-                Listener::Unix(l, p) => {
-                    l.accept().map(|(s, _)| (StreamRef::Unix(s), format!("unix:{}", p.display())))
-                }
-            };
-            match accepted {
-                Ok((stream, peer)) => {
+            self.shared.police();
+            match listener.accept() {
+                Ok((conn, ip, peer)) => {
+                    backoff = Duration::ZERO;
+                    if reserve.is_none() {
+                        reserve = std::fs::File::open("/dev/null").ok();
+                    }
                     threads.retain(|t| !t.is_finished());
-                    if let Some(t) = self.spawn(stream, peer)? {
+                    if let Some(t) = self.spawn(conn, ip, peer) {
                         threads.push(t);
                     }
                 }
@@ -500,8 +712,29 @@ impl Server {
                     listener.wait(ACCEPT_POLL);
                 }
                 Err(e) => {
-                    eprintln!("trimlab serve: accept failed: {e}");
-                    std::thread::sleep(Duration::from_millis(100));
+                    let errors = {
+                        let mut c = lock(&self.shared.counters);
+                        c.accept_errors += 1;
+                        c.accept_errors
+                    };
+                    if errors <= ACCEPT_ERRORS_LOGGED || errors.is_multiple_of(1000) {
+                        eprintln!("trimlab serve: accept failed ({errors} so far): {e}; still serving");
+                    }
+                    let no_descriptor = [rustix::io::Errno::MFILE, rustix::io::Errno::NFILE]
+                        .iter()
+                        .any(|errno| e.raw_os_error() == Some(errno.raw_os_error()));
+                    if no_descriptor && reserve.take().is_some() {
+                        if let Ok((conn, _, peer)) = listener.accept() {
+                            self.shared.count(|c| c.refused_no_resources += 1);
+                            self.shared.log(0, &peer, "refused: no file descriptor left");
+                            drop(conn);
+                        }
+                        reserve = std::fs::File::open("/dev/null").ok();
+                    }
+                    if e.kind() != io::ErrorKind::ConnectionAborted {
+                        backoff = (backoff * 2).clamp(Duration::from_millis(5), ACCEPT_BACKOFF_MAX);
+                        std::thread::sleep(backoff);
+                    }
                 }
             }
         }
@@ -511,8 +744,8 @@ impl Server {
         while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
-        for s in self.shared.open.lock().expect("open lock").values() {
-            s.shutdown(Shutdown::Both);
+        for w in lock(&self.shared.open).values() {
+            w.cut();
         }
         for t in threads {
             let _ = t.join();
@@ -523,77 +756,83 @@ impl Server {
         Ok(())
     }
 
-    /// Ends every connection whose handshake has outlived its deadline: the deadline is for
-    /// the whole negotiation, so trickling bytes does not extend it.
-    fn cut_late_handshakes(&self) {
-        let now = Instant::now();
-        let late: Vec<u64> = {
-            let mut negotiating = self.shared.negotiating.lock().expect("negotiating lock");
-            let late: Vec<u64> = negotiating.iter().filter(|(_, &d)| d <= now).map(|(&id, _)| id).collect();
-            for id in &late {
-                negotiating.remove(id);
-            }
-            late
+    /// Whether a new connection from `ip` may take a slot, cutting handshakes that hold the
+    /// slots: the oldest handshake from its address when the address has its fill, and the
+    /// oldest handshake anywhere when every slot is taken (issue 26: 64 idle handshakes locked
+    /// every client out for the 30 s of their deadline). Refused only when every slot is in
+    /// transmission.
+    fn admit(&self, open: &BTreeMap<u64, Arc<Watch>>, ip: Option<IpAddr>) -> Result<(), usize> {
+        let live = || open.values().filter(|w| !w.is_cut());
+        let oldest_handshake = |same_address: bool| {
+            live()
+                .filter(|w| w.in_handshake() && (!same_address || w.ip == ip))
+                .min_by_key(|w| w.handshake_started_ns())
+                .cloned()
         };
-        if late.is_empty() {
-            return;
-        }
-        let open = self.shared.open.lock().expect("open lock");
-        for id in late {
-            if let Some(s) = open.get(&id) {
-                s.shutdown(Shutdown::Both);
-                self.shared.count(|c| c.handshakes_timed_out += 1);
-                self.shared.log(id, "", "handshake deadline passed; disconnecting");
+        if live().filter(|w| w.in_handshake() && w.ip == ip).count() >= self.shared.handshakes_per_address_max
+        {
+            if let Some(w) = oldest_handshake(true) {
+                self.shared.cut(&w, Cut::HandshakeEvicted);
             }
         }
+        let count = live().count();
+        if count >= self.shared.connections_max {
+            match oldest_handshake(false) {
+                Some(w) => self.shared.cut(&w, Cut::HandshakeEvicted),
+                None => return Err(count),
+            }
+        }
+        Ok(())
     }
 
-    fn spawn(&self, stream: StreamRef, peer: String) -> io::Result<Option<JoinHandle<()>>> {
+    fn spawn(&self, conn: Conn, ip: Option<IpAddr>, peer: String) -> Option<JoinHandle<()>> {
         let id = self.shared.next_connection.fetch_add(1, Ordering::SeqCst);
-        let open = self.shared.open.lock().expect("open lock").len();
-        if open >= self.shared.connections_max {
-            self.shared.count(|c| c.refused_too_many += 1);
-            self.shared.log(
-                id,
-                &peer,
-                &format!("refused: {open} connections already open (--connections-max)"),
-            );
-            return Ok(None);
+        if let Err(e) = conn.set_nonblocking(false) {
+            self.shared.log(id, &peer, &format!("refused: {e}"));
+            return None;
+        }
+        let conn = Arc::new(conn);
+        let budget = Arc::new(Budget::new(self.shared.inflight_per_connection_bytes));
+        let watch = Arc::new(Watch::new(
+            id,
+            ip,
+            self.shared.started,
+            Some(conn.clone()),
+            self.shared.handshake_timeout,
+            budget,
+        ));
+        {
+            let mut open = lock(&self.shared.open);
+            if let Err(count) = self.admit(&open, ip) {
+                drop(open);
+                self.shared.count(|c| c.refused_too_many += 1);
+                self.shared.log(
+                    id,
+                    &peer,
+                    &format!("refused: {count} connections already open (--connections-max)"),
+                );
+                return None;
+            }
+            open.insert(id, watch.clone());
         }
         self.shared.count(|c| c.accepted += 1);
         self.shared.log(id, &peer, "connected");
-        let (reader, writer): (Box<dyn Read + Send>, Box<dyn Write + Send>) = match &stream {
-            StreamRef::Tcp(s) => {
-                s.set_nonblocking(false)?;
-                (Box::new(s.try_clone()?), Box::new(s.try_clone()?))
-            }
-            StreamRef::Unix(s) => {
-                s.set_nonblocking(false)?;
-                (Box::new(s.try_clone()?), Box::new(s.try_clone()?))
-            }
-        };
-        let control = stream.try_clone()?;
-        control.set_read_timeout(Some(self.shared.handshake_timeout));
-        // A client that stops reading replies must not pin the thread forever.
-        control.set_write_timeout(Some(REPLY_WRITE_TIMEOUT));
-        self.shared.open.lock().expect("open lock").insert(id, stream);
-        self.shared
-            .negotiating
-            .lock()
-            .expect("negotiating lock")
-            .insert(id, Instant::now() + self.shared.handshake_timeout);
         let shared = self.shared.clone();
-        let thread = std::thread::Builder::new().name(format!("nbd-conn-{id}")).spawn(move || {
-            let in_transmission = || {
-                shared.negotiating.lock().expect("negotiating lock").remove(&id);
-                control.set_read_timeout(None);
-            };
-            let summary = serve(&shared, id, &peer, reader, writer, &in_transmission);
-            shared.negotiating.lock().expect("negotiating lock").remove(&id);
-            shared.open.lock().expect("open lock").remove(&id);
-            shared.log(id, &peer, &summary);
-        })?;
-        Ok(Some(thread))
+        let thread_peer = peer.clone();
+        let spawned = std::thread::Builder::new().name(format!("nbd-conn-{id}")).spawn(move || {
+            let summary = serve(&shared, &watch, &thread_peer, ConnStream(conn.clone()), ConnStream(conn));
+            lock(&shared.open).remove(&id);
+            shared.log(id, &thread_peer, &summary);
+        });
+        match spawned {
+            Ok(thread) => Some(thread),
+            Err(e) => {
+                lock(&self.shared.open).remove(&id);
+                self.shared.count(|c| c.refused_no_resources += 1);
+                self.shared.log(id, &peer, &format!("refused: cannot start its thread: {e}"));
+                None
+            }
+        }
     }
 }
 
@@ -641,147 +880,11 @@ impl Device {
 /// Serves one connection over any byte stream (sockets, or in-memory buffers in the fuzz
 /// test). Returns a one-line summary of how it ended.
 pub fn serve_stream(server: &Server, reader: impl Read, writer: impl Write + Send + 'static) -> String {
-    let id = server.shared.next_connection.fetch_add(1, Ordering::SeqCst);
-    serve(&server.shared, id, "stream", reader, writer, &|| ())
-}
-
-/// How replies reach the client: written as soon as the connection has nothing else ready to
-/// read, or held until their simulated completion. Each reply carries its request's
-/// [`Charge`], released once the reply is written.
-enum Sink<W: Write + Send + 'static> {
-    /// Replies without data wait in `held` while the next request is already in hand, up to
-    /// [`REPLIES_HELD_MAX`], and go out in one write: under a client that keeps requests queued
-    /// (nbdcopy) that is one `send` per several requests instead of one each (4102 per GiB
-    /// before, 925-1184 after; server CPU 0.33 -> 0.29-0.30 s per GiB). The bytes on the wire
-    /// and their order are the same as when each reply is written at once.
-    Direct {
-        writer: W,
-        held: Vec<u8>,
-        charges: Vec<Charge>,
-    },
-    Paced {
-        queue: mpsc::Sender<(Instant, Vec<u8>, Charge)>,
-        thread: JoinHandle<io::Result<()>>,
-    },
-}
-
-/// Replies held at most before they are written together (see [`Sink::Direct`]).
-const REPLIES_HELD_MAX: usize = 16;
-/// The largest reply that is held: a reply header without data (simple 16, structured 20).
-const HELD_REPLY_BYTES_MAX: usize = 32;
-
-impl<W: Write + Send + 'static> Sink<W> {
-    fn new(writer: W, shared: &Shared) -> Sink<W> {
-        if shared.pace == Pace::None || matches!(*shared.clock, Clock::Step { .. }) {
-            return Sink::Direct { writer, held: Vec::new(), charges: Vec::new() };
-        }
-        let (queue, rx) = mpsc::channel::<(Instant, Vec<u8>, Charge)>();
-        let thread = std::thread::spawn(move || paced_writer(writer, rx));
-        Sink::Paced { queue, thread }
-    }
-
-    /// Writes the held replies. Called before anything that may wait on the client, so that
-    /// a client never waits for a reply the server holds while the server waits for it.
-    fn release(&mut self) -> io::Result<()> {
-        match self {
-            Sink::Direct { writer, held, charges } if !held.is_empty() => {
-                let written = writer.write_all(held);
-                held.clear();
-                charges.clear();
-                written
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Sends one reply. `next_in_hand`: the next request's header has already been received,
-    /// so reading it cannot wait on the client.
-    fn send(
-        &mut self,
-        due: Option<Instant>,
-        bytes: &[u8],
-        charge: Charge,
-        next_in_hand: bool,
-    ) -> io::Result<()> {
-        match self {
-            Sink::Direct { held, charges, .. } if bytes.len() <= HELD_REPLY_BYTES_MAX => {
-                held.extend_from_slice(bytes);
-                charges.push(charge);
-                if next_in_hand && charges.len() < REPLIES_HELD_MAX {
-                    return Ok(());
-                }
-                self.release()
-            }
-            Sink::Direct { .. } => {
-                self.release()?;
-                let Sink::Direct { writer, .. } = self else { unreachable!("matched above") };
-                let written = writer.write_all(bytes);
-                drop(charge);
-                written
-            }
-            Sink::Paced { queue, .. } => queue
-                .send((due.unwrap_or_else(Instant::now), bytes.to_vec(), charge))
-                .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "reply writer stopped")),
-        }
-    }
-
-    /// Sends everything still held and stops.
-    fn finish(mut self) -> io::Result<()> {
-        self.release()?;
-        match self {
-            Sink::Direct { mut writer, .. } => writer.flush(),
-            Sink::Paced { queue, thread } => {
-                drop(queue);
-                thread.join().unwrap_or_else(|_| Err(io::Error::other("reply writer panicked")))
-            }
-        }
-    }
-}
-
-/// Holds replies in a min-heap by due instant and writes each when it is due. On a write
-/// error the held replies are dropped with their charges.
-fn paced_writer(mut w: impl Write, rx: mpsc::Receiver<(Instant, Vec<u8>, Charge)>) -> io::Result<()> {
-    let mut heap: BinaryHeap<std::cmp::Reverse<(Instant, u64)>> = BinaryHeap::new();
-    let mut held: BTreeMap<u64, (Vec<u8>, Charge)> = BTreeMap::new();
-    let mut seq = 0u64;
-    let mut open = true;
-    while open || !heap.is_empty() {
-        let wait = heap.peek().map(|r| r.0 .0.saturating_duration_since(Instant::now()));
-        let got = match wait {
-            Some(d) if d.is_zero() => None,
-            Some(d) if open => match rx.recv_timeout(d) {
-                Ok(m) => Some(m),
-                Err(mpsc::RecvTimeoutError::Timeout) => None,
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    open = false;
-                    None
-                }
-            },
-            Some(d) => {
-                std::thread::sleep(d);
-                None
-            }
-            None => match rx.recv() {
-                Ok(m) => Some(m),
-                Err(_) => {
-                    open = false;
-                    None
-                }
-            },
-        };
-        if let Some((due, bytes, charge)) = got {
-            heap.push(std::cmp::Reverse((due, seq)));
-            held.insert(seq, (bytes, charge));
-            seq += 1;
-        }
-        while heap.peek().is_some_and(|r| r.0 .0 <= Instant::now()) {
-            let std::cmp::Reverse((_, n)) = heap.pop().expect("peeked");
-            let (bytes, charge) = held.remove(&n).expect("held reply");
-            w.write_all(&bytes)?;
-            drop(charge);
-        }
-    }
-    w.flush()
+    let shared = &server.shared;
+    let id = shared.next_connection.fetch_add(1, Ordering::SeqCst);
+    let budget = Arc::new(Budget::new(shared.inflight_per_connection_bytes));
+    let watch = Arc::new(Watch::new(id, None, shared.started, None, shared.handshake_timeout, budget));
+    serve(shared, &watch, "stream", reader, writer)
 }
 
 /// Reads exactly `buf.len()` bytes; `Ok(false)` on a clean EOF before the first byte.
@@ -804,27 +907,30 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
     Ok(true)
 }
 
-fn drain(r: &mut impl Read, mut bytes: u64) -> io::Result<()> {
+/// Reads and drops `bytes` bytes, telling `watch` (when given) of the progress.
+fn drain(r: &mut impl Read, mut bytes: u64, watch: Option<&Watch>) -> io::Result<()> {
     let mut buf = [0u8; 64 * 1024];
     while bytes > 0 {
         let n = bytes.min(buf.len() as u64) as usize;
         if !read_full(r, &mut buf[..n])? {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "peer vanished inside a payload"));
         }
+        if let Some(w) = watch {
+            w.progress(Transfer::Payload);
+        }
         bytes -= n as u64;
     }
     Ok(())
 }
 
-/// `in_transmission` runs once the handshake succeeded (it lifts the handshake timeout).
 fn serve(
     shared: &Shared,
-    id: u64,
+    watch: &Arc<Watch>,
     peer: &str,
     mut reader: impl Read,
     mut writer: impl Write + Send + 'static,
-    in_transmission: &dyn Fn(),
 ) -> String {
+    let id = watch.id;
     let negotiation = match handshake(shared, id, peer, &mut reader, &mut writer) {
         Ok(Some(n)) => n,
         Ok(None) => {
@@ -837,7 +943,7 @@ fn serve(
         }
     };
     shared.count(|c| c.handshakes_completed += 1);
-    in_transmission();
+    watch.negotiated();
     shared.log(
         id,
         peer,
@@ -856,10 +962,25 @@ fn serve(
         structured_replies: negotiation.structured_replies(),
         block_status: negotiation.block_status(),
     };
-    let mut sink = Sink::new(writer, shared);
-    let (summary, clean) = transmission(shared, id, peer, &mut reader, &mut sink, &limits);
+    let mut sink = if shared.pace == Pace::None || matches!(*shared.clock, Clock::Step { .. }) {
+        Sink::direct(writer, watch.clone())
+    } else {
+        match Sink::paced(writer, watch.clone()) {
+            Ok(sink) => sink,
+            Err(e) => return format!("closed: cannot start its reply writer: {e}"),
+        }
+    };
+    let (summary, clean) = transmission_loop(shared, watch, peer, &mut reader, &mut sink, &limits);
     let flushed = sink.finish();
-    shared.count(|c| if clean { c.disconnects_clean += 1 } else { c.disconnects_abrupt += 1 });
+    let peak = watch.budget.peak();
+    shared.count(|c| {
+        c.inflight_bytes_peak_connection = c.inflight_bytes_peak_connection.max(peak);
+        if clean {
+            c.disconnects_clean += 1
+        } else {
+            c.disconnects_abrupt += 1
+        }
+    });
     match flushed {
         Ok(()) => summary,
         Err(e) => format!("{summary}; sending the last replies failed: {e}"),
@@ -902,7 +1023,7 @@ fn handshake(
             }
         };
         let outcome = if shared.shutting_down.load(Ordering::SeqCst) && option != OPT_ABORT {
-            drain(reader, length as u64)?;
+            drain(reader, length as u64, None)?;
             let mut reply = Vec::new();
             handshake::option_reply(option, REP_ERR_SHUTDOWN, b"server is shutting down", &mut reply);
             handshake::OptionOutcome { reply, next: Next::Options, refused: Some("shutting down".into()) }
@@ -916,7 +1037,7 @@ fn handshake(
                     negotiation.handle(option, &data)
                 }
                 PayloadPolicy::DrainAndRefuse => {
-                    drain(reader, length as u64)?;
+                    drain(reader, length as u64, None)?;
                     negotiation.too_big(option, length)
                 }
                 PayloadPolicy::Disconnect => {
@@ -952,31 +1073,67 @@ const DATA_AT: usize = 28;
 /// Extents in one BLOCK_STATUS reply (the protocol lets the server describe less than asked).
 const BLOCK_STATUS_EXTENTS_MAX: usize = 1024;
 
-/// The transmission phase. Returns a summary and whether the client ended it with DISC.
-fn transmission<W: Write + Send + 'static>(
-    shared: &Shared,
-    id: u64,
-    peer: &str,
-    reader: &mut impl Read,
-    sink: &mut Sink<W>,
-    limits: &Limits,
-) -> (String, bool) {
-    let budget = Arc::new(Budget::new(shared.inflight_per_connection_bytes));
-    let (summary, clean) = transmission_loop(shared, id, peer, reader, sink, limits, &budget);
-    let peak = budget.peak.load(Ordering::Relaxed);
-    shared.count(|c| c.inflight_bytes_peak_connection = c.inflight_bytes_peak_connection.max(peak));
-    (summary, clean)
+/// What a request's reply holds until it is written: its data (a READ's, a BLOCK_STATUS's
+/// extents at most), its header, and what holding it costs.
+fn reply_charge(checked: &Result<Request, Refusal>) -> u64 {
+    let data = match checked {
+        Ok(Request::Read { length, .. }) => *length as u64,
+        Ok(Request::BlockStatus { .. }) => 4 + 8 * BLOCK_STATUS_EXTENTS_MAX as u64,
+        _ => 0,
+    };
+    data + DATA_AT as u64 + REPLY_HOLD_BYTES
 }
 
+/// Charges a WRITE's payload to the server-wide budget window by window as it arrives, and
+/// tells the watch of its progress.
+struct PayloadHooks<'a, W: Write + Send + 'static> {
+    shared: &'a Shared,
+    watch: &'a Watch,
+    sink: &'a mut Sink<W>,
+    charge: &'a mut Charge,
+}
+
+impl<W: Write + Send + 'static> ReceiveHooks for PayloadHooks<'_, W> {
+    fn window(&mut self, bytes: u64, first: bool) -> io::Result<()> {
+        let total = &self.shared.inflight_total;
+        if total.try_take(bytes) {
+            self.charge.add_total(bytes, None);
+            return Ok(());
+        }
+        // It waits: the held replies go out first (their charges may be what it waits for),
+        // and time spent waiting for budget does not count against the payload's deadline.
+        self.sink.release()?;
+        self.watch.end(Transfer::Payload);
+        let (stop, id) = (&self.shared.shutting_down, self.watch.id);
+        let mut relieve = || self.shared.relieve_pressure();
+        let got = if first {
+            total.take(bytes, stop, &mut relieve)
+        } else {
+            total.take_more(bytes, id, stop, &mut relieve)
+        };
+        self.watch.begin(Transfer::Payload);
+        if !got {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "the server is shutting down"));
+        }
+        self.charge.add_total(bytes, (!first).then_some(id));
+        Ok(())
+    }
+
+    fn progress(&mut self) {
+        self.watch.progress(Transfer::Payload);
+    }
+}
+
+/// The transmission phase. Returns a summary and whether the client ended it with DISC.
 fn transmission_loop<W: Write + Send + 'static>(
     shared: &Shared,
-    id: u64,
+    watch: &Watch,
     peer: &str,
     reader: &mut impl Read,
     sink: &mut Sink<W>,
     limits: &Limits,
-    budget: &Arc<Budget>,
 ) -> (String, bool) {
+    let id = watch.id;
     let mut buf: Vec<u8> = Vec::new();
     let mut payload = Payload::default();
     // The start of the next request's header, when it arrived with a WRITE's payload (one
@@ -1029,27 +1186,28 @@ fn transmission_loop<W: Write + Send + 'static>(
         };
         requests += 1;
         let mut checked = request::validate(&header, limits);
-        // The request's data (WRITE payload or READ reply) is charged until its reply is out;
-        // a client that leaves replies unread stops here, and its requests stay unread.
-        let data_bytes = match &checked {
-            Ok(Request::Read { length, .. } | Request::Write { length, .. }) => *length as u64,
-            _ => 0,
-        } + DATA_AT as u64;
-        match take_budgets(budget, &shared.inflight_total, data_bytes, sink, &shared.shutting_down) {
+        // The reply is charged now, to both budgets, until it is written; a client that
+        // leaves replies unread stops here, and its requests stay unread. A WRITE's payload is
+        // charged to the connection now and server-wide as it arrives (PayloadHooks).
+        let payload_bytes = header.payload_bytes() as usize;
+        let reply_bytes = reply_charge(&checked);
+        let connection_bytes = reply_bytes + if checked.is_ok() { payload_bytes as u64 } else { 0 };
+        match take_budgets(shared, &watch.budget, connection_bytes, reply_bytes, sink) {
             Ok(true) => {}
             Ok(false) => return (summary(requests, refusals, "closed by server shutdown"), false),
             Err(e) => return unanswered(requests, refusals, e),
         }
-        let charge =
-            Charge { bytes: data_bytes, connection: budget.clone(), total: shared.inflight_total.clone() };
-        let payload_bytes = header.payload_bytes() as usize;
+        let mut charge =
+            Charge::new(watch.budget.clone(), shared.inflight_total.clone(), connection_bytes, reply_bytes);
         if payload_bytes > 0 {
+            watch.begin(Transfer::Payload);
             let result = if checked.is_ok() {
                 if let Some(pool) = &shared.page_pool {
                     // Pages of a payload the drive refused before the store took them.
                     pool.give(std::mem::take(&mut payload.pages));
                 }
                 let lead = std::mem::take(&mut payload.lead);
+                let mut hooks = PayloadHooks { shared, watch, sink: &mut *sink, charge: &mut charge };
                 Payload::receive(
                     reader,
                     header.offset,
@@ -1057,6 +1215,7 @@ fn transmission_loop<W: Write + Send + 'static>(
                     shared.page_pool.as_deref(),
                     lead,
                     &mut next_header,
+                    &mut hooks,
                 )
                 .map(|(received, spilled)| {
                     payload = received;
@@ -1073,20 +1232,23 @@ fn transmission_loop<W: Write + Send + 'static>(
                     false,
                 );
             } else {
-                drain(reader, payload_bytes as u64)
+                drain(reader, payload_bytes as u64, Some(watch))
             };
+            watch.end(Transfer::Payload);
             if let Err(e) = result {
                 // Nothing of this request was applied or acknowledged.
-                return (
-                    summary(requests, refusals, &format!("client vanished inside a WRITE payload ({e})")),
-                    false,
-                );
+                return (summary(requests, refusals, &format!("WRITE payload not received ({e})")), false);
             }
         }
         if let Ok(Request::Disconnect) = checked {
             return (summary(requests, refusals, "clean disconnect (NBD_CMD_DISC)"), true);
         }
-        if shared.shutting_down.load(Ordering::SeqCst) {
+        // After a model fault every request gets EIO, and the connection ends with its reply.
+        let mut fault = shared.fault();
+        if let Some(f) = &fault {
+            checked =
+                Err(Refusal::new(EIO, format!("the device model failed ({f}); the export is stopping")));
+        } else if shared.shutting_down.load(Ordering::SeqCst) {
             checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
         } else if checked.is_ok() && shared.power_epoch.load(Ordering::SeqCst) != epoch {
             shared.count(|c| c.refused_after_power_cut += 1);
@@ -1098,11 +1260,19 @@ fn transmission_loop<W: Write + Send + 'static>(
             Ok(request) => match shared
                 .with_device(|d, clock| d.execute(clock, request, &mut buf, &mut payload, epoch))
             {
-                Some(result) => result,
-                None => return (summary(requests, refusals, "device stopped"), false),
+                Ok(result) => result,
+                Err(Stopped::Finished) => return (summary(requests, refusals, "device stopped"), false),
+                Err(Stopped::Fault(f)) => {
+                    let refusal =
+                        Refusal::new(EIO, format!("the device model failed ({f}); the export is stopping"));
+                    fault = Some(f);
+                    Err(refusal)
+                }
             },
             Err(refusal) => Err(refusal),
         };
+        // The payload's pages are in the store now (or dropped): only the reply stays held.
+        charge.shrink_to(reply_bytes, reply_bytes);
         let (due, head_at) = match &outcome {
             Ok((done, data_bytes)) => {
                 let mut head = Vec::with_capacity(DATA_AT);
@@ -1124,7 +1294,7 @@ fn transmission_loop<W: Write + Send + 'static>(
             }
             Err(refusal) => {
                 refusals += 1;
-                shared.with_device(|d, _| d.drive.count_refusal());
+                let _ = shared.inspect_device(|d, _| d.drive.count_refusal());
                 if refusals <= REFUSALS_LOGGED_MAX {
                     shared.log(
                         id,
@@ -1155,8 +1325,16 @@ fn transmission_loop<W: Write + Send + 'static>(
             Ok(_) => DATA_AT,
             Err(_) => buf.len(),
         };
-        if let Err(e) = sink.send(due, &buf[head_at..end], charge, carried == REQUEST_HEADER_BYTES) {
+        let next_in_hand = carried == REQUEST_HEADER_BYTES && fault.is_none();
+        if let Err(e) = sink.send(due, &mut buf, head_at..end, charge, next_in_hand) {
             return unanswered(requests, refusals, e);
+        }
+        if let Some(f) = fault {
+            let how = format!("answered EIO and closed: the device model failed ({f})");
+            return match sink.release() {
+                Ok(()) => (summary(requests, refusals, &how), false),
+                Err(e) => unanswered(requests, refusals, e),
+            };
         }
         if buf.capacity() > KEEP_BUFFER_BYTES {
             // A large request's buffer goes back: idle connections should not hold 32 MiB each.
@@ -1168,26 +1346,28 @@ fn transmission_loop<W: Write + Send + 'static>(
     }
 }
 
-/// Takes `n` bytes of the connection's budget and of the total. Held replies are written
-/// before either is waited for: their charges may be what it waits for. False if the server
-/// began shutting down while waiting.
+/// Takes `connection_bytes` of the connection's budget and `total_bytes` of the server-wide
+/// one. Held replies are written before either is waited for: their charges may be what it
+/// waits for. While it waits for the server-wide budget, connections that hold budget without
+/// progress are cut. False if the server began shutting down while waiting.
 fn take_budgets<W: Write + Send + 'static>(
+    shared: &Shared,
     connection: &Budget,
-    total: &Budget,
-    n: u64,
+    connection_bytes: u64,
+    total_bytes: u64,
     sink: &mut Sink<W>,
-    stop: &AtomicBool,
 ) -> io::Result<bool> {
-    if !connection.try_take(n) {
+    let (total, stop) = (&shared.inflight_total, &shared.shutting_down);
+    if !connection.try_take(connection_bytes) {
         sink.release()?;
-        if !connection.take(n, stop) {
+        if !connection.take(connection_bytes, stop, &mut || ()) {
             return Ok(false);
         }
     }
-    if !total.try_take(n) {
+    if !total.try_take(total_bytes) {
         let released = sink.release();
-        if released.is_err() || !total.take(n, stop) {
-            connection.give(n);
+        if released.is_err() || !total.take(total_bytes, stop, &mut || shared.relieve_pressure()) {
+            connection.give(connection_bytes);
             return released.map(|()| false);
         }
     }

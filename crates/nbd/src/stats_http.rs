@@ -5,7 +5,9 @@
 //!
 //! Nobody can stall it (issue 13): each client gets its own thread and one deadline for the
 //! whole exchange, at most [`HTTP_CLIENTS_MAX`] are served at once (more get 503), and the
-//! accept loop returns as soon as the server shuts down, never waiting on a client.
+//! accept loop returns as soon as the server has finished, never waiting on a client. It keeps
+//! answering while the server shuts down (with the final report once finished), and after a
+//! model fault `GET /stats` answers 500 with the fault (issue 26: it answered nothing).
 
 use crate::server::{wait_for_connection, ServerHandle, ACCEPT_POLL};
 use std::io::{self, Read, Write};
@@ -21,11 +23,12 @@ pub const HTTP_DEADLINE: Duration = Duration::from_secs(5);
 /// The longest request head read (request line and headers).
 const REQUEST_HEAD_BYTES_MAX: usize = 8192;
 
-/// Serves requests until the server shuts down.
+/// Serves requests until the server has finished ([`ServerHandle::finish`]).
 pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
     listener.set_nonblocking(true)?;
     let busy = Arc::new(AtomicUsize::new(0));
-    while !server.is_shutting_down() {
+    let mut errors = 0u64;
+    while !server.is_finished() {
         match listener.accept() {
             Ok((mut stream, _)) => {
                 if busy.load(Ordering::SeqCst) >= HTTP_CLIENTS_MAX {
@@ -52,7 +55,14 @@ pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => wait_for_connection(&listener, ACCEPT_POLL),
-            Err(e) => return Err(e),
+            // Out of descriptors, an aborted connection ...: the endpoint carries on.
+            Err(e) => {
+                errors += 1;
+                if errors <= 10 || errors.is_multiple_of(1000) {
+                    eprintln!("trimlab serve: stats endpoint: accept failed ({errors} so far): {e}");
+                }
+                std::thread::sleep(ACCEPT_POLL * 5);
+            }
         }
     }
     Ok(())
@@ -109,11 +119,28 @@ fn answer(mut stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let (status, body) = match (method, path) {
         ("GET", "/stats") => {
-            let Some(stats) = server.stats() else {
-                return Ok(());
-            };
-            let json = serde_json::json!({ "connections": server.connections(), "stats": stats });
-            ("200 OK", serde_json::to_string_pretty(&json).unwrap_or_default())
+            let (fault, stats) = (server.fault(), server.stats());
+            let connections = server.connections();
+            match (fault, stats) {
+                (None, Some(stats)) => (
+                    "200 OK",
+                    serde_json::to_string_pretty(
+                        &serde_json::json!({ "connections": connections, "stats": stats }),
+                    )
+                    .unwrap_or_default(),
+                ),
+                (Some(fault), stats) => (
+                    "500 Internal Server Error",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "error": format!("the device model failed: {fault}"),
+                        "fault": fault,
+                        "connections": connections,
+                        "stats": stats,
+                    }))
+                    .unwrap_or_default(),
+                ),
+                (None, None) => ("503 Service Unavailable", error_json("the server has stopped")),
+            }
         }
         ("POST", "/power-cut") => match server.power_cut() {
             Ok(report) => ("200 OK", serde_json::json!({ "power_cut": report }).to_string()),

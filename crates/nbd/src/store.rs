@@ -38,6 +38,16 @@ pub trait Store: Send {
     }
     /// Makes the range read as zeros, freeing what it can.
     fn zero(&mut self, offset: u64, length: u64) -> io::Result<()>;
+    /// Puts back the `page_bytes` at `offset` a power cut takes back: `saved` (its bytes before
+    /// the lost writes), or zeros. The saved copy is already in memory, so a store that can
+    /// take it as it is does so even past its memory limit: a power cut must not fail
+    /// halfway for room (issue 26).
+    fn restore_page(&mut self, offset: u64, page_bytes: u64, saved: Option<Box<[u8]>>) -> io::Result<()> {
+        match saved {
+            Some(bytes) => self.write(offset, &bytes),
+            None => self.zero(offset, page_bytes),
+        }
+    }
     /// Makes everything written so far durable (a no-op in memory).
     fn flush(&mut self) -> io::Result<()>;
     /// Bytes of storage the data occupies (allocated blocks: holes cost nothing).
@@ -337,6 +347,28 @@ impl Store for SparseStore {
         Some(self.pool.clone())
     }
 
+    fn restore_page(&mut self, offset: u64, page_bytes: u64, saved: Option<Box<[u8]>>) -> io::Result<()> {
+        match saved {
+            Some(bytes)
+                if page_bytes == self.page_bytes
+                    && offset.is_multiple_of(page_bytes)
+                    && bytes.len() as u64 == page_bytes =>
+            {
+                // Moved in, not counted against the limit (the copy is already in memory).
+                let old = self.put(offset / page_bytes, Some(bytes));
+                self.pool.give(old);
+                Ok(())
+            }
+            Some(bytes) => {
+                let limit = std::mem::replace(&mut self.memory_max_pages, u64::MAX);
+                let written = self.write(offset, &bytes);
+                self.memory_max_pages = limit;
+                written
+            }
+            None => self.zero(offset, page_bytes),
+        }
+    }
+
     fn zero(&mut self, offset: u64, length: u64) -> io::Result<()> {
         let (pb, end) = (self.page_bytes, offset + length);
         let mut at = offset;
@@ -555,7 +587,9 @@ mod tests {
         let pool = s.page_pool().unwrap();
         let data: Vec<u8> = (0..3 * 4096 + 1000).map(|i| (i % 253) as u8 + 1).collect();
         let receive = |offset| {
-            Payload::receive(&mut &data[..], offset, data.len(), Some(&pool), Vec::new(), &mut []).unwrap().0
+            Payload::receive(&mut &data[..], offset, data.len(), Some(&pool), Vec::new(), &mut [], &mut ())
+                .unwrap()
+                .0
         };
         let mut p = receive(512);
         assert_eq!((p.lead.len(), p.pages.len(), p.trail.len()), (3584, 2, 1512));
@@ -573,8 +607,9 @@ mod tests {
         assert_eq!(pool.spare(), spare + 2);
         // Whole zero pages in a payload become holes.
         let zeros = vec![0u8; 8192];
-        let mut z =
-            Payload::receive(&mut &zeros[..], 4096, 8192, Some(&pool), Vec::new(), &mut []).unwrap().0;
+        let mut z = Payload::receive(&mut &zeros[..], 4096, 8192, Some(&pool), Vec::new(), &mut [], &mut ())
+            .unwrap()
+            .0;
         s.write_payload(&mut z).unwrap();
         assert_eq!(s.pages_allocated(), 2);
         assert_eq!(
@@ -589,7 +624,9 @@ mod tests {
         let pool = s.page_pool().unwrap();
         let data = vec![5u8; 12288];
         let mut p =
-            Payload::receive(&mut &data[..], 0, data.len(), Some(&pool), Vec::new(), &mut []).unwrap().0;
+            Payload::receive(&mut &data[..], 0, data.len(), Some(&pool), Vec::new(), &mut [], &mut ())
+                .unwrap()
+                .0;
         let e = s.write_payload(&mut p).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::StorageFull, "{e}");
         assert_eq!(s.pages_allocated(), 0);

@@ -15,8 +15,17 @@
 //! Invariants: no panic in any thread; the server answers every session (the device thread
 //! is still alive); the model's `check()` passes at the end.
 //!
-//! `TRIMLAB_FUZZ_CASES=<n>` scales the run; a failing case prints `TRIMLAB_SEED=<seed>` to
-//! replay it alone.
+//! - Sockets, for a bounded time (issue 26): rounds of a few concurrent clients over TCP, each
+//!   sending a valid, mutated or random session with large READs and WRITEs (several payload
+//!   windows), cut at random points into pieces sent with pauses, some reading their replies
+//!   late and some stopping mid-payload, against small budgets and short deadlines, paced and
+//!   not. Invariants: each client, once it stops sending, sees the server close its connection
+//!   within a few seconds (never left waiting); after each round an honest client is served;
+//!   at the end no budget is held, no fault was raised and the model check passes.
+//!
+//! `TRIMLAB_FUZZ_CASES=<n>` scales the counted runs and `TRIMLAB_FUZZ_SECONDS=<s>` the timed
+//! one (3 s per pace by default); a failing case prints `TRIMLAB_SEED=<seed>` to replay it
+//! alone.
 
 mod common;
 
@@ -24,10 +33,12 @@ use common::*;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::io::{Cursor, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
-use trimlab_nbd::server::{serve_stream, Clock};
+use std::time::{Duration, Instant};
+use trimlab_nbd::server::{serve_stream, Clock, Listener};
 use trimlab_nbd::wire::*;
-use trimlab_nbd::Server;
+use trimlab_nbd::{Pace, Server};
 
 /// The window of the export the generated requests touch (keeps the reference small).
 const WINDOW_BYTES: u64 = 1 << 20;
@@ -205,8 +216,8 @@ fn check_valid_session(seed: u64) {
             }
         }
     }
-    let (_, check) = server.handle().finish().unwrap();
-    check.unwrap_or_else(|e| panic!("TRIMLAB_SEED={seed}: model check: {e}"));
+    let finished = server.handle().finish().unwrap();
+    finished.model_check.unwrap_or_else(|e| panic!("TRIMLAB_SEED={seed}: model check: {e}"));
 }
 
 #[test]
@@ -275,8 +286,9 @@ fn mutated_and_random_streams_never_break_the_server() {
         assert!(!summary.contains("device stopped"), "TRIMLAB_SEED={seed}: {summary}");
     }
     assert!(handle.stats().is_some(), "the device is alive (no panic poisoned its lock)");
-    let (stats, check) = handle.finish().unwrap();
-    check.unwrap_or_else(|e| panic!("model check after fuzzing: {e}"));
+    let finished = handle.finish().unwrap();
+    finished.model_check.unwrap_or_else(|e| panic!("model check after fuzzing: {e}"));
+    let stats = finished.stats.unwrap();
     assert!(stats.nbd.refused_commands > 0, "mutations produce refused requests");
 }
 
@@ -340,4 +352,206 @@ fn replies_to_queued_writes_go_out_together_in_request_order() {
     // The handshake takes a few writes; 81 replies one write each would take 81 more.
     let most = 10 + (2 * writes as usize).div_ceil(16) + 1;
     assert!(calls <= most, "{calls} write calls for 81 replies (at most {most} expected)");
+}
+
+/// One socket client's bytes and how it behaves.
+struct Peer {
+    bytes: Vec<u8>,
+    /// Pieces the bytes are sent in (their lengths), with a pause after some.
+    pieces: Vec<(usize, Duration)>,
+    /// When it starts reading replies (late: a client that does not read for a while).
+    read_after: Duration,
+    /// How long it keeps its writing side open after its last byte (a client gone quiet,
+    /// perhaps inside a payload: the deadlines must end it).
+    hold: Duration,
+}
+
+const SOCKET_BLOCK_MAX: u32 = 4 << 20;
+
+impl Peer {
+    fn generate(rng: &mut Xoshiro256PlusPlus) -> Peer {
+        let mut session = Session::generate(rng);
+        // Large requests: several payload windows, overdrafts, replies larger than the
+        // socket buffers. A DISC would end the session before them.
+        session.steps.retain(|s| !matches!(s, Step::Request { command: CMD_DISC, .. }));
+        for _ in 0..rng.gen_range(0..3) {
+            let length = rng.gen_range(1..=(SOCKET_BLOCK_MAX / 512)) * 512;
+            let offset = rng.gen_range(0..(EXPORT_BYTES - length as u64) / 512) * 512;
+            let command = if rng.gen() { CMD_WRITE } else { CMD_READ };
+            let data =
+                if command == CMD_WRITE { vec![rng.gen::<u8>() | 1; length as usize] } else { Vec::new() };
+            session.steps.push(Step::Request { command, flags: 0, offset, length, data });
+        }
+        let mut bytes = session.bytes();
+        match rng.gen_range(0..10) {
+            0 => bytes = (0..rng.gen_range(0..300)).map(|_| rng.gen()).collect(),
+            1..=4 => bytes = mutate(rng, bytes),
+            5 => {
+                // Stops mid-stream (often inside a payload).
+                let at = rng.gen_range(0..=bytes.len());
+                bytes.truncate(at);
+            }
+            _ => {}
+        }
+        let mut pieces = Vec::new();
+        let mut left = bytes.len();
+        while left > 0 {
+            let n = rng.gen_range(1..=left.min(256 << 10));
+            let pause =
+                if rng.gen_bool(0.1) { Duration::from_millis(rng.gen_range(1..30)) } else { Duration::ZERO };
+            pieces.push((n, pause));
+            left -= n;
+        }
+        let read_after = match rng.gen_range(0..10) {
+            0..=2 => Duration::from_millis(rng.gen_range(100..1200)),
+            3 => Duration::from_millis(rng.gen_range(1200..2500)),
+            _ => Duration::ZERO,
+        };
+        let hold =
+            if rng.gen_bool(0.15) { Duration::from_millis(rng.gen_range(500..2500)) } else { Duration::ZERO };
+        Peer { bytes, pieces, read_after, hold }
+    }
+
+    /// Sends, then closes its writing side and reads until the server closes. Err: the
+    /// server left it waiting.
+    fn run(self, addr: &str, wait_max: Duration) -> Result<(), String> {
+        let s = TcpStream::connect(addr).map_err(|e| format!("connect: {e}"))?;
+        let mut reader = s.try_clone().unwrap();
+        let read_after = self.read_after;
+        let drained = std::thread::spawn(move || {
+            std::thread::sleep(read_after);
+            reader.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut waiting_since: Option<Instant> = None;
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => return Ok(()),
+                    Ok(_) => waiting_since = None,
+                    Err(e)
+                        if e.kind() == std::io::ErrorKind::WouldBlock
+                            || e.kind() == std::io::ErrorKind::TimedOut =>
+                    {
+                        // No byte for `wait_max` (which covers the client's own pauses and
+                        // holds) means the server left it waiting.
+                        let since = *waiting_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() > wait_max {
+                            return Err(format!("no byte and no close for {wait_max:?}"));
+                        }
+                    }
+                    Err(_) => return Ok(()), // reset: closed
+                }
+            }
+        });
+        let mut w = s;
+        w.set_write_timeout(Some(wait_max)).unwrap();
+        let mut at = 0;
+        for (n, pause) in &self.pieces {
+            if w.write_all(&self.bytes[at..at + n]).is_err() {
+                break; // the server closed (a refusal, a deadline, a cut)
+            }
+            at += n;
+            std::thread::sleep(*pause);
+        }
+        std::thread::sleep(self.hold);
+        let _ = w.shutdown(Shutdown::Write);
+        drained.join().unwrap()
+    }
+}
+
+fn fuzz_seconds() -> f64 {
+    std::env::var("TRIMLAB_FUZZ_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3.0)
+}
+
+fn socket_rounds(pace: Pace, base: u64) {
+    let server = server_with(SOCKET_BLOCK_MAX, Clock::wall(), 6, pace, |mut c| {
+        c.inflight_per_connection_bytes = SOCKET_BLOCK_MAX as u64 + (1 << 20);
+        c.inflight_total_bytes = 6 << 20;
+        c.handshake_timeout = Duration::from_millis(800);
+        c.io_timeout = Duration::from_millis(1500);
+        c.stall_timeout = Duration::from_millis(300);
+        c.handshakes_per_address_max = 3;
+        c
+    });
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let server = Arc::new(server);
+    let handle = server.handle();
+    let runner = {
+        let server = server.clone();
+        std::thread::spawn(move || server.run(Listener::Tcp(listener)))
+    };
+    // A client is never left waiting longer than the deadlines allow, with room for a slow
+    // shared machine.
+    let wait_max = Duration::from_secs(8);
+    let single = std::env::var("TRIMLAB_SEED").ok().and_then(|v| v.parse::<u64>().ok());
+    let end = Instant::now() + Duration::from_secs_f64(fuzz_seconds());
+    let mut rounds = 0u64;
+    let mut seed = single.unwrap_or(base);
+    while rounds == 0 || (single.is_none() && Instant::now() < end) {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let peers: Vec<Peer> = (0..rng.gen_range(1..=4)).map(|_| Peer::generate(&mut rng)).collect();
+        let threads: Vec<_> = peers
+            .into_iter()
+            .map(|p| {
+                let addr = addr.clone();
+                std::thread::spawn(move || p.run(&addr, wait_max))
+            })
+            .collect();
+        for t in threads {
+            if let Err(e) = t.join().unwrap() {
+                panic!("TRIMLAB_SEED={seed} ({pace:?}): a client was left waiting: {e}");
+            }
+        }
+        if let Some(fault) = handle.fault() {
+            // A bug in the model, not in the server: the server's part is to stop cleanly,
+            // and it did if the clients above were all closed and it stops by itself.
+            let stop = Instant::now() + wait_max;
+            while !runner.is_finished() && Instant::now() < stop {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert!(
+                runner.is_finished(),
+                "TRIMLAB_SEED={seed} ({pace:?}): the export did not stop after {fault}"
+            );
+            panic!("TRIMLAB_SEED={seed} ({pace:?}): the device model failed (the export stopped cleanly): {fault}");
+        }
+        // An honest client is still served.
+        let s = TcpStream::connect(&addr).unwrap();
+        s.set_read_timeout(Some(wait_max)).unwrap();
+        let mut c = Client::start(s, FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES)
+            .unwrap_or_else(|e| panic!("TRIMLAB_SEED={seed} ({pace:?}): greeting: {e}"));
+        c.go().unwrap_or_else(|e| panic!("TRIMLAB_SEED={seed} ({pace:?}): GO: {e}"));
+        let (errno, _) = c
+            .request(CMD_READ, 0, 0, 4096, &[])
+            .unwrap_or_else(|e| panic!("TRIMLAB_SEED={seed} ({pace:?}): honest READ: {e}"));
+        assert_eq!(errno, 0, "TRIMLAB_SEED={seed} ({pace:?})");
+        rounds += 1;
+        seed += 1;
+    }
+    assert!(handle.fault().is_none(), "{:?}", handle.fault());
+    // Every connection ends and gives its charges back.
+    let quiet = Instant::now() + Duration::from_secs(10);
+    while (handle.open_connections() > 0 || handle.inflight_bytes() > 0) && Instant::now() < quiet {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(handle.inflight_bytes(), 0, "budget left held after every client left ({pace:?})");
+    handle.shutdown();
+    runner.join().unwrap().unwrap();
+    let finished = handle.finish().unwrap();
+    finished.model_check.unwrap_or_else(|e| panic!("model check after socket fuzzing ({pace:?}): {e}"));
+    let c = handle.connections();
+    eprintln!(
+        "socket fuzz {pace:?}: {rounds} rounds from seed {base}; {} connections, {} cut at a deadline, {} stalled, {} handshakes evicted, peak {} bytes held",
+        c.accepted, c.cut_io_deadline, c.cut_stalled, c.handshakes_evicted, c.inflight_bytes_peak
+    );
+}
+
+#[test]
+fn sockets_under_arbitrary_bytes_never_leave_a_client_waiting() {
+    socket_rounds(Pace::None, 5_000_000);
+}
+
+#[test]
+fn paced_sockets_under_arbitrary_bytes_never_leave_a_client_waiting() {
+    socket_rounds(Pace::Real, 6_000_000);
 }

@@ -66,6 +66,9 @@ pub fn server_with_memory(
             clock,
             connections_max,
             handshake_timeout: std::time::Duration::from_millis(500),
+            handshakes_per_address_max: trimlab_nbd::server::HANDSHAKES_PER_ADDRESS_DEFAULT,
+            io_timeout: trimlab_nbd::server::IO_TIMEOUT_DEFAULT,
+            stall_timeout: trimlab_nbd::server::STALL_TIMEOUT_DEFAULT,
             log: std::env::var_os("TRIMLAB_NBD_LOG").is_some(),
             record: None,
             timeseries_interval_ns: None,
@@ -74,6 +77,7 @@ pub fn server_with_memory(
             inflight_total_bytes: trimlab_nbd::server::INFLIGHT_TOTAL_DEFAULT,
             power_loss: false,
             power_cut_after: None,
+            inject_panic_after: None,
         }),
     )
     .expect("server starts")
