@@ -93,7 +93,8 @@ fn fio_size(value: &str) -> Option<u64> {
 fn fio_time_us(value: &str) -> Option<u64> {
     let v = value.trim();
     if let Ok(us) = v.parse::<u64>() {
-        return us.checked_mul(1000);
+        // The bound every config duration has (a year), so bare microseconds cannot pass it.
+        return us.checked_mul(1000).filter(|&ns| ns <= DurationNs::MAX_NS);
     }
     DurationNs::parse(v).ok().map(|d| d.0)
 }
@@ -342,5 +343,9 @@ mod tests {
         assert_eq!(fio_size("1g"), Some(1 << 30));
         assert_eq!(fio_size("512"), Some(512));
         assert_eq!(fio_size("lots"), None);
+        assert_eq!(fio_size("16777216t"), None, "2^64 bytes");
+        assert_eq!(fio_time_us("31536000000000"), Some(DurationNs::MAX_NS), "365 days in us");
+        assert_eq!(fio_time_us("31536000000001"), None);
+        assert_eq!(fio_time_us("366d"), None);
     }
 }
