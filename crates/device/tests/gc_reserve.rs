@@ -11,7 +11,7 @@
 //! Invariants: no command panics (before issue 26 a FLUSH that drained more blocks per plane
 //! than GC's reserve ended in "no plane can take a host write"); completions never precede
 //! arrivals; the full consistency check (maps, valid counts, block pool, TRIM engine) holds
-//! after every GC and TRIM (the `verify` feature), after every power cut and every eighth
+//! after every GC and TRIM (`trimlab_device::verify`, enabled here), after every power cut and every eighth
 //! FLUSH, every 64 commands and at the end.
 //!
 //! Replay a failure: the runner's random stream is fixed (no persisted regressions), so a failure
@@ -220,6 +220,7 @@ const CASES: u32 = 150;
 
 /// Runs one half of the cases; returns the geometries that resolved (and so ran).
 fn half(stream: u8) -> u32 {
+    trimlab_device::verify::enable();
     let ran = Cell::new(0u32);
     let config = Config {
         cases: CASES,

@@ -9,7 +9,7 @@
 //!
 //! Invariants: a read returns the last data written to each page, or zeros if it was never
 //! written or was trimmed since (with engine "none", trims change nothing); the full FTL check
-//! (forward/backward maps agree, valid counts, block pool) holds after every GC (verify feature)
+//! (forward/backward maps agree, valid counts, block pool) holds after every GC (`verify::enable()`)
 //! and after every TRIM, and with the delayed engine also every few commands (its bitmap and
 //! trim buffer agree: every pending page has an entry to drain it); completions never precede
 //! arrivals. A delayed-engine case runs twice, with the full and the partial trim bitmap, and

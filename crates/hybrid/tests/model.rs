@@ -13,7 +13,7 @@
 //! written or trimmed since; `valid_pages` counts exactly the pages holding data; the hybrid
 //! FTL's full check (forward/backward maps, data blocks at their offsets, log-block lists, free
 //! lists, the trimmed-range list) holds after every merge (`set_verify`) and the page FTL's
-//! after every GC (verify feature) and at the end.
+//! after every GC (`verify::enable()`) and at the end.
 //!
 //! Replay a failure: TRIMLAB_SEED=<seed printed in the panic> cargo test -p trimlab-hybrid --test model
 
