@@ -53,6 +53,18 @@ mod tests {
         let set = ["ftl.gc_free_blocks=2".to_string()];
         assert!(locate(text, "c.toml", &set, e).to_string().starts_with("--set ftl.gc_free_blocks=2: "));
         let e = ConfigError::new("trim.delayed.idle_chunk_pages", 0, "x");
-        assert!(locate(text, "c.toml", &[], e).to_string().starts_with("c.toml: "));
+        assert!(
+            locate(text, "c.toml", &[], e).to_string().starts_with("c.toml: "),
+            "a key not in the file has no line"
+        );
+        // A key in a nested table is found under its own header.
+        let nested =
+            "seed = 1\n[device]\n# page\npage_bytes = 1048576\n[trim.delayed]\nidle_chunk_pages = 0\n";
+        let e = ConfigError::new("trim.delayed.idle_chunk_pages", 0, "x");
+        assert!(locate(nested, "c.toml", &[], e).to_string().starts_with("c.toml:6: "));
+        let e = ConfigError::new("device.page_bytes", 1048576, "x");
+        assert!(locate(nested, "c.toml", &[], e)
+            .to_string()
+            .ends_with("c.toml:4: config: device.page_bytes = 1048576 (x)"));
     }
 }

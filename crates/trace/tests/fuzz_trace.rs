@@ -135,15 +135,7 @@ fn case() -> impl Strategy<Value = Case> {
 
 #[test]
 fn arbitrary_traces_never_panic_the_reader_or_a_replay() {
-    let formats = [
-        TraceFormat::Blkparse,
-        TraceFormat::FtraceBlk,
-        TraceFormat::FioV2,
-        TraceFormat::FioV3,
-        TraceFormat::Msr,
-        TraceFormat::Mqsim,
-        TraceFormat::Disksim,
-    ];
+    let formats = TraceFormat::ALL;
     let config =
         Config { cases: 2000, failure_persistence: None, max_shrink_iters: 256, ..Config::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
