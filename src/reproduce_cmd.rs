@@ -1,4 +1,6 @@
 //! `trimlab reproduce`: runs experiments from `trimlab-experiments` and writes their files.
+// The binary is the edge: it reports wall-clock time per experiment.
+#![allow(clippy::disallowed_methods)]
 
 use crate::progress::Bars;
 use anyhow::{Context, Result};

@@ -168,6 +168,8 @@ pub fn check_scale(scale: f64) -> Result<()> {
 
 /// Runs `f` over `items` on every core, results in input order: each item is an independent,
 /// deterministic simulation, so the order of execution cannot change any result.
+// Points are independent simulations collected in input order: threads change the wall time only.
+#[allow(clippy::disallowed_methods)]
 pub fn parallel_map<T: Sync, R: Send>(
     progress: &dyn Progress,
     items: &[T],
