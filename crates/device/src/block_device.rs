@@ -27,16 +27,14 @@ pub struct Limits {
     pub max_trim_ranges: usize,
 }
 
+/// What [`BlockDevice::submit`] returns: the command's completion, or why the device refused it.
+pub type Served = Result<Completion, CommandError>;
+
 pub trait BlockDevice {
     fn limits(&self) -> Limits;
     /// Serves `command` arriving at `at` (callers submit in non-decreasing `at`). A read fills
     /// `read_out` with one tag per `tag_bytes` unit when it is given.
-    fn submit(
-        &mut self,
-        at: SimTime,
-        command: &Command,
-        read_out: Option<&mut Vec<u64>>,
-    ) -> Result<Completion, CommandError>;
+    fn submit(&mut self, at: SimTime, command: &Command, read_out: Option<&mut Vec<u64>>) -> Served;
     /// The latest completion of any command submitted so far (when the device goes idle).
     fn commands_done_at(&self) -> SimTime;
     /// Full consistency check of the device model.
@@ -68,12 +66,7 @@ impl BlockDevice for Ssd {
             max_trim_ranges: c.trim_max_ranges as usize,
         }
     }
-    fn submit(
-        &mut self,
-        at: SimTime,
-        command: &Command,
-        read_out: Option<&mut Vec<u64>>,
-    ) -> Result<Completion, CommandError> {
+    fn submit(&mut self, at: SimTime, command: &Command, read_out: Option<&mut Vec<u64>>) -> Served {
         Ssd::submit(self, at, command, read_out)
     }
     fn commands_done_at(&self) -> SimTime {

@@ -33,7 +33,12 @@ pub struct TrimSplitter {
 impl TrimSplitter {
     /// Commands of at most `max_bytes` bytes (at least 1) in at most `max_ranges` ranges.
     pub fn new(max_bytes: u64, max_ranges: usize) -> Self {
-        TrimSplitter { max_bytes: max_bytes.max(1), max_ranges: max_ranges.max(1), align: 1, batch: Vec::new() }
+        TrimSplitter {
+            max_bytes: max_bytes.max(1),
+            max_ranges: max_ranges.max(1),
+            align: 1,
+            batch: Vec::new(),
+        }
     }
 
     /// Commands as large as the device takes.
@@ -101,7 +106,10 @@ impl TrimSplitter {
     }
 
     /// Sends the ranges gathered so far as one command and takes the vector back, empty.
-    fn flush<E>(batch: &mut Vec<ByteRange>, send: &mut impl FnMut(&Command) -> Result<(), E>) -> Result<(), E> {
+    fn flush<E>(
+        batch: &mut Vec<ByteRange>,
+        send: &mut impl FnMut(&Command) -> Result<(), E>,
+    ) -> Result<(), E> {
         let command = Command::Trim { ranges: std::mem::take(batch) };
         let result = send(&command);
         if let Command::Trim { ranges } = command {

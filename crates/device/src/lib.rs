@@ -15,12 +15,12 @@ pub mod ssd;
 pub mod thin_volume;
 pub mod timeseries;
 
-pub use block_device::{BlockDevice, Limits};
+pub use block_device::{BlockDevice, Limits, Served};
 pub use command::{ByteRange, Command, CommandError, CommandKind};
-pub use host_queue::{transfer_chunks, TrimSplitter};
-pub use metered::{Metered, Traffic};
 pub use config::{ConfigError, DeviceKind, DeviceSection, FtlSection, SsdConfig, TrimSection};
 pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
+pub use host_queue::{transfer_chunks, TrimSplitter};
+pub use metered::{Metered, Traffic};
 pub use metrics::{DeviceReport, LatencySummary};
 pub use ssd::{Completion, PowerCut, Ssd};
 pub use thin_volume::{ThinConfig, ThinStats, ThinVolume};

@@ -2,9 +2,8 @@
 //! ([`Traffic`]), in the manner of nbdkit's stats filter. It forwards everything; only commands
 //! the device accepts are counted. Per-phase figures are differences of two snapshots.
 
-use crate::block_device::{BlockDevice, Limits};
-use crate::command::{Command, CommandError, CommandKind};
-use crate::ssd::Completion;
+use crate::block_device::{BlockDevice, Limits, Served};
+use crate::command::{Command, CommandKind};
 use serde::Serialize;
 use trimlab_sim::SimTime;
 
@@ -90,12 +89,7 @@ impl<D: BlockDevice> BlockDevice for Metered<D> {
         self.device.limits()
     }
 
-    fn submit(
-        &mut self,
-        at: SimTime,
-        command: &Command,
-        read_out: Option<&mut Vec<u64>>,
-    ) -> Result<Completion, CommandError> {
+    fn submit(&mut self, at: SimTime, command: &Command, read_out: Option<&mut Vec<u64>>) -> Served {
         let done = self.device.submit(at, command, read_out)?;
         self.traffic.count(command);
         Ok(done)
@@ -136,7 +130,10 @@ mod tests {
         expected.add(CommandKind::Trim, 1, 8192);
         expected.add(CommandKind::Flush, 1, 0);
         assert_eq!(d, expected);
-        assert_eq!((m.traffic.commands_of(CommandKind::Write), m.traffic.bytes_of(CommandKind::Write)), (1, 8192));
+        assert_eq!(
+            (m.traffic.commands_of(CommandKind::Write), m.traffic.bytes_of(CommandKind::Write)),
+            (1, 8192)
+        );
         assert_eq!(m.traffic.commands(), 4);
         let json = serde_json::to_string(&d).unwrap();
         assert_eq!(

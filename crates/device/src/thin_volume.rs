@@ -3,7 +3,7 @@
 //! a TRIM costs a per-command time, a per-byte time for the address range it walks and a
 //! per-byte time for the allocated space it releases, and carries at most `max_trim_bytes`.
 
-use crate::block_device::{BlockDevice, Limits};
+use crate::block_device::{BlockDevice, Limits, Served};
 use crate::command::{Command, CommandError};
 use crate::ssd::Completion;
 use serde::Serialize;
@@ -243,12 +243,7 @@ impl BlockDevice for ThinVolume {
         self.lanes.iter().copied().max().unwrap_or(SimTime::ZERO)
     }
 
-    fn submit(
-        &mut self,
-        at: SimTime,
-        command: &Command,
-        read_out: Option<&mut Vec<u64>>,
-    ) -> Result<Completion, CommandError> {
+    fn submit(&mut self, at: SimTime, command: &Command, read_out: Option<&mut Vec<u64>>) -> Served {
         if at < self.last_arrival {
             return Err(CommandError::OutOfOrder {
                 arrival_ns: at.ns(),

@@ -413,7 +413,8 @@ impl Drive {
     /// discard granularity), all queued at `at`.
     fn model_trim(&mut self, at: SimTime, offset: u64, length: u64) -> Result<SimTime, Refusal> {
         let granule = self.ssd.config().trim_granularity_bytes;
-        let mut splitter = TrimSplitter::for_device(&self.ssd.limits()).ranges_per_command(1).aligned_to(granule);
+        let mut splitter =
+            TrimSplitter::for_device(&self.ssd.limits()).ranges_per_command(1).aligned_to(granule);
         let mut done = at;
         splitter.split([(offset, length)], |command| {
             done = done.max(self.submit(at, command)?);

@@ -2,7 +2,7 @@
 //! (a file-system run wraps it in `trimlab_device::Metered`, whose counts per-phase metrics
 //! read).
 
-use trimlab_device::{BlockDevice, Command, CommandError, Completion, Limits, Ssd, ThinVolume};
+use trimlab_device::{BlockDevice, Command, Limits, Served, Ssd, ThinVolume};
 use trimlab_sim::SimTime;
 
 /// The device `[device] kind` selected.
@@ -27,12 +27,7 @@ impl BlockDevice for Device {
     fn limits(&self) -> Limits {
         self.inner().limits()
     }
-    fn submit(
-        &mut self,
-        at: SimTime,
-        command: &Command,
-        read_out: Option<&mut Vec<u64>>,
-    ) -> Result<Completion, CommandError> {
+    fn submit(&mut self, at: SimTime, command: &Command, read_out: Option<&mut Vec<u64>>) -> Served {
         match self {
             Device::Ssd(s) => s.submit(at, command, read_out),
             Device::Thin(t) => t.submit(at, command, read_out),

@@ -589,7 +589,12 @@ mod tests {
         assert_eq!(
             fio_fast(b"1500 /dev/nbd0 trim 1048576 65536\n", true, FioTimeUnit::Micros),
             Some((
-                TraceRecord { time_ns: Some(1_500_000), op: CommandKind::Trim, offset: 1 << 20, bytes: 65536 },
+                TraceRecord {
+                    time_ns: Some(1_500_000),
+                    op: CommandKind::Trim,
+                    offset: 1 << 20,
+                    bytes: 65536
+                },
                 34
             ))
         );
@@ -604,7 +609,10 @@ mod tests {
         let r = request(TraceFormat::Mqsim, "5000 0 16 8 1");
         assert_eq!(r, TraceRecord { time_ns: Some(5000), op: CommandKind::Read, offset: 8192, bytes: 4096 });
         let r = request(TraceFormat::Disksim, "0.5 0 16 8 0");
-        assert_eq!(r, TraceRecord { time_ns: Some(500_000), op: CommandKind::Write, offset: 8192, bytes: 4096 });
+        assert_eq!(
+            r,
+            TraceRecord { time_ns: Some(500_000), op: CommandKind::Write, offset: 8192, bytes: 4096 }
+        );
         assert!(matches!(parse(TraceFormat::Mqsim, "5000 0 16 8", &opts()), Line::Bad(_)));
         // Issue 13 item 10: MQSim types other than 0 / 1 were read as reads or writes.
         for bad in ["5000 0 16 8 2", "5000 0 16 8 3", "5000 0 16 8 255"] {

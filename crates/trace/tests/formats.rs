@@ -1,7 +1,7 @@
 //! Every reader on a small hand-written file of its format, and on a malformed one.
 
 use std::path::PathBuf;
-use trimlab_trace::{BlkAction, ReaderOptions, TraceFormat, CommandKind, TraceReader, TraceRecord};
+use trimlab_trace::{BlkAction, CommandKind, ReaderOptions, TraceFormat, TraceReader, TraceRecord};
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
@@ -80,7 +80,10 @@ fn msr_mqsim_and_disksim_files() {
     let (format, msr) = read("msr.csv", ReaderOptions::default());
     assert_eq!(format, TraceFormat::Msr);
     let msr = msr.unwrap();
-    assert_eq!(ops(&msr), vec![(CommandKind::Read, 3_128_352_768, 4096), (CommandKind::Write, 3_128_356_864, 16384)]);
+    assert_eq!(
+        ops(&msr),
+        vec![(CommandKind::Read, 3_128_352_768, 4096), (CommandKind::Write, 3_128_356_864, 16384)]
+    );
     assert_eq!(msr[1].time_ns, Some(1_000_000), "100 ns ticks");
     assert!(read("msr-bad.csv", ReaderOptions::default())
         .1

@@ -260,8 +260,9 @@ impl<'a> Host<'a> {
         // Windows packs a file's freed runs into DATA SET MANAGEMENT blocks of 64 ranges,
         // cut on clusters, each command sent when the previous one completes.
         let limits = BlockDevice::limits(&*self.ssd);
-        let mut splitter =
-            TrimSplitter::for_device(&limits).ranges_per_command(TRIM_RANGES_PER_COMMAND).aligned_to(CLUSTER_BYTES);
+        let mut splitter = TrimSplitter::for_device(&limits)
+            .ranges_per_command(TRIM_RANGES_PER_COMMAND)
+            .aligned_to(CLUSTER_BYTES);
         let runs = File::extents(clusters)
             .into_iter()
             .map(|(start, len)| (start as u64 * CLUSTER_BYTES, len as u64 * CLUSTER_BYTES));

@@ -3,7 +3,7 @@
 use crate::config::{AccessPattern, WorkloadConfig};
 use rand::Rng;
 use rand_distr::{Distribution, Zipf};
-use trimlab_device::CommandKind;
+use trimlab_device::{ByteRange, Command, CommandKind};
 use trimlab_sim::SimRng;
 
 /// One request the generator draws: a READ, WRITE or TRIM of `bytes` at `offset` (never a
@@ -13,6 +13,19 @@ pub struct Op {
     pub kind: CommandKind,
     pub offset: u64,
     pub bytes: u64,
+}
+
+impl Op {
+    /// The command that carries this request; a WRITE's pages get the tags from `tag` on.
+    pub fn command(self, tag: u64) -> Command {
+        let (offset, bytes) = (self.offset, self.bytes);
+        match self.kind {
+            CommandKind::Read => Command::Read { offset, bytes },
+            CommandKind::Write => Command::Write { offset, bytes, tag },
+            CommandKind::Trim => Command::Trim { ranges: vec![ByteRange { offset, bytes }] },
+            CommandKind::Flush => Command::Flush,
+        }
+    }
 }
 
 /// Chooses slots (block-sized pieces of the region) under one access pattern.

@@ -2,7 +2,7 @@
 //! one completes (plus think time), ordered through the event queue.
 
 use crate::generator::Generator;
-use trimlab_device::{BlockDevice, ByteRange, Command, CommandError, CommandKind};
+use trimlab_device::{BlockDevice, Command, CommandError, CommandKind};
 use trimlab_sim::{EventQueue, SimTime};
 
 /// When a phase ends.
@@ -91,20 +91,15 @@ pub fn run_phase<D: BlockDevice>(
             continue;
         }
         let op = generator.next_op();
-        let command = match op.kind {
-            CommandKind::Write => {
-                let tag = *next_tag;
-                *next_tag += op.bytes.div_ceil(page);
-                result.bytes_written = result.bytes_written.saturating_add(op.bytes);
-                writes += 1;
-                Command::Write { offset: op.offset, bytes: op.bytes, tag }
-            }
-            CommandKind::Read => Command::Read { offset: op.offset, bytes: op.bytes },
-            CommandKind::Trim => Command::Trim { ranges: vec![ByteRange { offset: op.offset, bytes: op.bytes }] },
-            CommandKind::Flush => Command::Flush,
-        };
+        let command = op.command(*next_tag);
+        if op.kind == CommandKind::Write {
+            *next_tag += op.bytes.div_ceil(page);
+            result.bytes_written = result.bytes_written.saturating_add(op.bytes);
+            writes += 1;
+        }
         let done = dev.submit(now, &command, None)?.done;
-        if drive.flush_every > 0 && op.kind == CommandKind::Write && writes.is_multiple_of(drive.flush_every) {
+        if drive.flush_every > 0 && op.kind == CommandKind::Write && writes.is_multiple_of(drive.flush_every)
+        {
             flush_due[submitter as usize] = true;
         }
         result.ops += 1;

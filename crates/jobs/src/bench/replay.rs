@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trimlab_device::{Ssd, SsdConfig};
 use trimlab_sim::{SeedTree, SimTime};
-use trimlab_trace::{LbaMode, Pacing, ReaderOptions, ReplayOptions, CommandKind, TraceRecord, TrimHandling};
+use trimlab_trace::{CommandKind, LbaMode, Pacing, ReaderOptions, ReplayOptions, TraceRecord, TrimHandling};
 use trimlab_workload::{Precondition, Volume, WorkloadConfig};
 
 /// The workload: 4 KiB random writes with 10 % TRIMs.
