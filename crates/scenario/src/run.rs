@@ -5,11 +5,10 @@
 use crate::config::{Resolved, RunConfig};
 use crate::flatten::config_hash;
 use crate::phase::{PhaseKind, PhaseSection};
-use crate::stack::Traffic;
 use crate::ScenarioError;
 use serde_json::{json, Value};
 use trimlab_device::metrics::HostCounters;
-use trimlab_device::{ByteRange, Command, DeviceReport, Ssd};
+use trimlab_device::{CommandKind, DeviceReport, Ssd, Traffic, TrimSplitter};
 use trimlab_sim::{ByteSize, SeedTree, SimTime};
 use trimlab_workload::{
     measured_drive, precondition_from, run_phase, Generator, Precondition, Progress, WorkloadConfig,
@@ -152,15 +151,12 @@ fn check(ssd: &Ssd) -> Result<(), ScenarioError> {
 
 /// The SSD's host counters as traffic (bytes from pages: the SSD counts pages).
 fn traffic(c: &HostCounters, page_bytes: u64) -> Traffic {
-    Traffic {
-        read_commands: c.read_commands,
-        read_bytes: c.pages_read * page_bytes,
-        write_commands: c.write_commands,
-        write_bytes: c.pages_written * page_bytes,
-        trim_commands: c.trim_commands,
-        trim_bytes: c.pages_trim_requested * page_bytes,
-        flush_commands: c.flush_commands,
-    }
+    let mut t = Traffic::default();
+    t.add(CommandKind::Read, c.read_commands, c.pages_read * page_bytes);
+    t.add(CommandKind::Write, c.write_commands, c.pages_written * page_bytes);
+    t.add(CommandKind::Trim, c.trim_commands, c.pages_trim_requested * page_bytes);
+    t.add(CommandKind::Flush, c.flush_commands, 0);
+    t
 }
 
 /// `[[phase]]` on a bare SSD (`host.fs = "none"`).
@@ -268,14 +264,14 @@ fn block_phase(
                 Some(b) => b.0.min(max),
                 None => max,
             };
+            // A burst sends one range per command, each when the previous one completes.
             let mut end = now;
-            let mut at = offset;
-            while at < offset + bytes {
-                let n = max.min(offset + bytes - at);
-                let command = Command::Trim { ranges: vec![ByteRange { offset: at, bytes: n }] };
-                end = ssd.submit(end, &command, None).map_err(refused)?.done;
-                at += n;
-            }
+            TrimSplitter::new(max, 1)
+                .split([(offset, bytes)], |command| {
+                    end = ssd.submit(end, command, None)?.done;
+                    Ok(())
+                })
+                .map_err(refused)?;
             Ok(end)
         }
         PhaseKind::Idle => {
