@@ -28,8 +28,12 @@ fn check(name: &str, scale: f64, rerun_every: usize) {
         files.iter().filter(|(_, text)| !ran.contains_key(text)).map(|(file, _)| file.as_str()).collect();
     assert!(not_run.is_empty(), "{name}: emitted but not run by the experiment: {not_run:?}");
     let not_emitted = ran.keys().filter(|text| !emitted.contains(text)).count();
-    assert_eq!(not_emitted, 0, "{name}: {not_emitted} points run but not emitted, e.g.\n{:?}",
-        ran.keys().find(|text| !emitted.contains(text)));
+    assert_eq!(
+        not_emitted,
+        0,
+        "{name}: {not_emitted} points run but not emitted, e.g.\n{:?}",
+        ran.keys().find(|text| !emitted.contains(text))
+    );
     let mut rerun = 0;
     for (file, text) in files.iter().step_by(rerun_every) {
         let config = RunConfig::parse(text, file).unwrap_or_else(|e| panic!("{name}/{file}: {e}\n{text}"));
@@ -38,7 +42,10 @@ fn check(name: &str, scale: f64, rerun_every: usize) {
         let metrics = trimlab_scenario::run(&config, None, &mut ())
             .unwrap_or_else(|e| panic!("{name}/{file}: {e}"))
             .metrics;
-        assert!(metrics == ran[text], "{name}/{file}: the emitted config's metrics differ from the experiment's run");
+        assert!(
+            metrics == ran[text],
+            "{name}/{file}: the emitted config's metrics differ from the experiment's run"
+        );
         rerun += 1;
     }
     assert!(rerun > 0, "{name}: no point was run back");

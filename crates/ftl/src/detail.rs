@@ -105,7 +105,11 @@ mod tests {
         let variant = VariantStats { blocks_opened: 3, lazy_trims: 2, ..VariantStats::default() };
         let page = FtlDetail::Page { stats: FtlStats { gc_victims: 9, ..FtlStats::default() }, variant };
         let v = serde_json::to_value(&page).unwrap();
-        assert_eq!(v, serde_json::to_value(VariantStats { blocks_opened: 3, lazy_trims: 2, ..Default::default() }).unwrap());
+        assert_eq!(
+            v,
+            serde_json::to_value(VariantStats { blocks_opened: 3, lazy_trims: 2, ..Default::default() })
+                .unwrap()
+        );
         assert!(v.get("gc_victims").is_none(), "{v}");
 
         let merges = HybridStats { full_merges: 4, switch_merges: 1, ..HybridStats::default() };

@@ -82,7 +82,9 @@ enum BackwardUpdate {
     Eager,
     /// Trimmed pages' backward entries stay stale until reconciled every so many trimmed pages
     /// (0: only when GC examines a block).
-    Lazy { reconcile_every_pages: u32 },
+    Lazy {
+        reconcile_every_pages: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -246,7 +248,8 @@ pub fn configs(options: &Options) -> Vec<(String, RunConfig)> {
 fn measure(point: &Point, options: &Options) -> Result<Outcome> {
     let context = || format!("ftl-trim point {}", point.label());
     let run = point::run(options, &config(point, options)).with_context(context)?;
-    let cluster = run.cluster_host.with_context(context).context("an os-install or iozone run has a cluster host")?;
+    let cluster =
+        run.cluster_host.with_context(context).context("an os-install or iozone run has a cluster host")?;
     let ftl = run.report.ftl;
     Ok(Outcome {
         measures: ftl.measures.since(&cluster.measures_before),
