@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use trimlab_device::metrics::HostCounters;
 use trimlab_device::{CommandKind, DeviceReport, Ssd, Traffic, TrimSplitter};
 use trimlab_sim::{ByteSize, SeedTree, SimTime};
+use trimlab_workload::cluster_host::ClusterRun;
 use trimlab_workload::{
     measured_drive, precondition_from, run_phase, Generator, Precondition, Progress, WorkloadConfig,
     WorkloadKind,
@@ -25,6 +26,9 @@ pub struct RunResult {
     pub report: DeviceReport,
     /// What an SSD run leaves besides its totals (`None` for a file-system or thin-volume run).
     pub series: Option<Series>,
+    /// 004's cluster host (`os-install`, `iozone`): its phases and the FTL's measures when
+    /// measurement began, typed (metrics' `cluster_host` holds the same).
+    pub cluster_host: Option<ClusterRun>,
 }
 
 /// An SSD run's latency histograms (latency_histogram.csv) and, when `[output] interval` is
@@ -89,6 +93,7 @@ pub fn run(
         "config": config_json,
     });
     let series;
+    let mut cluster_host = None;
     let report = if let Some(plan) = &resolved.host {
         let outcome = crate::host_run::run(&resolved, plan, seeds, interval_ns, progress)?;
         series = outcome.series;
@@ -98,14 +103,11 @@ pub fn run(
         }
         outcome.report
     } else if matches!(resolved.workload.kind, WorkloadKind::OsInstall | WorkloadKind::Iozone) {
-        let mut ssd = new_ssd(&resolved, interval_ns);
-        let run = trimlab_workload::cluster_host::run(&mut ssd, &resolved.workload, &seeds)
-            .map_err(|e| ScenarioError::Run(e.to_string()))?;
-        check(&ssd)?;
-        let report = ssd.report(run.end);
-        series = Some(Series::finish(&mut ssd, run.end));
+        let (report, run_series, run) = run_cluster_host(&resolved, interval_ns, &seeds)?;
+        series = Some(run_series);
         metrics["report"] = json!(report);
         metrics["cluster_host"] = json!(run);
+        cluster_host = Some(run);
         report
     } else if !resolved.phases.is_empty() {
         let (report, phases, phase_series, heap_bytes) =
@@ -137,7 +139,22 @@ pub fn run(
             report.sim_time_ns
         )));
     }
-    Ok(RunResult { seed, config_hash: hash, metrics, report, series })
+    Ok(RunResult { seed, config_hash: hash, metrics, report, series, cluster_host })
+}
+
+/// 004's cluster host (`os-install`, `iozone`) on a new SSD, checked at the end.
+fn run_cluster_host(
+    resolved: &Resolved,
+    interval_ns: Option<u64>,
+    seeds: &SeedTree,
+) -> Result<(DeviceReport, Series, ClusterRun), ScenarioError> {
+    let mut ssd = new_ssd(resolved, interval_ns);
+    let run = trimlab_workload::cluster_host::run(&mut ssd, &resolved.workload, seeds)
+        .map_err(|e| ScenarioError::Run(e.to_string()))?;
+    check(&ssd)?;
+    let report = ssd.report(run.end);
+    let series = Series::finish(&mut ssd, run.end);
+    Ok((report, series, run))
 }
 
 /// Simulated time a run may reach: a quarter of the u64 clock.
