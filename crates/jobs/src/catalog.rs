@@ -98,7 +98,11 @@ mod tests {
             let start = docs.find(&begin).unwrap_or_else(|| panic!("docs/config.md lacks {begin}"));
             let body = &docs[start + begin.len()..];
             let stop = body.find(&end).unwrap_or_else(|| panic!("docs/config.md lacks {end}"));
-            assert_eq!(&body[..stop], wanted, "docs/config.md's {name} list; it should read:\n{begin}{wanted}{end}");
+            assert_eq!(
+                &body[..stop],
+                wanted,
+                "docs/config.md's {name} list; it should read:\n{begin}{wanted}{end}"
+            );
         }
     }
 
@@ -106,7 +110,10 @@ mod tests {
     fn help_lists_every_registered_name() {
         let all = registries();
         let names = |title: &str| -> Vec<String> {
-            all.iter().find(|(t, _)| t.starts_with(title)).map(|(_, r)| r.iter().map(|(n, _)| n.clone()).collect()).unwrap()
+            all.iter()
+                .find(|(t, _)| t.starts_with(title))
+                .map(|(_, r)| r.iter().map(|(n, _)| n.clone()).collect())
+                .unwrap()
         };
         assert_eq!(names("TRIM ENGINES").len(), trimlab_trim::ENGINES.len());
         assert!(names("HOST TRIM POLICIES").contains(&"selective[:LOW:HIGH]".to_string()));

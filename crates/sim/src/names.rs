@@ -19,7 +19,8 @@ pub fn did_you_mean<'a>(typed: &str, names: impl IntoIterator<Item = &'a str>) -
 
 /// `unknown WHAT "TYPED"; did you mean "X"? accepted: A, B, C` (the hint only when one is close).
 pub fn unknown<'a>(what: &str, typed: &str, names: impl IntoIterator<Item = &'a str> + Clone) -> String {
-    let hint = did_you_mean(typed, names.clone()).map(|m| format!("did you mean \"{m}\"? ")).unwrap_or_default();
+    let hint =
+        did_you_mean(typed, names.clone()).map(|m| format!("did you mean \"{m}\"? ")).unwrap_or_default();
     let accepted: Vec<&str> = names.into_iter().collect();
     format!("unknown {what} \"{typed}\"; {hint}accepted: {}", accepted.join(", "))
 }
@@ -43,8 +44,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in rows.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        rows[0][j] = j;
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
@@ -83,7 +84,10 @@ mod tests {
     #[test]
     fn the_error_names_the_accepted_names() {
         let e = unknown("TRIM engine", "delayd", ["immediate", "none", "delayed"]);
-        assert_eq!(e, "unknown TRIM engine \"delayd\"; did you mean \"delayed\"? accepted: immediate, none, delayed");
+        assert_eq!(
+            e,
+            "unknown TRIM engine \"delayd\"; did you mean \"delayed\"? accepted: immediate, none, delayed"
+        );
         let e = unknown("TRIM engine", "x", ["immediate"]);
         assert_eq!(e, "unknown TRIM engine \"x\"; accepted: immediate");
     }

@@ -49,9 +49,11 @@ impl EngineKind {
 
     /// The engine named `name`, or an error naming the accepted ones (and the closest).
     pub fn parse(name: &str) -> Result<EngineKind, String> {
-        ENGINES.iter().map(|s| s.kind).find(|k| k.0 == name).ok_or_else(|| {
-            trimlab_sim::names::unknown("TRIM engine", name, ENGINES.iter().map(|s| s.kind.0))
-        })
+        ENGINES
+            .iter()
+            .map(|s| s.kind)
+            .find(|k| k.0 == name)
+            .ok_or_else(|| trimlab_sim::names::unknown("TRIM engine", name, ENGINES.iter().map(|s| s.kind.0)))
     }
 
     pub fn build(
@@ -104,7 +106,7 @@ mod tests {
             assert!(ENGINES[..i].iter().all(|s| s.kind != spec.kind), "{name} registered twice");
             assert!(!spec.help.trim().is_empty(), "{name} has no help");
             assert_eq!(EngineKind::parse(name), Ok(spec.kind));
-            assert!(std::ptr::eq(spec.kind.spec(), *spec));
+            assert_eq!(spec.kind.spec().kind, spec.kind);
             let engine = spec.kind.build(cost.clone(), &delayed, 1024, 4096);
             assert_eq!(engine.name(), name, "the engine reports the name it is registered under");
             let text = serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name);

@@ -217,4 +217,3 @@ impl TrimPolicy for Async {
         &mut self.stats
     }
 }
-

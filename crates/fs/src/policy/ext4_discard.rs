@@ -72,4 +72,3 @@ impl TrimPolicy for Ext4Work {
         &mut self.stats
     }
 }
-

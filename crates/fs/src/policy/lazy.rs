@@ -158,4 +158,3 @@ impl TrimPolicy for Lazy {
         &mut self.stats
     }
 }
-

@@ -27,9 +27,16 @@ pub(super) const SPEC: PolicySpec = PolicySpec {
 
 fn parse(args: Option<&str>) -> Result<ParsedPolicy, String> {
     let Some(args) = args else {
-        return Ok(ParsedPolicy { kind: PolicyKind::Selective { low_pct: 40, high_pct: 90 }, period_ns: None });
+        return Ok(ParsedPolicy {
+            kind: PolicyKind::Selective { low_pct: 40, high_pct: 90 },
+            period_ns: None,
+        });
     };
-    let bad = || format!("\"selective:{args}\": expected selective:LOW:HIGH with whole percentages, like selective:40:90");
+    let bad = || {
+        format!(
+            "\"selective:{args}\": expected selective:LOW:HIGH with whole percentages, like selective:40:90"
+        )
+    };
     let (low, high) = args.split_once(':').ok_or_else(bad)?;
     let low: u32 = low.parse().map_err(|_| bad())?;
     let high: u32 = high.parse().map_err(|_| bad())?;
@@ -90,4 +97,3 @@ impl TrimPolicy for Selective {
         &mut self.stats
     }
 }
-

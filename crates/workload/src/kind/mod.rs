@@ -6,7 +6,7 @@
 //! file-level kind, `run`), and one line in the `workload_kinds!` list below.
 
 use crate::config::WorkloadConfig;
-use crate::file::{FileState, Figures};
+use crate::file::{Figures, FileState};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use trimlab_device::BlockDevice;
@@ -106,11 +106,9 @@ impl WorkloadKind {
     }
 
     pub fn parse(name: &str) -> Result<WorkloadKind, String> {
-        KINDS
-            .iter()
-            .map(|s| s.kind)
-            .find(|k| k.0 == name)
-            .ok_or_else(|| trimlab_sim::names::unknown("workload kind", name, WorkloadKind::NAMES.iter().copied()))
+        KINDS.iter().map(|s| s.kind).find(|k| k.0 == name).ok_or_else(|| {
+            trimlab_sim::names::unknown("workload kind", name, WorkloadKind::NAMES.iter().copied())
+        })
     }
 
     /// True for the kinds that drive a file system rather than the block device.
@@ -161,10 +159,14 @@ mod tests {
             assert!(!s.help.trim().is_empty(), "{name} has no help");
             assert_eq!(WorkloadKind::parse(name), Ok(s.kind));
             assert_eq!(WorkloadKind::NAMES[i], name);
-            assert!(std::ptr::eq(s.kind.spec(), *s));
+            assert_eq!(s.kind.spec().kind, s.kind);
             let text = serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name);
             assert_eq!(WorkloadKind::deserialize(text), Ok(s.kind), "the config's spelling");
-            assert_eq!(s.level == Level::Block, s.keys.is_empty(), "{name}: only block kinds read no file keys");
+            assert_eq!(
+                s.level == Level::Block,
+                s.keys.is_empty(),
+                "{name}: only block kinds read no file keys"
+            );
         }
     }
 
