@@ -30,12 +30,13 @@ pub fn trim_engines() -> Vec<(String, String)> {
     trimlab_trim::ENGINES.iter().map(|s| (s.kind.name().to_string(), s.help.to_string())).collect()
 }
 
-/// The host TRIM policies as `[host] discard` spells them (`selective:LOW:HIGH`).
+/// The host TRIM policies as `[host] discard` spells them (`selective:LOW:HIGH`; the bare name
+/// takes the defaults its help gives).
 pub fn host_policies() -> Vec<(String, String)> {
     trimlab_fs::policy::POLICIES
         .iter()
         .map(|s| {
-            let name = s.args.map_or_else(|| s.name.to_string(), |a| format!("{}[:{a}]", s.name));
+            let name = s.args.map_or_else(|| s.name.to_string(), |a| format!("{}:{a}", s.name));
             (name, s.help.to_string())
         })
         .collect()
@@ -116,7 +117,7 @@ mod tests {
                 .unwrap()
         };
         assert_eq!(names("TRIM ENGINES").len(), trimlab_trim::ENGINES.len());
-        assert!(names("HOST TRIM POLICIES").contains(&"selective[:LOW:HIGH]".to_string()));
+        assert!(names("HOST TRIM POLICIES").contains(&"selective:LOW:HIGH".to_string()));
         assert!(names("WORKLOAD KINDS").contains(&"postmark".to_string()));
     }
 }

@@ -8,8 +8,7 @@ use trimlab_sim::DurationNs;
 pub(super) const SPEC: PolicySpec = PolicySpec {
     name: "fstrim",
     args: Some("PERIOD"),
-    help:
-        "no online TRIM; periodic FITRIM with minlen, skipping trimmed groups (fstrim:PERIOD, default 168h)",
+    help: "no online TRIM; periodic FITRIM with minlen, skipping trimmed groups (bare fstrim: every 168h)",
     keys: &["fstrim_minlen_bytes"],
     example: PolicyKind::Fstrim,
     parse,

@@ -10,7 +10,7 @@ use trimlab_sim::SimTime;
 pub(super) const SPEC: PolicySpec = PolicySpec {
     name: "selective",
     args: Some("LOW:HIGH"),
-    help: "Selective TRIM (001), watermarks in % (selective = 40:90)",
+    help: "Selective TRIM (001), watermarks in % (bare selective = 40:90)",
     keys: &[],
     example: PolicyKind::Selective { low_pct: 30, high_pct: 60 },
     parse,

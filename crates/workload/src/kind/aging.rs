@@ -13,7 +13,7 @@ impl WorkloadKind {
 
 pub(super) const SPEC: KindSpec = KindSpec {
     kind: WorkloadKind::Aging,
-    help: "001's aging: fill the file system, delete random files down to utilization",
+    help: "001's aging: fill the file system, delete random files down to `utilization`",
     level: Level::File,
     keys: &["utilization", "file_bytes_min", "file_bytes_max", "append_bytes", "hole_bytes", "prefix", "stream"],
 };

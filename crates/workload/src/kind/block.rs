@@ -9,7 +9,7 @@ impl WorkloadKind {
 
 pub(super) const SPEC: KindSpec = KindSpec {
     kind: WorkloadKind::Block,
-    help: "the fio-like generator on the block device (the keys above kind in docs/config.md)",
+    help: "the fio-like generator on the block device (the generator keys of [workload])",
     level: Level::Block,
     keys: &[],
 };

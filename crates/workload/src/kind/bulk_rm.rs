@@ -13,7 +13,7 @@ impl WorkloadKind {
 
 pub(super) const SPEC: KindSpec = KindSpec {
     kind: WorkloadKind::BulkRm,
-    help: "003: files large files written in parallel with O_DIRECT, then all removed",
+    help: "003: `files` large files written in parallel with O_DIRECT, then all removed",
     level: Level::File,
     keys: &["files", "file_bytes", "append_bytes"],
 };

@@ -13,7 +13,7 @@ impl WorkloadKind {
 
 pub(super) const SPEC: KindSpec = KindSpec {
     kind: WorkloadKind::FileChurn,
-    help: "create / append / delete churn at a utilization until writes bytes were written",
+    help: "create / append / delete churn at a utilization until `writes` bytes were written",
     level: Level::File,
     keys: &["utilization", "file_bytes_min", "file_bytes_max", "append_bytes", "prefix", "stream"],
 };
