@@ -256,7 +256,7 @@ fn host_and_phase_errors_name_the_key() {
     let cases: [(&[&str], &[&str]); 4] = [
         (&["host.discard=lazy"], &["host.discard", "host.fs = \"ext4\""]),
         (&["workload.kind=postmark"], &["workload.kind = \"postmark\"", "host.fs = \"ext4\""]),
-        (&["workload.kind=tpcc"], &["unknown variant", "append-holes", "file-churn"]),
+        (&["workload.kind=tpcc"], &["unknown workload kind", "append-holes", "file-churn"]),
         (&["host.fs=ext4", "workload.kind=aging", "workload.files=3"], &["workload.files", "utilization"]),
     ];
     for (set, wanted) in cases {

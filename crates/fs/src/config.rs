@@ -69,88 +69,35 @@ pub enum PolicyKind {
     Fstrim,
 }
 
+/// Names, parsing and labels come from each policy's registry entry (crates/fs/src/policy/).
 impl PolicyKind {
-    pub const NAMES: &'static [(&'static str, &'static str)] = &[
-        ("nodiscard", "no online TRIM; freed blocks reusable at commit"),
-        ("discard", "ext4 -o discard (4.4): one synchronous TRIM per freed extent at commit"),
-        ("discard-batch", "ext4 -o discard (4.x+): a commit's TRIMs issued together, one wait"),
-        (
-            "ext4-discard",
-            "ext4 -o discard (Linux >= 6.8): a worker trims each freed extent to the end of its free run",
-        ),
-        ("lazy", "Lazy TRIM (000): TRIM queue + adaptive background workers"),
-        ("lazy-reuse", "Lazy + Reuse TRIM (000): allocator reuses queued blocks, cancels TRIM"),
-        ("selective:LOW:HIGH", "Selective TRIM (001), watermarks in % (selective = 40:90)"),
-        ("async", "btrfs discard=async: reuse delay, size-ordered lists, IOPS limit, max size"),
-        ("fstrim", "no online TRIM; periodic FITRIM with minlen, skipping trimmed groups"),
-    ];
-
+    /// `NAME` or `NAME:ARGS` (see [`crate::policy::parse`]); a period in the text
+    /// (`fstrim:PERIOD`) is refused here: only `[host] discard` can carry it into the params.
     pub fn parse(text: &str) -> Result<PolicyKind, String> {
-        let accepted = || {
-            format!(
-                "\"{text}\" is not a TRIM policy; accepted: {}",
-                PolicyKind::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-            )
-        };
-        Ok(match text {
-            "nodiscard" => PolicyKind::NoDiscard,
-            "discard" => PolicyKind::Discard,
-            "discard-batch" => PolicyKind::DiscardBatch,
-            "ext4-discard" => PolicyKind::Ext4Discard,
-            "lazy" => PolicyKind::Lazy,
-            "lazy-reuse" => PolicyKind::LazyReuse,
-            "async" => PolicyKind::Async,
-            "fstrim" => PolicyKind::Fstrim,
-            "selective" => PolicyKind::Selective { low_pct: 40, high_pct: 90 },
-            other => {
-                let rest = other.strip_prefix("selective:").ok_or_else(accepted)?;
-                let (low, high) = rest.split_once(':').ok_or_else(accepted)?;
-                let low: u32 = low.parse().map_err(|_| accepted())?;
-                let high: u32 = high.parse().map_err(|_| accepted())?;
-                if low > high || high > 100 {
-                    return Err(format!(
-                        "selective:{low}:{high}: watermarks must satisfy 0 <= LOW <= HIGH <= 100"
-                    ));
-                }
-                PolicyKind::Selective { low_pct: low, high_pct: high }
-            }
-        })
+        let parsed = crate::policy::parse(text)?;
+        match parsed.period_ns {
+            None => Ok(parsed.kind),
+            Some(_) => Err(format!("\"{text}\": a period is set through [host] discard, not here")),
+        }
     }
 
     /// The name `parse` reads back (`selective:LOW:HIGH` with its watermarks).
     pub fn config_name(&self) -> String {
-        match self {
-            PolicyKind::Selective { low_pct, high_pct } => format!("selective:{low_pct}:{high_pct}"),
-            other => other.label(),
+        let spec = crate::policy::spec(*self);
+        match (spec.args_of)(*self) {
+            Some(args) => format!("{}:{args}", spec.name),
+            None => spec.name.to_string(),
         }
     }
 
     pub fn label(&self) -> String {
-        match self {
-            PolicyKind::NoDiscard => "nodiscard".into(),
-            PolicyKind::Discard => "discard".into(),
-            PolicyKind::DiscardBatch => "discard-batch".into(),
-            PolicyKind::Ext4Discard => "ext4-discard".into(),
-            PolicyKind::Lazy => "lazy".into(),
-            PolicyKind::LazyReuse => "lazy-reuse".into(),
-            PolicyKind::Selective { low_pct, high_pct } => format!("SeT({low_pct},{high_pct})"),
-            PolicyKind::Async => "async".into(),
-            PolicyKind::Fstrim => "fstrim".into(),
-        }
+        let spec = crate::policy::spec(*self);
+        spec.label.map_or_else(|| spec.name.to_string(), |label| label(*self))
     }
 
+    /// One value of every registered policy (the registry's examples).
     pub fn all_for_tests() -> Vec<PolicyKind> {
-        vec![
-            PolicyKind::NoDiscard,
-            PolicyKind::Discard,
-            PolicyKind::DiscardBatch,
-            PolicyKind::Ext4Discard,
-            PolicyKind::Lazy,
-            PolicyKind::LazyReuse,
-            PolicyKind::Selective { low_pct: 30, high_pct: 60 },
-            PolicyKind::Async,
-            PolicyKind::Fstrim,
-        ]
+        crate::policy::POLICIES.iter().map(|s| s.example).collect()
     }
 }
 
@@ -369,9 +316,8 @@ mod tests {
 
     #[test]
     fn policy_names_parse_and_bad_ones_list_the_choices() {
-        for (name, _) in PolicyKind::NAMES {
-            let text = name.replace("LOW:HIGH", "40:80");
-            assert!(PolicyKind::parse(&text).is_ok(), "{text}");
+        for spec in crate::policy::POLICIES {
+            assert!(PolicyKind::parse(spec.name).is_ok(), "{}", spec.name);
         }
         assert_eq!(
             PolicyKind::parse("selective:10:70"),

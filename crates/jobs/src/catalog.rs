@@ -1,5 +1,8 @@
 //! Every name a config or a command accepts, read from the registries that define them, so the
-//! CLI's help (and anything else that lists them) can never name what the code does not know.
+//! CLI's help, docs/config.md's lists (checked by a test here) and anything else that lists them
+//! can never name what the code does not know.
+
+use trimlab_workload::kind::{Level, KINDS};
 
 /// (title, rows of (name, description)) for each registry.
 pub fn registries() -> Vec<(&'static str, Vec<(String, String)>)> {
@@ -15,19 +18,106 @@ pub fn registries() -> Vec<(&'static str, Vec<(String, String)>)> {
             "FTL KINDS ([ftl] kind = ...)",
             rows(trimlab_device::FtlKind::ALL.iter().map(|(_, name, about)| (*name, *about))),
         ),
-        ("TRIM ENGINES ([trim] engine = ...)", rows(trimlab_trim::EngineKind::ALL.iter().copied())),
-        (
-            "HOST TRIM POLICIES (file-system layer; docs/host-fs.md)",
-            rows(trimlab_fs::PolicyKind::NAMES.iter().copied()),
-        ),
+        ("TRIM ENGINES ([trim] engine = ...)", trim_engines()),
+        ("HOST TRIM POLICIES ([host] discard = ...; docs/host-fs.md)", host_policies()),
+        ("WORKLOAD KINDS ([workload] kind = ...)", workload_kinds()),
         ("DEVICE PRESETS ([device] preset = ...)", rows(trimlab_device::config::preset_list())),
     ]
 }
 
-/// The trace formats `replay` and `advise` read.
+/// The TRIM engines: name, help (and the table of the engine's own keys).
+pub fn trim_engines() -> Vec<(String, String)> {
+    trimlab_trim::ENGINES.iter().map(|s| (s.kind.name().to_string(), s.help.to_string())).collect()
+}
+
+/// The host TRIM policies as `[host] discard` spells them (`selective:LOW:HIGH`; the bare name
+/// takes the defaults its help gives).
+pub fn host_policies() -> Vec<(String, String)> {
+    trimlab_fs::policy::POLICIES
+        .iter()
+        .map(|s| {
+            let name = s.args.map_or_else(|| s.name.to_string(), |a| format!("{}:{a}", s.name));
+            (name, s.help.to_string())
+        })
+        .collect()
+}
+
+/// The workload kinds, each with what it drives.
+pub fn workload_kinds() -> Vec<(String, String)> {
+    KINDS
+        .iter()
+        .map(|s| {
+            let on = match s.level {
+                Level::Block => "block device",
+                Level::ClusterHost => "block device, 004's cluster host",
+                Level::File => "file system",
+            };
+            (s.kind.name().to_string(), format!("{} [{on}]", s.help))
+        })
+        .collect()
+}
+
+/// The trace formats `replay` and `advise` read, in the order detection tries them.
 pub fn trace_formats() -> Vec<&'static str> {
     trimlab_trace::TraceFormat::ALL.iter().map(|f| f.name()).collect()
 }
 
+/// Each trace format with the layout of its lines.
+pub fn trace_format_layouts() -> Vec<(String, String)> {
+    trimlab_trace::format::FORMATS.iter().map(|s| (s.kind.name().to_string(), s.layout.to_string())).collect()
+}
+
+/// The lists docs/config.md carries between `<!-- registry:NAME:begin -->` and
+/// `<!-- registry:NAME:end -->`, as (NAME, markdown), generated from the registries.
+pub fn docs_lists() -> Vec<(&'static str, String)> {
+    let list = |rows: Vec<(String, String)>| -> String {
+        rows.iter().map(|(name, about)| format!("- `{name}`: {about}\n")).collect()
+    };
+    vec![
+        ("trim-engines", list(trim_engines())),
+        ("host-policies", list(host_policies())),
+        ("workload-kinds", list(workload_kinds())),
+        ("trace-formats", list(trace_format_layouts())),
+    ]
+}
+
 /// The FTL kinds `bench --ftl` takes.
 pub use trimlab_device::FtlKind;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/config.md's lists are the registries': a name added to a registry without its line
+    /// in the docs (or left in the docs after it went) fails here, with the text to paste.
+    #[test]
+    fn docs_config_lists_match_the_registries() {
+        let docs = include_str!("../../../docs/config.md");
+        for (name, wanted) in docs_lists() {
+            let begin = format!("<!-- registry:{name}:begin -->\n");
+            let end = format!("<!-- registry:{name}:end -->");
+            let start = docs.find(&begin).unwrap_or_else(|| panic!("docs/config.md lacks {begin}"));
+            let body = &docs[start + begin.len()..];
+            let stop = body.find(&end).unwrap_or_else(|| panic!("docs/config.md lacks {end}"));
+            assert_eq!(
+                &body[..stop],
+                wanted,
+                "docs/config.md's {name} list; it should read:\n{begin}{wanted}{end}"
+            );
+        }
+    }
+
+    #[test]
+    fn help_lists_every_registered_name() {
+        let all = registries();
+        let names = |title: &str| -> Vec<String> {
+            all.iter()
+                .find(|(t, _)| t.starts_with(title))
+                .map(|(_, r)| r.iter().map(|(n, _)| n.clone()).collect())
+                .unwrap()
+        };
+        assert_eq!(names("TRIM ENGINES").len(), trimlab_trim::ENGINES.len());
+        assert!(names("HOST TRIM POLICIES").contains(&"selective:LOW:HIGH".to_string()));
+        assert!(names("WORKLOAD KINDS").contains(&"postmark".to_string()));
+    }
+}

@@ -70,16 +70,10 @@ pub struct HostPlan {
     pub mkfs_discard: bool,
 }
 
-/// `discard` text to the policy and, for `fstrim:PERIOD`, its period.
+/// `discard` text to the policy and, for `fstrim:PERIOD`, its period: a call into the fs
+/// policy registry, where each policy parses its own arguments (`selective:LOW:HIGH`).
 pub fn parse_discard(text: &str) -> Result<(PolicyKind, Option<u64>), String> {
-    if let Some(period) = text.strip_prefix("fstrim:") {
-        let d = with_unit(period, DurationNs::parse, "a duration like \"2s\" or \"168h\"")?;
-        if d.0 == 0 {
-            return Err(format!("\"{text}\": the fstrim period must be > 0"));
-        }
-        return Ok((PolicyKind::Fstrim, Some(d.0)));
-    }
-    PolicyKind::parse(text).map(|p| (p, None)).map_err(|e| format!("{e}, fstrim:PERIOD"))
+    trimlab_fs::policy::parse(text).map(|p| (p.kind, p.period_ns))
 }
 
 impl HostSection {

@@ -2,6 +2,7 @@
 //! one seeded random stream per purpose. Nothing here reads a wall clock.
 
 pub mod event_queue;
+pub mod names;
 pub mod rng;
 pub mod time;
 pub mod units;

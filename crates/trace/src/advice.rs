@@ -113,6 +113,8 @@ pub fn scenarios(configured: EngineKind, fstrim_periods_ns: &[u64]) -> Vec<Scena
             EngineKind::Delayed => format!("online discard, {} drive", cap.label()),
             EngineKind::None => "online discard, drive ignores TRIM".into(),
             EngineKind::Immediate => "online discard, immediate-TRIM drive".into(),
+            // EngineKind is an open registry (trimlab_trim::ENGINES), not a closed enum.
+            other => format!("online discard, {}-TRIM drive", other.name()),
         };
         list.push(Scenario {
             label,

@@ -1,4 +1,5 @@
-//! Line parsers, one per format. Each turns one text line into a request, a line to skip
+//! Line parsers of the registered formats (crate::format names which each uses) and the
+//! pieces they share. Each turns one text line into a request, a line to skip
 //! (comments, headers, events of other actions), or a reason the line is malformed.
 
 use crate::format::{is_dev, TraceFormat};
@@ -70,19 +71,11 @@ pub(crate) fn parse(format: TraceFormat, line: &str, options: &LineOptions) -> L
     if trimmed.is_empty() || trimmed.starts_with('#') {
         return Line::Skip;
     }
-    match format {
-        TraceFormat::Blkparse => blkparse(trimmed, options.blk_action),
-        TraceFormat::FtraceBlk => ftrace(trimmed, options.blk_action),
-        TraceFormat::FioV2 => fio(trimmed, false, options.fio_time_unit),
-        TraceFormat::FioV3 => fio(trimmed, true, options.fio_time_unit),
-        TraceFormat::Msr => msr(trimmed),
-        TraceFormat::Mqsim => sim_ascii(trimmed, false),
-        TraceFormat::Disksim => sim_ascii(trimmed, true),
-    }
+    (format.spec().parse)(trimmed, options)
 }
 
 /// "SECONDS.FRACTION" to nanoseconds, exactly (no float rounding).
-fn seconds_to_ns(text: &str) -> Option<u64> {
+pub(crate) fn seconds_to_ns(text: &str) -> Option<u64> {
     let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
     if whole.is_empty() || frac.len() > 9 || !frac.bytes().all(|c| c.is_ascii_digit()) {
         return None;
@@ -93,7 +86,7 @@ fn seconds_to_ns(text: &str) -> Option<u64> {
 }
 
 /// RWBS letters to an operation: D discard, W write, R read, a leading F with no data flush.
-fn rwbs_op(rwbs: &str, sectors: u64) -> Option<CommandKind> {
+pub(crate) fn rwbs_op(rwbs: &str, sectors: u64) -> Option<CommandKind> {
     if rwbs.contains('D') {
         Some(CommandKind::Trim)
     } else if sectors == 0 && rwbs.starts_with('F') {
@@ -108,7 +101,7 @@ fn rwbs_op(rwbs: &str, sectors: u64) -> Option<CommandKind> {
 }
 
 /// "SECTOR + SECTORS" anywhere in `tokens`, if present.
-fn plus_range(tokens: &[&str]) -> Result<Option<(u64, u64)>, String> {
+pub(crate) fn plus_range(tokens: &[&str]) -> Result<Option<(u64, u64)>, String> {
     match tokens.iter().position(|t| *t == "+") {
         Some(i) if i >= 1 && i + 1 < tokens.len() => sector_range(&tokens[i - 1..]),
         _ => Ok(None),
@@ -116,7 +109,7 @@ fn plus_range(tokens: &[&str]) -> Result<Option<(u64, u64)>, String> {
 }
 
 /// "SECTOR + SECTORS" at the start of `tokens`, if present.
-fn sector_range(tokens: &[&str]) -> Result<Option<(u64, u64)>, String> {
+pub(crate) fn sector_range(tokens: &[&str]) -> Result<Option<(u64, u64)>, String> {
     match tokens {
         [sector, "+", count, ..] => {
             let s = sector.parse::<u64>().map_err(|_| format!("sector \"{sector}\" is not a number"))?;
@@ -127,7 +120,7 @@ fn sector_range(tokens: &[&str]) -> Result<Option<(u64, u64)>, String> {
     }
 }
 
-fn block_request(time_ns: u64, rwbs: &str, range: Option<(u64, u64)>) -> Line {
+pub(crate) fn block_request(time_ns: u64, rwbs: &str, range: Option<(u64, u64)>) -> Line {
     let (sector, sectors) = range.unwrap_or((0, 0));
     match rwbs_op(rwbs, sectors) {
         None => Line::Skip,
@@ -147,7 +140,7 @@ fn block_request(time_ns: u64, rwbs: &str, range: Option<(u64, u64)>) -> Line {
     }
 }
 
-fn blkparse(line: &str, action: BlkAction) -> Line {
+pub(crate) fn blkparse(line: &str, action: BlkAction) -> Line {
     let tokens: Vec<&str> = line.split_whitespace().collect();
     if tokens.is_empty() || !is_dev(tokens[0]) {
         // blkparse's per-CPU and total summaries at the end, and its other free text.
@@ -168,7 +161,7 @@ fn blkparse(line: &str, action: BlkAction) -> Line {
     }
 }
 
-fn ftrace(line: &str, action: BlkAction) -> Line {
+pub(crate) fn ftrace(line: &str, action: BlkAction) -> Line {
     // "TASK-PID [CPU] FLAGS SECONDS.MICROS: EVENT..."; the task name may contain spaces, so
     // find the timestamp as the token before the first ": " that parses as seconds.
     let Some(colon) = line.find(": ") else {
@@ -216,7 +209,7 @@ fn ftrace(line: &str, action: BlkAction) -> Line {
     }
 }
 
-fn fio(line: &str, v3: bool, unit: FioTimeUnit) -> Line {
+pub(crate) fn fio(line: &str, v3: bool, unit: FioTimeUnit) -> Line {
     if line.starts_with("fio version") {
         return Line::Skip;
     }
@@ -352,7 +345,7 @@ pub(crate) fn fio_fast(bytes: &[u8], v3: bool, unit: FioTimeUnit) -> Option<(Tra
     Some((TraceRecord { time_ns, op, offset, bytes: length }, i + 1))
 }
 
-fn msr(line: &str) -> Line {
+pub(crate) fn msr(line: &str) -> Line {
     let fields: Vec<&str> = line.split(',').map(str::trim).collect();
     if fields.len() != 7 {
         return Line::Bad(format!("{} comma-separated fields, expected 7", fields.len()));
@@ -377,7 +370,7 @@ fn msr(line: &str) -> Line {
     }
 }
 
-fn sim_ascii(line: &str, disksim: bool) -> Line {
+pub(crate) fn sim_ascii(line: &str, disksim: bool) -> Line {
     let tokens: Vec<&str> = line.split_whitespace().collect();
     if tokens.len() != 5 {
         return Line::Bad(format!("{} fields, expected 5", tokens.len()));

@@ -212,17 +212,13 @@ impl<R: BufRead> TraceReader<R> {
     /// leaves the input untouched for `next_line` and the general parser. Traces are mostly
     /// such lines, and this path is what lets a replay parse millions of them per second.
     fn next_fast(&mut self) -> Option<TraceRecord> {
-        let v3 = match self.format {
-            TraceFormat::FioV3 => true,
-            TraceFormat::FioV2 => false,
-            _ => return None,
-        };
+        let fast = self.format.spec().fast?;
         if self.pending.is_some() {
             return None;
         }
         // An error here (or an interrupted read) is met again, and reported, by `next_line`.
         let chunk = self.input.fill_buf().ok()?;
-        let (record, used) = line::fio_fast(chunk, v3, self.options.fio_time_unit)?;
+        let (record, used) = fast(chunk, self.options.fio_time_unit)?;
         if used > LINE_BYTES_MAX {
             return None;
         }

@@ -64,11 +64,11 @@ const OPEN: Pacing = Pacing::OpenLoop { speed: 1.0 };
 
 #[test]
 fn trims_lower_waf_and_periodic_fstrim_sends_only_what_is_still_free() {
-    use trimlab_trim::EngineKind::Immediate;
-    let online = run(Immediate, TrimHandling::AsRecorded, OPEN);
-    let none = run(Immediate, TrimHandling::Drop, OPEN);
+    use trimlab_trim::EngineKind;
+    let online = run(EngineKind::Immediate, TrimHandling::AsRecorded, OPEN);
+    let none = run(EngineKind::Immediate, TrimHandling::Drop, OPEN);
     // One fstrim 1.5 s in: after the trim (1 s) and the rewrite of the first quarter.
-    let fstrim = run(Immediate, TrimHandling::Periodic { period_ns: 1_500_000_000 }, OPEN);
+    let fstrim = run(EngineKind::Immediate, TrimHandling::Periodic { period_ns: 1_500_000_000 }, OPEN);
     assert_eq!(online.stats.trims, 1);
     assert_eq!(none.stats.trims_dropped, 1);
     assert!(online.report.waf < none.report.waf, "{} vs {}", online.report.waf, none.report.waf);
@@ -82,10 +82,10 @@ fn trims_lower_waf_and_periodic_fstrim_sends_only_what_is_still_free() {
 
 #[test]
 fn closed_loop_ignores_time_and_open_loop_keeps_gaps() {
-    use trimlab_trim::EngineKind::Immediate;
-    let open = run(Immediate, TrimHandling::AsRecorded, OPEN);
-    let closed = run(Immediate, TrimHandling::AsRecorded, Pacing::ClosedLoop { queue_depth: 4 });
-    let fast = run(Immediate, TrimHandling::AsRecorded, Pacing::OpenLoop { speed: 10.0 });
+    use trimlab_trim::EngineKind;
+    let open = run(EngineKind::Immediate, TrimHandling::AsRecorded, OPEN);
+    let closed = run(EngineKind::Immediate, TrimHandling::AsRecorded, Pacing::ClosedLoop { queue_depth: 4 });
+    let fast = run(EngineKind::Immediate, TrimHandling::AsRecorded, Pacing::OpenLoop { speed: 10.0 });
     assert_eq!(open.report.host.pages_written, closed.report.host.pages_written);
     assert!(open.end > closed.end, "the trace's idle second is kept open loop only");
     assert!(fast.end < open.end);

@@ -10,12 +10,24 @@
 //! differ in WAF as 002's Fig. 2 shows they do.
 
 use crate::cost_model::TrimCostModel;
-use crate::engine::{Controller, PageRange, TrimEngine, TrimStats, TrimSteps};
+use crate::engine::{Controller, EngineKind, EngineSpec, PageRange, TrimEngine, TrimStats, TrimSteps};
 use crate::trim_bitmap::{BitmapKind, TrimBitmap};
 use crate::trim_buffer::TrimBuffer;
 use serde::{Deserialize, Serialize};
 use trimlab_ftl::{Ftl, Lpn};
 use trimlab_sim::{ByteSize, SimTime};
+
+impl EngineKind {
+    #[allow(non_upper_case_globals)]
+    pub const Delayed: EngineKind = EngineKind("delayed");
+}
+
+pub const SPEC: EngineSpec = EngineSpec {
+    kind: EngineKind::Delayed,
+    help: "Delayed TRIM: step 1 now, steps 2-3 at idle or before GC ([trim.delayed])",
+    section: Some("trim.delayed"),
+    build: |i| Box::new(DelayedTrim::new(i.cost, i.delayed, i.logical_pages, i.page_bytes)),
+};
 
 /// How much pending TRIM a GC applies before it runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -220,7 +232,7 @@ impl DelayedTrim {
 
 impl TrimEngine for DelayedTrim {
     fn name(&self) -> &'static str {
-        "delayed"
+        SPEC.kind.name()
     }
 
     fn trim(&mut self, ranges: &[PageRange], mut ctl: Controller<'_>) -> TrimSteps {

@@ -1,5 +1,8 @@
-//! The interface every TRIM engine implements, and what engines count.
+//! The interface every TRIM engine implements, what engines count, and the record by which an
+//! engine registers itself ([`EngineSpec`]: its name, help and constructor, in its own file).
 
+use crate::cost_model::TrimCostModel;
+use crate::delayed::DelayedConfig;
 use serde::Serialize;
 use trimlab_ftl::{Ftl, Lpn, WriteBuffer};
 use trimlab_sim::SimTime;
@@ -144,4 +147,30 @@ pub trait TrimEngine {
     fn check(&self, _ftl: &dyn Ftl) -> Result<(), String> {
         Ok(())
     }
+}
+
+/// A TRIM engine's identity: its name in `[trim] engine = ...`. Values come from an engine's
+/// file (`EngineKind::Delayed`) or from [`EngineKind::parse`], so each names a registered
+/// engine ([`crate::ENGINES`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EngineKind(pub(crate) &'static str);
+
+/// What any engine may be built from: the device's cost model and geometry, and the engines'
+/// own config tables (only the delayed engine has one today).
+pub struct EngineInputs<'a> {
+    pub cost: TrimCostModel,
+    pub delayed: &'a DelayedConfig,
+    pub logical_pages: u32,
+    pub page_bytes: u64,
+}
+
+/// An engine as the registry knows it (nbdkit style: each engine's file defines its `SPEC`, and
+/// `crate::ENGINES` lists the specs, one line each). Help, the catalog, docs and parsing read it.
+pub struct EngineSpec {
+    pub kind: EngineKind,
+    /// One line for `--help` and docs/config.md.
+    pub help: &'static str,
+    /// The config table holding the engine's own keys, if it has any.
+    pub section: Option<&'static str>,
+    pub build: fn(EngineInputs<'_>) -> Box<dyn TrimEngine + Send>,
 }

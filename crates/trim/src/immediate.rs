@@ -1,7 +1,19 @@
 //! The conventional TRIM engine (002's Baseline): all three steps before the TRIM completes.
 
 use crate::cost_model::TrimCostModel;
-use crate::engine::{Controller, PageRange, TrimEngine, TrimStats, TrimSteps};
+use crate::engine::{Controller, EngineKind, EngineSpec, PageRange, TrimEngine, TrimStats, TrimSteps};
+
+impl EngineKind {
+    #[allow(non_upper_case_globals)]
+    pub const Immediate: EngineKind = EngineKind("immediate");
+}
+
+pub const SPEC: EngineSpec = EngineSpec {
+    kind: EngineKind::Immediate,
+    help: "steps 1-3 in the foreground (conventional TRIM)",
+    section: None,
+    build: |i| Box::new(ImmediateTrim::new(i.cost)),
+};
 
 pub struct ImmediateTrim {
     cost: TrimCostModel,
@@ -16,7 +28,7 @@ impl ImmediateTrim {
 
 impl TrimEngine for ImmediateTrim {
     fn name(&self) -> &'static str {
-        "immediate"
+        SPEC.kind.name()
     }
 
     fn trim(&mut self, ranges: &[PageRange], ctl: Controller<'_>) -> TrimSteps {

@@ -2,6 +2,9 @@
 //! steps of 002 (1: receive and DMA the range list, 2: invalidate the write buffer, 3: invalidate
 //! the L2P and P2L maps) run in the foreground and which are deferred, and charges controller time
 //! for each from the [`TrimCostModel`].
+//!
+//! Adding an engine: one file that defines the engine, its `EngineKind` constant and its
+//! `SPEC` ([`EngineSpec`]: name, help, config table, constructor), and one line in [`ENGINES`].
 
 pub mod cost_model;
 pub mod delayed;
@@ -13,27 +16,46 @@ pub mod trim_buffer;
 
 pub use cost_model::{TrimCostModel, TrimCostOverrides};
 pub use delayed::{BeforeGcCap, DelayedConfig, DelayedTrim};
-pub use engine::{Controller, DeferredStats, PageRange, TrimEngine, TrimStats, TrimSteps};
+pub use engine::{
+    Controller, DeferredStats, EngineInputs, EngineKind, EngineSpec, PageRange, TrimEngine, TrimStats,
+    TrimSteps,
+};
 pub use immediate::ImmediateTrim;
 pub use none::NoTrim;
 pub use trim_bitmap::{full_bitmap_bytes, BitmapKind};
 
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
-/// The engines a config can name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum EngineKind {
-    /// Steps 1-3 at once, before the TRIM completes (the conventional baseline of 002).
-    #[default]
-    Immediate,
-    /// TRIM is acknowledged and ignored: a drive without TRIM support.
-    None,
-    /// Delayed TRIM of 002: step 1 at once, steps 2-3 at idle or before GC.
-    Delayed,
-}
+/// Every engine a config can name, in the order help and docs list them.
+pub const ENGINES: &[&EngineSpec] = &[
+    &immediate::SPEC, // steps 1-3 at once
+    &none::SPEC,      // no TRIM support
+    &delayed::SPEC,   // 002's Delayed TRIM
+];
 
 impl EngineKind {
+    pub fn name(self) -> &'static str {
+        self.0
+    }
+
+    /// The registered spec of this engine.
+    pub fn spec(self) -> &'static EngineSpec {
+        ENGINES
+            .iter()
+            .find(|s| s.kind == self)
+            .unwrap_or_else(|| unreachable!("engine {:?} is not in trimlab_trim::ENGINES", self.0))
+    }
+
+    /// The engine named `name`, or an error naming the accepted ones (and the closest).
+    pub fn parse(name: &str) -> Result<EngineKind, String> {
+        ENGINES
+            .iter()
+            .map(|s| s.kind)
+            .find(|k| k.0 == name)
+            .ok_or_else(|| trimlab_sim::names::unknown("TRIM engine", name, ENGINES.iter().map(|s| s.kind.0)))
+    }
+
     pub fn build(
         self,
         cost: TrimCostModel,
@@ -41,17 +63,62 @@ impl EngineKind {
         logical_pages: u32,
         page_bytes: u64,
     ) -> Box<dyn TrimEngine + Send> {
-        match self {
-            EngineKind::Immediate => Box::new(ImmediateTrim::new(cost)),
-            EngineKind::None => Box::new(NoTrim::new(cost)),
-            EngineKind::Delayed => Box::new(DelayedTrim::new(cost, delayed, logical_pages, page_bytes)),
+        (self.spec().build)(EngineInputs { cost, delayed, logical_pages, page_bytes })
+    }
+}
+
+impl Default for EngineKind {
+    /// Conventional TRIM, 002's baseline.
+    fn default() -> Self {
+        EngineKind::Immediate
+    }
+}
+
+impl fmt::Debug for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&trimlab_sim::names::camel_case(self.0))
+    }
+}
+
+impl Serialize for EngineKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for EngineKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        EngineKind::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_engine_is_unique_helped_and_round_trips() {
+        let cost = TrimCostModel::default();
+        let delayed = DelayedConfig::default();
+        for (i, spec) in ENGINES.iter().enumerate() {
+            let name = spec.kind.name();
+            assert!(ENGINES[..i].iter().all(|s| s.kind != spec.kind), "{name} registered twice");
+            assert!(!spec.help.trim().is_empty(), "{name} has no help");
+            assert_eq!(EngineKind::parse(name), Ok(spec.kind));
+            assert_eq!(spec.kind.spec().kind, spec.kind);
+            let engine = spec.kind.build(cost.clone(), &delayed, 1024, 4096);
+            assert_eq!(engine.name(), name, "the engine reports the name it is registered under");
+            let text = serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name);
+            assert_eq!(EngineKind::deserialize(text), Ok(spec.kind), "the config's spelling");
         }
     }
 
-    /// Every engine with a one-line description (the CLI help lists these).
-    pub const ALL: &'static [(&'static str, &'static str)] = &[
-        ("immediate", "steps 1-3 in the foreground (conventional TRIM)"),
-        ("none", "TRIM acknowledged and ignored (no TRIM support)"),
-        ("delayed", "Delayed TRIM: step 1 now, steps 2-3 at idle or before GC ([trim.delayed])"),
-    ];
+    #[test]
+    fn a_bad_name_lists_the_engines_and_the_closest() {
+        let e = EngineKind::parse("delayd").unwrap_err();
+        assert!(e.contains("did you mean \"delayed\"?"), "{e}");
+        assert!(e.contains("accepted: immediate, none, delayed"), "{e}");
+        assert_eq!(format!("{:?}", EngineKind::Delayed), "Delayed", "Debug as the old enum variant");
+    }
 }

@@ -1,7 +1,19 @@
 //! A drive without TRIM support: the command is received and acknowledged, nothing changes.
 
 use crate::cost_model::TrimCostModel;
-use crate::engine::{Controller, PageRange, TrimEngine, TrimStats, TrimSteps};
+use crate::engine::{Controller, EngineKind, EngineSpec, PageRange, TrimEngine, TrimStats, TrimSteps};
+
+impl EngineKind {
+    #[allow(non_upper_case_globals)]
+    pub const None: EngineKind = EngineKind("none");
+}
+
+pub const SPEC: EngineSpec = EngineSpec {
+    kind: EngineKind::None,
+    help: "TRIM acknowledged and ignored (no TRIM support)",
+    section: None,
+    build: |i| Box::new(NoTrim::new(i.cost)),
+};
 
 pub struct NoTrim {
     cost: TrimCostModel,
@@ -16,7 +28,7 @@ impl NoTrim {
 
 impl TrimEngine for NoTrim {
     fn name(&self) -> &'static str {
-        "none"
+        SPEC.kind.name()
     }
 
     fn trim(&mut self, ranges: &[PageRange], _ctl: Controller<'_>) -> TrimSteps {

@@ -129,93 +129,9 @@ impl<'de> Deserialize<'de> for Volume {
     }
 }
 
-/// What drives the stack: the block generator, or a file-level workload on the host file system.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorkloadKind {
-    /// The fio-like generator on the block device (the keys above `kind` in docs/config.md).
-    #[default]
-    Block,
-    /// 000's micro-benchmark: appends with equal holes, fsync, unlink, timed fsync.
-    AppendHoles,
-    /// 001's aging: fill the file system, delete random files down to `utilization`.
-    Aging,
-    /// Postmark (Katcher 1997) as 001 runs it.
-    Postmark,
-    /// 003: `files` large files written in parallel with O_DIRECT, then all removed.
-    BulkRm,
-    /// Create / append / delete churn at a utilization until `writes` bytes were written.
-    FileChurn,
-    /// 000 Table II: fill to 100 %, remove a random file, time the next write needing a block.
-    RemoveWhenFull,
-    /// 004's Windows 7 installation, synthesized on 004's NTFS-like cluster host (block level,
-    /// `host.fs = "none"`): `volume` of files with their metadata writes, a third of them
-    /// temporary (crates/workload/src/cluster_host.rs).
-    OsInstall,
-    /// 004's IOZone write / re-write / random-write tests on the cluster host, after `image` of
-    /// installed files: a file of `volume` per record size in `record_bytes`, `pause` between tests.
-    Iozone,
-}
-
-impl WorkloadKind {
-    pub const NAMES: &'static [&'static str] = &[
-        "block",
-        "append-holes",
-        "aging",
-        "postmark",
-        "bulk-rm",
-        "file-churn",
-        "remove-when-full",
-        "os-install",
-        "iozone",
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-
-    /// True for the kinds that drive a file system rather than the block device.
-    pub fn is_file_level(self) -> bool {
-        !matches!(self, WorkloadKind::Block | WorkloadKind::OsInstall | WorkloadKind::Iozone)
-    }
-
-    /// The file-workload keys this kind reads (docs/config.md gives their defaults).
-    pub fn file_keys(self) -> &'static [&'static str] {
-        match self {
-            WorkloadKind::AppendHoles => &["append_bytes", "file_bytes"],
-            WorkloadKind::Aging => &[
-                "utilization",
-                "file_bytes_min",
-                "file_bytes_max",
-                "append_bytes",
-                "hole_bytes",
-                "prefix",
-                "stream",
-            ],
-            WorkloadKind::Postmark => &[
-                "files",
-                "transactions",
-                "file_bytes_min",
-                "file_bytes_max",
-                "append_bytes",
-                "prefix",
-                "stream",
-            ],
-            WorkloadKind::BulkRm => &["files", "file_bytes", "append_bytes"],
-            WorkloadKind::FileChurn => {
-                &["utilization", "file_bytes_min", "file_bytes_max", "append_bytes", "prefix", "stream"]
-            }
-            WorkloadKind::RemoveWhenFull => {
-                &["file_bytes_min", "file_bytes_max", "append_bytes", "hole_bytes"]
-            }
-            WorkloadKind::OsInstall => &["volume", "host_discard", "first_fit", "stream"],
-            WorkloadKind::Iozone => {
-                &["volume", "image", "record_bytes", "pause", "host_discard", "first_fit", "stream"]
-            }
-            WorkloadKind::Block => &[],
-        }
-    }
-}
+/// What drives the stack: the block generator, or a file-level workload on the host file
+/// system; the kinds are registered in crates/workload/src/kind/.
+pub use crate::kind::WorkloadKind;
 
 fn is_block(kind: &WorkloadKind) -> bool {
     *kind == WorkloadKind::Block

@@ -1,9 +1,9 @@
 //! File-level workloads of the source documents, driving a mounted `trimlab_fs::FileSystem`:
 //! the Lazy TRIM micro-benchmark (000), file-system aging and Postmark (001), and parallel
 //! large-file writes for a bulk `rm` (003), Table II's remove-on-a-full-fs, and file churn;
-//! [`run_file_workload`] picks one by `[workload] kind`.
+//! [`run_file_workload`] runs the one `[workload] kind` names (each kind's file in kind/).
 
-use crate::config::{WorkloadConfig, WorkloadKind};
+use crate::config::WorkloadConfig;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -394,74 +394,13 @@ pub fn remove_when_full<D: BlockDevice>(
 }
 
 /// Runs the file-level workload `w` (its kind's defaults fill unset keys; docs/config.md) on
-/// `fs`, whose device holds `capacity_bytes`.
+/// `fs`, whose device holds `capacity_bytes`: the kind's own file (crates/workload/src/kind/)
+/// runs it.
 pub fn run_file_workload<D: BlockDevice>(
     fs: &mut FileSystem<D>,
     w: &WorkloadConfig,
     state: &mut FileState,
     capacity_bytes: u64,
 ) -> Result<Figures, FsError> {
-    let stream = |default: &str| w.stream.clone().unwrap_or_else(|| default.to_string());
-    match w.kind {
-        WorkloadKind::AppendHoles => {
-            let r = lazy_micro(
-                fs,
-                w.append_bytes.map_or(64 << 10, |b| b.0),
-                w.file_bytes.map_or(1 << 30, |b| b.0),
-            )?;
-            Ok(vec![
-                ("extents", r.extents as u64),
-                ("fsync_ns", r.fsync_ns),
-                ("trim_issue_ns", r.trim_issue_ns),
-                ("trim_commands", r.trim_commands),
-            ])
-        }
-        WorkloadKind::Aging => {
-            let shape = FileShape::aging(w);
-            let target = w.utilization.unwrap_or(0.9);
-            state.with_stream(&stream("aging"), |rng, live| age(fs, rng, live, &shape, target))?;
-            Ok(vec![("files_live", state.live.len() as u64)])
-        }
-        WorkloadKind::Postmark => {
-            let pm = Postmark {
-                files: w.files.unwrap_or(4250) as usize,
-                min_bytes: w.file_bytes_min.map_or(100_000, |b| b.0),
-                max_bytes: w.file_bytes_max.map_or(3_000_000, |b| b.0),
-                transactions: w.transactions.unwrap_or(20_000) as usize,
-                block_bytes: w.append_bytes.map_or(16 << 10, |b| b.0),
-            };
-            let prefix = w.prefix.clone().unwrap_or_else(|| "pm_".into());
-            let ns = state.with_stream(&stream("postmark"), |rng, _| pm.run(fs, rng, &prefix))?;
-            Ok(vec![("postmark_ns", ns)])
-        }
-        WorkloadKind::BulkRm => bulk_rm(
-            fs,
-            w.files.unwrap_or(64) as usize,
-            w.file_bytes.map_or(64 << 20, |b| b.0),
-            w.append_bytes.map_or(1 << 20, |b| b.0),
-        ),
-        WorkloadKind::FileChurn => {
-            let shape = FileShape {
-                prefix: w.prefix.clone().unwrap_or_else(|| "c".into()),
-                chunk_bytes: w.append_bytes.map_or(1 << 20, |b| b.0),
-                hole_bytes: 0,
-                ..FileShape::aging(w)
-            };
-            let (target, bytes) = (w.utilization.unwrap_or(0.5), w.writes.bytes(capacity_bytes));
-            state.with_stream(&stream("churn"), |rng, live| file_churn(fs, rng, live, &shape, target, bytes))
-        }
-        WorkloadKind::RemoveWhenFull => {
-            let shape = FileShape {
-                prefix: "f".into(),
-                min_bytes: w.file_bytes_min.map_or(8 << 20, |b| b.0),
-                max_bytes: w.file_bytes_max.map_or(32 << 20, |b| b.0),
-                chunk_bytes: w.append_bytes.map_or(64 << 10, |b| b.0),
-                hole_bytes: w.hole_bytes.map_or(64 << 10, |b| b.0),
-            };
-            remove_when_full(fs, state, &shape)
-        }
-        WorkloadKind::Block | WorkloadKind::OsInstall | WorkloadKind::Iozone => {
-            Err(FsError::Layout(format!("workload kind \"{}\" is not a file-level workload", w.kind.name())))
-        }
-    }
+    crate::kind::run_file(fs, w, state, capacity_bytes)
 }

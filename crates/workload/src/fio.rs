@@ -102,11 +102,36 @@ fn fio_time_us(value: &str) -> Option<u64> {
 /// Imports the single job of a fio job file. `base` supplies every key fio has no option for
 /// (precondition, hot/cold shares, flushes ...).
 pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<FioJob, FioError> {
+    let (name, options) = read_job(text, origin)?;
+    let mut w = base.clone();
+    let mut shape = Shape::default();
+    let mut ignored = Vec::new();
+    for (line, key, value) in &options {
+        let opt = FioOption { origin, line: *line, key, value: value.as_deref() };
+        if !(apply_size(&opt, &mut w)? || apply_shape(&opt, &mut shape)?) {
+            if !IGNORED.contains(&key.as_str()) {
+                return Err(opt.err(format!(
+                    "fio option `{key}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})",
+                    IGNORED.join(", ")
+                )));
+            }
+            ignored.push(format!("{origin}:{line}: {key}"));
+        }
+    }
+    shape.finish(&mut w).map_err(|message| FioError { origin: origin.to_owned(), line: 1, message })?;
+    Ok(FioJob { name, workload: w, ignored })
+}
+
+/// (line, key, value) of one option line.
+type OptionLine = (usize, String, Option<String>);
+
+/// The job's name and the options of `[global]` then the job, in file order: later settings
+/// win, as in fio.
+fn read_job(text: &str, origin: &str) -> Result<(String, Vec<OptionLine>), FioError> {
     let err = |line: usize, message: String| FioError { origin: origin.to_owned(), line, message };
     let mut job_name: Option<(String, usize)> = None;
     let mut section: Option<String> = None;
-    // (line, key, value) of [global] then the job, in order: later settings win, as in fio.
-    let mut options: Vec<(usize, String, Option<String>)> = Vec::new();
+    let mut options = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let line = raw.trim();
@@ -142,133 +167,158 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
     }
     let (name, _) =
         job_name.ok_or_else(|| err(text.lines().count().max(1), "no job section (only [global])".into()))?;
+    Ok((name, options))
+}
 
-    let mut w = base.clone();
-    let mut ignored = Vec::new();
-    let mut rw: Option<(bool, f64, f64)> = None;
-    let mut read_mix: Option<f64> = None;
-    let mut distribution: Option<Option<f64>> = None;
-    let mut size: Option<u64> = None;
-    let mut io_size: Option<u64> = None;
-    for (line, key, value) in &options {
-        let line = *line;
-        let need = |what: &str| {
-            value.clone().ok_or_else(|| err(line, format!("fio option `{key}` needs a value ({what})")))
+/// One option line being applied, for its errors.
+struct FioOption<'a> {
+    origin: &'a str,
+    line: usize,
+    key: &'a str,
+    value: Option<&'a str>,
+}
+
+impl FioOption<'_> {
+    fn err(&self, message: String) -> FioError {
+        FioError { origin: self.origin.to_owned(), line: self.line, message }
+    }
+
+    /// The value, or an error saying the option needs `what`.
+    fn need(&self, what: &str) -> Result<String, FioError> {
+        let key = self.key;
+        self.value
+            .map(str::to_owned)
+            .ok_or_else(|| self.err(format!("fio option `{key}` needs a value ({what})")))
+    }
+
+    fn bad(&self, v: &str, what: &str) -> FioError {
+        self.err(format!("fio option `{}={v}`: {what}", self.key))
+    }
+
+    /// A fio size, or the error `what`.
+    fn size(&self, example: &str, what: &str) -> Result<u64, FioError> {
+        let v = self.need(example)?;
+        fio_size(&v).ok_or_else(|| self.bad(&v, what))
+    }
+
+    fn whole_number<T: std::str::FromStr>(&self) -> Result<T, FioError> {
+        let v = self.need("a number")?;
+        v.parse().map_err(|_| self.bad(&v, "expected a whole number"))
+    }
+}
+
+/// What the options say about the mix and the access pattern, and the sizes that decide how
+/// long the job runs: combined only at the end, since fio lets later lines override earlier.
+#[derive(Default)]
+struct Shape {
+    rw: Option<(bool, f64, f64)>,
+    read_mix: Option<f64>,
+    distribution: Option<Option<f64>>,
+    size: Option<u64>,
+    io_size: Option<u64>,
+}
+
+/// Block size, region, depth and counts. Returns whether `opt` was one of them.
+fn apply_size(opt: &FioOption, w: &mut WorkloadConfig) -> Result<bool, FioError> {
+    match opt.key {
+        "bs" | "blocksize" => {
+            let what = "expected one size like 4k or 128k (per-direction lists like 4k,8k are not supported)";
+            w.block_bytes = ByteSize(opt.size("a block size like 4k", what)?);
+        }
+        "offset" => w.region_offset = ByteSize(opt.size("a size like 1g", "expected a size like 1g")?),
+        "iodepth" => w.queue_depth = opt.whole_number()?,
+        "number_ios" => w.ops = Some(opt.whole_number()?),
+        "thinktime" => {
+            let v = opt.need("a time; bare numbers are microseconds as in fio")?;
+            let ns =
+                fio_time_us(&v).ok_or_else(|| opt.bad(&v, "expected a time like 100 (us), 2ms or 1s"))?;
+            w.think_time = DurationNs(ns);
+        }
+        "numjobs" => {
+            let v = opt.need("1")?;
+            if v != "1" {
+                return Err(opt.bad(&v, "several jobs are not supported; use iodepth for concurrency"));
+            }
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The mode, mix, distribution and sizes, kept in `shape`. Returns whether `opt` was one of them.
+fn apply_shape(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> {
+    match opt.key {
+        "rw" | "readwrite" => {
+            let v = opt.need("a mode")?;
+            // fio allows "randwrite:8" (an offset modifier); we do not.
+            shape.rw = Some(rw_mode(&v).ok_or_else(|| {
+                opt.bad(&v, "unsupported mode (accepted: write, randwrite, read, randread, rw, readwrite, randrw, trim, randtrim, trimwrite)")
+            })?);
+        }
+        "size" => {
+            let what = "expected a size like 512m or 8g (percentages are not supported)";
+            shape.size = Some(opt.size("a size like 1g", what)?);
+        }
+        "io_size" | "io_limit" => {
+            shape.io_size = Some(opt.size("a size like 8g", "expected a size like 8g")?)
+        }
+        "rwmixread" | "rwmixwrite" => {
+            let v = opt.need("a percentage")?;
+            let pct: u32 =
+                v.parse().ok().filter(|p| *p <= 100).ok_or_else(|| opt.bad(&v, "expected 0..=100"))?;
+            let read = if opt.key == "rwmixread" { pct } else { 100 - pct };
+            shape.read_mix = Some(f64::from(read) / 100.0);
+        }
+        "random_distribution" => {
+            let v = opt.need("random or zipf:THETA")?;
+            shape.distribution = Some(if v == "random" {
+                None
+            } else if let Some(theta) = v.strip_prefix("zipf:") {
+                let t = theta.parse::<f64>().ok().filter(|t| *t > 0.0 && t.is_finite());
+                Some(t.ok_or_else(|| opt.bad(&v, "zipf needs a positive theta, e.g. zipf:1.2"))?)
+            } else {
+                return Err(opt.bad(&v, "unsupported distribution (accepted: random, zipf:THETA)"));
+            });
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+impl Shape {
+    /// Sets the pattern, the mix and the region, and how long the job runs.
+    fn finish(self, w: &mut WorkloadConfig) -> Result<(), String> {
+        let (random, read, trim) = self.rw.unwrap_or((false, 1.0, 0.0)); // fio's default rw is read
+        w.pattern = match (random, self.distribution) {
+            (false, _) => AccessPattern::Sequential,
+            (true, Some(Some(theta))) => {
+                w.zipf_theta = theta;
+                AccessPattern::Zipf
+            }
+            (true, _) => AccessPattern::UniformRandom,
         };
-        let bad = |v: &str, what: &str| err(line, format!("fio option `{key}={v}`: {what}"));
-        match key.as_str() {
-            "rw" | "readwrite" => {
-                let v = need("a mode")?;
-                // fio allows "randwrite:8" (an offset modifier); we do not.
-                rw = Some(rw_mode(&v).ok_or_else(|| {
-                    bad(&v, "unsupported mode (accepted: write, randwrite, read, randread, rw, readwrite, randrw, trim, randtrim, trimwrite)")
-                })?);
-            }
-            "bs" | "blocksize" => {
-                let v = need("a block size like 4k")?;
-                let b = fio_size(&v).ok_or_else(|| bad(&v, "expected one size like 4k or 128k (per-direction lists like 4k,8k are not supported)"))?;
-                w.block_bytes = ByteSize(b);
-            }
-            "size" => {
-                let v = need("a size like 1g")?;
-                size = Some(fio_size(&v).ok_or_else(|| {
-                    bad(&v, "expected a size like 512m or 8g (percentages are not supported)")
-                })?);
-            }
-            "offset" => {
-                let v = need("a size like 1g")?;
-                w.region_offset = ByteSize(fio_size(&v).ok_or_else(|| bad(&v, "expected a size like 1g"))?);
-            }
-            "io_size" | "io_limit" => {
-                let v = need("a size like 8g")?;
-                io_size = Some(fio_size(&v).ok_or_else(|| bad(&v, "expected a size like 8g"))?);
-            }
-            "iodepth" => {
-                let v = need("a number")?;
-                w.queue_depth = v.parse().map_err(|_| bad(&v, "expected a whole number"))?;
-            }
-            "number_ios" => {
-                let v = need("a number")?;
-                w.ops = Some(v.parse().map_err(|_| bad(&v, "expected a whole number"))?);
-            }
-            "rwmixread" | "rwmixwrite" => {
-                let v = need("a percentage")?;
-                let pct: u32 =
-                    v.parse().ok().filter(|p| *p <= 100).ok_or_else(|| bad(&v, "expected 0..=100"))?;
-                let read = if key == "rwmixread" { pct } else { 100 - pct };
-                read_mix = Some(f64::from(read) / 100.0);
-            }
-            "random_distribution" => {
-                let v = need("random or zipf:THETA")?;
-                distribution = Some(if v == "random" {
-                    None
-                } else if let Some(theta) = v.strip_prefix("zipf:") {
-                    let t: f64 = theta
-                        .parse()
-                        .ok()
-                        .filter(|t: &f64| *t > 0.0 && t.is_finite())
-                        .ok_or_else(|| bad(&v, "zipf needs a positive theta, e.g. zipf:1.2"))?;
-                    Some(t)
-                } else {
-                    return Err(bad(&v, "unsupported distribution (accepted: random, zipf:THETA)"));
-                });
-            }
-            "thinktime" => {
-                let v = need("a time; bare numbers are microseconds as in fio")?;
-                w.think_time = DurationNs(
-                    fio_time_us(&v).ok_or_else(|| bad(&v, "expected a time like 100 (us), 2ms or 1s"))?,
-                );
-            }
-            "numjobs" => {
-                let v = need("1")?;
-                if v != "1" {
-                    return Err(bad(&v, "several jobs are not supported; use iodepth for concurrency"));
-                }
-            }
-            k if IGNORED.contains(&k) => ignored.push(format!("{origin}:{line}: {key}")),
-            _ => {
-                return Err(err(
-                    line,
-                    format!(
-                    "fio option `{key}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})",
-                    IGNORED.join(", ")
-                ),
-                ))
-            }
+        w.trim_fraction = trim;
+        w.read_fraction =
+            if trim > 0.0 { 0.0 } else { self.read_mix.filter(|_| read > 0.0 && read < 1.0).unwrap_or(read) };
+        if let Some(s) = self.size {
+            w.region_bytes = Some(ByteSize(s));
         }
-    }
-
-    let (random, read, trim) = rw.unwrap_or((false, 1.0, 0.0)); // fio's default rw is read
-    w.pattern = match (random, distribution) {
-        (false, _) => AccessPattern::Sequential,
-        (true, Some(Some(theta))) => {
-            w.zipf_theta = theta;
-            AccessPattern::Zipf
+        // fio moves `io_size` (default: `size`) bytes per job; trimlab's target counts writes, so
+        // the write share of that volume is what the run writes, unless `number_ios` bounds it.
+        if let Some(total) = self.io_size.or(self.size) {
+            let write_share = 1.0 - w.read_fraction - w.trim_fraction;
+            if write_share > 0.0 {
+                w.writes = Volume::Bytes((total as f64 * write_share).round() as u64);
+            } else if w.ops.is_none() {
+                w.ops = Some(total / w.block_bytes.0.max(1));
+            }
+        } else if w.read_fraction + w.trim_fraction >= 1.0 && w.ops.is_none() {
+            return Err(
+                "a read-only or trim-only job needs size, io_size or number_ios to know when it ends".into(),
+            );
         }
-        (true, _) => AccessPattern::UniformRandom,
-    };
-    w.trim_fraction = trim;
-    w.read_fraction =
-        if trim > 0.0 { 0.0 } else { read_mix.filter(|_| read > 0.0 && read < 1.0).unwrap_or(read) };
-    if let Some(s) = size {
-        w.region_bytes = Some(ByteSize(s));
+        Ok(())
     }
-    // fio moves `io_size` (default: `size`) bytes per job; trimlab's target counts writes, so
-    // the write share of that volume is what the run writes, unless `number_ios` bounds it.
-    if let Some(total) = io_size.or(size) {
-        let write_share = 1.0 - w.read_fraction - w.trim_fraction;
-        if write_share > 0.0 {
-            w.writes = Volume::Bytes((total as f64 * write_share).round() as u64);
-        } else if w.ops.is_none() {
-            w.ops = Some(total / w.block_bytes.0.max(1));
-        }
-    } else if w.read_fraction + w.trim_fraction >= 1.0 && w.ops.is_none() {
-        return Err(err(
-            1,
-            "a read-only or trim-only job needs size, io_size or number_ios to know when it ends".into(),
-        ));
-    }
-    Ok(FioJob { name, workload: w, ignored })
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod config;
 pub mod file;
 pub mod fio;
 pub mod generator;
+pub mod kind;
 pub mod runner;
 pub mod scenario;
 

@@ -1,0 +1,219 @@
+//! btrfs `discard=async`: freed space is usable at once; a worker trims it after a reuse delay,
+//! largest extents first, at an IOPS limit, at most `max discard` per command; reused space is
+//! dropped from the queue.
+
+use super::{no_args, CommitPlan, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
+use crate::config::{PolicyKind, PolicyParams};
+use crate::extent::{FreedRun, Run};
+use std::collections::BTreeMap;
+use trimlab_sim::SimTime;
+
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    name: "async",
+    args: None,
+    help: "btrfs discard=async: reuse delay, size-ordered lists, IOPS limit, max size",
+    keys: &["async_delay", "async_iops_limit", "async_max_bytes"],
+    example: PolicyKind::Async,
+    parse: |args| no_args("async", args, PolicyKind::Async),
+    args_of: |_| None,
+    label: None,
+    build: |_, params, block_bytes| Box::new(Async::new(params, block_bytes)),
+};
+
+/// btrfs discard=async (fs/btrfs/discard.c): freed extents stay allocatable; after the reuse
+/// delay a single worker discards them, extents >= 1 MiB first, then >= 32 KiB, at most one
+/// discard per 1/iops_limit, at most `max_bytes` per discard. Smaller extents are left to fstrim.
+pub(super) struct Async {
+    delay_ns: u64,
+    interval_ns: u64,
+    max_blocks: u64,
+    large_blocks: u64,
+    min_blocks: u64,
+    /// list 0: large, list 1: medium; keyed by start block, value (len, eligible at).
+    lists: [BTreeMap<u64, (u64, SimTime)>; 2],
+    in_flight: BTreeMap<u64, FreedRun>,
+    /// `async_merge_free`: the file system extends and holds the run (TrimMerged).
+    merge_free: bool,
+    merged_in_flight: Option<u64>,
+    next_ticket: u64,
+    next_issue: SimTime,
+    releasable: Vec<FreedRun>,
+    stats: PolicyStats,
+}
+
+impl Async {
+    pub(super) fn new(p: &PolicyParams, block_bytes: u64) -> Self {
+        let interval_ns = 1_000_000_000u64.checked_div(p.async_iops_limit).unwrap_or(0);
+        // nsecs_to_jiffies rounds down to whole scheduler ticks.
+        let interval_ns = match p.async_tick_ns {
+            0 => interval_ns,
+            tick => interval_ns / tick * tick,
+        };
+        Async {
+            delay_ns: p.async_delay_ns,
+            interval_ns,
+            merge_free: p.async_merge_free,
+            merged_in_flight: None,
+            max_blocks: (p.async_max_bytes / block_bytes).max(1),
+            large_blocks: (p.async_large_bytes / block_bytes).max(1),
+            min_blocks: (p.async_min_bytes / block_bytes).max(1),
+            lists: [BTreeMap::new(), BTreeMap::new()],
+            in_flight: BTreeMap::new(),
+            next_ticket: 0,
+            next_issue: SimTime::ZERO,
+            releasable: Vec::new(),
+            stats: PolicyStats::default(),
+        }
+    }
+
+    fn list_for(&self, len: u64) -> Option<usize> {
+        if len >= self.large_blocks {
+            Some(0)
+        } else if len >= self.min_blocks || self.merge_free {
+            // Merged with its neighbours a small extent may pass the filter: the file system
+            // applies it to the merged run.
+            Some(1)
+        } else {
+            None
+        }
+    }
+
+    /// Removes the parts of queued extents that overlap `run`; returns blocks removed.
+    fn cut(&mut self, run: Run) -> u64 {
+        let mut removed = 0;
+        for list in 0..2 {
+            let overlapping: Vec<(u64, (u64, SimTime))> = self.lists[list]
+                .range(..run.end())
+                .rev()
+                .take_while(|(&s, &(len, _))| s + len > run.start || s >= run.start)
+                .filter(|(&s, &(len, _))| s + len > run.start)
+                .map(|(&s, &v)| (s, v))
+                .collect();
+            for (s, (len, at)) in overlapping {
+                self.lists[list].remove(&s);
+                let lo = s.max(run.start);
+                let hi = (s + len).min(run.end());
+                removed += hi - lo;
+                if s < lo {
+                    self.requeue(Run::new(s, lo - s), at);
+                }
+                if hi < s + len {
+                    self.requeue(Run::new(hi, s + len - hi), at);
+                }
+            }
+        }
+        removed
+    }
+
+    fn requeue(&mut self, run: Run, at: SimTime) {
+        match self.list_for(run.len) {
+            Some(l) => {
+                self.lists[l].insert(run.start, (run.len, at));
+            }
+            None => self.stats.untrimmed_blocks += run.len,
+        }
+    }
+}
+
+impl TrimPolicy for Async {
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Async
+    }
+    fn on_commit(&mut self, now: SimTime, freed: Vec<FreedRun>, _u: f64) -> CommitPlan {
+        let eligible = now.after(self.delay_ns);
+        for f in &freed {
+            self.requeue(f.run, eligible);
+        }
+        CommitPlan::release_all(freed)
+    }
+    fn workers_wanted(&self) -> usize {
+        usize::from(self.lists.iter().any(|l| !l.is_empty()) || self.merged_in_flight.is_some())
+    }
+    fn next_for_worker(&mut self, now: SimTime) -> WorkerPick {
+        if self.lists.iter().all(|l| l.is_empty()) {
+            return WorkerPick::Idle;
+        }
+        if now < self.next_issue {
+            return WorkerPick::WaitUntil(self.next_issue);
+        }
+        let mut earliest: Option<SimTime> = None;
+        for list in 0..2 {
+            // Oldest eligible extent of the list (lowest address among ties).
+            let pick = self.lists[list]
+                .iter()
+                .filter(|(_, &(_, at))| at <= now)
+                .map(|(&s, &(len, at))| (s, len, at))
+                .next();
+            if let Some((s, len, at)) = pick {
+                self.lists[list].remove(&s);
+                let ticket = self.next_ticket;
+                self.next_ticket += 1;
+                self.next_issue = now.after(self.interval_ns);
+                if self.merge_free {
+                    self.merged_in_flight = Some(ticket);
+                    let (max_blocks, min_blocks) = (self.max_blocks, self.min_blocks);
+                    return WorkerPick::TrimMerged { ticket, run: Run::new(s, len), max_blocks, min_blocks };
+                }
+                let take = len.min(self.max_blocks);
+                if take < len {
+                    self.lists[list].insert(s + take, (len - take, at));
+                }
+                let run = Run::new(s, take);
+                self.in_flight.insert(ticket, FreedRun { run, freed_at: now });
+                return WorkerPick::Trim { ticket, run, hold: true };
+            }
+            let e = self.lists[list].values().map(|&(_, at)| at).min();
+            earliest = match (earliest, e) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        earliest.map_or(WorkerPick::Idle, WorkerPick::WaitUntil)
+    }
+    fn trim_done(&mut self, ticket: u64, _now: SimTime) {
+        if self.merged_in_flight == Some(ticket) {
+            self.merged_in_flight = None;
+            return;
+        }
+        let f = self
+            .in_flight
+            .remove(&ticket)
+            .unwrap_or_else(|| unreachable!("async: ticket {ticket} not in flight"));
+        self.releasable.push(f);
+    }
+    fn drain_releasable(&mut self) -> Vec<FreedRun> {
+        std::mem::take(&mut self.releasable)
+    }
+    fn on_allocate(&mut self, run: Run) {
+        let n = self.cut(run);
+        self.stats.reuse_cancelled_blocks += n;
+    }
+    fn forget(&mut self, run: Run) {
+        self.cut(run);
+    }
+    fn restart_delay(&mut self, range: Run, now: SimTime) -> bool {
+        let eligible = now.after(self.delay_ns);
+        let mut any = false;
+        for list in self.lists.iter_mut() {
+            for (_, (_, at)) in list.range_mut(range.start..range.end()) {
+                *at = eligible;
+                any = true;
+            }
+        }
+        any
+    }
+    fn held(&self) -> Vec<Run> {
+        let mut v: Vec<Run> = self.in_flight.values().map(|f| f.run).collect();
+        v.extend(self.releasable.iter().map(|f| f.run));
+        v
+    }
+    fn queued_available(&self) -> Vec<Run> {
+        self.lists.iter().flat_map(|l| l.iter().map(|(&s, &(len, _))| Run::new(s, len))).collect()
+    }
+    fn stats(&self) -> &PolicyStats {
+        &self.stats
+    }
+    fn stats_mut(&mut self) -> &mut PolicyStats {
+        &mut self.stats
+    }
+}

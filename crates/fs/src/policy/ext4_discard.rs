@@ -1,0 +1,74 @@
+//! ext4 `-o discard` since Linux 5.17/6.8: freed extents are allocatable at commit and queued
+//! to one discard worker (`ext4_discard_work`), which trims each with
+//! `ext4_try_to_trim_range(minblocks = 1)`: every free extent inside it, the last one extended to
+//! the end of its free run in the group (commit 68da4c44b994, v6.8), so a freed file next to free
+//! space trims that space too (overlaps with other TRIMs).
+
+use super::{no_args, CommitPlan, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
+use crate::config::PolicyKind;
+use crate::extent::{FreedRun, Run};
+use std::collections::VecDeque;
+use trimlab_sim::SimTime;
+
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    name: "ext4-discard",
+    args: None,
+    help: "ext4 -o discard (Linux >= 6.8): a worker trims each freed extent to the end of its free run",
+    keys: &[],
+    example: PolicyKind::Ext4Discard,
+    parse: |args| no_args("ext4-discard", args, PolicyKind::Ext4Discard),
+    args_of: |_| None,
+    label: None,
+    build: |_, _, _| Box::<Ext4Work>::default(),
+};
+
+/// ext4 `-o discard` since 5.17 (`ext4_process_freed_data` -> `ext4_discard_work`): a commit
+/// frees its extents in the buddy at once and queues them; one worker takes them in order
+/// and trims each with `ext4_try_to_trim_range(start, end, minblocks = 1)`, one synchronous
+/// discard at a time. Blocks reallocated before the worker gets there are skipped (it scans
+/// the bitmap), so the policy needs no allocation hook.
+#[derive(Default)]
+pub(super) struct Ext4Work {
+    queue: VecDeque<FreedRun>,
+    in_flight: Option<u64>,
+    next_ticket: u64,
+    stats: PolicyStats,
+}
+
+impl TrimPolicy for Ext4Work {
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Ext4Discard
+    }
+    fn on_commit(&mut self, _now: SimTime, freed: Vec<FreedRun>, _u: f64) -> CommitPlan {
+        self.queue.extend(freed.iter().copied());
+        CommitPlan::release_all(freed)
+    }
+    fn workers_wanted(&self) -> usize {
+        usize::from(!self.queue.is_empty() || self.in_flight.is_some())
+    }
+    fn next_for_worker(&mut self, _now: SimTime) -> WorkerPick {
+        match self.queue.pop_front() {
+            Some(f) => {
+                let ticket = self.next_ticket;
+                self.next_ticket += 1;
+                self.in_flight = Some(ticket);
+                WorkerPick::TrimFreeRuns { ticket, run: f.run }
+            }
+            None => WorkerPick::Idle,
+        }
+    }
+    fn trim_done(&mut self, ticket: u64, _now: SimTime) {
+        if self.in_flight.take() != Some(ticket) {
+            unreachable!("ext4-discard: ticket {ticket} was not in flight");
+        }
+    }
+    fn held(&self) -> Vec<Run> {
+        Vec::new()
+    }
+    fn stats(&self) -> &PolicyStats {
+        &self.stats
+    }
+    fn stats_mut(&mut self) -> &mut PolicyStats {
+        &mut self.stats
+    }
+}

@@ -1,0 +1,34 @@
+//! fstrim: no online TRIM; a periodic FITRIM (util-linux's fstrim.timer) with a minimum extent
+//! length. `fstrim:PERIOD` sets the period in the policy's own text.
+
+use super::{online::Online, ParsedPolicy, PolicySpec};
+use crate::config::PolicyKind;
+use trimlab_sim::DurationNs;
+
+pub(super) const SPEC: PolicySpec = PolicySpec {
+    name: "fstrim",
+    args: Some("PERIOD"),
+    help: "no online TRIM; periodic FITRIM with minlen, skipping trimmed groups (bare fstrim: every 168h)",
+    keys: &["fstrim_minlen_bytes"],
+    example: PolicyKind::Fstrim,
+    parse,
+    args_of: |_| None,
+    label: None,
+    build: |kind, params, _| Box::new(Online::with_fitrim(kind, params)),
+};
+
+fn parse(args: Option<&str>) -> Result<ParsedPolicy, String> {
+    let Some(period) = args else {
+        return Ok(ParsedPolicy { kind: PolicyKind::Fstrim, period_ns: None });
+    };
+    let t = period.trim();
+    // A bare number is refused rather than guessed: seconds and nanoseconds are both common.
+    if !t.ends_with(|c: char| c.is_ascii_alphabetic()) {
+        return Err(format!("\"{period}\" needs a unit: a duration like \"2s\" or \"168h\""));
+    }
+    let d = DurationNs::parse(t)?;
+    if d.0 == 0 {
+        return Err(format!("\"fstrim:{period}\": the fstrim period must be > 0"));
+    }
+    Ok(ParsedPolicy { kind: PolicyKind::Fstrim, period_ns: Some(d.0) })
+}

@@ -1,0 +1,17 @@
+//! 004's Windows 7 installation, synthesized on 004's NTFS-like cluster host (block level,
+//! `host.fs = "none"`): `volume` of files with their metadata writes, a third of them temporary
+//! (crates/workload/src/cluster_host.rs runs it).
+
+use super::{KindSpec, Level, WorkloadKind};
+
+impl WorkloadKind {
+    #[allow(non_upper_case_globals)]
+    pub const OsInstall: WorkloadKind = WorkloadKind("os-install");
+}
+
+pub(super) const SPEC: KindSpec = KindSpec {
+    kind: WorkloadKind::OsInstall,
+    help: "004's Windows 7 installation on 004's NTFS-like cluster host (block level)",
+    level: Level::ClusterHost,
+    keys: &["volume", "host_discard", "first_fit", "stream"],
+};
