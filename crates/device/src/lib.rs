@@ -14,7 +14,10 @@ pub mod timeseries;
 
 pub use block_device::BlockDevice;
 pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind};
-pub use config::{ConfigError, DeviceKind, DeviceSection, FtlSection, SsdConfig, TrimSection};
+pub use config::{
+    BackwardMap, ConfigError, DeviceKind, DeviceSection, DeviceSpec, FtlSection, FtlSpec, SsdConfig,
+    TrimSection,
+};
 pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
 pub use metrics::{DeviceReport, LatencySummary};
 pub use ssd::{Completion, PowerCut, Ssd};

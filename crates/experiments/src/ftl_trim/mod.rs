@@ -206,7 +206,10 @@ fn sections(point: &Point, options: &Options) -> (DeviceSection, FtlSection, Tri
                 StripeUnit::Page => StripingChoice::Page,
                 StripeUnit::Block => StripingChoice::Block,
             }),
-            backward_map: Some(if update == BackwardUpdate::Eager { "eager" } else { "lazy" }.into()),
+            backward_map: Some(match update {
+                BackwardUpdate::Eager => trimlab_device::BackwardMap::Eager,
+                BackwardUpdate::Lazy { .. } => trimlab_device::BackwardMap::Lazy,
+            }),
             reconcile_every_pages: match update {
                 BackwardUpdate::Eager => None,
                 BackwardUpdate::Lazy { reconcile_every_pages } => Some(reconcile_every_pages),
