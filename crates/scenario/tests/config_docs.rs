@@ -146,3 +146,79 @@ fn phase_keys_are_the_ones_the_phase_table_names() {
         assert!(documented, "[[phase]] {key} is in the schema but not in the phase table");
     }
 }
+
+/// One cell of the presets table: parentheses dropped, the result of an `a × b = c` product
+/// taken, code quotes removed.
+fn cell_value(cell: &str) -> &str {
+    let cell = cell.split(" (").next().unwrap_or(cell);
+    let cell = cell.rsplit("= ").next().unwrap_or(cell);
+    cell.trim().trim_matches('`').trim_matches('"')
+}
+
+/// A documented value equals the preset's: unset keys read "derived", sizes compare as sizes.
+fn same_value(documented: &str, data: &serde_json::Value) -> bool {
+    use trimlab_sim::ByteSize;
+    match data {
+        serde_json::Value::Null => documented.starts_with("derived"),
+        serde_json::Value::String(text) => match (ByteSize::parse(documented), ByteSize::parse(text)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => documented == text,
+        },
+        // Numbers and booleans as JSON writes them (`Value == &str` compares strings only).
+        other => {
+            let text = other.to_string();
+            documented == text
+        }
+    }
+}
+
+#[test]
+fn the_presets_table_shows_the_preset_data() {
+    let table: Vec<Vec<&str>> = DOC
+        .split("### Presets")
+        .nth(1)
+        .expect("a presets table")
+        .lines()
+        .skip_while(|l| !l.starts_with("| value |"))
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    let names: Vec<&str> = table[0][1..].iter().map(|c| c.split('`').nth(1).unwrap_or(c)).collect();
+    let presets = trimlab_device::config::presets().unwrap();
+    assert_eq!(names, presets.iter().map(|p| p.name).collect::<Vec<_>>(), "the table's columns");
+    let mut checked = 0;
+    for row in &table[2..] {
+        let (keys, sep): (Vec<&str>, &str) = match row[0] {
+            "channels × chips × dies × planes" => {
+                (vec!["channels", "chips_per_channel", "dies_per_chip", "planes_per_die"], " × ")
+            }
+            "read / program / erase ns" => (vec!["read_ns", "program_ns", "erase_ns"], " / "),
+            label => (label.split(", ").map(|k| k.split(" (").next().unwrap_or(k)).collect(), ", "),
+        };
+        let known = |k: &&str| DeviceSection::KEYS.contains(k) || FtlSection::KEYS.contains(k);
+        if !keys.iter().all(known) {
+            continue; // prose rows: what, speeds, TRIM costs and sources
+        }
+        for (column, preset) in presets.iter().enumerate() {
+            let mut cell = row[column + 1];
+            if let Some(other) = cell.strip_prefix("as `").and_then(|c| c.split('`').next()) {
+                cell = row[names.iter().position(|n| *n == other).expect("a preset column") + 1];
+            }
+            let cell = if sep == " × " { cell.split(" (").next().unwrap_or(cell) } else { cell };
+            let parts: Vec<&str> = cell.split(sep).collect();
+            assert_eq!(parts.len(), keys.len(), "{:?} for {}", row[0], preset.name);
+            let device = serde_json::to_value(&preset.device).unwrap();
+            let ftl = serde_json::to_value(&preset.ftl).unwrap();
+            for (key, part) in keys.iter().zip(parts) {
+                let data = if DeviceSection::KEYS.contains(key) { &device[key] } else { &ftl[key] };
+                assert!(
+                    same_value(cell_value(part), data),
+                    "docs/config.md's presets table: {key} of {} reads {part:?}; the data file says {data}",
+                    preset.name
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 60, "only {checked} values checked");
+}
