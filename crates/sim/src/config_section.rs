@@ -21,7 +21,7 @@
 //! this one's keys, else the fallback's), `complete` (the complete struct, or the first
 //! required key no layer set), `all` and `apply`. This lives in `sim`, the lowest layer, beside
 //! the config units (`ByteSize`, `DurationNs`), because `trim` and `device` both declare
-//! sections with it.
+//! sections with it. A crate that uses it needs `serde` (with `derive`) among its dependencies.
 
 #[macro_export]
 macro_rules! config_section {
