@@ -48,6 +48,11 @@ enum Command {
         /// Exit with status 1 when any claim does not hold (in shape, or in band where it states one).
         #[arg(long)]
         strict: bool,
+        /// Fail (status 1) when the verdicts differ from FILE's list of claims expected not to
+        /// hold (`experiment: part of the claim`, one per line; tests/reproduce-expected.txt is
+        /// the list at seed 1, scale 1).
+        #[arg(long, value_name = "FILE", conflicts_with = "strict")]
+        expect: Option<PathBuf>,
         /// Write the TOML of every point the experiments run to DIR/NAME/POINT.toml (each runs
         /// with `trimlab run` to the experiment's own numbers) instead of running them.
         #[arg(long, value_name = "DIR")]
@@ -80,11 +85,11 @@ fn main() -> ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Run(args) => run_cmd::run(&args),
-        Command::Reproduce { names, out: _, seed, scale, emit_configs: Some(dir), strict: _ } => {
+        Command::Reproduce { names, seed, scale, emit_configs: Some(dir), .. } => {
             reproduce_cmd::emit_configs(&names, &dir, seed, scale)
         }
-        Command::Reproduce { names, out, seed, scale, emit_configs: None, strict } => {
-            reproduce_cmd::run(&names, &out, seed, scale, strict)
+        Command::Reproduce { names, out, seed, scale, emit_configs: None, strict, expect } => {
+            reproduce_cmd::run(&names, &out, seed, scale, strict, expect.as_deref())
         }
         Command::Bench { quick, ftl } => trimlab_jobs::bench::run(
             quick,

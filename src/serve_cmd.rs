@@ -2,6 +2,8 @@
 //! nbdfuse + loop, qemu, libnbd tools). Reads the same TOML as `trimlab run` (its `[device]`,
 //! `[ftl]` and `[trim]` sections; `[workload]` is ignored), serves until SIGINT or SIGTERM,
 //! then writes the metrics.
+// The binary is the edge: serving real clients runs on threads and the wall clock.
+#![allow(clippy::disallowed_methods)]
 
 use crate::output;
 use anyhow::{bail, Context, Result};
@@ -14,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use trimlab_nbd::command::CommandGroup;
 use trimlab_nbd::server::{Clock, Listener};
-use trimlab_nbd::{FileStore, Pace, Server, ServerConfig, SparseStore, Store};
+use trimlab_nbd::{FileStore, Finished, Pace, Server, ServerConfig, ServerHandle, SparseStore, Store};
 use trimlab_sim::{ByteSize, DurationNs};
 
 /// `trimlab serve`'s flags.
@@ -116,35 +118,146 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let (text, origin) = crate::config_arg::read(&args.config)?;
     let config = trimlab_jobs::parse_config(&text, &origin, &args.set)?;
     let device = trimlab_jobs::serve::device_config(&config, &text, &origin, &args.set)?;
-    let pace = parse_pace(&args.pace)?;
+    let flags = Flags::parse(&args)?;
     let timeseries_interval_ns = config.output.interval_ns(args.log_interval.as_deref())?;
-    let block_max = ByteSize::parse(&args.max_request).map_err(|e| anyhow::anyhow!("--max-request: {e}"))?.0;
-    if !(4096..=(32 << 20)).contains(&block_max) || block_max % 512 != 0 {
-        bail!("--max-request {block_max}: must be a multiple of 512 between 4KiB and 32MiB");
-    }
-    let stats_interval = match &args.stats_interval {
-        Some(t) => {
-            let d = DurationNs::parse(t).map_err(|e| anyhow::anyhow!("--stats-interval: {e}"))?;
-            if d.0 < 100_000_000 {
-                bail!("--stats-interval {t}: must be at least 100ms");
-            }
-            Some(Duration::from_nanos(d.0))
+    let listener = open_listener(&args)?;
+    let http = match &args.stats_http {
+        Some(addr) => {
+            Some(TcpListener::bind(addr).with_context(|| format!("--stats-http: cannot listen on {addr}"))?)
         }
         None => None,
     };
+    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    let (size, page) = (device.logical_bytes(), device.geometry.page_bytes as u64);
+    let store = open_store(&args, size, page)?;
+    let record = open_record(&args)?;
+    let description = format!(
+        "trimlab simulated SSD: preset {}, {size} B logical, spare factor {:.3}, TRIM engine {:?}",
+        device.preset, device.spare_factor, device.trim_engine
+    );
+    let server_config = server_config(&args, description, &flags, record, timeseries_interval_ns);
+    let server = Server::new(device.clone(), store, server_config)?;
+    let handle = server.handle();
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone()).context("cannot install the signal handler")?;
+    }
+    let uri = listener.uri()?;
+    let mut stdout = std::io::stdout();
+    writeln!(
+        stdout,
+        "trimlab serve: listening on {} (export {:?}, {} bytes, pace {})",
+        listener.describe(),
+        args.export_name,
+        size,
+        args.pace
+    )?;
+    let http_thread = http.map(|l| start_stats_http(l, &handle, &mut stdout)).transpose()?;
+    stdout.flush()?;
+
+    let started = Instant::now();
+    let server = Arc::new(server);
+    let runner = {
+        let server = server.clone();
+        std::thread::spawn(move || server.run(listener))
+    };
+    let mut command = match &args.run {
+        Some(cmd) => {
+            Some(CommandGroup::spawn(cmd, &uri).with_context(|| format!("--run {cmd:?}: cannot start sh"))?)
+        }
+        None => None,
+    };
+    let mut command_status = supervise(&stop, &runner, command.as_mut(), &handle, flags.stats_interval)?;
+    let finished = shut_down(&handle, runner, http_thread)?;
+    // The command's whole process group ends with the server (a signal, a model fault, or the
+    // command's own end, which may leave background processes behind).
+    if let Some(child) = command.as_mut() {
+        let status = child.stop(RUN_STOP_GRACE).context("--run: cannot stop the command")?;
+        command_status = Some(status);
+    }
+    let wall_s = started.elapsed().as_secs_f64();
+    report(&args, &device, &handle, &finished, wall_s, command_status)
+}
+
+fn start_stats_http(
+    listener: TcpListener,
+    handle: &ServerHandle,
+    stdout: &mut std::io::Stdout,
+) -> Result<std::thread::JoinHandle<std::io::Result<()>>> {
+    writeln!(
+        stdout,
+        "trimlab serve: stats on http://{}/stats, phases via POST /phase/NAME",
+        listener.local_addr()?
+    )?;
+    let h = handle.clone();
+    Ok(std::thread::spawn(move || trimlab_nbd::stats_http::run(listener, h)))
+}
+
+/// Stops accepting, ends every connection and finishes the drive (its final check).
+fn shut_down(
+    handle: &ServerHandle,
+    runner: std::thread::JoinHandle<std::io::Result<()>>,
+    http_thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+) -> Result<Finished> {
+    eprintln!("trimlab serve: shutting down");
+    handle.shutdown();
+    runner.join().map_err(|_| anyhow::anyhow!("the accept loop panicked"))?.context("serving failed")?;
+    let finished = handle.finish().context("the drive was already finished")?;
+    // The stats endpoint answered until now (with the fault, if any); it stops here.
+    if let Some(t) = http_thread {
+        let _ = t.join();
+    }
+    Ok(finished)
+}
+
+/// The flags that are numbers with limits, checked together before anything is opened.
+struct Flags {
+    pace: Pace,
+    block_max: u64,
+    stats_interval: Option<Duration>,
+    inflight_per_connection: u64,
+    inflight_total: u64,
+}
+
+fn size_flag(flag: &str, text: &str) -> Result<u64> {
+    ByteSize::parse(text).map(|b| b.0).map_err(|e| anyhow::anyhow!("{flag} {text:?}: {e}"))
+}
+
+impl Flags {
+    fn parse(args: &ServeArgs) -> Result<Flags> {
+        let pace = parse_pace(&args.pace)?;
+        let block_max =
+            ByteSize::parse(&args.max_request).map_err(|e| anyhow::anyhow!("--max-request: {e}"))?.0;
+        if !(4096..=(32 << 20)).contains(&block_max) || block_max % 512 != 0 {
+            bail!("--max-request {block_max}: must be a multiple of 512 between 4KiB and 32MiB");
+        }
+        let stats_interval = match &args.stats_interval {
+            Some(t) => {
+                let d = DurationNs::parse(t).map_err(|e| anyhow::anyhow!("--stats-interval: {e}"))?;
+                if d.0 < 100_000_000 {
+                    bail!("--stats-interval {t}: must be at least 100ms");
+                }
+                Some(Duration::from_nanos(d.0))
+            }
+            None => None,
+        };
+        let inflight_per_connection =
+            size_flag("--inflight-max-per-connection", &args.inflight_max_per_connection)?;
+        let inflight_total = size_flag("--inflight-max", &args.inflight_max)?;
+        if inflight_per_connection < block_max || inflight_total < inflight_per_connection {
+            bail!(
+                "--inflight-max-per-connection {inflight_per_connection} and --inflight-max {inflight_total}: need --max-request ({block_max}) <= per connection <= total"
+            );
+        }
+        check_counts(args)?;
+        Ok(Flags { pace, block_max, stats_interval, inflight_per_connection, inflight_total })
+    }
+}
+
+/// The flags whose zero or combination means nothing.
+fn check_counts(args: &ServeArgs) -> Result<()> {
     if args.connections_max == 0 {
         bail!("--connections-max 0: at least one connection must be allowed");
-    }
-    let size_flag = |flag: &str, text: &str| -> Result<u64> {
-        ByteSize::parse(text).map(|b| b.0).map_err(|e| anyhow::anyhow!("{flag} {text:?}: {e}"))
-    };
-    let inflight_per_connection =
-        size_flag("--inflight-max-per-connection", &args.inflight_max_per_connection)?;
-    let inflight_total = size_flag("--inflight-max", &args.inflight_max)?;
-    if inflight_per_connection < block_max || inflight_total < inflight_per_connection {
-        bail!(
-            "--inflight-max-per-connection {inflight_per_connection} and --inflight-max {inflight_total}: need --max-request ({block_max}) <= per connection <= total"
-        );
     }
     if args.power_cut_after == Some(0) {
         bail!("--power-cut-after 0: give the number of commands after which power is cut (at least 1)");
@@ -162,7 +275,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if args.backing.is_some() && args.memory_max.is_some() {
         bail!("--memory-max limits the in-memory store; with --backing the data is in the file");
     }
-    let listener = match (&args.listen, &args.unix) {
+    Ok(())
+}
+
+fn open_listener(args: &ServeArgs) -> Result<Listener> {
+    Ok(match (&args.listen, &args.unix) {
         (Some(_), Some(_)) => bail!("give either --listen ADDR:PORT or --unix PATH, not both"),
         (None, Some(path)) => {
             if path.exists() {
@@ -176,18 +293,12 @@ pub fn run(args: ServeArgs) -> Result<()> {
             let addr = listen.as_deref().unwrap_or("127.0.0.1:10809");
             Listener::Tcp(TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?)
         }
-    };
-    let http = match &args.stats_http {
-        Some(addr) => {
-            Some(TcpListener::bind(addr).with_context(|| format!("--stats-http: cannot listen on {addr}"))?)
-        }
-        None => None,
-    };
-    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    })
+}
 
-    let size = device.logical_bytes();
-    let page = device.geometry.page_bytes as u64;
-    let store: Box<dyn Store> = match &args.backing {
+/// Where the export's data lives: the `--backing` file, or memory up to `--memory-max`.
+fn open_store(args: &ServeArgs, size: u64, page: u64) -> Result<Box<dyn Store>> {
+    Ok(match &args.backing {
         Some(path) => Box::new(
             FileStore::open(path, size, page, args.resize)
                 .with_context(|| format!("--backing {}", path.display()))?,
@@ -205,85 +316,58 @@ pub fn run(args: ServeArgs) -> Result<()> {
                     .context("cannot create the in-memory store")?,
             )
         }
-    };
-    let record: Option<Box<dyn std::io::Write + Send>> = match &args.record {
+    })
+}
+
+fn open_record(args: &ServeArgs) -> Result<Option<Box<dyn std::io::Write + Send>>> {
+    Ok(match &args.record {
         Some(path) => Some(Box::new(std::io::BufWriter::new(
             std::fs::File::create(path)
                 .with_context(|| format!("--record {}: cannot create", path.display()))?,
         ))),
         None => None,
-    };
-    let description = format!(
-        "trimlab simulated SSD: preset {}, {} B logical, spare factor {:.3}, TRIM engine {:?}",
-        device.preset, size, device.spare_factor, device.trim_engine
-    );
-    let server = Server::new(
-        device.clone(),
-        store,
-        ServerConfig {
-            export_name: args.export_name.clone(),
-            description,
-            block_max_bytes: block_max as u32,
-            pace,
-            clock: Clock::wall(),
-            connections_max: args.connections_max,
-            handshake_timeout: trimlab_nbd::server::HANDSHAKE_TIMEOUT_DEFAULT,
-            handshakes_per_address_max: trimlab_nbd::server::HANDSHAKES_PER_ADDRESS_DEFAULT,
-            io_timeout: trimlab_nbd::server::IO_TIMEOUT_DEFAULT,
-            stall_timeout: trimlab_nbd::server::STALL_TIMEOUT_DEFAULT,
-            log: !args.quiet,
-            record,
-            timeseries_interval_ns,
-            read_only: args.read_only,
-            inflight_per_connection_bytes: inflight_per_connection,
-            inflight_total_bytes: inflight_total,
-            power_loss: args.power_loss,
-            power_cut_after: args.power_cut_after,
-            inject_panic_after: args.inject_panic_after,
-        },
-    )?;
-    let handle = server.handle();
+    })
+}
 
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop.clone()).context("cannot install the signal handler")?;
+fn server_config(
+    args: &ServeArgs,
+    description: String,
+    flags: &Flags,
+    record: Option<Box<dyn std::io::Write + Send>>,
+    timeseries_interval_ns: Option<u64>,
+) -> ServerConfig {
+    ServerConfig {
+        export_name: args.export_name.clone(),
+        description,
+        block_max_bytes: flags.block_max as u32,
+        pace: flags.pace,
+        clock: Clock::wall(),
+        connections_max: args.connections_max,
+        handshake_timeout: trimlab_nbd::server::HANDSHAKE_TIMEOUT_DEFAULT,
+        handshakes_per_address_max: trimlab_nbd::server::HANDSHAKES_PER_ADDRESS_DEFAULT,
+        io_timeout: trimlab_nbd::server::IO_TIMEOUT_DEFAULT,
+        stall_timeout: trimlab_nbd::server::STALL_TIMEOUT_DEFAULT,
+        log: !args.quiet,
+        record,
+        timeseries_interval_ns,
+        read_only: args.read_only,
+        inflight_per_connection_bytes: flags.inflight_per_connection,
+        inflight_total_bytes: flags.inflight_total,
+        power_loss: args.power_loss,
+        power_cut_after: args.power_cut_after,
+        inject_panic_after: args.inject_panic_after,
     }
-    let uri = listener.uri()?;
-    let mut stdout = std::io::stdout();
-    writeln!(
-        stdout,
-        "trimlab serve: listening on {} (export {:?}, {} bytes, pace {})",
-        listener.describe(),
-        args.export_name,
-        size,
-        args.pace
-    )?;
-    let http_thread = match http {
-        Some(l) => {
-            writeln!(
-                stdout,
-                "trimlab serve: stats on http://{}/stats, phases via POST /phase/NAME",
-                l.local_addr()?
-            )?;
-            let h = handle.clone();
-            Some(std::thread::spawn(move || trimlab_nbd::stats_http::run(l, h)))
-        }
-        None => None,
-    };
-    stdout.flush()?;
+}
 
-    let started = Instant::now();
-    let server = Arc::new(server);
-    let runner = {
-        let server = server.clone();
-        std::thread::spawn(move || server.run(listener))
-    };
-    let mut command = match &args.run {
-        Some(cmd) => {
-            Some(CommandGroup::spawn(cmd, &uri).with_context(|| format!("--run {cmd:?}: cannot start sh"))?)
-        }
-        None => None,
-    };
+/// Waits until a signal, the server's end or the `--run` command's end, printing stats lines
+/// every `stats_interval`; the command's exit status when it ended.
+fn supervise(
+    stop: &AtomicBool,
+    runner: &std::thread::JoinHandle<std::io::Result<()>>,
+    mut command: Option<&mut CommandGroup>,
+    handle: &ServerHandle,
+    stats_interval: Option<Duration>,
+) -> Result<Option<std::process::ExitStatus>> {
     let mut command_status = None;
     let mut next_stats = stats_interval.map(|d| Instant::now() + d);
     while !stop.load(Ordering::SeqCst) && !runner.is_finished() && command_status.is_none() {
@@ -300,21 +384,20 @@ pub fn run(args: ServeArgs) -> Result<()> {
             }
         }
     }
-    eprintln!("trimlab serve: shutting down");
-    handle.shutdown();
-    runner.join().map_err(|_| anyhow::anyhow!("the accept loop panicked"))?.context("serving failed")?;
-    let finished = handle.finish().context("the drive was already finished")?;
-    // The stats endpoint answered until now (with the fault, if any); it stops here.
-    if let Some(t) = http_thread {
-        let _ = t.join();
-    }
-    // The command's whole process group ends with the server (a signal, a model fault, or the
-    // command's own end, which may leave background processes behind).
-    if let Some(child) = command.as_mut() {
-        let status = child.stop(RUN_STOP_GRACE).context("--run: cannot stop the command")?;
-        command_status = Some(status);
-    }
-    let wall_s = started.elapsed().as_secs_f64();
+    Ok(command_status)
+}
+
+/// Writes metrics.json (and the series) and turns the outcome into the exit status: 1 when
+/// the model failed (a fault while serving, or its final check), 2 for an I/O error of
+/// --record, else the --run command's.
+fn report(
+    args: &ServeArgs,
+    device: &impl serde::Serialize,
+    handle: &ServerHandle,
+    finished: &Finished,
+    wall_s: f64,
+    command_status: Option<std::process::ExitStatus>,
+) -> Result<()> {
     let text = |r: &Result<(), String>| match r {
         Ok(()) => "ok".to_string(),
         Err(e) => e.clone(),
@@ -343,8 +426,6 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if let Some(status) = command_status.filter(|s| !s.success()) {
         eprintln!("trimlab serve: --run command exited with {status}");
     }
-    // Exit status: 1 when the model failed (a fault while serving, or its final check),
-    // 2 for an I/O error of --record, else the --run command's.
     if let Some(fault) = &finished.fault {
         eprintln!(
             "trimlab: the device model failed while serving: {fault} (metrics.json has the report up to it)"

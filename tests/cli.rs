@@ -226,7 +226,7 @@ fn example_scenarios_equal_their_reproduce_points() {
         let o = trimlab(&["run", &path, "--json", "--out", out.to_str().unwrap()]);
         assert!(o.status.success(), "{example}: {}", stderr(&o));
         let mut by_cli: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let configs = experiments.iter().find(|e| e.name == experiment).and_then(|e| e.configs).unwrap();
+        let configs = experiments.iter().find(|e| e.name == experiment).map(|e| e.configs).unwrap();
         let points = configs(&options);
         let (_, config) =
             points.iter().find(|(name, _)| name == point).unwrap_or_else(|| panic!("no point {point}"));

@@ -1,5 +1,7 @@
 //! `trimlab serve` as a process: clear errors for bad flags, the stats line, the HTTP endpoint
 //! with phases, SIGINT writing the metrics, a Unix socket. No external tools needed.
+// The tests drive a real server over sockets: threads and wall-clock deadlines are the point.
+#![allow(clippy::disallowed_methods)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

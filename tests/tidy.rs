@@ -355,3 +355,26 @@ fn every_source_file_is_in_the_code_map() {
     check("python/", root.join("python/src"));
     assert!(problems.is_empty(), "ARCHITECTURE.md's code map misses files:\n{}", problems.join("\n"));
 }
+
+/// STYLE.md promises that a `clippy.toml` ban makes determinism mechanical: the workspace's
+/// clippy.toml must keep banning the wall clock, thread spawning and hash-map iteration (the
+/// clippy run of `.ci/run` enforces them with `-D warnings`).
+#[test]
+fn clippy_toml_bans_what_style_promises() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("clippy.toml")).expect("clippy.toml at the workspace root");
+    let missing: Vec<&str> = [
+        "std::time::Instant::now",
+        "std::time::SystemTime::now",
+        "std::thread::spawn",
+        "std::thread::scope",
+        "std::thread::Builder::spawn",
+        "std::collections::HashMap::iter",
+        "std::collections::HashMap::keys",
+        "std::collections::HashMap::values",
+    ]
+    .into_iter()
+    .filter(|path| !text.contains(&format!("path = \"{path}\"")))
+    .collect();
+    assert!(missing.is_empty(), "clippy.toml no longer bans {missing:?} (STYLE.md, Determinism)");
+}

@@ -1,4 +1,6 @@
-//! Host commands and why the device refuses one.
+//! Host commands, the one vocabulary of request kinds ([`CommandKind`]: what the workload
+//! generator draws, what a trace records, what an NBD client sends), and why the device
+//! refuses one.
 
 use serde::Serialize;
 
@@ -7,14 +9,6 @@ use serde::Serialize;
 pub struct ByteRange {
     pub offset: u64,
     pub bytes: u64,
-}
-
-/// `(offset, bytes)` pieces of at most `max_bytes`, in order, covering `offset..offset + bytes`:
-/// how a host splits a READ or WRITE larger than the device's transfer limit.
-pub fn transfer_chunks(offset: u64, bytes: u64, max_bytes: u64) -> impl Iterator<Item = (u64, u64)> {
-    assert!(max_bytes > 0, "transfer_chunks: a zero transfer limit");
-    let end = offset + bytes;
-    (offset..end).step_by(max_bytes as usize).map(move |at| (at, max_bytes.min(end - at)))
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,6 +60,16 @@ impl Command {
             Command::Write { .. } => CommandKind::Write,
             Command::Trim { .. } => CommandKind::Trim,
             Command::Flush => CommandKind::Flush,
+        }
+    }
+
+    /// The bytes the command carries (a TRIM: all its ranges; a FLUSH: none).
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Command::Read { bytes, .. } | Command::Write { bytes, .. } => *bytes,
+            Command::Trim { ranges } => ranges.iter().map(|r| r.bytes).sum(),
+            Command::Flush => 0,
         }
     }
 }

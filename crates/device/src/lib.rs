@@ -1,24 +1,29 @@
 //! The simulated SSD as a host sees it: READ, WRITE, TRIM and FLUSH commands, a queue depth,
 //! queued (NVMe) or non-queued (SATA) TRIM, the controller's firmware time, the write buffer,
 //! the FTL and a TRIM engine; the thin-provisioned volume; the [`BlockDevice`] interface both
-//! implement; and the measures a run reports.
+//! implement, the host queue that splits requests at a device's limits and the [`Metered`]
+//! layer that counts what reaches a device; and the measures a run reports.
 
 pub mod block_device;
 pub mod command;
 pub mod config;
 pub mod ftl_choice;
+pub mod host_queue;
+pub mod metered;
 pub mod metrics;
 pub mod ssd;
 pub mod thin_volume;
 pub mod timeseries;
 
-pub use block_device::BlockDevice;
-pub use command::{transfer_chunks, ByteRange, Command, CommandError, CommandKind};
+pub use block_device::{BlockDevice, Limits, Served};
+pub use command::{ByteRange, Command, CommandError, CommandKind};
 pub use config::{
     BackwardMap, ConfigError, DeviceKind, DeviceSection, DeviceSpec, FtlSection, FtlSpec, SsdConfig,
     TrimSection,
 };
 pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
+pub use host_queue::{transfer_chunks, TrimSplitter};
+pub use metered::{Metered, Traffic};
 pub use metrics::{DeviceReport, LatencySummary};
 pub use ssd::{Completion, PowerCut, Ssd};
 pub use thin_volume::{ThinConfig, ThinStats, ThinVolume};

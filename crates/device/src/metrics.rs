@@ -5,6 +5,8 @@ use crate::command::CommandKind;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use trimlab_ftl::FtlStats;
+/// The report's FTL section names these; callers read them here, not from the FTL crate.
+pub use trimlab_ftl::{FtlDetail, FtlMeasures};
 use trimlab_nand::FlashCounters;
 use trimlab_trim::TrimStats;
 
@@ -198,8 +200,9 @@ pub struct DeviceReport {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct FtlReport {
     pub kind: String,
-    pub measures: trimlab_ftl::FtlMeasures,
-    pub detail: serde_json::Value,
+    pub measures: FtlMeasures,
+    /// `None` only in the empty report of a run without an SSD (a thin volume's): `null`.
+    pub detail: Option<FtlDetail>,
 }
 
 /// Counter snapshots taken when measurement starts, subtracted at the end.

@@ -523,7 +523,7 @@ impl Ssd {
             ftl: FtlReport {
                 kind: self.ftl.kind().to_string(),
                 measures: self.ftl.measures(),
-                detail: self.ftl.detail(),
+                detail: Some(self.ftl.detail()),
             },
         }
     }

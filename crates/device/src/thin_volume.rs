@@ -3,7 +3,7 @@
 //! a TRIM costs a per-command time, a per-byte time for the address range it walks and a
 //! per-byte time for the allocated space it releases, and carries at most `max_trim_bytes`.
 
-use crate::block_device::BlockDevice;
+use crate::block_device::{BlockDevice, Limits, Served};
 use crate::command::{Command, CommandError};
 use crate::ssd::Completion;
 use serde::Serialize;
@@ -226,25 +226,24 @@ impl ThinVolume {
 }
 
 impl BlockDevice for ThinVolume {
-    fn capacity_bytes(&self) -> u64 {
-        self.config.capacity_bytes
-    }
-    fn tag_bytes(&self) -> u64 {
-        self.tag_bytes
-    }
-    fn max_trim_bytes(&self) -> u64 {
-        self.config.max_trim_bytes
-    }
-    fn max_transfer_bytes(&self) -> u64 {
-        self.config.max_transfer_bytes
+    fn limits(&self) -> Limits {
+        Limits {
+            capacity_bytes: self.config.capacity_bytes,
+            // Commands address whole blocks (`check_range`).
+            sector_bytes: self.tag_bytes,
+            tag_bytes: self.tag_bytes,
+            max_transfer_bytes: self.config.max_transfer_bytes,
+            max_trim_bytes: self.config.max_trim_bytes,
+            // The array bounds a TRIM's bytes, not how many ranges carry them.
+            max_trim_ranges: usize::MAX,
+        }
     }
 
-    fn submit(
-        &mut self,
-        at: SimTime,
-        command: &Command,
-        read_out: Option<&mut Vec<u64>>,
-    ) -> Result<Completion, CommandError> {
+    fn commands_done_at(&self) -> SimTime {
+        self.lanes.iter().copied().max().unwrap_or(SimTime::ZERO)
+    }
+
+    fn submit(&mut self, at: SimTime, command: &Command, read_out: Option<&mut Vec<u64>>) -> Served {
         if at < self.last_arrival {
             return Err(CommandError::OutOfOrder {
                 arrival_ns: at.ns(),

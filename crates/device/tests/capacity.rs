@@ -92,12 +92,7 @@ fn idle_gc_reaches_its_target_and_spares_foreground_gc() {
         t = t.after(10_000_000_000);
         ssd.idle_until(t);
         let planes = ssd.config().geometry.plane_count();
-        let page_ftl = ssd
-            .ftl()
-            .as_any()
-            .downcast_ref::<trimlab_ftl::PageFtl>()
-            .expect("the default FTL is page mapping");
-        let free_min = (0..planes).map(|p| page_ftl.free_blocks_in_plane(p)).min().unwrap();
+        let free_min = (0..planes).map(|p| ssd.ftl().free_blocks_in_plane(p)).min().unwrap();
         ssd.start_measurement(t);
         let end = churn(&mut ssd, t, pages / 8, 2);
         ssd.check().unwrap();
@@ -107,8 +102,8 @@ fn idle_gc_reaches_its_target_and_spares_foreground_gc() {
     let (off_target, _, free_off, off) = run(false);
     assert_eq!(target, 2 * gc_min, "the default target is twice the GC threshold");
     assert_eq!(off_target, 0);
-    assert!(free_on >= target as usize, "idle GC left a plane at {free_on} free blocks, target {target}");
-    assert!(free_off < target as usize, "without idle GC a plane stays at {free_off}");
+    assert!(free_on >= target as u64, "idle GC left a plane at {free_on} free blocks, target {target}");
+    assert!(free_off < target as u64, "without idle GC a plane stays at {free_off}");
     // The burst after the idle period finds blocks already free: fewer foreground GC victims.
     assert!(
         on.gc.victims < off.gc.victims,

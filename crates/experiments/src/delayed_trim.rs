@@ -257,9 +257,9 @@ fn align(bytes: f64, to: u64) -> u64 {
 }
 
 /// Runs `point` through the scenario layer, exactly as `trimlab run` runs its config.
-fn measure(point: &Point, seed: u64) -> Result<Outcome> {
-    let config = config(point, seed)?;
-    let run = trimlab_scenario::run(&config, None, &mut ())
+fn measure(point: &Point, options: &Options) -> Result<Outcome> {
+    let config = config(point, options.seed)?;
+    let run = super::point::run(options, &config)
         .with_context(|| format!("delayed-trim point {}", point.name()))?;
     let phases = run.metrics["phases"].as_array().cloned().unwrap_or_default();
     let pending_at_writes = phases
@@ -356,7 +356,7 @@ const PROSE: Prose = Prose(include_str!("delayed_trim.md"));
 pub fn run(options: &Options) -> Result<ExperimentReport> {
     let scale = options.scale;
     let list = policies(scale);
-    let outcomes = try_parallel_map(options, &points(scale), "delayed-trim", |p| measure(p, options.seed))?;
+    let outcomes = try_parallel_map(options, &points(scale), "delayed-trim", |p| measure(p, options))?;
     let runs = Runs::split(outcomes, list.len());
     let swept = runs.swept();
     Ok(ExperimentReport {

@@ -3,10 +3,10 @@
 //! file system; then, on an SSD, the WAF and wear price of never trimming for one workload.
 
 use super::bands;
-use super::host::{describe, ext4, int, mib, num, phase, run_point, secs, ssd};
+use super::host::{describe, ext4, int, mib, num, phase, secs, ssd};
 use super::prose::Prose;
 use super::table::table;
-use super::{try_parallel_map, Options};
+use super::{point, try_parallel_map, Options};
 use anyhow::Result;
 use trimlab_device::{DeviceKind, DeviceSection};
 use trimlab_fs::PolicyKind;
@@ -71,7 +71,7 @@ fn thin_config(discard: bool, o: &Options) -> RunConfig {
 }
 
 fn thin_run(discard: bool, o: &Options) -> Result<Thin> {
-    let m = run_point(&thin_config(discard, o))?;
+    let m = point::metrics(o, &thin_config(discard, o))?;
     Ok(Thin {
         mkfs_s: secs(int(&m, "/host/mkfs_ns")?),
         write_s: secs(int(&m, "/phases/1/figures/write_ns")?),
@@ -144,7 +144,7 @@ fn wear_config(policy: PolicyKind, idle_gc: bool, o: &Options) -> RunConfig {
 }
 
 fn wear_run(policy: PolicyKind, idle_gc: bool, o: &Options) -> Result<Wear> {
-    let m = run_point(&wear_config(policy, idle_gc, o))?;
+    let m = point::metrics(o, &wear_config(policy, idle_gc, o))?;
     // TRIMs from the start of measurement to umount (async issues many at umount).
     let before: u64 =
         (0..3).map(|i| int(&m, &format!("/phases/{i}/device/trim_commands"))).sum::<Result<_>>()?;

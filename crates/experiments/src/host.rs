@@ -1,6 +1,6 @@
 //! Shared set-up of the host-side experiments: every point is a `RunConfig` (the drive, the
-//! file system, the workload or phases) run through `trimlab_scenario::run`, and the figures
-//! are read back from its metrics, so `--emit-configs` writes exactly what was run. The drive of
+//! file system, the workload or phases) run through `point::run` (the scenario entry), and the
+//! figures are read back from its metrics, so `--emit-configs` writes exactly what was run. The drive of
 //! each point is its paper's era preset, and the TRIM-cost sweep they all run is a `[trim.cost]`
 //! override of the point's config.
 
@@ -168,11 +168,6 @@ pub fn phase(kind: PhaseKind, set: impl FnOnce(&mut PhaseSection)) -> PhaseSecti
     let mut p = PhaseSection::new(kind);
     set(&mut p);
     p
-}
-
-/// Runs one point and returns its metrics.json content.
-pub fn run_point(config: &RunConfig) -> Result<Value> {
-    Ok(trimlab_scenario::run(config, None, &mut ())?.metrics)
 }
 
 /// An integer at `path` (`/`-separated, as in a JSON pointer) of a run's metrics.

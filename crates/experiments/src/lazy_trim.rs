@@ -8,12 +8,12 @@
 
 use super::bands;
 use super::host::{
-    cost_suffix, describe, ext4, int, mib, ms, num, run_point, ssd, sweep_holds, sweep_line, sweep_plot,
+    cost_suffix, describe, ext4, int, mib, ms, num, ssd, sweep_holds, sweep_line, sweep_plot,
     TRIM_COST_SWEEP_NS,
 };
 use super::prose::Prose;
 use super::table::{flag, table};
-use super::{try_parallel_map, Options};
+use super::{point, try_parallel_map, Options};
 use anyhow::Result;
 use trimlab_fs::PolicyKind;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
@@ -54,7 +54,7 @@ fn micro_config(policy: PolicyKind, append: u64, cost: Option<u64>, o: &Options)
 }
 
 fn micro(policy: PolicyKind, append: u64, cost: Option<u64>, o: &Options) -> Result<MicroResult> {
-    let m = run_point(&micro_config(policy, append, cost, o))?;
+    let m = point::metrics(o, &micro_config(policy, append, cost, o))?;
     Ok(MicroResult {
         extents: int(&m, "/phases/0/figures/extents")? as usize,
         fsync_ns: int(&m, "/phases/0/figures/fsync_ns")?,
@@ -86,7 +86,7 @@ fn table2_config(policy: PolicyKind, cost: Option<u64>, o: &Options) -> RunConfi
 }
 
 fn table2(policy: PolicyKind, cost: Option<u64>, o: &Options) -> Result<Table2> {
-    let m = run_point(&table2_config(policy, cost, o))?;
+    let m = point::metrics(o, &table2_config(policy, cost, o))?;
     Ok(Table2 {
         write_ns: int(&m, "/phases/0/figures/write_ns")?,
         fsync_ns: int(&m, "/phases/0/figures/fsync_ns")?,

@@ -7,6 +7,7 @@ mod discard_vs_fstrim;
 mod ftl_trim;
 mod host;
 mod lazy_trim;
+pub mod point;
 mod prose;
 mod references;
 mod selective_trim;
@@ -49,6 +50,8 @@ pub struct Options {
     pub seed: u64,
     pub scale: f64,
     pub progress: Arc<dyn Progress>,
+    /// Where every point run is logged with its metrics (`None`: nowhere; tests set it).
+    pub point_log: Option<Arc<point::PointLog>>,
 }
 
 impl Progress for Options {
@@ -59,7 +62,7 @@ impl Progress for Options {
 
 impl Options {
     pub fn new(seed: u64, scale: f64) -> Options {
-        Options { seed, scale, progress: Arc::new(Silent) }
+        Options { seed, scale, progress: Arc::new(Silent), point_log: None }
     }
 }
 
@@ -70,10 +73,12 @@ pub type PointConfigs = fn(&Options) -> Vec<(String, trimlab_scenario::RunConfig
 pub struct Experiment {
     pub name: &'static str,
     pub about: &'static str,
+    /// Runs every point of `configs` through [`point::run`] and reports on them.
     pub run: fn(&Options) -> Result<ExperimentReport>,
     /// Every point the experiment runs, as the configuration a user could write
-    /// (`trimlab reproduce NAME --emit-configs DIR`); `None` while its points are built in code.
-    pub configs: Option<PointConfigs>,
+    /// (`trimlab reproduce NAME --emit-configs DIR`; tests/point_configs.rs checks that these
+    /// are the points `run` runs and that each gives the same metrics read back from its TOML).
+    pub configs: PointConfigs,
 }
 
 /// Every experiment `trimlab reproduce` knows, in the order it runs them.
@@ -82,46 +87,51 @@ pub const EXPERIMENTS: &[Experiment] = &[
         name: "waf",
         about: "steady-state WAF of greedy GC vs the analytic models, with and without TRIM",
         run: waf::run,
-        configs: Some(waf::configs),
+        configs: waf::configs,
     },
     Experiment {
         name: "delayed-trim",
         about: "Delayed TRIM (002 Figs. 2-4): WAF, GC time, foreground TRIM overhead by step",
         run: delayed_trim::run,
-        configs: Some(delayed_trim::configs),
+        configs: delayed_trim::configs,
     },
     Experiment {
         name: "ftl-trim",
         about: "004: hybrid FAST FTL with a trimmed-range list vs page mapping, with and without TRIM",
         run: ftl_trim::run,
-        configs: Some(ftl_trim::configs),
+        configs: ftl_trim::configs,
     },
     Experiment {
         name: "lazy-trim",
         about: "000: fsync latency and TRIM issue time, discard vs Lazy TRIM vs Lazy + Reuse; Table II",
         run: lazy_trim::run,
-        configs: Some(lazy_trim::configs),
+        configs: lazy_trim::configs,
     },
     Experiment {
         name: "selective-trim",
         about: "001: Postmark time vs utilization with TRIM on/off; SeT watermarks on 60/40/70/60",
         run: selective_trim::run,
-        configs: Some(selective_trim::configs),
+        configs: selective_trim::configs,
     },
     Experiment {
         name: "discard-vs-fstrim",
         about: "003: mkfs/rm/fstrim on a thin volume with and without discard; WAF/wear of nodiscard",
         run: discard_vs_fstrim::run,
-        configs: Some(discard_vs_fstrim::configs),
+        configs: discard_vs_fstrim::configs,
     },
 ];
 
-/// The TOML of every point experiment `name` runs, as (file name, text), for
-/// `--emit-configs`; `None` for an unknown experiment or one whose points are not scenario
-/// configs yet.
+impl Experiment {
+    /// The TOML of every point the experiment runs, as (`<point>.toml`, text), for
+    /// `--emit-configs`.
+    pub fn config_files(&self, o: &Options) -> Result<Vec<(String, String)>> {
+        host::emit((self.configs)(o))
+    }
+}
+
+/// [`Experiment::config_files`] of the experiment called `name`; `None` for an unknown one.
 pub fn point_configs(name: &str, o: &Options) -> Option<Result<Vec<(String, String)>>> {
-    let configs = EXPERIMENTS.iter().find(|e| e.name == name)?.configs?;
-    Some(host::emit(configs(o)))
+    Some(EXPERIMENTS.iter().find(|e| e.name == name)?.config_files(o))
 }
 
 /// The experiments named in `names` (all when empty), or an error naming the unknown one and
@@ -168,6 +178,8 @@ pub fn check_scale(scale: f64) -> Result<()> {
 
 /// Runs `f` over `items` on every core, results in input order: each item is an independent,
 /// deterministic simulation, so the order of execution cannot change any result.
+// Points are independent simulations collected in input order: threads change the wall time only.
+#[allow(clippy::disallowed_methods)]
 pub fn parallel_map<T: Sync, R: Send>(
     progress: &dyn Progress,
     items: &[T],

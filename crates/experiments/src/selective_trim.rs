@@ -11,12 +11,12 @@
 
 use super::bands;
 use super::host::{
-    cost_suffix, describe, ext4, int, phase, run_point, secs, ssd, sweep_holds, sweep_line, sweep_plot,
+    cost_suffix, describe, ext4, int, phase, secs, ssd, sweep_holds, sweep_line, sweep_plot,
     TRIM_COST_SWEEP_NS,
 };
 use super::prose::Prose;
 use super::table::{flag, table};
-use super::{try_parallel_map, Options};
+use super::{point, try_parallel_map, Options};
 use anyhow::Result;
 use trimlab_fs::PolicyKind;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table, Verdict};
@@ -112,7 +112,7 @@ fn fig1a_config(util: f64, trim_on: bool, o: &Options) -> RunConfig {
 
 /// Fig. 1a: Postmark's time at `util` with TRIM on or off.
 fn fig1a_postmark_ns(util: f64, trim_on: bool, o: &Options) -> Result<u64> {
-    let m = run_point(&fig1a_config(util, trim_on, o))?;
+    let m = point::metrics(o, &fig1a_config(util, trim_on, o))?;
     int(&m, "/phases/3/figures/postmark_ns")
 }
 
@@ -147,7 +147,7 @@ struct Fig1b {
 }
 
 fn fig1b_run(policy: PolicyKind, trim_command_ns: Option<u64>, o: &Options) -> Result<Fig1b> {
-    let m = run_point(&fig1b_config(policy, trim_command_ns, o))?;
+    let m = point::metrics(o, &fig1b_config(policy, trim_command_ns, o))?;
     let stages_ns: Vec<u64> = (0..SCHEDULE.len())
         .map(|i| int(&m, &format!("/phases/{}/figures/postmark_ns", 3 + 2 * i)))
         .collect::<Result<_>>()?;

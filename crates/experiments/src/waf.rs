@@ -108,7 +108,7 @@ fn measure(point: &Point, options: &Options) -> Result<Measured> {
     let blocks = device.geometry.blocks_per_plane;
     let logical = device.logical_pages as u64;
     let physical = device.geometry.physical_pages() as u64;
-    let run = trimlab_scenario::run(&config, None, &mut ()).context("the waf point's run")?;
+    let run = super::point::run(options, &config).context("the waf point's run")?;
     let report = run.report;
     let b = point.pages_per_block as u64;
     // Free-block reserve: GC restores GC_FREE_BLOCKS and restarts when one is taken (m - 1/2);

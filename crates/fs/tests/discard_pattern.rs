@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use trimlab_device::{
-    BlockDevice, Command, CommandError, Completion, DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection,
+    BlockDevice, Command, DeviceSection, FtlSection, Limits, Served, Ssd, SsdConfig, TrimSection,
 };
 use trimlab_fs::{FileSystem, FsConfig, FsStats, PolicyKind};
 use trimlab_sim::{ByteSize, SimTime};
@@ -46,24 +46,13 @@ struct Noting {
 }
 
 impl BlockDevice for Noting {
-    fn capacity_bytes(&self) -> u64 {
-        self.ssd.capacity_bytes()
+    fn limits(&self) -> Limits {
+        self.ssd.limits()
     }
-    fn tag_bytes(&self) -> u64 {
-        BlockDevice::tag_bytes(&self.ssd)
+    fn commands_done_at(&self) -> SimTime {
+        self.ssd.commands_done_at()
     }
-    fn max_trim_bytes(&self) -> u64 {
-        BlockDevice::max_trim_bytes(&self.ssd)
-    }
-    fn max_transfer_bytes(&self) -> u64 {
-        BlockDevice::max_transfer_bytes(&self.ssd)
-    }
-    fn submit(
-        &mut self,
-        at: SimTime,
-        c: &Command,
-        out: Option<&mut Vec<u64>>,
-    ) -> Result<Completion, CommandError> {
+    fn submit(&mut self, at: SimTime, c: &Command, out: Option<&mut Vec<u64>>) -> Served {
         if let Command::Trim { ranges } = c {
             // DUMP_TRIMS=1 prints the model's TRIMs in FS.trims' format (at_us offset bytes).
             if std::env::var_os("DUMP_TRIMS").is_some() {

@@ -3,6 +3,7 @@
 //! page-mapping FTL implements it here; the hybrid FAST FTL in `trimlab-hybrid`. The device holds
 //! whichever `[ftl] kind` names as a `Box<dyn Ftl>`.
 
+use crate::detail::FtlDetail;
 use crate::lpn::Lpn;
 use crate::page_ftl::{FtlStats, PageData, PageFtl};
 use serde::Serialize;
@@ -31,6 +32,19 @@ impl FtlMeasures {
     /// E_ftl = N_vb / (N_pb × N_eb) (004 Eq. 1); infinite when nothing was erased.
     pub fn e_ftl(&self) -> f64 {
         self.valid_blocks as f64 / (self.blocks_programmed as f64 * self.erases_per_block())
+    }
+
+    /// The measures of the span since `before` was taken: counts of what happened are
+    /// differences, states at the end (blocks total, valid blocks) are `self`'s.
+    pub fn since(&self, before: &FtlMeasures) -> FtlMeasures {
+        FtlMeasures {
+            blocks_programmed: self.blocks_programmed - before.blocks_programmed,
+            blocks_total: self.blocks_total,
+            erases_total: self.erases_total - before.erases_total,
+            valid_blocks: self.valid_blocks,
+            host_pages_programmed: self.host_pages_programmed - before.host_pages_programmed,
+            nand_pages_programmed: self.nand_pages_programmed - before.nand_pages_programmed,
+        }
     }
 
     /// NAND pages programmed per host page.
@@ -88,16 +102,16 @@ pub trait Ftl: Send {
     fn stats(&self) -> FtlStats;
     /// Erased blocks ready for writing, over the whole drive (the device's time series samples it).
     fn free_blocks(&self) -> u64;
+    /// Erased blocks ready for writing in `plane` (what idle-time GC fills up to its target).
+    fn free_blocks_in_plane(&self, plane: usize) -> u64;
     /// 004's measures (N_pb, N_eb, N_vb, E_ftl).
     fn measures(&self) -> FtlMeasures;
-    /// Counters only this kind has, for the report.
-    fn detail(&self) -> serde_json::Value;
+    /// Counters only this kind has, typed (the report's `ftl.detail`, 004's tables).
+    fn detail(&self) -> FtlDetail;
     /// Bytes of heap the FTL holds.
     fn heap_bytes(&self) -> usize;
     /// The full consistency check (tests call it after every step that matters).
     fn check(&self) -> Result<(), String>;
-    /// The concrete FTL, for callers that report what only one kind has (004's tables).
-    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl Ftl for PageFtl {
@@ -156,6 +170,9 @@ impl Ftl for PageFtl {
     fn free_blocks(&self) -> u64 {
         PageFtl::free_blocks(self)
     }
+    fn free_blocks_in_plane(&self, plane: usize) -> u64 {
+        PageFtl::free_blocks_in_plane(self, plane) as u64
+    }
     fn measures(&self) -> FtlMeasures {
         let flash = PageFtl::flash(self);
         FtlMeasures {
@@ -167,16 +184,13 @@ impl Ftl for PageFtl {
             nand_pages_programmed: flash.counters().pages_programmed,
         }
     }
-    fn detail(&self) -> serde_json::Value {
-        serde_json::to_value(self.variant_stats()).unwrap_or_default()
+    fn detail(&self) -> FtlDetail {
+        FtlDetail::Page { stats: PageFtl::stats(self).clone(), variant: self.variant_stats().clone() }
     }
     fn heap_bytes(&self) -> usize {
         PageFtl::heap_bytes(self)
     }
     fn check(&self) -> Result<(), String> {
         PageFtl::check(self)
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 }

@@ -2,6 +2,7 @@
 //! with a victim index, greedy / cost-benefit / FIFO garbage collection and a DRAM write buffer.
 
 pub mod block_pool;
+pub mod detail;
 pub mod interface;
 pub mod lpn;
 pub mod page_ftl;
@@ -11,6 +12,7 @@ pub mod verify;
 pub mod victim;
 pub mod write_buffer;
 
+pub use detail::{FtlDetail, HblStats, HybridStats, TrimmedListDetail};
 pub use interface::{Ftl, FtlMeasures};
 pub use lpn::Lpn;
 pub use page_ftl::{FtlConfig, FtlStats, GcOutcome, PageData, PageFtl};

@@ -31,7 +31,7 @@
 use crate::hbl::TrimmedRangeList;
 use serde::Serialize;
 use std::collections::VecDeque;
-use trimlab_ftl::{FtlMeasures, FtlStats, Lpn, PageData};
+use trimlab_ftl::{FtlDetail, FtlMeasures, FtlStats, HybridStats, Lpn, PageData, TrimmedListDetail};
 use trimlab_nand::{BlockId, FlashArray, Geometry, Ppa, Timing};
 use trimlab_sim::SimTime;
 
@@ -72,34 +72,6 @@ impl HybridConfig {
             track_data: false,
         }
     }
-}
-
-/// What the FTL has done since it was built.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct HybridStats {
-    pub host_pages_programmed: u64,
-    pub merge_pages_copied: u64,
-    pub switch_merges: u64,
-    pub partial_merges: u64,
-    pub full_merges: u64,
-    /// Full merges of a logical block that found no live page (everything trimmed): no copy,
-    /// no new data block.
-    pub full_merges_empty: u64,
-    /// Sum over full merges of the distinct blocks read from (associativity).
-    pub full_merge_source_blocks: u64,
-    pub rw_victims: u64,
-    /// Valid pages dropped because the trimmed-range list said they were trimmed.
-    pub trimmed_pages_dropped: u64,
-    /// Pages of RW victims that needed no merge because they were trimmed.
-    pub victim_pages_trimmed: u64,
-    /// Sum over merge episodes of the time from their start to their last NAND operation.
-    pub merge_busy_ns: u64,
-    /// Erased blocks taken for programming (data or log).
-    pub blocks_opened: u64,
-    /// Blocks taken from another chip because the preferred chip had none free.
-    pub spilled_allocations: u64,
-    pub trim_commands: u64,
-    pub trimmed_pages_requested: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -820,6 +792,10 @@ impl trimlab_ftl::Ftl for HybridFtl {
     fn free_blocks(&self) -> u64 {
         self.chips.iter().map(|c| c.free.len() as u64).sum()
     }
+    fn free_blocks_in_plane(&self, plane: usize) -> u64 {
+        let g = &self.geometry;
+        self.chips.iter().flat_map(|c| &c.free).filter(|&&b| g.plane_of(b) == plane).count() as u64
+    }
     fn measures(&self) -> FtlMeasures {
         FtlMeasures {
             blocks_programmed: self.stats.blocks_opened,
@@ -830,25 +806,22 @@ impl trimlab_ftl::Ftl for HybridFtl {
             nand_pages_programmed: self.flash.counters().pages_programmed,
         }
     }
-    fn detail(&self) -> serde_json::Value {
-        serde_json::json!({
-            "merges": self.stats,
-            "trimmed_range_list": self.hbl.as_ref().map(|h| serde_json::json!({
-                "ranges": h.range_count(),
-                "pages": h.page_count(),
-                "memory_bytes": h.memory_bytes(),
-                "walks": h.stats(),
-            })),
-        })
+    fn detail(&self) -> FtlDetail {
+        FtlDetail::Hybrid {
+            merges: self.stats.clone(),
+            trimmed_range_list: self.hbl.as_ref().map(|h| TrimmedListDetail {
+                ranges: h.range_count(),
+                pages: h.page_count(),
+                memory_bytes: h.memory_bytes(),
+                walks: h.stats().clone(),
+            }),
+        }
     }
     fn heap_bytes(&self) -> usize {
         HybridFtl::heap_bytes(self)
     }
     fn check(&self) -> Result<(), String> {
         HybridFtl::check(self)
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 }
 

@@ -14,22 +14,7 @@
 //! Units: logical pages (the FTLs map whole pages; the device cuts TRIMs to whole pages before
 //! they get here), so a range is `[start_page, end_page)`.
 
-use serde::Serialize;
-
-/// Counters of what the list has done; `walk_steps_*` are linked-list node visits.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct HblStats {
-    pub inserts: u64,
-    /// Pieces inserted after splitting at group boundaries.
-    pub insert_pieces: u64,
-    pub walk_steps_insert: u64,
-    pub lookups: u64,
-    pub walk_steps_lookup: u64,
-    /// Removals that found an overlapping range (writes over trimmed pages, merges).
-    pub removals: u64,
-    pub walk_steps_remove: u64,
-    pub ranges_max: u64,
-}
+use trimlab_ftl::HblStats;
 
 /// A half-open range of logical pages inside one group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,5 +4,7 @@
 pub mod fast;
 pub mod hbl;
 
-pub use fast::{HybridConfig, HybridFtl, HybridStats, Striping};
-pub use hbl::{HblStats, TrimmedRangeList};
+pub use fast::{HybridConfig, HybridFtl, Striping};
+pub use hbl::TrimmedRangeList;
+/// The counters live on the `Ftl` seam (`trimlab_ftl::detail`); this crate fills them in.
+pub use trimlab_ftl::{HblStats, HybridStats};

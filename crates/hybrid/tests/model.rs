@@ -122,6 +122,13 @@ fn exercise(seed: u64, ftl: &mut dyn Ftl, rng: &mut impl Rng, ppb: u32) {
         assert!(done >= now, "seed {seed} step {step}: completion before arrival");
         if step % 50 == 0 {
             ftl.check().unwrap_or_else(|e| panic!("seed {seed} step {step}: {e} ({replay})"));
+            let planes = ftl.geometry().plane_count();
+            let per_plane: u64 = (0..planes).map(|p| ftl.free_blocks_in_plane(p)).sum();
+            assert_eq!(
+                per_plane,
+                ftl.free_blocks(),
+                "seed {seed} step {step}: free blocks per plane ({replay})"
+            );
         }
         now = done.after(rng.gen_range(0..50_000));
     }

@@ -44,6 +44,8 @@ pub(crate) struct ParsedTrace {
 }
 
 impl ParsedTrace {
+    // Parsing runs ahead of the model on its own thread; records reach replay in file order.
+    #[allow(clippy::disallowed_methods)]
     pub fn spawn<R: BufRead + Send + 'static>(mut reader: TraceReader<R>) -> Result<ParsedTrace> {
         let format = reader.format();
         let (batch_tx, batches) = sync_channel(BATCHES_IN_FLIGHT);

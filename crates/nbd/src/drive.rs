@@ -29,7 +29,7 @@ use crate::wire::{EIO, ENOSPC, STATE_HOLE, STATE_ZERO};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::io::Write as _;
-use trimlab_device::{transfer_chunks, ByteRange, Command, DeviceReport, Ssd};
+use trimlab_device::{transfer_chunks, BlockDevice, Command, DeviceReport, Ssd, TrimSplitter};
 use trimlab_sim::SimTime;
 
 /// What clients sent, counted at the NBD level (bytes as requested, before any splitting).
@@ -384,7 +384,7 @@ impl Drive {
             r.line(at, command);
         }
         let out = if matches!(command, Command::Read { .. }) { Some(&mut self.scratch) } else { None };
-        match self.ssd.submit(at, command, out) {
+        match BlockDevice::submit(&mut self.ssd, at, command, out) {
             Ok(c) => Ok(c.done),
             // Requests were validated against the same limits; this is a trimlab bug.
             Err(e) => {
@@ -395,32 +395,31 @@ impl Drive {
         }
     }
 
+    /// WRITEs of `[offset, offset + length)` split at the device's transfer limit, all queued at
+    /// `at` (the kernel sends a large request's pieces at once); each piece gets fresh tags.
     fn model_write(&mut self, at: SimTime, offset: u64, length: u64) -> Result<SimTime, Refusal> {
-        let max = self.ssd.config().max_transfer_bytes;
-        let page = self.ssd.page_bytes();
+        let limits = self.ssd.limits();
         let mut done = at;
-        for (pos, bytes) in transfer_chunks(offset, length, max) {
+        for (pos, bytes) in transfer_chunks(offset, length, limits.max_transfer_bytes) {
             let tag = self.next_tag;
-            self.next_tag += bytes.div_ceil(page) + 1;
+            self.next_tag += bytes.div_ceil(limits.tag_bytes) + 1;
             done = done.max(self.submit(at, &Command::Write { offset: pos, bytes, tag })?);
         }
         Ok(done)
     }
 
+    /// TRIMs of `[offset, offset + length)`, one range per command, cut on TRIM granules so that
+    /// splitting deallocates every whole granule (as the block layer cuts discards on the
+    /// discard granularity), all queued at `at`.
     fn model_trim(&mut self, at: SimTime, offset: u64, length: u64) -> Result<SimTime, Refusal> {
-        let config = self.ssd.config();
-        let granule = config.trim_granularity_bytes;
-        let piece_max = (config.trim_max_bytes / granule * granule).max(granule);
-        let end = offset + length;
+        let granule = self.ssd.config().trim_granularity_bytes;
+        let mut splitter =
+            TrimSplitter::for_device(&self.ssd.limits()).ranges_per_command(1).aligned_to(granule);
         let mut done = at;
-        let mut pos = offset;
-        while pos < end {
-            // Pieces end on granule boundaries so that splitting deallocates every whole granule.
-            let piece_end = (pos / granule * granule + piece_max).min(end);
-            let ranges = vec![ByteRange { offset: pos, bytes: piece_end - pos }];
-            done = done.max(self.submit(at, &Command::Trim { ranges })?);
-            pos = piece_end;
-        }
+        splitter.split([(offset, length)], |command| {
+            done = done.max(self.submit(at, command)?);
+            Ok(())
+        })?;
         Ok(done)
     }
 
@@ -443,7 +442,7 @@ impl Drive {
         self.ops.read_commands += 1;
         self.ops.read_bytes += buf.len() as u64;
         self.store.read(offset, buf).map_err(|e| io_refusal("read", e))?;
-        let max = self.ssd.config().max_transfer_bytes;
+        let max = self.ssd.limits().max_transfer_bytes;
         let mut done = at;
         for (pos, bytes) in transfer_chunks(offset, buf.len() as u64, max) {
             done = done.max(self.submit(at, &Command::Read { offset: pos, bytes })?);

@@ -1125,6 +1125,31 @@ impl<W: Write + Send + 'static> ReceiveHooks for PayloadHooks<'_, W> {
 }
 
 /// The transmission phase. Returns a summary and whether the client ended it with DISC.
+/// Why a connection's transmission phase ended, and whether the client said goodbye
+/// (NBD_CMD_DISC).
+type Ending = (String, bool);
+
+/// One connection's transmission phase: the request it reads, the buffers it reuses and what
+/// it has counted. Each step returns `Err(Ending)` when the connection is over.
+struct Transmission<'a, W: Write + Send + 'static, R: Read> {
+    shared: &'a Shared,
+    watch: &'a Watch,
+    peer: &'a str,
+    reader: &'a mut R,
+    sink: &'a mut Sink<W>,
+    limits: &'a Limits,
+    buf: Vec<u8>,
+    payload: Payload,
+    /// The start of the next request's header, when it arrived with a WRITE's payload (one
+    /// `recv` per request saved under a client that keeps requests queued).
+    next_header: [u8; REQUEST_HEADER_BYTES],
+    carried: usize,
+    /// The power epoch the connection was made in: after a power cut its requests are refused.
+    epoch: u64,
+    requests: u64,
+    refusals: u64,
+}
+
 fn transmission_loop<W: Write + Send + 'static>(
     shared: &Shared,
     watch: &Watch,
@@ -1132,217 +1157,261 @@ fn transmission_loop<W: Write + Send + 'static>(
     reader: &mut impl Read,
     sink: &mut Sink<W>,
     limits: &Limits,
-) -> (String, bool) {
-    let id = watch.id;
-    let mut buf: Vec<u8> = Vec::new();
-    let mut payload = Payload::default();
-    // The start of the next request's header, when it arrived with a WRITE's payload (one
-    // `recv` per request saved under a client that keeps requests queued).
-    let mut next_header = [0u8; REQUEST_HEADER_BYTES];
-    let mut carried = 0usize;
-    let epoch = shared.power_epoch.load(Ordering::SeqCst);
-    let mut requests = 0u64;
-    let mut refusals = 0u64;
-    let summary = |requests: u64, refusals: u64, how: &str| {
-        format!("{how} after {requests} requests ({refusals} refused)")
-    };
-    let unanswered = |requests: u64, refusals: u64, e: io::Error| {
-        (summary(requests, refusals, &format!("client vanished before its reply ({e})")), false)
+) -> Ending {
+    let mut connection = Transmission {
+        shared,
+        watch,
+        peer,
+        reader,
+        sink,
+        limits,
+        buf: Vec::new(),
+        payload: Payload::default(),
+        next_header: [0u8; REQUEST_HEADER_BYTES],
+        carried: 0,
+        epoch: shared.power_epoch.load(Ordering::SeqCst),
+        requests: 0,
+        refusals: 0,
     };
     loop {
-        if carried < REQUEST_HEADER_BYTES {
-            if let Err(e) = sink.release() {
-                return unanswered(requests, refusals, e);
-            }
+        if let Err(ending) = connection.serve_one() {
+            return ending;
         }
-        let mut raw = [0u8; REQUEST_HEADER_BYTES];
-        raw[..carried].copy_from_slice(&next_header[..carried]);
-        // A clean end is one before the header's first byte, which may have come with the
-        // previous payload.
-        let header_read = read_full(reader, &mut raw[carried..]).and_then(|full| {
-            if full || carried == 0 {
-                Ok(full)
-            } else {
-                Err(io::Error::new(io::ErrorKind::UnexpectedEof, "peer vanished inside a request header"))
-            }
-        });
-        carried = 0;
-        match header_read {
-            Ok(true) => {}
-            Ok(false) if shared.shutting_down.load(Ordering::SeqCst) => {
-                return (summary(requests, refusals, "closed by server shutdown"), false)
-            }
-            Ok(false) => return (summary(requests, refusals, "client hung up without NBD_CMD_DISC"), false),
-            Err(e) => {
-                return (summary(requests, refusals, &format!("client vanished mid-request ({e})")), false)
-            }
-        }
-        let header = match RequestHeader::parse(&raw) {
-            Ok(h) => h,
-            Err(e) => {
-                shared.count(|c| c.protocol_violations += 1);
-                return (summary(requests, refusals, &format!("disconnected: {e}")), false);
-            }
-        };
-        requests += 1;
-        let mut checked = request::validate(&header, limits);
+    }
+}
+
+impl<W: Write + Send + 'static, R: Read> Transmission<'_, W, R> {
+    fn end(&self, how: &str, clean: bool) -> Ending {
+        (format!("{how} after {} requests ({} refused)", self.requests, self.refusals), clean)
+    }
+
+    fn unanswered(&self, e: io::Error) -> Ending {
+        self.end(&format!("client vanished before its reply ({e})"), false)
+    }
+
+    /// Reads, checks, executes and answers one request.
+    fn serve_one(&mut self) -> Result<(), Ending> {
+        let header = self.read_header()?;
+        self.requests += 1;
+        let mut checked = request::validate(&header, self.limits);
         // The reply is charged now, to both budgets, until it is written; a client that
         // leaves replies unread stops here, and its requests stay unread. A WRITE's payload is
         // charged to the connection now and server-wide as it arrives (PayloadHooks).
         let payload_bytes = header.payload_bytes() as usize;
         let reply_bytes = reply_charge(&checked);
         let connection_bytes = reply_bytes + if checked.is_ok() { payload_bytes as u64 } else { 0 };
-        match take_budgets(shared, &watch.budget, connection_bytes, reply_bytes, sink) {
+        let budget = &self.watch.budget;
+        match take_budgets(self.shared, budget, connection_bytes, reply_bytes, self.sink) {
             Ok(true) => {}
-            Ok(false) => return (summary(requests, refusals, "closed by server shutdown"), false),
-            Err(e) => return unanswered(requests, refusals, e),
+            Ok(false) => return Err(self.end("closed by server shutdown", false)),
+            Err(e) => return Err(self.unanswered(e)),
         }
-        let mut charge =
-            Charge::new(watch.budget.clone(), shared.inflight_total.clone(), connection_bytes, reply_bytes);
+        let inflight = self.shared.inflight_total.clone();
+        let mut charge = Charge::new(budget.clone(), inflight, connection_bytes, reply_bytes);
         if payload_bytes > 0 {
-            watch.begin(Transfer::Payload);
-            let result = if checked.is_ok() {
-                if let Some(pool) = &shared.page_pool {
-                    // Pages of a payload the drive refused before the store took them.
-                    pool.give(std::mem::take(&mut payload.pages));
-                }
-                let lead = std::mem::take(&mut payload.lead);
-                let mut hooks = PayloadHooks { shared, watch, sink: &mut *sink, charge: &mut charge };
-                Payload::receive(
-                    reader,
-                    header.offset,
-                    payload_bytes,
-                    shared.page_pool.as_deref(),
-                    lead,
-                    &mut next_header,
-                    &mut hooks,
-                )
-                .map(|(received, spilled)| {
-                    payload = received;
-                    carried = spilled;
-                })
-            } else if header.length > WRITE_DRAIN_MAX_BYTES {
-                shared.count(|c| c.protocol_violations += 1);
-                return (
-                    summary(
-                        requests,
-                        refusals,
-                        &format!("disconnected: WRITE payload of {} bytes", header.length),
-                    ),
-                    false,
-                );
-            } else {
-                drain(reader, payload_bytes as u64, Some(watch))
-            };
-            watch.end(Transfer::Payload);
-            if let Err(e) = result {
-                // Nothing of this request was applied or acknowledged.
-                return (summary(requests, refusals, &format!("WRITE payload not received ({e})")), false);
-            }
+            self.take_payload(&header, checked.is_ok(), payload_bytes, &mut charge)?;
         }
         if let Ok(Request::Disconnect) = checked {
-            return (summary(requests, refusals, "clean disconnect (NBD_CMD_DISC)"), true);
+            return Err(self.end("clean disconnect (NBD_CMD_DISC)", true));
         }
-        // After a model fault every request gets EIO, and the connection ends with its reply.
-        let mut fault = shared.fault();
-        if let Some(f) = &fault {
-            checked =
-                Err(Refusal::new(EIO, format!("the device model failed ({f}); the export is stopping")));
-        } else if shared.shutting_down.load(Ordering::SeqCst) {
-            checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
-        } else if checked.is_ok() && shared.power_epoch.load(Ordering::SeqCst) != epoch {
-            shared.count(|c| c.refused_after_power_cut += 1);
-            checked = Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"));
-        }
-        let is_read = header.command == CMD_READ;
-        let has_data = is_read || header.command == CMD_BLOCK_STATUS;
-        let outcome = match checked {
-            Ok(request) => match shared
-                .with_device(|d, clock| d.execute(clock, request, &mut buf, &mut payload, epoch))
-            {
-                Ok(result) => result,
-                Err(Stopped::Finished) => return (summary(requests, refusals, "device stopped"), false),
-                Err(Stopped::Fault(f)) => {
-                    let refusal =
-                        Refusal::new(EIO, format!("the device model failed ({f}); the export is stopping"));
-                    fault = Some(f);
-                    Err(refusal)
-                }
-            },
-            Err(refusal) => Err(refusal),
-        };
+        let mut fault = self.screen(&mut checked);
+        let outcome = self.execute(checked, &mut fault)?;
         // The payload's pages are in the store now (or dropped): only the reply stays held.
         charge.shrink_to(reply_bytes, reply_bytes);
-        let (due, head_at) = match &outcome {
+        self.reply(&header, outcome, charge, fault)
+    }
+
+    /// The next request's header. A clean end is one before the header's first byte, which
+    /// may have come with the previous payload.
+    fn read_header(&mut self) -> Result<RequestHeader, Ending> {
+        let carried = std::mem::take(&mut self.carried);
+        if carried < REQUEST_HEADER_BYTES {
+            if let Err(e) = self.sink.release() {
+                return Err(self.unanswered(e));
+            }
+        }
+        let mut raw = [0u8; REQUEST_HEADER_BYTES];
+        raw[..carried].copy_from_slice(&self.next_header[..carried]);
+        let header_read = read_full(self.reader, &mut raw[carried..]).and_then(|full| {
+            if full || carried == 0 {
+                Ok(full)
+            } else {
+                Err(io::Error::new(io::ErrorKind::UnexpectedEof, "peer vanished inside a request header"))
+            }
+        });
+        match header_read {
+            Ok(true) => {}
+            Ok(false) if self.shared.shutting_down.load(Ordering::SeqCst) => {
+                return Err(self.end("closed by server shutdown", false))
+            }
+            Ok(false) => return Err(self.end("client hung up without NBD_CMD_DISC", false)),
+            Err(e) => return Err(self.end(&format!("client vanished mid-request ({e})"), false)),
+        }
+        RequestHeader::parse(&raw).map_err(|e| {
+            self.shared.count(|c| c.protocol_violations += 1);
+            self.end(&format!("disconnected: {e}"), false)
+        })
+    }
+
+    /// Receives a WRITE's payload into `payload` (or drains a refused one, up to a limit).
+    fn take_payload(
+        &mut self,
+        header: &RequestHeader,
+        accepted: bool,
+        payload_bytes: usize,
+        charge: &mut Charge,
+    ) -> Result<(), Ending> {
+        let (shared, watch) = (self.shared, self.watch);
+        watch.begin(Transfer::Payload);
+        let result = if accepted {
+            if let Some(pool) = &shared.page_pool {
+                // Pages of a payload the drive refused before the store took them.
+                pool.give(std::mem::take(&mut self.payload.pages));
+            }
+            let lead = std::mem::take(&mut self.payload.lead);
+            let mut hooks = PayloadHooks { shared, watch, sink: &mut *self.sink, charge };
+            Payload::receive(
+                self.reader,
+                header.offset,
+                payload_bytes,
+                shared.page_pool.as_deref(),
+                lead,
+                &mut self.next_header,
+                &mut hooks,
+            )
+            .map(|(received, spilled)| {
+                self.payload = received;
+                self.carried = spilled;
+            })
+        } else if header.length > WRITE_DRAIN_MAX_BYTES {
+            shared.count(|c| c.protocol_violations += 1);
+            return Err(self.end(&format!("disconnected: WRITE payload of {} bytes", header.length), false));
+        } else {
+            drain(self.reader, payload_bytes as u64, Some(watch))
+        };
+        watch.end(Transfer::Payload);
+        // On an error nothing of this request was applied or acknowledged.
+        result.map_err(|e| self.end(&format!("WRITE payload not received ({e})"), false))
+    }
+
+    /// Refuses the request when the model failed, the server is stopping or power was cut
+    /// since the connection was made. After a model fault every request gets EIO, and the
+    /// connection ends with its reply: the fault is returned.
+    fn screen(&self, checked: &mut Result<Request, Refusal>) -> Option<String> {
+        let shared = self.shared;
+        let fault = shared.fault();
+        if let Some(f) = &fault {
+            *checked =
+                Err(Refusal::new(EIO, format!("the device model failed ({f}); the export is stopping")));
+        } else if shared.shutting_down.load(Ordering::SeqCst) {
+            *checked = Err(Refusal::new(ESHUTDOWN, "server is shutting down"));
+        } else if checked.is_ok() && shared.power_epoch.load(Ordering::SeqCst) != self.epoch {
+            shared.count(|c| c.refused_after_power_cut += 1);
+            *checked = Err(Refusal::new(EIO, "power was cut since this connection was made; reconnect"));
+        }
+        fault
+    }
+
+    /// Runs an accepted request on the drive: its simulated completion and data bytes.
+    fn execute(
+        &mut self,
+        checked: Result<Request, Refusal>,
+        fault: &mut Option<String>,
+    ) -> Result<Result<(SimTime, u32), Refusal>, Ending> {
+        let request = match checked {
+            Ok(request) => request,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
+        let (buf, payload, epoch) = (&mut self.buf, &mut self.payload, self.epoch);
+        match self.shared.with_device(|d, clock| d.execute(clock, request, buf, payload, epoch)) {
+            Ok(result) => Ok(result),
+            Err(Stopped::Finished) => Err(self.end("device stopped", false)),
+            Err(Stopped::Fault(f)) => {
+                let refusal =
+                    Refusal::new(EIO, format!("the device model failed ({f}); the export is stopping"));
+                *fault = Some(f);
+                Ok(Err(refusal))
+            }
+        }
+    }
+
+    /// Writes the reply (held until its simulated completion when pacing); after a model fault
+    /// the connection ends once it is written.
+    fn reply(
+        &mut self,
+        header: &RequestHeader,
+        outcome: Result<(SimTime, u32), Refusal>,
+        charge: Charge,
+        fault: Option<String>,
+    ) -> Result<(), Ending> {
+        let is_read = header.command == CMD_READ;
+        let has_data = is_read || header.command == CMD_BLOCK_STATUS;
+        let (due, head_at, end) = match &outcome {
             Ok((done, data_bytes)) => {
-                let mut head = Vec::with_capacity(DATA_AT);
-                if header.command == CMD_BLOCK_STATUS {
-                    reply::block_status_chunk(header.handle, *data_bytes, &mut head);
-                } else {
-                    reply::header(
-                        limits.structured_replies,
-                        is_read,
-                        header.handle,
-                        header.offset,
-                        Ok(*data_bytes),
-                        &mut head,
-                    );
-                }
-                let at = DATA_AT - head.len();
-                buf[at..DATA_AT].copy_from_slice(&head);
-                (shared.clock.wall_of(*done), at)
+                let at = self.reply_head(header, *data_bytes);
+                let end = if has_data { DATA_AT + *data_bytes as usize } else { DATA_AT };
+                (self.shared.clock.wall_of(*done), at, end)
             }
             Err(refusal) => {
-                refusals += 1;
-                let _ = shared.inspect_device(|d, _| d.drive.count_refusal());
-                if refusals <= REFUSALS_LOGGED_MAX {
-                    shared.log(
-                        id,
-                        peer,
-                        &format!(
-                            "refused {} (handle {:#x}): {} {}",
-                            command_name(header.command),
-                            header.handle,
-                            errno_name(refusal.errno),
-                            refusal.message
-                        ),
-                    );
-                }
-                buf.clear();
-                reply::header(
-                    limits.structured_replies,
-                    is_read,
-                    header.handle,
-                    header.offset,
-                    Err((refusal.errno, &refusal.message)),
-                    &mut buf,
-                );
-                (None, 0)
+                self.refuse(header, refusal);
+                (None, 0, self.buf.len())
             }
         };
-        let end = match &outcome {
-            Ok((_, data_bytes)) if has_data => DATA_AT + *data_bytes as usize,
-            Ok(_) => DATA_AT,
-            Err(_) => buf.len(),
-        };
-        let next_in_hand = carried == REQUEST_HEADER_BYTES && fault.is_none();
-        if let Err(e) = sink.send(due, &mut buf, head_at..end, charge, next_in_hand) {
-            return unanswered(requests, refusals, e);
+        let next_in_hand = self.carried == REQUEST_HEADER_BYTES && fault.is_none();
+        if let Err(e) = self.sink.send(due, &mut self.buf, head_at..end, charge, next_in_hand) {
+            return Err(self.unanswered(e));
         }
         if let Some(f) = fault {
             let how = format!("answered EIO and closed: the device model failed ({f})");
-            return match sink.release() {
-                Ok(()) => (summary(requests, refusals, &how), false),
-                Err(e) => unanswered(requests, refusals, e),
-            };
+            return Err(match self.sink.release() {
+                Ok(()) => self.end(&how, false),
+                Err(e) => self.unanswered(e),
+            });
         }
-        if buf.capacity() > KEEP_BUFFER_BYTES {
+        if self.buf.capacity() > KEEP_BUFFER_BYTES {
             // A large request's buffer goes back: idle connections should not hold 32 MiB each.
-            buf = Vec::new();
+            self.buf = Vec::new();
         }
-        if payload.lead.capacity() > KEEP_BUFFER_BYTES {
-            payload = Payload::default();
+        if self.payload.lead.capacity() > KEEP_BUFFER_BYTES {
+            self.payload = Payload::default();
         }
+        Ok(())
+    }
+
+    /// Writes a success reply's header just before the data at `DATA_AT`; where it starts.
+    fn reply_head(&mut self, header: &RequestHeader, data_bytes: u32) -> usize {
+        let mut head = Vec::with_capacity(DATA_AT);
+        if header.command == CMD_BLOCK_STATUS {
+            reply::block_status_chunk(header.handle, data_bytes, &mut head);
+        } else {
+            let structured = self.limits.structured_replies;
+            let is_read = header.command == CMD_READ;
+            reply::header(structured, is_read, header.handle, header.offset, Ok(data_bytes), &mut head);
+        }
+        let at = DATA_AT - head.len();
+        self.buf[at..DATA_AT].copy_from_slice(&head);
+        at
+    }
+
+    /// Counts and logs a refusal and writes its error reply into `buf`.
+    fn refuse(&mut self, header: &RequestHeader, refusal: &Refusal) {
+        self.refusals += 1;
+        let _ = self.shared.inspect_device(|d, _| d.drive.count_refusal());
+        if self.refusals <= REFUSALS_LOGGED_MAX {
+            let what = format!(
+                "refused {} (handle {:#x}): {} {}",
+                command_name(header.command),
+                header.handle,
+                errno_name(refusal.errno),
+                refusal.message
+            );
+            self.shared.log(self.watch.id, self.peer, &what);
+        }
+        self.buf.clear();
+        let error = Err((refusal.errno, refusal.message.as_str()));
+        let is_read = header.command == CMD_READ;
+        let structured = self.limits.structured_replies;
+        reply::header(structured, is_read, header.handle, header.offset, error, &mut self.buf);
     }
 }
 

@@ -26,6 +26,8 @@
 //! `TRIMLAB_FUZZ_CASES=<n>` scales the counted runs and `TRIMLAB_FUZZ_SECONDS=<s>` the timed
 //! one (3 s per pace by default); a failing case prints `TRIMLAB_SEED=<seed>` to replay it
 //! alone.
+// The tests drive a real server over sockets: threads and wall-clock deadlines are the point.
+#![allow(clippy::disallowed_methods)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! What the server really holds against what it charges, measured as the process's resident
 //! memory. One test in its own binary, so no other test's allocations blur the figure.
+// The tests drive a real server over sockets: threads and wall-clock deadlines are the point.
+#![allow(clippy::disallowed_methods)]
 
 mod common;
 

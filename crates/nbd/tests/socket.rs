@@ -1,6 +1,8 @@
 //! The server over real TCP and Unix sockets, with a test client written against
 //! doc/proto.md: a normal session, then one bad peer after another; after each, a fresh client
 //! must still be served and data acknowledged earlier must still be there.
+// The tests drive a real server over sockets: threads and wall-clock deadlines are the point.
+#![allow(clippy::disallowed_methods)]
 
 mod common;
 

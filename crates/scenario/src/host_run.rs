@@ -6,10 +6,10 @@
 use crate::config::Resolved;
 use crate::host::{parse_discard, HostPlan};
 use crate::phase::{PhaseKind, PhaseSection};
-use crate::stack::{Device, Metered, Traffic};
+use crate::stack::Device;
 use crate::ScenarioError;
 use serde_json::{json, Map, Value};
-use trimlab_device::{DeviceReport, ThinVolume};
+use trimlab_device::{DeviceReport, Metered, ThinVolume};
 use trimlab_fs::{FileSystem, FsConfig, FsError};
 use trimlab_sim::{SeedTree, SimTime};
 use trimlab_workload::file::{
@@ -17,7 +17,7 @@ use trimlab_workload::file::{
 };
 use trimlab_workload::{Progress, WorkloadConfig};
 
-type Fs = FileSystem<Metered>;
+type Fs = FileSystem<Metered<Device>>;
 
 /// What the file-system run adds to metrics.json, the SSD's report (default for a thin volume)
 /// and, on an SSD, its latency histograms and time series.
@@ -42,7 +42,7 @@ pub(crate) fn run(
         Some(t) => t.capacity_bytes,
         None => resolved.device.logical_bytes(),
     };
-    let metered = Metered { device, traffic: Traffic::default() };
+    let metered = Metered::new(device);
     let mut fs = FileSystem::mkfs(metered, plan.fs.clone(), SimTime::ZERO, plan.mkfs_discard)
         .map_err(|e| ScenarioError::Run(format!("mkfs: {e}")))?;
     let mkfs_ns = fs.now().ns();

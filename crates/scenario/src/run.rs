@@ -5,12 +5,12 @@
 use crate::config::{Resolved, RunConfig};
 use crate::flatten::config_hash;
 use crate::phase::{PhaseKind, PhaseSection};
-use crate::stack::Traffic;
 use crate::ScenarioError;
 use serde_json::{json, Value};
 use trimlab_device::metrics::HostCounters;
-use trimlab_device::{ByteRange, Command, DeviceReport, Ssd};
+use trimlab_device::{CommandKind, DeviceReport, Ssd, Traffic, TrimSplitter};
 use trimlab_sim::{ByteSize, SeedTree, SimTime};
+use trimlab_workload::cluster_host::ClusterRun;
 use trimlab_workload::{
     measured_drive, precondition_from, run_phase, Generator, Precondition, Progress, WorkloadConfig,
     WorkloadKind,
@@ -26,6 +26,9 @@ pub struct RunResult {
     pub report: DeviceReport,
     /// What an SSD run leaves besides its totals (`None` for a file-system or thin-volume run).
     pub series: Option<Series>,
+    /// 004's cluster host (`os-install`, `iozone`): its phases and the FTL's measures when
+    /// measurement began, typed (metrics' `cluster_host` holds the same).
+    pub cluster_host: Option<ClusterRun>,
 }
 
 /// An SSD run's latency histograms (latency_histogram.csv) and, when `[output] interval` is
@@ -90,6 +93,7 @@ pub fn run(
         "config": config_json,
     });
     let series;
+    let mut cluster_host = None;
     let report = if let Some(plan) = &resolved.host {
         let outcome = crate::host_run::run(&resolved, plan, seeds, interval_ns, progress)?;
         series = outcome.series;
@@ -99,14 +103,11 @@ pub fn run(
         }
         outcome.report
     } else if matches!(resolved.workload.kind, WorkloadKind::OsInstall | WorkloadKind::Iozone) {
-        let mut ssd = new_ssd(&resolved, interval_ns);
-        let run = trimlab_workload::cluster_host::run(&mut ssd, &resolved.workload, &seeds)
-            .map_err(|e| ScenarioError::Run(e.to_string()))?;
-        check(&ssd)?;
-        let report = ssd.report(run.end);
-        series = Some(Series::finish(&mut ssd, run.end));
+        let (report, run_series, run) = run_cluster_host(&resolved, interval_ns, &seeds)?;
+        series = Some(run_series);
         metrics["report"] = json!(report);
         metrics["cluster_host"] = json!(run);
+        cluster_host = Some(run);
         report
     } else if !resolved.phases.is_empty() {
         let (report, phases, phase_series, heap_bytes) =
@@ -138,7 +139,22 @@ pub fn run(
             report.sim_time_ns
         )));
     }
-    Ok(RunResult { seed, config_hash: hash, metrics, report, series })
+    Ok(RunResult { seed, config_hash: hash, metrics, report, series, cluster_host })
+}
+
+/// 004's cluster host (`os-install`, `iozone`) on a new SSD, checked at the end.
+fn run_cluster_host(
+    resolved: &Resolved,
+    interval_ns: Option<u64>,
+    seeds: &SeedTree,
+) -> Result<(DeviceReport, Series, ClusterRun), ScenarioError> {
+    let mut ssd = new_ssd(resolved, interval_ns);
+    let run = trimlab_workload::cluster_host::run(&mut ssd, &resolved.workload, seeds)
+        .map_err(|e| ScenarioError::Run(e.to_string()))?;
+    check(&ssd)?;
+    let report = ssd.report(run.end);
+    let series = Series::finish(&mut ssd, run.end);
+    Ok((report, series, run))
 }
 
 /// Simulated time a run may reach: a quarter of the u64 clock.
@@ -152,15 +168,12 @@ fn check(ssd: &Ssd) -> Result<(), ScenarioError> {
 
 /// The SSD's host counters as traffic (bytes from pages: the SSD counts pages).
 fn traffic(c: &HostCounters, page_bytes: u64) -> Traffic {
-    Traffic {
-        read_commands: c.read_commands,
-        read_bytes: c.pages_read * page_bytes,
-        write_commands: c.write_commands,
-        write_bytes: c.pages_written * page_bytes,
-        trim_commands: c.trim_commands,
-        trim_bytes: c.pages_trim_requested * page_bytes,
-        flush_commands: c.flush_commands,
-    }
+    let mut t = Traffic::default();
+    t.add(CommandKind::Read, c.read_commands, c.pages_read * page_bytes);
+    t.add(CommandKind::Write, c.write_commands, c.pages_written * page_bytes);
+    t.add(CommandKind::Trim, c.trim_commands, c.pages_trim_requested * page_bytes);
+    t.add(CommandKind::Flush, c.flush_commands, 0);
+    t
 }
 
 /// `[[phase]]` on a bare SSD (`host.fs = "none"`).
@@ -268,14 +281,14 @@ fn block_phase(
                 Some(b) => b.0.min(max),
                 None => max,
             };
+            // A burst sends one range per command, each when the previous one completes.
             let mut end = now;
-            let mut at = offset;
-            while at < offset + bytes {
-                let n = max.min(offset + bytes - at);
-                let command = Command::Trim { ranges: vec![ByteRange { offset: at, bytes: n }] };
-                end = ssd.submit(end, &command, None).map_err(refused)?.done;
-                at += n;
-            }
+            TrimSplitter::new(max, 1)
+                .split([(offset, bytes)], |command| {
+                    end = ssd.submit(end, command, None)?.done;
+                    Ok(())
+                })
+                .map_err(refused)?;
             Ok(end)
         }
         PhaseKind::Idle => {

@@ -12,6 +12,8 @@ use std::sync::mpsc;
 /// Runs `points` on `jobs` threads (at least one), calling `on_row` on this thread for each
 /// finished row. An error from `on_row` (the journal cannot be written) stops the workers after
 /// the points in flight and is returned.
+// Points are independent runs and rows are written in point order: threads change the wall time only.
+#[allow(clippy::disallowed_methods)]
 pub fn run_parallel(
     runner: &dyn Runner,
     base: &str,

@@ -15,8 +15,8 @@ pub use advice::{Advice, Policy};
 pub use format::TraceFormat;
 pub use line::{BlkAction, FioTimeUnit};
 pub use reader::{ReaderOptions, TraceError, TraceReader};
-pub use record::{TraceOp, TraceRecord};
+pub use record::{CommandKind, TraceRecord};
 pub use replay::{
-    replay, replay_from, LbaMode, Pacing, ReplayError, ReplayOptions, ReplayOutcome, ReplayStats,
+    replay, replay_from, replay_on, LbaMode, Pacing, ReplayError, ReplayOptions, ReplayOutcome, ReplayStats,
     TrimHandling,
 };

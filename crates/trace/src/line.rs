@@ -2,7 +2,7 @@
 //! (comments, headers, events of other actions), or a reason the line is malformed.
 
 use crate::format::{is_dev, TraceFormat};
-use crate::record::{TraceOp, TraceRecord};
+use crate::record::{CommandKind, TraceRecord};
 
 const SECTOR: u64 = 512;
 
@@ -93,15 +93,15 @@ fn seconds_to_ns(text: &str) -> Option<u64> {
 }
 
 /// RWBS letters to an operation: D discard, W write, R read, a leading F with no data flush.
-fn rwbs_op(rwbs: &str, sectors: u64) -> Option<TraceOp> {
+fn rwbs_op(rwbs: &str, sectors: u64) -> Option<CommandKind> {
     if rwbs.contains('D') {
-        Some(TraceOp::Trim)
+        Some(CommandKind::Trim)
     } else if sectors == 0 && rwbs.starts_with('F') {
-        Some(TraceOp::Flush)
+        Some(CommandKind::Flush)
     } else if rwbs.contains('W') {
-        Some(TraceOp::Write)
+        Some(CommandKind::Write)
     } else if rwbs.contains('R') {
-        Some(TraceOp::Read)
+        Some(CommandKind::Read)
     } else {
         None
     }
@@ -131,8 +131,8 @@ fn block_request(time_ns: u64, rwbs: &str, range: Option<(u64, u64)>) -> Line {
     let (sector, sectors) = range.unwrap_or((0, 0));
     match rwbs_op(rwbs, sectors) {
         None => Line::Skip,
-        Some(TraceOp::Flush) => {
-            Line::Request(TraceRecord { time_ns: Some(time_ns), op: TraceOp::Flush, offset: 0, bytes: 0 })
+        Some(CommandKind::Flush) => {
+            Line::Request(TraceRecord { time_ns: Some(time_ns), op: CommandKind::Flush, offset: 0, bytes: 0 })
         }
         Some(_) if range.is_none() => {
             Line::Bad(format!("RWBS \"{rwbs}\" names data but no \"SECTOR + SECTORS\" follows"))
@@ -240,11 +240,11 @@ fn fio(line: &str, v3: bool, unit: FioTimeUnit) -> Line {
     };
     let op = match action {
         "add" | "open" | "close" | "wait" => return Line::Skip,
-        "read" => TraceOp::Read,
-        "write" => TraceOp::Write,
-        "trim" => TraceOp::Trim,
+        "read" => CommandKind::Read,
+        "write" => CommandKind::Write,
+        "trim" => CommandKind::Trim,
         "sync" | "datasync" => {
-            return Line::Request(TraceRecord { time_ns, op: TraceOp::Flush, offset: 0, bytes: 0 });
+            return Line::Request(TraceRecord { time_ns, op: CommandKind::Flush, offset: 0, bytes: 0 });
         }
         other => {
             return Line::Bad(format!(
@@ -332,9 +332,9 @@ pub(crate) fn fio_fast(bytes: &[u8], v3: bool, unit: FioTimeUnit) -> Option<(Tra
         i += 1;
     }
     let op = match &bytes[action_start..i] {
-        b"write" => TraceOp::Write,
-        b"trim" => TraceOp::Trim,
-        b"read" => TraceOp::Read,
+        b"write" => CommandKind::Write,
+        b"trim" => CommandKind::Trim,
+        b"read" => CommandKind::Read,
         _ => return None,
     };
     if !skip_blanks(bytes, &mut i) {
@@ -364,8 +364,8 @@ fn msr(line: &str) -> Line {
         return Line::Bad(format!("timestamp \"{}\" is not an integer", fields[0]));
     };
     let op = match fields[3].to_ascii_lowercase().as_str() {
-        "read" => TraceOp::Read,
-        "write" => TraceOp::Write,
+        "read" => CommandKind::Read,
+        "write" => CommandKind::Write,
         other => return Line::Bad(format!("type \"{other}\" (accepted: Read, Write)")),
     };
     match (fields[4].parse::<u64>(), fields[5].parse::<u64>()) {
@@ -403,7 +403,7 @@ fn sim_ascii(line: &str, disksim: bool) -> Line {
     if !disksim && kind > 1 {
         return Line::Bad(format!("request type {kind} is not 0 (write) or 1 (read)"));
     }
-    let op = if kind & 1 == 1 { TraceOp::Read } else { TraceOp::Write };
+    let op = if kind & 1 == 1 { CommandKind::Read } else { CommandKind::Write };
     if sectors == 0 {
         return Line::Skip;
     }
@@ -446,15 +446,15 @@ mod tests {
         );
         assert_eq!(
             r,
-            TraceRecord { time_ns: Some(1_000_000), op: TraceOp::Write, offset: 1 << 20, bytes: 8192 }
+            TraceRecord { time_ns: Some(1_000_000), op: CommandKind::Write, offset: 1 << 20, bytes: 8192 }
         );
         let r = request(
             TraceFormat::Blkparse,
             "259,0    0       12     2.000000000  1234  D  DS 4096 + 2048 [fstrim]",
         );
-        assert_eq!((r.op, r.offset, r.bytes), (TraceOp::Trim, 4096 * 512, 1 << 20));
+        assert_eq!((r.op, r.offset, r.bytes), (CommandKind::Trim, 4096 * 512, 1 << 20));
         let r = request(TraceFormat::Blkparse, "  8,0    1       13     2.5   99  D  FN [kworker]");
-        assert_eq!(r.op, TraceOp::Flush);
+        assert_eq!(r.op, CommandKind::Flush);
         assert!(matches!(
             parse(TraceFormat::Blkparse, "  8,0    3  1  0.1  697  Q  WS 2048 + 16 [x]", &opts()),
             Line::OtherAction
@@ -480,7 +480,7 @@ mod tests {
             r,
             TraceRecord {
                 time_ns: Some(2_469_390_374_000),
-                op: TraceOp::Write,
+                op: CommandKind::Write,
                 offset: 1234 * 512,
                 bytes: 4096
             }
@@ -491,7 +491,7 @@ mod tests {
         );
         assert_eq!(
             (r.op, r.offset, r.bytes, r.time_ns),
-            (TraceOp::Trim, 4096 * 512, 1 << 20, Some(10_000_001_000))
+            (CommandKind::Trim, 4096 * 512, 1 << 20, Some(10_000_001_000))
         );
         assert!(matches!(
             parse(
@@ -512,11 +512,11 @@ mod tests {
         let r = request(TraceFormat::FioV3, "1500 /dev/nbd0 trim 1048576 65536");
         assert_eq!(
             r,
-            TraceRecord { time_ns: Some(1_500_000), op: TraceOp::Trim, offset: 1 << 20, bytes: 65536 }
+            TraceRecord { time_ns: Some(1_500_000), op: CommandKind::Trim, offset: 1 << 20, bytes: 65536 }
         );
         let r = request(TraceFormat::FioV2, "/dev/sdb write 4096 4096");
         assert_eq!(r.time_ns, None);
-        assert_eq!(request(TraceFormat::FioV3, "7 f sync 0 0").op, TraceOp::Flush);
+        assert_eq!(request(TraceFormat::FioV3, "7 f sync 0 0").op, CommandKind::Flush);
         assert!(matches!(parse(TraceFormat::FioV3, "0 f open", &opts()), Line::Skip));
         assert!(matches!(parse(TraceFormat::FioV3, "0 f scribble 0 1", &opts()), Line::Bad(_)));
         assert!(matches!(parse(TraceFormat::FioV3, "x f read 0 1", &opts()), Line::Bad(_)));
@@ -589,7 +589,12 @@ mod tests {
         assert_eq!(
             fio_fast(b"1500 /dev/nbd0 trim 1048576 65536\n", true, FioTimeUnit::Micros),
             Some((
-                TraceRecord { time_ns: Some(1_500_000), op: TraceOp::Trim, offset: 1 << 20, bytes: 65536 },
+                TraceRecord {
+                    time_ns: Some(1_500_000),
+                    op: CommandKind::Trim,
+                    offset: 1 << 20,
+                    bytes: 65536
+                },
                 34
             ))
         );
@@ -598,13 +603,16 @@ mod tests {
     #[test]
     fn msr_and_simulator_lines() {
         let r = request(TraceFormat::Msr, "128166372003061629,hm,1,Read,3128352768,4096,3428");
-        assert_eq!((r.op, r.offset, r.bytes), (TraceOp::Read, 3_128_352_768, 4096));
+        assert_eq!((r.op, r.offset, r.bytes), (CommandKind::Read, 3_128_352_768, 4096));
         assert!(matches!(parse(TraceFormat::Msr, "1,hm,1,Erase,0,4096,3", &opts()), Line::Bad(_)));
         assert!(matches!(parse(TraceFormat::Msr, "1,hm,1,Read,0,4096", &opts()), Line::Bad(_)));
         let r = request(TraceFormat::Mqsim, "5000 0 16 8 1");
-        assert_eq!(r, TraceRecord { time_ns: Some(5000), op: TraceOp::Read, offset: 8192, bytes: 4096 });
+        assert_eq!(r, TraceRecord { time_ns: Some(5000), op: CommandKind::Read, offset: 8192, bytes: 4096 });
         let r = request(TraceFormat::Disksim, "0.5 0 16 8 0");
-        assert_eq!(r, TraceRecord { time_ns: Some(500_000), op: TraceOp::Write, offset: 8192, bytes: 4096 });
+        assert_eq!(
+            r,
+            TraceRecord { time_ns: Some(500_000), op: CommandKind::Write, offset: 8192, bytes: 4096 }
+        );
         assert!(matches!(parse(TraceFormat::Mqsim, "5000 0 16 8", &opts()), Line::Bad(_)));
         // Issue 13 item 10: MQSim types other than 0 / 1 were read as reads or writes.
         for bad in ["5000 0 16 8 2", "5000 0 16 8 3", "5000 0 16 8 255"] {

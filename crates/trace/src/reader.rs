@@ -314,7 +314,7 @@ impl<R: BufRead> Iterator for TraceReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::TraceOp;
+    use crate::record::CommandKind;
 
     fn read_all(text: &str, options: ReaderOptions) -> Result<Vec<TraceRecord>, TraceError> {
         TraceReader::new(text.as_bytes(), "t.txt", options)?.collect()
@@ -327,7 +327,7 @@ mod tests {
         assert_eq!(records.len(), 2);
         assert_eq!(records[0].time_ns, Some(0));
         assert_eq!(records[1].time_ns, Some(1000));
-        assert_eq!(records[1].op, TraceOp::Trim);
+        assert_eq!(records[1].op, CommandKind::Trim);
     }
 
     #[test]
@@ -441,13 +441,13 @@ mod tests {
     fn records_and_errors_do_not_depend_on_the_buffer() {
         let text = "fio version 3 iolog\n0 f add\n10 f write 0 4096\n# c\n\n20 f trim 4096 4096\r\n30 f sync\n 40\tf read 8192 512 \n50 f write 1 2 3\n60 f write 4096 0\n70 f write +8192 4096\n80 f write 8192 4096";
         let expected = [
-            (Some(0), TraceOp::Write, 0, 4096),
-            (Some(10_000), TraceOp::Trim, 4096, 4096),
-            (Some(20_000), TraceOp::Flush, 0, 0),
-            (Some(30_000), TraceOp::Read, 8192, 512),
-            (Some(40_000), TraceOp::Write, 1, 2),
-            (Some(60_000), TraceOp::Write, 8192, 4096),
-            (Some(70_000), TraceOp::Write, 8192, 4096),
+            (Some(0), CommandKind::Write, 0, 4096),
+            (Some(10_000), CommandKind::Trim, 4096, 4096),
+            (Some(20_000), CommandKind::Flush, 0, 0),
+            (Some(30_000), CommandKind::Read, 8192, 512),
+            (Some(40_000), CommandKind::Write, 1, 2),
+            (Some(60_000), CommandKind::Write, 8192, 4096),
+            (Some(70_000), CommandKind::Write, 8192, 4096),
         ];
         let bad = format!("{text}\n90 f write 0 4096\n100 f write 0 x\n");
         for capacity in (1..=48).chain([1 << 20]) {

@@ -1,17 +1,8 @@
-//! One block-layer request of a trace, whatever format it came from.
+//! One block-layer request of a trace, whatever format it came from. Its kind is the device's
+//! [`CommandKind`] (a discard is a TRIM, blktrace's F and fio's sync are a FLUSH): a trace, the
+//! workload generator and an NBD client speak one vocabulary of request kinds.
 
-use serde::Serialize;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TraceOp {
-    Read,
-    Write,
-    /// Discard / TRIM / deallocate.
-    Trim,
-    /// A cache flush (blktrace's F with no data, fio's sync).
-    Flush,
-}
+pub use trimlab_device::CommandKind;
 
 /// A request at a byte offset. `time_ns` is relative to the trace's first request when the
 /// format carries time; `None` when it does not (fio iolog v2), and replay then issues each
@@ -19,7 +10,7 @@ pub enum TraceOp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceRecord {
     pub time_ns: Option<u64>,
-    pub op: TraceOp,
+    pub op: CommandKind,
     pub offset: u64,
     pub bytes: u64,
 }

@@ -5,9 +5,11 @@
 
 use crate::interval_set::IntervalSet;
 use crate::reader::TraceError;
-use crate::record::{TraceOp, TraceRecord};
+use crate::record::{CommandKind, TraceRecord};
 use serde::Serialize;
-use trimlab_device::{transfer_chunks, ByteRange, Command, CommandError, DeviceReport, Ssd};
+use trimlab_device::{
+    transfer_chunks, BlockDevice, Command, CommandError, DeviceReport, Limits, Ssd, TrimSplitter,
+};
 use trimlab_sim::{EventQueue, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -51,7 +53,7 @@ pub enum ReplayError {
     #[error(transparent)]
     Trace(#[from] TraceError),
     #[error("request {index} ({op:?} at byte {offset}, {bytes} bytes) ends past the device's {capacity_bytes} bytes; replay with --lba remap, or on a larger device")]
-    OutOfRange { index: u64, op: TraceOp, offset: u64, bytes: u64, capacity_bytes: u64 },
+    OutOfRange { index: u64, op: CommandKind, offset: u64, bytes: u64, capacity_bytes: u64 },
     #[error("request {index}: the device refused it: {error}")]
     Device { index: u64, error: CommandError },
 }
@@ -116,33 +118,30 @@ impl Unit {
     }
 }
 
-/// The device's limits, read once instead of once per request.
+/// What replay needs of the device's limits, read once instead of once per request.
 #[derive(Clone, Copy)]
-struct Limits {
-    capacity_bytes: u64,
+struct Units {
     sector: Unit,
     page: Unit,
-    max_transfer_bytes: u64,
-    trim_max_bytes: u64,
-    trim_max_ranges: usize,
 }
 
-struct Replayer<'a> {
-    ssd: &'a mut Ssd,
+struct Replayer<'a, D> {
+    dev: &'a mut D,
     limits: Limits,
+    units: Units,
     options: ReplayOptions,
     stats: ReplayStats,
     next_tag: u64,
     pending_fstrim: IntervalSet,
     next_fstrim_ns: u64,
-    scratch_ranges: Vec<ByteRange>,
+    trims: TrimSplitter,
 }
 
-impl Replayer<'_> {
+impl<D: BlockDevice> Replayer<'_, D> {
     /// Brings a request inside the device and onto sector boundaries.
     fn place(&mut self, index: u64, record: &TraceRecord) -> Result<Option<(u64, u64)>, ReplayError> {
         let capacity = self.limits.capacity_bytes;
-        let sector = self.limits.sector;
+        let sector = self.units.sector;
         let (mut offset, mut bytes) = (record.offset, record.bytes);
         if offset.checked_add(bytes).is_none_or(|end| end > capacity) {
             match self.options.lba {
@@ -172,7 +171,7 @@ impl Replayer<'_> {
 
     fn submit(&mut self, index: u64, at: SimTime, command: &Command) -> Result<SimTime, ReplayError> {
         self.stats.device_commands += 1;
-        self.ssd
+        self.dev
             .submit(at, command, None)
             .map(|c| c.done)
             .map_err(|error| ReplayError::Device { index, error })
@@ -185,45 +184,12 @@ impl Replayer<'_> {
         mut at: SimTime,
         ranges: &[(u64, u64)],
     ) -> Result<(SimTime, u64), ReplayError> {
-        let max_bytes = self.limits.trim_max_bytes;
-        let max_ranges = self.limits.trim_max_ranges;
-        let mut batch = std::mem::take(&mut self.scratch_ranges);
-        batch.clear();
-        let (mut total, mut commands) = (0u64, 0u64);
-        let mut flush =
-            |r: &mut Self, batch: &mut Vec<ByteRange>, at: &mut SimTime| -> Result<(), ReplayError> {
-                if !batch.is_empty() {
-                    let command = Command::Trim { ranges: std::mem::take(batch) };
-                    let done = r.submit(index, *at, &command);
-                    // The range vector goes back to be filled again: one TRIM in ten requests
-                    // otherwise cost an allocation and a free.
-                    if let Command::Trim { ranges } = command {
-                        *batch = ranges;
-                        batch.clear();
-                    }
-                    *at = done?;
-                    commands += 1;
-                }
-                Ok(())
-            };
-        for &(start, len) in ranges {
-            let mut offset = start;
-            let end = start + len;
-            while offset < end {
-                let room = max_bytes - total;
-                if room == 0 || batch.len() == max_ranges {
-                    flush(self, &mut batch, &mut at)?;
-                    total = 0;
-                    continue;
-                }
-                let piece = room.min(end - offset);
-                batch.push(ByteRange { offset, bytes: piece });
-                total += piece;
-                offset += piece;
-            }
-        }
-        flush(self, &mut batch, &mut at)?;
-        self.scratch_ranges = batch;
+        let (dev, stats) = (&mut *self.dev, &mut self.stats);
+        let commands = self.trims.split(ranges.iter().copied(), |command| {
+            stats.device_commands += 1;
+            at = dev.submit(at, command, None).map_err(|error| ReplayError::Device { index, error })?.done;
+            Ok::<(), ReplayError>(())
+        })?;
         Ok((at, commands))
     }
 
@@ -231,7 +197,7 @@ impl Replayer<'_> {
     fn data_command(&mut self, write: bool, offset: u64, bytes: u64) -> Command {
         if write {
             let tag = self.next_tag;
-            self.next_tag += self.limits.page.count_ceil(bytes) + 1;
+            self.next_tag += self.units.page.count_ceil(bytes) + 1;
             Command::Write { offset, bytes, tag }
         } else {
             Command::Read { offset, bytes }
@@ -244,7 +210,7 @@ impl Replayer<'_> {
         if let TrimHandling::Periodic { period_ns } = self.options.trims {
             // u64::MAX: the next run would be past the end of the clock, so none is due.
             if at.0 >= self.next_fstrim_ns && self.next_fstrim_ns != u64::MAX {
-                let when = SimTime(self.next_fstrim_ns).max(self.ssd.commands_done_at());
+                let when = SimTime(self.next_fstrim_ns).max(self.dev.commands_done_at());
                 let ranges: Vec<(u64, u64)> = self.pending_fstrim.iter().collect();
                 self.pending_fstrim.clear();
                 self.stats.fstrim_runs += 1;
@@ -263,7 +229,7 @@ impl Replayer<'_> {
                     .unwrap_or(u64::MAX);
             }
         }
-        if record.op == TraceOp::Flush {
+        if record.op == CommandKind::Flush {
             self.stats.flushes += 1;
             return self.submit(index, at, &Command::Flush);
         }
@@ -272,8 +238,8 @@ impl Replayer<'_> {
         };
         let max = self.limits.max_transfer_bytes;
         match record.op {
-            TraceOp::Read | TraceOp::Write => {
-                let write = record.op == TraceOp::Write;
+            CommandKind::Read | CommandKind::Write => {
+                let write = record.op == CommandKind::Write;
                 if write {
                     self.stats.writes += 1;
                     if !self.pending_fstrim.is_empty() {
@@ -294,7 +260,7 @@ impl Replayer<'_> {
                 }
                 Ok(done)
             }
-            TraceOp::Trim => {
+            CommandKind::Trim => {
                 self.stats.trims += 1;
                 self.stats.trim_bytes_recorded += bytes;
                 match self.options.trims {
@@ -310,7 +276,7 @@ impl Replayer<'_> {
                     }
                 }
             }
-            TraceOp::Flush => unreachable!("flush handled above"),
+            CommandKind::Flush => unreachable!("flush handled above"),
         }
     }
 }
@@ -334,74 +300,97 @@ pub fn replay_from<I>(
 where
     I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
 {
+    ssd.start_measurement(start);
+    let (stats, end) = replay_on(ssd, start, records, options)?;
+    let report = ssd.report(end);
+    Ok(ReplayOutcome { stats, report, end })
+}
+
+/// Replays `records` on any [`BlockDevice`] from `start`: the statistics and when the last
+/// command completed.
+pub fn replay_on<D: BlockDevice, I>(
+    dev: &mut D,
+    start: SimTime,
+    records: I,
+    options: ReplayOptions,
+) -> Result<(ReplayStats, SimTime), ReplayError>
+where
+    I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+{
     let next_fstrim_ns = match options.trims {
         TrimHandling::Periodic { period_ns } => start.0.saturating_add(period_ns.max(1)),
         _ => u64::MAX,
     };
-    ssd.start_measurement(start);
-    let config = ssd.config();
-    let limits = Limits {
-        capacity_bytes: ssd.capacity_bytes(),
-        sector: Unit::new(config.sector_bytes),
-        page: Unit::new(ssd.page_bytes()),
-        max_transfer_bytes: config.max_transfer_bytes,
-        trim_max_bytes: config.trim_max_bytes,
-        trim_max_ranges: config.trim_max_ranges as usize,
-    };
+    let limits = dev.limits();
     let mut r = Replayer {
-        ssd,
+        dev,
         limits,
+        units: Units { sector: Unit::new(limits.sector_bytes), page: Unit::new(limits.tag_bytes) },
         options,
         stats: ReplayStats::default(),
         next_tag: 1,
         pending_fstrim: IntervalSet::default(),
         next_fstrim_ns,
-        scratch_ranges: Vec::new(),
+        trims: TrimSplitter::for_device(&limits),
     };
-    let mut end = start;
-    let mut records = records.into_iter();
-    match options.pacing {
-        Pacing::OpenLoop { speed } => {
-            let mut last_arrival = start;
-            let mut last_done = start;
-            for (index, record) in records.by_ref().enumerate() {
-                let record = record?;
-                let arrival = match record.time_ns {
-                    Some(t) => {
-                        r.stats.trace_span_ns = r.stats.trace_span_ns.max(t);
-                        SimTime(start.0.saturating_add((t as f64 / speed) as u64))
-                    }
-                    None => last_done,
-                };
-                if arrival < last_arrival {
-                    r.stats.out_of_order += 1;
+    let end = match options.pacing {
+        Pacing::OpenLoop { speed } => r.open_loop(start, speed, records)?,
+        Pacing::ClosedLoop { queue_depth } => r.closed_loop(start, queue_depth, records)?,
+    };
+    Ok((r.stats, end))
+}
+
+impl<D: BlockDevice> Replayer<'_, D> {
+    /// Each request at its trace time over `speed` (or when the previous one completes);
+    /// returns when the last command completed.
+    fn open_loop<I>(&mut self, start: SimTime, speed: f64, records: I) -> Result<SimTime, ReplayError>
+    where
+        I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+    {
+        let (mut end, mut last_arrival, mut last_done) = (start, start, start);
+        for (index, record) in records.into_iter().enumerate() {
+            let record = record?;
+            let arrival = match record.time_ns {
+                Some(t) => {
+                    self.stats.trace_span_ns = self.stats.trace_span_ns.max(t);
+                    SimTime(start.0.saturating_add((t as f64 / speed) as u64))
                 }
-                let arrival = arrival.max(last_arrival);
-                last_arrival = arrival;
-                last_done = r.request(index as u64, arrival, &record)?;
-                end = end.max(last_done);
+                None => last_done,
+            };
+            if arrival < last_arrival {
+                self.stats.out_of_order += 1;
             }
+            let arrival = arrival.max(last_arrival);
+            last_arrival = arrival;
+            last_done = self.request(index as u64, arrival, &record)?;
+            end = end.max(last_done);
         }
-        Pacing::ClosedLoop { queue_depth } => {
-            let mut queue: EventQueue<u32> = EventQueue::new();
-            for slot in 0..queue_depth.max(1) {
-                queue.push(start, slot);
-            }
-            let mut index = 0u64;
-            while let Some((now, slot)) = queue.pop() {
-                let Some(record) = records.next() else { break };
-                let record = record?;
-                if let Some(t) = record.time_ns {
-                    r.stats.trace_span_ns = r.stats.trace_span_ns.max(t);
-                }
-                let done = r.request(index, now, &record)?;
-                index += 1;
-                end = end.max(done);
-                queue.push(done, slot);
-            }
-        }
+        Ok(end)
     }
-    let stats = r.stats;
-    let report = ssd.report(end);
-    Ok(ReplayOutcome { stats, report, end })
+
+    /// `queue_depth` requests outstanding, each slot taking the next record when its last one
+    /// completes; returns when the last command completed.
+    fn closed_loop<I>(&mut self, start: SimTime, queue_depth: u32, records: I) -> Result<SimTime, ReplayError>
+    where
+        I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+    {
+        let mut records = records.into_iter();
+        let mut queue: EventQueue<u32> = EventQueue::new();
+        for slot in 0..queue_depth.max(1) {
+            queue.push(start, slot);
+        }
+        let (mut end, mut index) = (start, 0u64);
+        while let Some((now, slot)) = queue.pop() {
+            let Some(record) = records.next() else { break };
+            let record = record?;
+            if let Some(t) = record.time_ns {
+                self.stats.trace_span_ns = self.stats.trace_span_ns.max(t);
+            }
+            let done = self.request(index, now, &record)?;
+            index += 1;
+            end = end.max(done);
+            queue.push(done, slot);
+        }
+        Ok(end)
+    }
 }

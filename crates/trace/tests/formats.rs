@@ -1,7 +1,7 @@
 //! Every reader on a small hand-written file of its format, and on a malformed one.
 
 use std::path::PathBuf;
-use trimlab_trace::{BlkAction, ReaderOptions, TraceFormat, TraceOp, TraceReader, TraceRecord};
+use trimlab_trace::{BlkAction, CommandKind, ReaderOptions, TraceFormat, TraceReader, TraceRecord};
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
@@ -14,7 +14,7 @@ fn read(name: &str, options: ReaderOptions) -> (TraceFormat, Result<Vec<TraceRec
     (format, reader.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string()))
 }
 
-fn ops(records: &[TraceRecord]) -> Vec<(TraceOp, u64, u64)> {
+fn ops(records: &[TraceRecord]) -> Vec<(CommandKind, u64, u64)> {
     records.iter().map(|r| (r.op, r.offset, r.bytes)).collect()
 }
 
@@ -26,10 +26,10 @@ fn blkparse_file() {
     assert_eq!(
         ops(&records),
         vec![
-            (TraceOp::Write, 2048 * 512, 8192),
-            (TraceOp::Read, 4096 * 512, 4096),
-            (TraceOp::Trim, 8192 * 512, 1 << 20),
-            (TraceOp::Flush, 0, 0)
+            (CommandKind::Write, 2048 * 512, 8192),
+            (CommandKind::Read, 4096 * 512, 4096),
+            (CommandKind::Trim, 8192 * 512, 1 << 20),
+            (CommandKind::Flush, 0, 0)
         ]
     );
     assert_eq!(records[1].time_ns, Some(990_000), "relative to the first D event");
@@ -46,7 +46,7 @@ fn ftrace_file() {
     assert_eq!(format, TraceFormat::FtraceBlk);
     assert_eq!(
         ops(&records.unwrap()),
-        vec![(TraceOp::Write, 1234 * 512, 4096), (TraceOp::Trim, 4096 * 512, 1 << 20)]
+        vec![(CommandKind::Write, 1234 * 512, 4096), (CommandKind::Trim, 4096 * 512, 1 << 20)]
     );
     let (_, bad) = read("ftrace-bad.txt", ReaderOptions::default());
     assert!(bad.unwrap_err().starts_with("ftrace-bad.txt:1: sector count"));
@@ -55,10 +55,10 @@ fn ftrace_file() {
 #[test]
 fn fio_files() {
     let expect = vec![
-        (TraceOp::Write, 0, 65536),
-        (TraceOp::Trim, 0, 65536),
-        (TraceOp::Read, 65536, 4096),
-        (TraceOp::Flush, 0, 0),
+        (CommandKind::Write, 0, 65536),
+        (CommandKind::Trim, 0, 65536),
+        (CommandKind::Read, 65536, 4096),
+        (CommandKind::Flush, 0, 0),
     ];
     let (format, v2) = read("fio-v2.log", ReaderOptions::default());
     assert_eq!(format, TraceFormat::FioV2);
@@ -80,7 +80,10 @@ fn msr_mqsim_and_disksim_files() {
     let (format, msr) = read("msr.csv", ReaderOptions::default());
     assert_eq!(format, TraceFormat::Msr);
     let msr = msr.unwrap();
-    assert_eq!(ops(&msr), vec![(TraceOp::Read, 3_128_352_768, 4096), (TraceOp::Write, 3_128_356_864, 16384)]);
+    assert_eq!(
+        ops(&msr),
+        vec![(CommandKind::Read, 3_128_352_768, 4096), (CommandKind::Write, 3_128_356_864, 16384)]
+    );
     assert_eq!(msr[1].time_ns, Some(1_000_000), "100 ns ticks");
     assert!(read("msr-bad.csv", ReaderOptions::default())
         .1
@@ -88,7 +91,7 @@ fn msr_mqsim_and_disksim_files() {
         .starts_with("msr-bad.csv:2: 5 comma"));
     let (format, mq) = read("mqsim.trace", ReaderOptions::default());
     assert_eq!(format, TraceFormat::Mqsim);
-    assert_eq!(ops(&mq.unwrap()), vec![(TraceOp::Write, 8192, 4096), (TraceOp::Read, 8192, 4096)]);
+    assert_eq!(ops(&mq.unwrap()), vec![(CommandKind::Write, 8192, 4096), (CommandKind::Read, 8192, 4096)]);
     let (format, ds) = read("disksim.trace", ReaderOptions::default());
     assert_eq!(format, TraceFormat::Disksim);
     assert_eq!(ds.unwrap()[1].time_ns, Some(5_000));

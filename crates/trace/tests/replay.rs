@@ -118,15 +118,15 @@ fn out_of_range_requests_are_refused_or_remapped() {
 /// the first one sends what is pending, and none is looped over.
 #[test]
 fn periodic_fstrim_reaches_a_request_at_the_end_of_the_clock() {
-    use trimlab_trace::{TraceOp, TraceRecord};
+    use trimlab_trace::{CommandKind, TraceRecord};
     const DAY_NS: u64 = 86_400_000_000_000;
     let record = |time_ns, op, offset| Ok(TraceRecord { time_ns: Some(time_ns), op, offset, bytes: 4096 });
     let records = vec![
-        record(0, TraceOp::Write, 0),
-        record(1, TraceOp::Trim, 0),
-        record(3 * DAY_NS + 5, TraceOp::Write, 4096),
-        record(u64::MAX - 1, TraceOp::Write, 8192),
-        record(u64::MAX, TraceOp::Write, 8192),
+        record(0, CommandKind::Write, 0),
+        record(1, CommandKind::Trim, 0),
+        record(3 * DAY_NS + 5, CommandKind::Write, 4096),
+        record(u64::MAX - 1, CommandKind::Write, 8192),
+        record(u64::MAX, CommandKind::Write, 8192),
     ];
     let mut ssd = small_ssd(trimlab_trim::EngineKind::Immediate);
     let options = ReplayOptions {

@@ -24,7 +24,7 @@ use crate::config::{Volume, WorkloadConfig, WorkloadKind};
 use rand::Rng;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use trimlab_device::{ByteRange, Command, CommandError, Ssd};
+use trimlab_device::{BlockDevice, Command, CommandError, Ssd, TrimSplitter};
 use trimlab_ftl::FtlMeasures;
 use trimlab_sim::{DurationNs, SeedTree, SimTime};
 
@@ -220,8 +220,8 @@ impl<'a> Host<'a> {
     }
 
     /// Submits at `now` and waits for the completion (synchronous requests, queue depth 1).
-    fn submit(&mut self, command: Command) -> Result<()> {
-        self.now = self.ssd.submit(self.now, &command, None)?.done;
+    fn submit(&mut self, command: &Command) -> Result<()> {
+        self.now = self.ssd.submit(self.now, command, None)?.done;
         if let Some(meter) = &mut self.watch {
             meter.sample_free(self.ssd.ftl().free_blocks(), self.gc_threshold_blocks, self.blocks_total);
         }
@@ -242,7 +242,7 @@ impl<'a> Host<'a> {
                 let bytes = n as u64 * CLUSTER_BYTES;
                 let tag = self.tag;
                 self.tag += bytes;
-                self.submit(Command::Write { offset: at as u64 * CLUSTER_BYTES, bytes, tag })?;
+                self.submit(&Command::Write { offset: at as u64 * CLUSTER_BYTES, bytes, tag })?;
                 at += n;
                 left -= n;
                 written += bytes;
@@ -257,27 +257,16 @@ impl<'a> Host<'a> {
         if !self.trim {
             return Ok(());
         }
-        let config = self.ssd.config();
-        let max_ranges = TRIM_RANGES_PER_COMMAND.min(config.trim_max_ranges as usize);
-        let max_bytes = (config.trim_max_bytes / CLUSTER_BYTES * CLUSTER_BYTES).max(CLUSTER_BYTES);
-        let mut ranges: Vec<ByteRange> = Vec::new();
-        let mut bytes_in_command = 0;
-        for (start, len) in File::extents(clusters) {
-            let (mut offset, end) = (start as u64 * CLUSTER_BYTES, (start + len) as u64 * CLUSTER_BYTES);
-            while offset < end {
-                if ranges.len() == max_ranges || bytes_in_command == max_bytes {
-                    self.submit(Command::Trim { ranges: std::mem::take(&mut ranges) })?;
-                    bytes_in_command = 0;
-                }
-                let bytes = (end - offset).min(max_bytes - bytes_in_command);
-                ranges.push(ByteRange { offset, bytes });
-                bytes_in_command += bytes;
-                offset += bytes;
-            }
-        }
-        if !ranges.is_empty() {
-            self.submit(Command::Trim { ranges })?;
-        }
+        // Windows packs a file's freed runs into DATA SET MANAGEMENT blocks of 64 ranges,
+        // cut on clusters, each command sent when the previous one completes.
+        let limits = BlockDevice::limits(&*self.ssd);
+        let mut splitter = TrimSplitter::for_device(&limits)
+            .ranges_per_command(TRIM_RANGES_PER_COMMAND)
+            .aligned_to(CLUSTER_BYTES);
+        let runs = File::extents(clusters)
+            .into_iter()
+            .map(|(start, len)| (start as u64 * CLUSTER_BYTES, len as u64 * CLUSTER_BYTES));
+        splitter.split(runs, |command| self.submit(command))?;
         Ok(())
     }
 

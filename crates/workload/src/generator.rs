@@ -3,20 +3,29 @@
 use crate::config::{AccessPattern, WorkloadConfig};
 use rand::Rng;
 use rand_distr::{Distribution, Zipf};
+use trimlab_device::{ByteRange, Command, CommandKind};
 use trimlab_sim::SimRng;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpKind {
-    Read,
-    Write,
-    Trim,
-}
-
+/// One request the generator draws: a READ, WRITE or TRIM of `bytes` at `offset` (never a
+/// FLUSH: the runner adds those). The runner turns it into a `Command` with its data tags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Op {
-    pub kind: OpKind,
+    pub kind: CommandKind,
     pub offset: u64,
     pub bytes: u64,
+}
+
+impl Op {
+    /// The command that carries this request; a WRITE's pages get the tags from `tag` on.
+    pub fn command(self, tag: u64) -> Command {
+        let (offset, bytes) = (self.offset, self.bytes);
+        match self.kind {
+            CommandKind::Read => Command::Read { offset, bytes },
+            CommandKind::Write => Command::Write { offset, bytes, tag },
+            CommandKind::Trim => Command::Trim { ranges: vec![ByteRange { offset, bytes }] },
+            CommandKind::Flush => Command::Flush,
+        }
+    }
 }
 
 /// Chooses slots (block-sized pieces of the region) under one access pattern.
@@ -124,19 +133,19 @@ impl Generator {
     #[inline]
     pub fn next_op(&mut self) -> Op {
         let kind = if self.read_fraction == 0.0 && self.trim_fraction == 0.0 {
-            OpKind::Write
+            CommandKind::Write
         } else {
             let x: f64 = self.mix_rng.gen();
             if x < self.trim_fraction {
-                OpKind::Trim
+                CommandKind::Trim
             } else if x < self.trim_fraction + self.read_fraction {
-                OpKind::Read
+                CommandKind::Read
             } else {
-                OpKind::Write
+                CommandKind::Write
             }
         };
         match kind {
-            OpKind::Trim => {
+            CommandKind::Trim => {
                 let slot = self.trims.next(&mut self.address_rng);
                 Op { kind, offset: self.region_offset + slot * self.trim_bytes, bytes: self.trim_bytes }
             }
@@ -179,9 +188,9 @@ mod tests {
         let (mut reads, mut trims) = (0, 0);
         for _ in 0..n {
             match g.next_op().kind {
-                OpKind::Read => reads += 1,
-                OpKind::Trim => trims += 1,
-                OpKind::Write => {}
+                CommandKind::Read => reads += 1,
+                CommandKind::Trim => trims += 1,
+                CommandKind::Write | CommandKind::Flush => {}
             }
         }
         assert!((reads as f64 / n as f64 - 0.3).abs() < 0.01);

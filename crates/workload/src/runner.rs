@@ -1,8 +1,8 @@
 //! The closed-loop runner: `queue_depth` submitters, each issuing its next command when its last
 //! one completes (plus think time), ordered through the event queue.
 
-use crate::generator::{Generator, OpKind};
-use trimlab_device::{ByteRange, Command, CommandError, Ssd};
+use crate::generator::Generator;
+use trimlab_device::{BlockDevice, Command, CommandError, CommandKind};
 use trimlab_sim::{EventQueue, SimTime};
 
 /// When a phase ends.
@@ -50,8 +50,8 @@ impl Progress for () {
 }
 
 /// Runs one phase from `start`. `next_tag` numbers written data so reads can be checked.
-pub fn run_phase(
-    ssd: &mut Ssd,
+pub fn run_phase<D: BlockDevice>(
+    dev: &mut D,
     generator: &mut Generator,
     start: SimTime,
     drive: Drive,
@@ -62,7 +62,7 @@ pub fn run_phase(
     for submitter in 0..drive.queue_depth {
         queue.push(start, submitter);
     }
-    let page = ssd.page_bytes();
+    let page = dev.tag_bytes();
     let (goal, by_ops) = match drive.target {
         Target::WriteBytes(b) => (b, false),
         Target::Ops(n) => (n, true),
@@ -85,32 +85,28 @@ pub fn run_phase(
             continue;
         }
         if std::mem::take(&mut flush_due[submitter as usize]) {
-            let done = ssd.submit(now, &Command::Flush, None)?.done;
+            let done = dev.submit(now, &Command::Flush, None)?.done;
             result.end = result.end.max(done);
             queue.push(done.after(drive.think_time_ns), submitter);
             continue;
         }
         let op = generator.next_op();
-        let command = match op.kind {
-            OpKind::Write => {
-                let tag = *next_tag;
-                *next_tag += op.bytes.div_ceil(page);
-                result.bytes_written = result.bytes_written.saturating_add(op.bytes);
-                writes += 1;
-                Command::Write { offset: op.offset, bytes: op.bytes, tag }
-            }
-            OpKind::Read => Command::Read { offset: op.offset, bytes: op.bytes },
-            OpKind::Trim => Command::Trim { ranges: vec![ByteRange { offset: op.offset, bytes: op.bytes }] },
-        };
-        let done = ssd.submit(now, &command, None)?.done;
-        if drive.flush_every > 0 && op.kind == OpKind::Write && writes.is_multiple_of(drive.flush_every) {
+        let command = op.command(*next_tag);
+        if op.kind == CommandKind::Write {
+            *next_tag += op.bytes.div_ceil(page);
+            result.bytes_written = result.bytes_written.saturating_add(op.bytes);
+            writes += 1;
+        }
+        let done = dev.submit(now, &command, None)?.done;
+        if drive.flush_every > 0 && op.kind == CommandKind::Write && writes.is_multiple_of(drive.flush_every)
+        {
             flush_due[submitter as usize] = true;
         }
         result.ops += 1;
         result.end = result.end.max(done);
         if drive.idle_every > 0 && result.ops.is_multiple_of(drive.idle_every) {
             // Everyone stops: the device sees no command for `idle_ns` after the last completion.
-            paused_until = ssd.commands_done_at().after(drive.idle_ns);
+            paused_until = dev.commands_done_at().after(drive.idle_ns);
         }
         queue.push(done.after(drive.think_time_ns), submitter);
         let achieved = if by_ops { result.ops } else { result.bytes_written };

@@ -3,7 +3,7 @@
 use crate::config::{AccessPattern, Precondition, WorkloadConfig};
 use crate::generator::Generator;
 use crate::runner::{run_phase, Drive, PhaseResult, Progress, Target};
-use trimlab_device::{CommandError, DeviceReport, Ssd};
+use trimlab_device::{BlockDevice, CommandError, DeviceReport, Ssd};
 use trimlab_sim::{ByteSize, SeedTree, SimTime};
 
 #[derive(Clone, Debug)]
@@ -14,34 +14,35 @@ pub struct RunOutcome {
 }
 
 /// Brings the drive to the requested starting state; returns when the last command completed.
-pub fn precondition(
-    ssd: &mut Ssd,
+pub fn precondition<D: BlockDevice>(
+    dev: &mut D,
     workload: &WorkloadConfig,
     seeds: &SeedTree,
     next_tag: &mut u64,
     progress: &mut dyn Progress,
 ) -> Result<SimTime, CommandError> {
-    precondition_from(ssd, workload, seeds, SimTime::ZERO, next_tag, progress)
+    precondition_from(dev, workload, seeds, SimTime::ZERO, next_tag, progress)
 }
 
 /// [`precondition`] starting at `start` (a fill or aging phase after others).
-pub fn precondition_from(
-    ssd: &mut Ssd,
+pub fn precondition_from<D: BlockDevice>(
+    dev: &mut D,
     workload: &WorkloadConfig,
     seeds: &SeedTree,
     start: SimTime,
     next_tag: &mut u64,
     progress: &mut dyn Progress,
 ) -> Result<SimTime, CommandError> {
-    let capacity = ssd.capacity_bytes();
+    let limits = dev.limits();
+    let (capacity, page) = (limits.capacity_bytes, limits.tag_bytes);
     let (_, region) = workload.region(capacity);
     let mut now = start;
     if workload.precondition == Precondition::None {
         return Ok(now);
     }
     // Sequential fill in large transfers: every page of the region written once.
-    let fill_block = (ssd.config().max_transfer_bytes.min(1 << 20) / ssd.page_bytes()) * ssd.page_bytes();
-    let fill_block = if region % fill_block == 0 { fill_block } else { ssd.page_bytes() };
+    let fill_block = (limits.max_transfer_bytes.min(1 << 20) / page) * page;
+    let fill_block = if region % fill_block == 0 { fill_block } else { page };
     let fill = WorkloadConfig {
         pattern: AccessPattern::Sequential,
         read_fraction: 0.0,
@@ -53,7 +54,7 @@ pub fn precondition_from(
         Generator::new(&fill, capacity, seeds.fork("precondition.mix"), seeds.fork("precondition.fill"));
     let drive = Drive::closed_loop(32, Target::WriteBytes(region));
     progress.phase("precondition fill");
-    now = run_phase(ssd, &mut generator, now, drive, next_tag, progress)?.end;
+    now = run_phase(dev, &mut generator, now, drive, next_tag, progress)?.end;
     if workload.precondition == Precondition::Steady {
         let random = WorkloadConfig { pattern: AccessPattern::UniformRandom, ..fill };
         // The random phase carries the workload's TRIM share too, so the trimmed share of the
@@ -77,7 +78,7 @@ pub fn precondition_from(
             );
             let drive = Drive { target: Target::WriteBytes(bytes), ..drive };
             progress.phase("precondition random writes");
-            now = run_phase(ssd, &mut generator, now, drive, next_tag, progress)?.end;
+            now = run_phase(dev, &mut generator, now, drive, next_tag, progress)?.end;
         }
     }
     Ok(now)

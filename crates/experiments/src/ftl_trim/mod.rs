@@ -10,22 +10,24 @@ mod verdicts;
 
 use super::host::secs;
 use super::prose::Prose;
-use super::{try_parallel_map, Options};
+use super::{point, try_parallel_map, Options};
 use anyhow::{Context, Result};
-use trimlab_device::{DeviceSection, FtlKind, FtlSection, Ssd, StripingChoice, TrimSection};
-use trimlab_ftl::{BackwardUpdate, FtlMeasures, FtlStats, PageFtl, StripeUnit, VariantStats};
-use trimlab_hybrid::{HblStats, HybridFtl, HybridStats, Striping};
-use trimlab_nand::Geometry;
+use trimlab_device::metrics::{FtlDetail, FtlMeasures};
+use trimlab_device::{DeviceSection, FtlKind, FtlSection, StripingChoice, TrimSection};
 use trimlab_report::ExperimentReport;
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
-use trimlab_sim::SeedTree;
-use trimlab_workload::cluster_host::{self, PhaseMeter};
+use trimlab_workload::cluster_host::PhaseMeter;
 use trimlab_workload::{Volume, WorkloadConfig, WorkloadKind};
 
 /// Blocks per plane at scale 1: the K9LAG08U0M's 2048, so the default device is the paper's
 /// 8 GiB (4 chips x 4 planes x 2048 blocks x 128 pages x 2 KiB). Workloads scale with it.
 const BLOCKS_PER_PLANE_AT_SCALE_1: f64 = 2048.0;
+/// The `k9lag08u0m-4ch` preset's array: 4 channels of one chip with 4 planes, 128 pages of
+/// 2 KiB a block.
+const PLANES: u64 = 16;
+const PAGES_PER_BLOCK: u32 = 128;
+const PAGE_BYTES: u64 = 2048;
 /// Logical share of the flash (the `k9lag08u0m-4ch` preset's spare factor 0.07).
 const LOGICAL_SHARE: f64 = 0.93;
 const SPARE_FACTOR: f64 = 0.07;
@@ -74,25 +76,38 @@ impl Workload {
     }
 }
 
+/// The page FTL's backward map (`[ftl] backward_map`, `reconcile_every_pages`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum BackwardUpdate {
+    Eager,
+    /// Trimmed pages' backward entries stay stale until reconciled every so many trimmed pages
+    /// (0: only when GC examines a block).
+    Lazy {
+        reconcile_every_pages: u32,
+    },
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Ftl {
-    Hybrid(Striping),
-    Page(StripeUnit, BackwardUpdate),
+    Hybrid(StripingChoice),
+    Page(StripingChoice, BackwardUpdate),
 }
 
 impl Ftl {
-    const HYBRID: Ftl = Ftl::Hybrid(Striping::Block);
+    const HYBRID: Ftl = Ftl::Hybrid(StripingChoice::Block);
     /// 004's page-mapping FTL: page-level striping, the backward map reconciled lazily.
-    const PAGE: Ftl =
-        Ftl::Page(StripeUnit::Page, BackwardUpdate::Lazy { reconcile_every_pages: RECONCILE_EVERY_PAGES });
+    const PAGE: Ftl = Ftl::Page(
+        StripingChoice::Page,
+        BackwardUpdate::Lazy { reconcile_every_pages: RECONCILE_EVERY_PAGES },
+    );
 
     fn label(self) -> String {
         match self {
-            Ftl::Hybrid(Striping::Block) => "hybrid".into(),
-            Ftl::Hybrid(Striping::Page) => "hybrid page-striped".into(),
+            Ftl::Hybrid(StripingChoice::Block) => "hybrid".into(),
+            Ftl::Hybrid(StripingChoice::Page) => "hybrid page-striped".into(),
             Ftl::Page(unit, update) => {
                 let mut s = String::from("page");
-                if unit == StripeUnit::Block {
+                if unit == StripingChoice::Block {
                     s.push_str(" block-striped");
                 }
                 match update {
@@ -130,55 +145,34 @@ impl Point {
     }
 }
 
-enum Detail {
-    Hybrid(HybridStats, Option<(HblStats, u64, u64)>),
-    Page(FtlStats, VariantStats),
-}
-
 struct Outcome {
     /// Measures over the measured part (OS install: everything; IOZone: after the image).
     measures: FtlMeasures,
     duration_ns: u64,
     phases: Vec<PhaseMeter>,
-    detail: Detail,
+    /// The FTL's own counters over the whole run (merges and list, or GC and backward map).
+    detail: FtlDetail,
 }
 
-fn geometry(options: &Options) -> Geometry {
-    Geometry {
-        channels: 4,
-        chips_per_channel: 1,
-        dies_per_chip: 1,
-        planes_per_die: 4,
-        blocks_per_plane: ((BLOCKS_PER_PLANE_AT_SCALE_1 * options.scale).round() as u32).max(64),
-        pages_per_block: 128,
-        page_bytes: 2048,
-        flash_page_bytes: 2048,
-    }
+fn blocks_per_plane(options: &Options) -> u32 {
+    ((BLOCKS_PER_PLANE_AT_SCALE_1 * options.scale).round() as u32).max(64)
 }
 
-fn logical_pages(g: &Geometry) -> u32 {
-    let pages = (g.physical_pages() as f64 * LOGICAL_SHARE) as u32;
-    pages - pages % g.pages_per_block
+fn physical_pages(blocks_per_plane: u32) -> u64 {
+    PLANES * blocks_per_plane as u64 * PAGES_PER_BLOCK as u64
 }
 
-fn delta(after: &FtlMeasures, before: &FtlMeasures) -> FtlMeasures {
-    FtlMeasures {
-        blocks_programmed: after.blocks_programmed - before.blocks_programmed,
-        blocks_total: after.blocks_total,
-        erases_total: after.erases_total - before.erases_total,
-        valid_blocks: after.valid_blocks,
-        host_pages_programmed: after.host_pages_programmed - before.host_pages_programmed,
-        nand_pages_programmed: after.nand_pages_programmed - before.nand_pages_programmed,
-    }
+fn logical_pages(blocks_per_plane: u32) -> u32 {
+    let pages = (physical_pages(blocks_per_plane) as f64 * LOGICAL_SHARE) as u32;
+    pages - pages % PAGES_PER_BLOCK
 }
 
 /// The device sections of `point`: the `k9lag08u0m-4ch` preset at the experiment's scale, with
 /// 004's controller (no write buffer, one command at a time) and the point's FTL.
 fn sections(point: &Point, options: &Options) -> (DeviceSection, FtlSection, TrimSection) {
-    let g = geometry(options);
     let device = DeviceSection {
         preset: Some("k9lag08u0m-4ch".into()),
-        logical_bytes: Some(ByteSize(logical_pages(&g) as u64 * g.page_bytes as u64)),
+        logical_bytes: Some(ByteSize(logical_pages(blocks_per_plane(options)) as u64 * PAGE_BYTES)),
         spare_factor: Some(SPARE_FACTOR),
         queue_depth: Some(1),
         write_buffer_bytes: Some(ByteSize(0)),
@@ -188,10 +182,7 @@ fn sections(point: &Point, options: &Options) -> (DeviceSection, FtlSection, Tri
     let ftl = match point.ftl {
         Ftl::Hybrid(striping) => FtlSection {
             kind: Some(FtlKind::Hybrid),
-            striping: Some(match striping {
-                Striping::Page => StripingChoice::Page,
-                Striping::Block => StripingChoice::Block,
-            }),
+            striping: Some(striping),
             log_blocks_sequential: Some(1),
             log_blocks_random: Some(4),
             // A host that sends no TRIM needs no list (its columns stay empty in the report).
@@ -202,10 +193,7 @@ fn sections(point: &Point, options: &Options) -> (DeviceSection, FtlSection, Tri
         Ftl::Page(unit, update) => FtlSection {
             kind: Some(FtlKind::Page),
             gc_free_blocks: Some(trimlab_device::config::GcThreshold::Percent(GC_FREE_SHARE * 100.0)),
-            striping: Some(match unit {
-                StripeUnit::Page => StripingChoice::Page,
-                StripeUnit::Block => StripingChoice::Block,
-            }),
+            striping: Some(unit),
             backward_map: Some(match update {
                 BackwardUpdate::Eager => trimlab_device::BackwardMap::Eager,
                 BackwardUpdate::Lazy { .. } => trimlab_device::BackwardMap::Lazy,
@@ -258,29 +246,20 @@ pub fn configs(options: &Options) -> Vec<(String, RunConfig)> {
     points().iter().map(|p| (p.label().replace(' ', "-"), config(p, options))).collect()
 }
 
+/// Runs `point` through the scenario entry, as `trimlab run` runs its config: the cluster
+/// host's phases and starting measures, the FTL's measures and typed detail at the end.
 fn measure(point: &Point, options: &Options) -> Result<Outcome> {
-    let config = config(point, options);
-    let resolved = config.resolve()?;
-    let seeds = SeedTree::new(options.seed).child(config.seed_path.as_deref().unwrap_or_default());
     let context = || format!("ftl-trim point {}", point.label());
-    let mut ssd = Ssd::new(resolved.device.clone());
-    let run = cluster_host::run(&mut ssd, &resolved.workload, &seeds).with_context(context)?;
-    ssd.check().map_err(anyhow::Error::msg).with_context(context)?;
-    let measures = delta(&ssd.ftl().measures(), &run.measures_before);
-    let (duration_ns, phases) = (run.end.since(run.start), run.phases);
-    // The merge, trimmed-range-list and backward-map counters are typed only on the concrete
-    // FTLs: `Ftl::detail` gives them as JSON, so the tables downcast (issue 24 item 5: a typed
-    // per-kind detail on the `Ftl` seam would remove this).
-    let any = ssd.ftl().as_any();
-    let detail = if let Some(ftl) = any.downcast_ref::<HybridFtl>() {
-        let hbl = ftl.trim_list().map(|h| (h.stats().clone(), h.range_count(), h.memory_bytes()));
-        Detail::Hybrid(ftl.stats().clone(), hbl)
-    } else if let Some(ftl) = any.downcast_ref::<PageFtl>() {
-        Detail::Page(ftl.stats().clone(), ftl.variant_stats().clone())
-    } else {
-        unreachable!("ftl-trim builds only the page and hybrid FTLs")
-    };
-    Ok(Outcome { measures, duration_ns, phases, detail })
+    let run = point::run(options, &config(point, options)).with_context(context)?;
+    let cluster =
+        run.cluster_host.with_context(context).context("an os-install or iozone run has a cluster host")?;
+    let ftl = run.report.ftl;
+    Ok(Outcome {
+        measures: ftl.measures.since(&cluster.measures_before),
+        duration_ns: cluster.end.since(cluster.start),
+        phases: cluster.phases,
+        detail: ftl.detail.with_context(context).context("an SSD run reports its FTL")?,
+    })
 }
 
 fn pct(new: f64, old: f64) -> f64 {
@@ -300,13 +279,13 @@ fn points() -> Vec<Point> {
     for trim in [true, false] {
         points.push(point(Ftl::PAGE, trim, Workload::IozoneGc));
     }
-    points.push(point(Ftl::Hybrid(Striping::Page), true, Workload::OsInstall));
+    points.push(point(Ftl::Hybrid(StripingChoice::Page), true, Workload::OsInstall));
     if let Ftl::Page(_, update) = Ftl::PAGE {
-        points.push(point(Ftl::Page(StripeUnit::Block, update), true, Workload::OsInstall));
+        points.push(point(Ftl::Page(StripingChoice::Block, update), true, Workload::OsInstall));
     }
     // The backward map's sensitivity: eager, and reconciled only when GC examines a block.
     for update in [BackwardUpdate::Eager, BackwardUpdate::Lazy { reconcile_every_pages: 0 }] {
-        points.push(point(Ftl::Page(StripeUnit::Page, update), true, Workload::IozoneGc));
+        points.push(point(Ftl::Page(StripingChoice::Page, update), true, Workload::IozoneGc));
     }
     // The host's sensitivity: next-fit placement, with and without TRIM.
     for workload in [Workload::Iozone, Workload::IozoneGc] {
@@ -323,41 +302,41 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
     let points = points();
     let outcomes = try_parallel_map(options, &points, "ftl-trim", |p| measure(p, options))?;
     let results = Results { points, outcomes };
-    let g = geometry(options);
+    let blocks_per_plane = blocks_per_plane(options);
     Ok(ExperimentReport {
         name: "ftl-trim".into(),
         title: "FTL design for TRIM: hybrid FAST vs page mapping (004)".into(),
         summary: PROSE.item(
             "summary",
             &[
-                ("blocks_per_plane", &g.blocks_per_plane),
+                ("blocks_per_plane", &blocks_per_plane),
                 ("scale", &options.scale),
                 ("hbl_groups", &HBL_GROUPS),
             ],
         ),
         paper: PROSE.items("paper"),
         verdicts: verdicts::verdicts(&results),
-        notes: notes(options, &g),
+        notes: notes(options, blocks_per_plane),
         tables: tables::tables(&results),
         plots: plots::plots(&results),
         params: vec![
             ("seed".into(), options.seed.to_string()),
             ("scale".into(), options.scale.to_string()),
-            ("blocks_per_plane".into(), g.blocks_per_plane.to_string()),
-            ("logical_pages".into(), logical_pages(&g).to_string()),
+            ("blocks_per_plane".into(), blocks_per_plane.to_string()),
+            ("logical_pages".into(), logical_pages(blocks_per_plane).to_string()),
             ("hbl_groups".into(), HBL_GROUPS.to_string()),
         ],
     })
 }
 
-fn notes(options: &Options, g: &Geometry) -> Vec<String> {
+fn notes(options: &Options, blocks_per_plane: u32) -> Vec<String> {
     PROSE.filled(
         "notes",
         &[
             ("scale", &options.scale),
-            ("blocks_per_plane", &g.blocks_per_plane),
-            ("flash_mib", &(g.physical_bytes() >> 20)),
-            ("logical_mib", &((logical_pages(g) as u64 * 2048) >> 20)),
+            ("blocks_per_plane", &blocks_per_plane),
+            ("flash_mib", &((physical_pages(blocks_per_plane) * PAGE_BYTES) >> 20)),
+            ("logical_mib", &((logical_pages(blocks_per_plane) as u64 * PAGE_BYTES) >> 20)),
             ("firmware_ns", &FIRMWARE_NS),
         ],
     )
@@ -472,16 +451,13 @@ impl Results {
     fn associativity(&self, pick: impl Fn(&Point) -> bool) -> (f64, u64) {
         self.iter()
             .find_map(|(p, o)| match &o.detail {
-                Detail::Hybrid(s, _) if pick(p) => Some((source_blocks_per_full_merge(s), o.duration_ns)),
+                FtlDetail::Hybrid { merges, .. } if pick(p) => {
+                    Some((merges.source_blocks_per_full_merge(), o.duration_ns))
+                }
                 _ => None,
             })
             .unwrap_or((f64::NAN, 0))
     }
-}
-
-/// Distinct blocks a full merge read from, on average (associativity).
-fn source_blocks_per_full_merge(s: &HybridStats) -> f64 {
-    s.full_merge_source_blocks as f64 / s.full_merges.max(1) as f64
 }
 
 fn seconds(o: &Outcome) -> f64 {

@@ -3,11 +3,10 @@
 //! and lazy backward map).
 
 use super::{
-    pct, seconds, source_blocks_per_full_merge, Detail, Ftl, Results, Workload, PAPER_T3_MIN, PAPER_T3_N_PB,
-    PAPER_T4, PAPER_T4_GC, TABLE2_RUNS,
+    pct, seconds, Ftl, Results, Workload, PAPER_T3_MIN, PAPER_T3_N_PB, PAPER_T4, PAPER_T4_GC, TABLE2_RUNS,
 };
 use crate::table::table;
-use trimlab_ftl::FtlMeasures;
+use trimlab_device::metrics::{FtlDetail, FtlMeasures};
 use trimlab_report::{Cell, Table};
 
 pub(super) fn tables(r: &Results) -> Vec<Table> {
@@ -233,26 +232,26 @@ fn hybrid_merges(r: &Results) -> Table {
             "hbl_steps_per_lookup",
         ],
         r.iter().filter_map(|(p, o)| {
-            let Detail::Hybrid(s, hbl) = &o.detail else { return None };
+            let FtlDetail::Hybrid { merges: s, trimmed_range_list } = &o.detail else { return None };
             let mut row = vec![
                 Cell::from(p.label()),
                 Cell::from(s.switch_merges),
                 Cell::from(s.partial_merges),
                 Cell::from(s.full_merges),
                 Cell::from(s.full_merges_empty),
-                Cell::Num(source_blocks_per_full_merge(s)),
+                Cell::Num(s.source_blocks_per_full_merge()),
                 Cell::from(s.rw_victims),
                 Cell::from(s.merge_pages_copied),
                 Cell::Num(s.merge_busy_ns as f64 / 1e9),
                 Cell::from(s.trimmed_pages_dropped),
             ];
-            match hbl {
-                Some((h, ranges, bytes)) => row.extend([
-                    Cell::from(*ranges),
-                    Cell::from(h.ranges_max),
-                    Cell::from(*bytes),
-                    Cell::Num(h.walk_steps_insert as f64 / h.insert_pieces.max(1) as f64),
-                    Cell::Num(h.walk_steps_lookup as f64 / h.lookups.max(1) as f64),
+            match trimmed_range_list {
+                Some(list) => row.extend([
+                    Cell::from(list.ranges),
+                    Cell::from(list.walks.ranges_max),
+                    Cell::from(list.memory_bytes),
+                    Cell::Num(list.walks.walk_steps_insert as f64 / list.walks.insert_pieces.max(1) as f64),
+                    Cell::Num(list.walks.walk_steps_lookup as f64 / list.walks.lookups.max(1) as f64),
                 ]),
                 None => row.extend([(); 5].map(|_| Cell::Empty)),
             }
@@ -280,7 +279,7 @@ fn page_gc(r: &Results) -> Table {
             "misjudged_extra_pages",
         ],
         r.iter().filter_map(|(p, o)| {
-            let Detail::Page(s, v) = &o.detail else { return None };
+            let FtlDetail::Page { stats: s, variant: v } = &o.detail else { return None };
             Some([
                 Cell::from(p.label()),
                 Cell::from(s.gc_invocations),

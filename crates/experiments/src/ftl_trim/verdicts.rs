@@ -2,12 +2,12 @@
 //! regimes (and that the GC regime held), striping and the lazy backward map.
 
 use super::{
-    pct, seconds, Detail, Ftl, Outcome, Results, Workload, GC_REGIME_MIN_SHARE, PAPER_T3_MIN, PAPER_T3_N_PB,
-    PAPER_T4, PAPER_T4_GC, RECONCILE_EVERY_PAGES,
+    pct, seconds, BackwardUpdate, Ftl, Outcome, Results, Workload, GC_REGIME_MIN_SHARE, PAPER_T3_MIN,
+    PAPER_T3_N_PB, PAPER_T4, PAPER_T4_GC, RECONCILE_EVERY_PAGES,
 };
 use crate::bands;
-use trimlab_ftl::{BackwardUpdate, StripeUnit};
-use trimlab_hybrid::Striping;
+use trimlab_device::metrics::FtlDetail;
+use trimlab_device::StripingChoice;
 use trimlab_report::Verdict;
 
 pub(super) fn verdicts(r: &Results) -> Vec<Verdict> {
@@ -132,7 +132,7 @@ fn table4_verdicts(r: &Results) -> [Verdict; 3] {
 
 fn striping_verdict(r: &Results) -> Verdict {
     let (ba, bt) = r.associativity(|p| p.ftl == Ftl::HYBRID && p.workload == Workload::OsInstall && p.trim);
-    let (pa, pt) = r.associativity(|p| p.ftl == Ftl::Hybrid(Striping::Page));
+    let (pa, pt) = r.associativity(|p| p.ftl == Ftl::Hybrid(StripingChoice::Page));
     bands::shape(
         "Page-level striping raises the hybrid FTL's merge associativity and time over block-level striping (004 §3.1)",
         pa > ba && pt > bt,
@@ -143,10 +143,12 @@ fn striping_verdict(r: &Results) -> Verdict {
 fn backward_map_verdict(r: &Results) -> Verdict {
     // GC's pages copied, victims misjudged on stale valid counts and the extra pages they held.
     let gc_stats = |o: &Outcome| match &o.detail {
-        Detail::Page(s, v) => (s.gc_pages_copied, v.victims_misjudged, v.misjudged_extra_pages),
-        Detail::Hybrid(..) => (0, 0, 0),
+        FtlDetail::Page { stats, variant } => {
+            (stats.gc_pages_copied, variant.victims_misjudged, variant.misjudged_extra_pages)
+        }
+        FtlDetail::Hybrid { .. } => (0, 0, 0),
     };
-    let with_map = |update| r.find(Workload::IozoneGc, Ftl::Page(StripeUnit::Page, update), true);
+    let with_map = |update| r.find(Workload::IozoneGc, Ftl::Page(StripingChoice::Page, update), true);
     let (eager_copied, _, _) = gc_stats(with_map(BackwardUpdate::Eager));
     let (lazy_copied, lazy_misjudged, lazy_extra) =
         gc_stats(with_map(BackwardUpdate::Lazy { reconcile_every_pages: 0 }));

@@ -16,7 +16,7 @@ use crate::extent::{coalesce, ExtentMap, FreedRun, Run};
 use crate::policy::{self, TrimMode, TrimPolicy, WorkerPick};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use trimlab_device::{BlockDevice, ByteRange, Command};
+use trimlab_device::{transfer_chunks, BlockDevice, Command, TrimSplitter};
 use trimlab_sim::{EventQueue, SimTime};
 
 mod btrfs;
@@ -558,26 +558,28 @@ impl<D: BlockDevice> FileSystem<D> {
         }
     }
 
+    /// The discards of `run`: one range per command (a discard bio), cut on blocks at the
+    /// device's TRIM limit.
     fn trim_requests(&self, run: Run) -> Vec<Command> {
         let bs = self.config.block_bytes;
-        let max_blocks = (self.dev.max_trim_bytes() / bs).max(1);
+        let mut splitter = TrimSplitter::for_device(&self.dev.limits()).ranges_per_command(1).aligned_to(bs);
         let mut v = Vec::new();
-        let mut s = run.start;
-        while s < run.end() {
-            let n = max_blocks.min(run.end() - s);
-            v.push(Command::Trim { ranges: vec![ByteRange { offset: s * bs, bytes: n * bs }] });
-            s += n;
-        }
+        let split = splitter.split([(run.start * bs, run.len * bs)], |command| {
+            v.push(command.clone());
+            Ok::<(), std::convert::Infallible>(())
+        });
+        split.unwrap_or_else(|never| match never {});
         v
     }
 
     fn write_requests_meta(&mut self, runs: &[Run]) -> Vec<Command> {
         let bs = self.config.block_bytes;
-        let max = (self.dev.max_transfer_bytes() / bs).max(1);
+        // Whole blocks per request (at least one), as the block layer's requests hold.
+        let max = (self.dev.max_transfer_bytes() / bs).max(1) * bs;
         let mut v = Vec::new();
         for r in runs {
-            for (s, n) in request_merge::pieces(r.start, r.end(), max) {
-                v.push(Command::Write { offset: s * bs, bytes: n * bs, tag: META_TAG + s });
+            for (offset, bytes) in transfer_chunks(r.start * bs, r.len * bs, max) {
+                v.push(Command::Write { offset, bytes, tag: META_TAG + offset / bs });
             }
         }
         v

@@ -22,18 +22,6 @@ pub(super) fn merged_runs(pairs: &[(u64, u64)], max: u64) -> Vec<((u64, u64), u6
     runs
 }
 
-/// `start..end` cut into pieces of at most `max`: `(first, length)`, in order.
-pub(super) fn pieces(start: u64, end: u64, max: u64) -> impl Iterator<Item = (u64, u64)> {
-    let mut at = start;
-    std::iter::from_fn(move || {
-        (at < end).then(|| {
-            let n = max.min(end - at);
-            at += n;
-            (at - n, n)
-        })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -44,7 +32,5 @@ mod tests {
         assert_eq!(merged_runs(&pairs, 8), vec![((10, 100), 3), ((13, 200), 1), ((20, 201), 2)]);
         assert_eq!(merged_runs(&pairs[..3], 2), vec![((10, 100), 2), ((12, 102), 1)]);
         assert!(merged_runs(&[], 4).is_empty());
-        assert_eq!(pieces(5, 15, 4).collect::<Vec<_>>(), vec![(5, 4), (9, 4), (13, 2)]);
-        assert_eq!(pieces(5, 5, 4).count(), 0);
     }
 }

@@ -4,6 +4,8 @@
 //! while it does (issue 15).
 //!
 //! Wall-clock time and /proc are read here, at the edge, never inside the model.
+// Bench measures wall-clock speed of the model; the model itself runs on simulated time.
+#![allow(clippy::disallowed_methods)]
 
 use super::Ui;
 use anyhow::{Context, Result};
@@ -13,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trimlab_device::{Ssd, SsdConfig};
 use trimlab_sim::{SeedTree, SimTime};
-use trimlab_trace::{LbaMode, Pacing, ReaderOptions, ReplayOptions, TraceOp, TraceRecord, TrimHandling};
+use trimlab_trace::{CommandKind, LbaMode, Pacing, ReaderOptions, ReplayOptions, TraceRecord, TrimHandling};
 use trimlab_workload::{Precondition, Volume, WorkloadConfig};
 
 /// The issue's workload: 4 KiB random writes with 10 % TRIMs.
@@ -56,13 +58,13 @@ impl Requests {
 }
 
 impl Iterator for Requests {
-    type Item = (u64, TraceOp, u64);
+    type Item = (u64, CommandKind, u64);
 
     fn next(&mut self) -> Option<Self::Item> {
         self.left = self.left.checked_sub(1)?;
         self.time_us += self.rng.gen_range(0..GAP_US_END);
         let offset = self.rng.gen_range(0..self.pages) * REQUEST_BYTES;
-        let op = if self.rng.gen_bool(TRIM_SHARE) { TraceOp::Trim } else { TraceOp::Write };
+        let op = if self.rng.gen_bool(TRIM_SHARE) { CommandKind::Trim } else { CommandKind::Write };
         Some((self.time_us, op, offset))
     }
 }
@@ -75,7 +77,7 @@ fn write_trace(path: &Path, requests: Requests) -> Result<()> {
     writeln!(out, "fio version 3 iolog\n0 {dev} add\n0 {dev} open")?;
     let mut last_us = 0;
     for (time_us, op, offset) in requests {
-        let action = if op == TraceOp::Trim { "trim" } else { "write" };
+        let action = if op == CommandKind::Trim { "trim" } else { "write" };
         writeln!(out, "{time_us} {dev} {action} {offset} {REQUEST_BYTES}")?;
         last_us = time_us;
     }

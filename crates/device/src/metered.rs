@@ -1,0 +1,146 @@
+//! A layer that counts what reaches the device below it: commands and bytes per kind
+//! ([`Traffic`]), in the manner of nbdkit's stats filter. It forwards everything; only commands
+//! the device accepts are counted. Per-phase figures are differences of two snapshots.
+
+use crate::block_device::{BlockDevice, Limits, Served};
+use crate::command::{Command, CommandKind};
+use serde::Serialize;
+use trimlab_sim::SimTime;
+
+/// Commands and bytes by kind (indexed by [`CommandKind`]; a FLUSH carries no bytes). It
+/// serializes as `read_commands`, `read_bytes`, ..., `flush_commands`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    commands: [u64; 4],
+    bytes: [u64; 4],
+}
+
+impl Traffic {
+    /// Adds `commands` commands of `kind` carrying `bytes` in all.
+    #[inline]
+    pub fn add(&mut self, kind: CommandKind, commands: u64, bytes: u64) {
+        self.commands[kind as usize] += commands;
+        self.bytes[kind as usize] += bytes;
+    }
+
+    /// Counts one command.
+    #[inline]
+    pub fn count(&mut self, command: &Command) {
+        self.add(command.kind(), 1, command.bytes());
+    }
+
+    pub fn commands_of(&self, kind: CommandKind) -> u64 {
+        self.commands[kind as usize]
+    }
+
+    pub fn bytes_of(&self, kind: CommandKind) -> u64 {
+        self.bytes[kind as usize]
+    }
+
+    /// Every command counted, whatever its kind.
+    pub fn commands(&self) -> u64 {
+        self.commands.iter().sum()
+    }
+
+    /// What was counted since `earlier`.
+    pub fn since(&self, earlier: &Traffic) -> Traffic {
+        Traffic {
+            commands: std::array::from_fn(|k| self.commands[k] - earlier.commands[k]),
+            bytes: std::array::from_fn(|k| self.bytes[k] - earlier.bytes[k]),
+        }
+    }
+}
+
+impl Serialize for Traffic {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        const NAMES: [(&str, &str); 4] = [
+            ("read_commands", "read_bytes"),
+            ("write_commands", "write_bytes"),
+            ("trim_commands", "trim_bytes"),
+            ("flush_commands", ""),
+        ];
+        let mut s = serializer.serialize_struct("Traffic", 7)?;
+        for kind in CommandKind::ALL {
+            let (commands, bytes) = NAMES[kind as usize];
+            s.serialize_field(commands, &self.commands_of(kind))?;
+            if kind != CommandKind::Flush {
+                s.serialize_field(bytes, &self.bytes_of(kind))?;
+            }
+        }
+        s.end()
+    }
+}
+
+/// `device` with the commands it accepted counted in `traffic`.
+pub struct Metered<D> {
+    pub device: D,
+    pub traffic: Traffic,
+}
+
+impl<D: BlockDevice> Metered<D> {
+    pub fn new(device: D) -> Self {
+        Metered { device, traffic: Traffic::default() }
+    }
+}
+
+impl<D: BlockDevice> BlockDevice for Metered<D> {
+    fn limits(&self) -> Limits {
+        self.device.limits()
+    }
+
+    fn submit(&mut self, at: SimTime, command: &Command, read_out: Option<&mut Vec<u64>>) -> Served {
+        let done = self.device.submit(at, command, read_out)?;
+        self.traffic.count(command);
+        Ok(done)
+    }
+
+    fn commands_done_at(&self) -> SimTime {
+        self.device.commands_done_at()
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.device.check()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::ByteRange;
+    use crate::thin_volume::{ThinConfig, ThinVolume};
+
+    #[test]
+    fn counts_accepted_commands_by_kind_and_differences_snapshots() {
+        let mut m = Metered::new(ThinVolume::new(ThinConfig::xtremio_like(1 << 20)).unwrap());
+        let write = Command::Write { offset: 0, bytes: 8192, tag: 1 };
+        m.submit(SimTime(0), &write, None).unwrap();
+        let before = m.traffic;
+        let trim = Command::Trim {
+            ranges: vec![ByteRange { offset: 0, bytes: 4096 }, ByteRange { offset: 8192, bytes: 4096 }],
+        };
+        m.submit(SimTime(1), &trim, None).unwrap();
+        m.submit(SimTime(2), &Command::Read { offset: 0, bytes: 4096 }, None).unwrap();
+        m.submit(SimTime(3), &Command::Flush, None).unwrap();
+        // Refused (misaligned): not counted.
+        assert!(m.submit(SimTime(4), &Command::Read { offset: 1, bytes: 4096 }, None).is_err());
+        let d = m.traffic.since(&before);
+        let mut expected = Traffic::default();
+        expected.add(CommandKind::Read, 1, 4096);
+        expected.add(CommandKind::Trim, 1, 8192);
+        expected.add(CommandKind::Flush, 1, 0);
+        assert_eq!(d, expected);
+        assert_eq!(
+            (m.traffic.commands_of(CommandKind::Write), m.traffic.bytes_of(CommandKind::Write)),
+            (1, 8192)
+        );
+        assert_eq!(m.traffic.commands(), 4);
+        let json = serde_json::to_string(&d).unwrap();
+        assert_eq!(
+            json,
+            r#"{"read_commands":1,"read_bytes":4096,"write_commands":0,"write_bytes":0,"trim_commands":1,"trim_bytes":8192,"flush_commands":1}"#
+        );
+        assert_eq!(m.limits(), m.device.limits());
+        assert_eq!(m.commands_done_at(), m.device.commands_done_at());
+    }
+}
