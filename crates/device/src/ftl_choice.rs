@@ -1,7 +1,7 @@
 //! Which FTL the controller runs (`[ftl] kind`) and its kind-specific options, resolved into
 //! an [`FtlChoice`] and built behind the one `Ftl` seam.
 
-use crate::config::{ConfigError, FtlSection, SsdConfig};
+use crate::config::{BackwardMap, ConfigError, FtlSection, FtlSpec, SsdConfig};
 use serde::{Deserialize, Serialize};
 use trimlab_ftl::{BackwardUpdate, Ftl, PageFtl, StripeUnit};
 use trimlab_hybrid::{HybridConfig, HybridFtl, Striping};
@@ -59,46 +59,40 @@ pub struct FtlChoice {
 }
 
 impl FtlChoice {
-    pub fn resolve(ftl: &FtlSection) -> Result<FtlChoice, ConfigError> {
-        let kind = ftl.kind.unwrap_or_default();
-        let backward_map = match ftl.backward_map.as_deref() {
-            None | Some("eager") => BackwardUpdate::Eager,
-            Some("lazy") => {
-                BackwardUpdate::Lazy { reconcile_every_pages: ftl.reconcile_every_pages.unwrap_or(0) }
-            }
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "ftl.backward_map",
-                    format!("\"{other}\""),
-                    "one of: eager, lazy",
-                ))
+    /// The FTL of `spec` (the user's keys over the preset's); `set` (the user's keys) says
+    /// which keys were written, so that a key of the other kind is refused.
+    pub fn resolve(spec: &FtlSpec, set: &FtlSection) -> Result<FtlChoice, ConfigError> {
+        let kind = spec.kind;
+        let backward_map = match spec.backward_map {
+            BackwardMap::Eager => BackwardUpdate::Eager,
+            BackwardMap::Lazy => {
+                BackwardUpdate::Lazy { reconcile_every_pages: spec.reconcile_every_pages.unwrap_or(0) }
             }
         };
-        if ftl.reconcile_every_pages.is_some() && backward_map == BackwardUpdate::Eager {
+        if let (Some(pages), BackwardMap::Eager) = (spec.reconcile_every_pages, spec.backward_map) {
             return Err(ConfigError::new(
                 "ftl.reconcile_every_pages",
-                ftl.reconcile_every_pages.unwrap_or(0),
+                pages,
                 "only with ftl.backward_map = \"lazy\"",
             ));
         }
-        let groups = ftl.trimmed_list_groups.unwrap_or(1024);
-        if groups == 0 {
+        if spec.trimmed_list_groups == 0 {
             return Err(ConfigError::new("ftl.trimmed_list_groups", 0, "must be at least 1"));
         }
         let choice = FtlChoice {
             kind,
-            striping: ftl.striping.unwrap_or(match kind {
+            striping: spec.striping.unwrap_or(match kind {
                 FtlKind::Page => StripingChoice::Page,
                 FtlKind::Hybrid => StripingChoice::Block,
             }),
             backward_map,
-            erase_when_invalid: ftl.erase_when_invalid.unwrap_or(false),
-            gc_gain_blocks_max: ftl.gc_gain_blocks_max,
-            log_blocks_sequential: ftl.log_blocks_sequential.unwrap_or(1),
-            log_blocks_random: ftl.log_blocks_random.unwrap_or(4),
-            trimmed_list_groups: ftl.trimmed_list.unwrap_or(true).then_some(groups),
+            erase_when_invalid: spec.erase_when_invalid,
+            gc_gain_blocks_max: spec.gc_gain_blocks_max,
+            log_blocks_sequential: spec.log_blocks_sequential,
+            log_blocks_random: spec.log_blocks_random,
+            trimmed_list_groups: spec.trimmed_list.then_some(spec.trimmed_list_groups),
         };
-        choice.check_kind_keys(ftl)?;
+        choice.check_kind_keys(set)?;
         Ok(choice)
     }
 

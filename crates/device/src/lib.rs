@@ -17,7 +17,10 @@ pub mod timeseries;
 
 pub use block_device::{BlockDevice, Limits, Served};
 pub use command::{ByteRange, Command, CommandError, CommandKind};
-pub use config::{ConfigError, DeviceKind, DeviceSection, FtlSection, SsdConfig, TrimSection};
+pub use config::{
+    BackwardMap, ConfigError, DeviceKind, DeviceSection, DeviceSpec, FtlSection, FtlSpec, SsdConfig,
+    TrimSection,
+};
 pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
 pub use host_queue::{transfer_chunks, TrimSplitter};
 pub use metered::{Metered, Traffic};

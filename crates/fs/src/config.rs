@@ -2,7 +2,36 @@
 //! here is a host-software assumption of trimlab (stated in docs/host-fs.md), not a measured
 //! value from the source documents.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// `[host] kernel`: which kernel's behaviours the model follows (docs/host-fs.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kernel {
+    /// The setup of the paper experiments (the default).
+    #[default]
+    #[serde(rename = "paper")]
+    Paper,
+    /// What the discard-pattern recordings of Linux 6.18 showed: lazy inode-table init,
+    /// locality-group chunks, data from group 1, btrfs' free-space merging and tick-rounded
+    /// async delay.
+    #[serde(rename = "linux-6.18")]
+    Linux6_18,
+}
+
+/// `[host] layout`: the on-disk layout (docs/host-fs.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    /// Block groups of `blocks_per_group` (the default).
+    #[default]
+    Ext4,
+    /// mkfs.btrfs 6.2's block groups, size classes and per-block-group FITRIM, with btrfs' 30 s
+    /// commit and its async discard as Linux 6.18 does it (`FsConfig::btrfs_defaults`).
+    Btrfs,
+    /// 256 MiB allocation groups, XFS's 30 s log worker and deferred inode inactivation
+    /// (`FsConfig::xfs_defaults`).
+    Xfs,
+}
 
 /// Host CPU time charged to the simulated threads.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -302,6 +331,24 @@ impl FsConfig {
         self.commit_interval_ns = 30_000_000_000;
         self.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000 });
         self
+    }
+
+    /// The defaults of a kernel and a layout. btrfs and XFS are modelled as Linux 6.18 runs
+    /// them whatever `kernel` says: the ext4 behaviours `kernel` selects (mke2fs' journal, lazy
+    /// inode tables) have no place in their layouts.
+    pub fn defaults_for(kernel: Kernel, layout: Layout) -> FsConfig {
+        match (layout, kernel) {
+            (Layout::Ext4, Kernel::Paper) => FsConfig::default(),
+            (Layout::Ext4, Kernel::Linux6_18) => {
+                let mut fs = FsConfig::default().ext4_defaults();
+                fs.params.async_merge_free = true;
+                // CONFIG_HZ = 250 (Debian's kernels, the recording's): 4 ms ticks.
+                fs.params.async_tick_ns = 4_000_000;
+                fs
+            }
+            (Layout::Btrfs, _) => FsConfig::default().btrfs_defaults(),
+            (Layout::Xfs, _) => FsConfig::default().xfs_defaults(),
+        }
     }
 
     pub fn with_policy(mut self, policy: PolicyKind) -> Self {

@@ -15,7 +15,7 @@ pub mod extent;
 pub mod fs;
 pub mod policy;
 
-pub use config::{FsConfig, HostCosts, InodeGc, PolicyKind};
+pub use config::{FsConfig, HostCosts, InodeGc, Kernel, Layout, PolicyKind};
 pub use extent::{ExtentMap, FreedRun, Run};
 pub use fs::{FileSystem, FsError, FsStats, Ino};
 pub use policy::{PolicyStats, TrimPolicy};

@@ -240,6 +240,18 @@ struct Stack<'a> {
 
 impl Stack<'_> {
     fn check_workload(&self, w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
+        self.check_kind(w, at)?;
+        check_file_keys(w, at)?;
+        if !self.on_fs && !self.thin {
+            let d = self.device;
+            w.validate(d.logical_bytes(), d.geometry.page_bytes as u64, d.max_transfer_bytes)?;
+        }
+        Ok(())
+    }
+
+    /// The workload's kind must fit the stack: file-level kinds need a file system, block
+    /// kinds a bare device, and 004's kinds an SSD of their own.
+    fn check_kind(&self, w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
         let kind = format!("{:?}", w.kind.name());
         let key = format!("{at}.kind");
         if matches!(w.kind, WorkloadKind::OsInstall | WorkloadKind::Iozone) {
@@ -259,11 +271,6 @@ impl Stack<'_> {
                 ));
             }
         }
-        let file_kinds: Vec<&str> = WorkloadKind::NAMES
-            .iter()
-            .copied()
-            .filter(|n| !matches!(*n, "block" | "os-install" | "iozone"))
-            .collect();
         if w.kind.is_file_level() && !self.on_fs {
             return Err(ConfigError::new(
                 &key,
@@ -272,6 +279,11 @@ impl Stack<'_> {
             ));
         }
         if !w.kind.is_file_level() && self.on_fs {
+            let file_kinds: Vec<&str> = WorkloadKind::NAMES
+                .iter()
+                .copied()
+                .filter(|n| !matches!(*n, "block" | "os-install" | "iozone"))
+                .collect();
             return Err(ConfigError::new(
                 &key,
                 kind,
@@ -281,50 +293,50 @@ impl Stack<'_> {
                 ),
             ));
         }
-        let allowed = w.kind.file_keys();
-        if let Some(extra) = w.set_file_keys().into_iter().find(|k| !allowed.contains(k)) {
-            return Err(ConfigError::new(
-                &format!("{at}.{extra}"),
-                "set",
-                format!(
-                    "is not read by kind = {kind}; its keys: {}",
-                    if allowed.is_empty() {
-                        "the block generator's (docs/config.md)".to_string()
-                    } else {
-                        allowed.join(", ")
-                    }
-                ),
-            ));
-        }
-        if let Some(u) = w.utilization {
-            if !(0.0..=1.0).contains(&u) {
-                return Err(ConfigError::new(&format!("{at}.utilization"), u, "must be in 0.0..=1.0"));
-            }
-        }
-        if let (Some(lo), Some(hi)) = (w.file_bytes_min, w.file_bytes_max) {
-            if lo.0 > hi.0 {
-                return Err(ConfigError::new(
-                    &format!("{at}.file_bytes_min"),
-                    lo,
-                    format!("must be <= file_bytes_max ({hi})"),
-                ));
-            }
-        }
-        for (name, v) in [
-            ("append_bytes", w.append_bytes),
-            ("file_bytes", w.file_bytes),
-            ("file_bytes_min", w.file_bytes_min),
-        ] {
-            if v.is_some_and(|b| b.0 == 0) {
-                return Err(ConfigError::new(&format!("{at}.{name}"), "0B", "must be > 0"));
-            }
-        }
-        if !self.on_fs && !self.thin {
-            let d = self.device;
-            w.validate(d.logical_bytes(), d.geometry.page_bytes as u64, d.max_transfer_bytes)?;
-        }
         Ok(())
     }
+}
+
+/// The file-level keys: only those the kind reads, each in its range.
+fn check_file_keys(w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
+    let allowed = w.kind.file_keys();
+    if let Some(extra) = w.set_file_keys().into_iter().find(|k| !allowed.contains(k)) {
+        return Err(ConfigError::new(
+            &format!("{at}.{extra}"),
+            "set",
+            format!(
+                "is not read by kind = {:?}; its keys: {}",
+                w.kind.name(),
+                if allowed.is_empty() {
+                    "the block generator's (docs/config.md)".to_string()
+                } else {
+                    allowed.join(", ")
+                }
+            ),
+        ));
+    }
+    if let Some(u) = w.utilization {
+        if !(0.0..=1.0).contains(&u) {
+            return Err(ConfigError::new(&format!("{at}.utilization"), u, "must be in 0.0..=1.0"));
+        }
+    }
+    if let (Some(lo), Some(hi)) = (w.file_bytes_min, w.file_bytes_max) {
+        if lo.0 > hi.0 {
+            return Err(ConfigError::new(
+                &format!("{at}.file_bytes_min"),
+                lo,
+                format!("must be <= file_bytes_max ({hi})"),
+            ));
+        }
+    }
+    for (name, v) in
+        [("append_bytes", w.append_bytes), ("file_bytes", w.file_bytes), ("file_bytes_min", w.file_bytes_min)]
+    {
+        if v.is_some_and(|b| b.0 == 0) {
+            return Err(ConfigError::new(&format!("{at}.{name}"), "0B", "must be > 0"));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 use trimlab_device::{ConfigError, ThinConfig};
-use trimlab_fs::{FsConfig, PolicyKind};
+use trimlab_fs::config::PolicyParams;
+use trimlab_fs::{FsConfig, Kernel, Layout, PolicyKind};
 use trimlab_sim::{ByteSize, DurationNs};
 
 /// `[host] fs`.
@@ -31,7 +32,7 @@ pub struct HostSection {
     /// paper experiments) or "linux-6.18" (what the discard-pattern recordings showed: lazy
     /// inode-table init, locality-group chunks, data from group 1, btrfs' free-space merging
     /// and tick-rounded async delay; docs/host-fs.md).
-    pub kernel: Option<String>,
+    pub kernel: Option<Kernel>,
     /// The on-disk layout: "ext4" (the default: block groups of `blocks_per_group`), "btrfs"
     /// (mkfs.btrfs 6.2's block groups, data size classes and per-block-group FITRIM, with
     /// btrfs' 30 s commit and its async discard as Linux 6.18 does it) or "xfs" (256 MiB
@@ -39,7 +40,7 @@ pub struct HostSection {
     /// `kernel` says; docs/host-fs.md.
     /// Left out of the serialized config when unset, so existing config hashes stay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<String>,
+    pub layout: Option<Layout>,
     #[serde(default, deserialize_with = "size")]
     pub block_bytes: Option<ByteSize>,
     pub blocks_per_group: Option<u64>,
@@ -92,51 +93,9 @@ impl HostSection {
     /// `None` for `fs = "none"` (then no other key may be set).
     pub fn resolve(&self) -> Result<Option<HostPlan>, ConfigError> {
         if self.fs_kind() == FsKind::None {
-            if let Some(key) = self.set_keys().first() {
-                let value = toml::Value::try_from(self)
-                    .ok()
-                    .and_then(|v| v.get(key).map(|x| x.to_string()))
-                    .unwrap_or_default();
-                return Err(ConfigError::new(
-                    &format!("host.{key}"),
-                    value,
-                    "needs host.fs = \"ext4\": with fs = \"none\" (the default) the workload talks to the \
-                     block device and there is no file system to apply it",
-                ));
-            }
-            return Ok(None);
+            return self.refuse_keys_without_fs().map(|()| None);
         }
-        let mut fs = FsConfig::default();
-        match self.kernel.as_deref() {
-            None | Some("paper") => {}
-            Some("linux-6.18") => {
-                fs = fs.ext4_defaults();
-                fs.params.async_merge_free = true;
-                // CONFIG_HZ = 250 (Debian's kernels, the recording's): 4 ms ticks.
-                fs.params.async_tick_ns = 4_000_000;
-            }
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "host.kernel",
-                    format!("{other:?}"),
-                    "accepted: \"paper\" (default), \"linux-6.18\"",
-                ))
-            }
-        }
-        match self.layout.as_deref() {
-            None | Some("ext4") => {}
-            // btrfs as Linux 6.18 runs it whatever `kernel` says: the ext4 behaviours `kernel`
-            // selects (mke2fs' journal, lazy inode tables) have no place in btrfs' layout.
-            Some("btrfs") => fs = FsConfig::default().btrfs_defaults(),
-            Some("xfs") => fs = FsConfig::default().xfs_defaults(),
-            Some(other) => {
-                return Err(ConfigError::new(
-                    "host.layout",
-                    format!("{other:?}"),
-                    "accepted: \"ext4\" (default), \"btrfs\", \"xfs\"",
-                ))
-            }
-        }
+        let mut fs = FsConfig::defaults_for(self.kernel.unwrap_or_default(), self.layout.unwrap_or_default());
         if let Some(text) = &self.discard {
             let (policy, period) =
                 parse_discard(text).map_err(|e| ConfigError::new("host.discard", format!("{text:?}"), e))?;
@@ -145,13 +104,28 @@ impl HostSection {
                 fs.params.fstrim_period_ns = p;
             }
         }
-        let positive = |key: &str, v: u64| -> Result<u64, ConfigError> {
-            if v == 0 {
-                Err(ConfigError::new(key, v, "must be > 0"))
-            } else {
-                Ok(v)
-            }
-        };
+        self.apply_layout_keys(&mut fs)?;
+        self.apply_policy_keys(&mut fs.params)?;
+        Ok(Some(HostPlan { fs, mkfs_discard: self.mkfs_discard.unwrap_or(false) }))
+    }
+
+    /// With `fs = "none"` there is no file system for any other key to configure.
+    fn refuse_keys_without_fs(&self) -> Result<(), ConfigError> {
+        let Some(key) = self.set_keys().into_iter().next() else { return Ok(()) };
+        let value = toml::Value::try_from(self)
+            .ok()
+            .and_then(|v| v.get(&key).map(|x| x.to_string()))
+            .unwrap_or_default();
+        Err(ConfigError::new(
+            &format!("host.{key}"),
+            value,
+            "needs host.fs = \"ext4\": with fs = \"none\" (the default) the workload talks to the \
+             block device and there is no file system to apply it",
+        ))
+    }
+
+    /// The keys of the file system's shape, laid over the kernel's and layout's defaults.
+    fn apply_layout_keys(&self, fs: &mut FsConfig) -> Result<(), ConfigError> {
         if let Some(b) = self.block_bytes {
             if !b.0.is_power_of_two() || !(1024..=65536).contains(&b.0) {
                 return Err(ConfigError::new(
@@ -191,7 +165,11 @@ impl HostSection {
         if let Some(b) = self.dirty_limit_bytes {
             fs.dirty_limit_bytes = b.0;
         }
-        let p = &mut fs.params;
+        Ok(())
+    }
+
+    /// The TRIM policies' knobs, laid over the kernel's and layout's defaults.
+    fn apply_policy_keys(&self, p: &mut PolicyParams) -> Result<(), ConfigError> {
         if let Some(n) = self.lazy_workers_max {
             p.lazy_workers_max = positive("host.lazy_workers_max", n as u64)? as usize;
         }
@@ -210,7 +188,16 @@ impl HostSection {
         if let Some(b) = self.fstrim_minlen_bytes {
             p.fstrim_minlen_bytes = b.0;
         }
-        Ok(Some(HostPlan { fs, mkfs_discard: self.mkfs_discard.unwrap_or(false) }))
+        Ok(())
+    }
+}
+
+/// `value` when it is above zero, else the error naming `key`.
+fn positive(key: &str, v: u64) -> Result<u64, ConfigError> {
+    if v == 0 {
+        Err(ConfigError::new(key, v, "must be > 0"))
+    } else {
+        Ok(v)
     }
 }
 
@@ -326,24 +313,33 @@ mod tests {
         assert!(!plan.mkfs_discard);
     }
 
+    /// `[host]` as a config file would give it.
+    fn host(text: &str) -> Result<HostSection, String> {
+        crate::RunConfig::parse(&format!("[host]\nfs = \"ext4\"\n{text}"), "test.toml")
+            .map(|c| c.host)
+            .map_err(|e| e.to_string())
+    }
+
     #[test]
     fn kernel_selects_the_recorded_behaviours_and_names_bad_values() {
-        let h =
-            HostSection { fs: Some(FsKind::Ext4), kernel: Some("linux-6.18".into()), ..Default::default() };
+        let h = host("kernel = \"linux-6.18\"\n").unwrap();
+        assert_eq!(h.kernel, Some(Kernel::Linux6_18));
         let fs = h.resolve().unwrap().unwrap().fs;
         assert!(fs.lazy_itable_init && fs.first_data_group == 1 && fs.small_file_chunk_blocks == 512);
         assert!(fs.params.async_merge_free && fs.params.async_tick_ns == 4_000_000);
-        let h = HostSection { fs: Some(FsKind::Ext4), kernel: Some("4.4".into()), ..Default::default() };
-        let e = h.resolve().unwrap_err().to_string();
-        assert!(e.contains("host.kernel") && e.contains("\"4.4\"") && e.contains("linux-6.18"), "{e}");
+        let e = host("kernel = \"4.4\"\n").unwrap_err();
+        assert!(
+            e.contains("line 3") && e.contains("kernel") && e.contains("4.4") && e.contains("linux-6.18"),
+            "{e}"
+        );
     }
 
     #[test]
     fn layout_selects_btrfs_or_xfs_and_stays_out_of_the_config_hash_when_unset() {
-        for kernel in [None, Some("linux-6.18".to_string())] {
+        for kernel in [None, Some(Kernel::Linux6_18)] {
             let h = HostSection {
                 fs: Some(FsKind::Ext4),
-                layout: Some("btrfs".into()),
+                layout: Some(Layout::Btrfs),
                 kernel,
                 ..Default::default()
             };
@@ -352,19 +348,13 @@ mod tests {
             assert!(!fs.mke2fs_layout, "mke2fs' journal has no place in btrfs' layout");
         }
         // A key set after the layout still wins.
-        let h = HostSection {
-            fs: Some(FsKind::Ext4),
-            layout: Some("btrfs".into()),
-            commit_interval: Some(DurationNs(5_000_000_000)),
-            ..Default::default()
-        };
+        let h = host("layout = \"btrfs\"\ncommit_interval = \"5s\"\n").unwrap();
         assert_eq!(h.resolve().unwrap().unwrap().fs.commit_interval_ns, 5_000_000_000);
-        let h = HostSection { fs: Some(FsKind::Ext4), layout: Some("xfs".into()), ..Default::default() };
+        let h = host("layout = \"xfs\"\n").unwrap();
         let fs = h.resolve().unwrap().unwrap().fs;
         assert!(fs.inodegc.is_some() && fs.blocks_per_group == 65536 && !fs.btrfs_layout);
-        let h = HostSection { fs: Some(FsKind::Ext4), layout: Some("zfs".into()), ..Default::default() };
-        let e = h.resolve().unwrap_err().to_string();
-        assert!(e.contains("host.layout") && e.contains("\"zfs\"") && e.contains("btrfs"), "{e}");
+        let e = host("layout = \"zfs\"\n").unwrap_err();
+        assert!(e.contains("layout") && e.contains("zfs") && e.contains("btrfs") && e.contains("xfs"), "{e}");
         let plain = HostSection { fs: Some(FsKind::Ext4), ..Default::default() };
         assert!(!serde_json::to_string(&plain).unwrap().contains("layout"));
         assert!(!plain.resolve().unwrap().unwrap().fs.btrfs_layout);

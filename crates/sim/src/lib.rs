@@ -1,6 +1,7 @@
 //! Simulation kernel: integer-nanosecond time, a (time, sequence)-ordered event queue and
 //! one seeded random stream per purpose. Nothing here reads a wall clock.
 
+mod config_section;
 pub mod event_queue;
 pub mod names;
 pub mod rng;

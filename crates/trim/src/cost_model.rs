@@ -6,27 +6,33 @@
 //! page is mapped -> steps 2+3 = 24.3 us of 29.5 us, 82 %). Per-page terms make TRIM overhead grow
 //! with the range size, as Saxena and Swift observed (002 ref. [1]).
 
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TrimCostModel {
-    /// Step 1, once per command: parse the command, set up the DMA of the range list.
-    pub command_ns: u64,
-    /// Step 1, per range descriptor: DMA and decode one (start, length) entry.
-    pub range_ns: u64,
-    /// Step 2, per trimmed page: look the page up in the write buffer (and drop it if there).
-    pub buffer_lookup_ns: u64,
-    /// Step 3, per trimmed page: read its L2P entry.
-    pub map_lookup_ns: u64,
-    /// Step 3, per trimmed page that was mapped: clear L2P and P2L, decrement the valid count.
-    pub map_invalidate_ns: u64,
-    /// Delayed TRIM's step 1, per range: append (start, length) to the trim buffer.
-    pub trim_buffer_append_ns: u64,
-    /// Delayed TRIM's step 1, per 64-bit word of the trim-validity bitmap it sets.
-    pub bitmap_word_ns: u64,
-    /// Delayed TRIM's drain, per page: test and clear its bit before steps 2 and 3.
-    pub bitmap_check_ns: u64,
+trimlab_sim::config_section! {
+    /// What one TRIM costs the controller, step by step. A drive's values are its preset's
+    /// `[trim.cost]` data (crates/device/presets/); `Default` is 002's OpenSSD split. A new
+    /// cost is one field here plus its value in each preset file.
+    #[derive(Eq)]
+    pub struct TrimCostModel;
+    /// `[trim.cost]` as written: each key given replaces that cost of the preset's model; keys
+    /// left out keep the preset's value (`apply`).
+    #[derive(Eq)]
+    pub struct TrimCostOverrides {
+        /// Step 1, once per command: parse the command, set up the DMA of the range list.
+        pub command_ns: u64,
+        /// Step 1, per range descriptor: DMA and decode one (start, length) entry.
+        pub range_ns: u64,
+        /// Step 2, per trimmed page: look the page up in the write buffer (and drop it if there).
+        pub buffer_lookup_ns: u64,
+        /// Step 3, per trimmed page: read its L2P entry.
+        pub map_lookup_ns: u64,
+        /// Step 3, per trimmed page that was mapped: clear L2P and P2L, decrement the valid count.
+        pub map_invalidate_ns: u64,
+        /// Delayed TRIM's step 1, per range: append (start, length) to the trim buffer.
+        pub trim_buffer_append_ns: u64,
+        /// Delayed TRIM's step 1, per 64-bit word of the trim-validity bitmap it sets.
+        pub bitmap_word_ns: u64,
+        /// Delayed TRIM's drain, per page: test and clear its bit before steps 2 and 3.
+        pub bitmap_check_ns: u64,
+    }
 }
 
 impl Default for TrimCostModel {
@@ -42,50 +48,6 @@ impl Default for TrimCostModel {
             trim_buffer_append_ns: 100,
             bitmap_word_ns: 10,
             bitmap_check_ns: 5,
-        }
-    }
-}
-
-/// `[trim.cost]` as written: each key given replaces that cost of the preset's model; keys left
-/// out keep the preset's value.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TrimCostOverrides {
-    pub command_ns: Option<u64>,
-    pub range_ns: Option<u64>,
-    pub buffer_lookup_ns: Option<u64>,
-    pub map_lookup_ns: Option<u64>,
-    pub map_invalidate_ns: Option<u64>,
-    pub trim_buffer_append_ns: Option<u64>,
-    pub bitmap_word_ns: Option<u64>,
-    pub bitmap_check_ns: Option<u64>,
-}
-
-impl TrimCostOverrides {
-    pub fn apply(&self, base: TrimCostModel) -> TrimCostModel {
-        TrimCostModel {
-            command_ns: self.command_ns.unwrap_or(base.command_ns),
-            range_ns: self.range_ns.unwrap_or(base.range_ns),
-            buffer_lookup_ns: self.buffer_lookup_ns.unwrap_or(base.buffer_lookup_ns),
-            map_lookup_ns: self.map_lookup_ns.unwrap_or(base.map_lookup_ns),
-            map_invalidate_ns: self.map_invalidate_ns.unwrap_or(base.map_invalidate_ns),
-            trim_buffer_append_ns: self.trim_buffer_append_ns.unwrap_or(base.trim_buffer_append_ns),
-            bitmap_word_ns: self.bitmap_word_ns.unwrap_or(base.bitmap_word_ns),
-            bitmap_check_ns: self.bitmap_check_ns.unwrap_or(base.bitmap_check_ns),
-        }
-    }
-
-    /// Every cost given: the whole model replaced.
-    pub fn all(m: &TrimCostModel) -> Self {
-        TrimCostOverrides {
-            command_ns: Some(m.command_ns),
-            range_ns: Some(m.range_ns),
-            buffer_lookup_ns: Some(m.buffer_lookup_ns),
-            map_lookup_ns: Some(m.map_lookup_ns),
-            map_invalidate_ns: Some(m.map_invalidate_ns),
-            trim_buffer_append_ns: Some(m.trim_buffer_append_ns),
-            bitmap_word_ns: Some(m.bitmap_word_ns),
-            bitmap_check_ns: Some(m.bitmap_check_ns),
         }
     }
 }

@@ -194,7 +194,10 @@ fn sections(point: &Point, options: &Options) -> (DeviceSection, FtlSection, Tri
             kind: Some(FtlKind::Page),
             gc_free_blocks: Some(trimlab_device::config::GcThreshold::Percent(GC_FREE_SHARE * 100.0)),
             striping: Some(unit),
-            backward_map: Some(if update == BackwardUpdate::Eager { "eager" } else { "lazy" }.into()),
+            backward_map: Some(match update {
+                BackwardUpdate::Eager => trimlab_device::BackwardMap::Eager,
+                BackwardUpdate::Lazy { .. } => trimlab_device::BackwardMap::Lazy,
+            }),
             reconcile_every_pages: match update {
                 BackwardUpdate::Eager => None,
                 BackwardUpdate::Lazy { reconcile_every_pages } => Some(reconcile_every_pages),

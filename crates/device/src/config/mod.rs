@@ -1,0 +1,209 @@
+//! The `[device]`, `[ftl]` and `[trim]` sections of a config: a preset (data in
+//! crates/device/presets/) with the user's keys laid over it, resolved and checked into an
+//! [`SsdConfig`]. Each section's keys are declared once (`device.rs`, `ftl.rs`, `trim.rs`, and
+//! `[trim.cost]` in `trimlab_trim::cost_model`); every error names the key and what it accepts.
+
+mod bounds;
+mod device;
+mod flash;
+mod ftl;
+mod host_interface;
+mod preset;
+mod trim;
+
+pub use bounds::{at_most, ps_per_byte, OPERATION_NS_MAX, PER_PAGE_NS_MAX, PS_PER_BYTE_MAX};
+pub use device::{DeviceKind, DeviceSection, DeviceSpec};
+pub use flash::{spare_factor_seen_by_gc, MIN_SPARE_SEEN_SHARE};
+pub use ftl::{BackwardMap, FtlSection, FtlSpec, GcThreshold};
+pub use preset::{preset_infos, preset_list, presets, Preset, PresetInfo, DEFAULT_PRESET};
+pub use trim::TrimSection;
+/// The types of `[trim.cost]` and `[trim.delayed]`, declared beside what they configure.
+pub use trimlab_trim::{DelayedConfig, TrimCostModel, TrimCostOverrides};
+
+use flash::Flash;
+use host_interface::HostInterface;
+use preset::Layered;
+use serde::Serialize;
+use trimlab_ftl::VictimPolicy;
+use trimlab_nand::{Geometry, Timing};
+use trimlab_trim::EngineKind;
+
+/// A configuration value that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("config: {key} = {value} ({accepted})")]
+pub struct ConfigError {
+    pub key: String,
+    pub value: String,
+    pub accepted: String,
+}
+
+impl ConfigError {
+    pub fn new(key: &str, value: impl ToString, accepted: impl ToString) -> Self {
+        ConfigError { key: key.to_string(), value: value.to_string(), accepted: accepted.to_string() }
+    }
+}
+
+/// A fully resolved, checked device configuration.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SsdConfig {
+    pub preset: String,
+    pub geometry: Geometry,
+    pub timing: Timing,
+    /// Multi-plane programs: one tPROG for a flash page on every plane of a die.
+    pub multi_plane: bool,
+    pub logical_pages: u32,
+    /// (physical - logical) / physical, as resolved from the geometry.
+    pub spare_factor: f64,
+    pub queue_depth: u32,
+    pub trim_queued: bool,
+    pub trim_max_ranges: u32,
+    pub trim_max_bytes: u64,
+    pub trim_granularity_bytes: u64,
+    pub max_transfer_bytes: u64,
+    pub sector_bytes: u64,
+    pub write_buffer_pages: u32,
+    pub firmware_ns: u64,
+    pub host_transfer_ps_per_byte: u64,
+    pub idle_threshold_ns: u64,
+    pub gc_free_blocks_min: u32,
+    /// Idle-time GC's free-block target per plane; 0 when idle GC is off.
+    pub idle_gc_free_blocks: u32,
+    pub gc_victim: VictimPolicy,
+    pub track_data: bool,
+    pub trim_engine: EngineKind,
+    pub trim_cost: TrimCostModel,
+    pub trim_delayed: DelayedConfig,
+    /// What the capacity fit chose, when it changed the preset's shape (empty otherwise).
+    #[serde(skip)]
+    pub geometry_note: String,
+    pub ftl: crate::ftl_choice::FtlChoice,
+}
+
+impl SsdConfig {
+    /// The user's sections laid over their preset, completed, derived (geometry fitted to the
+    /// capacity, GC targets) and checked.
+    pub fn resolve(
+        device: &DeviceSection,
+        ftl: &FtlSection,
+        trim: &TrimSection,
+    ) -> Result<SsdConfig, ConfigError> {
+        let preset = Preset::named(device.preset.as_deref().unwrap_or(DEFAULT_PRESET))?;
+        let spec = preset.under(device, ftl, trim)?;
+        let flash = flash::resolve(&spec.device, device, preset, spec.ftl.gc_free_blocks)?;
+        let timing = flash::timing(&spec.device)?;
+        let link = HostInterface::resolve(&spec.device, flash.geometry.page_bytes as u64)?;
+        let config = SsdConfig::assemble(preset, &spec, ftl, flash, timing, link)?;
+        config.check(&spec, device, ftl)?;
+        Ok(config)
+    }
+
+    /// The resolved parts as one config: the GC targets per plane and the FTL choice derived.
+    fn assemble(
+        preset: &Preset,
+        spec: &Layered,
+        ftl: &FtlSection,
+        flash: Flash,
+        timing: Timing,
+        link: HostInterface,
+    ) -> Result<SsdConfig, ConfigError> {
+        let blocks_per_plane = flash.geometry.blocks_per_plane;
+        let gc_free_blocks_min = ftl::gc_free_blocks_min(spec.ftl.gc_free_blocks, blocks_per_plane)?;
+        let idle_gc_free_blocks = ftl::idle_gc_free_blocks(&spec.ftl, gc_free_blocks_min, blocks_per_plane)?;
+        Ok(SsdConfig {
+            preset: preset.name.to_string(),
+            multi_plane: spec.device.multi_plane,
+            spare_factor: 1.0 - flash.logical_pages as f64 / flash.geometry.physical_pages() as f64,
+            logical_pages: flash.logical_pages,
+            queue_depth: link.queue_depth,
+            trim_queued: spec.device.trim_queued,
+            trim_max_ranges: link.trim_max_ranges,
+            trim_max_bytes: link.trim_max_bytes,
+            trim_granularity_bytes: link.trim_granularity_bytes,
+            max_transfer_bytes: link.max_transfer_bytes,
+            sector_bytes: 512,
+            write_buffer_pages: link.write_buffer_pages,
+            firmware_ns: link.firmware_ns,
+            host_transfer_ps_per_byte: link.host_transfer_ps_per_byte,
+            idle_threshold_ns: link.idle_threshold_ns,
+            gc_free_blocks_min,
+            idle_gc_free_blocks,
+            gc_victim: spec.ftl.gc_victim,
+            track_data: spec.ftl.track_data,
+            trim_engine: spec.trim_engine,
+            trim_cost: spec.trim_cost.clone(),
+            trim_delayed: spec.trim_delayed.clone(),
+            geometry_note: flash.note,
+            ftl: crate::ftl_choice::FtlChoice::resolve(&spec.ftl, ftl)?,
+            geometry: flash.geometry,
+            timing,
+        })
+    }
+
+    /// The checks that need the whole config: TRIM costs, the delayed engine against the
+    /// device's limits, and the FTL against the geometry, blaming the key the user set.
+    fn check(&self, spec: &Layered, device: &DeviceSection, ftl: &FtlSection) -> Result<(), ConfigError> {
+        trim::check_trim_cost(&self.trim_cost)?;
+        self.trim_delayed
+            .validate(self.trim_max_ranges)
+            .map_err(|(key, value, accepted)| ConfigError::new(key, value, accepted))?;
+        self.ftl.check(self).map_err(|message| {
+            if message.starts_with("ftl.gc_free_blocks") {
+                match flash::geometry_key_at_fault(device, ftl) {
+                    // The threshold was not set: the geometry left too few blocks per plane.
+                    Some((key, value)) => ConfigError::new(
+                        key,
+                        value,
+                        format!(
+                            "this leaves {} blocks per plane; the FTL needs at least 4 (ftl.gc_free_blocks must be 2..=blocks per plane / 2): use a smaller page or block, fewer planes, or a larger device.logical_bytes",
+                            self.geometry.blocks_per_plane
+                        ),
+                    ),
+                    None => ConfigError::new("ftl.gc_free_blocks", self.gc_free_blocks_min, message),
+                }
+            } else if message.starts_with("hybrid:") {
+                ConfigError::new("ftl.kind", "\"hybrid\"", message)
+            } else {
+                ConfigError::new("device.spare_factor", spec.device.spare_factor, message)
+            }
+        })
+    }
+
+    pub fn ftl_config(&self) -> trimlab_ftl::FtlConfig {
+        trimlab_ftl::FtlConfig {
+            logical_pages: self.logical_pages,
+            gc_free_blocks_min: self.gc_free_blocks_min,
+            victim: self.gc_victim,
+            track_data: self.track_data,
+            multi_plane: self.multi_plane,
+        }
+    }
+
+    /// The spare factor GC works with (see [`spare_factor_seen_by_gc`]).
+    pub fn spare_factor_seen_by_gc(&self) -> f64 {
+        spare_factor_seen_by_gc(&self.geometry, self.logical_pages as u64, self.gc_free_blocks_min)
+    }
+
+    /// A warning when GC sees under 70 % of the nominal spare factor, else `None`. A GC target
+    /// above the spare (004's 30 %) is deliberate and not warned about.
+    pub fn spare_warning(&self) -> Option<String> {
+        let seen = self.spare_factor_seen_by_gc();
+        let reserve_share = self.gc_free_blocks_min as f64 / self.geometry.blocks_per_plane as f64;
+        (seen < MIN_SPARE_SEEN_SHARE * self.spare_factor && reserve_share < self.spare_factor).then(|| {
+            format!(
+                "warning: GC sees a spare factor of {seen:.4}, under {:.0} % of the nominal {:.4}: each of the {} planes parks {} free blocks of {} (raise spare_factor or logical_bytes, or leave channels/chips/dies/planes/pages_per_block unset so the fit can shrink them)",
+                MIN_SPARE_SEEN_SHARE * 100.0,
+                self.spare_factor,
+                self.geometry.plane_count(),
+                self.gc_free_blocks_min,
+                self.geometry.blocks_per_plane
+            )
+        })
+    }
+
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_pages as u64 * self.geometry.page_bytes as u64
+    }
+}
+
+#[cfg(test)]
+mod tests;
