@@ -254,7 +254,7 @@ impl Stack<'_> {
     fn check_kind(&self, w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
         let kind = format!("{:?}", w.kind.name());
         let key = format!("{at}.kind");
-        if matches!(w.kind, WorkloadKind::OsInstall | WorkloadKind::Iozone) {
+        if w.kind.is_cluster_host() {
             // 004's workloads bring their own cluster host and measure from their own start.
             if at != "workload" {
                 return Err(ConfigError::new(
@@ -282,7 +282,7 @@ impl Stack<'_> {
             let file_kinds: Vec<&str> = WorkloadKind::NAMES
                 .iter()
                 .copied()
-                .filter(|n| !matches!(*n, "block" | "os-install" | "iozone"))
+                .filter(|n| WorkloadKind::parse(n).is_ok_and(|k| k.is_file_level()))
                 .collect();
             return Err(ConfigError::new(
                 &key,

@@ -13,7 +13,6 @@ use trimlab_sim::{ByteSize, SeedTree, SimTime};
 use trimlab_workload::cluster_host::ClusterRun;
 use trimlab_workload::{
     measured_drive, precondition_from, run_phase, Generator, Precondition, Progress, WorkloadConfig,
-    WorkloadKind,
 };
 
 /// What one run produced.
@@ -102,7 +101,7 @@ pub fn run(
             metrics[k] = v;
         }
         outcome.report
-    } else if matches!(resolved.workload.kind, WorkloadKind::OsInstall | WorkloadKind::Iozone) {
+    } else if resolved.workload.kind.is_cluster_host() {
         let (report, run_series, run) = run_cluster_host(&resolved, interval_ns, &seeds)?;
         series = Some(run_series);
         metrics["report"] = json!(report);

@@ -116,6 +116,12 @@ impl WorkloadKind {
         self.spec().level == Level::File
     }
 
+    /// True for 004's kinds, which bring their own cluster host and SSD (scenario runs them
+    /// through `cluster_host::run`).
+    pub fn is_cluster_host(self) -> bool {
+        self.spec().level == Level::ClusterHost
+    }
+
     /// The file-workload keys this kind reads (docs/config.md gives their defaults).
     pub fn file_keys(self) -> &'static [&'static str] {
         self.spec().keys
