@@ -165,12 +165,12 @@ fn degrades(times: &[u64]) -> bool {
 
 const POLICIES_1B: [PolicyKind; 8] = [
     PolicyKind::NoDiscard,
-    PolicyKind::Selective { low_pct: 0, high_pct: 100 },
-    PolicyKind::Selective { low_pct: 40, high_pct: 100 },
-    PolicyKind::Selective { low_pct: 40, high_pct: 90 },
-    PolicyKind::Selective { low_pct: 40, high_pct: 80 },
-    PolicyKind::Selective { low_pct: 40, high_pct: 70 },
-    PolicyKind::Selective { low_pct: 40, high_pct: 60 },
+    PolicyKind::selective(0, 100),
+    PolicyKind::selective(40, 100),
+    PolicyKind::selective(40, 90),
+    PolicyKind::selective(40, 80),
+    PolicyKind::selective(40, 70),
+    PolicyKind::selective(40, 60),
     PolicyKind::Discard,
 ];
 
@@ -433,7 +433,7 @@ fn plots(runs: &Runs, swept: &[Claims]) -> Vec<Plot> {
     let off: Vec<(f64, f64)> =
         UTILIZATIONS.iter().zip(&runs.fig1a).map(|(&u, &(off, _))| (u * 100.0, secs(off))).collect();
     let line = |label: &str, f: fn(&Claims) -> u64| sweep_line(label, swept, |c| secs(f(c)));
-    let policy = |p: &PolicyKind| match p {
+    let policy = |p: &PolicyKind| match *p {
         PolicyKind::NoDiscard => "TRIM off".into(),
         PolicyKind::Discard => "TRIM on".into(),
         _ => p.label(),

@@ -66,69 +66,9 @@ impl Default for HostCosts {
     }
 }
 
-/// The host TRIM policies (see docs/host-fs.md).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub enum PolicyKind {
-    /// No online TRIM: freed blocks return to the allocator at commit.
-    NoDiscard,
-    /// ext4 `-o discard` (kernel 4.4, the Lazy TRIM paper's baseline): at commit, one TRIM per
-    /// freed extent, each waiting for the previous one.
-    Discard,
-    /// ext4 `-o discard` since Linux 4.x: all of a commit's TRIMs issued together, one wait.
-    DiscardBatch,
-    /// Lazy TRIM (000): TRIMs queued to background workers whose count follows the queue;
-    /// freed blocks are allocatable only when their commit's TRIMs have all been issued.
-    Lazy,
-    /// Lazy + Reuse TRIM (000): the allocator takes blocks from the TRIM queue and cancels them.
-    LazyReuse,
-    /// Selective TRIM (001): on at or above `high_pct` utilization, off below `low_pct`, in
-    /// between on while utilization falls and off while it rises.
-    Selective { low_pct: u32, high_pct: u32 },
-    /// ext4 `-o discard` since Linux 5.17/6.8: freed extents are allocatable at commit and
-    /// queued to one discard worker (`ext4_discard_work`), which trims each with
-    /// `ext4_try_to_trim_range(minblocks = 1)`: every free extent inside it, the last one
-    /// extended to the end of its free run in the group (commit 68da4c44b994, v6.8), so a
-    /// freed file next to free space trims that space too (overlaps with other TRIMs).
-    Ext4Discard,
-    /// btrfs `discard=async`: freed space is usable at once; a worker trims it after a reuse
-    /// delay, largest extents first, at an IOPS limit, at most `max discard` per command;
-    /// reused space is dropped from the queue.
-    Async,
-    /// No online TRIM; a periodic FITRIM (`fstrim`) with a minimum extent length.
-    Fstrim,
-}
-
-/// Names, parsing and labels come from each policy's registry entry (crates/fs/src/policy/).
-impl PolicyKind {
-    /// `NAME` or `NAME:ARGS` (see [`crate::policy::parse`]); a period in the text
-    /// (`fstrim:PERIOD`) is refused here: only `[host] discard` can carry it into the params.
-    pub fn parse(text: &str) -> Result<PolicyKind, String> {
-        let parsed = crate::policy::parse(text)?;
-        match parsed.period_ns {
-            None => Ok(parsed.kind),
-            Some(_) => Err(format!("\"{text}\": a period is set through [host] discard, not here")),
-        }
-    }
-
-    /// The name `parse` reads back (`selective:LOW:HIGH` with its watermarks).
-    pub fn config_name(&self) -> String {
-        let spec = crate::policy::spec(*self);
-        match (spec.args_of)(*self) {
-            Some(args) => format!("{}:{args}", spec.name),
-            None => spec.name.to_string(),
-        }
-    }
-
-    pub fn label(&self) -> String {
-        let spec = crate::policy::spec(*self);
-        spec.label.map_or_else(|| spec.name.to_string(), |label| label(*self))
-    }
-
-    /// One value of every registered policy (the registry's examples).
-    pub fn all_for_tests() -> Vec<PolicyKind> {
-        crate::policy::POLICIES.iter().map(|s| s.example).collect()
-    }
-}
+/// The host TRIM policies (see docs/host-fs.md): a handle each policy's file defines its values
+/// of (crates/fs/src/policy/), re-exported here beside the config that holds it.
+pub use crate::policy::PolicyKind;
 
 /// Parameters of the policies that have any.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -366,10 +306,7 @@ mod tests {
         for spec in crate::policy::POLICIES {
             assert!(PolicyKind::parse(spec.name).is_ok(), "{}", spec.name);
         }
-        assert_eq!(
-            PolicyKind::parse("selective:10:70"),
-            Ok(PolicyKind::Selective { low_pct: 10, high_pct: 70 })
-        );
+        assert_eq!(PolicyKind::parse("selective:10:70"), Ok(PolicyKind::selective(10, 70)));
         let e = PolicyKind::parse("trimmy").unwrap_err();
         assert!(e.contains("lazy-reuse") && e.contains("\"trimmy\""), "{e}");
         for p in PolicyKind::all_for_tests() {

@@ -221,7 +221,7 @@ fn run_case_with<D: BlockDevice>(
 #[test]
 fn the_same_seed_gives_the_same_run() {
     trimlab_device::verify::enable();
-    for policy in [PolicyKind::Lazy, PolicyKind::Async, PolicyKind::Selective { low_pct: 30, high_pct: 60 }] {
+    for policy in [PolicyKind::Lazy, PolicyKind::Async, PolicyKind::selective(30, 60)] {
         let a = run_case(small_ssd(), policy, 7, 200);
         let b = run_case(small_ssd(), policy, 7, 200);
         assert_eq!(a, b, "{}", policy.label());

@@ -2,20 +2,29 @@
 //! largest extents first, at an IOPS limit, at most `max discard` per command; reused space is
 //! dropped from the queue.
 
-use super::{no_args, CommitPlan, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use crate::config::{PolicyKind, PolicyParams};
+use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
+use crate::config::PolicyParams;
 use crate::extent::{FreedRun, Run};
 use std::collections::BTreeMap;
 use trimlab_sim::SimTime;
 
+impl PolicyKind {
+    /// btrfs `discard=async`: freed space is usable at once; a worker trims it after a reuse
+    /// delay, largest extents first, at an IOPS limit, at most `max discard` per command;
+    /// reused space is dropped from the queue.
+    #[allow(non_upper_case_globals)]
+    pub const Async: PolicyKind = PolicyKind::plain("async");
+}
+
 pub(super) const SPEC: PolicySpec = PolicySpec {
-    name: "async",
+    name: PolicyKind::Async.name(),
+    variant: "Async",
+    fields: &[],
     args: None,
     help: "btrfs discard=async: reuse delay, size-ordered lists, IOPS limit, max size",
     keys: &["async_delay", "async_iops_limit", "async_max_bytes"],
     example: PolicyKind::Async,
-    parse: |args| no_args("async", args, PolicyKind::Async),
-    args_of: |_| None,
+    parse: |args| no_args(args, PolicyKind::Async),
     label: None,
     build: |_, params, block_bytes| Box::new(Async::new(params, block_bytes)),
 };

@@ -4,20 +4,30 @@
 //! the end of its free run in the group (commit 68da4c44b994, v6.8), so a freed file next to free
 //! space trims that space too (overlaps with other TRIMs).
 
-use super::{no_args, CommitPlan, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use crate::config::PolicyKind;
+use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
 use crate::extent::{FreedRun, Run};
 use std::collections::VecDeque;
 use trimlab_sim::SimTime;
 
+impl PolicyKind {
+    /// ext4 `-o discard` since Linux 5.17/6.8: freed extents are allocatable at commit and
+    /// queued to one discard worker (`ext4_discard_work`), which trims each with
+    /// `ext4_try_to_trim_range(minblocks = 1)`: every free extent inside it, the last one
+    /// extended to the end of its free run in the group (commit 68da4c44b994, v6.8), so a
+    /// freed file next to free space trims that space too (overlaps with other TRIMs).
+    #[allow(non_upper_case_globals)]
+    pub const Ext4Discard: PolicyKind = PolicyKind::plain("ext4-discard");
+}
+
 pub(super) const SPEC: PolicySpec = PolicySpec {
-    name: "ext4-discard",
+    name: PolicyKind::Ext4Discard.name(),
+    variant: "Ext4Discard",
+    fields: &[],
     args: None,
     help: "ext4 -o discard (Linux >= 6.8): a worker trims each freed extent to the end of its free run",
     keys: &[],
     example: PolicyKind::Ext4Discard,
-    parse: |args| no_args("ext4-discard", args, PolicyKind::Ext4Discard),
-    args_of: |_| None,
+    parse: |args| no_args(args, PolicyKind::Ext4Discard),
     label: None,
     build: |_, _, _| Box::<Ext4Work>::default(),
 };

@@ -1,18 +1,24 @@
 //! fstrim: no online TRIM; a periodic FITRIM (util-linux's fstrim.timer) with a minimum extent
 //! length. `fstrim:PERIOD` sets the period in the policy's own text.
 
-use super::{online::Online, ParsedPolicy, PolicySpec};
-use crate::config::PolicyKind;
+use super::{online::Online, ParsedPolicy, PolicyKind, PolicySpec};
 use trimlab_sim::DurationNs;
 
+impl PolicyKind {
+    /// No online TRIM; a periodic FITRIM (`fstrim`) with a minimum extent length.
+    #[allow(non_upper_case_globals)]
+    pub const Fstrim: PolicyKind = PolicyKind::plain("fstrim");
+}
+
 pub(super) const SPEC: PolicySpec = PolicySpec {
-    name: "fstrim",
+    name: PolicyKind::Fstrim.name(),
+    variant: "Fstrim",
+    fields: &[],
     args: Some("PERIOD"),
     help: "no online TRIM; periodic FITRIM with minlen, skipping trimmed groups (bare fstrim: every 168h)",
     keys: &["fstrim_minlen_bytes"],
     example: PolicyKind::Fstrim,
     parse,
-    args_of: |_| None,
     label: None,
     build: |kind, params, _| Box::new(Online::with_fitrim(kind, params)),
 };

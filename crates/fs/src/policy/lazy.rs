@@ -2,20 +2,28 @@
 //! queue; freed blocks are allocatable only when their commit's TRIMs have all been issued.
 //! Lazy + Reuse (lazy_reuse.rs) is this policy with the allocator taking queued blocks.
 
-use super::{no_args, CommitPlan, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use crate::config::{PolicyKind, PolicyParams};
+use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
+use crate::config::PolicyParams;
 use crate::extent::{FreedRun, Run};
 use std::collections::{BTreeMap, VecDeque};
 use trimlab_sim::SimTime;
 
+impl PolicyKind {
+    /// Lazy TRIM (000): TRIMs queued to background workers whose count follows the queue;
+    /// freed blocks are allocatable only when their commit's TRIMs have all been issued.
+    #[allow(non_upper_case_globals)]
+    pub const Lazy: PolicyKind = PolicyKind::plain("lazy");
+}
+
 pub(super) const SPEC: PolicySpec = PolicySpec {
-    name: "lazy",
+    name: PolicyKind::Lazy.name(),
+    variant: "Lazy",
+    fields: &[],
     args: None,
     help: "Lazy TRIM (000): TRIM queue + adaptive background workers",
     keys: &["lazy_workers_max", "lazy_trims_per_worker"],
     example: PolicyKind::Lazy,
-    parse: |args| no_args("lazy", args, PolicyKind::Lazy),
-    args_of: |_| None,
+    parse: |args| no_args(args, PolicyKind::Lazy),
     label: None,
     build: |kind, params, _| Box::new(Lazy::new(kind, params)),
 };

@@ -4,9 +4,10 @@
 //! The file system keeps the bitmaps and issues every command; a policy only decides. Blocks a
 //! policy holds (queued for TRIM, or being trimmed) are free on disk but not allocatable.
 //!
-//! Adding a policy: one file here that defines it and its `SPEC` ([`PolicySpec`]: name, help,
-//! its `[host]` keys, how it reads `NAME:ARGS`, its constructor), one line in [`POLICIES`], and
-//! its value in [`PolicyKind`] (the typed value experiments and configs hold).
+//! Adding a policy: one file here that defines it, its [`PolicyKind`] constant (or, for a
+//! policy with arguments, a `const fn` that makes its kinds) and its `SPEC` ([`PolicySpec`]:
+//! name, serialized name, help, its `[host]` keys, how it reads `NAME:ARGS`, its constructor),
+//! and one line in [`POLICIES`].
 
 mod btrfs_async;
 mod discard;
@@ -19,9 +20,11 @@ mod nodiscard;
 mod online;
 mod selective;
 
-use crate::config::{PolicyKind, PolicyParams};
+use crate::config::PolicyParams;
 use crate::extent::{FreedRun, Run};
-use serde::Serialize;
+use serde::ser::SerializeStructVariant;
+use serde::{Serialize, Serializer};
+use std::fmt;
 use trimlab_sim::SimTime;
 
 /// Every host TRIM policy, in the order help and docs list them.
@@ -39,24 +42,132 @@ pub const POLICIES: &[&PolicySpec] = &[
 
 /// A policy as the registry knows it (nbdkit style: its file defines the `SPEC`).
 pub struct PolicySpec {
-    /// The name `[host] discard` takes (before any `:ARGS`).
+    /// The name `[host] discard` takes (before any `:ARGS`): its `PolicyKind`'s name.
     pub name: &'static str,
+    /// The name serde and `Debug` give its kinds: the variant of the enum `PolicyKind` was
+    /// (btrfs-async's is `Async`), which metrics.json and every config hash hold.
+    pub variant: &'static str,
+    /// The names of the arguments its kinds carry, in order (`low_pct`, `high_pct`): the
+    /// fields of the old struct variant, serialized and printed as such; empty for a unit.
+    pub fields: &'static [&'static str],
     /// The arguments after `name:` it accepts, as shown in help (`LOW:HIGH`), if any.
     pub args: Option<&'static str>,
     /// One line for `--help` and docs/config.md.
     pub help: &'static str,
     /// The `[host]` keys that tune it (docs/config.md gives their defaults).
     pub keys: &'static [&'static str],
-    /// A representative value: names the `PolicyKind` variant this spec handles, and is the
-    /// instance the model tests run.
+    /// A representative value: the instance the model tests run.
     pub example: PolicyKind,
     /// Reads the text after `name:` (`None` for the bare name).
     pub parse: fn(Option<&str>) -> Result<ParsedPolicy, String>,
-    /// The text after `name:` that `parse` reads back into `kind`, if the kind carries any.
-    pub args_of: fn(PolicyKind) -> Option<String>,
     /// The short label reports use (`SeT(40,90)`); `None`: the name.
     pub label: Option<fn(PolicyKind) -> String>,
     pub build: fn(PolicyKind, &PolicyParams, u64) -> Box<dyn TrimPolicy>,
+}
+
+/// A host TRIM policy's identity: its name in `[host] discard` and, for a policy with
+/// arguments, their values (selective's watermarks). Values come from a policy's file
+/// (`PolicyKind::Lazy`, `PolicyKind::selective(40, 90)`) or from [`parse`], so each names a
+/// registered policy. The derived equality makes the constants usable as match patterns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct PolicyKind {
+    name: &'static str,
+    /// The arguments in the order of the spec's `fields`; the unused ones are 0. Two suffice
+    /// for every policy so far; a policy with more widens the array.
+    args: [u32; 2],
+}
+
+impl PolicyKind {
+    /// The kind of a policy without arguments (its file's constant).
+    const fn plain(name: &'static str) -> Self {
+        PolicyKind { name, args: [0, 0] }
+    }
+
+    const fn with_args(name: &'static str, args: [u32; 2]) -> Self {
+        PolicyKind { name, args }
+    }
+
+    /// The name `[host] discard` takes, without arguments.
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+
+    /// The registered spec of this policy.
+    pub fn spec(self) -> &'static PolicySpec {
+        self.registered().1
+    }
+
+    /// Its spec and that spec's place in [`POLICIES`] (the old enum's variant index in serde).
+    fn registered(self) -> (usize, &'static PolicySpec) {
+        POLICIES
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.name == self.name)
+            .map(|(i, s)| (i, *s))
+            .unwrap_or_else(|| unreachable!("policy {:?} has no spec in POLICIES", self.name))
+    }
+
+    /// The arguments its spec names, paired with their field names.
+    fn named_args(self) -> impl Iterator<Item = (&'static str, u32)> {
+        self.spec().fields.iter().copied().zip(self.args)
+    }
+
+    /// `NAME` or `NAME:ARGS` (see [`parse`]); a period in the text (`fstrim:PERIOD`) is
+    /// refused here: only `[host] discard` can carry it into the params.
+    pub fn parse(text: &str) -> Result<PolicyKind, String> {
+        let parsed = parse(text)?;
+        match parsed.period_ns {
+            None => Ok(parsed.kind),
+            Some(_) => Err(format!("\"{text}\": a period is set through [host] discard, not here")),
+        }
+    }
+
+    /// The name `parse` reads back: the arguments joined by `:` (`selective:LOW:HIGH`).
+    pub fn config_name(&self) -> String {
+        let args = self.named_args().map(|(_, value)| format!(":{value}"));
+        std::iter::once(self.name.to_string()).chain(args).collect()
+    }
+
+    pub fn label(&self) -> String {
+        self.spec().label.map_or_else(|| self.name.to_string(), |label| label(*self))
+    }
+
+    /// One value of every registered policy (the registry's examples).
+    pub fn all_for_tests() -> Vec<PolicyKind> {
+        POLICIES.iter().map(|s| s.example).collect()
+    }
+}
+
+/// As the enum `PolicyKind` was derived: a unit variant (`"NoDiscard"`) or a struct variant
+/// (`{"Selective": {"low_pct": 40, "high_pct": 90}}`), so metrics.json and config hashes stay.
+impl Serialize for PolicyKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (index, spec) = self.registered();
+        let index = u32::try_from(index).unwrap_or_else(|_| unreachable!("{} policies", POLICIES.len()));
+        if spec.fields.is_empty() {
+            return s.serialize_unit_variant("PolicyKind", index, spec.variant);
+        }
+        let mut v = s.serialize_struct_variant("PolicyKind", index, spec.variant, spec.fields.len())?;
+        for (field, value) in self.named_args() {
+            v.serialize_field(field, &value)?;
+        }
+        v.end()
+    }
+}
+
+/// As the derived enum printed it (`NoDiscard`, `Selective { low_pct: 40, high_pct: 90 }`).
+impl fmt::Debug for PolicyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let spec = self.spec();
+        if spec.fields.is_empty() {
+            return f.write_str(spec.variant);
+        }
+        let mut d = f.debug_struct(spec.variant);
+        for (field, value) in self.named_args() {
+            d.field(field, &value);
+        }
+        d.finish()
+    }
 }
 
 /// What `[host] discard = "NAME[:ARGS]"` selects: the policy and, for a periodic one given
@@ -74,7 +185,8 @@ impl ParsedPolicy {
 }
 
 /// For policies without arguments: the bare name only.
-fn no_args(name: &str, args: Option<&str>, kind: PolicyKind) -> Result<ParsedPolicy, String> {
+fn no_args(args: Option<&str>, kind: PolicyKind) -> Result<ParsedPolicy, String> {
+    let name = kind.name;
     match args {
         None => Ok(ParsedPolicy::plain(kind)),
         Some(a) => Err(format!("\"{name}:{a}\": {name} takes no arguments")),
@@ -106,14 +218,6 @@ pub fn accepted() -> Vec<String> {
         }
     }
     out
-}
-
-/// The registered spec of `kind`'s variant.
-pub fn spec(kind: PolicyKind) -> &'static PolicySpec {
-    POLICIES
-        .iter()
-        .find(|s| std::mem::discriminant(&s.example) == std::mem::discriminant(&kind))
-        .unwrap_or_else(|| unreachable!("policy {kind:?} has no spec in POLICIES"))
 }
 
 /// How the journal thread issues the TRIMs a commit does itself.
@@ -251,7 +355,7 @@ pub trait TrimPolicy {
 }
 
 pub fn build(kind: PolicyKind, params: &PolicyParams, block_bytes: u64) -> Box<dyn TrimPolicy> {
-    (spec(kind).build)(kind, params, block_bytes)
+    (kind.spec().build)(kind, params, block_bytes)
 }
 
 #[cfg(test)]
@@ -262,11 +366,10 @@ mod tests {
     fn every_policy_is_unique_helped_and_round_trips() {
         for (i, s) in POLICIES.iter().enumerate() {
             assert!(POLICIES[..i].iter().all(|o| o.name != s.name), "{} registered twice", s.name);
-            let same =
-                |o: &&&PolicySpec| std::mem::discriminant(&o.example) == std::mem::discriminant(&s.example);
-            assert!(!POLICIES[..i].iter().any(|o| same(&o)), "{}: two specs for one PolicyKind", s.name);
+            assert!(POLICIES[..i].iter().all(|o| o.variant != s.variant), "{}: variant taken", s.name);
             assert!(!s.help.trim().is_empty(), "{} has no help", s.name);
-            assert_eq!(spec(s.example).name, s.name, "the spec found for its example is itself");
+            assert_eq!(s.example.name(), s.name, "{}'s example is of its own kind", s.name);
+            assert_eq!(s.example.spec().variant, s.variant, "the spec found for its example is itself");
             let text = s.example.config_name();
             assert_eq!(parse(&text), Ok(ParsedPolicy::plain(s.example)), "{text} round-trips");
             assert_eq!(PolicyKind::parse(&text), Ok(s.example));
@@ -276,8 +379,36 @@ mod tests {
     }
 
     #[test]
+    fn serde_and_debug_keep_the_old_enum_form() {
+        // What `#[derive(Serialize, Debug)]` on the enum gave for the policies it had:
+        // metrics.json and config hashes. (A policy added later has no old form to keep.)
+        let unit = |kind: PolicyKind, variant: &str| (kind, format!("\"{variant}\""), variant.to_string());
+        let old = [
+            unit(PolicyKind::NoDiscard, "NoDiscard"),
+            unit(PolicyKind::Discard, "Discard"),
+            unit(PolicyKind::DiscardBatch, "DiscardBatch"),
+            unit(PolicyKind::Ext4Discard, "Ext4Discard"),
+            unit(PolicyKind::Lazy, "Lazy"),
+            unit(PolicyKind::LazyReuse, "LazyReuse"),
+            (
+                PolicyKind::selective(40, 90),
+                r#"{"Selective":{"low_pct":40,"high_pct":90}}"#.to_string(),
+                "Selective { low_pct: 40, high_pct: 90 }".to_string(),
+            ),
+            unit(PolicyKind::Async, "Async"),
+            unit(PolicyKind::Fstrim, "Fstrim"),
+        ];
+        for (kind, json, debug) in old {
+            assert_eq!(serde_json::to_string(&kind).unwrap(), json);
+            assert_eq!(format!("{kind:?}"), debug);
+        }
+        let pretty = "Selective {\n    low_pct: 0,\n    high_pct: 100,\n}";
+        assert_eq!(format!("{:#?}", PolicyKind::selective(0, 100)), pretty);
+    }
+
+    #[test]
     fn arguments_parse_in_their_policy() {
-        assert_eq!(parse("selective").unwrap().kind, PolicyKind::Selective { low_pct: 40, high_pct: 90 });
+        assert_eq!(parse("selective").unwrap().kind, PolicyKind::selective(40, 90));
         assert_eq!(parse("selective:60:70").unwrap().kind.label(), "SeT(60,70)");
         assert!(parse("selective:70:60").unwrap_err().contains("LOW <= HIGH"));
         assert!(parse("selective:x").unwrap_err().contains("selective:LOW:HIGH"));
@@ -304,8 +435,7 @@ mod tests {
 
     #[test]
     fn selective_follows_watermarks_and_trend() {
-        let mut p =
-            build(PolicyKind::Selective { low_pct: 40, high_pct: 80 }, &PolicyParams::default(), 4096);
+        let mut p = build(PolicyKind::selective(40, 80), &PolicyParams::default(), 4096);
         let on = |p: &mut Box<dyn TrimPolicy>, u: f64| {
             !p.on_commit(SimTime::ZERO, vec![fr(0, 1)], u).trim.is_empty()
         };

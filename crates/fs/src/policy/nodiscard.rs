@@ -1,16 +1,22 @@
 //! nodiscard: no online TRIM; freed blocks return to the allocator at commit.
 
-use super::{no_args, online::Online, PolicySpec};
-use crate::config::PolicyKind;
+use super::{no_args, online::Online, PolicyKind, PolicySpec};
+
+impl PolicyKind {
+    /// No online TRIM: freed blocks return to the allocator at commit.
+    #[allow(non_upper_case_globals)]
+    pub const NoDiscard: PolicyKind = PolicyKind::plain("nodiscard");
+}
 
 pub(super) const SPEC: PolicySpec = PolicySpec {
-    name: "nodiscard",
+    name: PolicyKind::NoDiscard.name(),
+    variant: "NoDiscard",
+    fields: &[],
     args: None,
     help: "no online TRIM; freed blocks reusable at commit",
     keys: &[],
     example: PolicyKind::NoDiscard,
-    parse: |args| no_args("nodiscard", args, PolicyKind::NoDiscard),
-    args_of: |_| None,
+    parse: |args| no_args(args, PolicyKind::NoDiscard),
     label: None,
     build: |kind, _, _| Box::new(Online::new(kind, None)),
 };

@@ -2,35 +2,50 @@
 //! between on while utilization falls and off while it rises. `selective:LOW:HIGH` sets the
 //! watermarks; the bare name means 40:90.
 
-use super::{CommitPlan, ParsedPolicy, PolicySpec, PolicyStats, TrimMode, TrimPolicy};
-use crate::config::PolicyKind;
+use super::{CommitPlan, ParsedPolicy, PolicyKind, PolicySpec, PolicyStats, TrimMode, TrimPolicy};
 use crate::extent::{FreedRun, Run};
 use trimlab_sim::SimTime;
 
+const NAME: &str = "selective";
+
+impl PolicyKind {
+    /// Selective TRIM (001) with its watermarks in %: on at or above `high_pct` utilization,
+    /// off below `low_pct`, in between on while utilization falls and off while it rises.
+    /// `parse` checks `low_pct <= high_pct <= 100` on config text.
+    pub const fn selective(low_pct: u32, high_pct: u32) -> PolicyKind {
+        PolicyKind::with_args(NAME, [low_pct, high_pct])
+    }
+
+    /// SeT's watermarks `(low_pct, high_pct)`; `None` for every other policy.
+    pub fn watermarks(self) -> Option<(u32, u32)> {
+        (self.name == NAME).then_some((self.args[0], self.args[1]))
+    }
+}
+
 pub(super) const SPEC: PolicySpec = PolicySpec {
-    name: "selective",
+    name: NAME,
+    variant: "Selective",
+    fields: &["low_pct", "high_pct"],
     args: Some("LOW:HIGH"),
     help: "Selective TRIM (001), watermarks in % (bare selective = 40:90)",
     keys: &[],
-    example: PolicyKind::Selective { low_pct: 30, high_pct: 60 },
+    example: PolicyKind::selective(30, 60),
     parse,
-    args_of: |kind| match kind {
-        PolicyKind::Selective { low_pct, high_pct } => Some(format!("{low_pct}:{high_pct}")),
-        _ => None,
-    },
-    label: Some(|kind| match kind {
-        PolicyKind::Selective { low_pct, high_pct } => format!("SeT({low_pct},{high_pct})"),
-        other => unreachable!("selective's label asked for {other:?}"),
+    label: Some(|kind| match kind.watermarks() {
+        Some((low_pct, high_pct)) => format!("SeT({low_pct},{high_pct})"),
+        None => unreachable!("selective's label asked for {kind:?}"),
     }),
-    build: |kind, _, _| Box::new(Selective { kind, on: false, previous: None, stats: Default::default() }),
+    build: |kind, _, _| {
+        let Some((low_pct, high_pct)) = kind.watermarks() else {
+            unreachable!("selective policy built for {kind:?}")
+        };
+        Box::new(Selective { kind, low_pct, high_pct, on: false, previous: None, stats: Default::default() })
+    },
 };
 
 fn parse(args: Option<&str>) -> Result<ParsedPolicy, String> {
     let Some(args) = args else {
-        return Ok(ParsedPolicy {
-            kind: PolicyKind::Selective { low_pct: 40, high_pct: 90 },
-            period_ns: None,
-        });
+        return Ok(ParsedPolicy { kind: PolicyKind::selective(40, 90), period_ns: None });
     };
     let bad = || {
         format!(
@@ -43,12 +58,14 @@ fn parse(args: Option<&str>) -> Result<ParsedPolicy, String> {
     if low > high || high > 100 {
         return Err(format!("selective:{low}:{high}: watermarks must satisfy 0 <= LOW <= HIGH <= 100"));
     }
-    Ok(ParsedPolicy { kind: PolicyKind::Selective { low_pct: low, high_pct: high }, period_ns: None })
+    Ok(ParsedPolicy { kind: PolicyKind::selective(low, high), period_ns: None })
 }
 
 /// SeT (001): the watermarks decide; between them the utilization trend does.
 pub(super) struct Selective {
     kind: PolicyKind,
+    low_pct: u32,
+    high_pct: u32,
     on: bool,
     previous: Option<f64>,
     stats: PolicyStats,
@@ -59,9 +76,7 @@ impl TrimPolicy for Selective {
         self.kind
     }
     fn on_commit(&mut self, _now: SimTime, freed: Vec<FreedRun>, utilization: f64) -> CommitPlan {
-        let PolicyKind::Selective { low_pct, high_pct } = self.kind else {
-            unreachable!("selective policy built for {:?}", self.kind)
-        };
+        let (low_pct, high_pct) = (self.low_pct, self.high_pct);
         let pct = utilization * 100.0;
         self.on = if pct >= high_pct as f64 {
             true
