@@ -4,6 +4,7 @@
 mod config_section;
 pub mod event_queue;
 pub mod names;
+mod registry;
 pub mod rng;
 pub mod time;
 pub mod units;

@@ -4,13 +4,11 @@
 //! for each from the [`TrimCostModel`].
 //!
 //! Adding an engine: one file that defines the engine, its `EngineKind` constant and its
-//! `SPEC` ([`EngineSpec`]: name, help, config table, constructor), and one line in [`ENGINES`].
+//! `SPEC` ([`EngineSpec`]: name, help, config table, constructor), and its module's name in the
+//! `registry!` list of [`ENGINES`] (one line).
 
 pub mod cost_model;
-pub mod delayed;
 pub mod engine;
-pub mod immediate;
-pub mod none;
 pub mod trim_bitmap;
 pub mod trim_buffer;
 
@@ -27,12 +25,14 @@ pub use trim_bitmap::{full_bitmap_bytes, BitmapKind};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Every engine a config can name, in the order help and docs list them.
-pub const ENGINES: &[&EngineSpec] = &[
-    &immediate::SPEC, // steps 1-3 at once
-    &none::SPEC,      // no TRIM support
-    &delayed::SPEC,   // 002's Delayed TRIM
-];
+trimlab_sim::registry! {
+    /// Every engine a config can name, in the order help and docs list them.
+    pub const ENGINES: EngineSpec = [
+        pub immediate, // steps 1-3 at once
+        pub none, // no TRIM support
+        pub delayed, // 002's Delayed TRIM
+    ];
+}
 
 impl EngineKind {
     pub fn name(self) -> &'static str {

@@ -7,18 +7,10 @@
 //! Adding a policy: one file here that defines it, its [`PolicyKind`] constant (or, for a
 //! policy with arguments, a `const fn` that makes its kinds) and its `SPEC` ([`PolicySpec`]:
 //! name, serialized name, help, its `[host]` keys, how it reads `NAME:ARGS`, its constructor),
-//! and one line in [`POLICIES`].
+//! and its module's name in the
+//! `registry!` list of [`POLICIES`] (one line).
 
-mod btrfs_async;
-mod discard;
-mod discard_batch;
-mod ext4_discard;
-mod fstrim;
-mod lazy;
-mod lazy_reuse;
-mod nodiscard;
 mod online;
-mod selective;
 
 use crate::config::PolicyParams;
 use crate::extent::{FreedRun, Run};
@@ -27,18 +19,20 @@ use serde::{Serialize, Serializer};
 use std::fmt;
 use trimlab_sim::SimTime;
 
-/// Every host TRIM policy, in the order help and docs list them.
-pub const POLICIES: &[&PolicySpec] = &[
-    &nodiscard::SPEC,
-    &discard::SPEC,
-    &discard_batch::SPEC,
-    &ext4_discard::SPEC,
-    &lazy::SPEC,
-    &lazy_reuse::SPEC,
-    &selective::SPEC,
-    &btrfs_async::SPEC,
-    &fstrim::SPEC,
-];
+trimlab_sim::registry! {
+    /// Every host TRIM policy, in the order help and docs list them.
+    pub const POLICIES: PolicySpec = [
+        nodiscard,
+        discard,
+        discard_batch,
+        ext4_discard,
+        lazy,
+        lazy_reuse,
+        selective,
+        btrfs_async,
+        fstrim,
+    ];
+}
 
 /// A policy as the registry knows it (nbdkit style: its file defines the `SPEC`).
 pub struct PolicySpec {

@@ -3,32 +3,27 @@
 //! parser). Each format lives in its own file here.
 //!
 //! Adding a format: one file that defines its `TraceFormat` constant and its `SPEC` (a new
-//! parser can use `crate::line`'s shared pieces), and one line in [`FORMATS`].
-
-mod blkparse;
-mod disksim;
-mod fio_v2;
-mod fio_v3;
-mod ftrace_blk;
-mod mqsim;
-mod msr;
+//! parser can use `crate::line`'s shared pieces), and its
+//! module's name in the `registry!` list of [`FORMATS`] (one line).
 
 use crate::line::{FioTimeUnit, Line, LineOptions};
 use crate::record::TraceRecord;
 use serde::Serialize;
 use std::fmt;
 
-/// Every format, in the order detection tries them (the first whose `detect` accepts the
-/// first meaningful line wins) and help lists them.
-pub const FORMATS: &[&FormatSpec] = &[
-    &fio_v2::SPEC,
-    &fio_v3::SPEC,
-    &msr::SPEC,
-    &blkparse::SPEC,
-    &ftrace_blk::SPEC,
-    &disksim::SPEC,
-    &mqsim::SPEC,
-];
+trimlab_sim::registry! {
+    /// Every format, in the order detection tries them (the first whose `detect` accepts the
+    /// first meaningful line wins) and help lists them.
+    pub const FORMATS: FormatSpec = [
+        fio_v2,
+        fio_v3,
+        msr,
+        blkparse,
+        ftrace_blk,
+        disksim,
+        mqsim,
+    ];
+}
 
 /// A trace format's identity: its name for `--format`. Values come from a format's file
 /// (`TraceFormat::FioV3`), [`TraceFormat::parse`] or detection, so each is registered.
