@@ -931,7 +931,7 @@ fn serve(
     mut writer: impl Write + Send + 'static,
 ) -> String {
     let id = watch.id;
-    let negotiation = match handshake(shared, id, peer, &mut reader, &mut writer) {
+    let negotiation = match handshake(shared, watch, peer, &mut reader, &mut writer) {
         Ok(Some(n)) => n,
         Ok(None) => {
             shared.count(|c| c.handshakes_failed += 1);
@@ -943,7 +943,6 @@ fn serve(
         }
     };
     shared.count(|c| c.handshakes_completed += 1);
-    watch.negotiated();
     shared.log(
         id,
         peer,
@@ -990,11 +989,12 @@ fn serve(
 /// Option haggling. `Ok(None)`: the session ended (abort, refusal, EOF), already logged.
 fn handshake(
     shared: &Shared,
-    id: u64,
+    watch: &Watch,
     peer: &str,
     reader: &mut impl Read,
     writer: &mut impl Write,
 ) -> io::Result<Option<Negotiation>> {
+    let id = watch.id;
     writer.write_all(&handshake::greeting())?;
     writer.flush()?;
     let mut flags = [0u8; 4];
@@ -1022,41 +1022,19 @@ fn handshake(
                 return Ok(None);
             }
         };
-        let outcome = if shared.shutting_down.load(Ordering::SeqCst) && option != OPT_ABORT {
-            drain(reader, length as u64, None)?;
-            let mut reply = Vec::new();
-            handshake::option_reply(option, REP_ERR_SHUTDOWN, b"server is shutting down", &mut reply);
-            handshake::OptionOutcome { reply, next: Next::Options, refused: Some("shutting down".into()) }
-        } else {
-            match handshake::payload_policy(length) {
-                PayloadPolicy::Read => {
-                    let mut data = vec![0u8; length as usize];
-                    if !read_full(reader, &mut data)? && length > 0 {
-                        return Ok(None);
-                    }
-                    negotiation.handle(option, &data)
-                }
-                PayloadPolicy::DrainAndRefuse => {
-                    drain(reader, length as u64, None)?;
-                    negotiation.too_big(option, length)
-                }
-                PayloadPolicy::Disconnect => {
-                    shared.count(|c| c.protocol_violations += 1);
-                    shared.log(
-                        id,
-                        peer,
-                        &format!(
-                            "refused: {} with a {length}-byte payload; disconnecting",
-                            option_name(option)
-                        ),
-                    );
-                    return Ok(None);
-                }
-            }
+        let Some(outcome) = option_outcome(shared, id, peer, reader, &mut negotiation, option, length)?
+        else {
+            return Ok(None);
         };
         if let Some(why) = &outcome.refused {
             shared.count(|c| c.options_refused += 1);
             shared.log(id, peer, &format!("refused option: {why}"));
+        }
+        if outcome.next == Next::Transmission {
+            // In transmission before the client can know it: once it reads this reply it may
+            // open another connection, and admission must count this one as transmitting,
+            // not as a handshake it may evict.
+            watch.negotiated();
         }
         writer.write_all(&outcome.reply)?;
         writer.flush()?;
@@ -1066,6 +1044,48 @@ fn handshake(
             Next::Close => return Ok(None),
         }
     }
+}
+
+/// The reply to one option and what comes after it; `None` when the client is disconnected
+/// (a payload too large to drain, or the peer gone mid-option).
+fn option_outcome(
+    shared: &Shared,
+    id: u64,
+    peer: &str,
+    reader: &mut impl Read,
+    negotiation: &mut Negotiation,
+    option: u32,
+    length: u32,
+) -> io::Result<Option<handshake::OptionOutcome>> {
+    Ok(Some(if shared.shutting_down.load(Ordering::SeqCst) && option != OPT_ABORT {
+        drain(reader, length as u64, None)?;
+        let mut reply = Vec::new();
+        handshake::option_reply(option, REP_ERR_SHUTDOWN, b"server is shutting down", &mut reply);
+        handshake::OptionOutcome { reply, next: Next::Options, refused: Some("shutting down".into()) }
+    } else {
+        match handshake::payload_policy(length) {
+            PayloadPolicy::Read => {
+                let mut data = vec![0u8; length as usize];
+                if !read_full(reader, &mut data)? && length > 0 {
+                    return Ok(None);
+                }
+                negotiation.handle(option, &data)
+            }
+            PayloadPolicy::DrainAndRefuse => {
+                drain(reader, length as u64, None)?;
+                negotiation.too_big(option, length)
+            }
+            PayloadPolicy::Disconnect => {
+                shared.count(|c| c.protocol_violations += 1);
+                shared.log(
+                    id,
+                    peer,
+                    &format!("refused: {} with a {length}-byte payload; disconnecting", option_name(option)),
+                );
+                return Ok(None);
+            }
+        }
+    }))
 }
 
 /// Offset in the reply buffer where a READ's data starts: room for the longest header.
