@@ -30,6 +30,9 @@ pub(super) struct InodeGcQueue {
     /// Unlinked inodes waiting for inactivation, in the order they were queued: out of the
     /// file system's inode map (no call reaches them by number), still owning their extents.
     pub(super) queued: Vec<(Ino, Inode)>,
+    /// The blocks the queued inodes' extents hold: what `df` already counts as free (see
+    /// `FileSystem::utilization`).
+    pub(super) queued_blocks: u64,
     /// Bumped whenever the pending work is re-armed or run, so that an earlier event is stale.
     pub(super) generation: u64,
 }
@@ -56,6 +59,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.dirty_meta(self.layout.dir_start + slot / self.config.dir_entries_per_block);
         self.free_slots.insert(slot);
         let items = self.inodegc.queued.len() as u64;
+        self.inodegc.queued_blocks += inode.extents.iter().map(|e| e.len).sum::<u64>();
         self.inodegc.queued.push((ino, inode));
         self.inodegc.generation += 1;
         // xfs_inodegc_want_queue_work: a cluster's worth queued, or free space below 5 %.
@@ -85,6 +89,7 @@ impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn inodegc_run(&mut self, t: SimTime, charge_app: bool) {
         self.inodegc.generation += 1;
         let queued = std::mem::take(&mut self.inodegc.queued);
+        self.inodegc.queued_blocks = 0;
         let bs = self.config.block_bytes;
         let mut blocks = 0;
         // The kernel's llist hands the inodes over newest first.
@@ -110,5 +115,23 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         self.inodegc_run(self.now, true);
         true
+    }
+
+    /// `check`'s part: queued inodes are neither live nor free, and `queued_blocks` is what
+    /// their extents hold.
+    pub(super) fn inodegc_check(&self) -> Result<(), String> {
+        for (ino, _) in &self.inodegc.queued {
+            if self.inodes.contains_key(ino) || self.free_inos.contains(ino) {
+                return Err(format!("fs: inode {ino} awaiting inactivation is also live or free"));
+            }
+        }
+        let queued: u64 = self.inodegc.queued.iter().flat_map(|(_, i)| i.extents.iter()).map(|e| e.len).sum();
+        if queued != self.inodegc.queued_blocks {
+            return Err(format!(
+                "fs: inodegc counts {} queued blocks, its inodes hold {queued}",
+                self.inodegc.queued_blocks
+            ));
+        }
+        Ok(())
     }
 }

@@ -27,6 +27,7 @@ mod journal;
 mod layout;
 mod page_cache;
 mod request_merge;
+mod xfs_unmount;
 
 use discard_worker::Worker;
 use fitrim::Fitrim;
@@ -359,8 +360,17 @@ impl<D: BlockDevice> FileSystem<D> {
         self.layout.total_blocks - self.layout.static_blocks
     }
     /// File blocks in use / data blocks (what SeT and the aging procedure call utilization).
+    ///
+    /// Blocks of XFS inodes queued for inactivation count as free: they are what `df` shows
+    /// after an `rm`, since statfs kicks the inodegc workers (Linux 6.18 fs/xfs/xfs_super.c,
+    /// `xfs_fs_statfs` -> `xfs_inodegc_push`; a blocking `xfs_inodegc_flush` before 5.19's
+    /// "xfs: introduce xfs_inodegc_push()"), which free them within a tick. Without this a
+    /// loop deleting down to a utilization never saw it drop and removed every file. The push
+    /// itself is not modelled: a user's `rm` does not call statfs, and running the worker at
+    /// each look would move the discards of an rm burst (see inodegc.rs).
     pub fn utilization(&self) -> f64 {
-        (self.bitmap.used_count() - self.layout.static_blocks) as f64 / self.data_blocks() as f64
+        let used = self.bitmap.used_count() - self.layout.static_blocks - self.inodegc.queued_blocks;
+        used as f64 / self.data_blocks() as f64
     }
     pub fn available_blocks(&self) -> u64 {
         self.bitmap.avail_count()
@@ -1004,12 +1014,16 @@ impl<D: BlockDevice> FileSystem<D> {
         self.commit_and_wait();
     }
 
-    /// umount: inactivate what XFS's inodegc still holds, sync, let background TRIMs finish,
-    /// checkpoint the journal.
+    /// umount: sync, let background TRIMs finish, checkpoint the journal. ext4 and btrfs run
+    /// every pending thread and timer first; XFS forces its log, flushes inodegc and cancels
+    /// its timers (xfs_unmount.rs).
     pub fn umount(&mut self) {
-        self.inodegc_flush();
-        self.sync();
-        self.quiesce();
+        if self.config.inodegc.is_some() {
+            self.xfs_unmount_quiesce();
+        } else {
+            self.sync();
+            self.quiesce();
+        }
         let home: Vec<Run> = coalesce(self.checkpoint.iter().map(|&b| Run::new(b, 1)).collect());
         self.stats.metadata_blocks_checkpointed += self.checkpoint.len() as u64;
         self.checkpoint.clear();
@@ -1160,11 +1174,7 @@ impl<D: BlockDevice> FileSystem<D> {
         if self.names.len() != self.inodes.len() {
             return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
         }
-        for (ino, _) in &self.inodegc.queued {
-            if self.inodes.contains_key(ino) || self.free_inos.contains(ino) {
-                return Err(format!("fs: inode {ino} awaiting inactivation is also live or free"));
-            }
-        }
+        self.inodegc_check()?;
         self.dev.check()
     }
 }
