@@ -22,9 +22,6 @@ pub use immediate::ImmediateTrim;
 pub use none::NoTrim;
 pub use trim_bitmap::{full_bitmap_bytes, BitmapKind};
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
 trimlab_sim::registry! {
     /// Every engine a config can name, in the order help and docs list them.
     pub const ENGINES: EngineSpec = [
@@ -34,28 +31,9 @@ trimlab_sim::registry! {
     ];
 }
 
+trimlab_sim::registry_handle!(EngineKind, EngineSpec, ENGINES, "TRIM engine");
+
 impl EngineKind {
-    pub fn name(self) -> &'static str {
-        self.0
-    }
-
-    /// The registered spec of this engine.
-    pub fn spec(self) -> &'static EngineSpec {
-        ENGINES
-            .iter()
-            .find(|s| s.kind == self)
-            .unwrap_or_else(|| unreachable!("engine {:?} is not in trimlab_trim::ENGINES", self.0))
-    }
-
-    /// The engine named `name`, or an error naming the accepted ones (and the closest).
-    pub fn parse(name: &str) -> Result<EngineKind, String> {
-        ENGINES
-            .iter()
-            .map(|s| s.kind)
-            .find(|k| k.0 == name)
-            .ok_or_else(|| trimlab_sim::names::unknown("TRIM engine", name, ENGINES.iter().map(|s| s.kind.0)))
-    }
-
     pub fn build(
         self,
         cost: TrimCostModel,
@@ -74,28 +52,10 @@ impl Default for EngineKind {
     }
 }
 
-impl fmt::Debug for EngineKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&trimlab_sim::names::camel_case(self.0))
-    }
-}
-
-impl Serialize for EngineKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for EngineKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        EngineKind::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
 
     #[test]
     fn every_engine_is_unique_helped_and_round_trips() {

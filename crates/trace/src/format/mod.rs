@@ -8,8 +8,6 @@
 
 use crate::line::{FioTimeUnit, Line, LineOptions};
 use crate::record::TraceRecord;
-use serde::Serialize;
-use std::fmt;
 
 trimlab_sim::registry! {
     /// Every format, in the order detection tries them (the first whose `detect` accepts the
@@ -61,24 +59,6 @@ impl TraceFormat {
         all
     };
 
-    pub fn name(self) -> &'static str {
-        self.0
-    }
-
-    pub fn spec(self) -> &'static FormatSpec {
-        FORMATS
-            .iter()
-            .find(|s| s.kind == self)
-            .unwrap_or_else(|| unreachable!("trace format {:?} is not in FORMATS", self.0))
-    }
-
-    pub fn parse(name: &str) -> Result<TraceFormat, String> {
-        TraceFormat::ALL
-            .into_iter()
-            .find(|f| f.name() == name)
-            .ok_or_else(|| trimlab_sim::names::unknown("trace format", name, TraceFormat::ALL.map(|f| f.0)))
-    }
-
     /// What a line must look like, for error messages.
     pub fn layout(self) -> &'static str {
         self.spec().layout
@@ -92,17 +72,7 @@ impl TraceFormat {
     }
 }
 
-impl fmt::Debug for TraceFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&trimlab_sim::names::camel_case(self.0))
-    }
-}
-
-impl Serialize for TraceFormat {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0)
-    }
-}
+trimlab_sim::registry_handle!(TraceFormat, FormatSpec, FORMATS, "trace format");
 
 /// `MAJ,MIN`.
 pub(crate) fn is_dev(token: &str) -> bool {

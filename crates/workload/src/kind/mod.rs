@@ -7,8 +7,6 @@
 
 use crate::config::WorkloadConfig;
 use crate::file::{Figures, FileState};
-use serde::{Deserialize, Serialize};
-use std::fmt;
 use trimlab_device::BlockDevice;
 use trimlab_fs::{FileSystem, FsError};
 
@@ -94,23 +92,6 @@ impl WorkloadKind {
         names
     };
 
-    pub fn name(self) -> &'static str {
-        self.0
-    }
-
-    pub fn spec(self) -> &'static KindSpec {
-        KINDS
-            .iter()
-            .find(|s| s.kind == self)
-            .unwrap_or_else(|| unreachable!("workload kind {:?} is not in KINDS", self.0))
-    }
-
-    pub fn parse(name: &str) -> Result<WorkloadKind, String> {
-        KINDS.iter().map(|s| s.kind).find(|k| k.0 == name).ok_or_else(|| {
-            trimlab_sim::names::unknown("workload kind", name, WorkloadKind::NAMES.iter().copied())
-        })
-    }
-
     /// True for the kinds that drive a file system rather than the block device.
     pub fn is_file_level(self) -> bool {
         self.spec().level == Level::File
@@ -134,28 +115,12 @@ impl Default for WorkloadKind {
     }
 }
 
-impl fmt::Debug for WorkloadKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&trimlab_sim::names::camel_case(self.0))
-    }
-}
-
-impl Serialize for WorkloadKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for WorkloadKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        WorkloadKind::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
+trimlab_sim::registry_handle!(WorkloadKind, KindSpec, KINDS, "workload kind");
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
 
     #[test]
     fn every_kind_is_unique_helped_and_round_trips() {
