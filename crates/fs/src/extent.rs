@@ -107,6 +107,34 @@ impl ExtentMap {
         }
         freed
     }
+
+    /// Unmaps the blocks of `[from, to)` (a punched hole); returns the physical runs
+    /// released, in logical order. Extents crossing an edge keep their outside parts.
+    pub fn remove_range(&mut self, from: u64, to: u64) -> Vec<Run> {
+        let mut freed = Vec::new();
+        if from >= to {
+            return freed;
+        }
+        if let Some((&l, &(p, len))) = self.map.range(..from).next_back() {
+            if l + len > from {
+                self.map.insert(l, (p, from - l));
+                freed.push(Run::new(p + (from - l), (l + len).min(to) - from));
+                if l + len > to {
+                    self.map.insert(to, (p + (to - l), l + len - to));
+                }
+            }
+        }
+        let inside: Vec<u64> = self.map.range(from..to).map(|(&l, _)| l).collect();
+        for l in inside {
+            if let Some((p, len)) = self.map.remove(&l) {
+                freed.push(Run::new(p, to.min(l + len) - l));
+                if l + len > to {
+                    self.map.insert(to, (p + (to - l), l + len - to));
+                }
+            }
+        }
+        freed
+    }
 }
 
 /// Merges physically adjacent runs (sorted by start) so one TRIM covers them.
@@ -142,5 +170,17 @@ mod tests {
         assert_eq!(freed, vec![Run::new(106, 2), Run::new(108, 2), Run::new(50, 3)]);
         assert_eq!(m.lookup(5), Some(105));
         assert_eq!(m.lookup(6), None);
+    }
+
+    #[test]
+    fn remove_range_keeps_both_edges_of_a_crossing_extent() {
+        let mut m = ExtentMap::new(100);
+        m.insert(0, 100, 10);
+        m.insert(20, 300, 5);
+        assert_eq!(m.remove_range(3, 7), vec![Run::new(103, 4)]);
+        assert_eq!((m.lookup(2), m.lookup(3), m.lookup(6), m.lookup(7)), (Some(102), None, None, Some(107)));
+        assert_eq!(m.remove_range(8, 22), vec![Run::new(108, 2), Run::new(300, 2)]);
+        assert_eq!((m.lookup(7), m.lookup(22), m.lookup(21)), (Some(107), Some(302), None));
+        assert_eq!(m.remove_range(5, 5), vec![]);
     }
 }

@@ -40,8 +40,9 @@ pub(super) struct InodeGcQueue {
 impl<D: BlockDevice> FileSystem<D> {
     /// The unlink's half (`xfs_remove`, then `evict` -> `xfs_inode_mark_reclaimable` ->
     /// `xfs_inodegc_queue`): the name and its directory slot go in the unlink's transaction
-    /// (with the inode, now on the AGI unlinked list), the page cache is dropped
-    /// (`truncate_inode_pages_final`), and the inode with its extents waits in the queue.
+    /// (the caller has removed the entry; the inode goes on the AGI unlinked list), the page
+    /// cache is dropped (`truncate_inode_pages_final`), and the inode with its extents waits
+    /// in the queue.
     pub(super) fn inodegc_unlink(&mut self, ino: Ino, gc: &InodeGc) -> Result<(), FsError> {
         let keys: Vec<(Ino, u64)> = self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
         for k in keys {
@@ -53,11 +54,15 @@ impl<D: BlockDevice> FileSystem<D> {
             self.writeback.remove(&k);
         }
         let inode = self.inodes.remove(&ino).ok_or(FsError::BadInode(ino))?;
-        let slot = inode.dir_slot;
+        self.inodegc_queue(ino, inode, gc);
+        Ok(())
+    }
+
+    /// Queues an unlinked inode (a file, or a removed directory with its blocks as extents)
+    /// for inactivation.
+    pub(super) fn inodegc_queue(&mut self, ino: Ino, inode: Inode, gc: &InodeGc) {
         let bs = self.config.block_bytes;
         self.dirty_meta(self.layout.inode_block(ino, bs, self.config.inode_bytes));
-        self.dirty_meta(self.layout.dir_start + slot / self.config.dir_entries_per_block);
-        self.free_slots.insert(slot);
         let items = self.inodegc.queued.len() as u64;
         self.inodegc.queued_blocks += inode.extents.iter().map(|e| e.len).sum::<u64>();
         self.inodegc.queued.push((ino, inode));
@@ -72,7 +77,6 @@ impl<D: BlockDevice> FileSystem<D> {
             let at = SimTime((self.now.0 / gc.tick_ns + 2) * gc.tick_ns);
             self.events.push(at, Ev::InodeGc(self.inodegc.generation));
         }
-        Ok(())
     }
 
     /// The delayed work fired; stale if re-armed or run since.
@@ -100,7 +104,7 @@ impl<D: BlockDevice> FileSystem<D> {
             }
             self.dirty_meta_at(self.layout.inode_block(ino, bs, self.config.inode_bytes), t);
             self.dirty_meta_at(self.layout.bitmap_block(self.layout.inode_group(ino)) + 1, t);
-            self.free_inos.insert(ino);
+            self.free_ino(ino);
         }
         if charge_app {
             self.now = self.now.after(blocks * self.config.host.free_block_ns);

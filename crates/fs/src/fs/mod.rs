@@ -21,19 +21,24 @@ use trimlab_sim::{EventQueue, SimTime};
 
 mod btrfs;
 mod discard_worker;
+mod fallocate;
 mod fitrim;
+mod inode_alloc;
 mod inodegc;
 mod journal;
 mod layout;
+mod namespace;
 mod page_cache;
 mod request_merge;
 mod xfs_unmount;
 
 use discard_worker::Worker;
 use fitrim::Fitrim;
+use inode_alloc::InodeGroups;
 use inodegc::InodeGcQueue;
 use journal::{Commit, Transaction};
 use layout::Layout;
+use namespace::Dir;
 
 pub type Ino = u32;
 
@@ -44,7 +49,7 @@ type PageTags = Vec<((Ino, u64), u64)>;
 pub enum FsError {
     #[error("no space left on the file system")]
     NoSpace,
-    #[error("no such file: {0}")]
+    #[error("no such file or directory: {0}")]
     NotFound(String),
     #[error("file exists: {0}")]
     Exists(String),
@@ -54,6 +59,14 @@ pub enum FsError {
     NoInodes,
     #[error("file system layout: {0}")]
     Layout(String),
+    #[error("directory not empty: {0}")]
+    NotEmpty(String),
+    #[error("not a directory: {0}")]
+    NotADirectory(String),
+    #[error("is a directory: {0}")]
+    IsADirectory(String),
+    #[error("invalid argument: {0}")]
+    Invalid(String),
 }
 
 /// Counters of the file system and its threads.
@@ -91,7 +104,11 @@ pub struct FsStats {
 struct Inode {
     size: u64,
     extents: ExtentMap,
+    /// The entry's slot in its parent directory.
     dir_slot: u64,
+    /// Blocks allocated by fallocate and not written since: logical start -> length. They
+    /// read as zeroes (ext4's and XFS's unwritten extents), so a read does not fetch them.
+    unwritten: BTreeMap<u64, u64>,
 }
 
 /// Requests a thread issues one after another (serial: each waits for the previous completion)
@@ -149,11 +166,20 @@ pub struct FileSystem<D: BlockDevice> {
     btrfs: Option<btrfs::Btrfs>,
     bitmap: BlockBitmap,
     inodes: BTreeMap<Ino, Inode>,
+    /// Regular files by full path ("d0/f1"; no leading '/').
     names: BTreeMap<String, Ino>,
+    /// Directories other than the root, by full path (namespace.rs).
+    dirs: BTreeMap<String, Dir>,
+    /// Freed inode numbers (each below its group's `inode_groups` watermark).
     free_inos: BTreeSet<Ino>,
-    next_ino: Ino,
+    /// Per-group inode accounting and the allocators' state (inode_alloc.rs).
+    inode_groups: InodeGroups,
+    /// The root directory's free entry slots (its blocks are static, at `layout.dir_start`).
     free_slots: BTreeSet<u64>,
     next_slot: u64,
+    /// Directory blocks freed while the commit in flight holds them as metadata: that commit
+    /// must not queue them for checkpoint (jbd2's revoke records).
+    revoked: BTreeSet<u64>,
     dirty: BTreeMap<(Ino, u64), u64>,
     /// Pages taken for write-back whose write has not been submitted yet: still readable
     /// from the page cache (the kernel keeps them cached under PG_writeback).
@@ -225,10 +251,12 @@ impl<D: BlockDevice> FileSystem<D> {
             bitmap: BlockBitmap::new(1, 64),
             inodes: BTreeMap::new(),
             names: BTreeMap::new(),
+            dirs: BTreeMap::new(),
             free_inos: BTreeSet::new(),
-            next_ino: 2,
+            inode_groups: InodeGroups::new(layout.groups, layout.inodes_per_group),
             free_slots: BTreeSet::new(),
             next_slot: 0,
+            revoked: BTreeSet::new(),
             dirty: BTreeMap::new(),
             writeback: BTreeMap::new(),
             running: Transaction { tid: 1, ..Default::default() },
@@ -375,9 +403,13 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn available_blocks(&self) -> u64 {
         self.bitmap.avail_count()
     }
-    pub fn lookup(&self, name: &str) -> Option<Ino> {
-        self.names.get(name).copied()
+    /// The regular file at `path` (None for a directory or a missing path).
+    pub fn lookup(&self, path: &str) -> Option<Ino> {
+        let path = namespace::normalize(path).ok()?;
+        self.names.get(path.as_ref()).copied()
     }
+    /// Every regular file by full path, in byte order (directories are not listed: see
+    /// [`FileSystem::entries`]).
     pub fn names(&self) -> impl Iterator<Item = (&String, &Ino)> {
         self.names.iter()
     }
@@ -607,43 +639,6 @@ impl<D: BlockDevice> FileSystem<D> {
         self.inodes.get_mut(&ino).ok_or(FsError::BadInode(ino))
     }
 
-    pub fn create(&mut self, name: &str) -> Result<Ino, FsError> {
-        self.syscall();
-        if self.names.contains_key(name) {
-            return Err(FsError::Exists(name.to_string()));
-        }
-        let max_ino = (self.layout.groups * self.layout.inodes_per_group) as Ino;
-        let ino = match self.free_inos.pop_first() {
-            Some(i) => i,
-            None if self.next_ino <= max_ino => {
-                self.next_ino += 1;
-                self.next_ino - 1
-            }
-            None => return Err(FsError::NoInodes),
-        };
-        let slot = match self.free_slots.pop_first() {
-            Some(s) => s,
-            None if self.next_slot < self.layout.dir_blocks * self.config.dir_entries_per_block => {
-                self.next_slot += 1;
-                self.next_slot - 1
-            }
-            None => {
-                self.free_inos.insert(ino);
-                return Err(FsError::NoInodes);
-            }
-        };
-        self.inodes.insert(
-            ino,
-            Inode { size: 0, extents: ExtentMap::new(self.config.max_extent_blocks), dir_slot: slot },
-        );
-        self.names.insert(name.to_string(), ino);
-        let ib = self.layout.inode_block(ino, self.config.block_bytes, self.config.inode_bytes);
-        self.dirty_meta(ib);
-        self.dirty_meta(self.layout.dir_start + slot / self.config.dir_entries_per_block);
-        self.dirty_meta(self.layout.bitmap_block(self.layout.inode_group(ino)) + 1);
-        Ok(ino)
-    }
-
     /// Waits until `need` blocks can be allocated: forces a commit of freed blocks and waits
     /// for the TRIM policy to release what it holds (ext4_should_retry_alloc).
     fn ensure_space(&mut self, need: u64) -> Result<(), FsError> {
@@ -814,7 +809,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let mut rmw = Vec::new();
         for (b, partial) in [(b0, !offset.is_multiple_of(bs)), (b1 - 1, !(offset + bytes).is_multiple_of(bs))]
         {
-            if partial && !self.dirty.contains_key(&(ino, b)) {
+            if partial && !self.dirty.contains_key(&(ino, b)) && !self.is_unwritten(ino, b) {
                 if let Some(p) = self.inodes[&ino].extents.lookup(b) {
                     if !rmw.contains(&p) {
                         rmw.push(p);
@@ -827,6 +822,7 @@ impl<D: BlockDevice> FileSystem<D> {
             self.app_io(reqs, false);
         }
         self.fill_holes(ino, b0, b1)?;
+        self.clear_unwritten(ino, b0, b1);
         let tag = self.next_tag;
         self.next_tag += b1 - b0;
         for (i, b) in (b0..b1).enumerate() {
@@ -856,6 +852,7 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         let (b0, b1) = (offset / bs, (offset + bytes) / bs);
         self.fill_holes(ino, b0, b1)?;
+        self.clear_unwritten(ino, b0, b1);
         let tag = self.next_tag;
         self.next_tag += b1 - b0;
         let mut reqs = Vec::new();
@@ -898,6 +895,8 @@ impl<D: BlockDevice> FileSystem<D> {
         for b in b0..b1 {
             if let Some(&t) = self.dirty.get(&(ino, b)).or_else(|| self.writeback.get(&(ino, b))) {
                 out[(b - b0) as usize] = t;
+            } else if fallocate::in_runs(&inode.unwritten, b) {
+                // An unwritten extent reads as zeroes without a device read.
             } else if let Some(p) = inode.extents.lookup(b) {
                 fetch.push((p, b));
             }
@@ -934,6 +933,7 @@ impl<D: BlockDevice> FileSystem<D> {
         for k in keys {
             self.writeback.remove(&k);
         }
+        self.clear_unwritten(ino, first, u64::MAX);
         let freed = self.inode_mut(ino)?.extents.truncate_from(first);
         let mut blocks = 0;
         for r in freed {
@@ -954,23 +954,6 @@ impl<D: BlockDevice> FileSystem<D> {
         self.inode_mut(ino)?.size = size;
         let ib = self.layout.inode_block(ino, bs, self.config.inode_bytes);
         self.dirty_meta(ib);
-        Ok(())
-    }
-
-    pub fn unlink(&mut self, name: &str) -> Result<(), FsError> {
-        self.syscall();
-        let ino = self.names.remove(name).ok_or_else(|| FsError::NotFound(name.to_string()))?;
-        if let Some(gc) = self.config.inodegc.clone() {
-            return self.inodegc_unlink(ino, &gc);
-        }
-        self.drop_blocks_from(ino, 0)?;
-        let inode = self.inodes.remove(&ino).unwrap_or_else(|| unreachable!());
-        let bs = self.config.block_bytes;
-        self.dirty_meta(self.layout.inode_block(ino, bs, self.config.inode_bytes));
-        self.dirty_meta(self.layout.dir_start + inode.dir_slot / self.config.dir_entries_per_block);
-        self.dirty_meta(self.layout.bitmap_block(self.layout.inode_group(ino)) + 1);
-        self.free_inos.insert(ino);
-        self.free_slots.insert(inode.dir_slot);
         Ok(())
     }
 
@@ -1095,6 +1078,11 @@ impl<D: BlockDevice> FileSystem<D> {
                 mark(Run::new(e.physical, e.len), 2, &format!("inode {ino}"))?;
             }
         }
+        for (path, dir) in &self.dirs {
+            for e in dir.blocks.iter() {
+                mark(Run::new(e.physical, e.len), 6, &format!("directory {path:?}"))?;
+            }
+        }
         for f in &self.running.freed {
             mark(f.run, 3, "running transaction's freed list")?;
         }
@@ -1118,7 +1106,7 @@ impl<D: BlockDevice> FileSystem<D> {
             let o = owner[b as usize];
             let (used, avail) = (self.bitmap.is_used(b), self.bitmap.is_avail(b));
             let ok = match o {
-                1 | 2 => used && !avail,
+                1 | 2 | 6 => used && !avail,
                 3..=5 => !used && !avail,
                 _ => !used && avail,
             };
@@ -1138,8 +1126,9 @@ impl<D: BlockDevice> FileSystem<D> {
                 return Err(format!("fs: dirty page ({ino}, {b}) is not mapped"));
             }
         }
-        // Journal: the log fits its area, transactions are in order, and only static metadata
-        // (inode tables, bitmaps, descriptors, directory) is journaled or awaits checkpoint.
+        // Journal: the log fits its area, transactions are in order, and only metadata (static:
+        // inode tables, bitmaps, descriptors, root directory; or a live directory's blocks) is
+        // journaled or awaits checkpoint, or a revoked block the commit in flight still holds.
         if self.journal_head >= self.layout.journal_blocks || self.journal_used > self.layout.journal_blocks {
             return Err(format!(
                 "fs: journal head {} / used {} outside its {} blocks",
@@ -1162,8 +1151,9 @@ impl<D: BlockDevice> FileSystem<D> {
             .chain(self.checkpoint.iter())
             .chain(self.commit.iter().flat_map(|c| c.meta.iter()));
         for &b in journaled {
-            if owner.get(b as usize) != Some(&1) {
-                return Err(format!("fs: journaled block {b} is not static metadata"));
+            let meta = matches!(owner.get(b as usize), Some(&1) | Some(&6));
+            if !meta && !self.revoked.contains(&b) {
+                return Err(format!("fs: journaled block {b} is not metadata"));
             }
         }
         for &(ino, b) in self.writeback.keys() {
@@ -1174,6 +1164,7 @@ impl<D: BlockDevice> FileSystem<D> {
         if self.names.len() != self.inodes.len() {
             return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
         }
+        self.namespace_check()?;
         self.inodegc_check()?;
         self.dev.check()
     }
