@@ -64,7 +64,7 @@ impl InodeGroups {
             dirs: vec![0; groups as usize],
             dirs_total: 0,
             ag_rotor: 0,
-            hash_seed: 0x5eed_0f_e4_7fc0_ffee,
+            hash_seed: 0x5eed_0fe4_7fc0_ffee,
         }
     }
 
@@ -149,7 +149,8 @@ impl<D: BlockDevice> FileSystem<D> {
     /// The lowest free inode of the file system.
     fn lowest_free_ino(&self) -> Option<Ino> {
         let ig = &self.inode_groups;
-        let watermark = ig.never_used.get(ig.fill_group).copied().filter(|&i| i <= ig.last_ino(ig.fill_group));
+        let watermark =
+            ig.never_used.get(ig.fill_group).copied().filter(|&i| i <= ig.last_ino(ig.fill_group));
         match (self.free_inos.first().copied(), watermark) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

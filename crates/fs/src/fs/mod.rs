@@ -1025,6 +1025,12 @@ impl<D: BlockDevice> FileSystem<D> {
     /// [`FileSystem::remount`] with the policies' parameters replaced too (e.g. fstrim's period).
     pub fn remount_with(&mut self, policy: crate::config::PolicyKind, params: crate::config::PolicyParams) {
         self.umount();
+        self.mount_with(policy, params);
+    }
+
+    /// The mount half of [`FileSystem::remount_with`], after an [`FileSystem::umount`] that
+    /// left the file system unmounted for a while (a script's `umount`, then `mount`).
+    pub fn mount_with(&mut self, policy: crate::config::PolicyKind, params: crate::config::PolicyParams) {
         self.config.params = params;
         self.config.policy = policy;
         self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);
