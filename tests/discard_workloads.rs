@@ -3,7 +3,9 @@
 //! (tests/realclient/record-workload.sh: the same script through ops_to_shell.py on a real
 //! ext4, XFS or btrfs over `trimlab serve --record`; `meta.toml` says how). Here each script
 //! runs in the model on the same drive (`trimlab run`), and every phase's TRIM commands and
-//! bytes must be within 20 % of the kernel's (the NBD counters of `kernel.phases.json`) —
+//! bytes must be within 20 % of the kernel's (the NBD counters of `kernel.phases.json`, or of
+//! a repeat run `kernel.runN.phases.json`: the kernel itself does not always split its TRIMs
+//! between phases the same way, README.md in each directory says how much they vary) —
 //! except the misses listed in tests/data/discard-patterns/known-misses.txt, each with its
 //! reason. The list may only shrink: a listed miss that now holds fails the test too, so that
 //! the list says what the model really gets wrong.
@@ -54,8 +56,16 @@ fn host_section(meta: &BTreeMap<String, String>) -> String {
 /// (phase, TRIM commands, TRIM bytes) in order.
 type Phases = Vec<(String, u64, u64)>;
 
-fn kernel_phases(dir: &Path) -> Phases {
-    let text = std::fs::read_to_string(dir.join("kernel.phases.json")).expect("kernel.phases.json");
+/// Every recorded run of the kernel: `kernel.phases.json`, then `kernel.runN.phases.json`
+/// (the repeats; the kernel does not always split its TRIMs between phases the same way).
+fn kernel_runs(dir: &Path) -> Vec<Phases> {
+    let mut files = vec![dir.join("kernel.phases.json")];
+    files.extend((2..10).map(|n| dir.join(format!("kernel.run{n}.phases.json"))).filter(|f| f.is_file()));
+    files.iter().map(|f| kernel_phases(f)).collect()
+}
+
+fn kernel_phases(file: &Path) -> Phases {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     v["phases"]
         .as_array()
@@ -146,7 +156,7 @@ fn every_recorded_workload_is_within_20_percent_per_phase_or_a_known_miss() {
     let mut held = 0;
     let mut total = 0;
     for (name, dir) in &workloads {
-        let kernel = kernel_phases(dir);
+        let runs = kernel_runs(dir);
         let model = match model_phases(name, dir) {
             Ok(m) => m,
             Err(e) => {
@@ -154,15 +164,26 @@ fn every_recorded_workload_is_within_20_percent_per_phase_or_a_known_miss() {
                 continue;
             }
         };
-        for (phase, k_cmds, k_bytes) in &kernel {
+        for (phase, k_cmds, k_bytes) in &runs[0] {
             let (m_cmds, m_bytes) = model.iter().find(|m| &m.0 == phase).map_or((0, 0), |m| (m.1, m.2));
-            let ok = within(*k_cmds, m_cmds) && within(*k_bytes, m_bytes);
+            // Held when within the band of any recorded run of the kernel.
+            let ok = runs.iter().any(|run| {
+                let (c, b) = run.iter().find(|k| &k.0 == phase).map_or((0, 0), |k| (k.1, k.2));
+                within(c, m_cmds) && within(b, m_bytes)
+            });
             let key = format!("{name} {phase}");
             total += 1;
             held += ok as usize;
+            let others: Vec<String> = runs[1..]
+                .iter()
+                .filter_map(|run| run.iter().find(|k| &k.0 == phase))
+                .filter(|k| (k.1, k.2) != (*k_cmds, *k_bytes))
+                .map(|k| format!("{}/{}", k.1, k.2))
+                .collect();
             report.push(format!(
-                "{:<4} {key:<48} kernel {k_cmds:>5} TRIMs {k_bytes:>11} B   model {m_cmds:>5} TRIMs {m_bytes:>11} B",
-                if ok { "ok" } else { "MISS" }
+                "{:<4} {key:<48} kernel {k_cmds:>5} TRIMs {k_bytes:>11} B   model {m_cmds:>5} TRIMs {m_bytes:>11} B{}",
+                if ok { "ok" } else { "MISS" },
+                if others.is_empty() { String::new() } else { format!("   (other runs: {})", others.join(", ")) }
             ));
             match (ok, known.contains_key(&key)) {
                 (false, false) => unexpected.push(key),
