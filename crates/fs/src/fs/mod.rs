@@ -21,6 +21,7 @@ use trimlab_sim::{EventQueue, SimTime};
 
 mod btrfs;
 mod discard_worker;
+mod ext4_free_data;
 mod fallocate;
 mod fitrim;
 mod inode_alloc;
@@ -936,7 +937,9 @@ impl<D: BlockDevice> FileSystem<D> {
         self.clear_unwritten(ino, first, u64::MAX);
         let freed = self.inode_mut(ino)?.extents.truncate_from(first);
         let mut blocks = 0;
-        for r in freed {
+        // ext4_ext_remove_space frees from the file's last extent back to `first`: the order
+        // ext4's tree of freed extents sees them (ext4_free_data.rs).
+        for r in freed.into_iter().rev() {
             blocks += r.len;
             self.free_run(r);
         }
