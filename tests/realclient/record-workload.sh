@@ -15,6 +15,7 @@
 # recording (every WRITE) is not kept. RUN=N names them kernel.runN.* instead (repeat runs).
 # Usage (root, the packages of .ci/run):
 #   tests/realclient/record-workload.sh ext4|xfs|btrfs nodiscard|discard|async DIR [TRIMLAB]
+# Environment: SETTLE (seconds after mount), RUN (repeat number), MKFS_EXTRA (mkfs options).
 set -eu
 usage="usage: record-workload.sh ext4|xfs|btrfs nodiscard|discard|async DIR [TRIMLAB]"
 FS=${1:?$usage}
@@ -29,6 +30,9 @@ case "$FS" in
   btrfs) MKFS="mkfs.btrfs -f -q"; SETTLE=${SETTLE:-5} ;;
   *) echo "$usage (file system \"$FS\")"; exit 2 ;;
 esac
+# MKFS_EXTRA: more mkfs options, e.g. ext4's "-U UUID -E hash_seed=UUID" to fix the directory
+# hash seed that otherwise differs at every mkfs (kept in meta.toml's mkfs).
+MKFS="$MKFS${MKFS_EXTRA:+ $MKFS_EXTRA}"
 [ -f "$DIR/workload.ops" ] || { echo "no $DIR/workload.ops"; exit 2; }
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -56,11 +60,13 @@ rig() {
   if mountpoint -q "$W/work/mnt"; then umount "$W/work/mnt"; fi
 }
 
+: > "$W/serve.out"  # exists before the server opens it, for the wait below
 "$BIN" serve tests/data/discard-patterns/device.toml --listen 127.0.0.1:0 --stats-http 127.0.0.1:0 \
-  --record "$W/recording.log" --out "$W/metrics" --quiet > "$W/serve.out" 2> "$W/serve.err" &
+  --record "$W/recording.log" --out "$W/metrics" --quiet >> "$W/serve.out" 2> "$W/serve.err" &
 spid=$!
 for _ in $(seq 100); do [ "$(grep -c 'listening on\|stats on' "$W/serve.out")" -ge 2 ] && break; sleep 0.1; done
 URI="nbd://$(sed -n 's/.*listening on \([^ /]*\).*/\1/p' "$W/serve.out" | head -1)"
+[ "$URI" != "nbd://" ] || { echo "trimlab serve did not start: $(cat "$W/serve.err")"; kill "$spid"; exit 1; }
 export MARK_HTTP
 MARK_HTTP=$(sed -n 's|.*stats on http://\([^ /]*\).*|\1|p' "$W/serve.out" | head -1)
 start=$(date +%s)
