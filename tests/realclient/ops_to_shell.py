@@ -223,7 +223,7 @@ class Translator:
         self.emit(f"mark {paths[0]}")
 
     def op_mkdir(self, flags, kv, paths):
-        check_args("mkdir", flags, kv, {"-p"}, set())
+        check_args(flags, kv, {"-p"}, set())
         expanded = [p for w in paths for p in self.tree.expand(w)]
         for path in expanded:
             parts, node = self.tree.split(path), self.tree.root
@@ -254,7 +254,7 @@ class Translator:
         return paths
 
     def op_create(self, flags, kv, paths):
-        check_args("create", flags, kv, {"fsync"}, {"size", "bs"}, required={"size"})
+        check_args(flags, kv, {"fsync"}, {"size", "bs"}, required={"size"})
         if ".." in kv["size"]:
             raise ScriptError(f"size=MIN..MAX: {RANDOM_REFUSAL}")
         size = parse_size(kv["size"], "size")
@@ -268,7 +268,7 @@ class Translator:
                 self.emit(f"sync {self.q(path)}")
 
     def op_touch(self, flags, kv, paths):
-        check_args("touch", flags, kv, set(), set())
+        check_args(flags, kv, set(), set())
         expanded = [p for w in paths for p in self.tree.expand(w)]
         for path in expanded:
             parent, name = self.tree.parent(path)
@@ -283,7 +283,7 @@ class Translator:
         return expanded[0]
 
     def op_write(self, flags, kv, paths):
-        check_args("write", flags, kv, set(), {"offset", "bytes", "bs"}, required={"bytes"})
+        check_args(flags, kv, set(), {"offset", "bytes", "bs"}, required={"bytes"})
         path = self.one_file("write", paths)
         n = parse_size(kv["bytes"], "bytes")
         off = parse_size(kv.get("offset", "0"), "offset")
@@ -291,7 +291,7 @@ class Translator:
         self.emit(f"wr {self.q(path)} {off} {n} {bs}")
 
     def op_append(self, flags, kv, paths):
-        check_args("append", flags, kv, set(), {"bytes", "bs"}, required={"bytes"})
+        check_args(flags, kv, set(), {"bytes", "bs"}, required={"bytes"})
         n = parse_size(kv["bytes"], "bytes")
         bs = parse_size(kv["bs"], "bs") if "bs" in kv else min(n, DD_BS_MAX) or 1
         for path in [p for w in paths for p in self.tree.expand(w)]:
@@ -299,7 +299,7 @@ class Translator:
             self.emit(f"ap {self.q(path)} {n} {bs}")
 
     def op_fsync(self, flags, kv, paths, data_only=False):
-        check_args("fdatasync" if data_only else "fsync", flags, kv, set(), set())
+        check_args(flags, kv, set(), set())
         expanded = [p for w in paths for p in self.tree.expand(w)]
         if not expanded:
             raise ScriptError("needs at least one PATH")
@@ -311,13 +311,13 @@ class Translator:
         self.op_fsync(flags, kv, paths, data_only=True)
 
     def op_sync(self, flags, kv, paths):
-        check_args("sync", flags, kv, set(), set())
+        check_args(flags, kv, set(), set())
         if paths:
             raise ScriptError("sync takes no PATH (fsync PATH syncs one file)")
         self.emit('sync -f "$MNT"')
 
     def op_rm(self, flags, kv, paths):
-        check_args("rm", flags, kv, {"-r", "-f"}, {"every", "start", "random"})
+        check_args(flags, kv, {"-r", "-f"}, {"every", "start", "random"})
         if "random" in kv:
             raise ScriptError(f"random=N: {RANDOM_REFUSAL}")
         if "every" in kv:
@@ -347,7 +347,7 @@ class Translator:
         return True
 
     def op_rmdir(self, flags, kv, paths):
-        check_args("rmdir", flags, kv, set(), set())
+        check_args(flags, kv, set(), set())
         expanded = [p for w in paths for p in self.tree.expand(w)]
         for path in expanded:
             node = self.existing(path)
@@ -360,7 +360,7 @@ class Translator:
         self.emit_chunked("rmdir ", expanded)
 
     def op_mv(self, flags, kv, paths):
-        check_args("mv", flags, kv, set(), set())
+        check_args(flags, kv, set(), set())
         if len(paths) != 2:
             raise ScriptError("mv takes FROM TO")
         src, dst = ("/".join(self.tree.split(p)) for p in paths)
@@ -384,18 +384,18 @@ class Translator:
         self.emit(f"mv -T {self.q(src)} {self.q(dst)}")
 
     def op_truncate(self, flags, kv, paths):
-        check_args("truncate", flags, kv, set(), {"size"}, required={"size"})
+        check_args(flags, kv, set(), {"size"}, required={"size"})
         path = self.one_file("truncate", paths)
         self.emit(f"truncate -s {parse_size(kv['size'])} {self.q(path)}")
 
     def op_fallocate(self, flags, kv, paths):
-        check_args("fallocate", flags, kv, set(), {"offset", "bytes"}, required={"bytes"})
+        check_args(flags, kv, set(), {"offset", "bytes"}, required={"bytes"})
         path = self.one_file("fallocate", paths)
         off, n = parse_size(kv.get("offset", "0"), "offset"), parse_size(kv["bytes"], "bytes")
         self.emit(f"fallocate -o {off} -l {n} {self.q(path)}")
 
     def op_punch_hole(self, flags, kv, paths):
-        check_args("punch-hole", flags, kv, set(), {"offset", "bytes"},
+        check_args(flags, kv, set(), {"offset", "bytes"},
                    required={"offset", "bytes"})
         path = self.one_file("punch-hole", paths)
         off, n = parse_size(kv["offset"], "offset"), parse_size(kv["bytes"], "bytes")
@@ -408,7 +408,7 @@ class Translator:
         self.emit(f"sleep {ms // 1000}.{ms % 1000:03d}")
 
     def op_fstrim(self, flags, kv, paths):
-        check_args("fstrim", flags, kv, set(), {"minlen", "offset", "length"})
+        check_args(flags, kv, set(), {"minlen", "offset", "length"})
         if paths:
             raise ScriptError("fstrim takes no PATH (it trims the whole file system)")
         opts = "".join(f" -{k[0]} {parse_size(kv[k], k)}" for k in ("minlen", "offset", "length")
@@ -417,15 +417,14 @@ class Translator:
         self.emit(f'echo "fstrim{opts}: $(fstrim -v{opts} "$MNT")"')
 
     def op_umount(self, flags, kv, paths):
-        check_args("umount", flags, kv, set(), set())
+        check_args(flags, kv, set(), set())
         if paths:
             raise ScriptError("umount takes no PATH")
         self.mounted = False
         self.emit('umount "$MNT"')
 
     def op_mount(self, flags, kv, paths, remount=False):
-        op = "remount" if remount else "mount"
-        check_args(op, flags, kv, set(), {"discard"})
+        check_args(flags, kv, set(), {"discard"})
         if paths:
             raise ScriptError("takes no PATH, only discard=POLICY")
         if self.mounted and not remount:
@@ -464,7 +463,7 @@ def split_args(op, args):
     return flags, kv, paths
 
 
-def check_args(op, flags, kv, flags_ok, keys_ok, required=frozenset()):
+def check_args(flags, kv, flags_ok, keys_ok, required=frozenset()):
     for f in sorted(flags - flags_ok):
         raise ScriptError(f"unknown flag {f} (accepted: {', '.join(sorted(flags_ok)) or 'none'})")
     for k in sorted(set(kv) - keys_ok):
