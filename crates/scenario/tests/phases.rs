@@ -177,3 +177,20 @@ workload = {{ block_bytes = "{second_block}" }}
     let err = trimlab_scenario::run_text(&past, "test.toml", None, &[]).unwrap_err().to_string();
     assert!(err.contains("offset") && err.contains("past the workload region"), "{err}");
 }
+
+/// A `sync` phase writes what the script left in the page cache; an `ops` phase's `phase`
+/// lines split it into reported phases.
+#[test]
+fn sync_phase_writes_dirty_pages_and_ops_phases_split_at_their_phase_lines() {
+    let m = run(&format!(
+        "{SMALL_SSD}[host]\nfs = \"ext4\"\n[[phase]]\nkind = \"ops\"\noperations = \"\"\"\nphase make\nmkdir d\ncreate d/f{{0..3}} size=1MiB\nphase more\ncreate d/g size=256KiB\n\"\"\"\n[[phase]]\nkind = \"sync\"\n"
+    ));
+    let names: Vec<&str> =
+        m["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mkfs", "make", "more", "sync", "umount"]);
+    // Buffered: the script's writes reach the device only with the sync.
+    let written = |i: usize| phase(&m, i)["device"]["write_bytes"].as_u64().unwrap();
+    assert!(written(1) + written(2) < 1 << 20, "{} + {}", written(1), written(2));
+    assert!(written(3) >= (4 << 20) + (256 << 10), "the sync wrote {}", written(3));
+    assert_eq!(phase(&m, 3)["kind"], "sync");
+}
