@@ -89,11 +89,9 @@ impl<D: BlockDevice> FileSystem<D> {
         } else {
             coalesced_in_block_order(txn.freed)
         };
-        if let Some(b) = self.btrfs.as_mut() {
-            // The commit's tree writes are btrfs' first metadata allocation since mount: they
-            // set up the metadata cluster (see Btrfs::meta_cluster).
-            b.meta_cluster |= !txn.meta.is_empty();
-        }
+        // btrfs copies the trees' changed nodes (btrfs_tree.rs); the first copy since mount sets
+        // up the metadata cluster.
+        self.btrfs_cow_trees();
         self.commit = Some(Commit {
             tid,
             phase: Phase::Data,
@@ -169,6 +167,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 // written home (the block may belong to a file by then).
                 let revoked = std::mem::take(&mut self.revoked);
                 self.checkpoint.extend(c.meta.iter().copied().filter(|b| !revoked.contains(b)));
+                self.btrfs_unpin_tree_nodes();
                 let util = self.utilization();
                 let freed = std::mem::take(&mut c.freed);
                 let plan = self.policy.on_commit(now, freed, util);

@@ -20,6 +20,7 @@ use trimlab_device::{transfer_chunks, BlockDevice, Command, TrimSplitter};
 use trimlab_sim::{EventQueue, SimTime};
 
 mod btrfs;
+mod btrfs_tree;
 mod discard_worker;
 mod ext4_free_data;
 mod fallocate;
@@ -311,6 +312,7 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         fs.bitmap = bitmap;
         fs.layout.static_blocks = fs.bitmap.used_count();
+        fs.btrfs_seed_trees();
         // superblock + descriptors, each group's bitmaps, the journal, the directory.
         // mke2fs zeroes (BLKZEROOUT) the journal (ext2fs_zero_blocks2) and, with
         // `mke2fs_layout`, also the inode-table blocks of the inodes it uses and the last 16
