@@ -312,30 +312,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let mut add = |k: u64, bytes: u64| *items.entry(k).or_insert(0) += bytes + ITEM_HEADER_BYTES;
         let extents = || self.inodes.values().flat_map(|i| i.extents.iter());
         match id {
-            TreeId::Fs => {
-                // Keys sort as btrfs' (objectid, type): an inode's items together, a
-                // directory's entries after its own items.
-                let key = |ino: Ino, sub: u64| (u64::from(ino) << 32) | sub;
-                // inode item 160, inode ref 10 + name, file extent items 53 each; the entry's
-                // dir item and dir index (30 + name each) under its parent.
-                for (name, &ino) in &self.names {
-                    let base = name.rsplit('/').next().map_or(0, |s| s.len() as u64);
-                    add(key(ino, 0), 160);
-                    add(key(ino, 1), 10 + base);
-                    let parent =
-                        name.rsplit_once('/').and_then(|(p, _)| self.dirs.get(p)).map_or(0, |d| d.ino);
-                    add(key(parent, (1 << 31) | u64::from(ino)), 2 * (30 + base));
-                    let n = self.inodes.get(&ino).map_or(0, |i| i.extents.len() as u64);
-                    if n > 0 {
-                        add(key(ino, 2), 53 * n);
-                    }
-                }
-                for (path, d) in &self.dirs {
-                    let base = path.rsplit('/').next().map_or(0, |s| s.len() as u64);
-                    add(key(d.ino, 0), 160);
-                    add(key(d.ino, 1), 10 + base);
-                }
-            }
+            TreeId::Fs => return self.btrfs_fs_items(),
             TreeId::Csum => {
                 // One csum item per extent, split where a leaf would overflow.
                 let per_item = (LEAF_DATA_BYTES - 2 * ITEM_HEADER_BYTES) / CSUM_BYTES_PER_SECTOR;
@@ -387,6 +364,34 @@ impl<D: BlockDevice> FileSystem<D> {
                 }
             }
             TreeId::Root | TreeId::Uuid | TreeId::DataReloc => {}
+        }
+        items
+    }
+
+    /// The fs tree's items: keys sort as btrfs' (objectid, type).
+    fn btrfs_fs_items(&self) -> Items {
+        let mut items = BTreeMap::new();
+        let mut add = |k: u64, bytes: u64| *items.entry(k).or_insert(0) += bytes + ITEM_HEADER_BYTES;
+        // Keys sort as btrfs' (objectid, type): an inode's items together, a
+        // directory's entries after its own items.
+        let key = |ino: Ino, sub: u64| (u64::from(ino) << 32) | sub;
+        // inode item 160, inode ref 10 + name, file extent items 53 each; the entry's
+        // dir item and dir index (30 + name each) under its parent.
+        for (name, &ino) in &self.names {
+            let base = name.rsplit('/').next().map_or(0, |s| s.len() as u64);
+            add(key(ino, 0), 160);
+            add(key(ino, 1), 10 + base);
+            let parent = name.rsplit_once('/').and_then(|(p, _)| self.dirs.get(p)).map_or(0, |d| d.ino);
+            add(key(parent, (1 << 31) | u64::from(ino)), 2 * (30 + base));
+            let n = self.inodes.get(&ino).map_or(0, |i| i.extents.len() as u64);
+            if n > 0 {
+                add(key(ino, 2), 53 * n);
+            }
+        }
+        for (path, d) in &self.dirs {
+            let base = path.rsplit('/').next().map_or(0, |s| s.len() as u64);
+            add(key(d.ino, 0), 160);
+            add(key(d.ino, 1), 10 + base);
         }
         items
     }
@@ -450,8 +455,13 @@ impl<D: BlockDevice> FileSystem<D> {
         None
     }
 
-    /// mkfs.btrfs' items: each tree's one leaf as the first commit will find it.
-    pub(super) fn btrfs_seed_trees(&mut self) {
+    /// After mkfs: the mount time (the cleaner's clock) and mkfs.btrfs' items, each tree's one
+    /// leaf as the first commit will find it.
+    pub(super) fn btrfs_mounted(&mut self) {
+        let now = self.now;
+        if let Some(b) = self.btrfs.as_mut() {
+            b.mounted_at = now;
+        }
         for id in [TreeId::Fs, TreeId::Csum, TreeId::Dev, TreeId::Chunk, TreeId::Extent, TreeId::FreeSpace] {
             let want = self.btrfs_items(id);
             let Some(b) = self.btrfs.as_mut() else { return };

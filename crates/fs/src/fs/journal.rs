@@ -112,6 +112,13 @@ impl<D: BlockDevice> FileSystem<D> {
         self.events.push(at, Ev::Journal);
     }
 
+    /// The commit block is on disk: its freed runs go to the policy, and btrfs' old tree nodes
+    /// are unpinned (btrfs_tree.rs).
+    fn committed_freed(&mut self, c: &mut Commit) -> Vec<FreedRun> {
+        self.btrfs_unpin_tree_nodes();
+        std::mem::take(&mut c.freed)
+    }
+
     pub(super) fn journal_step(&mut self, now: SimTime) {
         let Some(mut c) = self.commit.take() else { unreachable!("fs: journal event without a commit") };
         let mut batch = std::mem::take(&mut c.batch);
@@ -167,9 +174,8 @@ impl<D: BlockDevice> FileSystem<D> {
                 // written home (the block may belong to a file by then).
                 let revoked = std::mem::take(&mut self.revoked);
                 self.checkpoint.extend(c.meta.iter().copied().filter(|b| !revoked.contains(b)));
-                self.btrfs_unpin_tree_nodes();
                 let util = self.utilization();
-                let freed = std::mem::take(&mut c.freed);
+                let freed = self.committed_freed(&mut c);
                 let plan = self.policy.on_commit(now, freed, util);
                 self.release(now, plan.release);
                 let mut reqs = Vec::new();

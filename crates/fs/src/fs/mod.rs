@@ -312,7 +312,6 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         fs.bitmap = bitmap;
         fs.layout.static_blocks = fs.bitmap.used_count();
-        fs.btrfs_seed_trees();
         // superblock + descriptors, each group's bitmaps, the journal, the directory.
         // mke2fs zeroes (BLKZEROOUT) the journal (ext2fs_zero_blocks2) and, with
         // `mke2fs_layout`, also the inode-table blocks of the inodes it uses and the last 16
@@ -346,10 +345,7 @@ impl<D: BlockDevice> FileSystem<D> {
         fs.app_io(reqs, false);
         fs.app_io(vec![Command::Flush], true);
         fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
-        let now = fs.now;
-        if let Some(b) = fs.btrfs.as_mut() {
-            b.mounted_at = now;
-        }
+        fs.btrfs_mounted();
         if fs.config.lazy_itable_init {
             // ext4_register_li_request: the first group after a random delay below
             // EXT4_DEF_LI_MAX_START_DELAY (5 s); trimlab takes its mean, 2.5 s (assumption).
