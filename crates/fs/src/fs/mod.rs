@@ -651,9 +651,12 @@ impl<D: BlockDevice> FileSystem<D> {
             if self.inodegc_flush() {
                 continue;
             }
+            // A discard worker trimming a free run holds it too (ext4_try_to_trim_range
+            // extends a freed extent to the end of its free run): wait for it.
             let pending = !self.running.freed.is_empty()
                 || self.commit.is_some()
                 || !self.policy.held().is_empty()
+                || self.workers.iter().any(|w| !w.held.is_empty())
                 || self.fitrim.is_some();
             if !pending {
                 return Err(FsError::NoSpace);
