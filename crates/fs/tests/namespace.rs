@@ -346,7 +346,11 @@ fn pick(set: &BTreeSet<String>, i: u8) -> Option<String> {
 }
 
 fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
 }
 
 /// One op on the file system and the reference (dirs holds "" for the root).
@@ -393,7 +397,8 @@ fn apply(fs: &mut FileSystem<Ssd>, dirs: &mut BTreeSet<String>, files: &mut BTre
         }
         Op::Rmdir(d) => {
             let path = pick(dirs, d).unwrap_or_default();
-            let empty = !path.is_empty() && !dirs.iter().chain(files.iter()).any(|p| p.starts_with(&format!("{path}/")));
+            let empty = !path.is_empty()
+                && !dirs.iter().chain(files.iter()).any(|p| p.starts_with(&format!("{path}/")));
             assert_eq!(fs.rmdir(&path).is_ok(), empty, "rmdir {path:?}");
             if empty {
                 dirs.remove(&path);
@@ -405,7 +410,14 @@ fn apply(fs: &mut FileSystem<Ssd>, dirs: &mut BTreeSet<String>, files: &mut BTre
 
 /// Renames a file or directory (chosen from both) to `f{n}`/`d{n}` in another directory; the
 /// reference predicts success and moves its paths.
-fn apply_rename(fs: &mut FileSystem<Ssd>, dirs: &mut BTreeSet<String>, files: &mut BTreeSet<String>, a: u8, b: u8, n: u8) {
+fn apply_rename(
+    fs: &mut FileSystem<Ssd>,
+    dirs: &mut BTreeSet<String>,
+    files: &mut BTreeSet<String>,
+    a: u8,
+    b: u8,
+    n: u8,
+) {
     let all: BTreeSet<String> = dirs.iter().filter(|d| !d.is_empty()).chain(files.iter()).cloned().collect();
     let Some(from) = pick(&all, a) else { return };
     let is_dir = dirs.contains(&from);
@@ -414,14 +426,17 @@ fn apply_rename(fs: &mut FileSystem<Ssd>, dirs: &mut BTreeSet<String>, files: &m
     let cycle = is_dir && below(&to, &from);
     let target_dir = dirs.contains(&to);
     let target_busy = target_dir && dirs.iter().chain(files.iter()).any(|p| p.starts_with(&format!("{to}/")));
-    let expect_ok = from == to || (!cycle && (is_dir || !target_dir) && !(is_dir && files.contains(&to)) && !target_busy);
+    let expect_ok =
+        from == to || (!cycle && (is_dir || !target_dir) && !(is_dir && files.contains(&to)) && !target_busy);
     let r = fs.rename(&from, &to);
     assert_eq!(r.is_ok(), expect_ok, "rename {from} -> {to}: {r:?}");
     if !expect_ok || from == to {
         return;
     }
     let moved = |set: &BTreeSet<String>| -> BTreeSet<String> {
-        set.iter().map(|p| if below(p, &from) { format!("{to}{}", &p[from.len()..]) } else { p.clone() }).collect()
+        set.iter()
+            .map(|p| if below(p, &from) { format!("{to}{}", &p[from.len()..]) } else { p.clone() })
+            .collect()
     };
     files.remove(&to);
     dirs.remove(&to);

@@ -93,6 +93,14 @@ impl<D: BlockDevice> FileSystem<D> {
         self.inode_groups.hash_seed = seed;
     }
 
+    /// A mount starts the allocators' in-memory state afresh: XFS's rotor
+    /// (`xfs_sb_mount_common`: `atomic_set(&mp->m_agirotor, 0)`) and ext4's per-directory
+    /// `i_last_alloc_group` (in the in-core inode, ~0 when read from disk).
+    pub(super) fn inode_alloc_mounted(&mut self) {
+        self.inode_groups.ag_rotor = 0;
+        self.dirs.values_mut().for_each(|d| d.last_alloc_group = None);
+    }
+
     pub(super) fn flavor(&self) -> Flavor {
         if self.btrfs.is_some() {
             Flavor::Btrfs
@@ -149,7 +157,8 @@ impl<D: BlockDevice> FileSystem<D> {
     /// The lowest free inode of the file system.
     fn lowest_free_ino(&self) -> Option<Ino> {
         let ig = &self.inode_groups;
-        let watermark = ig.never_used.get(ig.fill_group).copied().filter(|&i| i <= ig.last_ino(ig.fill_group));
+        let watermark =
+            ig.never_used.get(ig.fill_group).copied().filter(|&i| i <= ig.last_ino(ig.fill_group));
         match (self.free_inos.first().copied(), watermark) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

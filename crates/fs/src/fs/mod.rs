@@ -1033,6 +1033,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);
         self.group_trimmed.iter_mut().for_each(|g| *g = None);
         self.fitrim_timer_armed = false;
+        self.inode_alloc_mounted();
         let now = self.now;
         if let Some(b) = self.btrfs.as_mut() {
             // In-memory only: the metadata cluster, the device's CHUNK_TRIMMED bits, the
