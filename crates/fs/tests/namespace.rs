@@ -426,8 +426,8 @@ fn apply_rename(
     let cycle = is_dir && below(&to, &from);
     let target_dir = dirs.contains(&to);
     let target_busy = target_dir && dirs.iter().chain(files.iter()).any(|p| p.starts_with(&format!("{to}/")));
-    let expect_ok =
-        from == to || (!cycle && (is_dir || !target_dir) && !(is_dir && files.contains(&to)) && !target_busy);
+    let refused = cycle || target_busy || (target_dir && !is_dir) || (is_dir && files.contains(&to));
+    let expect_ok = from == to || !refused;
     let r = fs.rename(&from, &to);
     assert_eq!(r.is_ok(), expect_ok, "rename {from} -> {to}: {r:?}");
     if !expect_ok || from == to {

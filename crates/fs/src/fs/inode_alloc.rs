@@ -26,8 +26,10 @@ const FLEX_BG_GROUPS: u64 = 16;
 #[derive(Clone, Debug)]
 pub(super) struct InodeGroups {
     inodes_per_group: u64,
+    /// Inodes freed (each below its group's `never_used`).
+    pub(super) freed: BTreeSet<Ino>,
     /// Per group, the lowest inode number never handed out; inodes freed below it are in
-    /// `FileSystem::free_inos`. Group 0 starts at 2 (the model never used inode 1).
+    /// `freed`. Group 0 starts at 2 (the model never used inode 1).
     never_used: Vec<Ino>,
     /// The lowest group whose `never_used` has not reached its end.
     fill_group: usize,
@@ -56,6 +58,7 @@ impl InodeGroups {
         let mut free = vec![inodes_per_group; groups as usize];
         free[0] = inodes_per_group - 1;
         InodeGroups {
+            freed: BTreeSet::new(),
             inodes_per_group,
             never_used,
             fill_group: 0,
@@ -64,7 +67,7 @@ impl InodeGroups {
             dirs: vec![0; groups as usize],
             dirs_total: 0,
             ag_rotor: 0,
-            hash_seed: 0x5eed_0f_e4_7fc0_ffee,
+            hash_seed: 0x5eed_0fe4_7fc0_ffee,
         }
     }
 
@@ -159,7 +162,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let ig = &self.inode_groups;
         let watermark =
             ig.never_used.get(ig.fill_group).copied().filter(|&i| i <= ig.last_ino(ig.fill_group));
-        match (self.free_inos.first().copied(), watermark) {
+        match (ig.freed.first().copied(), watermark) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -172,14 +175,14 @@ impl<D: BlockDevice> FileSystem<D> {
         let groups = ig.free.len();
         (0..groups).map(|i| (g as usize + i) % groups).find(|&g| ig.free[g] > 0).map(|g| {
             let first = (g as u64 * ig.inodes_per_group + 1) as Ino;
-            self.free_inos.range(first..=ig.last_ino(g)).next().copied().unwrap_or(ig.never_used[g])
+            ig.freed.range(first..=ig.last_ino(g)).next().copied().unwrap_or(ig.never_used[g])
         })
     }
 
     fn take_ino(&mut self, ino: Ino, dir: bool) {
         let g = self.layout.inode_group(ino) as usize;
         let ig = &mut self.inode_groups;
-        if !self.free_inos.remove(&ino) {
+        if !ig.freed.remove(&ino) {
             debug_assert_eq!(ig.never_used[g], ino, "fs: inode {ino} is neither freed nor next");
             ig.never_used[g] += 1;
             while ig.fill_group < ig.free.len() && ig.never_used[ig.fill_group] > ig.last_ino(ig.fill_group) {
@@ -197,7 +200,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// An inode becomes free (unlink, XFS inactivation, rmdir).
     pub(super) fn free_ino(&mut self, ino: Ino) {
         let g = self.layout.inode_group(ino) as usize;
-        self.free_inos.insert(ino);
+        self.inode_groups.freed.insert(ino);
         self.inode_groups.free[g] += 1;
         self.inode_groups.free_total += 1;
     }
@@ -327,7 +330,7 @@ impl<D: BlockDevice> FileSystem<D> {
         for (g, &free) in ig.free.iter().enumerate() {
             let first = (g as u64 * ig.inodes_per_group + 1) as Ino;
             let untouched = (ig.last_ino(g) + 1).saturating_sub(ig.never_used[g]) as u64;
-            let freed = self.free_inos.range(first..=ig.last_ino(g)).count() as u64;
+            let freed = ig.freed.range(first..=ig.last_ino(g)).count() as u64;
             if free != untouched + freed {
                 return Err(format!("fs: group {g} counts {free} free inodes, holds {}", untouched + freed));
             }

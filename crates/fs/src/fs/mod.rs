@@ -38,7 +38,7 @@ use inode_alloc::InodeGroups;
 use inodegc::InodeGcQueue;
 use journal::{Commit, Transaction};
 use layout::Layout;
-use namespace::Dir;
+use namespace::{Dir, RootSlots};
 
 pub type Ino = u32;
 
@@ -170,13 +170,10 @@ pub struct FileSystem<D: BlockDevice> {
     names: BTreeMap<String, Ino>,
     /// Directories other than the root, by full path (namespace.rs).
     dirs: BTreeMap<String, Dir>,
-    /// Freed inode numbers (each below its group's `inode_groups` watermark).
-    free_inos: BTreeSet<Ino>,
-    /// Per-group inode accounting and the allocators' state (inode_alloc.rs).
+    /// Free inodes per group and the allocators' state (inode_alloc.rs).
     inode_groups: InodeGroups,
-    /// The root directory's free entry slots (its blocks are static, at `layout.dir_start`).
-    free_slots: BTreeSet<u64>,
-    next_slot: u64,
+    /// The root directory's entry slots (its blocks are static, at `layout.dir_start`).
+    root_slots: RootSlots,
     /// Directory blocks freed while the commit in flight holds them as metadata: that commit
     /// must not queue them for checkpoint (jbd2's revoke records).
     revoked: BTreeSet<u64>,
@@ -252,10 +249,8 @@ impl<D: BlockDevice> FileSystem<D> {
             inodes: BTreeMap::new(),
             names: BTreeMap::new(),
             dirs: BTreeMap::new(),
-            free_inos: BTreeSet::new(),
             inode_groups: InodeGroups::new(layout.groups, layout.inodes_per_group),
-            free_slots: BTreeSet::new(),
-            next_slot: 0,
+            root_slots: RootSlots::default(),
             revoked: BTreeSet::new(),
             dirty: BTreeMap::new(),
             writeback: BTreeMap::new(),
@@ -1076,15 +1071,11 @@ impl<D: BlockDevice> FileSystem<D> {
         for r in self.static_runs() {
             mark(r, 1, "static metadata")?;
         }
-        // Unlinked inodes awaiting XFS's inodegc still own their extents.
-        for (ino, inode) in self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (i, n))) {
-            for e in inode.extents.iter() {
-                mark(Run::new(e.physical, e.len), 2, &format!("inode {ino}"))?;
-            }
-        }
-        for (path, dir) in &self.dirs {
-            for e in dir.blocks.iter() {
-                mark(Run::new(e.physical, e.len), 6, &format!("directory {path:?}"))?;
+        // Unlinked inodes awaiting XFS's inodegc still own their extents; directories (6) too.
+        let files = self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (i, n)));
+        for (ino, extents, who) in files.map(|(i, n)| (i, &n.extents, 2)).chain(self.dir_blocks()) {
+            for e in extents.iter() {
+                mark(Run::new(e.physical, e.len), who, &format!("inode {ino}"))?;
             }
         }
         for f in &self.running.freed {
@@ -1130,9 +1121,8 @@ impl<D: BlockDevice> FileSystem<D> {
                 return Err(format!("fs: dirty page ({ino}, {b}) is not mapped"));
             }
         }
-        // Journal: the log fits its area, transactions are in order, and only metadata (static:
-        // inode tables, bitmaps, descriptors, root directory; or a live directory's blocks) is
-        // journaled or awaits checkpoint, or a revoked block the commit in flight still holds.
+        // Journal: the log fits its area, transactions are in order, and only metadata (static,
+        // directory blocks; revoked ones in the commit in flight) is journaled or checkpointed.
         if self.journal_head >= self.layout.journal_blocks || self.journal_used > self.layout.journal_blocks {
             return Err(format!(
                 "fs: journal head {} / used {} outside its {} blocks",
@@ -1155,8 +1145,7 @@ impl<D: BlockDevice> FileSystem<D> {
             .chain(self.checkpoint.iter())
             .chain(self.commit.iter().flat_map(|c| c.meta.iter()));
         for &b in journaled {
-            let meta = matches!(owner.get(b as usize), Some(&1) | Some(&6));
-            if !meta && !self.revoked.contains(&b) {
+            if !matches!(owner.get(b as usize), Some(&1) | Some(&6)) && !self.revoked.contains(&b) {
                 return Err(format!("fs: journaled block {b} is not metadata"));
             }
         }
@@ -1164,9 +1153,6 @@ impl<D: BlockDevice> FileSystem<D> {
             if self.inodes.get(&ino).and_then(|i| i.extents.lookup(b)).is_none() {
                 return Err(format!("fs: page ({ino}, {b}) under write-back is not mapped"));
             }
-        }
-        if self.names.len() != self.inodes.len() {
-            return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
         }
         self.namespace_check()?;
         self.inodegc_check()?;

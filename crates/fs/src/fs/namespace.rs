@@ -31,6 +31,13 @@ const XFS_SF_HEADER_BYTES: u64 = 6;
 /// Longest name component (NAME_MAX).
 const NAME_MAX: usize = 255;
 
+/// The root directory's entry slots: freed ones, and the next never used.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RootSlots {
+    free: BTreeSet<u64>,
+    next: u64,
+}
+
 /// A directory other than the root.
 #[derive(Clone, Debug)]
 pub(super) struct Dir {
@@ -172,11 +179,12 @@ impl<D: BlockDevice> FileSystem<D> {
     fn add_entry(&mut self, parent: &str, name: &str) -> Result<u64, FsError> {
         let epb = self.config.dir_entries_per_block;
         let Some(dir) = self.dirs.get_mut(parent) else {
-            let slot = match self.free_slots.pop_first() {
+            let root = &mut self.root_slots;
+            let slot = match root.free.pop_first() {
                 Some(s) => s,
-                None if self.next_slot < self.layout.dir_blocks * epb => {
-                    self.next_slot += 1;
-                    self.next_slot - 1
+                None if root.next < self.layout.dir_blocks * epb => {
+                    root.next += 1;
+                    root.next - 1
                 }
                 None => return Err(FsError::NoInodes),
             };
@@ -206,7 +214,7 @@ impl<D: BlockDevice> FileSystem<D> {
     fn remove_entry(&mut self, parent: &str, slot: u64, name: &str) {
         let epb = self.config.dir_entries_per_block;
         let Some(dir) = self.dirs.get_mut(parent) else {
-            self.free_slots.insert(slot);
+            self.root_slots.free.insert(slot);
             self.dirty_meta(self.layout.dir_start + slot / epb);
             return;
         };
@@ -283,6 +291,18 @@ impl<D: BlockDevice> FileSystem<D> {
         let dir = self.dirs.get_mut(path).unwrap_or_else(|| unreachable!());
         dir.blocks.insert(logical, run.start, 1);
         Ok(run.start)
+    }
+
+    /// Every directory's blocks, for `check`: (inode, blocks, owner 6 = directory metadata).
+    pub(super) fn dir_blocks(&self) -> impl Iterator<Item = (&Ino, &ExtentMap, u8)> {
+        self.dirs.values().map(|d| (&d.ino, &d.blocks, 6))
+    }
+
+    /// A commit is on disk: its metadata awaits checkpoint, but for directory blocks freed
+    /// since it started (revoked: never written home, the block may be a file's by then).
+    pub(super) fn checkpoint_committed(&mut self, meta: &[u64]) {
+        let revoked = std::mem::take(&mut self.revoked);
+        self.checkpoint.extend(meta.iter().copied().filter(|b| !revoked.contains(b)));
     }
 
     /// Directory blocks being freed leave the journal: out of the running transaction and
@@ -571,6 +591,9 @@ impl<D: BlockDevice> FileSystem<D> {
     /// neither files' nor free, slots are unique per directory, and the per-group inode
     /// counts match.
     pub(super) fn namespace_check(&self) -> Result<(), String> {
+        if self.names.len() != self.inodes.len() {
+            return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
+        }
         let mut slots: BTreeSet<(Ino, u64)> = BTreeSet::new();
         let mut dir_inos: BTreeSet<Ino> = BTreeSet::new();
         for (path, ino, is_dir) in self.entries() {
@@ -595,7 +618,9 @@ impl<D: BlockDevice> FileSystem<D> {
                 return Err(format!("fs: {path:?} shares slot {slot} of its directory"));
             }
             if is_dir
-                && (!dir_inos.insert(ino) || self.inodes.contains_key(&ino) || self.free_inos.contains(&ino))
+                && (!dir_inos.insert(ino)
+                    || self.inodes.contains_key(&ino)
+                    || self.inode_groups.freed.contains(&ino))
             {
                 return Err(format!(
                     "fs: directory {path:?} inode {ino} is also a file's, another's or free"
