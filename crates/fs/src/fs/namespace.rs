@@ -351,7 +351,10 @@ impl<D: BlockDevice> FileSystem<D> {
         let path = normalize(path)?;
         let (parent, name) = split_parent(&path);
         let Some(ino) = self.names.remove(path.as_ref()) else {
-            if self.dirs.contains_key(path.as_ref()) || path.is_empty() {
+            if path.is_empty() {
+                return Err(FsError::IsADirectory("/".into()));
+            }
+            if self.dirs.contains_key(path.as_ref()) {
                 return Err(FsError::IsADirectory(path.into_owned()));
             }
             self.require_dir(parent)?;
