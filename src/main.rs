@@ -1,5 +1,6 @@
 //! trimlab's command line: the only code that reads files, clocks and terminals.
 
+mod compare_cmd;
 mod config_arg;
 mod help;
 mod output;
@@ -77,6 +78,9 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Run a grid of configs x seeds on local workers into one results.csv (docs/sweeps.md).
     Sweep(sweep_cmd::SweepArgs),
+    /// Two recordings (`serve --record`, `run --record`) side by side per phase: commands,
+    /// bytes, TRIM sizes and times, and the relative error of B against A.
+    Compare(compare_cmd::CompareArgs),
 }
 
 fn main() -> ExitCode {
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
         Command::Advise(args) => trace_cmd::advise(&args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(&args),
+        Command::Compare(args) => compare_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

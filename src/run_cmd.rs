@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// Print the run's metrics as one JSON object on stdout instead of the summary line.
     #[arg(long)]
     pub json: bool,
+    /// Write every command the file system sends to FILE, in `serve --record`'s format with
+    /// a `# phase` line per phase (put it beside a kernel's with `trimlab compare`).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -51,6 +55,14 @@ pub fn run(args: &RunArgs) -> Result<()> {
     };
     let fio_origin = args.fio.as_ref().map(|f| f.display().to_string()).unwrap_or_default();
     let fio = fio_text.as_deref().map(|text| FioJob { text, origin: &fio_origin });
+    let record = match &args.record {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("--record: cannot create {}", path.display()))?;
+            Some(Box::new(std::io::BufWriter::new(file)) as Box<dyn std::io::Write + Send>)
+        }
+        None => None,
+    };
     let mut bar = Bar::new("run");
     let ran = trimlab_jobs::run::run(
         config,
@@ -59,6 +71,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         args.seed,
         args.log_interval.as_deref(),
         &mut bar,
+        record,
     )?;
     bar.finish();
     for note in &ran.notes {
@@ -86,13 +99,22 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     if args.json {
         println!("{}", serde_json::to_string(&result.metrics)?);
-        return Ok(());
+        return script_failure(&result.metrics, out);
     }
     for line in trimlab_jobs::run::summary(result) {
         println!("{line}");
     }
     println!("wrote {}", out.join("metrics.json").display());
-    Ok(())
+    script_failure(&result.metrics, out)
+}
+
+/// A script's failing line ended the run early: the phases before it are in metrics.json, and
+/// the run exits non-zero with the line's error.
+fn script_failure(metrics: &serde_json::Value, out: &std::path::Path) -> Result<()> {
+    match metrics.get("error").and_then(|e| e.as_str()) {
+        Some(e) => anyhow::bail!("{e} (the phases before it are in {})", out.join("metrics.json").display()),
+        None => Ok(()),
+    }
 }
 
 pub fn presets() -> Result<()> {

@@ -11,6 +11,7 @@ pub mod ftl_choice;
 pub mod host_queue;
 pub mod metered;
 pub mod metrics;
+pub mod recording;
 pub mod ssd;
 pub mod thin_volume;
 pub mod timeseries;
@@ -25,6 +26,7 @@ pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
 pub use host_queue::{transfer_chunks, TrimSplitter};
 pub use metered::{Metered, Traffic};
 pub use metrics::{DeviceReport, LatencySummary};
+pub use recording::Recording;
 pub use ssd::{Completion, PowerCut, Ssd};
 pub use thin_volume::{ThinConfig, ThinStats, ThinVolume};
 /// The full consistency check's switch, for drivers above the FTL (tests, the binary).

@@ -4,6 +4,7 @@
 
 use crate::block_device::{BlockDevice, Limits, Served};
 use crate::command::{Command, CommandKind};
+use crate::recording::Recording;
 use serde::Serialize;
 use trimlab_sim::SimTime;
 
@@ -76,11 +77,20 @@ impl Serialize for Traffic {
 pub struct Metered<D> {
     pub device: D,
     pub traffic: Traffic,
+    /// `run --record`: every accepted command, with phase markers.
+    pub recording: Option<Recording>,
 }
 
 impl<D: BlockDevice> Metered<D> {
     pub fn new(device: D) -> Self {
-        Metered { device, traffic: Traffic::default() }
+        Metered { device, traffic: Traffic::default(), recording: None }
+    }
+
+    /// Marks the start of phase `name` in the recording (if one is kept).
+    pub fn mark_phase(&mut self, at: SimTime, name: &str) {
+        if let Some(r) = self.recording.as_mut() {
+            r.phase(at, name);
+        }
     }
 }
 
@@ -92,6 +102,9 @@ impl<D: BlockDevice> BlockDevice for Metered<D> {
     fn submit(&mut self, at: SimTime, command: &Command, read_out: Option<&mut Vec<u64>>) -> Served {
         let done = self.device.submit(at, command, read_out)?;
         self.traffic.count(command);
+        if let Some(r) = self.recording.as_mut() {
+            r.command(at, command);
+        }
         Ok(done)
     }
 

@@ -74,12 +74,12 @@ fn thin_run(discard: bool, o: &Options) -> Result<Thin> {
     let m = point::metrics(o, &thin_config(discard, o))?;
     Ok(Thin {
         mkfs_s: secs(int(&m, "/host/mkfs_ns")?),
-        write_s: secs(int(&m, "/phases/1/figures/write_ns")?),
-        rm_s: secs(int(&m, "/phases/1/figures/rm_ns")?),
-        fstrim_s: secs(int(&m, "/phases/2/elapsed_ns")?),
-        fstrim_bytes: int(&m, "/phases/2/figures/trimmed_bytes")?,
-        allocated_after_rm: int(&m, "/phases/1/allocated_bytes")?,
-        rm_trims: int(&m, "/phases/1/figures/rm_trim_commands")?,
+        write_s: secs(int(&m, "/phases/2/figures/write_ns")?),
+        rm_s: secs(int(&m, "/phases/2/figures/rm_ns")?),
+        fstrim_s: secs(int(&m, "/phases/3/elapsed_ns")?),
+        fstrim_bytes: int(&m, "/phases/3/figures/trimmed_bytes")?,
+        allocated_after_rm: int(&m, "/phases/2/allocated_bytes")?,
+        rm_trims: int(&m, "/phases/2/figures/rm_trim_commands")?,
     })
 }
 
@@ -147,13 +147,13 @@ fn wear_run(policy: PolicyKind, idle_gc: bool, o: &Options) -> Result<Wear> {
     let m = point::metrics(o, &wear_config(policy, idle_gc, o))?;
     // TRIMs from the start of measurement to umount (async issues many at umount).
     let before: u64 =
-        (0..3).map(|i| int(&m, &format!("/phases/{i}/device/trim_commands"))).sum::<Result<_>>()?;
+        (1..4).map(|i| int(&m, &format!("/phases/{i}/device/trim_commands"))).sum::<Result<_>>()?;
     Ok(Wear {
         waf: num(&m, "/report/waf")?,
         erases: int(&m, "/report/nand_blocks_erased")?,
         erase_max: int(&m, "/report/erase_count/max")? as u32,
         trims: int(&m, "/host/device/trim_commands")? - before,
-        elapsed_s: secs(int(&m, "/phases/3/elapsed_ns")?),
+        elapsed_s: secs(int(&m, "/phases/4/elapsed_ns")?),
         cancelled: int(&m, "/host/policy/reuse_cancelled_blocks")?,
         untrimmed: int(&m, "/host/policy/untrimmed_blocks")?,
         unusable_mean_ms: num(&m, "/host/freed_unusable_mean_s")? * 1e3,

@@ -56,10 +56,10 @@ fn micro_config(policy: PolicyKind, append: u64, cost: Option<u64>, o: &Options)
 fn micro(policy: PolicyKind, append: u64, cost: Option<u64>, o: &Options) -> Result<MicroResult> {
     let m = point::metrics(o, &micro_config(policy, append, cost, o))?;
     Ok(MicroResult {
-        extents: int(&m, "/phases/0/figures/extents")? as usize,
-        fsync_ns: int(&m, "/phases/0/figures/fsync_ns")?,
-        trim_issue_ns: int(&m, "/phases/0/figures/trim_issue_ns")?,
-        trim_commands: int(&m, "/phases/0/figures/trim_commands")?,
+        extents: int(&m, "/phases/1/figures/extents")? as usize,
+        fsync_ns: int(&m, "/phases/1/figures/fsync_ns")?,
+        trim_issue_ns: int(&m, "/phases/1/figures/trim_issue_ns")?,
+        trim_commands: int(&m, "/phases/1/figures/trim_commands")?,
     })
 }
 
@@ -88,9 +88,9 @@ fn table2_config(policy: PolicyKind, cost: Option<u64>, o: &Options) -> RunConfi
 fn table2(policy: PolicyKind, cost: Option<u64>, o: &Options) -> Result<Table2> {
     let m = point::metrics(o, &table2_config(policy, cost, o))?;
     Ok(Table2 {
-        write_ns: int(&m, "/phases/0/figures/write_ns")?,
-        fsync_ns: int(&m, "/phases/0/figures/fsync_ns")?,
-        removed_extents: int(&m, "/phases/0/figures/removed_extents")? as usize,
+        write_ns: int(&m, "/phases/1/figures/write_ns")?,
+        fsync_ns: int(&m, "/phases/1/figures/fsync_ns")?,
+        removed_extents: int(&m, "/phases/1/figures/removed_extents")? as usize,
         cancelled_blocks: int(&m, "/host/policy/reuse_cancelled_blocks")?,
         unusable_mean_ms: num(&m, "/host/freed_unusable_mean_s")? * 1e3,
     })

@@ -113,7 +113,7 @@ fn fig1a_config(util: f64, trim_on: bool, o: &Options) -> RunConfig {
 /// Fig. 1a: Postmark's time at `util` with TRIM on or off.
 fn fig1a_postmark_ns(util: f64, trim_on: bool, o: &Options) -> Result<u64> {
     let m = point::metrics(o, &fig1a_config(util, trim_on, o))?;
-    int(&m, "/phases/3/figures/postmark_ns")
+    int(&m, "/phases/4/figures/postmark_ns")
 }
 
 /// Fig. 1b: the drive filled once and reformatted without discard; then on one mount the
@@ -149,10 +149,10 @@ struct Fig1b {
 fn fig1b_run(policy: PolicyKind, trim_command_ns: Option<u64>, o: &Options) -> Result<Fig1b> {
     let m = point::metrics(o, &fig1b_config(policy, trim_command_ns, o))?;
     let stages_ns: Vec<u64> = (0..SCHEDULE.len())
-        .map(|i| int(&m, &format!("/phases/{}/figures/postmark_ns", 3 + 2 * i)))
+        .map(|i| int(&m, &format!("/phases/{}/figures/postmark_ns", 4 + 2 * i)))
         .collect::<Result<_>>()?;
     let with_setup_ns =
-        int(&m, &format!("/phases/{}/end_ns", 1 + 2 * SCHEDULE.len()))? - int(&m, "/phases/1/end_ns")?;
+        int(&m, &format!("/phases/{}/end_ns", 2 + 2 * SCHEDULE.len()))? - int(&m, "/phases/2/end_ns")?;
     Ok(Fig1b { postmark_ns: stages_ns.iter().sum(), stages_ns, with_setup_ns })
 }
 

@@ -21,6 +21,7 @@
 pub mod advise;
 pub mod bench;
 pub mod catalog;
+pub mod compare;
 pub mod expected_claims;
 mod parsed_trace;
 pub mod presets;

@@ -22,7 +22,7 @@ pub struct Ran {
 
 /// Runs `config` (with `fio`'s job as the workload when given; `config_given` false means the
 /// config is the built-in defaults). `seed` overrides the config's; `log_interval` overrides
-/// `[output] interval`.
+/// `[output] interval`; `record` receives every command the file system sends (`run --record`).
 pub fn run(
     mut config: RunConfig,
     config_given: bool,
@@ -30,6 +30,7 @@ pub fn run(
     seed: Option<u64>,
     log_interval: Option<&str>,
     progress: &mut dyn RunProgress,
+    record: Option<Box<dyn std::io::Write + Send>>,
 ) -> Result<Ran> {
     let mut notes = Vec::new();
     if let Some(fio) = fio {
@@ -51,7 +52,7 @@ pub fn run(
         }
         notes.extend(resolved.device.spare_warning());
     }
-    let result = trimlab_scenario::run(&config, seed, progress)?;
+    let result = trimlab_scenario::run_recorded(&config, seed, progress, record)?;
     if config.output.interval.is_some() && result.series.is_none() {
         notes.push(
             "no timeseries.csv: a thin volume has no time series yet (an SSD has one, with or without a file system)"
@@ -64,7 +65,12 @@ pub fn run(
 /// A run of TOML text with `--set` overrides, as the Python module calls it: metrics.json.
 pub fn run_text(text: &str, origin: &str, seed: Option<u64>, set: &[String]) -> Result<serde_json::Value> {
     let config = crate::parse_config(text, origin, set)?;
-    Ok(run(config, true, None, seed, None, &mut ())?.result.metrics)
+    let metrics = run(config, true, None, seed, None, &mut (), None)?.result.metrics;
+    // A script that failed at a line ran only up to it: an error, not a result.
+    if let Some(e) = metrics.get("error").and_then(|e| e.as_str()) {
+        anyhow::bail!("{e}");
+    }
+    Ok(metrics)
 }
 
 /// "n/a" when no host page was written: a WAF of 0 would read as a perfect drive.

@@ -28,8 +28,7 @@ use crate::store::Store;
 use crate::wire::{EIO, ENOSPC, STATE_HOLE, STATE_ZERO};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::io::Write as _;
-use trimlab_device::{transfer_chunks, BlockDevice, Command, DeviceReport, Ssd, TrimSplitter};
+use trimlab_device::{transfer_chunks, BlockDevice, Command, DeviceReport, Recording, Ssd, TrimSplitter};
 use trimlab_sim::SimTime;
 
 /// What clients sent, counted at the NBD level (bytes as requested, before any splitting).
@@ -127,44 +126,11 @@ struct PhaseStart {
     device: DeviceReport,
 }
 
-/// Writes every command the model receives as fio iolog v3, so a live session can be replayed
-/// (`trimlab replay`) under other configurations. Timestamps are whole microseconds, which is
-/// why arrivals are kept on microsecond boundaries: the replay then sees the same instants.
-struct Recorder {
-    out: Box<dyn std::io::Write + Send>,
-    last_us: u64,
-    /// The first write error; the recording stops there and [`Drive::finish_recording`]
-    /// reports it (issue 26: it came out as a model consistency failure).
-    error: Option<std::io::Error>,
-}
-
-impl Recorder {
-    const FILE: &'static str = "trimlab";
-
-    fn line(&mut self, at: SimTime, command: &Command) {
-        if self.error.is_some() {
-            return;
-        }
-        let us = at.0 / 1000;
-        self.last_us = self.last_us.max(us);
-        let f = Self::FILE;
-        let result = match command {
-            Command::Read { offset, bytes } => writeln!(self.out, "{us} {f} read {offset} {bytes}"),
-            Command::Write { offset, bytes, .. } => writeln!(self.out, "{us} {f} write {offset} {bytes}"),
-            Command::Trim { ranges } => {
-                ranges.iter().try_for_each(|r| writeln!(self.out, "{us} {f} trim {} {}", r.offset, r.bytes))
-            }
-            Command::Flush => writeln!(self.out, "{us} {f} sync 0 0"),
-        };
-        if let Err(e) = result {
-            eprintln!("trimlab serve: --record stopped: {e}");
-            self.error = Some(e);
-        }
-    }
-}
-
 pub struct Drive {
-    recorder: Option<Recorder>,
+    /// `--record`: every command the model receives (trimlab_device::Recording), so a live
+    /// session can be replayed under other configurations; arrivals are kept on whole
+    /// microseconds, the recording's resolution, so the replay sees the same instants.
+    recorder: Option<Recording>,
     ssd: Ssd,
     store: Box<dyn Store>,
     next_tag: u64,
@@ -346,25 +312,18 @@ impl Drive {
     }
 
     /// Starts writing every model command to `out` as fio iolog v3.
-    pub fn record_to(&mut self, mut out: Box<dyn std::io::Write + Send>) -> std::io::Result<()> {
-        writeln!(out, "fio version 3 iolog")?;
-        writeln!(out, "0 {} add", Recorder::FILE)?;
-        writeln!(out, "0 {} open", Recorder::FILE)?;
-        self.recorder = Some(Recorder { out, last_us: 0, error: None });
+    pub fn record_to(&mut self, out: Box<dyn std::io::Write + Send>) -> std::io::Result<()> {
+        self.recorder = Some(Recording::start(out)?);
         Ok(())
     }
 
     /// Closes the recording (if any) and flushes it; the first write error of the recording,
-    /// if there was one.
+    /// if there was one (issue 26: it came out as a model consistency failure).
     pub fn finish_recording(&mut self) -> std::io::Result<()> {
-        if let Some(mut r) = self.recorder.take() {
-            if let Some(e) = r.error.take() {
-                return Err(e);
-            }
-            writeln!(r.out, "{} {} close", r.last_us, Recorder::FILE)?;
-            r.out.flush()?;
+        match self.recorder.take() {
+            Some(r) => r.finish(),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Arrivals never go backwards, whatever the caller's clock did, and sit on whole
@@ -381,7 +340,11 @@ impl Drive {
             panic!("injected fault: model command {} panics (inject_panic_after)", self.ops.model_commands);
         }
         if let Some(r) = self.recorder.as_mut() {
-            r.line(at, command);
+            let failed = r.failed();
+            r.command(at, command);
+            if r.failed() && !failed {
+                eprintln!("trimlab serve: --record stopped: a write to the recording failed");
+            }
         }
         let out = if matches!(command, Command::Read { .. }) { Some(&mut self.scratch) } else { None };
         match BlockDevice::submit(&mut self.ssd, at, command, out) {
@@ -637,6 +600,9 @@ impl Drive {
         let at = self.arrive(at);
         let closed = self.close_phase(at);
         self.phases.push(closed);
+        if let Some(r) = self.recorder.as_mut() {
+            r.phase(at, name);
+        }
         self.phase =
             PhaseStart { name: name.to_string(), at, nbd: self.ops.clone(), device: self.ssd.report(at) };
         Ok(())

@@ -92,8 +92,35 @@ pub struct Resolved {
 
 impl RunConfig {
     pub fn parse(text: &str, origin: &str) -> Result<RunConfig, ScenarioError> {
-        toml::from_str(text)
-            .map_err(|e| ScenarioError::Parse(format!("{origin}: {}", e.to_string().trim_end())))
+        let mut config: RunConfig = toml::from_str(text)
+            .map_err(|e| ScenarioError::Parse(format!("{origin}: {}", e.to_string().trim_end())))?;
+        config.read_scripts(origin)?;
+        Ok(config)
+    }
+
+    /// Reads every `script = "FILE"` (of `[workload]` and of `ops` phases) that has no
+    /// `operations` yet into `operations`, FILE taken relative to the directory of `origin` (the
+    /// config file). `operations` already there win: a config written back by `--emit-configs` carries the script's
+    /// text and runs without the file.
+    fn read_scripts(&mut self, origin: &str) -> Result<(), ScenarioError> {
+        let base = std::path::Path::new(origin).parent().unwrap_or(std::path::Path::new(""));
+        let read = |key: &str, file: &str| {
+            std::fs::read_to_string(base.join(file)).map_err(|e| {
+                ScenarioError::Parse(format!(
+                    "{origin}: {key} = {file:?}: cannot read {}: {e}",
+                    base.join(file).display()
+                ))
+            })
+        };
+        if let (Some(file), None) = (&self.workload.script, &self.workload.operations) {
+            self.workload.operations = Some(read("workload.script", file)?);
+        }
+        for (i, phase) in self.phases.iter_mut().enumerate() {
+            if let (Some(file), None) = (&phase.script, &phase.operations) {
+                phase.operations = Some(read(&format!("phase[{i}].script"), file)?);
+            }
+        }
+        Ok(())
     }
 
     /// Parses `text` with `--set key.path=value` overrides applied first. Without overrides the
@@ -108,13 +135,15 @@ impl RunConfig {
         for assignment in set {
             crate::overrides::apply_set(&mut doc, assignment)?;
         }
-        RunConfig::deserialize(toml::Value::Table(doc)).map_err(|e| {
+        let mut config = RunConfig::deserialize(toml::Value::Table(doc)).map_err(|e| {
             ScenarioError::Parse(format!(
                 "{origin} with --set {}: {}",
                 set.join(" --set "),
                 e.to_string().trim_end()
             ))
-        })
+        })?;
+        config.read_scripts(origin)?;
+        Ok(config)
     }
 
     /// The config as TOML text that `parse` reads back to an equal config (`--emit-configs`).
@@ -299,6 +328,10 @@ impl Stack<'_> {
 
 /// The file-level keys: only those the kind reads, each in its range.
 fn check_file_keys(w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
+    if w.kind == WorkloadKind::Script {
+        trimlab_workload::kind::script_parse(w, &format!("{at}.operations"))
+            .map_err(|e| ConfigError::new(&format!("{at}.operations"), "", e))?;
+    }
     let allowed = w.kind.file_keys();
     if let Some(extra) = w.set_file_keys().into_iter().find(|k| !allowed.contains(k)) {
         return Err(ConfigError::new(

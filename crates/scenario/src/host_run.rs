@@ -9,13 +9,14 @@ use crate::phase::{PhaseKind, PhaseSection};
 use crate::stack::Device;
 use crate::ScenarioError;
 use serde_json::{json, Map, Value};
-use trimlab_device::{DeviceReport, Metered, ThinVolume};
+use trimlab_device::{DeviceReport, Metered, Recording, ThinVolume, Traffic};
 use trimlab_fs::{FileSystem, FsConfig, FsError};
 use trimlab_sim::{SeedTree, SimTime};
 use trimlab_workload::file::{
     age, delete_down_to, fill, run_file_workload, set_utilization, FileShape, FileState,
 };
-use trimlab_workload::{Progress, WorkloadConfig};
+use trimlab_workload::script::{Interpreter, Script};
+use trimlab_workload::{Progress, WorkloadConfig, WorkloadKind};
 
 type Fs = FileSystem<Metered<Device>>;
 
@@ -33,50 +34,21 @@ pub(crate) fn run(
     seeds: SeedTree,
     interval_ns: Option<u64>,
     progress: &mut dyn Progress,
+    record: Option<Box<dyn std::io::Write + Send>>,
 ) -> Result<HostOutcome, ScenarioError> {
-    let device = match &resolved.thin {
-        Some(t) => Device::Thin(ThinVolume::new(t.clone()).map_err(ScenarioError::Run)?),
-        None => Device::Ssd(crate::run::new_ssd(resolved, interval_ns)),
-    };
-    let capacity = match &resolved.thin {
-        Some(t) => t.capacity_bytes,
-        None => resolved.device.logical_bytes(),
-    };
-    let metered = Metered::new(device);
-    let mut fs = FileSystem::mkfs(metered, plan.fs.clone(), SimTime::ZERO, plan.mkfs_discard)
-        .map_err(|e| ScenarioError::Run(format!("mkfs: {e}")))?;
+    let fs = mkfs(resolved, plan, interval_ns, record)?;
     let mkfs_ns = fs.now().ns();
     let mut state = FileState::new(seeds);
-    let implicit = [(PhaseSection::new(PhaseKind::Workload), Some(resolved.workload.clone()))];
-    let phases = if resolved.phases.is_empty() { &implicit[..] } else { &resolved.phases[..] };
-    let mut reports = Vec::new();
-    for (i, (phase, workload)) in phases.iter().enumerate() {
-        let (start, traffic0) = (fs.now(), fs.device().traffic);
-        let (next, figures) = run_phase(fs, i, phase, workload.as_ref(), plan, &mut state, capacity)
-            .map_err(|e| ScenarioError::Run(format!("phase[{i}] ({}): {e}", phase.label())))?;
-        fs = next;
-        let mut entry = json!({
-            "name": phase.label(),
-            "kind": phase.kind.name(),
-            "start_ns": start.ns(),
-            "end_ns": fs.now().ns(),
-            "elapsed_ns": fs.now().since(start),
-            "device": fs.device().traffic.since(&traffic0),
-            "utilization": fs.utilization(),
-        });
-        if let Device::Thin(t) = &fs.device().device {
-            entry["allocated_bytes"] = json!(t.allocated_bytes());
-        }
-        if let Some(w) = workload {
-            entry["workload"] = json!(w.kind.name());
-        }
-        entry["figures"] =
-            Value::Object(figures.into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect());
-        reports.push(entry);
-        progress.update(1000 * (i as u64 + 1) / phases.len() as u64);
-    }
+    let mut reports = vec![entry(&fs, "mkfs", "mkfs", SimTime::ZERO, Traffic::default())];
+    let (mut fs, failed) = run_phases(fs, resolved, plan, &mut state, &mut reports, progress)?;
     let end_of_phases = fs.now();
+    let traffic0 = fs.device().traffic;
+    fs.device_mut().mark_phase(end_of_phases, "umount");
     fs.umount();
+    reports.push(entry(&fs, "umount", "umount", end_of_phases, traffic0));
+    if let Some(r) = fs.device_mut().recording.take() {
+        r.finish().map_err(|e| ScenarioError::Run(format!("--record: {e}")))?;
+    }
     fs.check().map_err(|e| ScenarioError::Run(format!("consistency check after the run failed: {e}")))?;
     let end = fs.now();
     let mut metrics = Map::new();
@@ -97,6 +69,9 @@ pub(crate) fn run(
         }),
     );
     metrics.insert("phases".into(), Value::Array(reports));
+    if let Some(e) = failed {
+        metrics.insert("error".into(), json!(e));
+    }
     let (report, series) = match &mut fs.device_mut().device {
         // mkfs, the phases and umount all reach the SSD; its series covers them from the last
         // `measure` phase (or mkfs), like its report.
@@ -108,6 +83,137 @@ pub(crate) fn run(
         }
     };
     Ok(HostOutcome { metrics, report, series })
+}
+
+/// The device (an SSD, or the thin volume), its recording if `run --record` asked for one,
+/// and mkfs on it.
+fn mkfs(
+    resolved: &Resolved,
+    plan: &HostPlan,
+    interval_ns: Option<u64>,
+    record: Option<Box<dyn std::io::Write + Send>>,
+) -> Result<Fs, ScenarioError> {
+    let device = match &resolved.thin {
+        Some(t) => Device::Thin(ThinVolume::new(t.clone()).map_err(ScenarioError::Run)?),
+        None => Device::Ssd(crate::run::new_ssd(resolved, interval_ns)),
+    };
+    let mut metered = Metered::new(device);
+    if let Some(out) = record {
+        let recording = Recording::start(out).map_err(|e| ScenarioError::Run(format!("--record: {e}")))?;
+        metered.recording = Some(recording);
+        metered.mark_phase(SimTime::ZERO, "mkfs");
+    }
+    FileSystem::mkfs(metered, plan.fs.clone(), SimTime::ZERO, plan.mkfs_discard)
+        .map_err(|e| ScenarioError::Run(format!("mkfs: {e}")))
+}
+
+/// Runs the phases (the `[[phase]]` list, or the implicit one), each reported in `reports`. A
+/// script's failing line ends them: what ran before it is reported, and its error returned
+/// beside the file system (metrics.json carries it and the run exits non-zero).
+fn run_phases(
+    mut fs: Fs,
+    resolved: &Resolved,
+    plan: &HostPlan,
+    state: &mut FileState,
+    reports: &mut Vec<Value>,
+    progress: &mut dyn Progress,
+) -> Result<(Fs, Option<String>), ScenarioError> {
+    let capacity = match &resolved.thin {
+        Some(t) => t.capacity_bytes,
+        None => resolved.device.logical_bytes(),
+    };
+    let implicit = implicit_phases(resolved);
+    let phases = if resolved.phases.is_empty() { &implicit[..] } else { &resolved.phases[..] };
+    for (i, (phase, workload)) in phases.iter().enumerate() {
+        let at = |e: &dyn std::fmt::Display| format!("phase[{i}] ({}): {e}", phase.label());
+        if phase.kind == PhaseKind::Ops {
+            if let Err(e) = run_script(&mut fs, phase, state, reports) {
+                return Ok((fs, Some(at(&e))));
+            }
+        } else {
+            let (start, traffic0) = (fs.now(), fs.device().traffic);
+            fs.device_mut().mark_phase(start, &phase.label());
+            let (next, figures) = run_phase(fs, i, phase, workload.as_ref(), plan, state, capacity)
+                .map_err(|e| ScenarioError::Run(at(&e)))?;
+            fs = next;
+            let mut e = entry(&fs, &phase.label(), phase.kind.name(), start, traffic0);
+            if let Some(w) = workload {
+                e["workload"] = json!(w.kind.name());
+            }
+            e["figures"] =
+                Value::Object(figures.into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect());
+            reports.push(e);
+        }
+        progress.update(1000 * (i as u64 + 1) / phases.len() as u64);
+    }
+    Ok((fs, None))
+}
+
+/// The phases of a run without `[[phase]]`: its `[workload]` as one phase, or a script's
+/// phases (its `phase` lines split it).
+fn implicit_phases(resolved: &Resolved) -> Vec<(PhaseSection, Option<WorkloadConfig>)> {
+    let w = &resolved.workload;
+    if w.kind == WorkloadKind::Script {
+        let ops = PhaseSection {
+            name: Some("script".into()),
+            operations: w.operations.clone(),
+            script: w.script.clone(),
+            stream: w.stream.clone(),
+            ..PhaseSection::new(PhaseKind::Ops)
+        };
+        return vec![(ops, None)];
+    }
+    vec![(PhaseSection::new(PhaseKind::Workload), Some(w.clone()))]
+}
+
+/// One entry of metrics.json's `phases`: the span, what reached the device, utilization.
+fn entry(fs: &Fs, name: &str, kind: &str, start: SimTime, traffic0: Traffic) -> Value {
+    let mut e = json!({
+        "name": name,
+        "kind": kind,
+        "start_ns": start.ns(),
+        "end_ns": fs.now().ns(),
+        "elapsed_ns": fs.now().since(start),
+        "device": fs.device().traffic.since(&traffic0),
+        "utilization": fs.utilization(),
+    });
+    if let Device::Thin(t) = &fs.device().device {
+        e["allocated_bytes"] = json!(t.allocated_bytes());
+    }
+    e
+}
+
+/// Runs an `ops` phase: each part between its `phase` lines is reported as a phase of its own
+/// (the part before the first `phase` line under the phase's own label).
+fn run_script(
+    fs: &mut Fs,
+    phase: &PhaseSection,
+    state: &mut FileState,
+    reports: &mut Vec<Value>,
+) -> Result<(), String> {
+    let origin = phase.script.clone().unwrap_or_else(|| "operations".into());
+    let script =
+        Script::parse(phase.operations.as_deref().unwrap_or(""), &origin).map_err(|e| e.to_string())?;
+    let stream = phase.stream.clone().unwrap_or_else(|| "script".into());
+    state.with_stream(&stream, |rng, _| {
+        let mut it = Interpreter::new(rng.clone());
+        let mut result = Ok(());
+        for part in script.phases() {
+            let (start, traffic0, ops0) = (fs.now(), fs.device().traffic, it.file_ops);
+            let name = part.name.unwrap_or_else(|| phase.label());
+            fs.device_mut().mark_phase(start, &name);
+            result = it.run(fs, &script, &part.lines);
+            let mut e = entry(fs, &name, "ops", start, traffic0);
+            e["figures"] = json!({ "file_ops": it.file_ops - ops0 });
+            reports.push(e);
+            if result.is_err() {
+                break;
+            }
+        }
+        it.finish(fs);
+        *rng = it.rng_state();
+        result.map_err(|e| e.to_string())
+    })
 }
 
 /// A phase's file shape: the keys it sets, the aging defaults for the rest, and a prefix of
@@ -214,9 +320,8 @@ fn run_phase(
                 ssd.start_measurement(now);
             }
         }
-        PhaseKind::TrimBurst => {
-            return Err(FsError::Layout("trim-burst needs a bare block device (host.fs = \"none\")".into()));
-        }
+        // Validation keeps trim-burst off a file system; ops phases run through run_script.
+        PhaseKind::TrimBurst | PhaseKind::Ops => return Err(FsError::Invalid(phase.kind.name().into())),
     }
     Ok((fs, figures))
 }

@@ -16,7 +16,7 @@ pub mod stack;
 pub use config::{OutputSection, Resolved, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
-pub use run::{run, RunResult, Series};
+pub use run::{run, run_recorded, RunResult, Series};
 
 /// Why a configuration could not be read, resolved or run.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +45,12 @@ pub fn run_text(
     set: &[String],
 ) -> Result<serde_json::Value, ScenarioError> {
     let config = RunConfig::parse_with(text, origin, set)?;
-    Ok(run(&config, seed, &mut ())?.metrics)
+    let metrics = run(&config, seed, &mut ())?.metrics;
+    // A script that failed at a line ran only up to it: an error, not a result.
+    match metrics.get("error").and_then(|e| e.as_str()) {
+        Some(e) => Err(ScenarioError::Run(e.to_string())),
+        None => Ok(metrics),
+    }
 }
 
 /// Every device preset resolved with its defaults, as JSON objects (name, about, geometry,

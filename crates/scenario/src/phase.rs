@@ -38,11 +38,14 @@ pub enum PhaseKind {
     Mkfs,
     /// The device report covers from here (background work finishes first).
     Measure,
+    /// File system: a script of file operations (`operations`, or a `script` file; docs/config.md
+    /// "Scripts").
+    Ops,
 }
 
 impl PhaseKind {
     pub const NAMES: &'static str =
-        "fill, age, delete, utilization, trim-burst, idle, workload, fstrim, remount, mkfs, measure";
+        "fill, age, delete, utilization, trim-burst, idle, workload, fstrim, remount, mkfs, measure, ops";
 
     pub fn name(self) -> &'static str {
         match self {
@@ -57,6 +60,7 @@ impl PhaseKind {
             PhaseKind::Remount => "remount",
             PhaseKind::Mkfs => "mkfs",
             PhaseKind::Measure => "measure",
+            PhaseKind::Ops => "ops",
         }
     }
 
@@ -85,6 +89,7 @@ impl PhaseKind {
             (PhaseKind::Workload, true) => Some(&["workload"]),
             (PhaseKind::Workload, false) => Some(&["workload", "stream"]),
             (PhaseKind::Measure, _) => Some(&[]),
+            (PhaseKind::Ops, true) => Some(&["operations", "script", "stream"]),
             _ => None,
         }
     }
@@ -134,6 +139,12 @@ pub struct PhaseSection {
     /// `[phase.workload]`: keys laid over `[workload]` for this phase.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload: Option<toml::Table>,
+    /// ops: the script (a `script` file is read into it when the config is loaded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operations: Option<String>,
+    /// ops: the file the script came from, relative to the config's directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
 }
 
 impl PhaseSection {
@@ -157,6 +168,8 @@ impl PhaseSection {
             offset: None,
             command_bytes: None,
             workload: None,
+            operations: None,
+            script: None,
         }
     }
 
@@ -208,6 +221,7 @@ impl PhaseSection {
         let required = match self.kind {
             PhaseKind::Idle => Some(("duration", self.duration.is_some())),
             PhaseKind::Delete | PhaseKind::Utilization => Some(("utilization", self.utilization.is_some())),
+            PhaseKind::Ops => Some(("operations", self.operations.is_some())),
             _ => None,
         };
         if let Some((key, false)) = required {
@@ -216,6 +230,11 @@ impl PhaseSection {
                 "missing",
                 format!("kind = {:?} needs it", self.kind.name()),
             ));
+        }
+        if let Some(text) = &self.operations {
+            let origin = self.script.clone().unwrap_or_else(|| at("operations"));
+            trimlab_workload::script::Script::parse(text, &origin)
+                .map_err(|e| ConfigError::new(&at("operations"), "", e.to_string()))?;
         }
         if self.command_bytes == Some(ByteSize(0)) {
             return Err(ConfigError::new(&at("command_bytes"), "0B", "must be at least one page"));
@@ -236,7 +255,7 @@ impl PhaseSection {
 
     fn kinds_for(&self, on_fs: bool) -> String {
         use PhaseKind::*;
-        [Fill, Age, Delete, Utilization, TrimBurst, Idle, Workload, Fstrim, Remount, Mkfs, Measure]
+        [Fill, Age, Delete, Utilization, TrimBurst, Idle, Workload, Fstrim, Remount, Mkfs, Measure, Ops]
             .iter()
             .filter(|k| k.keys(on_fs).is_some())
             .map(|k| k.name())

@@ -63,28 +63,26 @@ pub fn run(
     seed: Option<u64>,
     progress: &mut dyn Progress,
 ) -> Result<RunResult, ScenarioError> {
+    run_recorded(config, seed, progress, None)
+}
+
+/// [`run`], writing every command that reaches the device to `record` (`run --record`: the
+/// format of `serve --record`, with a `# phase` line where each phase starts). File-system
+/// runs only: a block workload's commands are the generator's own (its fio options say them).
+pub fn run_recorded(
+    config: &RunConfig,
+    seed: Option<u64>,
+    progress: &mut dyn Progress,
+    record: Option<Box<dyn std::io::Write + Send>>,
+) -> Result<RunResult, ScenarioError> {
     let resolved = config.resolve()?;
+    if record.is_some() && resolved.host.is_none() {
+        return Err(ScenarioError::Run(RECORD_NEEDS_FS.into()));
+    }
     let interval_ns = config.output.interval_ns(None)?;
     let seed = seed.or(config.seed).unwrap_or(1);
-    let mut config_json = json!({ "device": resolved.device, "workload": resolved.workload });
-    // Keys only a host, thin or phased run has: a block run's hash stays what it was.
-    if let Some(path) = &config.seed_path {
-        config_json["seed_path"] = json!(path);
-    }
-    if let Some(host) = &resolved.host {
-        config_json["host"] = json!(host);
-    }
-    if let Some(thin) = &resolved.thin {
-        config_json["thin"] = json!(thin);
-    }
-    if !config.phases.is_empty() {
-        config_json["phases"] = json!(config.phases);
-    }
-    let hash = config_hash(&config_json);
-    let seeds = match &config.seed_path {
-        Some(path) => SeedTree::new(seed).child(path),
-        None => SeedTree::new(seed),
-    };
+    let (config_json, hash) = identity(config, &resolved);
+    let seeds = config.seed_path.as_ref().map_or(SeedTree::new(seed), |path| SeedTree::new(seed).child(path));
     let mut metrics = json!({
         "trimlab_version": env!("CARGO_PKG_VERSION"),
         "seed": seed,
@@ -94,7 +92,7 @@ pub fn run(
     let series;
     let mut cluster_host = None;
     let report = if let Some(plan) = &resolved.host {
-        let outcome = crate::host_run::run(&resolved, plan, seeds, interval_ns, progress)?;
+        let outcome = crate::host_run::run(&resolved, plan, seeds, interval_ns, progress, record)?;
         series = outcome.series;
         metrics["report"] = json!(outcome.report);
         for (k, v) in outcome.metrics {
@@ -139,6 +137,28 @@ pub fn run(
         )));
     }
     Ok(RunResult { seed, config_hash: hash, metrics, report, series, cluster_host })
+}
+
+const RECORD_NEEDS_FS: &str = "--record records the commands a file system sends (host.fs = \"ext4\"); a block workload's commands are its generator's (for a live client use `trimlab serve --record`)";
+
+/// The resolved config as metrics.json's `config`, and its hash. Keys only a host, thin or
+/// phased run has are added when set: a block run's hash stays what it was.
+fn identity(config: &RunConfig, resolved: &Resolved) -> (Value, String) {
+    let mut config_json = json!({ "device": resolved.device, "workload": resolved.workload });
+    if let Some(path) = &config.seed_path {
+        config_json["seed_path"] = json!(path);
+    }
+    if let Some(host) = &resolved.host {
+        config_json["host"] = json!(host);
+    }
+    if let Some(thin) = &resolved.thin {
+        config_json["thin"] = json!(thin);
+    }
+    if !config.phases.is_empty() {
+        config_json["phases"] = json!(config.phases);
+    }
+    let hash = config_hash(&config_json);
+    (config_json, hash)
 }
 
 /// 004's cluster host (`os-install`, `iozone`) on a new SSD, checked at the end.

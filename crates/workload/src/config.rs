@@ -167,6 +167,14 @@ pub struct WorkloadConfig {
     /// The named random stream the workload draws from (phases naming one stream share it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream: Option<String>,
+    // ----- keys of the script kind -----
+    /// The file-operation script itself (docs/config.md, "Scripts").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operations: Option<String>,
+    /// A file holding the script, relative to the config's directory; the config loader reads
+    /// it into `operations` (so a run's config hash covers the script's text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
     // ----- keys of 004's cluster-host kinds (os-install, iozone) -----
     /// os-install: bytes of files installed; iozone: the size of its test file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -231,6 +239,8 @@ impl Default for WorkloadConfig {
             transactions: None,
             prefix: None,
             stream: None,
+            operations: None,
+            script: None,
             volume: None,
             image: None,
             record_bytes: None,
@@ -263,7 +273,7 @@ impl Default for WorkloadConfig {
 impl WorkloadConfig {
     /// The file-workload keys that are set, in declaration order.
     pub fn set_file_keys(&self) -> Vec<&'static str> {
-        let all: [(&'static str, bool); 16] = [
+        let all: [(&'static str, bool); 18] = [
             ("append_bytes", self.append_bytes.is_some()),
             ("hole_bytes", self.hole_bytes.is_some()),
             ("file_bytes", self.file_bytes.is_some()),
@@ -274,6 +284,8 @@ impl WorkloadConfig {
             ("transactions", self.transactions.is_some()),
             ("prefix", self.prefix.is_some()),
             ("stream", self.stream.is_some()),
+            ("operations", self.operations.is_some()),
+            ("script", self.script.is_some()),
             ("volume", self.volume.is_some()),
             ("image", self.image.is_some()),
             ("record_bytes", self.record_bytes.is_some()),

@@ -11,6 +11,7 @@ pub mod generator;
 pub mod kind;
 pub mod runner;
 pub mod scenario;
+pub mod script;
 
 pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig, WorkloadKind};
 pub use fio::{parse_fio_job, FioError, FioJob};

@@ -222,10 +222,18 @@ impl Btrfs {
 
 impl<D: BlockDevice> FileSystem<D> {
     /// find_free_extent for data: block groups of the request's size class, then unclassed
-    /// ones, then a new chunk, then any (LOOP_WRONG_SIZE_CLASS). In a block group the
-    /// allocation searches from its start, which uses the free-space cache's bytes index
-    /// (btrfs_find_space_for_alloc, use_bytes_index): the largest free extent (the lowest one
-    /// among equals, an assumption), from its start. Returns at most `want` blocks.
+    /// ones, then a new chunk, then any (LOOP_WRONG_SIZE_CLASS). A block group serves the
+    /// request only from a free extent that holds all of it (btrfs_find_space_for_alloc
+    /// returns an entry of at least the requested bytes): btrfs keeps a file's extent whole
+    /// and adds a chunk rather than split it over block groups (issue 22: the model took a
+    /// group's largest free extent whatever its size, split a 3 MiB file over the 8 MiB data
+    /// block group and a new chunk, and its 2 MiB piece there got an async TRIM of its own
+    /// 120 s after the rm, which the kernel never sends). Only when no block group, not even a
+    /// new chunk, holds it does btrfs_reserve_extent retry with a smaller size: then the
+    /// largest free extent anywhere. In a block group the allocation uses the free-space
+    /// cache's bytes index (btrfs_find_space_for_alloc, use_bytes_index): the largest free
+    /// extent (the lowest one among equals, an assumption), from its start. Returns at most
+    /// `want` blocks.
     pub(super) fn btrfs_allocate(&mut self, want: u64) -> Option<Run> {
         let class = SizeClass::of(want * self.config.block_bytes);
         let bt = self.btrfs.as_ref()?;
@@ -238,6 +246,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 .into_iter()
                 .max_by_key(|x| (x.len, std::cmp::Reverse(x.start)))
         };
+        let holding = |fs: &Self, i: usize| largest(fs, i).filter(|r| r.len >= want);
         let classes = |fs: &Self, i: usize| fs.btrfs.as_ref().and_then(|b| b.chunks[i].size_class);
         let mut found = None;
         for pass in 0..2 {
@@ -248,7 +257,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     0 => classes(self, i) == Some(class),
                     _ => classes(self, i).is_none(),
                 })
-                .find_map(|i| largest(self, i).map(|r| (i, r)));
+                .find_map(|i| holding(self, i).map(|r| (i, r)));
             if found.is_some() {
                 break;
             }
@@ -260,7 +269,14 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         }
         if found.is_none() {
-            found = data.iter().copied().find_map(|i| largest(self, i).map(|r| (i, r)));
+            found = data.iter().copied().find_map(|i| holding(self, i).map(|r| (i, r)));
+        }
+        if found.is_none() {
+            found = data
+                .iter()
+                .copied()
+                .filter_map(|i| largest(self, i).map(|r| (i, r)))
+                .max_by_key(|(_, r)| (r.len, std::cmp::Reverse(r.start)));
         }
         let (i, run) = found?;
         if let Some(c) = self.btrfs.as_mut().map(|b| &mut b.chunks[i]) {

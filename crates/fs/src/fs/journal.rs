@@ -84,18 +84,11 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         let tid = self.running.tid;
         let txn = std::mem::replace(&mut self.running, Transaction { tid: tid + 1, ..Default::default() });
-        let mut freed = txn.freed;
-        freed.sort_by_key(|f| f.run.start);
-        let mut merged: Vec<FreedRun> = Vec::with_capacity(freed.len());
-        for f in freed {
-            match merged.last_mut() {
-                Some(m) if m.run.end() == f.run.start => {
-                    m.run.len += f.run.len;
-                    m.freed_at = m.freed_at.min(f.freed_at);
-                }
-                _ => merged.push(f),
-            }
-        }
+        let merged = if self.policy.takes_ext4_free_data() {
+            ext4_free_data::ext4_freed_entries(&txn.freed, self.layout.bpg)
+        } else {
+            coalesced_in_block_order(txn.freed)
+        };
         if let Some(b) = self.btrfs.as_mut() {
             // The commit's tree writes are btrfs' first metadata allocation since mount: they
             // set up the metadata cluster (see Btrfs::meta_cluster).
@@ -273,4 +266,20 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         }
     }
+}
+
+/// A transaction's freed runs sorted by block, adjacent ones merged.
+fn coalesced_in_block_order(mut freed: Vec<FreedRun>) -> Vec<FreedRun> {
+    freed.sort_by_key(|f| f.run.start);
+    let mut merged: Vec<FreedRun> = Vec::with_capacity(freed.len());
+    for f in freed {
+        match merged.last_mut() {
+            Some(m) if m.run.end() == f.run.start => {
+                m.run.len += f.run.len;
+                m.freed_at = m.freed_at.min(f.freed_at);
+            }
+            _ => merged.push(f),
+        }
+    }
+    merged
 }

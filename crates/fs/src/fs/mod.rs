@@ -21,6 +21,7 @@ use trimlab_sim::{EventQueue, SimTime};
 
 mod btrfs;
 mod discard_worker;
+mod ext4_free_data;
 mod fallocate;
 mod fitrim;
 mod inode_alloc;
@@ -934,7 +935,9 @@ impl<D: BlockDevice> FileSystem<D> {
         self.clear_unwritten(ino, first, u64::MAX);
         let freed = self.inode_mut(ino)?.extents.truncate_from(first);
         let mut blocks = 0;
-        for r in freed {
+        // ext4_ext_remove_space frees from the file's last extent back to `first`: the order
+        // ext4's tree of freed extents sees them (ext4_free_data.rs).
+        for r in freed.into_iter().rev() {
             blocks += r.len;
             self.free_run(r);
         }
@@ -1023,6 +1026,12 @@ impl<D: BlockDevice> FileSystem<D> {
     /// [`FileSystem::remount`] with the policies' parameters replaced too (e.g. fstrim's period).
     pub fn remount_with(&mut self, policy: crate::config::PolicyKind, params: crate::config::PolicyParams) {
         self.umount();
+        self.mount_with(policy, params);
+    }
+
+    /// The mount half of [`FileSystem::remount_with`], after an [`FileSystem::umount`] that
+    /// left the file system unmounted for a while (a script's `umount`, then `mount`).
+    pub fn mount_with(&mut self, policy: crate::config::PolicyKind, params: crate::config::PolicyParams) {
         self.config.params = params;
         self.config.policy = policy;
         self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);

@@ -460,7 +460,8 @@ impl<D: BlockDevice> FileSystem<D> {
             return self.inodegc_queue(dir.ino, inode, &gc);
         }
         let blocks: u64 = runs.iter().map(|r| r.len).sum();
-        for r in runs {
+        // The evicted inode's truncate (ext4_ext_remove_space) frees from its last block back.
+        for r in runs.into_iter().rev() {
             self.free_run(r);
         }
         self.now = self.now.after(blocks * self.config.host.free_block_ns);

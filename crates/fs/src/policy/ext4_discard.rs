@@ -2,7 +2,11 @@
 //! to one discard worker (`ext4_discard_work`), which trims each with
 //! `ext4_try_to_trim_range(minblocks = 1)`: every free extent inside it, the last one extended to
 //! the end of its free run in the group (commit 68da4c44b994, v6.8), so a freed file next to free
-//! space trims that space too (overlaps with other TRIMs).
+//! space trims that space too (overlaps with other TRIMs). The worker's list holds the entries
+//! of ext4's tree of freed extents (fs/ext4_free_data.rs: since Linux 6.17 a freed extent merges
+//! only with the node its tree descent stops at), so `rm -rf` of many small contiguous files
+//! sends one TRIM per entry, each from the entry's start to the end of the free run: 9-15
+//! overlapping TRIMs where merging every adjacent extent would send one.
 
 use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
 use crate::extent::{FreedRun, Run};
@@ -49,9 +53,15 @@ impl TrimPolicy for Ext4Work {
     fn kind(&self) -> PolicyKind {
         PolicyKind::Ext4Discard
     }
+    /// `ext4_process_freed_data` (fs/ext4/mballoc.c): every entry of the committed
+    /// transaction is freed in the buddy (allocatable at once), then the list is spliced onto
+    /// the discard list in its order and the worker queued.
     fn on_commit(&mut self, _now: SimTime, freed: Vec<FreedRun>, _u: f64) -> CommitPlan {
         self.queue.extend(freed.iter().copied());
         CommitPlan::release_all(freed)
+    }
+    fn takes_ext4_free_data(&self) -> bool {
+        true
     }
     fn workers_wanted(&self) -> usize {
         usize::from(!self.queue.is_empty() || self.in_flight.is_some())

@@ -302,6 +302,12 @@ pub trait TrimPolicy {
     /// Step 4 of a commit: the transaction's freed runs (coalesced) and the file system's
     /// utilization (used / data blocks) after it.
     fn on_commit(&mut self, now: SimTime, freed: Vec<FreedRun>, utilization: f64) -> CommitPlan;
+    /// Whether `on_commit` gets the freed runs as ext4 (Linux 6.17+) keeps them for the
+    /// discard worker, in its list's order and merged only as its tree merges them
+    /// (fs/ext4_free_data.rs), instead of coalesced in block order.
+    fn takes_ext4_free_data(&self) -> bool {
+        false
+    }
     /// Discard workers the policy wants running now.
     fn workers_wanted(&self) -> usize {
         0

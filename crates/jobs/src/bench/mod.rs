@@ -14,6 +14,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod replay;
+mod script;
 
 use crate::run::RunProgress;
 use anyhow::Result;
@@ -113,6 +114,7 @@ pub fn run(quick: bool, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
     bench_hybrid(ui)?;
     if ftl == FtlKind::Page {
         replay::run(quick, ui)?;
+        script::run(ui)?;
     }
     Ok(())
 }

@@ -74,9 +74,12 @@ workload_kinds! {
     bulk_rm => File,
     file_churn => File,
     remove_when_full => File,
+    script => File,
     os_install => ClusterHost,
     iozone => ClusterHost,
 }
+
+pub use script::parse as script_parse;
 
 const COUNT: usize = KINDS.len();
 

@@ -1,0 +1,51 @@
+//! A person's own file workload: a script of file operations (`operations`, or a `script` file
+//! the config loader reads into `operations`), run line by line (crates/workload/src/script/).
+
+use super::{KindSpec, Level, WorkloadKind};
+use crate::config::WorkloadConfig;
+use crate::file::{FileState, Figures};
+use crate::script::{Interpreter, Script};
+use trimlab_device::BlockDevice;
+use trimlab_fs::{FileSystem, FsError};
+
+impl WorkloadKind {
+    #[allow(non_upper_case_globals)]
+    pub const Script: WorkloadKind = WorkloadKind("script");
+}
+
+pub(super) const SPEC: KindSpec = KindSpec {
+    kind: WorkloadKind::Script,
+    help: "your own file workload: a script of file operations (mkdir, create, rm -r, mv, punch-hole, fstrim, ...; docs/config.md \"Scripts\")",
+    level: Level::File,
+    keys: &["operations", "script", "stream"],
+};
+
+/// The script of `w`, parsed (`origin` names it in errors).
+pub fn parse(w: &WorkloadConfig, origin: &str) -> Result<Script, String> {
+    let text = w.operations.as_deref().ok_or_else(|| {
+        "kind = \"script\" needs operations = \"\"\"...\"\"\" or script = \"FILE\"".to_string()
+    })?;
+    let origin = w.script.as_deref().unwrap_or(origin);
+    Script::parse(text, origin).map_err(|e| e.to_string())
+}
+
+/// Runs the whole script as one phase (its `phase` lines only mark; a run whose only workload
+/// is a script reports each of them as a phase instead, crates/scenario/src/host_run.rs).
+pub(super) fn run<D: BlockDevice>(
+    fs: &mut FileSystem<D>,
+    w: &WorkloadConfig,
+    state: &mut FileState,
+    _capacity_bytes: u64,
+) -> Result<Figures, FsError> {
+    let script = parse(w, "workload.operations").map_err(FsError::Layout)?;
+    let stream = w.stream.clone().unwrap_or_else(|| "script".into());
+    let (done, ops) = state.with_stream(&stream, |rng, _| {
+        let mut it = Interpreter::new(rng.clone());
+        let done = it.run(fs, &script, &script.lines);
+        it.finish(fs);
+        *rng = it.rng_state();
+        (done, it.file_ops)
+    });
+    done.map_err(|e| FsError::Layout(e.to_string()))?;
+    Ok(vec![("file_ops", ops)])
+}

@@ -1,0 +1,52 @@
+//! `trimlab compare A B`: two recordings side by side per phase (crates/jobs/src/compare.rs).
+
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+/// `trimlab compare`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// The reference recording (a kernel's `serve --record`, or a split .trims file).
+    pub a: PathBuf,
+    /// The recording compared with it (e.g. `run --record` of the same script).
+    pub b: PathBuf,
+    /// Print the comparison as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with status 1 when a phase's TRIM commands or bytes differ by more than PCT percent.
+    #[arg(long, value_name = "PCT")]
+    pub within: Option<f64>,
+}
+
+pub fn run(args: &CompareArgs) -> Result<()> {
+    let read = |path: &PathBuf| -> Result<_> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        trimlab_jobs::compare::read_recording(&text, &path.display().to_string())
+    };
+    let (a, b) = (read(&args.a)?, read(&args.b)?);
+    let rows = trimlab_jobs::compare::compare(&a, &b);
+    if args.json {
+        let out = serde_json::json!({ "a": args.a, "b": args.b, "phases": rows });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for line in
+            trimlab_jobs::compare::table(&rows, &args.a.display().to_string(), &args.b.display().to_string())
+        {
+            println!("{line}");
+        }
+    }
+    if let Some(pct) = args.within {
+        if !(pct.is_finite() && pct >= 0.0) {
+            anyhow::bail!("--within {pct}: expected a percentage, 0 or more");
+        }
+        let worst = trimlab_jobs::compare::worst_error(&rows);
+        if worst * 100.0 > pct {
+            return Err(anyhow::Error::new(crate::reproduce_cmd::ClaimsFailed(format!(
+                "a phase's TRIM commands or bytes differ by {:.1} % (more than --within {pct})",
+                worst * 100.0
+            ))));
+        }
+    }
+    Ok(())
+}

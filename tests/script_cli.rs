@@ -1,0 +1,145 @@
+//! `trimlab run` of a file-operation script (`[workload] kind = "script"`), `run --record`, and
+//! `trimlab compare`: a script runs with its phases reported, bad scripts fail with the line
+//! (before the run for what the parser sees, at the line for what only running finds, keeping
+//! the phases before it), and a recording compares with itself at 0 %.
+
+mod common;
+
+use common::{scratch, stderr, trimlab};
+use std::path::Path;
+
+const DEVICE: &str = "[device]\npreset = \"nvme-tlc\"\nlogical_bytes = \"256MiB\"\n";
+
+fn config(dir: &Path, fs: &str, discard: &str, script: &str) -> String {
+    std::fs::write(dir.join("w.ops"), script).unwrap();
+    let layout = match fs {
+        "ext4" => String::new(),
+        other => format!("layout = \"{other}\"\n"),
+    };
+    let text = format!(
+        "{DEVICE}[host]\nfs = \"ext4\"\n{layout}discard = \"{discard}\"\n[workload]\nkind = \"script\"\nscript = \"w.ops\"\n"
+    );
+    let path = dir.join("c.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn metrics(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("out/metrics.json")).unwrap()).unwrap()
+}
+
+const DIRS: &str = "phase write\nmkdir -p d{0..3}\ncreate d{0..3}/f{0..19} size=24KiB\nsync\n\
+phase rm\nrm -r d1\nmv d2/f0 d0/moved\nrm every=2 d3/*\nsync\nsleep 7s\nphase fstrim\nfstrim minlen=64KiB\n";
+
+#[test]
+fn a_script_runs_with_its_phases_and_records_them() {
+    let dir = scratch("script-run");
+    let cfg = config(&dir, "ext4", "discard", DIRS);
+    let out = dir.join("out");
+    let rec = dir.join("model.log");
+    let o = trimlab(&["run", &cfg, "--out", out.to_str().unwrap(), "--record", rec.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = metrics(&dir);
+    let names: Vec<&str> =
+        m["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mkfs", "write", "rm", "fstrim", "umount"]);
+    let rm = &m["phases"][2];
+    // Online discard of the removed tree (20 files of 24 KiB and its directory) and 10 of d3.
+    assert!(rm["device"]["trim_commands"].as_u64().unwrap() > 0, "{rm}");
+    assert!(rm["device"]["trim_bytes"].as_u64().unwrap() >= 30 * 24 * 1024, "{rm}");
+    assert_eq!(m["phases"][1]["figures"]["file_ops"].as_u64().unwrap(), 4 + 80 * 2 + 1);
+    // The recording has every phase, and compares with itself at 0 %.
+    let text = std::fs::read_to_string(&rec).unwrap();
+    for phase in ["mkfs", "write", "rm", "fstrim", "umount"] {
+        assert!(text.contains(&format!("# phase {phase} ")), "no {phase} marker");
+    }
+    let trims = text.lines().filter(|l| l.contains(" trim ")).count() as u64;
+    let total: u64 =
+        m["phases"].as_array().unwrap().iter().map(|p| p["device"]["trim_commands"].as_u64().unwrap()).sum();
+    assert!(trims >= total, "{trims} TRIM lines for {total} commands");
+    let o = trimlab(&["compare", rec.to_str().unwrap(), rec.to_str().unwrap(), "--within", "0"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("rm") && table.contains("+0.0%"), "{table}");
+    // The model's recording against a kernel recording kept in the repository: phases by name.
+    let kernel = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/discard-patterns/ext4.trims");
+    let o = trimlab(&["compare", kernel.to_str().unwrap(), rec.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["phases"].as_array().unwrap().iter().any(|p| p["name"] == "mkfs"));
+}
+
+#[test]
+fn the_same_script_gives_the_same_metrics() {
+    let dir = scratch("script-determinism");
+    let cfg = config(&dir, "ext4", "discard", "create f{0..99} size=4KiB..64KiB\nrm random=30 f*\nsync\n");
+    let run = |out: &str| {
+        let o = trimlab(&["run", &cfg, "--out", dir.join(out).to_str().unwrap(), "--seed", "3"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read(dir.join(out).join("metrics.json")).unwrap()
+    };
+    assert_eq!(run("a"), run("b"));
+}
+
+#[test]
+fn parse_errors_name_the_file_line_and_what_is_accepted() {
+    let dir = scratch("script-parse-errors");
+    for (script, expect) in [
+        ("mkdir d\nfrobnicate x\n", "w.ops:2: `frobnicate x`: unknown operation \"frobnicate\""),
+        ("create f size=24\n", "w.ops:1: `create f size=24`: size=24 has no unit"),
+        ("rm -x f\n", "unknown flag -x (accepted: -rf)"),
+        ("sleep 5\n", "has no unit"),
+    ] {
+        let cfg = config(&dir, "ext4", "discard", script);
+        let o = trimlab(&["run", &cfg, "--out", dir.join("out").to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{script}");
+        let e = stderr(&o);
+        assert!(e.contains(expect) && !e.contains("panicked"), "{script}: {e}");
+        assert!(!dir.join("out/metrics.json").exists(), "nothing ran, nothing written");
+    }
+}
+
+#[test]
+fn run_time_errors_keep_the_phases_before_them() {
+    let dir = scratch("script-run-errors");
+    for (script, expect) in [
+        ("phase a\ncreate f size=4KiB\nphase b\nrm g\n", "w.ops:4: `rm g`: \"g\" does not exist"),
+        ("phase a\nmkdir d\ncreate d/f size=4KiB\nphase b\nrm d\n", "is a directory (rm -r removes trees)"),
+        ("phase a\nmkdir -p d/e\nphase b\nmv d d/e/x\n", "w.ops:4"),
+        ("phase a\ncreate x/f size=4KiB\n", "w.ops:2"),
+        ("phase a\nmkdir d\nphase b\nrm d/*\n", "matches nothing"),
+    ] {
+        let _ = std::fs::remove_dir_all(dir.join("out"));
+        let cfg = config(&dir, "ext4", "nodiscard", script);
+        let o = trimlab(&["run", &cfg, "--out", dir.join("out").to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{script}");
+        let e = stderr(&o);
+        assert!(e.contains(expect) && !e.contains("panicked"), "{script}: {e}");
+        let m = metrics(&dir);
+        assert!(m["error"].as_str().unwrap().contains(expect), "{script}: {}", m["error"]);
+        assert_eq!(m["phases"][1]["name"], "a", "the phase before the error is kept: {script}");
+    }
+}
+
+#[test]
+fn xfs_and_btrfs_run_scripts_too() {
+    for (fs, discard) in [("xfs", "discard-batch"), ("btrfs", "async")] {
+        let dir = scratch(&format!("script-{fs}"));
+        let cfg = config(&dir, fs, discard, DIRS);
+        let o = trimlab(&["run", &cfg, "--out", dir.join("out").to_str().unwrap()]);
+        assert!(o.status.success(), "{fs}: {}", stderr(&o));
+        assert_eq!(metrics(&dir)["phases"].as_array().unwrap().len(), 5, "{fs}");
+    }
+}
+
+#[test]
+fn compare_refuses_what_is_not_a_recording() {
+    let dir = scratch("compare-bad");
+    let bad = dir.join("bad.log");
+    std::fs::write(&bad, "# phase a 0\n12 trimlab frob 0 1\n").unwrap();
+    let o = trimlab(&["compare", bad.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.log:2: unknown action \"frob\""), "{}", stderr(&o));
+    let o = trimlab(&["compare", "/nonexistent/x", bad.to_str().unwrap()]);
+    assert!(stderr(&o).contains("cannot read /nonexistent/x"), "{}", stderr(&o));
+}
