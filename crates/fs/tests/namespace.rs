@@ -313,7 +313,8 @@ fn top_level_directories_land_in_different_groups_on_ext4() {
     fs.check().unwrap();
 }
 
-/// XFS directories rotate over the AGs; btrfs has no locality: the lowest free inode.
+/// XFS directories rotate over the AGs, files go to their directory's AG with their data;
+/// btrfs has no locality: the lowest free inode.
 #[test]
 fn xfs_rotates_directories_over_allocation_groups() {
     let mut config = ext4_config(PolicyKind::NoDiscard).xfs_defaults();
@@ -323,7 +324,14 @@ fn xfs_rotates_directories_over_allocation_groups() {
     let mut fs = mkfs(config);
     let dirs: Vec<u64> = (0..4).map(|i| group(fs.mkdir(&format!("d{i}")).unwrap())).collect();
     assert_eq!(dirs, vec![0, 1, 2, 3]);
-    assert_eq!(group(fs.create("d2/f").unwrap()), 2, "a file in its parent's AG");
+    let f = fs.create("d2/f").unwrap();
+    assert_eq!(group(f), 2, "a file in its parent's AG");
+    // Its data near its inode, in that AG; a file in the root where the stream starts (AG 0).
+    fs.write(f, 0, 8 * BS).unwrap();
+    assert_eq!(fs.file_runs(f).iter().map(|r| r.start / 2048).collect::<Vec<_>>(), vec![2]);
+    let r = fs.create("r").unwrap();
+    fs.write(r, 0, 8 * BS).unwrap();
+    assert_eq!(fs.file_runs(r)[0].start / 2048, 0);
     // Short-form: 20 short names fit in the inode, no directory block.
     let avail = fs.available_blocks();
     for i in 0..20 {

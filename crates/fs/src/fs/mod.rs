@@ -110,6 +110,9 @@ struct Inode {
     /// Blocks allocated by fallocate and not written since: logical start -> length. They
     /// read as zeroes (ext4's and XFS's unwritten extents), so a read does not fetch them.
     unwritten: BTreeMap<u64, u64>,
+    /// Where the file's first data block is sought instead of the stream goal: XFS, a file in
+    /// a subdirectory, near its inode (namespace.rs, `data_home`).
+    data_home: Option<u64>,
 }
 
 /// Requests a thread issues one after another (serial: each waits for the previous completion)
@@ -682,7 +685,7 @@ impl<D: BlockDevice> FileSystem<D> {
             // A file's first blocks go where the last allocation ended (mballoc's stream
             // allocation, s_mb_last_group/s_mb_last_start): new data sweeps the whole disk
             // instead of refilling the lowest free blocks.
-            None => self.stream_goal,
+            None => inode.data_home.unwrap_or(self.stream_goal),
         }
     }
 
@@ -739,7 +742,7 @@ impl<D: BlockDevice> FileSystem<D> {
                         if let Some(c) = self.small_chunk.as_mut() {
                             c.0 = run.end();
                         }
-                    } else {
+                    } else if self.inodes[&ino].data_home.is_none() {
                         self.stream_goal = run.end() % self.layout.total_blocks;
                     }
                     run

@@ -337,7 +337,9 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         };
         let extents = ExtentMap::new(self.config.max_extent_blocks);
-        self.inodes.insert(ino, Inode { size: 0, extents, dir_slot: slot, unwritten: BTreeMap::new() });
+        let data_home = self.data_home(parent, ino);
+        let inode = Inode { size: 0, extents, dir_slot: slot, unwritten: BTreeMap::new(), data_home };
+        self.inodes.insert(ino, inode);
         self.names.insert(path.into_owned(), ino);
         let ib = self.layout.inode_block(ino, self.config.block_bytes, self.config.inode_bytes);
         self.dirty_meta(ib);
@@ -416,6 +418,18 @@ impl<D: BlockDevice> FileSystem<D> {
         Ok(ino)
     }
 
+    /// Where a new file's data starts. XFS seeks a file's first extent near its inode
+    /// (fs/xfs/libxfs/xfs_bmap.c, `xfs_bmap_btalloc_best_length`: `ap->blkno =
+    /// XFS_INO_TO_FSB(mp, ap->ip->i_ino)`), so files of directories in different AGs have
+    /// their data in those AGs (the XFS tree-rm recording trims each subdirectory's files in
+    /// its directory's AG). Files in the root keep the stream goal the model's XFS was
+    /// measured with (the root inode is in AG 0, where the stream starts); ext4's and btrfs'
+    /// data placement does not depend on the directory (docs/host-fs.md).
+    fn data_home(&self, parent: &str, ino: Ino) -> Option<u64> {
+        let xfs_subdir = self.flavor() == Flavor::Xfs && !parent.is_empty();
+        xfs_subdir.then(|| self.layout.inode_block(ino, self.config.block_bytes, self.config.inode_bytes))
+    }
+
     /// A subdirectory added or removed changes the parent's link count: its inode is
     /// dirtied (the root's, at a fixed place, is not modelled, as for files before).
     fn dirty_parent_inode(&mut self, parent: &str) {
@@ -455,7 +469,8 @@ impl<D: BlockDevice> FileSystem<D> {
         self.forget_dir_inode(dir.ino);
         let runs: Vec<Run> = dir.blocks.iter().map(|e| Run::new(e.physical, e.len)).collect();
         self.revoke(&runs);
-        let inode = Inode { size: 0, extents: dir.blocks, dir_slot: dir.slot, unwritten: BTreeMap::new() };
+        let unwritten = BTreeMap::new();
+        let inode = Inode { size: 0, extents: dir.blocks, dir_slot: dir.slot, unwritten, data_home: None };
         if let Some(gc) = self.config.inodegc.clone() {
             return self.inodegc_queue(dir.ino, inode, &gc);
         }
