@@ -108,6 +108,32 @@ fn below<'a, V>(map: &'a BTreeMap<String, V>, dir: &str) -> impl Iterator<Item =
     map.range(prefix.clone()..).take_while(move |(k, _)| k.starts_with(&prefix))
 }
 
+/// The keys of `map` directly inside directory `dir`, in byte order: each subdirectory's
+/// subtree is passed over with one range jump, so listing a directory costs its own entries,
+/// not everything below it (a script's `d*/f0` lists the root once per word).
+fn directly_below<'a, V>(map: &'a BTreeMap<String, V>, dir: &str) -> Vec<(&'a String, &'a V)> {
+    let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+    let mut out = Vec::new();
+    let mut from = prefix.clone();
+    'scan: loop {
+        for (k, v) in map.range(from.clone()..) {
+            if !k.starts_with(&prefix) {
+                break 'scan;
+            }
+            match k[prefix.len()..].find('/') {
+                None => out.push((k, v)),
+                Some(i) => {
+                    // '0' follows '/' in byte order: the first key past every `sub/...`.
+                    from = format!("{}0", &k[..prefix.len() + i]);
+                    continue 'scan;
+                }
+            }
+        }
+        break;
+    }
+    out
+}
+
 impl<D: BlockDevice> FileSystem<D> {
     /// Ok if `dir` ("" = root) is an existing directory; else which of NotFound /
     /// NotADirectory names it.
@@ -156,13 +182,12 @@ impl<D: BlockDevice> FileSystem<D> {
         let dir = normalize(dir)?;
         self.require_dir(&dir)?;
         let skip = if dir.is_empty() { 0 } else { dir.len() + 1 };
-        let direct = |k: &String| !k[skip..].contains('/');
-        let mut out: Vec<(String, Ino, bool)> = below(&self.names, &dir)
-            .filter(|(k, _)| direct(k))
+        let mut out: Vec<(String, Ino, bool)> = directly_below(&self.names, &dir)
+            .into_iter()
             .map(|(k, &i)| (k[skip..].to_string(), i, false))
             .chain(
-                below(&self.dirs, &dir)
-                    .filter(|(k, _)| direct(k))
+                directly_below(&self.dirs, &dir)
+                    .into_iter()
                     .map(|(k, d)| (k[skip..].to_string(), d.ino, true)),
             )
             .collect();
