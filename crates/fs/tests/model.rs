@@ -256,7 +256,7 @@ fn random_operations_with_xfs_inodegc() {
     {
         for seed in seeds() {
             run_case_with(small_ssd(), policy, seed + 200, 400, |c| {
-                c.inodegc = Some(InodeGc { kick_inodes: 2, tick_ns: 4_000_000 });
+                c.inodegc = Some(InodeGc { kick_inodes: 2, tick_ns: 4_000_000, evict_page_ns: 0 });
             });
         }
     }
@@ -305,7 +305,7 @@ fn a_full_file_system_says_no_space_and_recovers_after_unlink() {
 fn xfs_inodegc_defers_frees_past_a_sync_unless_space_is_low() {
     trimlab_device::verify::enable();
     let mut config = config(PolicyKind::DiscardBatch);
-    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000 });
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 0 });
     let mut fs = FileSystem::mkfs(small_ssd(), config.clone(), SimTime::ZERO, false).unwrap();
     let a = fs.create("a").unwrap();
     fs.write(a, 0, 8 << 20).unwrap();
@@ -334,11 +334,40 @@ fn xfs_inodegc_defers_frees_past_a_sync_unless_space_is_low() {
     fs.umount();
     fs.check().unwrap();
 
-    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 0 });
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 0, evict_page_ns: 0 });
     let e = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false)
         .err()
         .expect("tick_ns = 0 must be refused");
     assert!(e.to_string().contains("inodegc.tick_ns = 0"), "{e}");
+}
+
+/// XFS's unlink drops the file's cached pages before it queues the inode
+/// (`truncate_inode_pages_final` in evict, then `destroy_inode`): while `rm a b` evicts b,
+/// the delayed work armed by a's queueing fires and frees a, so the sync right after the rm
+/// commits a's blocks and not b's. With no eviction time neither is freed by that sync.
+#[test]
+fn xfs_inodegc_frees_the_previous_file_while_the_next_is_evicted() {
+    trimlab_device::verify::enable();
+    for (evict_page_ns, freed_at_sync) in [(5_000, 2048), (0, 0)] {
+        let mut config = config(PolicyKind::DiscardBatch);
+        config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns });
+        let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
+        for name in ["a", "b"] {
+            let f = fs.create(name).unwrap();
+            fs.write(f, 0, 8 << 20).unwrap();
+        }
+        fs.sync();
+        let before = fs.available_blocks();
+        fs.unlink("a").unwrap();
+        fs.unlink("b").unwrap();
+        fs.sync();
+        assert_eq!(fs.available_blocks(), before + freed_at_sync, "evict_page_ns = {evict_page_ns}");
+        fs.idle_until(fs.now().after(20_000_000));
+        fs.sync();
+        assert_eq!(fs.available_blocks(), before + 4096, "both files freed by the next sync");
+        fs.umount();
+        fs.check().unwrap();
+    }
 }
 
 /// With a queued file holding the space a write needs, the allocation flushes the queue
@@ -347,7 +376,7 @@ fn xfs_inodegc_defers_frees_past_a_sync_unless_space_is_low() {
 fn xfs_inodegc_queue_is_flushed_when_a_write_needs_its_space() {
     trimlab_device::verify::enable();
     let mut config = config(PolicyKind::DiscardBatch);
-    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000 });
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 0 });
     let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
     let a = fs.create("a").unwrap();
     let mut off = 0;
