@@ -370,6 +370,39 @@ fn xfs_inodegc_frees_the_previous_file_while_the_next_is_evicted() {
     }
 }
 
+/// XFS's FITRIM forces the log before it gathers an AG's free extents, so inodegc's frees that
+/// no sync committed are committed and discarded online during the fstrim; it skips a free
+/// extent with busy blocks (the freed extent, its discard in flight, merged with its free
+/// neighbours), which the next fstrim trims.
+#[test]
+fn xfs_fstrim_forces_the_log_and_skips_busy_free_extents() {
+    trimlab_device::verify::enable();
+    let mut config = config(PolicyKind::DiscardBatch);
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 0 });
+    let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
+    let keep = fs.create("keep").unwrap();
+    fs.write(keep, 0, 4 << 20).unwrap();
+    let a = fs.create("a").unwrap();
+    fs.write(a, 0, 2 << 20).unwrap();
+    fs.sync();
+    fs.unlink("a").unwrap();
+    fs.sync();
+    // The worker frees a 4-8 ms later, into a checkpoint nothing forces yet.
+    fs.idle_until(fs.now().after(20_000_000));
+    let online = fs.stats().trim_commands - fs.stats().fitrim_trim_commands;
+    let first = fs.fstrim(0, u64::MAX, 0);
+    let online_during = fs.stats().trim_commands - fs.stats().fitrim_trim_commands - online;
+    assert!(online_during >= 1, "the fstrim's log force commits a's free and discards it");
+    fs.idle_until(fs.now().after(100_000_000));
+    let second = fs.fstrim(0, u64::MAX, 0);
+    assert!(
+        second > first + (2 << 20),
+        "the first fstrim skipped the free space around a's busy extent: {first} then {second}"
+    );
+    fs.umount();
+    fs.check().unwrap();
+}
+
 /// With a queued file holding the space a write needs, the allocation flushes the queue
 /// (xfs_blockgc_free_space -> xfs_inodegc_flush) and succeeds.
 #[test]

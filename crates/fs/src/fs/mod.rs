@@ -31,6 +31,7 @@ mod layout;
 mod namespace;
 mod page_cache;
 mod request_merge;
+mod xfs_fitrim;
 mod xfs_unmount;
 
 use discard_worker::Worker;
@@ -1109,6 +1110,9 @@ impl<D: BlockDevice> FileSystem<D> {
         if let Some(j) = &self.fitrim {
             if let Some((r, _)) = &j.current {
                 mark(*r, 5, "FITRIM")?;
+            }
+            for (_, r) in &j.busy {
+                mark(*r, 5, "XFS FITRIM in flight")?;
             }
         }
         for b in 0..n as u64 {
