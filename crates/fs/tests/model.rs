@@ -403,6 +403,34 @@ fn xfs_fstrim_forces_the_log_and_skips_busy_free_extents() {
     fs.check().unwrap();
 }
 
+/// XFS puts a file's data in its inode's AG, or whole in the first AG after it with a free
+/// extent that holds the request (xfs_bmap_btalloc_select_lengths): a second 6 MiB file does
+/// not fill the end of the first's 8 MiB group and spill into the next, and a file in a
+/// directory of another AG (the inode rotor) is in that AG.
+#[test]
+fn xfs_places_a_file_whole_in_its_inodes_ag_or_the_next_that_holds_it() {
+    trimlab_device::verify::enable();
+    let mut config = config(PolicyKind::DiscardBatch);
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 0 });
+    let group_bytes = config.blocks_per_group * BS;
+    let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
+    let group = |fs: &FileSystem<Ssd>, ino| fs.file_runs(ino)[0].start * BS / group_bytes;
+    let a = fs.create("a").unwrap();
+    fs.write(a, 0, 6 << 20).unwrap();
+    let b = fs.create("b").unwrap();
+    fs.write(b, 0, 6 << 20).unwrap();
+    assert_eq!(fs.extent_count(b), Some(1), "b in one piece: {:?}", fs.file_runs(b));
+    assert_eq!(group(&fs, b), group(&fs, a) + 1, "b in the AG after a's");
+    fs.mkdir("d0").unwrap();
+    fs.mkdir("d1").unwrap();
+    let (f0, f1) = (fs.create("d0/f").unwrap(), fs.create("d1/f").unwrap());
+    fs.write(f0, 0, 64 << 10).unwrap();
+    fs.write(f1, 0, 64 << 10).unwrap();
+    assert_ne!(group(&fs, f0), group(&fs, f1), "files of directories in two AGs");
+    fs.umount();
+    fs.check().unwrap();
+}
+
 /// With a queued file holding the space a write needs, the allocation flushes the queue
 /// (xfs_blockgc_free_space -> xfs_inodegc_flush) and succeeds.
 #[test]

@@ -31,6 +31,7 @@ mod layout;
 mod namespace;
 mod page_cache;
 mod request_merge;
+mod xfs_alloc;
 mod xfs_fitrim;
 mod xfs_unmount;
 
@@ -734,6 +735,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     let small = self.small_file(ino, l, end);
                     let goal = match small {
                         true => self.small_chunk_goal(want),
+                        false if self.flavor() == inode_alloc::Flavor::Xfs => self.xfs_goal(ino, l, want),
                         false => self.goal_for(ino, l),
                     };
                     let run = self.bitmap.allocate(goal, want).ok_or(FsError::NoSpace)?;

@@ -69,9 +69,9 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     /// `xfs_log_force(mp, XFS_LOG_SYNC)`: returns once the checkpoint is on disk and its
-    /// completion callbacks ran (`xlog_cil_committed` -> `xlog_discard_busy_extents` submits
-    /// the freed extents' discards and returns): the discards are in flight, their extents
-    /// still busy. (The model's commit waits for them before it completes, as ext4's does.)
+    /// completion callbacks ran (`xlog_state_do_iclog_callbacks` before the force waiters are
+    /// woken; `xlog_cil_committed` -> `xlog_discard_busy_extents` submits all the freed
+    /// extents' discards and returns): the discards are in flight, their extents still busy. (The model's commit waits for them before it completes, as ext4's does.)
     fn xfs_log_force(&mut self) {
         let target = if !self.running.is_empty() {
             let tid = self.running.tid;
@@ -82,10 +82,9 @@ impl<D: BlockDevice> FileSystem<D> {
         };
         self.wait_until(|fs| {
             fs.committed_tid >= target
-                || fs
-                    .commit
-                    .as_ref()
-                    .is_some_and(|c| c.tid >= target && matches!(c.phase, journal::Phase::Trim))
+                || fs.commit.as_ref().is_some_and(|c| {
+                    c.tid >= target && matches!(c.phase, journal::Phase::Trim) && c.batch.reqs.is_empty()
+                })
         });
     }
 
