@@ -39,6 +39,13 @@ impl<D: BlockDevice> FileSystem<D> {
         self.events.push(now.after(self.config.host.submit_ns), Ev::Fitrim);
     }
 
+    /// The runs FITRIM holds out of the allocator: the one being trimmed, and on XFS those
+    /// whose discards are still in flight (for `check`).
+    pub(super) fn fitrim_held(&self) -> Vec<Run> {
+        let Some(j) = &self.fitrim else { return Vec::new() };
+        j.current.iter().map(|(r, _)| *r).chain(j.busy.iter().map(|(_, r)| *r)).collect()
+    }
+
     /// A FITRIM job over `[start, end)` with no groups to do yet.
     pub(super) fn fitrim_job(&self, start: u64, end: u64, minlen: u64) -> Fitrim {
         Fitrim {

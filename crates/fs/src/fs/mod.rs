@@ -1109,13 +1109,8 @@ impl<D: BlockDevice> FileSystem<D> {
         for f in self.workers.iter().flat_map(|w| &w.held) {
             mark(f.run, 4, "discard worker")?;
         }
-        if let Some(j) = &self.fitrim {
-            if let Some((r, _)) = &j.current {
-                mark(*r, 5, "FITRIM")?;
-            }
-            for (_, r) in &j.busy {
-                mark(*r, 5, "XFS FITRIM in flight")?;
-            }
+        for r in self.fitrim_held() {
+            mark(r, 5, "FITRIM")?;
         }
         for b in 0..n as u64 {
             let o = owner[b as usize];
