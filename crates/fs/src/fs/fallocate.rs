@@ -47,7 +47,9 @@ impl<D: BlockDevice> FileSystem<D> {
     fn range_end(op: &str, offset: u64, bytes: u64) -> Result<u64, FsError> {
         match offset.checked_add(bytes) {
             Some(end) if bytes > 0 => Ok(end),
-            _ => Err(FsError::Invalid(format!("{op}: offset {offset} and length {bytes} (length must be > 0)"))),
+            _ => Err(FsError::Invalid(format!(
+                "{op}: offset {offset} and length {bytes} (length must be > 0)"
+            ))),
         }
     }
 
@@ -137,14 +139,17 @@ impl<D: BlockDevice> FileSystem<D> {
         for k in keys {
             self.dirty.remove(&k);
         }
-        let keys: Vec<(Ino, u64)> = self.writeback.range((ino, first)..(ino, stop)).map(|(k, _)| *k).collect();
+        let keys: Vec<(Ino, u64)> =
+            self.writeback.range((ino, first)..(ino, stop)).map(|(k, _)| *k).collect();
         for k in keys {
             self.writeback.remove(&k);
         }
         self.clear_unwritten(ino, first, stop);
         let freed = self.inode_mut(ino)?.extents.remove_range(first, stop);
         let blocks: u64 = freed.iter().map(|r| r.len).sum();
-        for r in freed {
+        // ext4_ext_remove_space frees from the range's last extent back to its first: the
+        // order ext4's tree of freed extents sees them (ext4_free_data.rs).
+        for r in freed.into_iter().rev() {
             self.free_run(r);
         }
         self.now = self.now.after(blocks * self.config.host.free_block_ns);

@@ -20,6 +20,7 @@ use trimlab_device::{transfer_chunks, BlockDevice, Command, TrimSplitter};
 use trimlab_sim::{EventQueue, SimTime};
 
 mod btrfs;
+mod btrfs_tree;
 mod discard_worker;
 mod ext4_free_data;
 mod fallocate;
@@ -41,7 +42,7 @@ use inode_alloc::InodeGroups;
 use inodegc::InodeGcQueue;
 use journal::{Commit, Transaction};
 use layout::Layout;
-use namespace::Dir;
+use namespace::{Dir, RootSlots};
 
 pub type Ino = u32;
 
@@ -112,6 +113,9 @@ struct Inode {
     /// Blocks allocated by fallocate and not written since: logical start -> length. They
     /// read as zeroes (ext4's and XFS's unwritten extents), so a read does not fetch them.
     unwritten: BTreeMap<u64, u64>,
+    /// Where the file's first data block is sought instead of the stream goal: XFS, a file in
+    /// a subdirectory, near its inode (namespace.rs, `data_home`).
+    data_home: Option<u64>,
 }
 
 /// Requests a thread issues one after another (serial: each waits for the previous completion)
@@ -173,13 +177,10 @@ pub struct FileSystem<D: BlockDevice> {
     names: BTreeMap<String, Ino>,
     /// Directories other than the root, by full path (namespace.rs).
     dirs: BTreeMap<String, Dir>,
-    /// Freed inode numbers (each below its group's `inode_groups` watermark).
-    free_inos: BTreeSet<Ino>,
-    /// Per-group inode accounting and the allocators' state (inode_alloc.rs).
+    /// Free inodes per group and the allocators' state (inode_alloc.rs).
     inode_groups: InodeGroups,
-    /// The root directory's free entry slots (its blocks are static, at `layout.dir_start`).
-    free_slots: BTreeSet<u64>,
-    next_slot: u64,
+    /// The root directory's entry slots (its blocks are static, at `layout.dir_start`).
+    root_slots: RootSlots,
     /// Directory blocks freed while the commit in flight holds them as metadata: that commit
     /// must not queue them for checkpoint (jbd2's revoke records).
     revoked: BTreeSet<u64>,
@@ -255,10 +256,8 @@ impl<D: BlockDevice> FileSystem<D> {
             inodes: BTreeMap::new(),
             names: BTreeMap::new(),
             dirs: BTreeMap::new(),
-            free_inos: BTreeSet::new(),
             inode_groups: InodeGroups::new(layout.groups, layout.inodes_per_group),
-            free_slots: BTreeSet::new(),
-            next_slot: 0,
+            root_slots: RootSlots::default(),
             revoked: BTreeSet::new(),
             dirty: BTreeMap::new(),
             writeback: BTreeMap::new(),
@@ -346,10 +345,7 @@ impl<D: BlockDevice> FileSystem<D> {
         fs.app_io(reqs, false);
         fs.app_io(vec![Command::Flush], true);
         fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
-        let now = fs.now;
-        if let Some(b) = fs.btrfs.as_mut() {
-            b.mounted_at = now;
-        }
+        fs.btrfs_mounted();
         if fs.config.lazy_itable_init {
             // ext4_register_li_request: the first group after a random delay below
             // EXT4_DEF_LI_MAX_START_DELAY (5 s); trimlab takes its mean, 2.5 s (assumption).
@@ -654,9 +650,12 @@ impl<D: BlockDevice> FileSystem<D> {
             if self.inodegc_flush() {
                 continue;
             }
+            // A discard worker trimming a free run holds it too (ext4_try_to_trim_range
+            // extends a freed extent to the end of its free run): wait for it.
             let pending = !self.running.freed.is_empty()
                 || self.commit.is_some()
                 || !self.policy.held().is_empty()
+                || self.workers.iter().any(|w| !w.held.is_empty())
                 || self.fitrim.is_some();
             if !pending {
                 return Err(FsError::NoSpace);
@@ -686,7 +685,7 @@ impl<D: BlockDevice> FileSystem<D> {
             // A file's first blocks go where the last allocation ended (mballoc's stream
             // allocation, s_mb_last_group/s_mb_last_start): new data sweeps the whole disk
             // instead of refilling the lowest free blocks.
-            None => self.stream_goal,
+            None => inode.data_home.unwrap_or(self.stream_goal),
         }
     }
 
@@ -744,7 +743,7 @@ impl<D: BlockDevice> FileSystem<D> {
                         if let Some(c) = self.small_chunk.as_mut() {
                             c.0 = run.end();
                         }
-                    } else {
+                    } else if self.inodes[&ino].data_home.is_none() {
                         self.stream_goal = run.end() % self.layout.total_blocks;
                     }
                     run
@@ -1042,6 +1041,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);
         self.group_trimmed.iter_mut().for_each(|g| *g = None);
         self.fitrim_timer_armed = false;
+        self.inode_alloc_mounted();
         let now = self.now;
         if let Some(b) = self.btrfs.as_mut() {
             // In-memory only: the metadata cluster, the device's CHUNK_TRIMMED bits, the
@@ -1084,15 +1084,11 @@ impl<D: BlockDevice> FileSystem<D> {
         for r in self.static_runs() {
             mark(r, 1, "static metadata")?;
         }
-        // Unlinked inodes awaiting XFS's inodegc still own their extents.
-        for (ino, inode) in self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (i, n))) {
-            for e in inode.extents.iter() {
-                mark(Run::new(e.physical, e.len), 2, &format!("inode {ino}"))?;
-            }
-        }
-        for (path, dir) in &self.dirs {
-            for e in dir.blocks.iter() {
-                mark(Run::new(e.physical, e.len), 6, &format!("directory {path:?}"))?;
+        // Unlinked inodes awaiting XFS's inodegc still own their extents; directories (6) too.
+        let files = self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (i, n)));
+        for (ino, extents, who) in files.map(|(i, n)| (i, &n.extents, 2)).chain(self.dir_blocks()) {
+            for e in extents.iter() {
+                mark(Run::new(e.physical, e.len), who, &format!("inode {ino}"))?;
             }
         }
         for f in &self.running.freed {
@@ -1136,9 +1132,8 @@ impl<D: BlockDevice> FileSystem<D> {
                 return Err(format!("fs: dirty page ({ino}, {b}) is not mapped"));
             }
         }
-        // Journal: the log fits its area, transactions are in order, and only metadata (static:
-        // inode tables, bitmaps, descriptors, root directory; or a live directory's blocks) is
-        // journaled or awaits checkpoint, or a revoked block the commit in flight still holds.
+        // Journal: the log fits its area, transactions are in order, and only metadata (static,
+        // directory blocks; revoked ones in the commit in flight) is journaled or checkpointed.
         if self.journal_head >= self.layout.journal_blocks || self.journal_used > self.layout.journal_blocks {
             return Err(format!(
                 "fs: journal head {} / used {} outside its {} blocks",
@@ -1161,8 +1156,7 @@ impl<D: BlockDevice> FileSystem<D> {
             .chain(self.checkpoint.iter())
             .chain(self.commit.iter().flat_map(|c| c.meta.iter()));
         for &b in journaled {
-            let meta = matches!(owner.get(b as usize), Some(&1) | Some(&6));
-            if !meta && !self.revoked.contains(&b) {
+            if !matches!(owner.get(b as usize), Some(&1) | Some(&6)) && !self.revoked.contains(&b) {
                 return Err(format!("fs: journaled block {b} is not metadata"));
             }
         }
@@ -1170,9 +1164,6 @@ impl<D: BlockDevice> FileSystem<D> {
             if self.inodes.get(&ino).and_then(|i| i.extents.lookup(b)).is_none() {
                 return Err(format!("fs: page ({ino}, {b}) under write-back is not mapped"));
             }
-        }
-        if self.names.len() != self.inodes.len() {
-            return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
         }
         self.namespace_check()?;
         self.inodegc_check()?;
