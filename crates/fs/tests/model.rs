@@ -256,7 +256,7 @@ fn random_operations_with_xfs_inodegc() {
     {
         for seed in seeds() {
             run_case_with(small_ssd(), policy, seed + 200, 400, |c| {
-                c.inodegc = Some(InodeGc { kick_inodes: 2, tick_ns: 4_000_000 });
+                c.inodegc = Some(InodeGc { kick_inodes: 2, tick_ns: 4_000_000, evict_page_ns: 0 });
             });
         }
     }
@@ -305,7 +305,7 @@ fn a_full_file_system_says_no_space_and_recovers_after_unlink() {
 fn xfs_inodegc_defers_frees_past_a_sync_unless_space_is_low() {
     trimlab_device::verify::enable();
     let mut config = config(PolicyKind::DiscardBatch);
-    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000 });
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 0 });
     let mut fs = FileSystem::mkfs(small_ssd(), config.clone(), SimTime::ZERO, false).unwrap();
     let a = fs.create("a").unwrap();
     fs.write(a, 0, 8 << 20).unwrap();
@@ -334,11 +334,101 @@ fn xfs_inodegc_defers_frees_past_a_sync_unless_space_is_low() {
     fs.umount();
     fs.check().unwrap();
 
-    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 0 });
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 0, evict_page_ns: 0 });
     let e = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false)
         .err()
         .expect("tick_ns = 0 must be refused");
     assert!(e.to_string().contains("inodegc.tick_ns = 0"), "{e}");
+}
+
+/// XFS's unlink drops the file's cached pages before it queues the inode
+/// (`truncate_inode_pages_final` in evict, then `destroy_inode`): while `rm a b` evicts b,
+/// the delayed work armed by a's queueing fires and frees a, so the sync right after the rm
+/// commits a's blocks and not b's. With no eviction time neither is freed by that sync.
+#[test]
+fn xfs_inodegc_frees_the_previous_file_while_the_next_is_evicted() {
+    trimlab_device::verify::enable();
+    for (evict_page_ns, freed_at_sync) in [(5_000, 2048), (0, 0)] {
+        let mut config = config(PolicyKind::DiscardBatch);
+        config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns });
+        let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
+        for name in ["a", "b"] {
+            let f = fs.create(name).unwrap();
+            fs.write(f, 0, 8 << 20).unwrap();
+        }
+        fs.sync();
+        let before = fs.available_blocks();
+        fs.unlink("a").unwrap();
+        fs.unlink("b").unwrap();
+        fs.sync();
+        assert_eq!(fs.available_blocks(), before + freed_at_sync, "evict_page_ns = {evict_page_ns}");
+        fs.idle_until(fs.now().after(20_000_000));
+        fs.sync();
+        assert_eq!(fs.available_blocks(), before + 4096, "both files freed by the next sync");
+        fs.umount();
+        fs.check().unwrap();
+    }
+}
+
+/// XFS's FITRIM forces the log before it gathers an AG's free extents, so inodegc's frees that
+/// no sync committed are committed and discarded online during the fstrim; it skips a free
+/// extent with busy blocks (the freed extent, its discard in flight, merged with its free
+/// neighbours), which the next fstrim trims.
+#[test]
+fn xfs_fstrim_forces_the_log_and_skips_busy_free_extents() {
+    trimlab_device::verify::enable();
+    let mut config = config(PolicyKind::DiscardBatch);
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 0 });
+    let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
+    let keep = fs.create("keep").unwrap();
+    fs.write(keep, 0, 4 << 20).unwrap();
+    let a = fs.create("a").unwrap();
+    fs.write(a, 0, 2 << 20).unwrap();
+    fs.sync();
+    fs.unlink("a").unwrap();
+    fs.sync();
+    // The worker frees a 4-8 ms later, into a checkpoint nothing forces yet.
+    fs.idle_until(fs.now().after(20_000_000));
+    let online = fs.stats().trim_commands - fs.stats().fitrim_trim_commands;
+    let first = fs.fstrim(0, u64::MAX, 0);
+    let online_during = fs.stats().trim_commands - fs.stats().fitrim_trim_commands - online;
+    assert!(online_during >= 1, "the fstrim's log force commits a's free and discards it");
+    fs.idle_until(fs.now().after(100_000_000));
+    let second = fs.fstrim(0, u64::MAX, 0);
+    assert!(
+        second > first + (2 << 20),
+        "the first fstrim skipped the free space around a's busy extent: {first} then {second}"
+    );
+    fs.umount();
+    fs.check().unwrap();
+}
+
+/// XFS puts a file's data in its inode's AG, or whole in the first AG after it with a free
+/// extent that holds the request (xfs_bmap_btalloc_select_lengths): a second 6 MiB file does
+/// not fill the end of the first's 8 MiB group and spill into the next, and a file in a
+/// directory of another AG (the inode rotor) is in that AG.
+#[test]
+fn xfs_places_a_file_whole_in_its_inodes_ag_or_the_next_that_holds_it() {
+    trimlab_device::verify::enable();
+    let mut config = config(PolicyKind::DiscardBatch);
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 0 });
+    let group_bytes = config.blocks_per_group * BS;
+    let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
+    let group = |fs: &FileSystem<Ssd>, ino| fs.file_runs(ino)[0].start * BS / group_bytes;
+    let a = fs.create("a").unwrap();
+    fs.write(a, 0, 6 << 20).unwrap();
+    let b = fs.create("b").unwrap();
+    fs.write(b, 0, 6 << 20).unwrap();
+    assert_eq!(fs.extent_count(b), Some(1), "b in one piece: {:?}", fs.file_runs(b));
+    assert_eq!(group(&fs, b), group(&fs, a) + 1, "b in the AG after a's");
+    fs.mkdir("d0").unwrap();
+    fs.mkdir("d1").unwrap();
+    let (f0, f1) = (fs.create("d0/f").unwrap(), fs.create("d1/f").unwrap());
+    fs.write(f0, 0, 64 << 10).unwrap();
+    fs.write(f1, 0, 64 << 10).unwrap();
+    assert_ne!(group(&fs, f0), group(&fs, f1), "files of directories in two AGs");
+    fs.umount();
+    fs.check().unwrap();
 }
 
 /// With a queued file holding the space a write needs, the allocation flushes the queue
@@ -347,7 +437,7 @@ fn xfs_inodegc_defers_frees_past_a_sync_unless_space_is_low() {
 fn xfs_inodegc_queue_is_flushed_when_a_write_needs_its_space() {
     trimlab_device::verify::enable();
     let mut config = config(PolicyKind::DiscardBatch);
-    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000 });
+    config.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 0 });
     let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
     let a = fs.create("a").unwrap();
     let mut off = 0;

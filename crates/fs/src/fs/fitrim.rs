@@ -1,6 +1,7 @@
 //! FITRIM (`fstrim`): per block group, free extents of at least minlen are held, trimmed one
 //! at a time and released; groups trimmed since mount are skipped (ext4). On btrfs the units
-//! are its block groups and then the device's unallocated space (fs/btrfs.rs).
+//! are its block groups and then the device's unallocated space (fs/btrfs.rs); XFS's is
+//! xfs_fitrim.rs.
 
 use super::*;
 
@@ -18,6 +19,11 @@ pub(super) struct Fitrim {
     pub(super) done: bool,
     /// Started by the fstrim policy's timer (nobody waits for it).
     pub(super) periodic: bool,
+    /// XFS: runs whose discards are in flight after fstrim returned, by completion time
+    /// (xfs_fitrim.rs).
+    pub(super) busy: VecDeque<(SimTime, Run)>,
+    /// XFS's FITRIM: the caller gathers and submits, events only release (xfs_fitrim.rs).
+    pub(super) xfs: bool,
 }
 
 impl<D: BlockDevice> FileSystem<D> {
@@ -27,8 +33,23 @@ impl<D: BlockDevice> FileSystem<D> {
             0 => (start / bpg..end.div_ceil(bpg).min(self.layout.groups)).collect(),
             units => (0..units as u64).collect(),
         };
-        self.fitrim = Some(Fitrim {
-            groups,
+        let mut job = self.fitrim_job(start, end, minlen);
+        job.groups = groups;
+        self.fitrim = Some(job);
+        self.events.push(now.after(self.config.host.submit_ns), Ev::Fitrim);
+    }
+
+    /// The runs FITRIM holds out of the allocator: the one being trimmed, and on XFS those
+    /// whose discards are still in flight (for `check`).
+    pub(super) fn fitrim_held(&self) -> Vec<Run> {
+        let Some(j) = &self.fitrim else { return Vec::new() };
+        j.current.iter().map(|(r, _)| *r).chain(j.busy.iter().map(|(_, r)| *r)).collect()
+    }
+
+    /// A FITRIM job over `[start, end)` with no groups to do yet.
+    pub(super) fn fitrim_job(&self, start: u64, end: u64, minlen: u64) -> Fitrim {
+        Fitrim {
+            groups: VecDeque::new(),
             start,
             end,
             minlen: minlen.max(1),
@@ -39,12 +60,17 @@ impl<D: BlockDevice> FileSystem<D> {
             trimmed_bytes: 0,
             done: false,
             periodic: false,
-        });
-        self.events.push(now.after(self.config.host.submit_ns), Ev::Fitrim);
+            busy: VecDeque::new(),
+            xfs: false,
+        }
     }
 
     pub(super) fn fitrim_step(&mut self, now: SimTime) {
         let Some(mut job) = self.fitrim.take() else { return };
+        if job.xfs {
+            self.fitrim = self.xfs_fitrim_release(now, job);
+            return;
+        }
         if job.finishing {
             job.finishing = false;
             if let Some((run, _)) = job.current.take() {
@@ -117,6 +143,9 @@ impl<D: BlockDevice> FileSystem<D> {
         self.wait_until(|fs| fs.fitrim.is_none());
         let bs = self.config.block_bytes;
         let end = (start_bytes.saturating_add(len_bytes) / bs).min(self.layout.total_blocks);
+        if self.flavor() == inode_alloc::Flavor::Xfs {
+            return self.xfs_fstrim(start_bytes / bs, end, minlen_bytes.div_ceil(bs).max(1));
+        }
         self.start_fitrim(self.now, start_bytes / bs, end, minlen_bytes.div_ceil(bs));
         self.wait_until(|fs| fs.fitrim.as_ref().is_some_and(|j| j.done));
         self.fitrim.take().map_or(0, |j| j.trimmed_bytes)

@@ -54,6 +54,12 @@ impl<D: BlockDevice> FileSystem<D> {
             self.writeback.remove(&k);
         }
         let inode = self.inodes.remove(&ino).ok_or(FsError::BadInode(ino))?;
+        // truncate_inode_pages_final drops the cached pages (every written block: the model
+        // has no memory pressure) before destroy_inode queues the inode; the delayed work the
+        // previous unlink armed fires meanwhile (idle_until runs it at its time).
+        let unwritten: u64 = inode.unwritten.values().sum();
+        let cached = inode.extents.iter().map(|e| e.len).sum::<u64>().saturating_sub(unwritten);
+        self.idle_until(self.now.after(cached * gc.evict_page_ns));
         self.inodegc_queue(ino, inode, gc);
         Ok(())
     }

@@ -32,6 +32,8 @@ mod layout;
 mod namespace;
 mod page_cache;
 mod request_merge;
+mod xfs_alloc;
+mod xfs_fitrim;
 mod xfs_unmount;
 
 use discard_worker::Worker;
@@ -732,6 +734,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     let small = self.small_file(ino, l, end);
                     let goal = match small {
                         true => self.small_chunk_goal(want),
+                        false if self.flavor() == inode_alloc::Flavor::Xfs => self.xfs_goal(ino, l, want),
                         false => self.goal_for(ino, l),
                     };
                     let run = self.bitmap.allocate(goal, want).ok_or(FsError::NoSpace)?;
@@ -1102,10 +1105,8 @@ impl<D: BlockDevice> FileSystem<D> {
         for f in self.workers.iter().flat_map(|w| &w.held) {
             mark(f.run, 4, "discard worker")?;
         }
-        if let Some(j) = &self.fitrim {
-            if let Some((r, _)) = &j.current {
-                mark(*r, 5, "FITRIM")?;
-            }
+        for r in self.fitrim_held() {
+            mark(r, 5, "FITRIM")?;
         }
         for b in 0..n as u64 {
             let o = owner[b as usize];
