@@ -47,7 +47,9 @@ impl<D: BlockDevice> FileSystem<D> {
     fn range_end(op: &str, offset: u64, bytes: u64) -> Result<u64, FsError> {
         match offset.checked_add(bytes) {
             Some(end) if bytes > 0 => Ok(end),
-            _ => Err(FsError::Invalid(format!("{op}: offset {offset} and length {bytes} (length must be > 0)"))),
+            _ => Err(FsError::Invalid(format!(
+                "{op}: offset {offset} and length {bytes} (length must be > 0)"
+            ))),
         }
     }
 
@@ -137,7 +139,8 @@ impl<D: BlockDevice> FileSystem<D> {
         for k in keys {
             self.dirty.remove(&k);
         }
-        let keys: Vec<(Ino, u64)> = self.writeback.range((ino, first)..(ino, stop)).map(|(k, _)| *k).collect();
+        let keys: Vec<(Ino, u64)> =
+            self.writeback.range((ino, first)..(ino, stop)).map(|(k, _)| *k).collect();
         for k in keys {
             self.writeback.remove(&k);
         }

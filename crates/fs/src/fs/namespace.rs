@@ -153,7 +153,11 @@ impl<D: BlockDevice> FileSystem<D> {
         let mut out: Vec<(String, Ino, bool)> = below(&self.names, &dir)
             .filter(|(k, _)| direct(k))
             .map(|(k, &i)| (k[skip..].to_string(), i, false))
-            .chain(below(&self.dirs, &dir).filter(|(k, _)| direct(k)).map(|(k, d)| (k[skip..].to_string(), d.ino, true)))
+            .chain(
+                below(&self.dirs, &dir)
+                    .filter(|(k, _)| direct(k))
+                    .map(|(k, d)| (k[skip..].to_string(), d.ino, true)),
+            )
             .collect();
         out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
@@ -499,7 +503,13 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// The entry moves: a new entry in `to`'s parent (or the replaced target's slot), the old
     /// one removed; a directory's whole subtree is re-keyed and its ".." rewritten.
-    fn move_entry(&mut self, from: &str, to: &str, is_dir: bool, reuse_slot: Option<u64>) -> Result<(), FsError> {
+    fn move_entry(
+        &mut self,
+        from: &str,
+        to: &str,
+        is_dir: bool,
+        reuse_slot: Option<u64>,
+    ) -> Result<(), FsError> {
         let (from_parent, from_name) = split_parent(from);
         let (to_parent, to_name) = split_parent(to);
         let slot = match reuse_slot {
@@ -519,7 +529,8 @@ impl<D: BlockDevice> FileSystem<D> {
             self.dirty_meta(self.layout.inode_block(ino, bs, ib));
             return Ok(());
         }
-        let old = std::mem::replace(&mut self.dirs.get_mut(from).unwrap_or_else(|| unreachable!()).slot, slot);
+        let old =
+            std::mem::replace(&mut self.dirs.get_mut(from).unwrap_or_else(|| unreachable!()).slot, slot);
         self.remove_entry(from_parent, old, from_name);
         let files: Vec<String> = below(&self.names, from).map(|(k, _)| k.clone()).collect();
         for k in files {
@@ -566,17 +577,29 @@ impl<D: BlockDevice> FileSystem<D> {
             let parent = split_parent(path).0;
             let parent_ino = match parent.is_empty() {
                 true => 0,
-                false => self.dirs.get(parent).map(|d| d.ino).ok_or(format!("fs: {path:?} has no parent directory"))?,
+                false => self
+                    .dirs
+                    .get(parent)
+                    .map(|d| d.ino)
+                    .ok_or(format!("fs: {path:?} has no parent directory"))?,
             };
             let slot = match is_dir {
                 true => self.dirs[path].slot,
-                false => self.inodes.get(&ino).map(|i| i.dir_slot).ok_or(format!("fs: {path:?} has no inode {ino}"))?,
+                false => self
+                    .inodes
+                    .get(&ino)
+                    .map(|i| i.dir_slot)
+                    .ok_or(format!("fs: {path:?} has no inode {ino}"))?,
             };
             if !slots.insert((parent_ino, slot)) {
                 return Err(format!("fs: {path:?} shares slot {slot} of its directory"));
             }
-            if is_dir && (!dir_inos.insert(ino) || self.inodes.contains_key(&ino) || self.free_inos.contains(&ino)) {
-                return Err(format!("fs: directory {path:?} inode {ino} is also a file's, another's or free"));
+            if is_dir
+                && (!dir_inos.insert(ino) || self.inodes.contains_key(&ino) || self.free_inos.contains(&ino))
+            {
+                return Err(format!(
+                    "fs: directory {path:?} inode {ino} is also a file's, another's or free"
+                ));
             }
         }
         self.inode_groups_check(dir_inos.len() as u64)
