@@ -776,6 +776,43 @@ mod tests {
         assert_eq!(s.phases[1].host_pages_written, 0);
     }
 
+    /// A `Write` whose bytes a test can read after the drive took it.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().map_err(|_| std::io::Error::other("poisoned"))?.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_recording_marks_each_phase_where_it_starts() {
+        let mut d = small_drive();
+        let out = Shared::default();
+        d.record_to(Box::new(out.clone())).unwrap();
+        d.write(SimTime(0), 0, &[1u8; 4096], false).unwrap();
+        d.start_phase("rm dir", SimTime(5_000_000)).unwrap();
+        d.trim(SimTime(6_000_000), 0, 4096, false).unwrap();
+        d.finish_recording().unwrap();
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[..3], ["fio version 3 iolog", "0 trimlab add", "0 trimlab open"]);
+        assert_eq!(
+            lines[3..],
+            [
+                "0 trimlab write 0 4096",
+                "# phase rm_dir 5000",
+                "6000 trimlab trim 0 4096",
+                "6000 trimlab close"
+            ]
+        );
+    }
+
     /// A store that counts syncs, over a memory store.
     struct CountingStore(SparseStore, std::sync::Arc<std::sync::atomic::AtomicU64>);
 

@@ -313,6 +313,7 @@ fn run_phase(
             fs = FileSystem::mkfs(fs.into_device(), config, now, phase.mkfs_discard.unwrap_or(false))?;
             state.live.clear();
         }
+        PhaseKind::Sync => fs.sync(),
         PhaseKind::Measure => {
             fs.quiesce();
             let now = fs.now();

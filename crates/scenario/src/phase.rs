@@ -38,6 +38,8 @@ pub enum PhaseKind {
     Mkfs,
     /// The device report covers from here (background work finishes first).
     Measure,
+    /// File system: sync(2): every dirty page, then a journal commit, waited for.
+    Sync,
     /// File system: a script of file operations (`operations`, or a `script` file; docs/config.md
     /// "Scripts").
     Ops,
@@ -45,7 +47,7 @@ pub enum PhaseKind {
 
 impl PhaseKind {
     pub const NAMES: &'static str =
-        "fill, age, delete, utilization, trim-burst, idle, workload, fstrim, remount, mkfs, measure, ops";
+        "fill, age, delete, utilization, trim-burst, idle, workload, fstrim, remount, mkfs, measure, sync, ops";
 
     pub fn name(self) -> &'static str {
         match self {
@@ -60,6 +62,7 @@ impl PhaseKind {
             PhaseKind::Remount => "remount",
             PhaseKind::Mkfs => "mkfs",
             PhaseKind::Measure => "measure",
+            PhaseKind::Sync => "sync",
             PhaseKind::Ops => "ops",
         }
     }
@@ -90,6 +93,7 @@ impl PhaseKind {
             (PhaseKind::Workload, false) => Some(&["workload", "stream"]),
             (PhaseKind::Measure, _) => Some(&[]),
             (PhaseKind::Ops, true) => Some(&["operations", "script", "stream"]),
+            (PhaseKind::Sync, true) => Some(&[]),
             _ => None,
         }
     }
@@ -255,7 +259,7 @@ impl PhaseSection {
 
     fn kinds_for(&self, on_fs: bool) -> String {
         use PhaseKind::*;
-        [Fill, Age, Delete, Utilization, TrimBurst, Idle, Workload, Fstrim, Remount, Mkfs, Measure, Ops]
+        [Fill, Age, Delete, Utilization, TrimBurst, Idle, Workload, Fstrim, Remount, Mkfs, Measure, Sync, Ops]
             .iter()
             .filter(|k| k.keys(on_fs).is_some())
             .map(|k| k.name())

@@ -60,21 +60,35 @@ utilization = 0.6
     let m = run(&text);
     let names: Vec<&str> =
         m["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["age", "fstrim", "remount", "delete", "idle", "measure", "workload", "utilization"]);
+    assert_eq!(
+        names,
+        [
+            "mkfs",
+            "age",
+            "fstrim",
+            "remount",
+            "delete",
+            "idle",
+            "measure",
+            "workload",
+            "utilization",
+            "umount"
+        ]
+    );
     // nodiscard: aging issues no TRIM; fstrim trims what aging freed; after the remount with
     // discard, deleting files trims at commit.
-    assert_eq!(phase(&m, 0)["device"]["trim_commands"], 0);
-    assert!(phase(&m, 1)["figures"]["trimmed_bytes"].as_u64().unwrap() > 0);
-    assert!(phase(&m, 1)["device"]["trim_bytes"].as_u64().unwrap() > 0);
-    assert!(phase(&m, 3)["device"]["trim_commands"].as_u64().unwrap() > 0);
-    assert!(phase(&m, 3)["utilization"].as_f64().unwrap() <= 0.3);
-    assert_eq!(phase(&m, 4)["elapsed_ns"], 1_000_000_000u64);
-    assert!(phase(&m, 6)["figures"]["bytes_created"].as_u64().unwrap() >= 64 << 20);
-    assert!(phase(&m, 7)["utilization"].as_f64().unwrap() >= 0.6);
-    // Totals: the meter's TRIMs are the phases' TRIMs plus those at umount.
+    assert_eq!(phase(&m, 1)["device"]["trim_commands"], 0);
+    assert!(phase(&m, 2)["figures"]["trimmed_bytes"].as_u64().unwrap() > 0);
+    assert!(phase(&m, 2)["device"]["trim_bytes"].as_u64().unwrap() > 0);
+    assert!(phase(&m, 4)["device"]["trim_commands"].as_u64().unwrap() > 0);
+    assert!(phase(&m, 4)["utilization"].as_f64().unwrap() <= 0.3);
+    assert_eq!(phase(&m, 5)["elapsed_ns"], 1_000_000_000u64);
+    assert!(phase(&m, 7)["figures"]["bytes_created"].as_u64().unwrap() >= 64 << 20);
+    assert!(phase(&m, 8)["utilization"].as_f64().unwrap() >= 0.6);
+    // Totals: every command of the run is in one phase (mkfs and umount are phases too).
     let sum: u64 =
         m["phases"].as_array().unwrap().iter().map(|p| p["device"]["trim_commands"].as_u64().unwrap()).sum();
-    assert!(m["host"]["device"]["trim_commands"].as_u64().unwrap() >= sum);
+    assert_eq!(m["host"]["device"]["trim_commands"].as_u64().unwrap(), sum);
     assert_eq!(run(&text), m, "same config and seed, same metrics");
 }
 
@@ -162,4 +176,21 @@ workload = {{ block_bytes = "{second_block}" }}
     let past = text("4KiB").replace("offset = \"8MiB\"", "offset = \"1GiB\"");
     let err = trimlab_scenario::run_text(&past, "test.toml", None, &[]).unwrap_err().to_string();
     assert!(err.contains("offset") && err.contains("past the workload region"), "{err}");
+}
+
+/// A `sync` phase writes what the script left in the page cache; an `ops` phase's `phase`
+/// lines split it into reported phases.
+#[test]
+fn sync_phase_writes_dirty_pages_and_ops_phases_split_at_their_phase_lines() {
+    let m = run(&format!(
+        "{SMALL_SSD}[host]\nfs = \"ext4\"\n[[phase]]\nkind = \"ops\"\noperations = \"\"\"\nphase make\nmkdir d\ncreate d/f{{0..3}} size=1MiB\nphase more\ncreate d/g size=256KiB\n\"\"\"\n[[phase]]\nkind = \"sync\"\n"
+    ));
+    let names: Vec<&str> =
+        m["phases"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mkfs", "make", "more", "sync", "umount"]);
+    // Buffered: the script's writes reach the device only with the sync.
+    let written = |i: usize| phase(&m, i)["device"]["write_bytes"].as_u64().unwrap();
+    assert!(written(1) + written(2) < 1 << 20, "{} + {}", written(1), written(2));
+    assert!(written(3) >= (4 << 20) + (256 << 10), "the sync wrote {}", written(3));
+    assert_eq!(phase(&m, 3)["kind"], "sync");
 }

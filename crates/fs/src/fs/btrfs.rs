@@ -17,6 +17,7 @@
 //! rounded up to 16 MiB, at most 1 GiB, in the first unallocated hole that holds it (else the
 //! largest; find_free_dev_extent), and the next logical address.
 
+use super::btrfs_tree::Trees;
 use super::*;
 
 const KIB: u64 = 1024;
@@ -77,13 +78,15 @@ pub(super) struct Btrfs {
     total: u64,
     /// Length of a kernel-allocated data chunk, blocks.
     data_chunk: u64,
-    /// Tree nodes mkfs wrote (system and metadata, both copies): static.
-    nodes: Vec<Run>,
+    /// A tree node (16 KiB), blocks.
+    node_blocks: u64,
+    /// The trees' nodes, copied on write at each commit (btrfs_tree.rs).
+    pub(super) trees: Trees,
     /// The metadata allocation cluster (fs_info->meta_alloc_cluster) exists: set up by the
-    /// first metadata allocation after mount (a commit here), it takes the metadata block
-    /// group's free space from its window to the end out of the free-space tree that
-    /// btrfs_trim_block_group walks (setup_cluster_no_bitmap), so fstrim skips it until umount.
-    /// The model allocates no tree nodes, so the cluster covers all of it.
+    /// first metadata allocation after mount (a commit's copy-on-write here), it takes the
+    /// metadata block group's free space from its window to the end out of the free-space tree
+    /// that btrfs_trim_block_group walks (setup_cluster_no_bitmap), so fstrim skips what it
+    /// still holds (`trees.cluster`) until umount.
     pub(super) meta_cluster: bool,
     /// btrfs_trim_free_extents marks what it trimmed CHUNK_TRIMMED in the device's in-memory
     /// alloc_state and skips it until umount.
@@ -123,8 +126,6 @@ impl Btrfs {
                 "btrfs_layout: {cap} bytes cannot hold mkfs.btrfs' chunks (at least {need} bytes)"
             )));
         }
-        let node = blk(16 * KIB);
-        let mut nodes = Vec::new();
         let system = Chunk {
             kind: ChunkKind::System,
             len: blk(8 * MIB),
@@ -137,14 +138,7 @@ impl Btrfs {
             stripes: vec![blk(37 * MIB), blk(37 * MIB + meta_stripe)],
             size_class: None,
         };
-        for &s in &system.stripes {
-            nodes.push(Run::new(s + blk(16 * KIB), node));
-        }
-        for &s in &meta.stripes {
-            for kib in [0, 16, 80, 112, 128, 144, 160, 176] {
-                nodes.push(Run::new(s + blk(kib * KIB), node));
-            }
-        }
+        let trees = Trees::mkfs(system.stripes[0], meta.stripes[0], bs);
         let data = Chunk {
             kind: ChunkKind::Data,
             len: blk(8 * MIB),
@@ -157,7 +151,8 @@ impl Btrfs {
             reserved: blk(MIB),
             total,
             data_chunk,
-            nodes,
+            node_blocks: blk(16 * KIB),
+            trees,
             meta_cluster: false,
             unallocated_trimmed: false,
             unused: Vec::new(),
@@ -166,9 +161,21 @@ impl Btrfs {
         })
     }
 
-    /// mkfs' tree nodes, sorted (static metadata).
+    /// The trees' nodes, live and pinned, on every copy, sorted (static metadata).
     pub(super) fn static_runs(&self) -> Vec<Run> {
-        let mut v = self.nodes.clone();
+        let node = self.node_blocks;
+        let mut v: Vec<Run> = self
+            .trees
+            .all_nodes()
+            .into_iter()
+            .flat_map(|n| match self.chunk_of(n) {
+                Some((ci, _)) => {
+                    let c = &self.chunks[ci];
+                    c.stripes.iter().map(|&s| Run::new(s + n - c.stripes[0], node)).collect()
+                }
+                None => vec![Run::new(n, node)],
+            })
+            .collect();
         v.sort_by_key(|r| r.start);
         v
     }
@@ -349,12 +356,13 @@ impl<D: BlockDevice> FileSystem<D> {
         };
         if unit < bt.chunks.len() {
             let c = &bt.chunks[unit];
-            if c.kind == ChunkKind::Metadata && bt.meta_cluster {
-                return Vec::new();
-            }
             let Some(r0) = clip(c.run(0)) else { return Vec::new() };
+            let cluster: &[Run] = match c.kind == ChunkKind::Metadata && bt.meta_cluster {
+                true => &bt.trees.cluster,
+                false => &[],
+            };
             let mut v = Vec::new();
-            for free in self.bitmap.avail_runs(r0.start, r0.end(), minlen) {
+            for free in self.btrfs_outside_cluster(r0, cluster, minlen) {
                 for s in 0..c.stripes.len() {
                     let copy = Run::new(free.start - c.stripes[0] + c.stripes[s], free.len);
                     if (copy.start..copy.end()).all(|b| self.bitmap.is_avail(b)) {
@@ -376,6 +384,26 @@ impl<D: BlockDevice> FileSystem<D> {
             .filter_map(clip)
             .flat_map(|h| self.bitmap.avail_runs(h.start, h.end(), minlen))
             .collect()
+    }
+
+    /// The free runs of at least `minlen` in `r` that the cluster does not hold (the
+    /// free-space tree btrfs_trim_block_group walks).
+    fn btrfs_outside_cluster(&self, r: Run, cluster: &[Run], minlen: u64) -> Vec<Run> {
+        let mut v = Vec::new();
+        for free in self.bitmap.avail_runs(r.start, r.end(), 1) {
+            let mut at = free.start;
+            for c in cluster.iter().filter(|c| c.start < free.end() && c.end() > free.start) {
+                if c.start > at {
+                    v.push(Run::new(at, c.start - at));
+                }
+                at = at.max(c.end());
+            }
+            if at < free.end() {
+                v.push(Run::new(at, free.end() - at));
+            }
+        }
+        v.retain(|x| x.len >= minlen);
+        v
     }
 
     /// FITRIM's units on btrfs: each block group, then the device.

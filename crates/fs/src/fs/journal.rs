@@ -89,11 +89,9 @@ impl<D: BlockDevice> FileSystem<D> {
         } else {
             coalesced_in_block_order(txn.freed)
         };
-        if let Some(b) = self.btrfs.as_mut() {
-            // The commit's tree writes are btrfs' first metadata allocation since mount: they
-            // set up the metadata cluster (see Btrfs::meta_cluster).
-            b.meta_cluster |= !txn.meta.is_empty();
-        }
+        // btrfs copies the trees' changed nodes (btrfs_tree.rs); the first copy since mount sets
+        // up the metadata cluster.
+        self.btrfs_cow_trees();
         self.commit = Some(Commit {
             tid,
             phase: Phase::Data,
@@ -112,6 +110,13 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         let at = now.after(self.config.host.wakeup_ns + self.config.host.submit_ns);
         self.events.push(at, Ev::Journal);
+    }
+
+    /// The commit block is on disk: its freed runs go to the policy, and btrfs' old tree nodes
+    /// are unpinned (btrfs_tree.rs).
+    fn committed_freed(&mut self, c: &mut Commit) -> Vec<FreedRun> {
+        self.btrfs_unpin_tree_nodes();
+        std::mem::take(&mut c.freed)
     }
 
     pub(super) fn journal_step(&mut self, now: SimTime) {
@@ -170,7 +175,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 let revoked = std::mem::take(&mut self.revoked);
                 self.checkpoint.extend(c.meta.iter().copied().filter(|b| !revoked.contains(b)));
                 let util = self.utilization();
-                let freed = std::mem::take(&mut c.freed);
+                let freed = self.committed_freed(&mut c);
                 let plan = self.policy.on_commit(now, freed, util);
                 self.release(now, plan.release);
                 let mut reqs = Vec::new();

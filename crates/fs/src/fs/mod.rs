@@ -20,6 +20,7 @@ use trimlab_device::{transfer_chunks, BlockDevice, Command, TrimSplitter};
 use trimlab_sim::{EventQueue, SimTime};
 
 mod btrfs;
+mod btrfs_tree;
 mod discard_worker;
 mod ext4_free_data;
 mod fallocate;
@@ -346,10 +347,7 @@ impl<D: BlockDevice> FileSystem<D> {
         fs.app_io(reqs, false);
         fs.app_io(vec![Command::Flush], true);
         fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
-        let now = fs.now;
-        if let Some(b) = fs.btrfs.as_mut() {
-            b.mounted_at = now;
-        }
+        fs.btrfs_mounted();
         if fs.config.lazy_itable_init {
             // ext4_register_li_request: the first group after a random delay below
             // EXT4_DEF_LI_MAX_START_DELAY (5 s); trimlab takes its mean, 2.5 s (assumption).

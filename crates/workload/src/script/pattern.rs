@@ -117,7 +117,8 @@ pub fn glob_matches(pattern: &str, path: &str) -> bool {
     p.len() == s.len() && p.iter().zip(&s).all(|(p, s)| component_matches(p.as_bytes(), s.as_bytes()))
 }
 
-fn component_matches(p: &[u8], s: &[u8]) -> bool {
+/// Whether one path component `s` matches the glob component `p`.
+pub fn component_matches(p: &[u8], s: &[u8]) -> bool {
     // Iterative wildcard matching with one backtrack point (linear in practice).
     let (mut pi, mut si, mut star, mut mark) = (0, 0, None, 0);
     while si < s.len() {

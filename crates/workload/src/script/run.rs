@@ -3,7 +3,7 @@
 //! `umount` leaves the file system unmounted until `mount`).
 
 use super::op::{Op, Pick, SizeSpec};
-use super::pattern::{glob_matches, is_glob, natural_cmp};
+use super::pattern::{component_matches, is_glob, natural_cmp};
 use super::{Line, Script, ScriptError};
 use rand::seq::index::sample;
 use rand::Rng;
@@ -261,8 +261,7 @@ impl Interpreter {
                 }
                 continue;
             }
-            let mut found: Vec<String> =
-                fs.entries().filter(|(p, _, _)| glob_matches(w, p)).map(|(p, _, _)| p.to_string()).collect();
+            let mut found = glob(fs, w)?;
             if found.is_empty() && !missing_ok {
                 return Err(format!("\"{w}\" matches nothing"));
             }
@@ -355,6 +354,36 @@ impl Interpreter {
         self.unmounted_at = None;
         Ok(())
     }
+}
+
+/// The paths matching `pattern`, found as a shell does: component by component down the tree
+/// (a literal component is one lookup, a glob component filters one directory's entries), so
+/// a pattern costs what it visits, not the whole namespace.
+fn glob<D: BlockDevice>(fs: &FileSystem<D>, pattern: &str) -> Result<Vec<String>, String> {
+    let parts: Vec<&str> = pattern.split('/').collect();
+    let mut level = vec![String::new()];
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let join =
+            |dir: &str, name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
+        let mut next = Vec::new();
+        for dir in &level {
+            if !is_glob(part) {
+                let path = join(dir, part);
+                if fs.is_dir(&path) || (last && fs.lookup(&path).is_some()) {
+                    next.push(path);
+                }
+                continue;
+            }
+            for (name, _, is_dir) in fs.children(dir).map_err(|e| e.to_string())? {
+                if (last || is_dir) && component_matches(part.as_bytes(), name.as_bytes()) {
+                    next.push(join(dir, &name));
+                }
+            }
+        }
+        level = next;
+    }
+    Ok(level)
 }
 
 /// `create`/`mkdir` of an existing path says which line's path it was.
