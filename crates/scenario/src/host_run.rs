@@ -289,10 +289,7 @@ fn run_phase(
             let (s, target) = (shape(phase, index), phase.utilization.unwrap_or(0.0));
             state.with_stream(&stream, |rng, live| set_utilization(&mut fs, rng, live, &s, target))?;
         }
-        PhaseKind::Idle => {
-            let until = fs.now().after(phase.duration.map_or(0, |d| d.0));
-            fs.idle_until(until);
-        }
+        PhaseKind::Idle => fs.idle_until(fs.now().after(phase.duration.map_or(0, |d| d.0))),
         PhaseKind::Workload => {
             let w =
                 workload.ok_or_else(|| FsError::Layout("a workload phase without its workload".into()))?;

@@ -147,7 +147,9 @@ impl<D: BlockDevice> FileSystem<D> {
         self.clear_unwritten(ino, first, stop);
         let freed = self.inode_mut(ino)?.extents.remove_range(first, stop);
         let blocks: u64 = freed.iter().map(|r| r.len).sum();
-        for r in freed {
+        // ext4_ext_remove_space frees from the range's last extent back to its first: the
+        // order ext4's tree of freed extents sees them (ext4_free_data.rs).
+        for r in freed.into_iter().rev() {
             self.free_run(r);
         }
         self.now = self.now.after(blocks * self.config.host.free_block_ns);

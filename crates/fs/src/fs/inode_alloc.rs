@@ -26,8 +26,10 @@ const FLEX_BG_GROUPS: u64 = 16;
 #[derive(Clone, Debug)]
 pub(super) struct InodeGroups {
     inodes_per_group: u64,
+    /// Inodes freed (each below its group's `never_used`).
+    pub(super) freed: BTreeSet<Ino>,
     /// Per group, the lowest inode number never handed out; inodes freed below it are in
-    /// `FileSystem::free_inos`. Group 0 starts at 2 (the model never used inode 1).
+    /// `freed`. Group 0 starts at 2 (the model never used inode 1).
     never_used: Vec<Ino>,
     /// The lowest group whose `never_used` has not reached its end.
     fill_group: usize,
@@ -56,6 +58,7 @@ impl InodeGroups {
         let mut free = vec![inodes_per_group; groups as usize];
         free[0] = inodes_per_group - 1;
         InodeGroups {
+            freed: BTreeSet::new(),
             inodes_per_group,
             never_used,
             fill_group: 0,
@@ -91,6 +94,14 @@ impl<D: BlockDevice> FileSystem<D> {
     /// where top-level directories go. Callers fork it from the run's seed.
     pub fn set_hash_seed(&mut self, seed: u64) {
         self.inode_groups.hash_seed = seed;
+    }
+
+    /// A mount starts the allocators' in-memory state afresh: XFS's rotor
+    /// (`xfs_sb_mount_common`: `atomic_set(&mp->m_agirotor, 0)`) and ext4's per-directory
+    /// `i_last_alloc_group` (in the in-core inode, ~0 when read from disk).
+    pub(super) fn inode_alloc_mounted(&mut self) {
+        self.inode_groups.ag_rotor = 0;
+        self.dirs.values_mut().for_each(|d| d.last_alloc_group = None);
     }
 
     pub(super) fn flavor(&self) -> Flavor {
@@ -151,7 +162,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let ig = &self.inode_groups;
         let watermark =
             ig.never_used.get(ig.fill_group).copied().filter(|&i| i <= ig.last_ino(ig.fill_group));
-        match (self.free_inos.first().copied(), watermark) {
+        match (ig.freed.first().copied(), watermark) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -164,14 +175,14 @@ impl<D: BlockDevice> FileSystem<D> {
         let groups = ig.free.len();
         (0..groups).map(|i| (g as usize + i) % groups).find(|&g| ig.free[g] > 0).map(|g| {
             let first = (g as u64 * ig.inodes_per_group + 1) as Ino;
-            self.free_inos.range(first..=ig.last_ino(g)).next().copied().unwrap_or(ig.never_used[g])
+            ig.freed.range(first..=ig.last_ino(g)).next().copied().unwrap_or(ig.never_used[g])
         })
     }
 
     fn take_ino(&mut self, ino: Ino, dir: bool) {
         let g = self.layout.inode_group(ino) as usize;
         let ig = &mut self.inode_groups;
-        if !self.free_inos.remove(&ino) {
+        if !ig.freed.remove(&ino) {
             debug_assert_eq!(ig.never_used[g], ino, "fs: inode {ino} is neither freed nor next");
             ig.never_used[g] += 1;
             while ig.fill_group < ig.free.len() && ig.never_used[ig.fill_group] > ig.last_ino(ig.fill_group) {
@@ -189,7 +200,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// An inode becomes free (unlink, XFS inactivation, rmdir).
     pub(super) fn free_ino(&mut self, ino: Ino) {
         let g = self.layout.inode_group(ino) as usize;
-        self.free_inos.insert(ino);
+        self.inode_groups.freed.insert(ino);
         self.inode_groups.free[g] += 1;
         self.inode_groups.free_total += 1;
     }
@@ -319,7 +330,7 @@ impl<D: BlockDevice> FileSystem<D> {
         for (g, &free) in ig.free.iter().enumerate() {
             let first = (g as u64 * ig.inodes_per_group + 1) as Ino;
             let untouched = (ig.last_ino(g) + 1).saturating_sub(ig.never_used[g]) as u64;
-            let freed = self.free_inos.range(first..=ig.last_ino(g)).count() as u64;
+            let freed = ig.freed.range(first..=ig.last_ino(g)).count() as u64;
             if free != untouched + freed {
                 return Err(format!("fs: group {g} counts {free} free inodes, holds {}", untouched + freed));
             }

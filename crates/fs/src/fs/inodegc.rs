@@ -125,7 +125,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// their extents hold.
     pub(super) fn inodegc_check(&self) -> Result<(), String> {
         for (ino, _) in &self.inodegc.queued {
-            if self.inodes.contains_key(ino) || self.free_inos.contains(ino) {
+            if self.inodes.contains_key(ino) || self.inode_groups.freed.contains(ino) {
                 return Err(format!("fs: inode {ino} awaiting inactivation is also live or free"));
             }
         }

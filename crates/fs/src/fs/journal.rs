@@ -170,10 +170,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 c.batch = Batch { reqs: reqs.into(), serial: true, done_max: SimTime::ZERO };
             }
             Phase::CommitBlock => {
-                // Directory blocks freed since this commit started are revoked: never
-                // written home (the block may belong to a file by then).
-                let revoked = std::mem::take(&mut self.revoked);
-                self.checkpoint.extend(c.meta.iter().copied().filter(|b| !revoked.contains(b)));
+                self.checkpoint_committed(&c.meta);
                 let util = self.utilization();
                 let freed = self.committed_freed(&mut c);
                 let plan = self.policy.on_commit(now, freed, util);

@@ -42,7 +42,7 @@ use inodegc::InodeGcQueue;
 use journal::{Commit, Transaction};
 use layout::Layout;
 use lg_prealloc::LocalityGroup;
-use namespace::Dir;
+use namespace::{Dir, RootSlots};
 
 pub type Ino = u32;
 
@@ -113,6 +113,9 @@ struct Inode {
     /// Blocks allocated by fallocate and not written since: logical start -> length. They
     /// read as zeroes (ext4's and XFS's unwritten extents), so a read does not fetch them.
     unwritten: BTreeMap<u64, u64>,
+    /// Where the file's first data block is sought instead of the stream goal: XFS, a file in
+    /// a subdirectory, near its inode (namespace.rs, `data_home`).
+    data_home: Option<u64>,
 }
 
 /// Requests a thread issues one after another (serial: each waits for the previous completion)
@@ -174,13 +177,10 @@ pub struct FileSystem<D: BlockDevice> {
     names: BTreeMap<String, Ino>,
     /// Directories other than the root, by full path (namespace.rs).
     dirs: BTreeMap<String, Dir>,
-    /// Freed inode numbers (each below its group's `inode_groups` watermark).
-    free_inos: BTreeSet<Ino>,
-    /// Per-group inode accounting and the allocators' state (inode_alloc.rs).
+    /// Free inodes per group and the allocators' state (inode_alloc.rs).
     inode_groups: InodeGroups,
-    /// The root directory's free entry slots (its blocks are static, at `layout.dir_start`).
-    free_slots: BTreeSet<u64>,
-    next_slot: u64,
+    /// The root directory's entry slots (its blocks are static, at `layout.dir_start`).
+    root_slots: RootSlots,
     /// Directory blocks freed while the commit in flight holds them as metadata: that commit
     /// must not queue them for checkpoint (jbd2's revoke records).
     revoked: BTreeSet<u64>,
@@ -256,10 +256,8 @@ impl<D: BlockDevice> FileSystem<D> {
             inodes: BTreeMap::new(),
             names: BTreeMap::new(),
             dirs: BTreeMap::new(),
-            free_inos: BTreeSet::new(),
             inode_groups: InodeGroups::new(layout.groups, layout.inodes_per_group),
-            free_slots: BTreeSet::new(),
-            next_slot: 0,
+            root_slots: RootSlots::default(),
             revoked: BTreeSet::new(),
             dirty: BTreeMap::new(),
             writeback: BTreeMap::new(),
@@ -658,9 +656,12 @@ impl<D: BlockDevice> FileSystem<D> {
             if self.inodegc_flush() || self.discard_lg_preallocations() {
                 continue;
             }
+            // A discard worker trimming a free run holds it too (ext4_try_to_trim_range
+            // extends a freed extent to the end of its free run): wait for it.
             let pending = !self.running.freed.is_empty()
                 || self.commit.is_some()
                 || !self.policy.held().is_empty()
+                || self.workers.iter().any(|w| !w.held.is_empty())
                 || self.fitrim.is_some();
             if !pending {
                 return Err(FsError::NoSpace);
@@ -690,7 +691,7 @@ impl<D: BlockDevice> FileSystem<D> {
             // A file's first blocks go where the last allocation ended (mballoc's stream
             // allocation, s_mb_last_group/s_mb_last_start): new data sweeps the whole disk
             // instead of refilling the lowest free blocks.
-            None => self.stream_goal,
+            None => inode.data_home.unwrap_or(self.stream_goal),
         }
     }
 
@@ -730,7 +731,9 @@ impl<D: BlockDevice> FileSystem<D> {
                 None => {
                     let run = self.bitmap.allocate(self.goal_for(ino, l), want).ok_or(FsError::NoSpace)?;
                     self.policy.on_allocate(run);
-                    self.stream_goal = run.end() % self.layout.total_blocks;
+                    if self.inodes[&ino].data_home.is_none() {
+                        self.stream_goal = run.end() % self.layout.total_blocks;
+                    }
                     run
                 }
             };
@@ -1028,6 +1031,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.policy = policy::build(policy, &self.config.params, self.config.block_bytes);
         self.group_trimmed.iter_mut().for_each(|g| *g = None);
         self.fitrim_timer_armed = false;
+        self.inode_alloc_mounted();
         let now = self.now;
         if let Some(b) = self.btrfs.as_mut() {
             // In-memory only: the metadata cluster, the device's CHUNK_TRIMMED bits, the
@@ -1047,6 +1051,15 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         v.sort_by_key(|r| r.start);
         coalesce(v)
+    }
+
+    /// Runs kept out of the allocator by the TRIM policy, a discard worker or a locality-group
+    /// preallocation, for [`FileSystem::check`]: (run, owner id, owner).
+    fn held_runs(&self) -> Vec<(Run, u8, &'static str)> {
+        let policy = self.policy.held().into_iter().map(|r| (r, 4, "TRIM policy"));
+        let workers = self.workers.iter().flat_map(|w| &w.held).map(|f| (f.run, 4, "discard worker"));
+        let pas = self.lg_prealloc.runs().map(|r| (r, 7, "locality-group preallocation"));
+        policy.chain(workers).chain(pas).collect()
     }
 
     /// The full consistency check: every block is exactly one of static metadata, a file
@@ -1070,15 +1083,11 @@ impl<D: BlockDevice> FileSystem<D> {
         for r in self.static_runs() {
             mark(r, 1, "static metadata")?;
         }
-        // Unlinked inodes awaiting XFS's inodegc still own their extents.
-        for (ino, inode) in self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (i, n))) {
-            for e in inode.extents.iter() {
-                mark(Run::new(e.physical, e.len), 2, &format!("inode {ino}"))?;
-            }
-        }
-        for (path, dir) in &self.dirs {
-            for e in dir.blocks.iter() {
-                mark(Run::new(e.physical, e.len), 6, &format!("directory {path:?}"))?;
+        // Unlinked inodes awaiting XFS's inodegc still own their extents; directories (6) too.
+        let files = self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (i, n)));
+        for (ino, extents, who) in files.map(|(i, n)| (i, &n.extents, 2)).chain(self.dir_blocks()) {
+            for e in extents.iter() {
+                mark(Run::new(e.physical, e.len), who, &format!("inode {ino}"))?;
             }
         }
         for f in &self.running.freed {
@@ -1089,14 +1098,8 @@ impl<D: BlockDevice> FileSystem<D> {
                 mark(f.run, 3, "committing transaction")?;
             }
         }
-        for r in self.policy.held() {
-            mark(r, 4, "TRIM policy")?;
-        }
-        for r in self.lg_prealloc.runs() {
-            mark(r, 7, "locality-group preallocation")?;
-        }
-        for f in self.workers.iter().flat_map(|w| &w.held) {
-            mark(f.run, 4, "discard worker")?;
+        for (r, who, what) in self.held_runs() {
+            mark(r, who, what)?;
         }
         if let Some(j) = &self.fitrim {
             if let Some((r, _)) = &j.current {
@@ -1127,9 +1130,8 @@ impl<D: BlockDevice> FileSystem<D> {
                 return Err(format!("fs: dirty page ({ino}, {b}) is not mapped"));
             }
         }
-        // Journal: the log fits its area, transactions are in order, and only metadata (static:
-        // inode tables, bitmaps, descriptors, root directory; or a live directory's blocks) is
-        // journaled or awaits checkpoint, or a revoked block the commit in flight still holds.
+        // Journal: the log fits its area, transactions are in order, and only metadata (static,
+        // directory blocks; revoked ones in the commit in flight) is journaled or checkpointed.
         if self.journal_head >= self.layout.journal_blocks || self.journal_used > self.layout.journal_blocks {
             return Err(format!(
                 "fs: journal head {} / used {} outside its {} blocks",
@@ -1152,8 +1154,7 @@ impl<D: BlockDevice> FileSystem<D> {
             .chain(self.checkpoint.iter())
             .chain(self.commit.iter().flat_map(|c| c.meta.iter()));
         for &b in journaled {
-            let meta = matches!(owner.get(b as usize), Some(&1) | Some(&6));
-            if !meta && !self.revoked.contains(&b) {
+            if !matches!(owner.get(b as usize), Some(&1) | Some(&6)) && !self.revoked.contains(&b) {
                 return Err(format!("fs: journaled block {b} is not metadata"));
             }
         }
@@ -1161,9 +1162,6 @@ impl<D: BlockDevice> FileSystem<D> {
             if self.inodes.get(&ino).and_then(|i| i.extents.lookup(b)).is_none() {
                 return Err(format!("fs: page ({ino}, {b}) under write-back is not mapped"));
             }
-        }
-        if self.names.len() != self.inodes.len() {
-            return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
         }
         self.namespace_check()?;
         self.inodegc_check()?;

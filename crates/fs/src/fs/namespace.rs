@@ -31,6 +31,13 @@ const XFS_SF_HEADER_BYTES: u64 = 6;
 /// Longest name component (NAME_MAX).
 const NAME_MAX: usize = 255;
 
+/// The root directory's entry slots: freed ones, and the next never used.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RootSlots {
+    free: BTreeSet<u64>,
+    next: u64,
+}
+
 /// A directory other than the root.
 #[derive(Clone, Debug)]
 pub(super) struct Dir {
@@ -101,6 +108,32 @@ fn below<'a, V>(map: &'a BTreeMap<String, V>, dir: &str) -> impl Iterator<Item =
     map.range(prefix.clone()..).take_while(move |(k, _)| k.starts_with(&prefix))
 }
 
+/// The keys of `map` directly inside directory `dir`, in byte order: each subdirectory's
+/// subtree is passed over with one range jump, so listing a directory costs its own entries,
+/// not everything below it (a script's `d*/f0` lists the root once per word).
+fn directly_below<'a, V>(map: &'a BTreeMap<String, V>, dir: &str) -> Vec<(&'a String, &'a V)> {
+    let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
+    let mut out = Vec::new();
+    let mut from = prefix.clone();
+    'scan: loop {
+        for (k, v) in map.range(from.clone()..) {
+            if !k.starts_with(&prefix) {
+                break 'scan;
+            }
+            match k[prefix.len()..].find('/') {
+                None => out.push((k, v)),
+                Some(i) => {
+                    // '0' follows '/' in byte order: the first key past every `sub/...`.
+                    from = format!("{}0", &k[..prefix.len() + i]);
+                    continue 'scan;
+                }
+            }
+        }
+        break;
+    }
+    out
+}
+
 impl<D: BlockDevice> FileSystem<D> {
     /// Ok if `dir` ("" = root) is an existing directory; else which of NotFound /
     /// NotADirectory names it.
@@ -149,13 +182,12 @@ impl<D: BlockDevice> FileSystem<D> {
         let dir = normalize(dir)?;
         self.require_dir(&dir)?;
         let skip = if dir.is_empty() { 0 } else { dir.len() + 1 };
-        let direct = |k: &String| !k[skip..].contains('/');
-        let mut out: Vec<(String, Ino, bool)> = below(&self.names, &dir)
-            .filter(|(k, _)| direct(k))
+        let mut out: Vec<(String, Ino, bool)> = directly_below(&self.names, &dir)
+            .into_iter()
             .map(|(k, &i)| (k[skip..].to_string(), i, false))
             .chain(
-                below(&self.dirs, &dir)
-                    .filter(|(k, _)| direct(k))
+                directly_below(&self.dirs, &dir)
+                    .into_iter()
                     .map(|(k, d)| (k[skip..].to_string(), d.ino, true)),
             )
             .collect();
@@ -172,11 +204,12 @@ impl<D: BlockDevice> FileSystem<D> {
     fn add_entry(&mut self, parent: &str, name: &str) -> Result<u64, FsError> {
         let epb = self.config.dir_entries_per_block;
         let Some(dir) = self.dirs.get_mut(parent) else {
-            let slot = match self.free_slots.pop_first() {
+            let root = &mut self.root_slots;
+            let slot = match root.free.pop_first() {
                 Some(s) => s,
-                None if self.next_slot < self.layout.dir_blocks * epb => {
-                    self.next_slot += 1;
-                    self.next_slot - 1
+                None if root.next < self.layout.dir_blocks * epb => {
+                    root.next += 1;
+                    root.next - 1
                 }
                 None => return Err(FsError::NoInodes),
             };
@@ -206,7 +239,7 @@ impl<D: BlockDevice> FileSystem<D> {
     fn remove_entry(&mut self, parent: &str, slot: u64, name: &str) {
         let epb = self.config.dir_entries_per_block;
         let Some(dir) = self.dirs.get_mut(parent) else {
-            self.free_slots.insert(slot);
+            self.root_slots.free.insert(slot);
             self.dirty_meta(self.layout.dir_start + slot / epb);
             return;
         };
@@ -285,6 +318,18 @@ impl<D: BlockDevice> FileSystem<D> {
         Ok(run.start)
     }
 
+    /// Every directory's blocks, for `check`: (inode, blocks, owner 6 = directory metadata).
+    pub(super) fn dir_blocks(&self) -> impl Iterator<Item = (&Ino, &ExtentMap, u8)> {
+        self.dirs.values().map(|d| (&d.ino, &d.blocks, 6))
+    }
+
+    /// A commit is on disk: its metadata awaits checkpoint, but for directory blocks freed
+    /// since it started (revoked: never written home, the block may be a file's by then).
+    pub(super) fn checkpoint_committed(&mut self, meta: &[u64]) {
+        let revoked = std::mem::take(&mut self.revoked);
+        self.checkpoint.extend(meta.iter().copied().filter(|b| !revoked.contains(b)));
+    }
+
     /// Directory blocks being freed leave the journal: out of the running transaction and
     /// the checkpoint list, and the commit in flight will not checkpoint them (jbd2 revoke;
     /// ext4_free_blocks with EXT4_FREE_BLOCKS_FORGET).
@@ -317,7 +362,9 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         };
         let extents = ExtentMap::new(self.config.max_extent_blocks);
-        self.inodes.insert(ino, Inode { size: 0, extents, dir_slot: slot, unwritten: BTreeMap::new() });
+        let data_home = self.data_home(parent, ino);
+        let inode = Inode { size: 0, extents, dir_slot: slot, unwritten: BTreeMap::new(), data_home };
+        self.inodes.insert(ino, inode);
         self.names.insert(path.into_owned(), ino);
         let ib = self.layout.inode_block(ino, self.config.block_bytes, self.config.inode_bytes);
         self.dirty_meta(ib);
@@ -331,7 +378,10 @@ impl<D: BlockDevice> FileSystem<D> {
         let path = normalize(path)?;
         let (parent, name) = split_parent(&path);
         let Some(ino) = self.names.remove(path.as_ref()) else {
-            if self.dirs.contains_key(path.as_ref()) || path.is_empty() {
+            if path.is_empty() {
+                return Err(FsError::IsADirectory("/".into()));
+            }
+            if self.dirs.contains_key(path.as_ref()) {
                 return Err(FsError::IsADirectory(path.into_owned()));
             }
             self.require_dir(parent)?;
@@ -393,6 +443,18 @@ impl<D: BlockDevice> FileSystem<D> {
         Ok(ino)
     }
 
+    /// Where a new file's data starts. XFS seeks a file's first extent near its inode
+    /// (fs/xfs/libxfs/xfs_bmap.c, `xfs_bmap_btalloc_best_length`: `ap->blkno =
+    /// XFS_INO_TO_FSB(mp, ap->ip->i_ino)`), so files of directories in different AGs have
+    /// their data in those AGs (the XFS tree-rm recording trims each subdirectory's files in
+    /// its directory's AG). Files in the root keep the stream goal the model's XFS was
+    /// measured with (the root inode is in AG 0, where the stream starts); ext4's and btrfs'
+    /// data placement does not depend on the directory (docs/host-fs.md).
+    fn data_home(&self, parent: &str, ino: Ino) -> Option<u64> {
+        let xfs_subdir = self.flavor() == Flavor::Xfs && !parent.is_empty();
+        xfs_subdir.then(|| self.layout.inode_block(ino, self.config.block_bytes, self.config.inode_bytes))
+    }
+
     /// A subdirectory added or removed changes the parent's link count: its inode is
     /// dirtied (the root's, at a fixed place, is not modelled, as for files before).
     fn dirty_parent_inode(&mut self, parent: &str) {
@@ -432,12 +494,14 @@ impl<D: BlockDevice> FileSystem<D> {
         self.forget_dir_inode(dir.ino);
         let runs: Vec<Run> = dir.blocks.iter().map(|e| Run::new(e.physical, e.len)).collect();
         self.revoke(&runs);
-        let inode = Inode { size: 0, extents: dir.blocks, dir_slot: dir.slot, unwritten: BTreeMap::new() };
+        let unwritten = BTreeMap::new();
+        let inode = Inode { size: 0, extents: dir.blocks, dir_slot: dir.slot, unwritten, data_home: None };
         if let Some(gc) = self.config.inodegc.clone() {
             return self.inodegc_queue(dir.ino, inode, &gc);
         }
         let blocks: u64 = runs.iter().map(|r| r.len).sum();
-        for r in runs {
+        // The evicted inode's truncate (ext4_ext_remove_space) frees from its last block back.
+        for r in runs.into_iter().rev() {
             self.free_run(r);
         }
         self.now = self.now.after(blocks * self.config.host.free_block_ns);
@@ -571,6 +635,9 @@ impl<D: BlockDevice> FileSystem<D> {
     /// neither files' nor free, slots are unique per directory, and the per-group inode
     /// counts match.
     pub(super) fn namespace_check(&self) -> Result<(), String> {
+        if self.names.len() != self.inodes.len() {
+            return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
+        }
         let mut slots: BTreeSet<(Ino, u64)> = BTreeSet::new();
         let mut dir_inos: BTreeSet<Ino> = BTreeSet::new();
         for (path, ino, is_dir) in self.entries() {
@@ -595,7 +662,9 @@ impl<D: BlockDevice> FileSystem<D> {
                 return Err(format!("fs: {path:?} shares slot {slot} of its directory"));
             }
             if is_dir
-                && (!dir_inos.insert(ino) || self.inodes.contains_key(&ino) || self.free_inos.contains(&ino))
+                && (!dir_inos.insert(ino)
+                    || self.inodes.contains_key(&ino)
+                    || self.inode_groups.freed.contains(&ino))
             {
                 return Err(format!(
                     "fs: directory {path:?} inode {ino} is also a file's, another's or free"
