@@ -252,6 +252,9 @@ impl FsConfig {
     /// the recording's kernel).
     pub fn btrfs_defaults(mut self) -> Self {
         self.btrfs_layout = true;
+        // The stand-in inode table's entry (layout.rs): small enough for 8192 inodes in the
+        // reserved first MiB. btrfs' real inode items live in its fs tree (btrfs_tree.rs).
+        self.inode_bytes = 32;
         self.mkfs_discard_probe = false;
         self.commit_interval_ns = 30_000_000_000;
         self.params.async_merge_free = true;

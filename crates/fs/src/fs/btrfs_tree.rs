@@ -107,7 +107,18 @@ impl Tree {
 
     /// Every node of the tree (copy 0's first block).
     pub(super) fn nodes(&self) -> impl Iterator<Item = u64> + '_ {
-        self.leaves.values().map(|l| l.node).chain(self.internal.iter().copied())
+        self.leaves.values().map(|l| l.node).filter(|&n| n != u64::MAX).chain(self.internal.iter().copied())
+    }
+
+    /// Moves the items of the leaf at `first` into the leaf before it (the first leaf keeps
+    /// its own: it always has a node).
+    fn fold_into_previous(&mut self, first: u64) {
+        let Some(prev) = self.leaves.range(..first).next_back().map(|(&k, _)| k) else { return };
+        if let Some(leaf) = self.leaves.remove(&first) {
+            if let Some(p) = self.leaves.get_mut(&prev) {
+                p.items.extend(leaf.items);
+            }
+        }
     }
 
     /// Brings the leaves to `want`; returns the first keys of the leaves to copy (changed or
@@ -291,10 +302,16 @@ impl<D: BlockDevice> FileSystem<D> {
         let leaves_unplaced: Vec<u64> =
             tree.leaves.iter().filter(|(_, l)| l.node == u64::MAX).map(|(&f, _)| f).collect();
         for f in leaves_unplaced {
-            let node =
-                self.btrfs_alloc_node(id).unwrap_or_else(|| unreachable!("btrfs: metadata group full"));
-            if let Some(l) = tree.leaves.get_mut(&f) {
-                l.node = node;
+            match self.btrfs_alloc_node(id) {
+                Some(node) => {
+                    if let Some(l) = tree.leaves.get_mut(&f) {
+                        l.node = node;
+                    }
+                }
+                // The metadata group is full. btrfs would allocate another metadata chunk
+                // (btrfs_chunk_alloc), which the model does not: the new leaf's items stay in
+                // its left neighbour instead (an overfull leaf, no new node).
+                None => tree.fold_into_previous(f),
             }
         }
         if let Some(b) = self.btrfs.as_mut() {

@@ -79,7 +79,7 @@ impl InodeGroups {
 /// ext4's directory-name hash stands here as FNV-1a over the seed and the name, finished by
 /// splitmix64: the kernel's half-MD4 with a random per-mkfs seed only has to spread names
 /// over the groups, which any well-mixed seeded hash does.
-fn dir_name_hash(seed: u64, name: &str) -> u64 {
+pub(super) fn dir_name_hash(seed: u64, name: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in seed.to_le_bytes().iter().chain(name.as_bytes()) {
         h = (h ^ *b as u64).wrapping_mul(0x100_0000_01b3);

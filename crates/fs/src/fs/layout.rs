@@ -22,13 +22,24 @@ pub(super) struct Layout {
     pub(super) mke2fs: bool,
 }
 
+/// Inodes per group: ext4's from the inode ratio; btrfs' stand-in inode table and root
+/// directory as many as 64 blocks of each hold (8192 with `FsConfig::btrfs_defaults`' 32-byte
+/// entries), so both fit in the reserved first MiB.
+fn inodes_per_group(c: &FsConfig, bpg: u64) -> u64 {
+    match c.btrfs_layout {
+        true => (64 * c.block_bytes / c.inode_bytes.max(1)).min(64 * c.dir_entries_per_block).max(16),
+        false => (bpg * c.block_bytes / c.inode_ratio_bytes).max(16),
+    }
+}
+
 impl Layout {
     pub(super) fn new(capacity_bytes: u64, c: &FsConfig) -> Result<Layout, FsError> {
         let total = capacity_bytes / c.block_bytes;
         // btrfs: one group over the whole device (btrfs has no ext4 groups; FITRIM walks its
-        // block groups instead) and a compact inode table (1024 inodes: a limit of the model,
-        // btrfs' inodes are tree items) so that the model's own metadata fits in btrfs'
-        // reserved first MiB; a 96-block journal (btrfs has none: the model's commit writes
+        // block groups instead) and a compact stand-in inode table of 64 blocks (8192 inodes
+        // of `FsConfig::btrfs_defaults`' 32 bytes: a limit of the model, btrfs' inodes are tree
+        // items, crates/fs/src/fs/btrfs_tree.rs) so that the model's own metadata fits in
+        // btrfs' reserved first MiB; a 96-block journal (btrfs has none: the model's commit writes
         // stand for btrfs' tree writes).
         let bpg = if c.btrfs_layout { total.next_multiple_of(64).max(64) } else { c.blocks_per_group };
         if bpg == 0 || !bpg.is_multiple_of(64) {
@@ -37,8 +48,7 @@ impl Layout {
             )));
         }
         let groups = total.div_ceil(bpg);
-        let inodes_per_group =
-            if c.btrfs_layout { 1024 } else { (bpg * c.block_bytes / c.inode_ratio_bytes).max(16) };
+        let inodes_per_group = inodes_per_group(c, bpg);
         let itable_blocks = (inodes_per_group * c.inode_bytes).div_ceil(c.block_bytes);
         let gdt_blocks = (groups * 64).div_ceil(c.block_bytes);
         // One flat root directory, large enough for every inode up to 2^17 entries.

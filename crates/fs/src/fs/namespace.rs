@@ -196,6 +196,31 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 }
 
+impl<D: BlockDevice> FileSystem<D> {
+    /// The entries directly inside `dir` in the order readdir(3) returns them, which is the
+    /// order `rm -r` (coreutils' fts, below 10000 entries) unlinks them in: ext4 walks an
+    /// indexed directory in name-hash order (ext4_dx_readdir; a one-block directory counts as
+    /// indexed, is_dx_dir), with the per-mkfs hash seed (`set_hash_seed`); XFS (short-form and
+    /// block directories: xfs_dir2_sf_getdents, xfs_dir2_block_getdents) and btrfs (the
+    /// DIR_INDEX items, btrfs_real_readdir) return entries in the order they were added, here
+    /// their slots in the directory.
+    pub fn readdir(&self, dir: &str) -> Result<Vec<(String, Ino, bool)>, FsError> {
+        let mut entries = self.children(dir)?;
+        if self.btrfs.is_none() && self.config.inodegc.is_none() {
+            let seed = self.inode_groups.hash_seed;
+            entries.sort_by_cached_key(|e| super::inode_alloc::dir_name_hash(seed, &e.0));
+        } else {
+            let prefix = if dir.is_empty() { String::new() } else { format!("{}/", dir.trim_matches('/')) };
+            let slot = |e: &(String, Ino, bool)| match e.2 {
+                true => self.dirs.get(&format!("{prefix}{}", e.0)).map_or(u64::MAX, |d| d.slot),
+                false => self.inodes.get(&e.1).map_or(u64::MAX, |i| i.dir_slot),
+            };
+            entries.sort_by_cached_key(slot);
+        }
+        Ok(entries)
+    }
+}
+
 // ----- entry slots and directory blocks -----
 
 impl<D: BlockDevice> FileSystem<D> {

@@ -317,9 +317,10 @@ impl Interpreter {
         Ok(())
     }
 
-    /// `rm -r`: children before their directory, each directory's entries in name order.
+    /// `rm -r`: children before their directory, each directory's entries in readdir order
+    /// (ext4: name-hash order), as coreutils' rm walks a tree.
     fn remove_tree<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, dir: &str) -> Result<(), String> {
-        let children = fs.children(dir).map_err(|e| e.to_string())?;
+        let children = fs.readdir(dir).map_err(|e| e.to_string())?;
         for (name, _, is_dir) in children {
             let path = format!("{dir}/{name}");
             match is_dir {
