@@ -508,8 +508,7 @@ fn rm_dir_model(order: &[usize]) -> (Vec<(u64, u64)>, Vec<u64>) {
 /// trims every entry of the list with `ext4_try_to_trim_range`. Held, per kernel trace, with
 /// the model unlinking the files in the traced order: the same TRIMs in the same order, each
 /// named by the file whose first block it starts at (the layouts differ, the files' order on
-/// disk is the same), their count exactly, and their ends (see below for the one place the
-/// model's run on: the bytes are 83 % and 54 % above the kernel's).
+/// disk is the same), their count exactly, and where each ends, so the bytes too.
 #[test]
 fn ext4_rm_dir_trims_each_entry_of_the_freed_extents_tree() {
     // Trace 2's kernel put the locality group's chunk boundary (a 2-block gap) after file 184,
@@ -558,19 +557,16 @@ fn ext4_rm_dir_trims_each_entry_of_the_freed_extents_tree() {
             );
         }
         assert_eq!(ours, kernel, "rm-dir-{n}: the TRIMs, by the file each starts at");
-        // Each TRIM runs to the end of its free run. The kernel's free run can stop at the
-        // unused tail of a locality-group preallocation (512-block chunks; a 2-block tail
-        // between two chunks, which ext4 keeps marked used until umount): the model leaves
-        // that tail free, so there its TRIM runs on to the end of the freed files.
+        // Each TRIM runs to the end of its free run, which stops at the unused 2-block tail of
+        // a locality-group preallocation between two 512-block chunks (kept used until the
+        // preallocation is discarded: fs/lg_prealloc.rs; before, the model's TRIMs there ran
+        // on to the end of the freed files, 83 % and 54 % more bytes than the kernel's).
         let model_base = first_block[150];
-        let run_end = model.iter().map(|t| t.0 + t.1).max().unwrap_or(0) - model_base;
         for (i, (m, k)) in model.iter().zip(trace.trims.iter().filter(|t| t.0 != 0)).enumerate() {
             let (m_end, k_end) = (m.0 + m.1 - model_base, k.0 * 32768 + k.1 + k.2 - kernel_start(150));
-            assert!(
-                m_end == k_end || (k_end < run_end && m_end == run_end),
-                "rm-dir-{n}: TRIM {i} ends at {m_end}, kernel {k_end}"
-            );
+            assert_eq!(m_end, k_end, "rm-dir-{n}: TRIM {i} ends at {m_end}, kernel {k_end}");
         }
+        assert_eq!(model_bytes, kernel_bytes, "rm-dir-{n}: TRIM bytes");
     }
 }
 

@@ -29,6 +29,7 @@ mod inode_alloc;
 mod inodegc;
 mod journal;
 mod layout;
+mod lg_prealloc;
 mod namespace;
 mod page_cache;
 mod request_merge;
@@ -42,6 +43,7 @@ use inode_alloc::InodeGroups;
 use inodegc::InodeGcQueue;
 use journal::{Commit, Transaction};
 use layout::Layout;
+use lg_prealloc::LocalityGroup;
 use namespace::{Dir, RootSlots};
 
 pub type Ino = u32;
@@ -207,8 +209,8 @@ pub struct FileSystem<D: BlockDevice> {
     group_trimmed: Vec<Option<u64>>,
     /// Where the last allocation ended: the goal of a file's first extent.
     stream_goal: u64,
-    /// mballoc's locality-group chunk for small files: (next block, end).
-    small_chunk: Option<(u64, u64)>,
+    /// mballoc's locality group: the small-file chunks' unused tails (lg_prealloc.rs).
+    lg_prealloc: LocalityGroup,
     /// The next group whose inode table `ext4lazyinit` zeroes.
     lazy_init_group: Option<u64>,
     /// XFS's inodes waiting for inactivation (`FsConfig::inodegc`).
@@ -277,7 +279,7 @@ impl<D: BlockDevice> FileSystem<D> {
             fitrim: None,
             fitrim_timer_armed: false,
             stream_goal: 0,
-            small_chunk: None,
+            lg_prealloc: LocalityGroup::default(),
             lazy_init_group: None,
             inodegc: InodeGcQueue::default(),
             zeroing: Zeroing::No,
@@ -396,7 +398,12 @@ impl<D: BlockDevice> FileSystem<D> {
     /// itself is not modelled: a user's `rm` does not call statfs, and running the worker at
     /// each look would move the discards of an rm burst (see inodegc.rs).
     pub fn utilization(&self) -> f64 {
-        let used = self.bitmap.used_count() - self.layout.static_blocks - self.inodegc.queued_blocks;
+        // Locality-group preallocations' unused tails are free to statfs too (the kernel counts
+        // only the blocks a file took, ext4_mb_mark_diskspace_used).
+        let used = self.bitmap.used_count()
+            - self.layout.static_blocks
+            - self.inodegc.queued_blocks
+            - self.lg_prealloc.reserved_blocks();
         used as f64 / self.data_blocks() as f64
     }
     pub fn available_blocks(&self) -> u64 {
@@ -647,7 +654,8 @@ impl<D: BlockDevice> FileSystem<D> {
             if ready >= need {
                 break;
             }
-            if self.inodegc_flush() {
+            // ext4_mb_discard_preallocations_should_retry: the small-file chunks' tails first.
+            if self.inodegc_flush() || self.discard_lg_preallocations() {
                 continue;
             }
             // A discard worker trimming a free run holds it too (ext4_try_to_trim_range
@@ -690,25 +698,14 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     /// mballoc's group-allocation hint (ext4_mb_group_or_file): a file's first extent when
-    /// the file, with this allocation, stays below s_mb_stream_request (16 blocks).
+    /// the file, with this allocation, is at most s_mb_stream_request (16 blocks): "if (size >
+    /// sbi->s_mb_stream_request) group_pa_eligible = false", so a 64 KiB file is small.
     fn small_file(&self, ino: Ino, logical: u64, end: u64) -> bool {
         let inode = &self.inodes[&ino];
         let size_blocks = inode.size.div_ceil(self.config.block_bytes).max(end);
-        self.config.small_file_chunk_blocks > 0 && size_blocks < 16 && inode.extents.before(logical).is_none()
-    }
-
-    /// The locality group's preallocated chunk: small files fill it in order; when it cannot
-    /// hold `want` more blocks a new chunk of `small_file_chunk_blocks` is taken at the
-    /// stream goal (ext4_mb_normalize_group_request), and large files continue after it.
-    fn small_chunk_goal(&mut self, want: u64) -> u64 {
-        let fits = self.small_chunk.is_some_and(|(next, end)| next + want <= end);
-        if !fits {
-            let start = self.stream_goal;
-            let end = start + self.config.small_file_chunk_blocks;
-            self.small_chunk = Some((start, end));
-            self.stream_goal = end % self.layout.total_blocks;
-        }
-        self.small_chunk.map_or(0, |c| c.0)
+        self.config.small_file_chunk_blocks > 0
+            && size_blocks <= 16
+            && inode.extents.before(logical).is_none()
     }
 
     /// Maps `count` unmapped blocks of `ino` from `logical`.
@@ -730,20 +727,17 @@ impl<D: BlockDevice> FileSystem<D> {
                     self.policy.on_allocate(run);
                     run
                 }
+                // Small files: the locality group's chunks (lg_prealloc.rs); large files
+                // continue after them.
+                None if self.small_file(ino, l, end) => self.allocate_small(ino, want)?,
                 None => {
-                    let small = self.small_file(ino, l, end);
-                    let goal = match small {
-                        true => self.small_chunk_goal(want),
-                        false if self.flavor() == inode_alloc::Flavor::Xfs => self.xfs_goal(ino, l, want),
+                    let goal = match self.flavor() == inode_alloc::Flavor::Xfs {
+                        true => self.xfs_goal(ino, l, want),
                         false => self.goal_for(ino, l),
                     };
                     let run = self.bitmap.allocate(goal, want).ok_or(FsError::NoSpace)?;
                     self.policy.on_allocate(run);
-                    if small {
-                        if let Some(c) = self.small_chunk.as_mut() {
-                            c.0 = run.end();
-                        }
-                    } else if self.inodes[&ino].data_home.is_none() {
+                    if self.inodes[&ino].data_home.is_none() {
                         self.stream_goal = run.end() % self.layout.total_blocks;
                     }
                     run
@@ -1011,6 +1005,8 @@ impl<D: BlockDevice> FileSystem<D> {
         } else {
             self.sync();
             self.quiesce();
+            // ext4_mb_release: the in-core preallocations go (no I/O).
+            self.discard_lg_preallocations();
         }
         let home: Vec<Run> = coalesce(self.checkpoint.iter().map(|&b| Run::new(b, 1)).collect());
         self.stats.metadata_blocks_checkpointed += self.checkpoint.len() as u64;
@@ -1063,6 +1059,15 @@ impl<D: BlockDevice> FileSystem<D> {
         coalesce(v)
     }
 
+    /// Runs kept out of the allocator by the TRIM policy, a discard worker or a locality-group
+    /// preallocation, for [`FileSystem::check`]: (run, owner id, owner).
+    fn held_runs(&self) -> Vec<(Run, u8, &'static str)> {
+        let policy = self.policy.held().into_iter().map(|r| (r, 4, "TRIM policy"));
+        let workers = self.workers.iter().flat_map(|w| &w.held).map(|f| (f.run, 4, "discard worker"));
+        let pas = self.lg_prealloc.runs().map(|r| (r, 7, "locality-group preallocation"));
+        policy.chain(workers).chain(pas).collect()
+    }
+
     /// The full consistency check: every block is exactly one of static metadata, a file
     /// extent, available, or held by one owner (running or committing transaction, the TRIM
     /// policy, FITRIM); bitmaps agree with their counts; dirty pages are mapped; the policy's
@@ -1099,11 +1104,8 @@ impl<D: BlockDevice> FileSystem<D> {
                 mark(f.run, 3, "committing transaction")?;
             }
         }
-        for r in self.policy.held() {
-            mark(r, 4, "TRIM policy")?;
-        }
-        for f in self.workers.iter().flat_map(|w| &w.held) {
-            mark(f.run, 4, "discard worker")?;
+        for (r, who, what) in self.held_runs() {
+            mark(r, who, what)?;
         }
         for r in self.fitrim_held() {
             mark(r, 5, "FITRIM")?;
@@ -1112,7 +1114,7 @@ impl<D: BlockDevice> FileSystem<D> {
             let o = owner[b as usize];
             let (used, avail) = (self.bitmap.is_used(b), self.bitmap.is_avail(b));
             let ok = match o {
-                1 | 2 | 6 => used && !avail,
+                1 | 2 | 6 | 7 => used && !avail,
                 3..=5 => !used && !avail,
                 _ => !used && avail,
             };
