@@ -148,7 +148,7 @@ impl Interpreter {
             }
             Op::Rm { recursive, force, paths, pick } => self.rm(fs, paths, *recursive, *force, pick),
             Op::Rmdir(paths) => {
-                for p in self.matches(fs, paths, false)? {
+                for (p, _) in self.matches(fs, paths, false)? {
                     self.op(fs.rmdir(&p)).map_err(|e| e.to_string())?;
                 }
                 Ok(())
@@ -250,14 +250,15 @@ impl Interpreter {
         fs: &FileSystem<D>,
         words: &[String],
         missing_ok: bool,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<Entry>, String> {
         let mut out = Vec::new();
         for w in words {
             if !is_glob(w) {
-                if fs.lookup(w).is_some() || fs.is_dir(w) {
-                    out.push(w.clone());
-                } else if !missing_ok {
-                    return Err(format!("\"{w}\" does not exist"));
+                match fs.lookup(w) {
+                    Some(ino) => out.push((w.clone(), Some(ino))),
+                    None if fs.is_dir(w) => out.push((w.clone(), None)),
+                    None if missing_ok => {}
+                    None => return Err(format!("\"{w}\" does not exist")),
                 }
                 continue;
             }
@@ -265,7 +266,7 @@ impl Interpreter {
             if found.is_empty() && !missing_ok {
                 return Err(format!("\"{w}\" matches nothing"));
             }
-            found.sort_by(|a, b| natural_cmp(a, b));
+            found.sort_by(|a, b| natural_cmp(&a.0, &b.0));
             out.extend(found);
         }
         Ok(out)
@@ -279,7 +280,7 @@ impl Interpreter {
     ) -> Result<Vec<(String, Ino)>, String> {
         self.matches(fs, words, false)?
             .into_iter()
-            .map(|p| match fs.lookup(&p) {
+            .map(|(p, ino)| match ino {
                 Some(ino) => Ok((p, ino)),
                 None => Err(format!("\"{p}\" is a directory, not a file")),
             })
@@ -295,7 +296,7 @@ impl Interpreter {
         pick: &Pick,
     ) -> Result<(), String> {
         let all = self.matches(fs, words, force)?;
-        let chosen: Vec<String> = match pick {
+        let chosen: Vec<Entry> = match pick {
             Pick::All => all,
             Pick::Every { every, start } => all.into_iter().skip(*start).step_by(*every).collect(),
             Pick::Random(n) if *n > all.len() => {
@@ -307,8 +308,8 @@ impl Interpreter {
                 idx.into_iter().map(|i| all[i].clone()).collect()
             }
         };
-        for p in chosen {
-            match (fs.is_dir(&p), recursive) {
+        for (p, ino) in chosen {
+            match (ino.is_none(), recursive) {
                 (true, false) => return Err(format!("\"{p}\" is a directory (rm -r removes trees)")),
                 (true, true) => self.remove_tree(fs, &p)?,
                 (false, _) => self.op(fs.unlink(&p)).map_err(|e| e.to_string())?,
@@ -360,25 +361,27 @@ impl Interpreter {
 /// The paths matching `pattern`, found as a shell does: component by component down the tree
 /// (a literal component is one lookup, a glob component filters one directory's entries), so
 /// a pattern costs what it visits, not the whole namespace.
-fn glob<D: BlockDevice>(fs: &FileSystem<D>, pattern: &str) -> Result<Vec<String>, String> {
+fn glob<D: BlockDevice>(fs: &FileSystem<D>, pattern: &str) -> Result<Vec<Entry>, String> {
     let parts: Vec<&str> = pattern.split('/').collect();
-    let mut level = vec![String::new()];
+    let mut level: Vec<Entry> = vec![(String::new(), None)];
     for (i, part) in parts.iter().enumerate() {
         let last = i + 1 == parts.len();
         let join =
             |dir: &str, name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
         let mut next = Vec::new();
-        for dir in &level {
+        for (dir, _) in &level {
             if !is_glob(part) {
                 let path = join(dir, part);
-                if fs.is_dir(&path) || (last && fs.lookup(&path).is_some()) {
-                    next.push(path);
+                if fs.is_dir(&path) {
+                    next.push((path, None));
+                } else if let Some(ino) = fs.lookup(&path).filter(|_| last) {
+                    next.push((path, Some(ino)));
                 }
                 continue;
             }
-            for (name, _, is_dir) in fs.children(dir).map_err(|e| e.to_string())? {
+            for (name, ino, is_dir) in fs.children(dir).map_err(|e| e.to_string())? {
                 if (last || is_dir) && component_matches(part.as_bytes(), name.as_bytes()) {
-                    next.push(join(dir, &name));
+                    next.push((join(dir, &name), (!is_dir).then_some(ino)));
                 }
             }
         }
@@ -386,6 +389,9 @@ fn glob<D: BlockDevice>(fs: &FileSystem<D>, pattern: &str) -> Result<Vec<String>
     }
     Ok(level)
 }
+
+/// A path and, for a file, its inode (None: a directory).
+type Entry = (String, Option<Ino>);
 
 /// `create`/`mkdir` of an existing path says which line's path it was.
 fn existing(e: FsError, path: &str) -> String {
