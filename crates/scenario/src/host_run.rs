@@ -36,9 +36,10 @@ pub(crate) fn run(
     progress: &mut dyn Progress,
     record: Option<Box<dyn std::io::Write + Send>>,
 ) -> Result<HostOutcome, ScenarioError> {
-    let fs = mkfs(resolved, plan, interval_ns, record)?;
+    let mut fs = mkfs(resolved, plan, interval_ns, record)?;
     let mkfs_ns = fs.now().ns();
     let mut state = FileState::new(seeds);
+    fs.set_hash_seed(mkfs_hash_seed(&mut state));
     let mut reports = vec![entry(&fs, "mkfs", "mkfs", SimTime::ZERO, Traffic::default())];
     let (mut fs, failed) = run_phases(fs, resolved, plan, &mut state, &mut reports, progress)?;
     let end_of_phases = fs.now();
@@ -147,6 +148,24 @@ fn run_phases(
         progress.update(1000 * (i as u64 + 1) / phases.len() as u64);
     }
     Ok((fs, None))
+}
+
+/// A `mkfs` phase: umount, mkfs on the same device (a new hash seed), no live files.
+fn mkfs_again(mut fs: Fs, config: FsConfig, discard: bool, state: &mut FileState) -> Result<Fs, FsError> {
+    fs.umount();
+    let now = fs.now();
+    let mut fs = FileSystem::mkfs(fs.into_device(), config, now, discard)?;
+    fs.set_hash_seed(mkfs_hash_seed(state));
+    state.live.clear();
+    Ok(fs)
+}
+
+/// ext4's directory hash seed, which mke2fs draws at random for each file system: here from
+/// the run's seed (stream `mkfs.hash_seed`, a new draw per mkfs), so that runs with other
+/// seeds see what other mkfs runs would (the order `rm -r` unlinks in, Orlov's spread).
+fn mkfs_hash_seed(state: &mut FileState) -> u64 {
+    use rand::RngCore;
+    state.with_stream("mkfs.hash_seed", |rng, _| rng.next_u64())
 }
 
 /// The phases of a run without `[[phase]]`: its `[workload]` as one phase, or a script's
@@ -305,10 +324,7 @@ fn run_phase(
         }
         PhaseKind::Mkfs => {
             let config = with_policy(&plan.fs, phase.discard.as_deref())?;
-            fs.umount();
-            let now = fs.now();
-            fs = FileSystem::mkfs(fs.into_device(), config, now, phase.mkfs_discard.unwrap_or(false))?;
-            state.live.clear();
+            fs = mkfs_again(fs, config, phase.mkfs_discard.unwrap_or(false), state)?;
         }
         PhaseKind::Sync => fs.sync(),
         PhaseKind::Measure => {
