@@ -111,7 +111,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
 /// A script's failing line ended the run early: the phases before it are in metrics.json, and
 /// the run exits non-zero with the line's error.
 fn script_failure(metrics: &serde_json::Value, out: &std::path::Path) -> Result<()> {
-    match metrics.get("error").and_then(|e| e.as_str()) {
+    match trimlab_jobs::run::script_error(metrics) {
         Some(e) => anyhow::bail!("{e} (the phases before it are in {})", out.join("metrics.json").display()),
         None => Ok(()),
     }

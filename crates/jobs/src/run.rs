@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use trimlab_device::DeviceReport;
+pub use trimlab_scenario::script_error;
 use trimlab_scenario::{RunConfig, RunResult};
 pub use trimlab_workload::runner::Progress as RunProgress;
 
@@ -66,8 +67,7 @@ pub fn run(
 pub fn run_text(text: &str, origin: &str, seed: Option<u64>, set: &[String]) -> Result<serde_json::Value> {
     let config = crate::parse_config(text, origin, set)?;
     let metrics = run(config, true, None, seed, None, &mut (), None)?.result.metrics;
-    // A script that failed at a line ran only up to it: an error, not a result.
-    if let Some(e) = metrics.get("error").and_then(|e| e.as_str()) {
+    if let Some(e) = script_error(&metrics) {
         anyhow::bail!("{e}");
     }
     Ok(metrics)

@@ -15,7 +15,7 @@ use trimlab_sim::{SeedTree, SimTime};
 use trimlab_workload::file::{
     age, delete_down_to, fill, run_file_workload, set_utilization, FileShape, FileState,
 };
-use trimlab_workload::script::{Interpreter, Script};
+use trimlab_workload::script::{with_interpreter, Script};
 use trimlab_workload::{Progress, WorkloadConfig, WorkloadKind};
 
 type Fs = FileSystem<Metered<Device>>;
@@ -213,25 +213,18 @@ fn run_script(
     let origin = phase.script.clone().unwrap_or_else(|| "operations".into());
     let script =
         Script::parse(phase.operations.as_deref().unwrap_or(""), &origin).map_err(|e| e.to_string())?;
-    let stream = phase.stream.clone().unwrap_or_else(|| "script".into());
-    state.with_stream(&stream, |rng, _| {
-        let mut it = Interpreter::new(rng.clone());
-        let mut result = Ok(());
+    with_interpreter(fs, state, phase.stream.as_deref(), |it, fs| {
         for part in script.phases() {
             let (start, traffic0, ops0) = (fs.now(), fs.device().traffic, it.file_ops);
             let name = part.name.unwrap_or_else(|| phase.label());
             fs.device_mut().mark_phase(start, &name);
-            result = it.run(fs, &script, &part.lines);
+            let result = it.run(fs, &script, &part.lines);
             let mut e = entry(fs, &name, "ops", start, traffic0);
             e["figures"] = json!({ "file_ops": it.file_ops - ops0 });
             reports.push(e);
-            if result.is_err() {
-                break;
-            }
+            result.map_err(|e| e.to_string())?;
         }
-        it.finish(fs);
-        *rng = it.rng_state();
-        result.map_err(|e| e.to_string())
+        Ok(())
     })
 }
 

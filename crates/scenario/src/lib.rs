@@ -46,11 +46,16 @@ pub fn run_text(
 ) -> Result<serde_json::Value, ScenarioError> {
     let config = RunConfig::parse_with(text, origin, set)?;
     let metrics = run(&config, seed, &mut ())?.metrics;
-    // A script that failed at a line ran only up to it: an error, not a result.
-    match metrics.get("error").and_then(|e| e.as_str()) {
+    match script_error(&metrics) {
         Some(e) => Err(ScenarioError::Run(e.to_string())),
         None => Ok(metrics),
     }
+}
+
+/// The error a run's script stopped at (metrics.json's `error`): such a run ran only up to
+/// that line, so callers that want a result treat it as an error.
+pub fn script_error(metrics: &serde_json::Value) -> Option<&str> {
+    metrics.get("error").and_then(|e| e.as_str())
 }
 
 /// Every device preset resolved with its defaults, as JSON objects (name, about, geometry,

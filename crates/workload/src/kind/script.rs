@@ -4,7 +4,7 @@
 use super::{KindSpec, Level, WorkloadKind};
 use crate::config::WorkloadConfig;
 use crate::file::{FileState, Figures};
-use crate::script::{Interpreter, Script};
+use crate::script::{with_interpreter, Script};
 use trimlab_device::BlockDevice;
 use trimlab_fs::{FileSystem, FsError};
 
@@ -38,13 +38,8 @@ pub(super) fn run<D: BlockDevice>(
     _capacity_bytes: u64,
 ) -> Result<Figures, FsError> {
     let script = parse(w, "workload.operations").map_err(FsError::Layout)?;
-    let stream = w.stream.clone().unwrap_or_else(|| "script".into());
-    let (done, ops) = state.with_stream(&stream, |rng, _| {
-        let mut it = Interpreter::new(rng.clone());
-        let done = it.run(fs, &script, &script.lines);
-        it.finish(fs);
-        *rng = it.rng_state();
-        (done, it.file_ops)
+    let (done, ops) = with_interpreter(fs, state, w.stream.as_deref(), |it, fs| {
+        (it.run(fs, &script, &script.lines), it.file_ops)
     });
     done.map_err(|e| FsError::Layout(e.to_string()))?;
     Ok(vec![("file_ops", ops)])

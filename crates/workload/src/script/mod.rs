@@ -8,8 +8,8 @@ mod pattern;
 mod run;
 
 pub use op::{Op, Pick, SizeSpec, OPERATIONS};
-pub use pattern::{expand_braces, glob_matches, natural_cmp};
-pub use run::Interpreter;
+pub use pattern::{expand_braces, natural_cmp};
+pub use run::{with_interpreter, Interpreter, DEFAULT_STREAM};
 
 use std::fmt;
 

@@ -5,6 +5,7 @@
 use super::op::{Op, Pick, SizeSpec};
 use super::pattern::{component_matches, is_glob, natural_cmp};
 use super::{Line, Script, ScriptError};
+use crate::file::FileState;
 use rand::seq::index::sample;
 use rand::Rng;
 use trimlab_device::BlockDevice;
@@ -12,24 +13,35 @@ use trimlab_fs::{FileSystem, FsError, Ino};
 use trimlab_sim::{SimRng, SimTime};
 
 /// The interpreter's state between lines: whether the file system is mounted (and which line
-/// unmounted it), and the script's random stream (`create size=MIN..MAX`, `rm random=N`).
-pub struct Interpreter {
+/// unmounted it), and the script's random stream (`create size=MIN..MAX`, `rm random=N`),
+/// borrowed from the run's named streams so that a later phase continues it.
+pub struct Interpreter<'r> {
     unmounted_at: Option<usize>,
-    rng: SimRng,
+    rng: &'r mut SimRng,
     /// File operations run (each open/write/fsync/unlink/... call into the file system).
     pub file_ops: u64,
 }
 
-impl Interpreter {
-    pub fn new(rng: SimRng) -> Interpreter {
-        Interpreter { unmounted_at: None, rng, file_ops: 0 }
-    }
+/// The random stream a script draws from unless its `stream` key names another.
+pub const DEFAULT_STREAM: &str = "script";
 
-    /// The random stream's state (so a later phase continues it).
-    pub fn rng_state(&self) -> SimRng {
-        self.rng.clone()
-    }
+/// Runs `f` with an interpreter on stream `stream` (default [`DEFAULT_STREAM`]) of `state`,
+/// then leaves the file system mounted ([`Interpreter::finish`]) whatever `f` returned.
+pub fn with_interpreter<D: BlockDevice, R>(
+    fs: &mut FileSystem<D>,
+    state: &mut FileState,
+    stream: Option<&str>,
+    f: impl FnOnce(&mut Interpreter, &mut FileSystem<D>) -> R,
+) -> R {
+    state.with_stream(stream.unwrap_or(DEFAULT_STREAM), |rng, _| {
+        let mut it = Interpreter { unmounted_at: None, rng, file_ops: 0 };
+        let result = f(&mut it, fs);
+        it.finish(fs);
+        result
+    })
+}
 
+impl Interpreter<'_> {
     /// Runs `lines` of `script` in order; the first failing line is the error (everything
     /// before it has run and stays).
     pub fn run<D: BlockDevice>(
@@ -46,7 +58,7 @@ impl Interpreter {
 
     /// Leaves the file system mounted at the end of a run (a script that ends unmounted is
     /// mounted again with the policy it had, so the run's umount and check can follow).
-    pub fn finish<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>) {
+    fn finish<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>) {
         if self.unmounted_at.take().is_some() {
             let c = fs.config().clone();
             fs.mount_with(c.policy, c.params);
@@ -303,7 +315,7 @@ impl Interpreter {
                 return Err(format!("random={n}: the pattern matches only {} paths", all.len()));
             }
             Pick::Random(n) => {
-                let mut idx = sample(&mut self.rng, all.len(), *n).into_vec();
+                let mut idx = sample(&mut *self.rng, all.len(), *n).into_vec();
                 idx.sort_unstable();
                 idx.into_iter().map(|i| all[i].clone()).collect()
             }
