@@ -11,32 +11,17 @@
 //! free-space merging for async).
 //! Replay one case: `TRIMLAB_SEED=<n> cargo test -p trimlab-fs --test model`.
 
+mod common;
+
+use common::small_ssd;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
-use trimlab_device::{
-    BlockDevice, DeviceSection, FtlSection, Ssd, SsdConfig, ThinConfig, ThinVolume, TrimSection,
-};
+use trimlab_device::{BlockDevice, Ssd, ThinConfig, ThinVolume};
 use trimlab_fs::config::PolicyParams;
 use trimlab_fs::{FileSystem, FsConfig, FsError, InodeGc, PolicyKind};
-use trimlab_sim::{ByteSize, SimRng, SimTime};
+use trimlab_sim::{SimRng, SimTime};
 
 const BS: u64 = 4096;
-
-fn small_ssd() -> Ssd {
-    let device = DeviceSection {
-        channels: Some(2),
-        chips_per_channel: Some(1),
-        dies_per_chip: Some(1),
-        planes_per_die: Some(1),
-        pages_per_block: Some(64),
-        logical_bytes: Some(ByteSize(48 << 20)),
-        spare_factor: Some(0.15),
-        write_buffer_bytes: Some(ByteSize(256 << 10)),
-        ..Default::default()
-    };
-    let ftl = FtlSection { track_data: Some(true), ..Default::default() };
-    Ssd::new(SsdConfig::resolve(&device, &ftl, &TrimSection::default()).expect("valid test device"))
-}
 
 fn config(policy: PolicyKind) -> FsConfig {
     FsConfig {

@@ -9,33 +9,18 @@
 //! inode counts, device check) after every commit (`set_verify`) and at the end; the tree
 //! lists exactly the reference's paths; removing everything brings `utilization()` back to 0.
 
+mod common;
+
+use common::small_ssd;
 use proptest::prelude::*;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
-use trimlab_device::{
-    BlockDevice, Command, DeviceSection, FtlSection, Limits, Served, Ssd, SsdConfig, TrimSection,
-};
+use trimlab_device::{BlockDevice, Command, Limits, Served, Ssd};
 use trimlab_fs::{FileSystem, FsConfig, FsError, PolicyKind};
-use trimlab_sim::{ByteSize, SimTime};
+use trimlab_sim::SimTime;
 
 const BS: u64 = 4096;
-
-fn small_ssd() -> Ssd {
-    let device = DeviceSection {
-        channels: Some(2),
-        chips_per_channel: Some(1),
-        dies_per_chip: Some(1),
-        planes_per_die: Some(1),
-        pages_per_block: Some(64),
-        logical_bytes: Some(ByteSize(48 << 20)),
-        spare_factor: Some(0.15),
-        write_buffer_bytes: Some(ByteSize(256 << 10)),
-        ..Default::default()
-    };
-    let ftl = FtlSection { track_data: Some(true), ..Default::default() };
-    Ssd::new(SsdConfig::resolve(&device, &ftl, &TrimSection::default()).expect("valid test device"))
-}
 
 /// The SSD, noting every TRIM's (offset, bytes).
 struct Noting {

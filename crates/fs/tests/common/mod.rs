@@ -1,0 +1,22 @@
+//! What the file system's integration tests share: the small SSD they run on.
+
+use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
+use trimlab_sim::ByteSize;
+
+/// 48 MiB over 2 channels of 64-page blocks, 15 % spare, a 256 KiB write buffer, data tracked
+/// (so that reads check what was written).
+pub fn small_ssd() -> Ssd {
+    let device = DeviceSection {
+        channels: Some(2),
+        chips_per_channel: Some(1),
+        dies_per_chip: Some(1),
+        planes_per_die: Some(1),
+        pages_per_block: Some(64),
+        logical_bytes: Some(ByteSize(48 << 20)),
+        spare_factor: Some(0.15),
+        write_buffer_bytes: Some(ByteSize(256 << 10)),
+        ..Default::default()
+    };
+    let ftl = FtlSection { track_data: Some(true), ..Default::default() };
+    Ssd::new(SsdConfig::resolve(&device, &ftl, &TrimSection::default()).expect("valid test device"))
+}
