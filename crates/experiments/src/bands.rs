@@ -1,4 +1,4 @@
-//! How a claim is judged (TARGETS.md "Bands"): in *shape* (ordering or direction as the paper
+//! How a claim is judged (docs/TARGETS.md "Bands"): in *shape* (ordering or direction as the paper
 //! has it) and, where it compares with a paper number, in *band* (within 2x for times, sizes,
 //! counts and ratios; within 15 percentage points, same sign, for percentages; within 0.15 for
 //! WAF). Each verdict's claim text starts with its kind, so the text report, the HTML page and
