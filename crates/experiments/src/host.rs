@@ -90,28 +90,38 @@ pub fn sweep_holds<J>(swept: &[J], claim: impl Fn(&J) -> bool) -> String {
     holding_ranges(&TRIM_COST_SWEEP_NS, &swept.iter().map(claim).collect::<Vec<_>>())
 }
 
-/// A line of what was judged at each cost of [`TRIM_COST_SWEEP_NS`]: x is the cost, log10 of
-/// microseconds; y is `y` of the judgement at that cost.
+/// A line of what was judged at each cost of [`TRIM_COST_SWEEP_NS`]: x is the cost in
+/// microseconds (drawn on a log axis by [`sweep_plot`]); y is `y` of the judgement at that cost.
 pub fn sweep_line<J>(label: &str, swept: &[J], y: impl Fn(&J) -> f64) -> Series {
     Series {
         label: label.into(),
-        points: TRIM_COST_SWEEP_NS
-            .iter()
-            .zip(swept)
-            .map(|(&cost, j)| ((cost as f64 / 1e3).log10(), y(j)))
-            .collect(),
+        points: TRIM_COST_SWEEP_NS.iter().zip(swept).map(|(&cost, j)| (cost as f64 / 1e3, y(j))).collect(),
         style: SeriesStyle::Line,
     }
 }
 
-/// A plot of `lines` ([`sweep_line`]) against the swept cost of one TRIM command.
+/// The paper's value as a labelled reference line across the swept costs: the paper reports
+/// one figure at its own (unknown) TRIM cost, so it is a level to compare each point with.
+pub fn paper_level(label: &str, y: f64) -> Series {
+    let (first, last) = (TRIM_COST_SWEEP_NS[0], TRIM_COST_SWEEP_NS[TRIM_COST_SWEEP_NS.len() - 1]);
+    Series {
+        label: format!("paper {label}"),
+        points: vec![(first as f64 / 1e3, y), (last as f64 / 1e3, y)],
+        style: SeriesStyle::Dashed,
+    }
+}
+
+/// A plot of `lines` ([`sweep_line`], [`paper_level`]) against the swept cost of one TRIM
+/// command, on a log axis (the sweep spans three decades).
 pub fn sweep_plot(name: &str, title: &str, y_label: &str, lines: Vec<Series>) -> Plot {
     Plot {
         name: name.into(),
         title: title.into(),
-        x_label: "TRIM cost per command (log10 us)".into(),
+        x_label: "TRIM cost per command (µs)".into(),
         y_label: y_label.into(),
         log_y: false,
+        log_x: true,
+        symlog_y: false,
         kind: PlotKind::Lines { series: lines },
     }
 }

@@ -270,6 +270,8 @@ fn plot(q: f64, points: &[Point], results: &[Measured]) -> Plot {
         x_label: "spare factor (physical - logical) / physical".into(),
         y_label: "write amplification".into(),
         log_y: false,
+        log_x: false,
+        symlog_y: false,
         kind: PlotKind::Lines { series },
     }
 }

@@ -212,6 +212,8 @@ fn advice_plots(list: &[Scenario], results: &[Replayed]) -> Vec<Plot> {
         x_label: "scenario".into(),
         y_label: y.into(),
         log_y,
+        log_x: false,
+        symlog_y: false,
         kind: PlotKind::Bars { categories: labels.clone(), series },
     };
     let pick = |f: &dyn Fn(&DeviceReport) -> f64| results.iter().map(|r| f(&r.report)).collect::<Vec<f64>>();

@@ -15,6 +15,8 @@ fn plot(name: &str, title: &str, y_label: &str, log_y: bool, series: Vec<Series>
         x_label: "simulated time (s)".into(),
         y_label: y_label.into(),
         log_y,
+        log_x: false,
+        symlog_y: false,
         kind: PlotKind::Lines { series },
     }
 }

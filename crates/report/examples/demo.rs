@@ -75,6 +75,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 x_label: "utilization u".into(),
                 y_label: "write amplification".into(),
                 log_y: false,
+                log_x: false,
+                symlog_y: false,
                 kind: PlotKind::Lines {
                     series: vec![
                         Series {
@@ -97,6 +99,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 x_label: "offered load (% of max)".into(),
                 y_label: "p99 latency (ms)".into(),
                 log_y: true,
+                log_x: false,
+                symlog_y: false,
                 kind: PlotKind::Lines {
                     series: vec![Series { label: "p99".into(), points: latency, style: SeriesStyle::Line }],
                 },
@@ -107,6 +111,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 x_label: "workload".into(),
                 y_label: "erases (thousands)".into(),
                 log_y: false,
+                log_x: false,
+                symlog_y: false,
                 kind: PlotKind::Bars {
                     categories: vec![
                         "uniform".into(),
@@ -127,6 +133,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 x_label: "trace".into(),
                 y_label: "erases".into(),
                 log_y: true,
+                log_x: false,
+                symlog_y: false,
                 kind: PlotKind::Bars {
                     categories: (1..=9).map(|i| format!("msr-cambridge-{i}")).collect(),
                     series: vec![

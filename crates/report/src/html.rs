@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{render_svg, Cell, ExperimentReport, Plot, Reference, ReportError, Table};
+use crate::{readable_header, render_svg, Cell, ExperimentReport, Plot, Reference, ReportError, Table};
 
 /// Tables longer than this are collapsed (a click opens them); plots come first anyway.
 const TABLE_ROWS_OPEN_MAX: usize = 12;
@@ -190,55 +190,6 @@ fn render_section(h: &mut String, r: &ExperimentReport) -> Result<(), ReportErro
     Ok(())
 }
 
-/// A column name as a reader wants it: `fsync_reduction_vs_discard_pct` ->
-/// "fsync reduction vs discard (%)", `waf` -> "WAF". The files keep the raw names.
-pub fn readable_header(column: &str) -> String {
-    // "_per_s" before "_s": the first matching suffix wins.
-    const UNITS: [(&str, &str); 11] = [
-        ("_per_s", "per s"),
-        ("_pct", "%"),
-        ("_ns", "ns"),
-        ("_us", "µs"),
-        ("_ms", "ms"),
-        ("_s", "s"),
-        ("_min", "min"),
-        ("_bytes", "bytes"),
-        ("_mib", "MiB"),
-        ("_gib", "GiB"),
-        ("_kib", "KiB"),
-    ];
-    let (stem, unit) = UNITS
-        .iter()
-        .find_map(|(suffix, unit)| {
-            column.strip_suffix(suffix).filter(|s| !s.is_empty()).map(|s| (s, Some(*unit)))
-        })
-        .unwrap_or((column, None));
-    let words: Vec<String> = stem
-        .split('_')
-        .filter(|w| !w.is_empty())
-        .map(|w| match w {
-            "waf" => "WAF".to_owned(),
-            "gc" => "GC".to_owned(),
-            "trim" => "TRIM".to_owned(),
-            "nand" => "NAND".to_owned(),
-            "ftl" => "FTL".to_owned(),
-            "lba" | "lpn" | "ppa" | "io" | "iops" | "ssd" | "fs" => w.to_ascii_uppercase(),
-            "vs" => "vs".to_owned(),
-            other => other.to_owned(),
-        })
-        .collect();
-    let mut text = words.join(" ");
-    if let Some(u) = unit {
-        // "_per_s" reads "... per s"; other units go in parentheses.
-        if u == "per s" {
-            text = format!("{text} {u}");
-        } else {
-            text = format!("{text} ({u})");
-        }
-    }
-    text
-}
-
 /// Columns holding the paper's values, highlighted so ours and theirs are easy to pair.
 fn is_paper_column(column: &str) -> bool {
     column.starts_with("paper") || column.contains("_paper")
@@ -319,7 +270,7 @@ fn render_table(h: &mut String, exp: &str, t: &Table) {
                 if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) };
             let text = match c {
                 Cell::Empty => String::new(),
-                other => escape_html(&other.render()),
+                other => escape_html(&other.display()),
             };
             let _ = write!(h, "<td{class}>{text}</td>");
         }
@@ -366,16 +317,6 @@ fn inline_svg(svg: &str, title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn headers_read_as_words_with_units() {
-        assert_eq!(readable_header("fsync_reduction_vs_discard_pct"), "fsync reduction vs discard (%)");
-        assert_eq!(readable_header("waf"), "WAF");
-        assert_eq!(readable_header("gc_busy_ms"), "GC busy (ms)");
-        assert_eq!(readable_header("paper_write_ms"), "paper write (ms)");
-        assert_eq!(readable_header("host_pages_written_per_s"), "host pages written per s");
-        assert_eq!(readable_header("s"), "s");
-    }
 
     #[test]
     fn escapes_markup_and_quotes() {

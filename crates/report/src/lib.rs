@@ -14,6 +14,7 @@ mod num;
 mod serde_impl;
 mod svg;
 mod text;
+mod units;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,10 +22,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use crate::csv::{csv_field, table_to_csv};
-pub use crate::html::{escape_html, readable_header, render_index_html, render_index_html_with_references};
-pub use crate::num::format_num;
+pub use crate::html::{escape_html, render_index_html, render_index_html_with_references};
+pub use crate::num::{format_display, format_num};
 pub use crate::svg::{render_svg, SVG_HEIGHT, SVG_WIDTH};
 pub use crate::text::render_text;
+pub use crate::units::readable_header;
 
 /// One table cell.
 ///
@@ -48,6 +50,15 @@ impl Cell {
             Cell::Int(i) => i.to_string(),
             Cell::Num(x) => format_num(*x),
             Cell::Empty => String::new(),
+        }
+    }
+
+    /// The cell as the HTML page shows it: numbers rounded to six significant digits
+    /// ([`format_display`]); the files keep [`Cell::render`]'s digits.
+    pub fn display(&self) -> String {
+        match self {
+            Cell::Num(x) => format_display(*x),
+            other => other.render(),
         }
     }
 
@@ -187,7 +198,19 @@ pub struct Plot {
     pub y_label: String,
     /// Logarithmic y axis (decades); values <= 0 cannot be shown and are omitted with a note.
     pub log_y: bool,
+    /// Logarithmic x axis (line plots only): for a quantity swept over decades, such as the
+    /// cost of one TRIM. Left out of JSON when false, so plots without it read as before.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub log_x: bool,
+    /// Symmetric log y axis (bar plots): linear within ±1, logarithmic beyond, both signs, for
+    /// values spanning decades of either sign. Left out of JSON when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub symlog_y: bool,
     pub kind: PlotKind,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 /// One acceptance check: does our measurement reproduce a claim of the paper?

@@ -39,6 +39,19 @@ pub fn format_num(x: f64) -> String {
     trim_fraction(&s)
 }
 
+/// A float as a reader of the HTML page sees it: [`format_num`] with at most six significant
+/// digits at or above 1 (`624222.9991` ms reads `624223`, `726.3864` reads `726.386`; WAF
+/// `1.1145` keeps its four decimals). The files (CSV, JSON, summary.txt) keep [`format_num`]'s
+/// digits, so nothing a script reads loses precision.
+pub fn format_display(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() || !(1.0..1e15).contains(&a) {
+        return format_num(x);
+    }
+    let decimals = (5 - decimal_exponent(a)).clamp(0, 4) as usize;
+    trim_fraction(&format!("{x:.decimals$}"))
+}
+
 /// Exponent `e` with `10^e <= a < 10^(e+1)` for finite `a > 0`.
 pub(crate) fn decimal_exponent(a: f64) -> i32 {
     let s = format!("{a:e}");
@@ -97,6 +110,17 @@ mod tests {
         assert_eq!(f(0.99999), "1");
         assert_eq!(f(0.0099996), "0.01");
         assert_eq!(f(1e-6), "0.000001");
+    }
+
+    #[test]
+    fn display_keeps_six_significant_digits() {
+        use super::format_display as d;
+        assert_eq!(d(624222.9991), "624223");
+        assert_eq!(d(726.3864), "726.386");
+        assert_eq!(d(1.1145), "1.1145");
+        assert_eq!(d(-1042808.831), "-1042809");
+        assert_eq!(d(0.123456), "0.1235");
+        assert_eq!(d(f64::NAN), "NaN");
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! fonts, so titles, tick labels and legends work without system fonts or an embedded font file.
 //!
 //! Both axes are always a linear f64 axis with tick positions we compute ourselves
-//! (`with_key_points`). A log y axis is drawn by plotting `log10(y)` and labelling 1, 2 and 5 in
-//! each decade (decades only beyond three): this keeps one code path for lines and bars and
+//! (`with_key_points`). A log axis (y, or x on line plots) is drawn by plotting `log10(v)` and
+//! labelling 1, 2 and 5 in each decade (decades only beyond three) with the values themselves,
+//! never their logarithms: this keeps one code path for lines and bars and
 //! avoids plotters' own log-axis tick search. The legend is drawn by hand in a panel right of
 //! the chart, so it can never cover data.
 //!
@@ -87,6 +88,12 @@ impl Ranged for AxisCoord {
 
 /// Shape checks that must hold before drawing (bars: one value per category).
 pub(crate) fn validate_plot(p: &Plot) -> Result<(), String> {
+    if p.log_x && matches!(p.kind, PlotKind::Bars { .. }) {
+        return Err("a bar plot's x axis is categories; log_x is for line plots".into());
+    }
+    if p.symlog_y && (p.log_y || !matches!(p.kind, PlotKind::Bars { .. })) {
+        return Err("symlog_y is for bar plots without log_y".into());
+    }
     if let PlotKind::Bars { categories, series } = &p.kind {
         for (label, values) in series {
             if values.len() != categories.len() {
@@ -192,11 +199,15 @@ struct Axis {
     ticks: Vec<f64>,
     minor: Vec<f64>,
     log: bool,
+    /// Ticks are in [`symlog`] units; labels show the values.
+    symlog: bool,
 }
 
 impl Axis {
     fn label(&self, v: f64) -> String {
-        if self.log {
+        if self.symlog {
+            format_num(symlog_inverse(v))
+        } else if self.log {
             let value = 10f64.powf(v);
             // Decades far from 1 read better as 1e-5 than as 0.00001.
             if !(1e-3..1e6).contains(&value) {
@@ -263,7 +274,7 @@ fn linear_axis(min: f64, max: f64, margin: f64, lo_fixed: Option<f64>) -> Axis {
     } else {
         vec![lo, hi]
     };
-    Axis { lo, hi, ticks, minor: Vec::new(), log: false }
+    Axis { lo, hi, ticks, minor: Vec::new(), log: false, symlog: false }
 }
 
 /// Log axis (in log10 units) over positive data `[min, max]` (already log10), padded by a
@@ -336,7 +347,49 @@ fn log_axis(min: f64, max: f64) -> Axis {
             }
         }
     }
-    Axis { lo, hi, ticks, minor, log: true }
+    Axis { lo, hi, ticks, minor, log: true, symlog: false }
+}
+
+/// A symmetric log scale, `sign(v) * log10(1 + |v|)`: linear near zero, logarithmic beyond
+/// ±1 in both directions, so a +1645 % bar and a −4.7 % one are both readable on one axis
+/// (a linear axis shrinks the small one to nothing; a log axis cannot show either sign).
+fn symlog(v: f64) -> f64 {
+    v.signum() * v.abs().ln_1p() / std::f64::consts::LN_10
+}
+
+fn symlog_inverse(t: f64) -> f64 {
+    let v = t.signum() * (10f64.powf(t.abs()) - 1.0);
+    // Tick values are integers; drop the float noise of the round trip.
+    if v.abs() >= 1.0 {
+        v.round()
+    } else {
+        v
+    }
+}
+
+/// A symlog axis (in [`symlog`] units) over `[min, max]`, zero included: ticks at 0 and at
+/// ±1, ±10, ±100, ... inside the range, with 2 and 5 of each decade as grid lines.
+fn symlog_axis(min: f64, max: f64) -> Axis {
+    let pad = ((max - min) * 0.05).max(0.05);
+    let (lo, hi) = (min - if min < 0.0 { pad } else { 0.0 }, max + pad);
+    let mut ticks = vec![0.0];
+    let mut minor = Vec::new();
+    for k in 0..16 {
+        for sign in [-1.0, 1.0] {
+            let t = symlog(sign * pow10(k));
+            if t >= lo && t <= hi {
+                ticks.push(t);
+            }
+            for m in [2.0, 5.0] {
+                let t = symlog(sign * m * pow10(k));
+                if t > lo && t < hi {
+                    minor.push(t);
+                }
+            }
+        }
+    }
+    ticks.sort_by(f64::total_cmp);
+    Axis { lo, hi, ticks, minor, log: false, symlog: true }
 }
 
 fn min_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
@@ -401,7 +454,7 @@ fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), St
         PlotKind::Bars { .. } => draw_bars(plot, &chart_area)?,
     }
     if legend_w > 0 {
-        draw_legend(&legend_area, &entries, omitted, plot.log_y).map_err(e)?;
+        draw_legend(&legend_area, &entries, omitted, plot.log_y || plot.log_x).map_err(e)?;
     }
     Ok(())
 }
@@ -412,10 +465,17 @@ fn count_omitted_lines(plot: &Plot) -> usize {
     let PlotKind::Lines { series } = &plot.kind else {
         return 0;
     };
-    if !plot.log_y {
+    if !plot.log_y && !plot.log_x {
         return 0;
     }
-    series.iter().flat_map(|s| &s.points).filter(|(x, y)| x.is_finite() && y.is_finite() && *y <= 0.0).count()
+    let off_axis = |v: f64, log: bool| log && v <= 0.0;
+    series
+        .iter()
+        .flat_map(|s| &s.points)
+        .filter(|(x, y)| {
+            x.is_finite() && y.is_finite() && (off_axis(*x, plot.log_x) || off_axis(*y, plot.log_y))
+        })
+        .count()
 }
 
 fn count_omitted_bars(plot: &Plot) -> usize {
@@ -491,14 +551,14 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
     let PlotKind::Lines { series } = &plot.kind else {
         unreachable!("draw_lines called on a non-line plot");
     };
-    let log = plot.log_y;
+    let (log, log_x) = (plot.log_y, plot.log_x);
     // Per series: runs of consecutive drawable points; an undrawable point breaks the line.
     let segments: Vec<Vec<Vec<(f64, f64)>>> = series
         .iter()
         .map(|s| {
             let mut runs = vec![Vec::new()];
             for &(px, py) in &s.points {
-                match (to_axis(px, false), to_axis(py, log)) {
+                match (to_axis(px, log_x), to_axis(py, log)) {
                     (Some(x), Some(y)) => runs.last_mut().expect("non-empty").push((x, y)),
                     _ => runs.push(Vec::new()),
                 }
@@ -510,16 +570,7 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
     let all = || segments.iter().flatten().flatten();
     let xr = min_max(all().map(|p| p.0));
     let yr = min_max(all().map(|p| p.1));
-    let x_axis = match xr {
-        Some((a, b)) => linear_axis(a, b, 0.02, None),
-        None => linear_axis(0.0, 1.0, 0.0, None),
-    };
-    let y_axis = match (yr, log) {
-        (Some((a, b)), true) => log_axis(a, b),
-        (Some((a, b)), false) => linear_axis(a, b, 0.05, None),
-        (None, true) => log_axis(0.0, 1.0),
-        (None, false) => linear_axis(0.0, 1.0, 0.0, None),
-    };
+    let (x_axis, y_axis) = (line_axis(xr, log_x, 0.02), line_axis(yr, log, 0.05));
 
     let mut chart = build_chart(area, &x_axis, &y_axis, X_LABEL_AREA)?;
     let x_fmt = |v: &f64| x_axis.label(*v);
@@ -639,6 +690,32 @@ fn layout_categories(categories: &[String], slot_px: f64) -> CategoryLabels {
     )
 }
 
+/// A line plot's axis over `range` (`None`: no data), log or linear with `margin`.
+fn line_axis(range: Option<(f64, f64)>, log: bool, margin: f64) -> Axis {
+    match (range, log) {
+        (Some((a, b)), true) => log_axis(a, b),
+        (Some((a, b)), false) => linear_axis(a, b, margin, None),
+        (None, true) => log_axis(0.0, 1.0),
+        (None, false) => linear_axis(0.0, 1.0, 0.0, None),
+    }
+}
+
+/// A bar plot's value axis over `range` (in axis units; `None`: no data).
+fn bar_axis(range: Option<(f64, f64)>, log: bool, symlog: bool) -> Axis {
+    match (range, log) {
+        (Some((a, b)), _) if symlog => symlog_axis(a.min(0.0), b.max(0.0)),
+        // A log axis has no zero to grow bars from: values are points, the axis fits them.
+        (Some((a, b)), true) => log_axis(a, b),
+        // Bars are read against zero, so zero is always on a linear axis.
+        (Some((a, b)), false) => {
+            let (a, b) = (a.min(0.0), b.max(0.0));
+            linear_axis(a, b, 0.05, (a == 0.0).then_some(0.0))
+        }
+        (None, true) => log_axis(0.0, 1.0),
+        (None, false) => linear_axis(0.0, 1.0, 0.0, Some(0.0)),
+    }
+}
+
 fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
     let PlotKind::Bars { categories, series } = &plot.kind else {
         unreachable!("draw_bars called on a non-bar plot");
@@ -651,20 +728,13 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
         ticks: (0..categories.len()).map(|i| i as f64 + 0.5).collect(),
         minor: Vec::new(),
         log: false,
+        symlog: false,
     };
-    let values = || series.iter().flat_map(|(_, v)| v).filter_map(|&v| to_axis(v, log));
+    let symlog_y = plot.symlog_y;
+    let y_value = |v: f64| if symlog_y { v.is_finite().then(|| symlog(v)) } else { to_axis(v, log) };
+    let values = || series.iter().flat_map(|(_, v)| v).filter_map(|&v| y_value(v));
     let yr = min_max(values());
-    let y_axis = match (yr, log) {
-        // A log axis has no zero to grow bars from: values are points, the axis fits them.
-        (Some((a, b)), true) => log_axis(a, b),
-        // Bars are read against zero, so zero is always on a linear axis.
-        (Some((a, b)), false) => {
-            let (a, b) = (a.min(0.0), b.max(0.0));
-            linear_axis(a, b, 0.05, (a == 0.0).then_some(0.0))
-        }
-        (None, true) => log_axis(0.0, 1.0),
-        (None, false) => linear_axis(0.0, 1.0, 0.0, Some(0.0)),
-    };
+    let y_axis = bar_axis(yr, log, symlog_y);
 
     let plot_px = f64::from(area.dim_in_pixel().0.saturating_sub(Y_LABEL_AREA + MARGIN_LR));
     let labels = layout_categories(categories, plot_px / n as f64);
@@ -721,7 +791,7 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
     for (j, (label, vals)) in series.iter().enumerate() {
         let c = colors[j];
         let slot = |i: usize| i as f64 + (1.0 - group) / 2.0 + j as f64 * bar;
-        let drawn = vals.iter().enumerate().filter_map(|(i, &v)| Some((i, to_axis(v, log)?)));
+        let drawn = vals.iter().enumerate().filter_map(|(i, &v)| Some((i, y_value(v)?)));
         if log {
             // Points at the centre of each bar's slot: a light stem ties them to the category.
             let stems: Vec<_> = drawn

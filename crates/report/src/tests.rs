@@ -29,6 +29,21 @@ fn sample_report() -> ExperimentReport {
         })
         .collect();
     let measured: Vec<(f64, f64)> = model.iter().map(|&(u, w)| (u, w * 1.07)).collect();
+    let waf_curve = Plot {
+        name: "waf_curve".into(),
+        title: "WAF vs utilization".into(),
+        x_label: "utilization".into(),
+        y_label: "write amplification".into(),
+        log_y: false,
+        log_x: false,
+        symlog_y: false,
+        kind: PlotKind::Lines {
+            series: vec![
+                Series { label: "model (paper)".into(), points: model, style: SeriesStyle::Dashed },
+                Series { label: "trimlab greedy".into(), points: measured, style: SeriesStyle::Points },
+            ],
+        },
+    };
     ExperimentReport {
         name: "waf".into(),
         title: "Write amplification <vs> utilization".into(),
@@ -49,29 +64,12 @@ fn sample_report() -> ExperimentReport {
         notes: vec!["device scaled down 64x".into()],
         tables: vec![table],
         plots: vec![
-            Plot {
-                name: "waf_curve".into(),
-                title: "WAF vs utilization".into(),
-                x_label: "utilization".into(),
-                y_label: "write amplification".into(),
-                log_y: false,
-                kind: PlotKind::Lines {
-                    series: vec![
-                        Series { label: "model (paper)".into(), points: model, style: SeriesStyle::Dashed },
-                        Series {
-                            label: "trimlab greedy".into(),
-                            points: measured,
-                            style: SeriesStyle::Points,
-                        },
-                    ],
-                },
-            },
+            waf_curve.clone(),
             Plot {
                 name: "policies".into(),
                 title: "Erases per policy".into(),
                 x_label: "workload".into(),
                 y_label: "erases".into(),
-                log_y: false,
                 kind: PlotKind::Bars {
                     categories: vec!["uniform".into(), "hot/cold".into(), "seq".into()],
                     series: vec![
@@ -79,6 +77,7 @@ fn sample_report() -> ExperimentReport {
                         ("cost-benefit".into(), vec![110.0, 50.0, 12.0]),
                     ],
                 },
+                ..waf_curve
             },
         ],
         params: vec![("seed".into(), "42".into()), ("scale".into(), "1/64".into())],
@@ -239,6 +238,8 @@ fn log_y_spans_six_decades_with_equal_spacing() {
         x_label: "step".into(),
         y_label: "ms".into(),
         log_y: true,
+        log_x: false,
+        symlog_y: false,
         kind: PlotKind::Lines {
             series: vec![
                 Series { label: "p99".into(), points: points.clone(), style: SeriesStyle::Line },
@@ -281,6 +282,8 @@ fn long_bar_categories_wrap_whole_and_crowded_ones_go_vertical() {
         x_label: "scenario".into(),
         y_label: "WAF".into(),
         log_y: false,
+        log_x: false,
+        symlog_y: false,
         kind: PlotKind::Bars {
             series: vec![("WAF".into(), vec![1.0, 2.0, 3.0])],
             categories: vec![
@@ -302,6 +305,8 @@ fn long_bar_categories_wrap_whole_and_crowded_ones_go_vertical() {
         x_label: "workload".into(),
         y_label: "erases".into(),
         log_y: false,
+        log_x: false,
+        symlog_y: false,
         kind: PlotKind::Bars {
             series: vec![("greedy".into(), (1..=30).map(f64::from).collect())],
             categories,
@@ -434,4 +439,80 @@ fn index_puts_plots_before_tables_collapses_long_tables_and_cites_references() {
     );
     assert!(html.contains("<li id=\"ref-000\"><span class=\"refkey\">[000]</span> K. Lee et al., &quot;Lazy TRIM&quot;, ICCE 2018.</li>"));
     assert!(html.contains("href=\"#references\""));
+}
+
+/// The `x` attribute of the `<text>` element whose content is `label`.
+fn text_x(svg: &str, label: &str) -> Option<i32> {
+    svg.split("<text").skip(1).find_map(|t| {
+        let (attrs, rest) = t.split_once('>')?;
+        let (content, _) = rest.split_once("</text>")?;
+        if content.trim() != label {
+            return None;
+        }
+        let x = attrs.split(" x=\"").nth(1)?.split('"').next()?;
+        x.parse().ok()
+    })
+}
+
+#[test]
+fn log_x_labels_values_not_logarithms_with_decades_equally_spaced() {
+    // A TRIM cost swept from 5 us to 5 ms: ticks read 10, 100, 1000 (not 1, 2, 3).
+    let points = vec![(5.0, 1.0), (50.0, 2.0), (500.0, 3.0), (5000.0, 4.0)];
+    let plot = Plot {
+        name: "sweep".into(),
+        title: "Sweep".into(),
+        x_label: "TRIM cost per command (µs)".into(),
+        y_label: "share".into(),
+        log_y: false,
+        log_x: true,
+        symlog_y: false,
+        kind: PlotKind::Lines {
+            series: vec![Series { label: "a".into(), points, style: SeriesStyle::Line }],
+        },
+    };
+    let svg = render_svg(&plot).unwrap();
+    let xs: Vec<i32> = ["10", "100", "1000"]
+        .iter()
+        .map(|l| text_x(&svg, l).unwrap_or_else(|| panic!("tick {l} missing: {:?}", svg_texts(&svg))))
+        .collect();
+    let gaps: Vec<i32> = xs.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps[0] > 50 && (gaps[0] - gaps[1]).abs() <= 1, "{gaps:?}");
+    let bars = Plot { kind: PlotKind::Bars { categories: vec!["a".into()], series: vec![] }, ..plot };
+    assert!(render_svg(&bars).is_err(), "log_x on bars is refused");
+}
+
+#[test]
+fn symlog_bars_show_small_values_of_either_sign_beside_huge_ones() {
+    let plot = Plot {
+        name: "gain".into(),
+        title: "Gain".into(),
+        x_label: "phase".into(),
+        y_label: "gain (%)".into(),
+        log_y: false,
+        log_x: false,
+        symlog_y: true,
+        kind: PlotKind::Bars {
+            categories: vec!["write".into(), "re-write".into()],
+            series: vec![("ours".into(), vec![1645.0, 86.0]), ("paper".into(), vec![-1.3, -4.7])],
+        },
+    };
+    let svg = render_svg(&plot).unwrap();
+    let y = |l: &str| text_y(&svg, l).unwrap_or_else(|| panic!("tick {l} missing: {:?}", svg_texts(&svg)));
+    // Ticks at -1, 0, 1, 10, 100, 1000, decades equally spaced above 1.
+    let (m1, zero, one, ten, hundred, thousand) = (y("-1"), y("0"), y("1"), y("10"), y("100"), y("1000"));
+    assert!(m1 > zero && zero > one && one > ten, "{m1} {zero} {one} {ten}");
+    // log10(1 + v): decades above 10 are equal within a few per cent.
+    assert!(
+        ((ten - hundred) - (hundred - thousand)).abs() * 20 <= hundred - thousand,
+        "{ten} {hundred} {thousand}"
+    );
+    // The paper's -4.7 % bar is at least a tenth as tall as ours at +86 %, not a hairline.
+    let heights: Vec<f64> = svg
+        .split("<rect")
+        .skip(1)
+        .filter_map(|r| r.split(" height=\"").nth(1)?.split('"').next()?.parse().ok())
+        .collect();
+    // Leave out the background (540 px) and the legend swatches (14 px).
+    let smallest_bar = heights.iter().copied().filter(|h| *h > 14.0 && *h < 400.0).fold(f64::MAX, f64::min);
+    assert!(smallest_bar > 20.0, "{heights:?}");
 }

@@ -90,7 +90,7 @@ fn table3(r: &Results) -> Table {
     table(
         "table3",
         "Table 3: hybrid vs page mapping, OS install with TRIM",
-        &["mapping", "N_pb", "duration_s", "paper_N_pb", "paper_duration_min"],
+        &["mapping", "N_pb", "duration_s", "paper_N_pb", "paper_duration_minutes"],
         [
             [
                 Cell::from("hybrid"),
