@@ -78,9 +78,11 @@ fn presets() -> PyResult<String> {
 }
 
 /// Runs a sweep on `jobs` local threads (in `out` with journal and resume when given); returns
-/// the table as `{"columns": [...], "data": [[...]]}` text.
+/// the table as `{"columns": [...], "data": [[...]]}` text. `progress(done, total)` is called
+/// (with the GIL) as each point's row comes in; if it raises, the sweep still finishes (its rows
+/// are journalled) and the first exception is raised after it.
 #[pyfunction]
-#[pyo3(signature = (base, origin, grid, seeds, jobs, out=None, shard=None))]
+#[pyo3(signature = (base, origin, grid, seeds, jobs, out=None, shard=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn sweep(
     py: Python<'_>,
@@ -91,6 +93,7 @@ fn sweep(
     jobs: usize,
     out: Option<String>,
     shard: Option<String>,
+    progress: Option<PyObject>,
 ) -> PyResult<String> {
     guard(|| {
         let grid = grid_from_json(&base, &origin, &grid, seeds).map_err(chain)?;
@@ -99,6 +102,12 @@ fn sweep(
             None => Shard::WHOLE,
         };
         let options = SweepOptions { jobs, shard };
+        let mut raised: Option<PyErr> = None;
+        let mut report = |_: &Row, done: usize, total: usize| {
+            if let (Some(callback), None) = (&progress, &raised) {
+                raised = Python::with_gil(|py| callback.call1(py, (done, total)).err());
+            }
+        };
         let table = py
             .allow_threads(|| match out {
                 Some(dir) => trimlab_jobs::sweep::run_in_dir(
@@ -106,13 +115,16 @@ fn sweep(
                     &ScenarioRunner,
                     options,
                     dir.as_ref(),
-                    |_, _, _| {},
+                    &mut report,
                 )
                 .map(|o| o.table),
-                None => trimlab_jobs::sweep::run_in_memory(&grid, &ScenarioRunner, options, |_, _, _| {}),
+                None => trimlab_jobs::sweep::run_in_memory(&grid, &ScenarioRunner, options, &mut report),
             })
             .map_err(err)?;
-        to_json(&table)
+        match raised {
+            Some(e) => Err(e),
+            None => to_json(&table),
+        }
     })
 }
 

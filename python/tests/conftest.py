@@ -5,6 +5,8 @@ import pathlib
 
 import pytest
 
+import trimlab
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 # A 16 MiB drive written once after a fill: a run takes a few milliseconds.
@@ -32,7 +34,8 @@ def repo():
 
 @pytest.fixture
 def small():
-    return SMALL
+    """The small config as TOML text, marked as text (a plain str is a path)."""
+    return trimlab.Config(SMALL)
 
 
 def ray_required():

@@ -8,7 +8,7 @@ import pytest
 import trimlab
 
 
-def test_run_takes_a_dict_toml_text_or_a_path_and_is_deterministic(repo, small):
+def test_run_takes_a_dict_toml_text_or_a_path_and_is_deterministic(repo, small, tmp_path):
     from_text = trimlab.run(small, seed=3)
     assert from_text["seed"] == 3
     assert from_text["report"]["waf"] >= 1.0
@@ -23,6 +23,16 @@ def test_run_takes_a_dict_toml_text_or_a_path_and_is_deterministic(repo, small):
     by_path = trimlab.run(path)
     assert by_path["report"]["logical_pages"] == 64 * 1024 * 1024 // 4096
     assert trimlab.run(str(path)) == by_path
+    # TOML text only when marked as text; a str is a path, even one with "=" in it (issue 25).
+    assert trimlab.run(config_text=small.text, seed=3) == from_text
+    odd = tmp_path / "sf=0.1" / "x.toml"
+    odd.parent.mkdir()
+    odd.write_text(small.text)
+    assert trimlab.run(str(odd), seed=3) == from_text
+    with pytest.raises(trimlab.TrimlabError, match=r"a str is a path.*trimlab.Config\(text\)"):
+        trimlab.run(small.text)
+    with pytest.raises(TypeError, match="not both"):
+        trimlab.run(small, config_text=small.text)
 
 
 def test_set_overrides_change_the_run_like_the_cli(small):
@@ -35,14 +45,14 @@ def test_set_overrides_change_the_run_like_the_cli(small):
 
 def test_bad_configs_raise_trimlab_error_with_the_message(small, tmp_path):
     with pytest.raises(trimlab.TrimlabError, match=r"unknown field `spare_factr`"):
-        trimlab.run(small.replace("spare_factor", "spare_factr"))
+        trimlab.run(trimlab.Config(small.text.replace("spare_factor", "spare_factr")))
     with pytest.raises(trimlab.TrimlabError, match=r"spare_factor = 1.5"):
         trimlab.run(small, set=["device.spare_factor=1.5"])
     with pytest.raises(trimlab.TrimlabError, match=r"cannot read .*nope.toml"):
         trimlab.run(tmp_path / "nope.toml")
     with pytest.raises(trimlab.TrimlabError, match=r"None is not a value"):
         trimlab.run({"device": {"spare_factor": None}})
-    with pytest.raises(TypeError, match="dict, TOML text or a path"):
+    with pytest.raises(TypeError, match=r"a path \(str or os.PathLike\), a dict or trimlab.Config"):
         trimlab.run(3)
     assert issubclass(trimlab.TrimlabError, Exception)
 

@@ -30,7 +30,8 @@ def test_one_row_per_run_in_the_documented_order(small):
 
 
 def test_a_bad_value_fails_its_row_and_the_sweep_goes_on(small):
-    df = trimlab.sweep(small, {"device.spare_factor": [0.2, "lots", 1.5]}, jobs=2)
+    with pytest.warns(trimlab.TrimlabWarning, match=r"2 of 3 points failed .*'error' column.*spare_factor"):
+        df = trimlab.sweep(small, {"device.spare_factor": [0.2, "lots", 1.5]}, jobs=2)
     assert list(df["status"]) == ["ok", "failed", "failed"]
     assert "spare_factor" in df.loc[1, "error"]
     assert "1.5" in df.loc[2, "error"]
@@ -101,6 +102,7 @@ def test_ray_missing_gives_a_clear_message(small):
     assert "needs Ray, which is not installed: pip install 'trimlab[ray]'" in result.stderr
 
 
+@pytest.mark.filterwarnings("ignore::trimlab.TrimlabWarning")  # its grid fails points on purpose
 def test_ray_and_local_give_identical_tables(small):
     if ray_required():
         import ray
@@ -125,3 +127,20 @@ def test_numpy_arrays_and_ranges_are_value_lists(small):
     df = trimlab.sweep(small, {"device.spare_factor": np.array([0.15, 0.3]), "workload.queue_depth": range(1, 3)})
     assert list(df["device.spare_factor"]) == [0.15, 0.15, 0.3, 0.3]
     assert list(df["workload.queue_depth"]) == [1, 2, 1, 2]
+
+
+def test_progress_is_reported_per_point_and_a_raising_callback_is_raised_after(small, tmp_path):
+    seen = []
+    df = trimlab.sweep(small, GRID, seeds=(1, 2), jobs=2, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(k, len(df)) for k in range(1, len(df) + 1)]
+    assert trimlab.sweep(small, GRID, seeds=(1, 2), jobs=2, progress=False).equals(df)
+
+    def stop(done, total):
+        raise KeyboardInterrupt("stop")
+
+    with pytest.raises(KeyboardInterrupt):
+        trimlab.sweep(small, GRID, seeds=(1, 2), jobs=2, out=tmp_path / "j", progress=stop)
+    # The journal kept the rows, so the call resumes to the same table.
+    assert trimlab.sweep(small, GRID, seeds=(1, 2), jobs=2, out=tmp_path / "j", progress=False).equals(df)
+    with pytest.raises(TypeError, match="progress must be"):
+        trimlab.sweep(small, GRID, progress="yes")

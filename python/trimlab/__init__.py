@@ -6,61 +6,127 @@
                        {"device.spare_factor": [0.07, 0.1, 0.2], "trim.engine": ["immediate", "none"]},
                        seeds=(1, 2, 3))                    # one row per run, as in results.csv
 
-Configs are a dict, TOML text or a path. The simulator runs with the GIL released. Errors are
-``trimlab.TrimlabError`` carrying trimlab's message. See docs/sweeps.md.
+A config is a path (``str`` or ``os.PathLike``), a dict, or TOML text marked as text:
+``trimlab.Config(text)`` or ``config_text=text``. A plain ``str`` is always a path, so a path
+such as ``runs/sf=0.1/x.toml`` is never mistaken for TOML. The simulator runs with the GIL
+released. Errors are ``trimlab.TrimlabError`` carrying trimlab's message. See docs/sweeps.md.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _trimlab
 from ._trimlab import TrimlabError
 
-__all__ = ["run", "replay", "presets", "reproduce", "experiments", "sweep", "TrimlabError"]
-__version__ = _trimlab.__version__
+if TYPE_CHECKING:
+    import pandas as pd
 
-Config = Union[Mapping[str, Any], str, "os.PathLike[str]"]
+__all__ = [
+    "run",
+    "replay",
+    "presets",
+    "reproduce",
+    "experiments",
+    "sweep",
+    "Config",
+    "ConfigLike",
+    "TrimlabError",
+    "TrimlabWarning",
+]
+__version__: str = _trimlab.__version__
 
 
-def _config_text(config: Config, what: str = "config") -> tuple[str, str]:
-    """(TOML text, origin for messages) of a dict, TOML text or path."""
+class Config:
+    """TOML text of a trimlab config, marked as text: ``trimlab.run(trimlab.Config(text))``."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"trimlab.Config takes TOML text (a str), not {type(text).__name__}")
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"trimlab.Config({self.text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+class TrimlabWarning(UserWarning):
+    """Something the caller should look at that did not stop the call (failed sweep points)."""
+
+
+#: What a function taking a config accepts: a path, a dict of sections, or ``Config(text)``.
+ConfigLike = Union[Mapping[str, Any], str, "os.PathLike[str]", Config]
+
+#: ``progress=``: None (a tqdm bar when tqdm is installed), False (none), or a callable taking
+#: (points done, points in all).
+Progress = Union[None, bool, Callable[[int, int], Any]]
+
+
+def _config_text(config: Optional[ConfigLike], text: Optional[str] = None, what: str = "config") -> Tuple[str, str]:
+    """(TOML text, origin for messages) of a path, dict or Config, or of ``text``."""
+    if text is not None:
+        if config is not None:
+            raise TypeError(f"give {what} or config_text=, not both")
+        return Config(text).text, f"<{what} text>"
+    if isinstance(config, Config):
+        return config.text, f"<{what} text>"
     if isinstance(config, Mapping):
         return _trimlab.toml_text(json.dumps(config)), f"<{what} dict>"
-    if isinstance(config, os.PathLike) or (
-        isinstance(config, str) and "\n" not in config and "=" not in config
-    ):
+    if isinstance(config, (str, os.PathLike)):
         path = os.fspath(config)
+        if isinstance(path, str) and "\n" in path:
+            raise TrimlabError(
+                f"{what}: a str is a path, and this one holds line breaks; pass TOML text as "
+                "trimlab.Config(text) (or config_text=text to run and sweep)"
+            )
         try:
             with open(path, encoding="utf-8") as f:
-                return f.read(), path
+                return f.read(), str(path)
         except OSError as e:
-            raise TrimlabError(f"{what}: cannot read {path}: {e.strerror}") from None
-    if isinstance(config, str):
-        return config, f"<{what} text>"
-    raise TypeError(f"{what} must be a dict, TOML text or a path, not {type(config).__name__}")
+            raise TrimlabError(f"{what}: cannot read {path!s}: {e.strerror}") from None
+    if config is None:
+        raise TypeError(f"{what} is missing: give a path, a dict, trimlab.Config(text) or config_text=")
+    raise TypeError(
+        f"{what} must be a path (str or os.PathLike), a dict or trimlab.Config(text), not {type(config).__name__}"
+    )
 
 
-def run(config: Config, seed: Optional[int] = 1, set: Optional[Sequence[str]] = None) -> dict:
+def run(
+    config: Optional[ConfigLike] = None,
+    seed: Optional[int] = 1,
+    set: Optional[Sequence[str]] = None,
+    *,
+    config_text: Optional[str] = None,
+) -> Dict[str, Any]:
     """Runs one configuration; returns the content of metrics.json.
 
     ``set`` takes ``--set``-style overrides: ``["device.spare_factor=0.1", "trim.engine=none"]``.
     ``seed=None`` uses the config's ``seed`` (else 1), as ``trimlab run`` does.
     """
-    text, origin = _config_text(config)
-    return json.loads(_trimlab.run(text, origin, seed, list(set or [])))
+    text, origin = _config_text(config, config_text)
+    result: Dict[str, Any] = json.loads(_trimlab.run(text, origin, seed, list(set or [])))
+    return result
 
 
-def presets() -> list:
+def presets() -> List[Dict[str, Any]]:
     """Every device preset with its resolved parameters."""
-    return json.loads(_trimlab.presets())
+    result: List[Dict[str, Any]] = json.loads(_trimlab.presets())
+    return result
 
 
 def replay(
     trace: Union[str, "os.PathLike[str]"],
-    device: Config,
+    device: ConfigLike,
     *,
     format: Optional[str] = None,
     trims: str = "as-recorded",
@@ -71,7 +137,7 @@ def replay(
     skip_bad: bool = False,
     blk_action: str = "D",
     fio_time_unit: str = "us",
-) -> dict:
+) -> Dict[str, Any]:
     """Replays a block trace (blkparse, ftrace blk, fio iolog, MSR, MQSim, DiskSim) on the device
     of a config; returns the metrics.json ``trimlab replay`` writes (the same job, the same
     numbers).
@@ -85,8 +151,8 @@ def replay(
         trims = f"fstrim:{int(fstrim_period_ns)}ns"
     elif fstrim_period_ns is not None:
         raise TrimlabError(f"fstrim_period_ns is for trims='fstrim', not trims={trims!r}")
-    text, origin = _config_text(device, "device")
-    return json.loads(
+    text, origin = _config_text(device, None, "device")
+    result: Dict[str, Any] = json.loads(
         _trimlab.replay(
             os.fspath(trace),
             text,
@@ -101,14 +167,15 @@ def replay(
             fio_time_unit,
         )
     )
+    return result
 
 
-def experiments() -> dict:
+def experiments() -> Dict[str, str]:
     """Names of the experiments ``reproduce`` takes, with a line about each."""
     return dict(_trimlab.experiments())
 
 
-def reproduce(name: str, scale: float = 1.0, seed: int = 1) -> dict:
+def reproduce(name: str, scale: float = 1.0, seed: int = 1) -> Dict[str, "pd.DataFrame"]:
     """Runs one experiment of ``trimlab reproduce``; returns its tables as pandas DataFrames keyed
     by table name, plus "verdicts" (claim, holds, detail) and "params"."""
     import pandas as pd
@@ -120,7 +187,7 @@ def reproduce(name: str, scale: float = 1.0, seed: int = 1) -> dict:
     return out
 
 
-def _frame(table: dict):
+def _frame(table: Dict[str, Any]) -> "pd.DataFrame":
     import pandas as pd
 
     return pd.DataFrame(table["data"], columns=table["columns"])
@@ -144,7 +211,7 @@ def _plain(o: Any) -> Any:
 
 
 def sweep(
-    base: Config,
+    base: Optional[ConfigLike],
     grid: Mapping[str, Iterable[Any]],
     seeds: Iterable[int] = (1,),
     backend: str = "local",
@@ -154,32 +221,97 @@ def sweep(
     shard: Optional[str] = None,
     address: Optional[str] = None,
     chunk_size: int = 8,
-):
+    progress: Progress = None,
+    config_text: Optional[str] = None,
+) -> "pd.DataFrame":
     """Runs ``base`` for every combination of ``grid`` values and every seed; returns a pandas
     DataFrame with one row per run and the columns of ``trimlab sweep``'s results.csv: run, the
     swept keys (sorted), seed, config_hash, status, error, then the flattened metrics.
 
-    A point whose config is refused is a row with status "failed" and the message; a grid where
-    no point is valid (an unknown key) raises TrimlabError before anything runs.
+    A point whose config is refused is a row with status "failed" and its message in the "error"
+    column, and the call warns (``TrimlabWarning``) with the count and the first messages; a grid
+    where no point is valid (an unknown key) raises TrimlabError before anything runs.
 
     backend="local": ``jobs`` threads (default: every core). ``out=DIR`` journals rows there and
     writes results.csv/json, so calling again resumes; ``shard="K/N"`` runs a 1/N slice.
     backend="ray": one Ray task per ``chunk_size`` points, on ``ray.init(address=address)`` unless
     Ray is already initialized. Same table as the local backend.
+
+    ``progress``: None shows a tqdm bar when tqdm is installed; False shows nothing; a callable
+    is called with (points done, points in all) as rows come in.
     """
     if not isinstance(grid, Mapping):
         raise TypeError(f"grid must be a dict of key -> list of values, not {type(grid).__name__}")
-    text, origin = _config_text(base, "base")
+    text, origin = _config_text(base, config_text, "base")
     grid_json = json.dumps({str(k): _values(v) for k, v in grid.items()}, default=_plain)
-    seeds = [int(s) for s in seeds]
-    if backend == "local":
-        jobs = jobs or os.cpu_count() or 1
-        table = _trimlab.sweep(text, origin, grid_json, seeds, int(jobs), None if out is None else os.fspath(out), shard)
-        return _frame(json.loads(table))
-    if backend == "ray":
-        if out is not None or shard is not None:
-            raise ValueError("out= and shard= are for backend='local'; Ray spreads the whole grid itself")
-        from ._ray import sweep_on_ray
+    seed_list = [int(s) for s in seeds]
+    with _progress_callback(progress) as report:
+        if backend == "local":
+            threads = jobs or os.cpu_count() or 1
+            out_dir = None if out is None else os.fspath(out)
+            table = _trimlab.sweep(text, origin, grid_json, seed_list, int(threads), out_dir, shard, report)
+            frame = _frame(json.loads(table))
+        elif backend == "ray":
+            if out is not None or shard is not None:
+                raise ValueError("out= and shard= are for backend='local'; Ray spreads the whole grid itself")
+            from ._ray import sweep_on_ray
 
-        return _frame(sweep_on_ray(text, origin, grid_json, seeds, address=address, chunk_size=chunk_size))
-    raise ValueError(f"backend={backend!r} (accepted: 'local', 'ray')")
+            rows = sweep_on_ray(text, origin, grid_json, seed_list, address=address, chunk_size=chunk_size, progress=report)
+            frame = _frame(rows)
+        else:
+            raise ValueError(f"backend={backend!r} (accepted: 'local', 'ray')")
+    _warn_failed(frame)
+    return frame
+
+
+class _progress_callback:
+    """The callable ``progress=`` asks for, as a context manager that closes a tqdm bar."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._bar: Any = None
+        self._user: Optional[Callable[[int, int], Any]] = None
+        if callable(progress):
+            self._user = progress
+        elif progress is None:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self._bar = tqdm(total=0, unit="point", desc="trimlab.sweep", leave=False)
+        elif progress is not False:
+            raise TypeError(f"progress must be None, False or a callable, not {progress!r}")
+
+    def __enter__(self) -> Optional[Callable[[int, int], None]]:
+        if self._user is None and self._bar is None:
+            return None
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._user is not None:
+            self._user(done, total)
+        if self._bar is not None:
+            self._bar.total = total
+            self._bar.n = done
+            self._bar.refresh()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _warn_failed(frame: "pd.DataFrame") -> None:
+    """Warns with the count and first messages of the failed points (issue 25: they passed
+    silently)."""
+    if "status" not in frame.columns:
+        return
+    failed = frame[frame["status"] == "failed"]
+    if len(failed) == 0:
+        return
+    first = "; ".join(str(m) for m in failed["error"].head(3))
+    warnings.warn(
+        f"trimlab.sweep: {len(failed)} of {len(frame)} points failed (their messages are in the "
+        f"'error' column); first: {first}",
+        TrimlabWarning,
+        stacklevel=3,
+    )

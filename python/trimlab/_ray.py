@@ -4,7 +4,7 @@ chunks as Ray tasks, and the rows come back to the same table code as the local 
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import Any, Callable, Dict, List, Optional
 
 try:
     import ray
@@ -23,8 +23,15 @@ def _run_chunk(base_text: str, origin: str, points_json: str) -> str:
 
 
 def sweep_on_ray(
-    base_text: str, origin: str, grid_json: str, seeds: list, *, address: Optional[str], chunk_size: int
-) -> dict:
+    base_text: str,
+    origin: str,
+    grid_json: str,
+    seeds: List[int],
+    *,
+    address: Optional[str],
+    chunk_size: int,
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> Dict[str, Any]:
     if chunk_size < 1:
         raise ValueError(f"chunk_size={chunk_size} (must be at least 1)")
     plan = json.loads(_trimlab.plan(base_text, origin, grid_json, seeds))
@@ -36,5 +43,18 @@ def sweep_on_ray(
         _run_chunk.remote(base, plan["origin"], json.dumps(points[i : i + chunk_size]))
         for i in range(0, len(points), chunk_size)
     ]
-    rows = [row for chunk in ray.get(futures) for row in json.loads(chunk)]
-    return json.loads(_trimlab.table(plan["keys"], json.dumps(rows)))
+    done_chunks: Dict[int, List[Any]] = {}
+    pending = list(futures)
+    finished_points = 0
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        for future in ready:
+            chunk = json.loads(ray.get(future))
+            done_chunks[futures.index(future)] = chunk
+            finished_points += len(chunk)
+            if progress is not None:
+                progress(finished_points, len(points))
+    # Rows in plan order whatever order the chunks finished in.
+    rows = [row for i in range(len(futures)) for row in done_chunks[i]]
+    table: Dict[str, Any] = json.loads(_trimlab.table(plan["keys"], json.dumps(rows)))
+    return table
