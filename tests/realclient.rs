@@ -31,7 +31,7 @@ fn missing(tools: &[&str]) -> Option<String> {
 fn skip(test: &str, why: &str) {
     common::skip(
         test,
-        &format!("{why} (install: qemu-utils libnbd-bin nbdkit fuse3 e2fsprogs xfsprogs btrfs-progs; .ci/run does)"),
+        &format!("{why} (install: qemu-utils libnbd-bin nbdkit fuse3 e2fsprogs xfsprogs btrfs-progs chromium; .ci/run does)"),
     );
 }
 
@@ -467,4 +467,43 @@ fn ext4_survives_a_power_cut_with_its_fsynced_files() {
         assert_eq!(m["stats"]["nbd"]["power_cuts"], 1);
         eprintln!("{engine}: {fsynced} fsync'd files intact after the cut {cut}; e2fsck clean");
     }
+}
+
+/// The live dashboard (`GET /` on the stats listener) in a real headless Chromium while a real
+/// ext4 mounted with `-o discard` runs on `trimlab serve`: after an `rm`, the page's script has
+/// read `/stats` and shows the kernel's TRIMs, the phase markers and every chart (issue 25).
+#[test]
+fn the_live_dashboard_shows_a_real_ext4s_trims_in_headless_chromium() {
+    let dir = scratch("rc-dashboard");
+    if let Some(why) = kernel_stack_missing(&dir, &["mkfs.ext4", "chromium"]) {
+        skip("dashboard in headless chromium", &why);
+        return;
+    }
+    let served = Served::start(&dir, SMALL_CONFIG);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realclient/ext4-dashboard.sh");
+    let (ok, text) = run(Command::new("bash").arg(&script).args([
+        &served.uri,
+        &served.http,
+        dir.join("work").to_str().unwrap(),
+    ]));
+    std::fs::write(dir.join("script.log"), &text).unwrap();
+    assert!(ok && text.contains("dashboard: done"), "dashboard script failed:\n{text}");
+    let dom = std::fs::read_to_string(dir.join("work/shots/dashboard.html")).unwrap();
+    let m = served.stop();
+    let value = |id: &str| -> String {
+        let at = dom.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no #{id} in the page:\n{dom}"));
+        let rest = &dom[at..];
+        rest[rest.find('>').unwrap() + 1..rest.find('<').unwrap()].to_string()
+    };
+    let shown: u64 = value("trim-commands").parse().unwrap_or_else(|_| panic!("#trim-commands: {dom}"));
+    assert!(shown > 0, "the page shows no TRIM after rm with discard:\n{dom}");
+    let served_trims = m["stats"]["nbd"]["trim_commands"].as_u64().unwrap();
+    assert!(shown <= served_trims, "the page shows {shown} TRIMs, the server counted {served_trims}");
+    assert_eq!(value("phase"), "rm", "the open phase");
+    assert!(value("status").starts_with("simulated time"), "the page read /stats: {}", value("status"));
+    for chart in ["rates", "waf", "gc", "trim", "free", "latency"] {
+        assert!(dom.contains(&format!("id=\"chart-{chart}\"")), "chart {chart} missing");
+    }
+    assert!(dom.contains("class=\"phase-marker\""), "no phase markers drawn");
+    assert!(std::fs::metadata(dir.join("work/shots/dashboard.png")).unwrap().len() > 10_000);
 }

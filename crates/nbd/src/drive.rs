@@ -114,6 +114,8 @@ pub struct DriveStats {
     pub nbd: OpCounters,
     pub phases: Vec<PhaseReport>,
     pub device: DeviceReport,
+    /// Erased blocks ready for writes, over every plane (the dashboard plots it).
+    pub free_blocks: u64,
     /// At shutdown only: latency histogram CSV and, when enabled, timeseries CSV.
     #[serde(skip)]
     pub series: Option<(String, Option<String>)>,
@@ -624,6 +626,7 @@ impl Drive {
             nbd: self.ops.clone(),
             phases,
             device: self.ssd.report(end),
+            free_blocks: self.ssd.ftl().free_blocks(),
             series: None,
         }
     }

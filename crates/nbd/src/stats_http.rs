@@ -1,7 +1,8 @@
 //! A tiny HTTP/1.0 endpoint for live metrics, phase marks and power cuts, so a driving script
 //! can split a run into phases (`POST /phase/mkfs`), read the counters (`GET /stats`) and cut
-//! the drive's power (`POST /power-cut`) while clients run. One request per connection, request
-//! line only; anything else gets 404 or 400.
+//! the drive's power (`POST /power-cut`) while clients run, and a person can watch it (`GET /`:
+//! the live dashboard, one self-contained page that plots `/stats` once a second). One request
+//! per connection, request line only; anything else gets 404 or 400.
 //!
 //! Nobody can stall it (issue 13): each client gets its own thread and one deadline for the
 //! whole exchange, at most [`HTTP_CLIENTS_MAX`] are served at once (more get 503), and the
@@ -97,10 +98,17 @@ fn read_head(stream: &mut TcpStream, deadline: Instant) -> io::Result<Vec<u8>> {
     Ok(head)
 }
 
+/// The live dashboard: HTML, CSS and script in one file, nothing fetched but `/stats`.
+pub const DASHBOARD_HTML: &str = include_str!("dashboard.html");
+
 fn respond(stream: &mut TcpStream, status: &str, body: &str) -> io::Result<()> {
+    respond_typed(stream, status, "application/json", body)
+}
+
+fn respond_typed(stream: &mut TcpStream, status: &str, content_type: &str, body: &str) -> io::Result<()> {
     write!(
         stream,
-        "HTTP/1.0 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.0 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )?;
     stream.flush()
@@ -117,6 +125,9 @@ fn answer(mut stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
     }
     let mut parts = line.split_whitespace();
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    if method == "GET" && (path == "/" || path == "/index.html") {
+        return respond_typed(&mut stream, "200 OK", "text/html; charset=utf-8", DASHBOARD_HTML);
+    }
     let (status, body) = match (method, path) {
         ("GET", "/stats") => {
             let (fault, stats) = (server.fault(), server.stats());
@@ -157,7 +168,10 @@ fn answer(mut stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
                 }
             }
         }
-        _ => ("404 Not Found", error_json("try GET /stats, POST /phase/NAME or POST /power-cut")),
+        _ => (
+            "404 Not Found",
+            error_json("try GET / (the dashboard), GET /stats, POST /phase/NAME or POST /power-cut"),
+        ),
     };
     respond(&mut stream, status, &body)
 }
