@@ -263,13 +263,14 @@ fn split_attrs(text: &str) -> Result<Vec<(String, Option<String>)>, String> {
     for i in 0..=bytes.len() {
         match bytes.get(i) {
             Some(b'(') => depth += 1,
+            Some(b')') if depth == 0 => return Err("a ')' without its '('".into()),
             Some(b')') => depth -= 1,
             Some(b',') if depth == 0 => {}
             None => {}
             _ => continue,
         }
-        if depth < 0 {
-            return Err("a ')' without its '('".into());
+        if bytes.get(i).is_some_and(|b| *b != b',') {
+            continue;
         }
         let item = text[start..i].trim();
         start = i + 1;
@@ -563,6 +564,7 @@ mod tests {
         assert!(err(&SMALL[..SMALL.len() - 8]).contains("'}' is missing"));
         assert!(err("define randvar name=$x").contains("cvar"));
         assert!(err("define fileset name=a,entries=1,dirwidth=1,leafdirs=5").contains("leafdirs"));
-        assert!(err("define fileset name=a,entries=1,dirwidth=1,size=cvar(type=x)").contains("cvar type \"x\""));
+        let e = err("define fileset name=a,entries=1,dirwidth=1,size=cvar(type=x)");
+        assert!(e.contains("cvar type \"x\""), "{e}");
     }
 }
