@@ -49,7 +49,8 @@ fn config(name: &str, model: &str, discard: &str) -> String {
 
 fn run(name: &str, model: &str, discard: &str) -> Value {
     let text = config(name, model, discard);
-    trimlab_scenario::run_text(&text, "test.toml", None, &[]).unwrap_or_else(|e| panic!("{name} {discard}: {e}"))
+    trimlab_scenario::run_text(&text, "test.toml", None, &[])
+        .unwrap_or_else(|e| panic!("{name} {discard}: {e}"))
 }
 
 fn figures(m: &Value) -> &serde_json::Map<String, Value> {
@@ -74,7 +75,12 @@ fn check_mix(name: &str, model_text: &str, f: &serde_json::Map<String, Value>) {
     for (k, occ) in &per_loop {
         let n = count(k) + if *k == FlowopKind::DeleteFile { skipped } else { 0 };
         let low = occ * (loops - t.instances);
-        assert!((low..=occ * loops).contains(&n), "{name}: {} ran {n} times, expected {occ} per loop over {loops} loops ± {} threads: {f:?}", k.name(), t.instances);
+        assert!(
+            (low..=occ * loops).contains(&n),
+            "{name}: {} ran {n} times, expected {occ} per loop over {loops} loops ± {} threads: {f:?}",
+            k.name(),
+            t.instances
+        );
     }
     for (k, v) in f {
         if let Some(kind) = FlowopKind::parse(k) {
@@ -94,7 +100,12 @@ fn personalities_run_under_every_discard_policy_with_their_flowop_mix() {
             assert!(m.get("error").is_none(), "{name} {discard}: {}", m["error"]);
             let f = figures(&m);
             check_mix(name, &model, f);
-            let trims: u64 = m["phases"].as_array().unwrap().iter().map(|p| p["device"]["trim_commands"].as_u64().unwrap_or(0)).sum();
+            let trims: u64 = m["phases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["device"]["trim_commands"].as_u64().unwrap_or(0))
+                .sum();
             // webserver deletes nothing; the others free blocks that online, lazy and periodic
             // discard trim, and nodiscard never does (selective trims only above its low
             // utilization mark, 40 %, which these small sets stay under).
@@ -118,7 +129,8 @@ fn fileserver_figures_follow_the_model_and_repeat() {
     let mean = f["prealloc_bytes"].as_u64().unwrap() as f64 / pre as f64;
     assert!((90e3..170e3).contains(&mean), "mean preallocated size {mean}");
     // writewholefile writes the created entry's size: the same gamma mean.
-    let whole = (f["bytes_written"].as_u64().unwrap() as f64 - f["appendfilerand"].as_u64().unwrap() as f64 * 8192.0)
+    let whole = (f["bytes_written"].as_u64().unwrap() as f64
+        - f["appendfilerand"].as_u64().unwrap() as f64 * 8192.0)
         / f["writewholefile"].as_u64().unwrap() as f64;
     assert!((90e3..170e3).contains(&whole), "mean whole-file write {whole}");
     assert_eq!(run("fileserver", &model, "discard"), a, "same seed, same run");
@@ -146,12 +158,21 @@ fn quit_modes_and_early_stops_end_as_filebench_ends_them() {
 fn bad_models_name_file_line_and_what_is_accepted() {
     let err = |model: &str| {
         let text = config("bad", model, "nodiscard");
-        trimlab_scenario::run_text(&text, "test.toml", None, &[]).err().map(|e| e.to_string()).unwrap_or_default()
+        trimlab_scenario::run_text(&text, "test.toml", None, &[])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
     };
     let fs = scaled("fileserver");
     let e = err(&fs.replace("flowop statfile", "flowop hog"));
-    assert!(e.contains("bad.f:") && e.contains("flowop \"hog\" is not modelled (accepted: createfile"), "{e}");
-    let e = err(&fs.replace("filesetname=bigfileset,fd=1\n    flowop writewholefile", "filesetname=nosuch,fd=1\n    flowop writewholefile"));
+    assert!(
+        e.contains("bad.f:") && e.contains("flowop \"hog\" is not modelled (accepted: createfile"),
+        "{e}"
+    );
+    let e = err(&fs.replace(
+        "filesetname=bigfileset,fd=1\n    flowop writewholefile",
+        "filesetname=nosuch,fd=1\n    flowop writewholefile",
+    ));
     assert!(e.contains("no fileset \"nosuch\" (defined: bigfileset)"), "{e}");
     let e = err(&fs.replace("iosize=$iosize", "iosize=$iosize,colour=red"));
     assert!(e.contains("unknown attribute \"colour\""), "{e}");
@@ -161,7 +182,8 @@ fn bad_models_name_file_line_and_what_is_accepted() {
     let e = err(&fs.replace("entries=$nfiles,", ""));
     assert!(e.contains(&format!("bad.f:{line}:")) && e.contains("entries=N"), "{e}");
     // A run-time failure (a write to a readonly set) ends the run with the flowop's line.
-    let web = scaled("webserver").replace("flowop readwholefile name=readfile1,fd=1", "flowop appendfile name=readfile1,fd=1");
+    let web = scaled("webserver")
+        .replace("flowop readwholefile name=readfile1,fd=1", "flowop appendfile name=readfile1,fd=1");
     let text = config("webserver", &web, "nodiscard");
     let m = trimlab_scenario::run_text(&text, "test.toml", None, &[]);
     let e = match m {

@@ -62,7 +62,11 @@ impl Fileset {
             let mean_width = def.dirwidth.mean();
             // fs_meandepth = log(entries) / log(meandirwidth); a width of 1 gives a chain as
             // deep as the entries (the log is 0), which Filebench does not guard either.
-            let mean_depth = if mean_width > 1.0 { (def.entries as f64).ln() / mean_width.ln() } else { def.entries as f64 };
+            let mean_depth = if mean_width > 1.0 {
+                (def.entries as f64).ln() / mean_width.ln()
+            } else {
+                def.entries as f64
+            };
             let mut p = Populate { def, rng, mean_depth, mean_width, set };
             p.subdir(None, 1, 0.0, def.name.clone());
             set = p.set;
@@ -149,7 +153,9 @@ impl Populate<'_> {
         }
         let leaf = depth >= rand_depth;
         let mut i = 1u64;
-        while (parent.is_none() || (i as f64) < width + 1.0) && (self.set.entries.len() as u64) < self.def.entries {
+        while (parent.is_none() || (i as f64) < width + 1.0)
+            && (self.set.entries.len() as u64) < self.def.entries
+        {
             if parent.is_some() && leaf {
                 let size = self.def.size.draw(self.rng);
                 self.set.entries.push(Entry { path: format!("{path}/{i:08}"), size, open_count: 0 });

@@ -57,16 +57,52 @@ const STATEMENTS: &str =
     "set, define fileset|file|process, eventgen, run, psrun, echo, usage, create, debug, enable, version";
 
 const FILESET_ATTRS: &[&str] = &[
-    "name", "path", "entries", "dirwidth", "dirgamma", "size", "filesize", "prealloc", "reuse", "paralloc",
-    "readonly", "writeonly", "trusttree", "cached", "leafdirs",
+    "name",
+    "path",
+    "entries",
+    "dirwidth",
+    "dirgamma",
+    "size",
+    "filesize",
+    "prealloc",
+    "reuse",
+    "paralloc",
+    "readonly",
+    "writeonly",
+    "trusttree",
+    "cached",
+    "leafdirs",
 ];
-const FILE_ATTRS: &[&str] =
-    &["name", "path", "size", "filesize", "prealloc", "reuse", "paralloc", "readonly", "writeonly", "trusttree", "cached"];
+const FILE_ATTRS: &[&str] = &[
+    "name",
+    "path",
+    "size",
+    "filesize",
+    "prealloc",
+    "reuse",
+    "paralloc",
+    "readonly",
+    "writeonly",
+    "trusttree",
+    "cached",
+];
 const PROCESS_ATTRS: &[&str] = &["name", "instances", "nice"];
 const THREAD_ATTRS: &[&str] = &["name", "instances", "memsize", "useism", "ioprio"];
 const FLOWOP_ATTRS: &[&str] = &[
-    "name", "filesetname", "filename", "fd", "srcfd", "iosize", "iters", "dsync", "random", "directio",
-    "workingset", "value", "target", "noreadahead",
+    "name",
+    "filesetname",
+    "filename",
+    "fd",
+    "srcfd",
+    "iosize",
+    "iters",
+    "dsync",
+    "random",
+    "directio",
+    "workingset",
+    "value",
+    "target",
+    "noreadahead",
 ];
 
 /// Parses a whole model file.
@@ -92,7 +128,12 @@ pub fn parse(text: &str, origin: &str) -> Result<Model, FilebenchError> {
         r.line(i + 1, body)?;
     }
     if r.scope != Scope::Top {
-        return Err(FilebenchError::new(origin, last.0, &last.1, "the file ends inside a block: a '}' is missing"));
+        return Err(FilebenchError::new(
+            origin,
+            last.0,
+            &last.1,
+            "the file ends inside a block: a '}' is missing",
+        ));
     }
     r.build()
 }
@@ -148,7 +189,13 @@ impl Reader<'_> {
             (Scope::ThreadOpening, "{") => Scope::Thread,
             (Scope::Thread, "}") => Scope::Process,
             (Scope::Process, "}") => Scope::Top,
-            (_, "{") => return Err(self.err(n, body, "a '{' opens only the block of a `define process` or a `thread`")),
+            (_, "{") => {
+                return Err(self.err(
+                    n,
+                    body,
+                    "a '{' opens only the block of a `define process` or a `thread`",
+                ))
+            }
             _ => return Err(self.err(n, body, "a '}' without its block")),
         };
         Ok(())
@@ -158,7 +205,11 @@ impl Reader<'_> {
         let (word, rest) = stmt.split_once(char::is_whitespace).unwrap_or((stmt, ""));
         let rest = rest.trim();
         let def = |r: &Self, attrs: &str| -> Result<RawDef, FilebenchError> {
-            Ok(RawDef { line: n, text: body.to_string(), attrs: split_attrs(attrs).map_err(|m| r.err(n, body, m))? })
+            Ok(RawDef {
+                line: n,
+                text: body.to_string(),
+                attrs: split_attrs(attrs).map_err(|m| r.err(n, body, m))?,
+            })
         };
         match (self.scope, word) {
             (Scope::Top, "set") => self.set(n, body, rest),
@@ -170,7 +221,10 @@ impl Reader<'_> {
             (Scope::Top, "run" | "psrun") => self.run_line(n, body, word, rest),
             (Scope::Process, "thread") => {
                 let d = def(self, rest)?;
-                let p = self.processes.last_mut().ok_or_else(|| FilebenchError::new(self.origin, n, body, "thread outside a process"))?;
+                let p = self
+                    .processes
+                    .last_mut()
+                    .ok_or_else(|| FilebenchError::new(self.origin, n, body, "thread outside a process"))?;
                 p.threads.push(RawThread { def: d, flowops: Vec::new() });
                 self.scope = Scope::ThreadOpening;
                 Ok(())
@@ -179,28 +233,40 @@ impl Reader<'_> {
                 let (kind, attrs) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 let d = def(self, attrs)?;
                 let t = self.processes.last_mut().and_then(|p| p.threads.last_mut());
-                let t = t.ok_or_else(|| FilebenchError::new(self.origin, n, body, "flowop outside a thread"))?;
+                let t =
+                    t.ok_or_else(|| FilebenchError::new(self.origin, n, body, "flowop outside a thread"))?;
                 t.flowops.push((kind.to_string(), d));
                 Ok(())
             }
-            (Scope::ProcessOpening | Scope::ThreadOpening, _) => Err(self.err(n, body, "expected '{' to open the block")),
-            (Scope::Process, _) => Err(self.err(n, body, format!("\"{word}\" inside a process block (accepted: thread)"))),
-            (Scope::Thread, _) => Err(self.err(n, body, format!("\"{word}\" inside a thread block (accepted: flowop)"))),
-            (Scope::Top, "system" | "shutdown" | "quit" | "sleep" | "stats" | "load" | "domultisync" | "enable_multi" | "warmup" | "fscheck" | "fsflush" | "cvar" | "list") => Err(self.err(
+            (Scope::ProcessOpening | Scope::ThreadOpening, _) => {
+                Err(self.err(n, body, "expected '{' to open the block"))
+            }
+            (Scope::Process, _) => {
+                Err(self.err(n, body, format!("\"{word}\" inside a process block (accepted: thread)")))
+            }
+            (Scope::Thread, _) => {
+                Err(self.err(n, body, format!("\"{word}\" inside a thread block (accepted: flowop)")))
+            }
+            (
+                Scope::Top,
+                "system" | "shutdown" | "quit" | "sleep" | "stats" | "load" | "domultisync" | "enable_multi"
+                | "warmup" | "fscheck" | "fsflush" | "cvar" | "list",
+            ) => Err(self.err(
                 n,
                 body,
                 format!("`{word}` is a Filebench command trimlab does not model (accepted: {STATEMENTS})"),
             )),
-            (Scope::Top, _) => Err(self.err(n, body, format!("unknown statement \"{word}\" (accepted: {STATEMENTS})"))),
+            (Scope::Top, _) => {
+                Err(self.err(n, body, format!("unknown statement \"{word}\" (accepted: {STATEMENTS})")))
+            }
         }
     }
 
     /// `set $var = value` or `set mode quit firstdone|alldone|timeout`.
     fn set(&mut self, n: usize, body: &str, rest: &str) -> Result<(), FilebenchError> {
         if let Some(var) = rest.strip_prefix('$') {
-            let (name, value) = var
-                .split_once('=')
-                .ok_or_else(|| self.err(n, body, "set $NAME=VALUE needs '='"))?;
+            let (name, value) =
+                var.split_once('=').ok_or_else(|| self.err(n, body, "set $NAME=VALUE needs '='"))?;
             self.vars.insert(name.trim().to_string(), value.trim().trim_matches('"').to_string());
             return Ok(());
         }
@@ -302,7 +368,10 @@ impl Attrs<'_> {
 
     fn check(&self, what: &str, allowed: &[&str]) -> Result<(), FilebenchError> {
         match self.def.attrs.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
-            Some((k, _)) => Err(self.err(format!("unknown attribute \"{k}\" for {what} (accepted: {})", allowed.join(", ")))),
+            Some((k, _)) => {
+                Err(self
+                    .err(format!("unknown attribute \"{k}\" for {what} (accepted: {})", allowed.join(", "))))
+            }
             None => Ok(()),
         }
     }
@@ -312,7 +381,9 @@ impl Attrs<'_> {
         let Some((_, v)) = self.def.attrs.iter().rev().find(|(k, _)| k == key) else { return Ok(None) };
         match v {
             None => Ok(Some(None)),
-            Some(v) => resolve(v, self.vars).map(|v| Some(Some(v))).map_err(|m| self.err(format!("{key}: {m}"))),
+            Some(v) => {
+                resolve(v, self.vars).map(|v| Some(Some(v))).map_err(|m| self.err(format!("{key}: {m}")))
+            }
         }
     }
 
@@ -437,14 +508,24 @@ impl Reader<'_> {
             Some(Some(v)) if v == "false" => 0,
             Some(Some(v)) => match number(&v) {
                 Ok(p) if p <= 100 => p,
-                _ => return Err(a.err(format!("prealloc={v}: accepted: a percent 0..=100, or prealloc alone (100)"))),
+                _ => {
+                    return Err(
+                        a.err(format!("prealloc={v}: accepted: a percent 0..=100, or prealloc alone (100)"))
+                    )
+                }
             },
         };
         let entries = if single { 1 } else { a.number("entries", 0)? };
         if entries == 0 {
             return Err(a.err("a fileset needs entries=N (N > 0)"));
         }
-        let dirwidth = if single { Amount::Fixed(10) } else { a.amount("dirwidth")?.ok_or_else(|| a.err("a fileset needs dirwidth= (Filebench: \"Fileset has no directory width\")"))? };
+        let dirwidth = if single {
+            Amount::Fixed(10)
+        } else {
+            a.amount("dirwidth")?.ok_or_else(|| {
+                a.err("a fileset needs dirwidth= (Filebench: \"Fileset has no directory width\")")
+            })?
+        };
         if dirwidth.mean() < 1.0 {
             return Err(a.err("dirwidth must be at least 1"));
         }
@@ -461,7 +542,13 @@ impl Reader<'_> {
         })
     }
 
-    fn thread(&self, t: &RawThread, process: &str, pinst: u64, filesets: &[FilesetDef]) -> Result<ThreadDef, FilebenchError> {
+    fn thread(
+        &self,
+        t: &RawThread,
+        process: &str,
+        pinst: u64,
+        filesets: &[FilesetDef],
+    ) -> Result<ThreadDef, FilebenchError> {
         let a = self.attrs(&t.def);
         a.check("thread", THREAD_ATTRS)?;
         let name = format!("{process}/{}", a.name("thread")?);
@@ -485,7 +572,10 @@ impl Reader<'_> {
         let fileset = match a.text("filesetname")?.or(a.text("filename")?) {
             Some(n) => Some(filesets.iter().position(|f| f.name == n).ok_or_else(|| {
                 let known: Vec<&str> = filesets.iter().map(|f| f.name.as_str()).collect();
-                a.err(format!("no fileset \"{n}\" (defined: {})", if known.is_empty() { "none".into() } else { known.join(", ") }))
+                a.err(format!(
+                    "no fileset \"{n}\" (defined: {})",
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                ))
             })?),
             None => None,
         };
@@ -493,12 +583,18 @@ impl Reader<'_> {
             return Err(a.err(format!("flowop {} needs filesetname=", kind.name())));
         }
         let fd = a.number("fd", 0)? as usize;
-        let srcfd = a.text("srcfd")?.map(|v| number(&v).map(|n| n as usize)).transpose().map_err(|m| a.err(format!("srcfd: {m}")))?;
+        let srcfd = a
+            .text("srcfd")?
+            .map(|v| number(&v).map(|n| n as usize))
+            .transpose()
+            .map_err(|m| a.err(format!("srcfd: {m}")))?;
         if fd >= FD_MAX || srcfd.is_some_and(|s| s >= FD_MAX) {
             return Err(a.err(format!("fd and srcfd must be below {FD_MAX} (Filebench's THREADFLOW_MAXFD)")));
         }
         let value = a.amount("value")?;
-        if matches!(kind, FlowopKind::Delay | FlowopKind::FinishOnCount | FlowopKind::FinishOnBytes) && value.is_none() {
+        if matches!(kind, FlowopKind::Delay | FlowopKind::FinishOnCount | FlowopKind::FinishOnBytes)
+            && value.is_none()
+        {
             return Err(a.err(format!("flowop {} needs value=", kind.name())));
         }
         Ok(FlowopDef {
@@ -553,9 +649,11 @@ mod tests {
         let e = err(&SMALL.replace("createfile name=c", "frobfile name=c"));
         assert!(e.starts_with("t.f:6: `flowop frobfile"), "{e}");
         assert!(e.contains("accepted: createfile, openfile"), "{e}");
-        assert!(err(&SMALL.replace("fd=1\n    flowop closefile", "fdx=1\n    flowop closefile")).contains("unknown attribute \"fdx\" for flowop createfile (accepted: name, filesetname"));
-        assert!(err(&SMALL.replace("filesetname=fs1", "filesetname=nope")).contains("t.f:6:") );
-        assert!(err(&SMALL.replace("filesetname=fs1", "filesetname=nope")).contains("no fileset \"nope\" (defined: fs1)"));
+        assert!(err(&SMALL.replace("fd=1\n    flowop closefile", "fdx=1\n    flowop closefile"))
+            .contains("unknown attribute \"fdx\" for flowop createfile (accepted: name, filesetname"));
+        assert!(err(&SMALL.replace("filesetname=fs1", "filesetname=nope")).contains("t.f:6:"));
+        assert!(err(&SMALL.replace("filesetname=fs1", "filesetname=nope"))
+            .contains("no fileset \"nope\" (defined: fs1)"));
         assert!(err(&SMALL.replace("$n=10", "$m=10")).contains("$n is not set"));
         assert!(err("system \"ls\"").contains("does not model"));
         assert!(err("bogus x").contains("unknown statement \"bogus\" (accepted: set, define"));

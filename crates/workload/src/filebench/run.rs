@@ -94,10 +94,21 @@ impl Engine<'_> {
 
     /// `fileset_create`: every directory, then the preallocated files written whole in
     /// FILE_ALLOC_BLOCK (1 MiB) writes.
-    fn create_filesets<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, rng: &mut SimRng) -> Result<(), FilebenchError> {
+    fn create_filesets<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        rng: &mut SimRng,
+    ) -> Result<(), FilebenchError> {
         for i in 0..self.sets.len() {
             let def = &self.model.filesets[i];
-            let fail = |e: FsError| FilebenchError::new(self.origin, def.line, &format!("define fileset name={}", def.name), format!("creating the fileset: {e}"));
+            let fail = |e: FsError| {
+                FilebenchError::new(
+                    self.origin,
+                    def.line,
+                    &format!("define fileset name={}", def.name),
+                    format!("creating the fileset: {e}"),
+                )
+            };
             for d in self.sets[i].dirs.clone() {
                 fs.mkdir(&d).map_err(fail)?;
             }
@@ -115,17 +126,27 @@ impl Engine<'_> {
     }
 
     /// The flowop loops until the run's time is up or its mode ends it.
-    fn schedule<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, rng: &mut SimRng) -> Result<(), FilebenchError> {
+    fn schedule<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        rng: &mut SimRng,
+    ) -> Result<(), FilebenchError> {
         let mut threads = Vec::new();
         for (t, def) in self.model.threads.iter().enumerate() {
             threads.extend((0..def.instances).map(|_| (t, 0usize)));
         }
         self.fds = vec![BTreeMap::new(); threads.len()];
         let end = self.model.runtime_s.map(|s| fs.now().after(s.saturating_mul(1_000_000_000)));
-        let mut queue: BTreeSet<(SimTime, u64, usize)> = (0..threads.len()).map(|i| (fs.now(), i as u64, i)).collect();
+        let mut queue: BTreeSet<(SimTime, u64, usize)> =
+            (0..threads.len()).map(|i| (fs.now(), i as u64, i)).collect();
         let mut seq = threads.len() as u64;
         // A loop of flowops that cost no simulated time would never reach the run's end.
-        let (mut still, still_max) = (0u64, 64 + 4 * self.model.threads.iter().map(|t| t.flowops.len() as u64).sum::<u64>() * threads.len() as u64);
+        let (mut still, still_max) = (
+            0u64,
+            64 + 4
+                * self.model.threads.iter().map(|t| t.flowops.len() as u64).sum::<u64>()
+                * threads.len() as u64,
+        );
         while let Some((at, _, i)) = queue.pop_first() {
             if end.is_some_and(|e| at.max(fs.now()) >= e) {
                 fs.idle_until(end.unwrap_or(at));
@@ -159,7 +180,13 @@ impl Engine<'_> {
     }
 
     /// Runs one flowop `iters` times for thread `i`.
-    fn flowop<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, rng: &mut SimRng, i: usize, op: &FlowopDef) -> Result<Step, FilebenchError> {
+    fn flowop<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        rng: &mut SimRng,
+        i: usize,
+        op: &FlowopDef,
+    ) -> Result<Step, FilebenchError> {
         let mut step = Step::Next;
         for _ in 0..op.iters {
             let bytes0 = self.out.bytes_read + self.out.bytes_written;
@@ -197,10 +224,20 @@ impl Engine<'_> {
 
     /// createfile (a not-existing entry) or openfile (an existing one) on descriptor `op.fd`
     /// (the caller counts it: an I/O flowop's implicit open counts under the I/O flowop).
-    fn open<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, i: usize, op: &FlowopDef, create: bool) -> Result<Step, FilebenchError> {
+    fn open<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        i: usize,
+        op: &FlowopDef,
+        create: bool,
+    ) -> Result<Step, FilebenchError> {
         if self.fds[i].contains_key(&op.fd) {
             let what = if create { "create" } else { "open" };
-            return Err(self.err(op.line, &op.text, format!("attempted to {what} without closing fd {} (Filebench stops here too)", op.fd)));
+            return Err(self.err(
+                op.line,
+                &op.text,
+                format!("attempted to {what} without closing fd {} (Filebench stops here too)", op.fd),
+            ));
         }
         let set = op.fileset.ok_or_else(|| self.err(op.line, &op.text, "needs filesetname="))?;
         let Some(entry) = self.sets[set].pick(!create) else { return Ok(Step::NoResource) };
@@ -219,8 +256,15 @@ impl Engine<'_> {
         Ok(Step::Next)
     }
 
-    fn close<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, i: usize, op: &FlowopDef) -> Result<Step, FilebenchError> {
-        let fd = self.fds[i].remove(&op.fd).ok_or_else(|| self.err(op.line, &op.text, format!("closefile of fd {}, which is not open", op.fd)))?;
+    fn close<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        i: usize,
+        op: &FlowopDef,
+    ) -> Result<Step, FilebenchError> {
+        let fd = self.fds[i].remove(&op.fd).ok_or_else(|| {
+            self.err(op.line, &op.text, format!("closefile of fd {}, which is not open", op.fd))
+        })?;
         let e = &mut self.sets[fd.set].entries[fd.entry as usize];
         e.open_count = e.open_count.saturating_sub(1);
         syscall(fs);
@@ -230,12 +274,19 @@ impl Engine<'_> {
 
     /// deletefile: the descriptor's file (fd > 0 and open), or an existing entry; a file
     /// another thread has open is left alone.
-    fn delete<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, i: usize, op: &FlowopDef) -> Result<Step, FilebenchError> {
+    fn delete<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        i: usize,
+        op: &FlowopDef,
+    ) -> Result<Step, FilebenchError> {
         let own = if op.fd > 0 { self.fds[i].remove(&op.fd) } else { None };
         let (set, entry, mine) = match own {
             Some(fd) => (fd.set, fd.entry, 1),
             None => {
-                let set = op.fileset.ok_or_else(|| self.err(op.line, &op.text, "needs filesetname= (or an open fd=)"))?;
+                let set = op
+                    .fileset
+                    .ok_or_else(|| self.err(op.line, &op.text, "needs filesetname= (or an open fd=)"))?;
                 match self.sets[set].pick(true) {
                     Some(entry) => (set, entry, 0),
                     None => return Ok(Step::NoResource),
@@ -258,9 +309,16 @@ impl Engine<'_> {
         Ok(Step::Next)
     }
 
-    fn stat<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, i: usize, op: &FlowopDef) -> Result<Step, FilebenchError> {
+    fn stat<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        i: usize,
+        op: &FlowopDef,
+    ) -> Result<Step, FilebenchError> {
         if op.fd == 0 || !self.fds[i].contains_key(&op.fd) {
-            let set = op.fileset.ok_or_else(|| self.err(op.line, &op.text, "needs filesetname= (or an open fd=)"))?;
+            let set = op
+                .fileset
+                .ok_or_else(|| self.err(op.line, &op.text, "needs filesetname= (or an open fd=)"))?;
             if self.sets[set].pick(true).is_none() {
                 return Ok(Step::NoResource);
             }
@@ -271,10 +329,17 @@ impl Engine<'_> {
     }
 
     /// fsync of the descriptor, or fsyncset: of every descriptor open on the fileset.
-    fn fsync<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, i: usize, op: &FlowopDef) -> Result<Step, FilebenchError> {
+    fn fsync<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        i: usize,
+        op: &FlowopDef,
+    ) -> Result<Step, FilebenchError> {
         let inos: Vec<Ino> = match op.kind {
             FlowopKind::Fsync => {
-                let fd = self.fds[i].get(&op.fd).ok_or_else(|| self.err(op.line, &op.text, format!("fsync of fd {}, which is not open", op.fd)))?;
+                let fd = self.fds[i].get(&op.fd).ok_or_else(|| {
+                    self.err(op.line, &op.text, format!("fsync of fd {}, which is not open", op.fd))
+                })?;
                 vec![fd.ino]
             }
             _ => self.fds[i].values().filter(|f| Some(f.set) == op.fileset).map(|f| f.ino).collect(),
@@ -316,7 +381,9 @@ impl Engine<'_> {
         let pick = |c: &(u64, u64)| if op.kind == FlowopKind::FinishOnCount { c.0 } else { c.1 };
         let done = match &op.target {
             Some(t) => self.by_name.get(t).map_or(0, pick),
-            None if op.kind == FlowopKind::FinishOnCount => self.out.counts.iter().filter(|(k, _)| is_io(**k)).map(|(_, n)| n).sum(),
+            None if op.kind == FlowopKind::FinishOnCount => {
+                self.out.counts.iter().filter(|(k, _)| is_io(**k)).map(|(_, n)| n).sum()
+            }
             None => self.out.bytes_read + self.out.bytes_written,
         };
         self.count(op);
@@ -332,7 +399,11 @@ impl Engine<'_> {
 fn is_io(k: FlowopKind) -> bool {
     !matches!(
         k,
-        FlowopKind::Delay | FlowopKind::EventLimit | FlowopKind::OpsLimit | FlowopKind::FinishOnCount | FlowopKind::FinishOnBytes
+        FlowopKind::Delay
+            | FlowopKind::EventLimit
+            | FlowopKind::OpsLimit
+            | FlowopKind::FinishOnCount
+            | FlowopKind::FinishOnBytes
     )
 }
 
@@ -343,7 +414,13 @@ fn syscall<D: BlockDevice>(fs: &mut FileSystem<D>) {
 }
 
 /// Buffered writes of `[offset, offset + bytes)` in `piece`-byte calls.
-fn write_pieces<D: BlockDevice>(fs: &mut FileSystem<D>, ino: Ino, offset: u64, bytes: u64, piece: u64) -> Result<(), FsError> {
+fn write_pieces<D: BlockDevice>(
+    fs: &mut FileSystem<D>,
+    ino: Ino,
+    offset: u64,
+    bytes: u64,
+    piece: u64,
+) -> Result<(), FsError> {
     let mut at = offset;
     while at < offset + bytes {
         let n = piece.max(1).min(offset + bytes - at);
@@ -356,12 +433,21 @@ fn write_pieces<D: BlockDevice>(fs: &mut FileSystem<D>, ino: Ino, offset: u64, b
 impl Engine<'_> {
     /// The descriptor an I/O flowop uses, opened from its fileset if it is not open yet
     /// (`flowoplib_filesetup`).
-    fn setup<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, i: usize, op: &FlowopDef) -> Result<Option<Fd>, FilebenchError> {
+    fn setup<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        i: usize,
+        op: &FlowopDef,
+    ) -> Result<Option<Fd>, FilebenchError> {
         if let Some(fd) = self.fds[i].get(&op.fd) {
             return Ok(Some(*fd));
         }
         if op.fileset.is_none() {
-            return Err(self.err(op.line, &op.text, format!("fd {} is not open and the flowop names no filesetname=", op.fd)));
+            return Err(self.err(
+                op.line,
+                &op.text,
+                format!("fd {} is not open and the flowop names no filesetname=", op.fd),
+            ));
         }
         match self.open(fs, i, op, false)? {
             Step::NoResource => Ok(None),
@@ -370,12 +456,24 @@ impl Engine<'_> {
     }
 
     /// The I/O flowops: writewholefile, readwholefile, appendfile, appendfilerand, read, write.
-    fn io<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, rng: &mut SimRng, i: usize, op: &FlowopDef) -> Result<Step, FilebenchError> {
+    fn io<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        rng: &mut SimRng,
+        i: usize,
+        op: &FlowopDef,
+    ) -> Result<Step, FilebenchError> {
         let Some(mut fd) = self.setup(fs, i, op)? else { return Ok(Step::NoResource) };
         let writes = !matches!(op.kind, FlowopKind::ReadWholeFile | FlowopKind::Read);
         if writes && self.sets[fd.set].readonly {
             let name = &self.model.filesets[fd.set].name;
-            return Err(self.err(op.line, &op.text, format!("fileset {name} is readonly: Filebench opens its files O_RDONLY, so this write fails")));
+            return Err(self.err(
+                op.line,
+                &op.text,
+                format!(
+                    "fileset {name} is readonly: Filebench opens its files O_RDONLY, so this write fails"
+                ),
+            ));
         }
         let fail = |e: FsError| FilebenchError::new(self.origin, op.line, &op.text, e.to_string());
         let file_bytes = fs.file_size(fd.ino).unwrap_or(0);
@@ -385,17 +483,21 @@ impl Engine<'_> {
             FlowopKind::WriteWholeFile => {
                 let wss = match op.srcfd {
                     Some(s) => {
-                        let src = self.fds[i].get(&s).ok_or_else(|| self.err(op.line, &op.text, format!("srcfd {s} is not open")))?;
+                        let src = self.fds[i]
+                            .get(&s)
+                            .ok_or_else(|| self.err(op.line, &op.text, format!("srcfd {s} is not open")))?;
                         self.sets[src.set].entries[src.entry as usize].size
                     }
                     None => entry_bytes,
                 };
-                write_pieces(fs, fd.ino, fd.offset, wss, if iosize == 0 { wss } else { iosize }).map_err(fail)?;
+                write_pieces(fs, fd.ino, fd.offset, wss, if iosize == 0 { wss } else { iosize })
+                    .map_err(fail)?;
                 fd.offset += wss;
                 (0, wss)
             }
             FlowopKind::ReadWholeFile => {
-                read_pieces(fs, fd.ino, 0, file_bytes, if iosize == 0 { file_bytes } else { iosize }).map_err(fail)?;
+                read_pieces(fs, fd.ino, 0, file_bytes, if iosize == 0 { file_bytes } else { iosize })
+                    .map_err(fail)?;
                 fd.offset = file_bytes;
                 (file_bytes, 0)
             }
@@ -438,11 +540,21 @@ impl Engine<'_> {
     ) -> Result<(u64, u64), FilebenchError> {
         let fail = |e: FsError| self.err(op.line, &op.text, e.to_string());
         if iosize == 0 {
-            return Err(self.err(op.line, &op.text, format!("flowop {} needs iosize= above 0", op.kind.name())));
+            return Err(self.err(
+                op.line,
+                &op.text,
+                format!("flowop {} needs iosize= above 0", op.kind.name()),
+            ));
         }
         let write = op.kind == FlowopKind::Write;
         let wss = op.workingset.as_ref().map_or(0, |w| w.draw(rng));
-        let wss = if wss > 0 { wss } else if write { entry_bytes.max(file_bytes) } else { file_bytes };
+        let wss = if wss > 0 {
+            wss
+        } else if write {
+            entry_bytes.max(file_bytes)
+        } else {
+            file_bytes
+        };
         let offset = match op.random {
             true => rng.gen_range(0..=wss.saturating_sub(iosize) / iosize) * iosize,
             // A sequential read at the end starts over from 0, as Filebench's does.
@@ -450,7 +562,10 @@ impl Engine<'_> {
             false => fd.offset,
         };
         if write {
-            let done = match op.directio && offset % 4096 == 0 && iosize % 4096 == 0 {
+            // O_DIRECT needs block-aligned I/O; an unaligned one is written buffered here (Linux
+            // would refuse it with EINVAL, which Filebench reports as a failed flowop).
+            let bs = fs.config().block_bytes;
+            let done = match op.directio && offset.is_multiple_of(bs) && iosize.is_multiple_of(bs) {
                 true => fs.write_direct(fd.ino, offset, iosize),
                 false => fs.write(fd.ino, offset, iosize),
             };
@@ -466,7 +581,13 @@ impl Engine<'_> {
 }
 
 /// Reads `[offset, offset + bytes)` in `piece`-byte calls.
-fn read_pieces<D: BlockDevice>(fs: &mut FileSystem<D>, ino: Ino, offset: u64, bytes: u64, piece: u64) -> Result<(), FsError> {
+fn read_pieces<D: BlockDevice>(
+    fs: &mut FileSystem<D>,
+    ino: Ino,
+    offset: u64,
+    bytes: u64,
+    piece: u64,
+) -> Result<(), FsError> {
     let mut at = offset;
     while at < offset + bytes {
         let n = piece.max(1).min(offset + bytes - at);

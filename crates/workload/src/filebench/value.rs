@@ -25,10 +25,18 @@ pub struct Cvar {
 #[derive(Clone, Debug, PartialEq)]
 enum Dist {
     /// cvar-gamma: shape `gamma`, scale `mean / gamma` (cvar-gamma.c's `scaledmean`).
-    Gamma { mean: f64, shape: f64 },
-    Exponential { mean: f64 },
+    Gamma {
+        mean: f64,
+        shape: f64,
+    },
+    Exponential {
+        mean: f64,
+    },
     Uniform(f64, f64),
-    Normal { mean: f64, sigma: f64 },
+    Normal {
+        mean: f64,
+        sigma: f64,
+    },
 }
 
 /// The cvar types trimlab draws, for error messages.
@@ -93,13 +101,16 @@ impl Cvar {
                 "min" => min = number(v.trim())? as f64,
                 "max" => max = number(v.trim())? as f64,
                 "round" => round = number(v.trim())?,
-                other => return Err(format!("cvar: unknown key \"{other}\" (accepted: type, parameters, min, max, round)")),
+                other => {
+                    return Err(format!(
+                        "cvar: unknown key \"{other}\" (accepted: type, parameters, min, max, round)"
+                    ))
+                }
             }
         }
         let kind = kind.ok_or("cvar: needs type=")?;
-        let get = |name: &str, default: f64| {
-            params.iter().find(|(k, _)| k == name).map_or(default, |(_, v)| *v)
-        };
+        let get =
+            |name: &str, default: f64| params.iter().find(|(k, _)| k == name).map_or(default, |(_, v)| *v);
         let bad = |e: &dyn std::fmt::Display| format!("cvar {kind}: {e}");
         let dist = match kind.as_str() {
             // cvar-gamma.c's defaults: mean 16384, gamma 1.5.
@@ -136,8 +147,12 @@ fn parameters(text: &str) -> Result<Vec<(String, f64)>, String> {
     text.split(';')
         .filter(|p| !p.trim().is_empty())
         .map(|p| {
-            let (k, v) = p.split_once(':').ok_or_else(|| format!("cvar parameter \"{p}\" is not name:value"))?;
-            let n = v.trim().parse::<f64>().map_err(|_| format!("cvar parameter {k}: \"{v}\" is not a number"))?;
+            let (k, v) =
+                p.split_once(':').ok_or_else(|| format!("cvar parameter \"{p}\" is not name:value"))?;
+            let n = v
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| format!("cvar parameter {k}: \"{v}\" is not a number"))?;
             Ok((k.trim().to_string(), n))
         })
         .collect()
@@ -183,6 +198,8 @@ mod tests {
         assert!((mean / 131072.0 - 1.0).abs() < 0.03, "{mean}");
         let r = Amount::parse("cvar(type=cvar-uniform,parameters=lower:10;upper:20,round=10)").unwrap();
         assert!((0..100).all(|_| matches!(r.draw(&mut rng), 10 | 20)));
-        assert!(Amount::parse("cvar(type=cvar-weibull,parameters=a:1)").unwrap_err().contains("accepted: cvar-gamma"));
+        assert!(Amount::parse("cvar(type=cvar-weibull,parameters=a:1)")
+            .unwrap_err()
+            .contains("accepted: cvar-gamma"));
     }
 }
