@@ -10,8 +10,8 @@ use trimlab_jobs::run::FioJob;
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// The configuration file (`-`: read it from stdin); every key has a default
-    /// (docs/config.md). Optional with --fio.
-    #[arg(required_unless_present = "fio")]
+    /// (docs/config.md). Optional with --fio or --filebench.
+    #[arg(required_unless_present_any = ["fio", "filebench"])]
     pub config: Option<PathBuf>,
     /// Override one key (repeatable), checked like the same key in the file:
     /// --set device.spare_factor=0.1 --set trim.engine=delayed
@@ -20,6 +20,10 @@ pub struct RunArgs {
     /// Take the workload from this fio job file (one job; docs/config.md maps the options).
     #[arg(long)]
     pub fio: Option<PathBuf>,
+    /// Take the workload from this Filebench model (.f; docs/config.md "Filebench workload
+    /// models"), on the config's file system (ext4 if it has none).
+    #[arg(long, value_name = "FILE.f", conflicts_with = "fio")]
+    pub filebench: Option<PathBuf>,
     /// Seed of every random stream of the run (default: the config's `seed`, else 1).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -43,7 +47,7 @@ pub struct RunArgs {
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
-    let (config, origin) = match &args.config {
+    let (mut config, origin) = match &args.config {
         Some(path) => (crate::config_arg::load(path, &args.set)?, path.display().to_string()),
         None => (crate::config_arg::defaults(&args.set)?, "defaults".to_string()),
     };
@@ -53,6 +57,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
         None => None,
     };
+    if let Some(f) = &args.filebench {
+        let text = std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+        trimlab_jobs::run::with_filebench(&mut config, text, &f.display().to_string(), args.config.is_some());
+    }
     let fio_origin = args.fio.as_ref().map(|f| f.display().to_string()).unwrap_or_default();
     let fio = fio_text.as_deref().map(|text| FioJob { text, origin: &fio_origin });
     let record = match &args.record {
@@ -78,7 +86,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         eprintln!("trimlab run: {note}");
     }
     let result = &ran.result;
-    let fio = args.fio.as_ref().map(|f| format!(", workload from {}", f.display())).unwrap_or_default();
+    let fio = args.fio.as_ref().or(args.filebench.as_ref());
+    let fio = fio.map(|f| format!(", workload from {}", f.display())).unwrap_or_default();
     eprintln!("trimlab run: seed {}, config {} ({origin}{fio})", result.seed, result.config_hash);
     let out = &args.out;
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;

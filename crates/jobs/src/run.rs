@@ -13,6 +13,22 @@ pub struct FioJob<'a> {
     pub origin: &'a str,
 }
 
+/// Makes a Filebench model file (`run --filebench FILE.f`) the run's workload: its text and
+/// the name errors give it. Without a config (`config_given` false) the drive gets the
+/// default ext4 file system the model needs.
+pub fn with_filebench(config: &mut RunConfig, text: String, origin: &str, config_given: bool) {
+    config.workload = trimlab_workload::WorkloadConfig {
+        kind: trimlab_workload::WorkloadKind::Filebench,
+        operations: Some(text),
+        filebench: Some(origin.to_string()),
+        stream: config.workload.stream.clone(),
+        ..Default::default()
+    };
+    if !config_given || config.host.fs.is_none() {
+        config.host.fs = Some(trimlab_scenario::host::FsKind::Ext4);
+    }
+}
+
 /// A run's result and what the adapter should tell the user before and after it.
 pub struct Ran {
     pub result: RunResult,

@@ -115,6 +115,9 @@ impl RunConfig {
         if let (Some(file), None) = (&self.workload.script, &self.workload.operations) {
             self.workload.operations = Some(read("workload.script", file)?);
         }
+        if let (Some(file), None) = (&self.workload.filebench, &self.workload.operations) {
+            self.workload.operations = Some(read("workload.filebench", file)?);
+        }
         for (i, phase) in self.phases.iter_mut().enumerate() {
             if let (Some(file), None) = (&phase.script, &phase.operations) {
                 phase.operations = Some(read(&format!("phase[{i}].script"), file)?);
@@ -330,6 +333,10 @@ impl Stack<'_> {
 fn check_file_keys(w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
     if w.kind == WorkloadKind::Script {
         trimlab_workload::kind::script_parse(w, &format!("{at}.operations"))
+            .map_err(|e| ConfigError::new(&format!("{at}.operations"), "", e))?;
+    }
+    if w.kind == WorkloadKind::Filebench {
+        trimlab_workload::kind::filebench_parse(w, &format!("{at}.operations"))
             .map_err(|e| ConfigError::new(&format!("{at}.operations"), "", e))?;
     }
     let allowed = w.kind.file_keys();

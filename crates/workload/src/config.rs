@@ -175,6 +175,11 @@ pub struct WorkloadConfig {
     /// it into `operations` (so a run's config hash covers the script's text).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script: Option<String>,
+    // ----- keys of the filebench kind -----
+    /// A Filebench model file, relative to the config's directory; the config loader reads it
+    /// into `operations` (docs/config.md, "Filebench workload models").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filebench: Option<String>,
     // ----- keys of 004's cluster-host kinds (os-install, iozone) -----
     /// os-install: bytes of files installed; iozone: the size of its test file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -241,6 +246,7 @@ impl Default for WorkloadConfig {
             stream: None,
             operations: None,
             script: None,
+            filebench: None,
             volume: None,
             image: None,
             record_bytes: None,
@@ -273,7 +279,7 @@ impl Default for WorkloadConfig {
 impl WorkloadConfig {
     /// The file-workload keys that are set, in declaration order.
     pub fn set_file_keys(&self) -> Vec<&'static str> {
-        let all: [(&'static str, bool); 18] = [
+        let all: [(&'static str, bool); 19] = [
             ("append_bytes", self.append_bytes.is_some()),
             ("hole_bytes", self.hole_bytes.is_some()),
             ("file_bytes", self.file_bytes.is_some()),
@@ -286,6 +292,7 @@ impl WorkloadConfig {
             ("stream", self.stream.is_some()),
             ("operations", self.operations.is_some()),
             ("script", self.script.is_some()),
+            ("filebench", self.filebench.is_some()),
             ("volume", self.volume.is_some()),
             ("image", self.image.is_some()),
             ("record_bytes", self.record_bytes.is_some()),

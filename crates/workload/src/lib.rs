@@ -6,6 +6,7 @@
 pub mod cluster_host;
 pub mod config;
 pub mod file;
+pub mod filebench;
 pub mod fio;
 pub mod generator;
 pub mod kind;

@@ -75,10 +75,12 @@ workload_kinds! {
     file_churn => File,
     remove_when_full => File,
     script => File,
+    filebench => File,
     os_install => ClusterHost,
     iozone => ClusterHost,
 }
 
+pub use filebench::parse as filebench_parse;
 pub use script::parse as script_parse;
 
 const COUNT: usize = KINDS.len();
