@@ -4,6 +4,7 @@ use crate::output;
 use crate::progress::Bar;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
+use trimlab_jobs::report::PageKind;
 use trimlab_jobs::run::FioJob;
 
 /// `trimlab run`'s arguments.
@@ -100,8 +101,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         let title = format!("trimlab run: {origin}{fio}, seed {}", result.seed);
         let rows = result.series.as_ref().and_then(|s| s.timeseries.as_deref()).unwrap_or(&[]);
         let report = trimlab_jobs::run_report::run_report(&title, &result.report, rows);
-        trimlab_jobs::report::write_experiment(out, &report)?;
-        let index = trimlab_jobs::report::write_index(out, std::slice::from_ref(&report))?;
+        let index = trimlab_jobs::run_report::write_job_page(out, PageKind::Run, &report, &[])?;
         if !args.json {
             println!("wrote {}", index.display());
         }

@@ -5,6 +5,7 @@ use crate::progress::Bar;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
+use trimlab_jobs::report::PageKind;
 use trimlab_jobs::sweep::{run_in_dir, Grid, ScenarioRunner, Shard, Status, SweepOptions};
 
 #[derive(Args)]
@@ -21,6 +22,9 @@ pub struct SweepArgs {
     /// Run only the K-th of N deterministic slices (run r is in slice r mod N + 1).
     #[arg(long, value_name = "K/N", default_value = "1/1")]
     shard: Shard,
+    /// Also write DIR/index.html: per swept key, a table and a plot of the measures' means.
+    #[arg(long)]
+    html: bool,
 }
 
 pub fn run(args: &SweepArgs) -> Result<()> {
@@ -57,6 +61,14 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         outcome.failed,
         args.out.join("results.csv").display()
     );
+    if args.html {
+        let keys: Vec<String> = grid.axes.iter().map(|a| a.key.clone()).collect();
+        let title = format!("trimlab sweep: {}", args.grid.display());
+        let (report, warning) = trimlab_jobs::sweep_report::sweep_report(&title, &outcome.table, &keys);
+        let warnings: Vec<String> = warning.into_iter().collect();
+        let index = trimlab_jobs::run_report::write_job_page(&args.out, PageKind::Sweep, &report, &warnings)?;
+        println!("wrote {}", index.display());
+    }
     Ok(())
 }
 
@@ -84,6 +96,7 @@ mod tests {
             out: dir.join(out),
             jobs: Some(2),
             shard: shard.parse().unwrap(),
+            html: false,
         };
         run(&args("whole", "1/1")).unwrap();
         let whole = std::fs::read_to_string(dir.join("whole/results.csv")).unwrap();

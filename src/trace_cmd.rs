@@ -11,6 +11,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use trimlab_jobs::replay::TraceInput;
+use trimlab_jobs::report::PageKind;
+use trimlab_jobs::run_report::write_job_page;
 use trimlab_jobs::trace_options::TraceOptions;
 use trimlab_jobs::RunConfig;
 
@@ -102,6 +104,10 @@ pub struct ReplayArgs {
     /// (overrides [output] interval of --device).
     #[arg(long)]
     pub log_interval: Option<String>,
+    /// Also write OUT/index.html: the totals, the time series' plots (with --log-interval) and
+    /// a warning when the drive could not keep up with the trace.
+    #[arg(long)]
+    pub html: bool,
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<()> {
@@ -118,6 +124,13 @@ pub fn replay(args: &ReplayArgs) -> Result<()> {
         println!("{line}");
     }
     println!("wrote {}", args.out.join("metrics.json").display());
+    if args.html {
+        let title = format!("trimlab replay: {}", args.trace.trace.display());
+        let rows = r.series.timeseries.as_deref().unwrap_or(&[]);
+        let report = trimlab_jobs::run_report::run_report(&title, &r.report, rows);
+        let warnings: Vec<String> = r.saturation_warning().into_iter().collect();
+        println!("wrote {}", write_job_page(&args.out, PageKind::Replay, &report, &warnings)?.display());
+    }
     Ok(())
 }
 
@@ -145,8 +158,8 @@ pub fn advise(args: &AdviseArgs) -> Result<()> {
         eprintln!("trimlab advise: warning: {warning}");
     }
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
-    trimlab_jobs::report::write_experiment(&args.out, &advice.report)?;
-    let index = trimlab_jobs::report::write_index(&args.out, std::slice::from_ref(&advice.report))?;
+    let warnings: Vec<String> = advice.warning.iter().cloned().collect();
+    let index = write_job_page(&args.out, PageKind::Advise, &advice.report, &warnings)?;
     println!("{}", trimlab_jobs::report::render_text(&advice.report));
     println!("wrote {}", index.display());
     Ok(())

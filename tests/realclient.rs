@@ -479,7 +479,8 @@ fn the_live_dashboard_shows_a_real_ext4s_trims_in_headless_chromium() {
         skip("dashboard in headless chromium", &why);
         return;
     }
-    let served = Served::start(&dir, SMALL_CONFIG);
+    // --log-interval: the server keeps a time series, which the page plots from its start.
+    let served = Served::start_with(&dir, SMALL_CONFIG, &["--log-interval", "100ms"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realclient/ext4-dashboard.sh");
     let (ok, text) = run(Command::new("bash").arg(&script).args([
         &served.uri,
@@ -500,7 +501,9 @@ fn the_live_dashboard_shows_a_real_ext4s_trims_in_headless_chromium() {
     let served_trims = m["stats"]["nbd"]["trim_commands"].as_u64().unwrap();
     assert!(shown <= served_trims, "the page shows {shown} TRIMs, the server counted {served_trims}");
     assert_eq!(value("phase"), "rm", "the open phase");
-    assert!(value("status").starts_with("simulated time"), "the page read /stats: {}", value("status"));
+    let status = value("status");
+    assert!(status.starts_with("simulated time"), "the page read /stats: {status}");
+    assert!(status.contains("intervals of the server's time series"), "the page read /series: {status}");
     for chart in ["rates", "waf", "gc", "trim", "free", "latency"] {
         assert!(dom.contains(&format!("id=\"chart-{chart}\"")), "chart {chart} missing");
     }

@@ -23,7 +23,7 @@ pub(crate) struct DeviceCounters {
 }
 
 /// One interval `[start_ns, end_ns)` of simulated time.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Row {
     pub start_ns: u64,
     pub end_ns: u64,

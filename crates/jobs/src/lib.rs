@@ -31,6 +31,7 @@ pub mod run;
 pub mod run_report;
 pub mod serve;
 pub mod sweep;
+pub mod sweep_report;
 pub mod trace_options;
 
 pub use anyhow::{Error, Result};

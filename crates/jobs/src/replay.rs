@@ -29,6 +29,9 @@ pub struct Replayed {
     pub device: SsdConfig,
 }
 
+/// Above this share of latency spent waiting for the drive's queue, a replay is saturated.
+pub const SATURATED_QUEUE_SHARE: f64 = 0.5;
+
 /// Replays `input` on the device of `config` with the knobs of `options`; `log_interval`
 /// (e.g. "100ms") overrides `[output] interval` for the time series.
 pub fn replay(
@@ -94,9 +97,28 @@ impl Replayed {
         })
     }
 
-    /// What `trimlab replay` prints: a note on drained pages, then one line of totals.
+    /// A warning when the replay is saturated: more than half of the commands' latency was
+    /// spent waiting for the drive's queue, so latencies measure the backlog of a drive that
+    /// cannot keep up with the trace, not the drive (issue 25: write p99 1.04 s with no word).
+    /// The half is an assumption: "dominates".
+    pub fn saturation_warning(&self) -> Option<String> {
+        let share = self.stats.queue_share();
+        (share > SATURATED_QUEUE_SHARE).then(|| {
+            format!(
+                "saturated: {:.0} % of the commands' latency was spent waiting for a slot in the drive's queue (depth {}); the drive cannot keep up with the trace at this speed, so the latencies measure the backlog (try --speed below 1 or --closed-loop N)",
+                share * 100.0,
+                self.device.queue_depth
+            )
+        })
+    }
+
+    /// What `trimlab replay` prints: a note on drained pages, a saturation warning, then one
+    /// line of totals.
     pub fn summary(&self) -> Vec<String> {
         let mut lines = Vec::new();
+        if let Some(warning) = self.saturation_warning() {
+            lines.push(format!("warning: {warning}"));
+        }
         if self.drained_pages > 0 {
             lines.push(format!(
                 "{} pages were still in the write buffer when the trace ended; they were programmed before the totals below",

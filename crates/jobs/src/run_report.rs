@@ -1,8 +1,23 @@
-//! The page `trimlab run --html` writes: the run's totals and its time series as plots.
+//! The page `trimlab run --html` (and `replay --html`) writes: the totals and the time series as
+//! plots; and [`write_job_page`], which writes any job's page.
 
+use std::path::{Path, PathBuf};
 use trimlab_device::timeseries::Row;
 use trimlab_device::DeviceReport;
-use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table};
+use trimlab_report::{Cell, ExperimentReport, Page, PageKind, Plot, PlotKind, Series, SeriesStyle, Table};
+
+/// Writes a job's report files and its page (`index.html` of `kind`) under `out`, warnings
+/// first on the page; returns the page's path.
+pub fn write_job_page(
+    out: &Path,
+    kind: PageKind,
+    report: &ExperimentReport,
+    warnings: &[String],
+) -> Result<PathBuf, trimlab_report::ReportError> {
+    trimlab_report::write_experiment(out, report)?;
+    let page = Page { kind, reports: std::slice::from_ref(report), references: &[], warnings };
+    trimlab_report::write_page(out, &page)
+}
 
 fn line(label: &str, points: Vec<(f64, f64)>) -> Series {
     Series { label: label.into(), points, style: SeriesStyle::Line }

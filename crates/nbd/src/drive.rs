@@ -631,6 +631,17 @@ impl Drive {
         }
     }
 
+    /// The device's time-series rows that ended after `since_ns`, at most the last `max` of
+    /// them; `None` when the series is off (`--log-interval` / `[output] interval`).
+    pub fn series_rows(&self, since_ns: u64, max: usize) -> Option<Vec<trimlab_device::timeseries::Row>> {
+        if !self.ssd.timeseries_enabled() {
+            return None;
+        }
+        let rows = self.ssd.timeseries();
+        let first = rows.partition_point(|r| r.end_ns <= since_ns);
+        Some(rows[first.max(rows.len().saturating_sub(max))..].to_vec())
+    }
+
     /// Closes the device's time series at `at`: (latency histogram CSV, timeseries CSV).
     pub fn finish_series(&mut self, at: SimTime) -> (String, Option<String>) {
         let end = at.max(self.now());

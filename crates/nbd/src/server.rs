@@ -409,6 +409,12 @@ pub struct ServerHandle {
 }
 
 impl ServerHandle {
+    /// The live time series since `since_ns` (see [`crate::drive::Drive::series_rows`]);
+    /// `None` when it is off or the model cannot answer.
+    pub fn series(&self, since_ns: u64, max: usize) -> Option<Vec<trimlab_device::timeseries::Row>> {
+        self.shared.inspect_device(|d, _| d.drive.series_rows(since_ns, max)).flatten()
+    }
+
     /// The live report (after [`ServerHandle::finish`], the final one; `None` if the model
     /// cannot produce one).
     pub fn stats(&self) -> Option<DriveStats> {

@@ -1,7 +1,8 @@
 //! A tiny HTTP/1.0 endpoint for live metrics, phase marks and power cuts, so a driving script
 //! can split a run into phases (`POST /phase/mkfs`), read the counters (`GET /stats`) and cut
-//! the drive's power (`POST /power-cut`) while clients run, and a person can watch it (`GET /`:
-//! the live dashboard, one self-contained page that plots `/stats` once a second). One request
+//! the drive's power (`POST /power-cut`) while clients run, read the time series kept so far
+//! (`GET /series?since=NS`, with `--log-interval`), and a person can watch it (`GET /`: the
+//! live dashboard, one self-contained page that plots them once a second). One request
 //! per connection, request line only; anything else gets 404 or 400.
 //!
 //! Nobody can stall it (issue 13): each client gets its own thread and one deadline for the
@@ -21,6 +22,8 @@ use std::time::{Duration, Instant};
 pub const HTTP_CLIENTS_MAX: usize = 16;
 /// Time a client has to send its request and read the answer.
 pub const HTTP_DEADLINE: Duration = Duration::from_secs(5);
+/// Rows one `GET /series` returns at most (the newest): an hour at one per second.
+const SERIES_ROWS_MAX: usize = 3600;
 /// The longest request head read (request line and headers).
 const REQUEST_HEAD_BYTES_MAX: usize = 8192;
 
@@ -129,30 +132,8 @@ fn answer(mut stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
         return respond_typed(&mut stream, "200 OK", "text/html; charset=utf-8", DASHBOARD_HTML);
     }
     let (status, body) = match (method, path) {
-        ("GET", "/stats") => {
-            let (fault, stats) = (server.fault(), server.stats());
-            let connections = server.connections();
-            match (fault, stats) {
-                (None, Some(stats)) => (
-                    "200 OK",
-                    serde_json::to_string_pretty(
-                        &serde_json::json!({ "connections": connections, "stats": stats }),
-                    )
-                    .unwrap_or_default(),
-                ),
-                (Some(fault), stats) => (
-                    "500 Internal Server Error",
-                    serde_json::to_string_pretty(&serde_json::json!({
-                        "error": format!("the device model failed: {fault}"),
-                        "fault": fault,
-                        "connections": connections,
-                        "stats": stats,
-                    }))
-                    .unwrap_or_default(),
-                ),
-                (None, None) => ("503 Service Unavailable", error_json("the server has stopped")),
-            }
-        }
+        ("GET", "/stats") => stats_answer(server),
+        ("GET", p) if p == "/series" || p.starts_with("/series?since=") => series_answer(server, p),
         ("POST", "/power-cut") => match server.power_cut() {
             Ok(report) => ("200 OK", serde_json::json!({ "power_cut": report }).to_string()),
             Err(e) => ("500 Internal Server Error", error_json(&e)),
@@ -174,4 +155,40 @@ fn answer(mut stream: TcpStream, server: &ServerHandle) -> io::Result<()> {
         ),
     };
     respond(&mut stream, status, &body)
+}
+
+/// `GET /stats`: the live report, or 500 with the fault, or 503 once the server has stopped.
+fn stats_answer(server: &ServerHandle) -> (&'static str, String) {
+    let (fault, stats) = (server.fault(), server.stats());
+    let connections = server.connections();
+    match (fault, stats) {
+        (None, Some(stats)) => (
+            "200 OK",
+            serde_json::to_string_pretty(&serde_json::json!({ "connections": connections, "stats": stats }))
+                .unwrap_or_default(),
+        ),
+        (Some(fault), stats) => (
+            "500 Internal Server Error",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "error": format!("the device model failed: {fault}"),
+                "fault": fault,
+                "connections": connections,
+                "stats": stats,
+            }))
+            .unwrap_or_default(),
+        ),
+        (None, None) => ("503 Service Unavailable", error_json("the server has stopped")),
+    }
+}
+
+/// `GET /series?since=NS`: the time-series rows that ended after NS (`enabled: false` when
+/// the server keeps none).
+fn series_answer(server: &ServerHandle, path: &str) -> (&'static str, String) {
+    match path.strip_prefix("/series?since=").map_or(Ok(0), str::parse::<u64>) {
+        Err(_) => ("400 Bad Request", error_json("since takes a simulated time in ns: /series?since=NS")),
+        Ok(since) => match server.series(since, SERIES_ROWS_MAX) {
+            Some(rows) => ("200 OK", serde_json::json!({ "enabled": true, "rows": rows }).to_string()),
+            None => ("200 OK", serde_json::json!({ "enabled": false, "rows": [] }).to_string()),
+        },
+    }
 }

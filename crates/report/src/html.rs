@@ -69,8 +69,45 @@ figure { margin: 1rem 0; }
 figure svg { width: 100%; height: auto; max-width: 960px; border: 1px solid var(--line); border-radius: 4px; }
 figcaption { font-size: .9rem; color: var(--muted); }
 nav table td:first-child { font-family: ui-monospace, monospace; }
+.warning { background: #fff1f0; border: 1px solid var(--bad); border-radius: 6px; padding: .6rem 1rem; margin: 1rem 0; }
+.recommendation { background: #eef8f0; border: 1px solid var(--ok); border-radius: 6px; padding: .8rem 1rem; margin: 1rem 0; }
+.recommendation .what { font-size: 1.3rem; font-weight: 600; }
 @media (max-width: 800px) { .compare { grid-template-columns: 1fr; } }
 "#;
+
+/// What a page is for. A reproduce page judges experiments against their papers; a run,
+/// replay, advise or sweep page reports one job of the user's, so it has no acceptance checks,
+/// leads with what that job is asked (advise: the recommendation and its reason) and puts any
+/// warning about the result above everything else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageKind {
+    Reproduce,
+    Run,
+    Replay,
+    Advise,
+    Sweep,
+}
+
+impl PageKind {
+    fn heading(self) -> &'static str {
+        match self {
+            PageKind::Reproduce => "trimlab: reproduced results",
+            PageKind::Run => "trimlab run",
+            PageKind::Replay => "trimlab replay",
+            PageKind::Advise => "trimlab advise",
+            PageKind::Sweep => "trimlab sweep",
+        }
+    }
+}
+
+/// One page: its kind, its reports (one for every kind but reproduce), the references a
+/// reproduce page cites, and warnings shown first (a saturated replay, failed sweep points).
+pub struct Page<'a> {
+    pub kind: PageKind,
+    pub reports: &'a [ExperimentReport],
+    pub references: &'a [Reference],
+    pub warnings: &'a [String],
+}
 
 /// Renders the whole page. Errors only when a plot cannot be drawn (its path relative to the
 /// output directory is named).
@@ -84,6 +121,76 @@ pub fn render_index_html_with_references(
     reports: &[ExperimentReport],
     references: &[Reference],
 ) -> Result<String, ReportError> {
+    render_page(&Page { kind: PageKind::Reproduce, reports, references, warnings: &[] })
+}
+
+/// Renders a page of any kind; a reproduce page is [`render_index_html_with_references`]'s.
+pub fn render_page(page: &Page<'_>) -> Result<String, ReportError> {
+    if page.kind == PageKind::Reproduce {
+        return render_reproduce(page.reports, page.references);
+    }
+    let mut h = String::new();
+    let title = page.reports.first().map_or(page.kind.heading().to_owned(), |r| r.title.clone());
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    let _ = write!(h, "<title>{}</title>\n<style>", escape_html(&title));
+    h.push_str(CSS);
+    h.push_str("</style>\n</head>\n<body>\n<main>\n");
+    let _ = writeln!(h, "<header>\n<h1>{}</h1>", escape_html(&title));
+    h.push_str("</header>\n");
+    for w in page.warnings {
+        let _ = writeln!(h, "<div class=\"warning\"><strong>Warning:</strong> {}</div>", escape_html(w));
+    }
+    for r in page.reports {
+        if page.kind == PageKind::Advise {
+            render_recommendation(&mut h, r);
+        }
+        render_job_section(&mut h, page.kind, r)?;
+    }
+    h.push_str("</main>\n</body>\n</html>\n");
+    Ok(h)
+}
+
+/// The advice first: the report's `recommendation` and `reason` parameters.
+fn render_recommendation(h: &mut String, r: &ExperimentReport) {
+    let param = |key: &str| r.params.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    if let Some(what) = param("recommendation") {
+        let _ = writeln!(
+            h,
+            "<div class=\"recommendation\"><div class=\"what\">Recommendation: {}</div><p>{}</p></div>",
+            escape_html(what),
+            escape_html(param("reason").unwrap_or(""))
+        );
+    }
+}
+
+/// A job's section: summary, then (advise) the scenarios' table before the plots, or (run,
+/// replay, sweep) the plots before the tables; notes and parameters last.
+fn render_job_section(h: &mut String, kind: PageKind, r: &ExperimentReport) -> Result<(), ReportError> {
+    let _ = writeln!(h, "<section class=\"experiment\" id=\"exp-{}\">", escape_html(&r.name));
+    if !r.summary.is_empty() {
+        let _ = writeln!(h, "<p>{}</p>", escape_html(&r.summary));
+    }
+    let tables = |h: &mut String| {
+        for t in &r.tables {
+            render_table(h, &r.name, t);
+        }
+    };
+    if kind == PageKind::Advise {
+        tables(h);
+    }
+    for p in &r.plots {
+        render_plot(h, &r.name, p)?;
+    }
+    if kind != PageKind::Advise {
+        tables(h);
+    }
+    render_notes_and_params(h, r);
+    h.push_str("</section>\n");
+    Ok(())
+}
+
+fn render_reproduce(reports: &[ExperimentReport], references: &[Reference]) -> Result<String, ReportError> {
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -167,11 +274,7 @@ fn render_section(h: &mut String, r: &ExperimentReport) -> Result<(), ReportErro
         }
     }
     if !r.notes.is_empty() {
-        h.push_str("<h3>Notes</h3>\n<ul>\n");
-        for n in &r.notes {
-            let _ = writeln!(h, "<li>{}</li>", escape_html(n));
-        }
-        h.push_str("</ul>\n");
+        render_notes(h, r);
     }
     if !r.tables.is_empty() {
         h.push_str("<h3>Tables</h3>\n");
@@ -179,6 +282,20 @@ fn render_section(h: &mut String, r: &ExperimentReport) -> Result<(), ReportErro
             render_table(h, &r.name, t);
         }
     }
+    render_params(h, r);
+    h.push_str("</section>\n");
+    Ok(())
+}
+
+fn render_notes(h: &mut String, r: &ExperimentReport) {
+    h.push_str("<h3>Notes</h3>\n<ul>\n");
+    for n in &r.notes {
+        let _ = writeln!(h, "<li>{}</li>", escape_html(n));
+    }
+    h.push_str("</ul>\n");
+}
+
+fn render_params(h: &mut String, r: &ExperimentReport) {
     if !r.params.is_empty() {
         h.push_str("<details>\n<summary>Parameters</summary>\n<table class=\"params\">\n<thead><tr><th>parameter</th><th>value</th></tr></thead>\n<tbody>\n");
         for (k, v) in &r.params {
@@ -186,8 +303,13 @@ fn render_section(h: &mut String, r: &ExperimentReport) -> Result<(), ReportErro
         }
         h.push_str("</tbody>\n</table>\n</details>\n");
     }
-    h.push_str("</section>\n");
-    Ok(())
+}
+
+fn render_notes_and_params(h: &mut String, r: &ExperimentReport) {
+    if !r.notes.is_empty() {
+        render_notes(h, r);
+    }
+    render_params(h, r);
 }
 
 /// Columns holding the paper's values, highlighted so ours and theirs are easy to pair.

@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use crate::csv::{csv_field, table_to_csv};
-pub use crate::html::{escape_html, render_index_html, render_index_html_with_references};
+pub use crate::html::{
+    escape_html, render_index_html, render_index_html_with_references, render_page, Page, PageKind,
+};
 pub use crate::num::{format_display, format_num};
 pub use crate::svg::{render_svg, SVG_HEIGHT, SVG_WIDTH};
 pub use crate::text::render_text;
@@ -401,6 +403,25 @@ pub fn write_index_with_references(
         }
     }
     let html = render_index_html_with_references(reports, references).map_err(|e| match e {
+        ReportError::Plot { path: p, message } => ReportError::Plot { path: out_dir.join(p), message },
+        other => other,
+    })?;
+    fs::create_dir_all(out_dir).map_err(|source| ReportError::Io { path: out_dir.to_path_buf(), source })?;
+    write_file(&path, html.as_bytes())?;
+    Ok(path)
+}
+
+/// Writes `out_dir/index.html` as a page of `page.kind` (see [`render_page`]): a run, replay,
+/// advise or sweep page of one job, or a reproduce page.
+pub fn write_page(out_dir: &Path, page: &Page<'_>) -> Result<PathBuf, ReportError> {
+    if page.kind == PageKind::Reproduce {
+        return write_index_with_references(out_dir, page.reports, page.references);
+    }
+    let path = out_dir.join("index.html");
+    for r in page.reports {
+        validate_report(out_dir, r)?;
+    }
+    let html = render_page(page).map_err(|e| match e {
         ReportError::Plot { path: p, message } => ReportError::Plot { path: out_dir.join(p), message },
         other => other,
     })?;

@@ -78,6 +78,30 @@ pub struct ReplayStats {
     /// Commands sent to the device (large requests are split at the device's limits).
     pub device_commands: u64,
     pub trace_span_ns: u64,
+    /// Summed over device commands: the time from arrival until the drive's queue took the
+    /// command (a full queue, or a non-queued TRIM draining it), and from arrival to
+    /// completion. Their ratio says whether the replay is saturated ([`ReplayStats::queue_share`]).
+    pub queue_wait_ns: u64,
+    pub latency_ns: u64,
+}
+
+/// Counts one device command that arrived at `at`, was taken at `start` and ended at `done`.
+fn count_command(stats: &mut ReplayStats, at: SimTime, start: SimTime, done: SimTime) {
+    stats.device_commands += 1;
+    stats.queue_wait_ns += start.since(at);
+    stats.latency_ns += done.since(at);
+}
+
+impl ReplayStats {
+    /// The share of the commands' latency spent waiting for the drive's queue (0 with no
+    /// command): near 1 when requests arrive faster than the drive serves them.
+    pub fn queue_share(&self) -> f64 {
+        if self.latency_ns == 0 {
+            0.0
+        } else {
+            self.queue_wait_ns as f64 / self.latency_ns as f64
+        }
+    }
 }
 
 pub struct ReplayOutcome {
@@ -170,11 +194,9 @@ impl<D: BlockDevice> Replayer<'_, D> {
     }
 
     fn submit(&mut self, index: u64, at: SimTime, command: &Command) -> Result<SimTime, ReplayError> {
-        self.stats.device_commands += 1;
-        self.dev
-            .submit(at, command, None)
-            .map(|c| c.done)
-            .map_err(|error| ReplayError::Device { index, error })
+        let c = self.dev.submit(at, command, None).map_err(|error| ReplayError::Device { index, error })?;
+        count_command(&mut self.stats, at, c.start, c.done);
+        Ok(c.done)
     }
 
     /// Sends TRIMs of `ranges` as few commands as the device's limits allow, one after another.
@@ -186,8 +208,9 @@ impl<D: BlockDevice> Replayer<'_, D> {
     ) -> Result<(SimTime, u64), ReplayError> {
         let (dev, stats) = (&mut *self.dev, &mut self.stats);
         let commands = self.trims.split(ranges.iter().copied(), |command| {
-            stats.device_commands += 1;
-            at = dev.submit(at, command, None).map_err(|error| ReplayError::Device { index, error })?.done;
+            let c = dev.submit(at, command, None).map_err(|error| ReplayError::Device { index, error })?;
+            count_command(stats, at, c.start, c.done);
+            at = c.done;
             Ok::<(), ReplayError>(())
         })?;
         Ok((at, commands))
