@@ -218,6 +218,13 @@ impl<D: BlockDevice> FileSystem<D> {
         self.resolve(&path).filter(|c| !c.is_dir).map(|c| c.ino)
     }
 
+    /// What `path` names: (inode, is_dir), None if it does not exist. One walk of the tree
+    /// where `lookup` and `is_dir` together take two.
+    pub fn entry(&self, path: &str) -> Option<(Ino, bool)> {
+        let path = normalize(path).ok()?;
+        self.resolve(&path).map(|c| (c.ino, c.is_dir))
+    }
+
     /// Every file and directory, by full path in byte order: (path, ino, is_dir). The full
     /// paths are built on the first call after a change of the tree.
     pub fn entries(&self) -> impl Iterator<Item = (&str, Ino, bool)> {
