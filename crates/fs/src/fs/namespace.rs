@@ -724,17 +724,19 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// `check`'s part: every directory is reached once from the root, every file entry has
     /// its inode, directory inodes are unique and neither files' nor free, slots are unique
-    /// per directory, and the per-group inode counts match.
+    /// per directory, and the per-group inode counts match. (Paths are spelled out only for
+    /// the error: the check runs at the end of every run, over every entry.)
     pub(super) fn namespace_check(&self) -> Result<(), String> {
-        let mut slots: BTreeSet<(Ino, u64)> = BTreeSet::new();
         let mut dir_inos: BTreeSet<Ino> = BTreeSet::new();
         let mut files = 0;
+        let mut slots: Vec<(u64, &str)> = Vec::new();
         let mut stack = vec![(String::new(), ROOT)];
         while let Some((prefix, dir)) = stack.pop() {
+            slots.clear();
             for (name, c) in self.entries_of(dir) {
-                let path = join(&prefix, name);
                 let slot = match c.is_dir {
                     true => {
+                        let path = join(&prefix, name);
                         let d = self.dirs.get(&c.ino).filter(|d| d.ino == c.ino);
                         let d = d.ok_or(format!("fs: directory {path:?} (inode {}) is not in the table", c.ino))?;
                         if !dir_inos.insert(c.ino)
@@ -746,18 +748,20 @@ impl<D: BlockDevice> FileSystem<D> {
                                 c.ino
                             ));
                         }
-                        stack.push((path.clone(), c.ino));
+                        stack.push((path, c.ino));
                         d.slot
                     }
                     false => {
                         files += 1;
-                        let inode = self.inodes.get(&c.ino);
-                        inode.map(|i| i.dir_slot).ok_or(format!("fs: {path:?} has no inode {}", c.ino))?
+                        let no_inode = || format!("fs: {:?} has no inode {}", join(&prefix, name), c.ino);
+                        self.inodes.get(&c.ino).map(|i| i.dir_slot).ok_or_else(no_inode)?
                     }
                 };
-                if !slots.insert((dir, slot)) {
-                    return Err(format!("fs: {path:?} shares slot {slot} of its directory"));
-                }
+                slots.push((slot, name));
+            }
+            slots.sort_unstable();
+            if let Some(w) = slots.windows(2).find(|w| w[0].0 == w[1].0) {
+                return Err(format!("fs: {:?} shares slot {} of its directory", join(&prefix, w[1].1), w[1].0));
             }
         }
         if files != self.inodes.len() || dir_inos.len() != self.dirs.len() {
