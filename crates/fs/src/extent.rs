@@ -113,12 +113,13 @@ impl ExtentMap {
                 freed.push(Run::new(p + keep, len - keep));
             }
         }
-        let tail: Vec<u64> = self.map.range(logical..).map(|(&l, _)| l).collect();
-        for l in tail {
-            if let Some((p, len)) = self.map.remove(&l) {
-                freed.push(Run::new(p, len));
-            }
-        }
+        // Everything from `logical` on leaves in one split (or the whole map, from 0), in
+        // logical order, not one removal per extent.
+        let tail = match logical {
+            0 => std::mem::take(&mut self.map),
+            _ => self.map.split_off(&logical),
+        };
+        freed.extend(tail.into_iter().map(|(_, (p, len))| Run::new(p, len)));
         freed
     }
 

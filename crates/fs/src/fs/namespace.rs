@@ -263,6 +263,27 @@ impl<D: BlockDevice> FileSystem<D> {
         Ok(self.entries_of(d).iter().map(|(n, c)| (n.as_ref(), c.ino, c.is_dir)))
     }
 
+    /// What `name` names inside directory `dir` (None: the root; else a directory's inode,
+    /// as `dir_entries` reports it): (inode, is_dir). One lookup, for callers that walk the
+    /// tree themselves (a script's globs) rather than resolve every path from the root.
+    pub fn entry_in(&self, dir: Option<Ino>, name: &str) -> Option<(Ino, bool)> {
+        let entries = match dir {
+            None => &self.root_slots.entries,
+            Some(ino) => &self.dirs.get(&ino)?.entries,
+        };
+        entries.get(name).map(|c| (c.ino, c.is_dir))
+    }
+
+    /// The entries of directory `dir` (as for `entry_in`) by name in byte order, borrowed;
+    /// None if `dir` is not a directory's inode.
+    pub fn dir_entries_in(&self, dir: Option<Ino>) -> Option<impl Iterator<Item = (&str, Ino, bool)>> {
+        let entries = match dir {
+            None => &self.root_slots.entries,
+            Some(ino) => &self.dirs.get(&ino)?.entries,
+        };
+        Some(entries.iter().map(|(n, c)| (n.as_ref(), c.ino, c.is_dir)))
+    }
+
     /// The entries directly inside directory `dir` ("" = root), by name: (name, ino, is_dir).
     pub fn children(&self, dir: &str) -> Result<Vec<(String, Ino, bool)>, FsError> {
         Ok(self.dir_entries(dir)?.map(|(n, i, d)| (n.to_string(), i, d)).collect())

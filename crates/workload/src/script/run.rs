@@ -10,6 +10,7 @@ use rand::seq::index::sample;
 use rand::Rng;
 use trimlab_device::BlockDevice;
 use trimlab_fs::{FileSystem, FsError, Ino};
+use std::collections::BTreeMap;
 use trimlab_sim::{SimRng, SimTime};
 
 /// The interpreter's state between lines: whether the file system is mounted (and which line
@@ -256,7 +257,7 @@ impl Interpreter<'_> {
         words: &Paths,
         missing_ok: bool,
     ) -> Result<Vec<Entry>, String> {
-        let mut out = Vec::new();
+        let (mut out, mut listings) = (Vec::new(), Listings::new());
         words.each(&mut |w| {
             if !is_glob(w) {
                 match fs.entry(w) {
@@ -267,7 +268,7 @@ impl Interpreter<'_> {
                 }
                 return Ok(());
             }
-            let found = glob(fs, w)?;
+            let found = glob(fs, w, &mut listings)?;
             if found.is_empty() && !missing_ok {
                 return Err(format!("\"{w}\" matches nothing"));
             }
@@ -372,41 +373,60 @@ impl Interpreter<'_> {
 /// where one directory's matches meet the next's are the whole paths compared, and should a
 /// pair there be out of order (`a/x` after `a-b/y`: '-' sorts before '/'), the whole list is
 /// sorted as before.
-fn glob<D: BlockDevice>(fs: &FileSystem<D>, pattern: &str) -> Result<Vec<Entry>, String> {
+fn glob<D: BlockDevice>(fs: &FileSystem<D>, pattern: &str, cache: &mut Listings) -> Result<Vec<Entry>, String> {
     let parts: Vec<&str> = pattern.split('/').collect();
-    // Each entry: (path, inode for a file, which directory of the level before it is in).
-    let mut level: Vec<(String, Option<Ino>, usize)> = vec![(String::new(), None, 0)];
-    let mut names: Vec<(&str, Ino, bool)> = Vec::new();
+    // Each hit: its path, inode, whether a directory, and which hit of the level before
+    // holds it; the root is the directory None.
+    let mut level: Vec<Hit> = vec![Hit { path: String::new(), ino: 0, is_dir: true, parent: 0 }];
     for (i, part) in parts.iter().enumerate() {
         let last = i + 1 == parts.len();
         let mut next = Vec::new();
-        for (d, (dir, _, _)) in level.iter().enumerate() {
+        for (d, hit) in level.iter().enumerate() {
+            let dir = (i > 0).then_some(hit.ino);
             if !is_glob(part) {
-                let path = join(dir, part);
-                match fs.entry(&path) {
-                    Some((_, true)) => next.push((path, None, d)),
-                    Some((ino, false)) if last => next.push((path, Some(ino), d)),
+                match fs.entry_in(dir, part) {
+                    Some((ino, is_dir)) if is_dir || last => {
+                        next.push(Hit { path: join(&hit.path, part), ino, is_dir, parent: d })
+                    }
                     _ => {}
                 }
                 continue;
             }
-            names.clear();
-            let listed = fs.dir_entries(dir).map_err(|e| e.to_string())?;
-            names.extend(listed.filter(|&(name, _, is_dir)| {
-                (last || is_dir) && component_matches(part.as_bytes(), name.as_bytes())
-            }));
-            sort_natural(&mut names);
-            next.extend(names.iter().map(|&(name, ino, is_dir)| (join(dir, name), (!is_dir).then_some(ino), d)));
+            let names = cache.entry((dir, part.to_string())).or_insert_with(|| {
+                let listed = fs.dir_entries_in(dir).into_iter().flatten();
+                let mut names: Vec<(&str, Ino, bool)> = listed
+                    .filter(|&(name, _, _)| component_matches(part.as_bytes(), name.as_bytes()))
+                    .collect();
+                sort_natural(&mut names);
+                names.into_iter().map(|(name, ino, is_dir)| (name.to_string(), ino, is_dir)).collect()
+            });
+            let hits = names.iter().filter(|e| last || e.2);
+            next.extend(hits.map(|(name, ino, is_dir)| Hit { path: join(&hit.path, name), ino: *ino, is_dir: *is_dir, parent: d }));
         }
         level = next;
     }
-    let in_order = level.windows(2).all(|w| w[0].2 == w[1].2 || natural_cmp(&w[0].0, &w[1].0).is_le());
-    let mut found: Vec<Entry> = level.into_iter().map(|(p, ino, _)| (p, ino)).collect();
+    let in_order =
+        level.windows(2).all(|w| w[0].parent == w[1].parent || natural_cmp(&w[0].path, &w[1].path).is_le());
+    let mut found: Vec<Entry> = level.into_iter().map(|h| (h.path, (!h.is_dir).then_some(h.ino))).collect();
     if !in_order {
         found.sort_by(|a, b| natural_cmp(&a.0, &b.0));
     }
     Ok(found)
 }
+
+/// One level of a glob's walk: a path found, and which directory of the level before holds
+/// it (paths of one directory are in order among themselves).
+struct Hit {
+    path: String,
+    ino: Ino,
+    is_dir: bool,
+    parent: usize,
+}
+
+/// A line's directory listings by (directory, glob component), the names matching it in
+/// natural order (files too: a word's last component takes them, the others not): the words of one line (`d*/f{0..999..2}` is 500 of them) list the same
+/// directories, and nothing changes the tree while a line's words are matched.
+type Listings = BTreeMap<(Option<Ino>, String), Vec<(String, Ino, bool)>>;
 
 /// One directory's entries in natural order by name: by a packed sort key where every name's
 /// fits in 128 bits (`natural_key`), else by comparing the names.
