@@ -397,7 +397,7 @@ impl<D: BlockDevice> FileSystem<D> {
         // A directory's own items are the same; its entry in its parent is not counted.
         // (The root's key is 0, as its files' parent.)
         for (parent, entries) in self.all_entries() {
-            for (name, c) in entries {
+            for (name, c) in entries.iter() {
                 let (ino, base) = (c.ino, name.len() as u64);
                 add(key(ino, 0), 160);
                 add(key(ino, 1), 10 + base);

@@ -48,7 +48,97 @@ pub(super) struct Child {
 }
 
 /// A directory's entries by name, in byte order (the order `children` lists them in).
-pub(super) type Entries = BTreeMap<Box<str>, Child>;
+#[derive(Clone, Debug, Default)]
+pub(super) struct Entries(BTreeMap<Name, Child>);
+
+impl Entries {
+    pub(super) fn new() -> Self {
+        Entries(BTreeMap::new())
+    }
+    pub(super) fn get(&self, name: &str) -> Option<&Child> {
+        self.0.get(name.as_bytes())
+    }
+    fn contains_key(&self, name: &str) -> bool {
+        self.0.contains_key(name.as_bytes())
+    }
+    fn insert(&mut self, name: &str, child: Child) {
+        self.0.insert(Name::new(name), child);
+    }
+    fn remove(&mut self, name: &str) -> Option<Child> {
+        self.0.remove(name.as_bytes())
+    }
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&str, &Child)> {
+        self.0.iter().map(|(n, c)| (n.as_str(), c))
+    }
+}
+
+/// Bytes of a name kept inside the entry table's nodes.
+const NAME_INLINE_BYTES: usize = 22;
+
+/// An entry's name: inline when short (most are), so that a lookup compares bytes in the
+/// B-tree's own nodes instead of following a pointer to each key it passes (with boxed
+/// names, lookups in 250 directories of 1000 files missed the cache at every comparison).
+/// Ordered as its bytes, the order of the `str`.
+#[derive(Clone, Debug)]
+enum Name {
+    Inline { len: u8, bytes: [u8; NAME_INLINE_BYTES] },
+    Boxed(Box<str>),
+}
+
+impl Name {
+    fn new(name: &str) -> Name {
+        match name.len() <= NAME_INLINE_BYTES {
+            true => {
+                let mut bytes = [0u8; NAME_INLINE_BYTES];
+                bytes[..name.len()].copy_from_slice(name.as_bytes());
+                Name::Inline { len: name.len() as u8, bytes }
+            }
+            false => Name::Boxed(name.into()),
+        }
+    }
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Name::Inline { len, bytes } => &bytes[..*len as usize],
+            Name::Boxed(s) => s.as_bytes(),
+        }
+    }
+    fn as_str(&self) -> &str {
+        match self {
+            // Made from a str, cut at its end: always UTF-8.
+            Name::Inline { .. } => std::str::from_utf8(self.as_bytes()).unwrap_or_else(|e| unreachable!("fs: {e}")),
+            Name::Boxed(s) => s,
+        }
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for Name {
+    fn borrow(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for Name {}
+
+impl PartialOrd for Name {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Name {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_bytes().cmp(other.as_bytes())
+    }
+}
 
 /// The root directory: its entries, and its entry slots (freed ones, and the next never
 /// used).
@@ -157,7 +247,7 @@ impl<D: BlockDevice> FileSystem<D> {
             ROOT => &mut self.root_slots.entries,
             d => &mut self.dirs.get_mut(&d).unwrap_or_else(|| unreachable!("fs: no directory {d}")).entries,
         };
-        entries.insert(name.into(), child);
+        entries.insert(name, child);
     }
 
     /// Takes `name` out of directory `dir` (the caller has checked it is there).
@@ -242,7 +332,7 @@ impl<D: BlockDevice> FileSystem<D> {
             let mut out = Vec::new();
             let mut stack = vec![(String::new(), ROOT)];
             while let Some((prefix, dir)) = stack.pop() {
-                for (name, c) in self.entries_of(dir) {
+                for (name, c) in self.entries_of(dir).iter() {
                     let path = join(&prefix, name);
                     if c.is_dir {
                         stack.push((path.clone(), c.ino));
@@ -260,7 +350,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// script's globs list many directories).
     pub fn dir_entries(&self, dir: &str) -> Result<impl Iterator<Item = (&str, Ino, bool)>, FsError> {
         let d = self.require_dir(&normalize(dir)?)?;
-        Ok(self.entries_of(d).iter().map(|(n, c)| (n.as_ref(), c.ino, c.is_dir)))
+        Ok(self.entries_of(d).iter().map(|(n, c)| (n, c.ino, c.is_dir)))
     }
 
     /// What `name` names inside directory `dir` (None: the root; else a directory's inode,
@@ -281,7 +371,7 @@ impl<D: BlockDevice> FileSystem<D> {
             None => &self.root_slots.entries,
             Some(ino) => &self.dirs.get(&ino)?.entries,
         };
-        Some(entries.iter().map(|(n, c)| (n.as_ref(), c.ino, c.is_dir)))
+        Some(entries.iter().map(|(n, c)| (n, c.ino, c.is_dir)))
     }
 
     /// The entries directly inside directory `dir` ("" = root), by name: (name, ino, is_dir).
@@ -754,7 +844,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let mut stack = vec![(String::new(), ROOT)];
         while let Some((prefix, dir)) = stack.pop() {
             slots.clear();
-            for (name, c) in self.entries_of(dir) {
+            for (name, c) in self.entries_of(dir).iter() {
                 let slot = match c.is_dir {
                     true => {
                         let path = join(&prefix, name);
