@@ -82,11 +82,7 @@ impl ExtentMap {
 
     /// The extent at or before `logical` (ext4's goal: continue its physical layout).
     pub fn before(&self, logical: u64) -> Option<Extent> {
-        self.floor(logical, false).map(|(&logical, &(physical, len))| Extent {
-            logical,
-            physical,
-            len,
-        })
+        self.floor(logical, false).map(|(&logical, &(physical, len))| Extent { logical, physical, len })
     }
 
     /// Maps `len` unmapped blocks from `logical` to `physical`, merging with the previous extent

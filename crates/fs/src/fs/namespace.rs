@@ -108,7 +108,9 @@ impl Name {
     fn as_str(&self) -> &str {
         match self {
             // Made from a str, cut at its end: always UTF-8.
-            Name::Inline { .. } => std::str::from_utf8(self.as_bytes()).unwrap_or_else(|e| unreachable!("fs: {e}")),
+            Name::Inline { .. } => {
+                std::str::from_utf8(self.as_bytes()).unwrap_or_else(|e| unreachable!("fs: {e}"))
+            }
             Name::Boxed(s) => s,
         }
     }
@@ -237,7 +239,8 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// Every directory's entries: the root's, then the others' by inode.
     pub(super) fn all_entries(&self) -> impl Iterator<Item = (Ino, &Entries)> {
-        std::iter::once((ROOT, &self.root_slots.entries)).chain(self.dirs.iter().map(|(&i, d)| (i, &d.entries)))
+        std::iter::once((ROOT, &self.root_slots.entries))
+            .chain(self.dirs.iter().map(|(&i, d)| (i, &d.entries)))
     }
 
     /// Adds `name` -> `child` to directory `dir` (the caller has checked it is new).
@@ -792,7 +795,13 @@ impl<D: BlockDevice> FileSystem<D> {
     /// The entry moves: a new entry in the target's directory (or the replaced target's
     /// slot), the old one removed; a directory's ".." is rewritten (what lies below it moves
     /// with its entry).
-    fn move_entry(&mut self, from: &Place, to: &Place, moved: Child, reuse_slot: Option<u64>) -> Result<(), FsError> {
+    fn move_entry(
+        &mut self,
+        from: &Place,
+        to: &Place,
+        moved: Child,
+        reuse_slot: Option<u64>,
+    ) -> Result<(), FsError> {
         let slot = match reuse_slot {
             Some(slot) => {
                 let block = self.entry_slot_block(to.dir, slot);
@@ -806,7 +815,9 @@ impl<D: BlockDevice> FileSystem<D> {
         self.unlink_name(from.dir, from.name);
         let old = match moved.is_dir {
             false => std::mem::replace(&mut self.inode_mut(ino)?.dir_slot, slot),
-            true => std::mem::replace(&mut self.dirs.get_mut(&ino).unwrap_or_else(|| unreachable!()).slot, slot),
+            true => {
+                std::mem::replace(&mut self.dirs.get_mut(&ino).unwrap_or_else(|| unreachable!()).slot, slot)
+            }
         };
         self.remove_entry(from.dir, old, from.name);
         self.link(to.dir, to.name, moved);
@@ -849,7 +860,8 @@ impl<D: BlockDevice> FileSystem<D> {
                     true => {
                         let path = join(&prefix, name);
                         let d = self.dirs.get(&c.ino).filter(|d| d.ino == c.ino);
-                        let d = d.ok_or(format!("fs: directory {path:?} (inode {}) is not in the table", c.ino))?;
+                        let d =
+                            d.ok_or(format!("fs: directory {path:?} (inode {}) is not in the table", c.ino))?;
                         if !dir_inos.insert(c.ino)
                             || self.inodes.contains_key(&c.ino)
                             || self.inode_groups.freed.contains(&c.ino)
@@ -872,7 +884,11 @@ impl<D: BlockDevice> FileSystem<D> {
             }
             slots.sort_unstable();
             if let Some(w) = slots.windows(2).find(|w| w[0].0 == w[1].0) {
-                return Err(format!("fs: {:?} shares slot {} of its directory", join(&prefix, w[1].1), w[1].0));
+                return Err(format!(
+                    "fs: {:?} shares slot {} of its directory",
+                    join(&prefix, w[1].1),
+                    w[1].0
+                ));
             }
         }
         if files != self.inodes.len() || dir_inos.len() != self.dirs.len() {

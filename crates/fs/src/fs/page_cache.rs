@@ -9,8 +9,11 @@ impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn take_dirty(&mut self, only: Option<Ino>) -> (Vec<Command>, PageTags) {
         let pages: PageTags = match only {
             Some(ino) => {
-                let keys: Vec<(Ino, u64)> = self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
-                keys.into_iter().map(|k| (k, self.dirty.remove(&k).unwrap_or_else(|| unreachable!()))).collect()
+                let keys: Vec<(Ino, u64)> =
+                    self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
+                keys.into_iter()
+                    .map(|k| (k, self.dirty.remove(&k).unwrap_or_else(|| unreachable!())))
+                    .collect()
             }
             // Every page: the whole map at once, not a removal per page.
             None => std::mem::take(&mut self.dirty).into_iter().collect(),
@@ -32,7 +35,10 @@ impl<D: BlockDevice> FileSystem<D> {
                     file
                 }
             };
-            let phys = file.extents.lookup(k.1).unwrap_or_else(|| unreachable!("fs: dirty page {k:?} is not mapped"));
+            let phys = file
+                .extents
+                .lookup(k.1)
+                .unwrap_or_else(|| unreachable!("fs: dirty page {k:?} is not mapped"));
             blocks.push((phys, tag));
         }
         blocks.sort_unstable();

@@ -30,7 +30,10 @@ pub struct Pattern {
 enum Node {
     Literal(String),
     /// Each of `prefixes`, followed by each expansion of `tail` (leftmost slowest).
-    Product { prefixes: Prefixes, tail: Box<Node> },
+    Product {
+        prefixes: Prefixes,
+        tail: Box<Node>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -367,8 +370,8 @@ mod tests {
     #[test]
     fn natural_keys_order_as_natural_cmp() {
         let names = [
-            "f0", "f00", "f1", "f01", "f2", "f10", "f100", "f9", "g", "f", "a-b", "a", "a.", "a0", "a00b", "a0b",
-            "x1y2", "x1y10", "x01y2", "9", "10", "~", "Z", "f1a", "f1-", "0", "",
+            "f0", "f00", "f1", "f01", "f2", "f10", "f100", "f9", "g", "f", "a-b", "a", "a.", "a0", "a00b",
+            "a0b", "x1y2", "x1y10", "x01y2", "9", "10", "~", "Z", "f1a", "f1-", "0", "",
         ];
         for a in names {
             for b in names {
@@ -384,7 +387,10 @@ mod tests {
     fn a_pattern_expands_lazily_as_bash_would() {
         let p = Pattern::parse("d{0..2}/{a,b{1..2}}x").unwrap();
         assert_eq!(p.count(), 9);
-        assert_eq!(p.expand(), ["d0/ax", "d0/b1x", "d0/b2x", "d1/ax", "d1/b1x", "d1/b2x", "d2/ax", "d2/b1x", "d2/b2x"]);
+        assert_eq!(
+            p.expand(),
+            ["d0/ax", "d0/b1x", "d0/b2x", "d1/ax", "d1/b1x", "d1/b2x", "d2/ax", "d2/b1x", "d2/b2x"]
+        );
         let mut seen = Vec::new();
         let stopped = p.each(&mut |path| {
             seen.push(path.to_string());

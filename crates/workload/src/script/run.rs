@@ -8,9 +8,9 @@ use super::{Line, Script, ScriptError};
 use crate::file::FileState;
 use rand::seq::index::sample;
 use rand::Rng;
+use std::collections::BTreeMap;
 use trimlab_device::BlockDevice;
 use trimlab_fs::{FileSystem, FsError, Ino};
-use std::collections::BTreeMap;
 use trimlab_sim::{SimRng, SimTime};
 
 /// The interpreter's state between lines: whether the file system is mounted (and which line
@@ -279,11 +279,7 @@ impl Interpreter<'_> {
     }
 
     /// The regular files the words name (a directory among them is an error).
-    fn files<D: BlockDevice>(
-        &self,
-        fs: &FileSystem<D>,
-        words: &Paths,
-    ) -> Result<Vec<(String, Ino)>, String> {
+    fn files<D: BlockDevice>(&self, fs: &FileSystem<D>, words: &Paths) -> Result<Vec<(String, Ino)>, String> {
         self.matches(fs, words, false)?
             .into_iter()
             .map(|(p, ino)| match ino {
@@ -373,7 +369,11 @@ impl Interpreter<'_> {
 /// where one directory's matches meet the next's are the whole paths compared, and should a
 /// pair there be out of order (`a/x` after `a-b/y`: '-' sorts before '/'), the whole list is
 /// sorted as before.
-fn glob<D: BlockDevice>(fs: &FileSystem<D>, pattern: &str, cache: &mut Listings) -> Result<Vec<Entry>, String> {
+fn glob<D: BlockDevice>(
+    fs: &FileSystem<D>,
+    pattern: &str,
+    cache: &mut Listings,
+) -> Result<Vec<Entry>, String> {
     let parts: Vec<&str> = pattern.split('/').collect();
     // Each hit: its path, inode, whether a directory, and which hit of the level before
     // holds it; the root is the directory None.
@@ -401,7 +401,12 @@ fn glob<D: BlockDevice>(fs: &FileSystem<D>, pattern: &str, cache: &mut Listings)
                 names.into_iter().map(|(name, ino, is_dir)| (name.to_string(), ino, is_dir)).collect()
             });
             let hits = names.iter().filter(|e| last || e.2);
-            next.extend(hits.map(|(name, ino, is_dir)| Hit { path: join(&hit.path, name), ino: *ino, is_dir: *is_dir, parent: d }));
+            next.extend(hits.map(|(name, ino, is_dir)| Hit {
+                path: join(&hit.path, name),
+                ino: *ino,
+                is_dir: *is_dir,
+                parent: d,
+            }));
         }
         level = next;
     }
