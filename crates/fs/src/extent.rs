@@ -60,26 +60,36 @@ impl ExtentMap {
         self.map.iter().map(|(&logical, &(physical, len))| Extent { logical, physical, len })
     }
 
+    /// The extent starting at or before `logical` (`strict`: before it). The last extent is
+    /// tried first: most files have one, and writes mostly land at or past the last
+    /// (a B-tree's range search costs several times its last_key_value).
+    fn floor(&self, logical: u64, strict: bool) -> Option<(&u64, &(u64, u64))> {
+        let (k, v) = self.map.last_key_value()?;
+        if *k < logical || (*k == logical && !strict) {
+            return Some((k, v));
+        }
+        match strict {
+            true => self.map.range(..logical).next_back(),
+            false => self.map.range(..=logical).next_back(),
+        }
+    }
+
     /// The physical block of `logical`, if mapped.
     pub fn lookup(&self, logical: u64) -> Option<u64> {
-        let (&l, &(p, len)) = self.map.range(..=logical).next_back()?;
+        let (&l, &(p, len)) = self.floor(logical, false)?;
         (logical < l + len).then(|| p + (logical - l))
     }
 
     /// The extent at or before `logical` (ext4's goal: continue its physical layout).
     pub fn before(&self, logical: u64) -> Option<Extent> {
-        self.map.range(..=logical).next_back().map(|(&logical, &(physical, len))| Extent {
-            logical,
-            physical,
-            len,
-        })
+        self.floor(logical, false).map(|(&logical, &(physical, len))| Extent { logical, physical, len })
     }
 
     /// Maps `len` unmapped blocks from `logical` to `physical`, merging with the previous extent
     /// when both are contiguous and the result stays within the largest extent length.
     pub fn insert(&mut self, logical: u64, physical: u64, len: u64) {
         debug_assert!(len > 0);
-        if let Some((&pl, &(pp, plen))) = self.map.range(..logical).next_back() {
+        if let Some((&pl, &(pp, plen))) = self.floor(logical, true) {
             debug_assert!(pl + plen <= logical, "extent_map: insert over a mapped block {logical}");
             if pl + plen == logical && pp + plen == physical && plen + len <= self.max_len {
                 self.map.insert(pl, (pp, plen + len));
@@ -99,12 +109,13 @@ impl ExtentMap {
                 freed.push(Run::new(p + keep, len - keep));
             }
         }
-        let tail: Vec<u64> = self.map.range(logical..).map(|(&l, _)| l).collect();
-        for l in tail {
-            if let Some((p, len)) = self.map.remove(&l) {
-                freed.push(Run::new(p, len));
-            }
-        }
+        // Everything from `logical` on leaves in one split (or the whole map, from 0), in
+        // logical order, not one removal per extent.
+        let tail = match logical {
+            0 => std::mem::take(&mut self.map),
+            _ => self.map.split_off(&logical),
+        };
+        freed.extend(tail.into_iter().map(|(_, (p, len))| Run::new(p, len)));
         freed
     }
 

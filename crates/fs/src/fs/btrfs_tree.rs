@@ -394,21 +394,22 @@ impl<D: BlockDevice> FileSystem<D> {
         let key = |ino: Ino, sub: u64| (u64::from(ino) << 32) | sub;
         // inode item 160, inode ref 10 + name, file extent items 53 each; the entry's
         // dir item and dir index (30 + name each) under its parent.
-        for (name, &ino) in &self.names {
-            let base = name.rsplit('/').next().map_or(0, |s| s.len() as u64);
-            add(key(ino, 0), 160);
-            add(key(ino, 1), 10 + base);
-            let parent = name.rsplit_once('/').and_then(|(p, _)| self.dirs.get(p)).map_or(0, |d| d.ino);
-            add(key(parent, (1 << 31) | u64::from(ino)), 2 * (30 + base));
-            let n = self.inodes.get(&ino).map_or(0, |i| i.extents.len() as u64);
-            if n > 0 {
-                add(key(ino, 2), 53 * n);
+        // A directory's own items are the same; its entry in its parent is not counted.
+        // (The root's key is 0, as its files' parent.)
+        for (parent, entries) in self.all_entries() {
+            for (name, c) in entries.iter() {
+                let (ino, base) = (c.ino, name.len() as u64);
+                add(key(ino, 0), 160);
+                add(key(ino, 1), 10 + base);
+                if c.is_dir {
+                    continue;
+                }
+                add(key(parent, (1 << 31) | u64::from(ino)), 2 * (30 + base));
+                let n = self.inodes.get(&ino).map_or(0, |i| i.extents.len() as u64);
+                if n > 0 {
+                    add(key(ino, 2), 53 * n);
+                }
             }
-        }
-        for (path, d) in &self.dirs {
-            let base = path.rsplit('/').next().map_or(0, |s| s.len() as u64);
-            add(key(d.ino, 0), 160);
-            add(key(d.ino, 1), 10 + base);
         }
         items
     }

@@ -17,6 +17,7 @@
 //! has free inodes and blocks (the kernel then hashes to another group; the model fills the
 //! next group).
 
+use super::namespace::ROOT;
 use super::*;
 
 /// Groups per flex group of mke2fs' flex_bg (`-G 16`, the default of the ext4 feature set).
@@ -124,16 +125,16 @@ impl<D: BlockDevice> FileSystem<D> {
         }
     }
 
-    /// Allocates the inode of a new entry `name` in directory `parent` ("" = root; its inode
-    /// and group given as `parent_ino`/`parent_group`).
-    pub(super) fn place_inode(&mut self, parent: &str, name: &str, dir: bool) -> Result<Ino, FsError> {
-        let (parent_group, parent_ino) = match self.dirs.get(parent) {
+    /// Allocates the inode of a new entry `name` in directory `parent` (its inode; ROOT for
+    /// the root, whose group is 0 and inode 2 here).
+    pub(super) fn place_inode(&mut self, parent: Ino, name: &str, dir: bool) -> Result<Ino, FsError> {
+        let (parent_group, parent_ino) = match self.dirs.get(&parent) {
             Some(d) => (self.layout.inode_group(d.ino), d.ino),
             None => (0, 2),
         };
         let group = match self.flavor() {
             Flavor::Btrfs => None,
-            _ if !dir && parent.is_empty() => None,
+            _ if !dir && parent == ROOT => None,
             Flavor::Xfs if dir => {
                 // xfs_dialloc: `start_agno = (atomic_inc_return(&mp->m_agirotor) - 1) % maxagi`.
                 let ag = self.inode_groups.ag_rotor % self.layout.groups;
@@ -141,7 +142,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 Some(ag)
             }
             Flavor::Xfs => Some(parent_group),
-            Flavor::Ext4 if dir => Some(self.find_group_orlov(parent, name, parent_group, parent.is_empty())),
+            Flavor::Ext4 if dir => Some(self.find_group_orlov(parent, name, parent_group, parent == ROOT)),
             Flavor::Ext4 => Some(self.find_group_other(parent, parent_group, parent_ino)),
         };
         let ino = match group {
@@ -149,7 +150,7 @@ impl<D: BlockDevice> FileSystem<D> {
             Some(g) => self.free_ino_from_group(g),
         }
         .ok_or(FsError::NoInodes)?;
-        if let Some(d) = self.dirs.get_mut(parent) {
+        if let Some(d) = self.dirs.get_mut(&parent) {
             // __ext4_new_inode: `EXT4_I(dir)->i_last_alloc_group = group`.
             d.last_alloc_group = Some(self.layout.inode_group(ino));
         }
@@ -226,7 +227,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// directory `name` in `parent`, then with flex_bg the first group of it with a free inode.
     /// `top_level`: a directory in the root; other inodes get the second rule, as
     /// `find_group_other` asks with a regular file's mode.
-    fn find_group_orlov(&self, parent: &str, name: &str, parent_group: u64, top_level: bool) -> u64 {
+    fn find_group_orlov(&self, parent: Ino, name: &str, parent_group: u64, top_level: bool) -> u64 {
         let flex = self.flex_groups();
         let ig = &self.inode_groups;
         let ngroups = self.layout.groups.div_ceil(flex);
@@ -251,7 +252,7 @@ impl<D: BlockDevice> FileSystem<D> {
             let max_dirs = ig.dirs_total / ngroups + ig.inodes_per_group / 16;
             let min_inodes = avefreei.saturating_sub(ig.inodes_per_group * flex / 4).max(1);
             let min_blocks = avefreec.saturating_sub(self.layout.bpg * flex / 4);
-            let last = self.dirs.get(parent).and_then(|d| d.last_alloc_group).unwrap_or(parent_group);
+            let last = self.dirs.get(&parent).and_then(|d| d.last_alloc_group).unwrap_or(parent_group);
             let start = last / flex;
             (0..ngroups).map(|i| (start + i) % ngroups).find(|&g| {
                 let (free, blocks, dirs) = self.orlov_stats(g, flex);
@@ -281,7 +282,7 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     /// `find_group_other` (fs/ext4/ialloc.c): a non-directory inode's group.
-    fn find_group_other(&self, parent: &str, parent_group: u64, parent_ino: Ino) -> u64 {
+    fn find_group_other(&self, parent: Ino, parent_group: u64, parent_ino: Ino) -> u64 {
         let flex = self.flex_groups();
         let ig = &self.inode_groups;
         let groups = self.layout.groups;
@@ -294,7 +295,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 let first = g & !(flex - 1);
                 (first..(first + flex).min(groups)).find(|&g| has_inode(g))
             };
-            let last = self.dirs.get(parent).and_then(|d| d.last_alloc_group);
+            let last = self.dirs.get(&parent).and_then(|d| d.last_alloc_group);
             if let Some(g) = in_flex(parent_group).or_else(|| last.and_then(in_flex)) {
                 return g;
             }

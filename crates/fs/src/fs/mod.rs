@@ -16,6 +16,7 @@ use crate::extent::{coalesce, ExtentMap, FreedRun, Run};
 use crate::policy::{self, TrimMode, TrimPolicy, WorkerPick};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::OnceLock;
 use trimlab_device::{transfer_chunks, BlockDevice, Command, TrimSplitter};
 use trimlab_sim::{EventQueue, SimTime};
 
@@ -175,10 +176,11 @@ pub struct FileSystem<D: BlockDevice> {
     btrfs: Option<btrfs::Btrfs>,
     bitmap: BlockBitmap,
     inodes: BTreeMap<Ino, Inode>,
-    /// Regular files by full path ("d0/f1"; no leading '/').
-    names: BTreeMap<String, Ino>,
-    /// Directories other than the root, by full path (namespace.rs).
-    dirs: BTreeMap<String, Dir>,
+    /// Directories other than the root, by inode, each with its entries (namespace.rs).
+    dirs: BTreeMap<Ino, Dir>,
+    /// Every entry's full path, built when `entries` or `names` asks after a change
+    /// (namespace.rs); emptied by every change of the tree.
+    listing: OnceLock<Vec<(String, Ino, bool)>>,
     /// Free inodes per group and the allocators' state (inode_alloc.rs).
     inode_groups: InodeGroups,
     /// The root directory's entry slots (its blocks are static, at `layout.dir_start`).
@@ -256,8 +258,8 @@ impl<D: BlockDevice> FileSystem<D> {
             dev,
             bitmap: BlockBitmap::new(1, 64),
             inodes: BTreeMap::new(),
-            names: BTreeMap::new(),
             dirs: BTreeMap::new(),
+            listing: OnceLock::new(),
             inode_groups: InodeGroups::new(layout.groups, layout.inodes_per_group),
             root_slots: RootSlots::default(),
             revoked: BTreeSet::new(),
@@ -408,16 +410,6 @@ impl<D: BlockDevice> FileSystem<D> {
     }
     pub fn available_blocks(&self) -> u64 {
         self.bitmap.avail_count()
-    }
-    /// The regular file at `path` (None for a directory or a missing path).
-    pub fn lookup(&self, path: &str) -> Option<Ino> {
-        let path = namespace::normalize(path).ok()?;
-        self.names.get(path.as_ref()).copied()
-    }
-    /// Every regular file by full path, in byte order (directories are not listed: see
-    /// [`FileSystem::entries`]).
-    pub fn names(&self) -> impl Iterator<Item = (&String, &Ino)> {
-        self.names.iter()
     }
     pub fn file_size(&self, ino: Ino) -> Option<u64> {
         self.inodes.get(&ino).map(|i| i.size)

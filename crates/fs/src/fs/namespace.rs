@@ -2,8 +2,12 @@
 //! the name operations (create, unlink, mkdir, rmdir, rename) with their metadata writes.
 //!
 //! Paths are relative to the mount point ("d0/f1"; a leading '/' means the mount point too,
-//! "" is the root). Files live in `FileSystem::names`, directories other than the root in
-//! `FileSystem::dirs`, both keyed by full path, so a subtree is one key range ("d0/").
+//! "" is the root). The tree is a directory-entry table: each directory (the root, and
+//! `FileSystem::dirs` by inode) holds its own entries by name, as the kernel's directories do,
+//! so a path resolves one component at a time in small maps of short names, a directory's
+//! listing is its own map, and a rename moves one entry whatever lies below it. (Keyed by full
+//! path strings, as before, a quarter of a million files cost a third of a script's time in
+//! comparing long common prefixes: docs/performance.md, "File-operation scripts".)
 //!
 //! Each entry takes a slot in its parent; the slot's block is the metadata the entry dirties.
 //! The root's blocks are static (`layout.dir_start`, as before). Other directories:
@@ -31,11 +35,120 @@ const XFS_SF_HEADER_BYTES: u64 = 6;
 /// Longest name component (NAME_MAX).
 const NAME_MAX: usize = 255;
 
-/// The root directory's entry slots: freed ones, and the next never used.
+/// The root directory's key in the entry table. Directories are keyed by their inode; no
+/// inode is numbered 0 (group 0's first is 2, inode_alloc.rs), so 0 stands for the root,
+/// which has no inode of its own in the model.
+pub(super) const ROOT: Ino = 0;
+
+/// A directory entry: the inode it names, and whether that is a directory (in `dirs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Child {
+    pub(super) ino: Ino,
+    pub(super) is_dir: bool,
+}
+
+/// A directory's entries by name, in byte order (the order `children` lists them in).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Entries(BTreeMap<Name, Child>);
+
+impl Entries {
+    pub(super) fn new() -> Self {
+        Entries(BTreeMap::new())
+    }
+    pub(super) fn get(&self, name: &str) -> Option<&Child> {
+        self.0.get(name.as_bytes())
+    }
+    fn contains_key(&self, name: &str) -> bool {
+        self.0.contains_key(name.as_bytes())
+    }
+    fn insert(&mut self, name: &str, child: Child) {
+        self.0.insert(Name::new(name), child);
+    }
+    fn remove(&mut self, name: &str) -> Option<Child> {
+        self.0.remove(name.as_bytes())
+    }
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&str, &Child)> {
+        self.0.iter().map(|(n, c)| (n.as_str(), c))
+    }
+}
+
+/// Bytes of a name kept inside the entry table's nodes.
+const NAME_INLINE_BYTES: usize = 22;
+
+/// An entry's name: inline when short (most are), so that a lookup compares bytes in the
+/// B-tree's own nodes instead of following a pointer to each key it passes (with boxed
+/// names, lookups in 250 directories of 1000 files missed the cache at every comparison).
+/// Ordered as its bytes, the order of the `str`.
+#[derive(Clone, Debug)]
+enum Name {
+    Inline { len: u8, bytes: [u8; NAME_INLINE_BYTES] },
+    Boxed(Box<str>),
+}
+
+impl Name {
+    fn new(name: &str) -> Name {
+        match name.len() <= NAME_INLINE_BYTES {
+            true => {
+                let mut bytes = [0u8; NAME_INLINE_BYTES];
+                bytes[..name.len()].copy_from_slice(name.as_bytes());
+                Name::Inline { len: name.len() as u8, bytes }
+            }
+            false => Name::Boxed(name.into()),
+        }
+    }
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Name::Inline { len, bytes } => &bytes[..*len as usize],
+            Name::Boxed(s) => s.as_bytes(),
+        }
+    }
+    fn as_str(&self) -> &str {
+        match self {
+            // Made from a str, cut at its end: always UTF-8.
+            Name::Inline { .. } => {
+                std::str::from_utf8(self.as_bytes()).unwrap_or_else(|e| unreachable!("fs: {e}"))
+            }
+            Name::Boxed(s) => s,
+        }
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for Name {
+    fn borrow(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for Name {}
+
+impl PartialOrd for Name {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Name {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_bytes().cmp(other.as_bytes())
+    }
+}
+
+/// The root directory: its entries, and its entry slots (freed ones, and the next never
+/// used).
 #[derive(Clone, Debug, Default)]
 pub(super) struct RootSlots {
     free: BTreeSet<u64>,
     next: u64,
+    entries: Entries,
 }
 
 /// A directory other than the root.
@@ -52,6 +165,8 @@ pub(super) struct Dir {
     sf_bytes: u64,
     /// Where the last inode created in it went (`i_last_alloc_group`).
     pub(super) last_alloc_group: Option<u64>,
+    /// What it holds, by name.
+    pub(super) entries: Entries,
 }
 
 impl Dir {
@@ -64,6 +179,7 @@ impl Dir {
             next_slot: 0,
             sf_bytes: XFS_SF_HEADER_BYTES,
             last_alloc_group: None,
+            entries: Entries::new(),
         }
     }
 }
@@ -102,97 +218,168 @@ fn is_within(path: &str, dir: &str) -> bool {
     path == dir || (path.starts_with(dir) && path.as_bytes().get(dir.len()) == Some(&b'/'))
 }
 
-/// The keys of `map` strictly below directory `dir` (all keys for the root).
-fn below<'a, V>(map: &'a BTreeMap<String, V>, dir: &str) -> impl Iterator<Item = (&'a String, &'a V)> + 'a {
-    let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-    map.range(prefix.clone()..).take_while(move |(k, _)| k.starts_with(&prefix))
+/// `dir/name` ("" is the root).
+fn join(dir: &str, name: &str) -> String {
+    match dir.is_empty() {
+        true => name.to_string(),
+        false => format!("{dir}/{name}"),
+    }
 }
 
-/// The keys of `map` directly inside directory `dir`, in byte order: each subdirectory's
-/// subtree is passed over with one range jump, so listing a directory costs its own entries,
-/// not everything below it (a script's `d*/f0` lists the root once per word).
-fn directly_below<'a, V>(map: &'a BTreeMap<String, V>, dir: &str) -> Vec<(&'a String, &'a V)> {
-    let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
-    let mut out = Vec::new();
-    let mut from = prefix.clone();
-    'scan: loop {
-        for (k, v) in map.range(from.clone()..) {
-            if !k.starts_with(&prefix) {
-                break 'scan;
-            }
-            match k[prefix.len()..].find('/') {
-                None => out.push((k, v)),
-                Some(i) => {
-                    // '0' follows '/' in byte order: the first key past every `sub/...`.
-                    from = format!("{}0", &k[..prefix.len() + i]);
-                    continue 'scan;
-                }
-            }
-        }
-        break;
-    }
-    out
-}
+// ----- the entry table -----
 
 impl<D: BlockDevice> FileSystem<D> {
-    /// Ok if `dir` ("" = root) is an existing directory; else which of NotFound /
-    /// NotADirectory names it.
-    fn require_dir(&self, dir: &str) -> Result<(), FsError> {
-        if dir.is_empty() || self.dirs.contains_key(dir) {
-            Ok(())
-        } else if self.names.contains_key(dir) {
-            Err(FsError::NotADirectory(dir.to_string()))
-        } else {
-            Err(FsError::NotFound(dir.to_string()))
+    /// The entries of directory `dir` (an inode in `dirs`, or ROOT).
+    fn entries_of(&self, dir: Ino) -> &Entries {
+        match dir {
+            ROOT => &self.root_slots.entries,
+            d => &self.dirs[&d].entries,
         }
     }
 
-    /// For a new entry: the parent exists and the path does not.
-    fn require_new(&self, path: &str, parent: &str) -> Result<(), FsError> {
-        self.require_dir(parent)?;
-        if path.is_empty() || self.names.contains_key(path) || self.dirs.contains_key(path) {
+    /// Every directory's entries: the root's, then the others' by inode.
+    pub(super) fn all_entries(&self) -> impl Iterator<Item = (Ino, &Entries)> {
+        std::iter::once((ROOT, &self.root_slots.entries))
+            .chain(self.dirs.iter().map(|(&i, d)| (i, &d.entries)))
+    }
+
+    /// Adds `name` -> `child` to directory `dir` (the caller has checked it is new).
+    fn link(&mut self, dir: Ino, name: &str, child: Child) {
+        self.listing.take();
+        let entries = match dir {
+            ROOT => &mut self.root_slots.entries,
+            d => &mut self.dirs.get_mut(&d).unwrap_or_else(|| unreachable!("fs: no directory {d}")).entries,
+        };
+        entries.insert(name, child);
+    }
+
+    /// Takes `name` out of directory `dir` (the caller has checked it is there).
+    fn unlink_name(&mut self, dir: Ino, name: &str) -> Child {
+        self.listing.take();
+        let entries = match dir {
+            ROOT => &mut self.root_slots.entries,
+            d => &mut self.dirs.get_mut(&d).unwrap_or_else(|| unreachable!("fs: no directory {d}")).entries,
+        };
+        entries.remove(name).unwrap_or_else(|| unreachable!("fs: no entry {name:?} in directory {dir}"))
+    }
+
+    /// The entry a normalized, non-empty `path` names, if every directory on the way exists:
+    /// one lookup per component, each in its directory's own entries.
+    pub(super) fn resolve(&self, path: &str) -> Option<Child> {
+        let mut parts = path.split('/');
+        let mut child = *self.root_slots.entries.get(parts.next()?)?;
+        for part in parts {
+            if !child.is_dir {
+                return None;
+            }
+            child = *self.dirs.get(&child.ino)?.entries.get(part)?;
+        }
+        Some(child)
+    }
+
+    /// The directory `dir` ("" = root) names; else which of NotFound / NotADirectory names
+    /// it.
+    fn require_dir(&self, dir: &str) -> Result<Ino, FsError> {
+        if dir.is_empty() {
+            return Ok(ROOT);
+        }
+        match self.resolve(dir) {
+            Some(Child { ino, is_dir: true }) => Ok(ino),
+            Some(_) => Err(FsError::NotADirectory(dir.to_string())),
+            None => Err(FsError::NotFound(dir.to_string())),
+        }
+    }
+
+    /// For a new entry `name` of `parent` (together, `path`): the parent exists and the path
+    /// does not. Returns the parent's key.
+    fn require_new(&self, path: &str, parent: &str, name: &str) -> Result<Ino, FsError> {
+        let dir = self.require_dir(parent)?;
+        if path.is_empty() || self.entries_of(dir).contains_key(name) {
             return Err(FsError::Exists(if path.is_empty() { "/".to_string() } else { path.to_string() }));
         }
-        Ok(())
-    }
-
-    fn has_children(&self, dir: &str) -> bool {
-        below(&self.names, dir).next().is_some() || below(&self.dirs, dir).next().is_some()
+        Ok(dir)
     }
 
     /// Whether `path` exists and is a directory ("" is the root).
     pub fn is_dir(&self, path: &str) -> bool {
-        normalize(path).is_ok_and(|p| p.is_empty() || self.dirs.contains_key(p.as_ref()))
+        normalize(path).is_ok_and(|p| p.is_empty() || self.resolve(&p).is_some_and(|c| c.is_dir))
     }
 
-    /// Every file and directory, by full path in byte order: (path, ino, is_dir).
+    /// The regular file at `path` (None for a directory or a missing path).
+    pub fn lookup(&self, path: &str) -> Option<Ino> {
+        let path = normalize(path).ok()?;
+        self.resolve(&path).filter(|c| !c.is_dir).map(|c| c.ino)
+    }
+
+    /// What `path` names: (inode, is_dir), None if it does not exist. One walk of the tree
+    /// where `lookup` and `is_dir` together take two.
+    pub fn entry(&self, path: &str) -> Option<(Ino, bool)> {
+        let path = normalize(path).ok()?;
+        self.resolve(&path).map(|c| (c.ino, c.is_dir))
+    }
+
+    /// Every file and directory, by full path in byte order: (path, ino, is_dir). The full
+    /// paths are built on the first call after a change of the tree.
     pub fn entries(&self) -> impl Iterator<Item = (&str, Ino, bool)> {
-        let mut files = self.names.iter().map(|(k, &i)| (k.as_str(), i, false)).peekable();
-        let mut dirs = self.dirs.iter().map(|(k, d)| (k.as_str(), d.ino, true)).peekable();
-        std::iter::from_fn(move || match (files.peek(), dirs.peek()) {
-            (Some(f), Some(d)) if f.0 < d.0 => files.next(),
-            (Some(_), Some(_)) | (None, Some(_)) => dirs.next(),
-            (Some(_), None) => files.next(),
-            (None, None) => None,
+        self.listing().iter().map(|(p, i, d)| (p.as_str(), *i, *d))
+    }
+
+    /// Every regular file by full path, in byte order (directories are not listed: see
+    /// [`FileSystem::entries`]).
+    pub fn names(&self) -> impl Iterator<Item = (&String, &Ino)> {
+        self.listing().iter().filter(|e| !e.2).map(|(p, i, _)| (p, i))
+    }
+
+    fn listing(&self) -> &[(String, Ino, bool)] {
+        self.listing.get_or_init(|| {
+            let mut out = Vec::new();
+            let mut stack = vec![(String::new(), ROOT)];
+            while let Some((prefix, dir)) = stack.pop() {
+                for (name, c) in self.entries_of(dir).iter() {
+                    let path = join(&prefix, name);
+                    if c.is_dir {
+                        stack.push((path.clone(), c.ino));
+                    }
+                    out.push((path, c.ino, c.is_dir));
+                }
+            }
+            out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            out
         })
+    }
+
+    /// The entries directly inside directory `dir` ("" = root), by name in byte order,
+    /// borrowed: what [`FileSystem::children`] returns, without a `String` per entry (a
+    /// script's globs list many directories).
+    pub fn dir_entries(&self, dir: &str) -> Result<impl Iterator<Item = (&str, Ino, bool)>, FsError> {
+        let d = self.require_dir(&normalize(dir)?)?;
+        Ok(self.entries_of(d).iter().map(|(n, c)| (n, c.ino, c.is_dir)))
+    }
+
+    /// What `name` names inside directory `dir` (None: the root; else a directory's inode,
+    /// as `dir_entries` reports it): (inode, is_dir). One lookup, for callers that walk the
+    /// tree themselves (a script's globs) rather than resolve every path from the root.
+    pub fn entry_in(&self, dir: Option<Ino>, name: &str) -> Option<(Ino, bool)> {
+        let entries = match dir {
+            None => &self.root_slots.entries,
+            Some(ino) => &self.dirs.get(&ino)?.entries,
+        };
+        entries.get(name).map(|c| (c.ino, c.is_dir))
+    }
+
+    /// The entries of directory `dir` (as for `entry_in`) by name in byte order, borrowed;
+    /// None if `dir` is not a directory's inode.
+    pub fn dir_entries_in(&self, dir: Option<Ino>) -> Option<impl Iterator<Item = (&str, Ino, bool)>> {
+        let entries = match dir {
+            None => &self.root_slots.entries,
+            Some(ino) => &self.dirs.get(&ino)?.entries,
+        };
+        Some(entries.iter().map(|(n, c)| (n, c.ino, c.is_dir)))
     }
 
     /// The entries directly inside directory `dir` ("" = root), by name: (name, ino, is_dir).
     pub fn children(&self, dir: &str) -> Result<Vec<(String, Ino, bool)>, FsError> {
-        let dir = normalize(dir)?;
-        self.require_dir(&dir)?;
-        let skip = if dir.is_empty() { 0 } else { dir.len() + 1 };
-        let mut out: Vec<(String, Ino, bool)> = directly_below(&self.names, &dir)
-            .into_iter()
-            .map(|(k, &i)| (k[skip..].to_string(), i, false))
-            .chain(
-                directly_below(&self.dirs, &dir)
-                    .into_iter()
-                    .map(|(k, d)| (k[skip..].to_string(), d.ino, true)),
-            )
-            .collect();
-        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        Ok(out)
+        Ok(self.dir_entries(dir)?.map(|(n, i, d)| (n.to_string(), i, d)).collect())
     }
 }
 
@@ -210,9 +397,8 @@ impl<D: BlockDevice> FileSystem<D> {
             let seed = self.inode_groups.hash_seed;
             entries.sort_by_cached_key(|e| super::inode_alloc::dir_name_hash(seed, &e.0));
         } else {
-            let prefix = if dir.is_empty() { String::new() } else { format!("{}/", dir.trim_matches('/')) };
             let slot = |e: &(String, Ino, bool)| match e.2 {
-                true => self.dirs.get(&format!("{prefix}{}", e.0)).map_or(u64::MAX, |d| d.slot),
+                true => self.dirs.get(&e.1).map_or(u64::MAX, |d| d.slot),
                 false => self.inodes.get(&e.1).map_or(u64::MAX, |i| i.dir_slot),
             };
             entries.sort_by_cached_key(slot);
@@ -226,9 +412,9 @@ impl<D: BlockDevice> FileSystem<D> {
 impl<D: BlockDevice> FileSystem<D> {
     /// Adds entry `name` to directory `parent`: takes a slot, grows the directory if the
     /// slot's block is not there yet, dirties the block. Nothing changes on an error.
-    fn add_entry(&mut self, parent: &str, name: &str) -> Result<u64, FsError> {
+    fn add_entry(&mut self, parent: Ino, name: &str) -> Result<u64, FsError> {
         let epb = self.config.dir_entries_per_block;
-        let Some(dir) = self.dirs.get_mut(parent) else {
+        let Some(dir) = self.dirs.get_mut(&parent) else {
             let root = &mut self.root_slots;
             let slot = match root.free.pop_first() {
                 Some(s) => s,
@@ -252,7 +438,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 Ok(slot)
             }
             Err(e) => {
-                let dir = self.dirs.get_mut(parent).unwrap_or_else(|| unreachable!());
+                let dir = self.dirs.get_mut(&parent).unwrap_or_else(|| unreachable!());
                 dir.free_slots.insert(slot);
                 dir.sf_bytes -= xfs_sf_entry_bytes(name);
                 Err(e)
@@ -261,9 +447,9 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     /// Removes entry `name` at `slot` from `parent`, dirtying the block that held it.
-    fn remove_entry(&mut self, parent: &str, slot: u64, name: &str) {
+    fn remove_entry(&mut self, parent: Ino, slot: u64, name: &str) {
         let epb = self.config.dir_entries_per_block;
-        let Some(dir) = self.dirs.get_mut(parent) else {
+        let Some(dir) = self.dirs.get_mut(&parent) else {
             self.root_slots.free.insert(slot);
             self.dirty_meta(self.layout.dir_start + slot / epb);
             return;
@@ -274,13 +460,13 @@ impl<D: BlockDevice> FileSystem<D> {
         self.dirty_meta(block);
     }
 
-    /// The metadata block holding entry `slot` of directory `path`; with `grow`, allocates the
+    /// The metadata block holding entry `slot` of directory `dir`; with `grow`, allocates the
     /// directory block it needs (never without: an entry's block exists, or it sits in the
     /// inode).
-    fn entry_block(&mut self, path: &str, slot: u64, grow: bool) -> Result<u64, FsError> {
+    fn entry_block(&mut self, dir_ino: Ino, slot: u64, grow: bool) -> Result<u64, FsError> {
         let epb = self.config.dir_entries_per_block;
         let (bs, ib) = (self.config.block_bytes, self.config.inode_bytes);
-        let dir = &self.dirs[path];
+        let dir = &self.dirs[&dir_ino];
         let inode_block = self.layout.inode_block(dir.ino, bs, ib);
         match self.flavor() {
             Flavor::Btrfs => {
@@ -294,20 +480,20 @@ impl<D: BlockDevice> FileSystem<D> {
         let logical = slot / epb;
         match dir.blocks.lookup(logical) {
             Some(p) => Ok(p),
-            None if grow => self.grow_dir(path, logical),
+            None if grow => self.grow_dir(dir_ino, logical),
             None => Ok(inode_block),
         }
     }
 
-    /// Allocates directory block `logical` of `path` (`ext4_append`, `xfs_dir2_grow_inode`).
+    /// Allocates directory block `logical` of directory `dir_ino` (`ext4_append`, `xfs_dir2_grow_inode`).
     /// Directory blocks are not data: no locality group, no stream goal (ext4_mb_group_or_file
     /// returns early without EXT4_MB_HINT_DATA), so the goal is the previous block's
     /// successor, else the inode's: ext4_inode_to_goal_block, the first block of the inode's
     /// group (of its flex group's first group with flex_bg >= 4, where directories are kept);
     /// XFS's xfs_bmap_btalloc, the inode's own block (XFS_INO_TO_FSB).
-    fn grow_dir(&mut self, path: &str, logical: u64) -> Result<u64, FsError> {
+    fn grow_dir(&mut self, dir_ino: Ino, logical: u64) -> Result<u64, FsError> {
         self.ensure_space(1)?;
-        let dir = &self.dirs[path];
+        let dir = &self.dirs[&dir_ino];
         let goal = match dir.blocks.before(logical) {
             Some(e) => e.physical + (logical - e.logical),
             None if self.flavor() == Flavor::Xfs => {
@@ -338,7 +524,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let g = self.bitmap.group_of(run.start);
         self.dirty_meta(self.layout.bitmap_block(g));
         self.dirty_meta(self.layout.gdt_block(g));
-        let dir = self.dirs.get_mut(path).unwrap_or_else(|| unreachable!());
+        let dir = self.dirs.get_mut(&dir_ino).unwrap_or_else(|| unreachable!());
         dir.blocks.insert(logical, run.start, 1);
         Ok(run.start)
     }
@@ -377,9 +563,9 @@ impl<D: BlockDevice> FileSystem<D> {
         self.syscall();
         let path = normalize(path)?;
         let (parent, name) = split_parent(&path);
-        self.require_new(&path, parent)?;
-        let ino = self.place_inode(parent, name, false)?;
-        let slot = match self.add_entry(parent, name) {
+        let dir = self.require_new(&path, parent, name)?;
+        let ino = self.place_inode(dir, name, false)?;
+        let slot = match self.add_entry(dir, name) {
             Ok(slot) => slot,
             Err(e) => {
                 self.free_ino(ino);
@@ -387,10 +573,10 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         };
         let extents = ExtentMap::new(self.config.max_extent_blocks);
-        let data_home = self.data_home(parent, ino);
+        let data_home = self.data_home(dir, ino);
         let inode = Inode { size: 0, extents, dir_slot: slot, unwritten: BTreeMap::new(), data_home };
         self.inodes.insert(ino, inode);
-        self.names.insert(path.into_owned(), ino);
+        self.link(dir, name, Child { ino, is_dir: false });
         let ib = self.layout.inode_block(ino, self.config.block_bytes, self.config.inode_bytes);
         self.dirty_meta(ib);
         self.dirty_meta(self.layout.bitmap_block(self.layout.inode_group(ino)) + 1);
@@ -401,18 +587,18 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn unlink(&mut self, path: &str) -> Result<(), FsError> {
         self.syscall();
         let path = normalize(path)?;
+        if path.is_empty() {
+            return Err(FsError::IsADirectory("/".into()));
+        }
         let (parent, name) = split_parent(&path);
-        let Some(ino) = self.names.remove(path.as_ref()) else {
-            if path.is_empty() {
-                return Err(FsError::IsADirectory("/".into()));
-            }
-            if self.dirs.contains_key(path.as_ref()) {
-                return Err(FsError::IsADirectory(path.into_owned()));
-            }
-            self.require_dir(parent)?;
-            return Err(FsError::NotFound(path.into_owned()));
-        };
-        self.remove_entry(parent, self.inodes[&ino].dir_slot, name);
+        let dir = self.require_dir(parent)?;
+        match self.entries_of(dir).get(name) {
+            None => return Err(FsError::NotFound(path.into_owned())),
+            Some(c) if c.is_dir => return Err(FsError::IsADirectory(path.into_owned())),
+            Some(_) => {}
+        }
+        let ino = self.unlink_name(dir, name).ino;
+        self.remove_entry(dir, self.inodes[&ino].dir_slot, name);
         self.release_file(ino)
     }
 
@@ -433,29 +619,31 @@ impl<D: BlockDevice> FileSystem<D> {
     /// mkdir(2): the parent must exist and be a directory; FsError::Exists if the path exists.
     pub fn mkdir(&mut self, path: &str) -> Result<Ino, FsError> {
         self.syscall();
-        let path = normalize(path)?.into_owned();
+        let path = normalize(path)?;
         let (parent, name) = split_parent(&path);
-        self.require_new(&path, parent)?;
-        let ino = self.place_inode(parent, name, true)?;
+        let dir = self.require_new(&path, parent, name)?;
+        let ino = self.place_inode(dir, name, true)?;
         let undo_inode = |fs: &mut Self| {
             fs.forget_dir_inode(ino);
             fs.free_ino(ino);
         };
-        let slot = match self.add_entry(parent, name) {
+        let slot = match self.add_entry(dir, name) {
             Ok(slot) => slot,
             Err(e) => {
                 undo_inode(self);
                 return Err(e);
             }
         };
-        self.dirs.insert(path.clone(), Dir::new(ino, slot, self.config.max_extent_blocks));
+        self.dirs.insert(ino, Dir::new(ino, slot, self.config.max_extent_blocks));
+        self.link(dir, name, Child { ino, is_dir: true });
         if self.flavor() == Flavor::Ext4 {
             // ext4_init_new_dir: block 0 with "." and "..".
-            match self.grow_dir(&path, 0) {
+            match self.grow_dir(ino, 0) {
                 Ok(b) => self.dirty_meta(b),
                 Err(e) => {
-                    self.dirs.remove(&path);
-                    self.remove_entry(parent, slot, name);
+                    self.unlink_name(dir, name);
+                    self.dirs.remove(&ino);
+                    self.remove_entry(dir, slot, name);
                     undo_inode(self);
                     return Err(e);
                 }
@@ -464,7 +652,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let (bs, ib) = (self.config.block_bytes, self.config.inode_bytes);
         self.dirty_meta(self.layout.inode_block(ino, bs, ib));
         self.dirty_meta(self.layout.bitmap_block(self.layout.inode_group(ino)) + 1);
-        self.dirty_parent_inode(parent);
+        self.dirty_parent_inode(dir);
         Ok(ino)
     }
 
@@ -475,15 +663,15 @@ impl<D: BlockDevice> FileSystem<D> {
     /// its directory's AG). Files in the root keep the stream goal the model's XFS was
     /// measured with (the root inode is in AG 0, where the stream starts); ext4's and btrfs'
     /// data placement does not depend on the directory (docs/host-fs.md).
-    fn data_home(&self, parent: &str, ino: Ino) -> Option<u64> {
-        let xfs_subdir = self.flavor() == Flavor::Xfs && !parent.is_empty();
+    fn data_home(&self, parent: Ino, ino: Ino) -> Option<u64> {
+        let xfs_subdir = self.flavor() == Flavor::Xfs && parent != ROOT;
         xfs_subdir.then(|| self.layout.inode_block(ino, self.config.block_bytes, self.config.inode_bytes))
     }
 
     /// A subdirectory added or removed changes the parent's link count: its inode is
     /// dirtied (the root's, at a fixed place, is not modelled, as for files before).
-    fn dirty_parent_inode(&mut self, parent: &str) {
-        if let Some(p) = self.dirs.get(parent) {
+    fn dirty_parent_inode(&mut self, parent: Ino) {
+        if let Some(p) = self.dirs.get(&parent) {
             let b = self.layout.inode_block(p.ino, self.config.block_bytes, self.config.inode_bytes);
             self.dirty_meta(b);
         }
@@ -497,20 +685,20 @@ impl<D: BlockDevice> FileSystem<D> {
             return Err(FsError::Invalid("rmdir: the root directory cannot be removed".into()));
         }
         let (parent, name) = split_parent(&path);
-        if self.names.contains_key(&path) {
-            return Err(FsError::NotADirectory(path));
-        }
-        if !self.dirs.contains_key(&path) {
-            self.require_dir(parent)?;
-            return Err(FsError::NotFound(path));
-        }
-        if self.has_children(&path) {
+        let dir = self.require_dir(parent)?;
+        let ino = match self.entries_of(dir).get(name) {
+            None => return Err(FsError::NotFound(path)),
+            Some(c) if !c.is_dir => return Err(FsError::NotADirectory(path)),
+            Some(c) => c.ino,
+        };
+        if !self.dirs[&ino].entries.is_empty() {
             return Err(FsError::NotEmpty(path));
         }
-        let dir = self.dirs.remove(&path).unwrap_or_else(|| unreachable!());
-        self.remove_entry(parent, dir.slot, name);
-        self.dirty_parent_inode(parent);
-        self.release_dir(dir);
+        self.unlink_name(dir, name);
+        let removed = self.dirs.remove(&ino).unwrap_or_else(|| unreachable!());
+        self.remove_entry(dir, removed.slot, name);
+        self.dirty_parent_inode(dir);
+        self.release_dir(removed);
         Ok(())
     }
 
@@ -539,6 +727,12 @@ impl<D: BlockDevice> FileSystem<D> {
 
 // ----- rename -----
 
+/// One side of a rename: the directory holding the entry, and its name there.
+struct Place<'a> {
+    dir: Ino,
+    name: &'a str,
+}
+
 impl<D: BlockDevice> FileSystem<D> {
     /// rename(2) of a file or directory: a file over an existing file replaces (unlinks) it,
     /// a directory over an empty directory replaces it; a directory moved into itself or
@@ -549,152 +743,161 @@ impl<D: BlockDevice> FileSystem<D> {
         if from.is_empty() || to.is_empty() {
             return Err(FsError::Invalid("rename: the root directory cannot be renamed or replaced".into()));
         }
-        let from_dir = self.dirs.contains_key(&from);
-        if !from_dir && !self.names.contains_key(&from) {
-            self.require_dir(split_parent(&from).0)?;
+        let (from_parent, from_name) = split_parent(&from);
+        let Some(moved) = self.resolve(&from) else {
+            self.require_dir(from_parent)?;
             return Err(FsError::NotFound(from));
-        }
-        let (to_parent, _) = split_parent(&to);
-        self.require_dir(to_parent)?;
+        };
+        let (to_parent, to_name) = split_parent(&to);
+        let to_dir = self.require_dir(to_parent)?;
         if from == to {
             return Ok(());
         }
-        if from_dir && is_within(&to, &from) {
+        if moved.is_dir && is_within(&to, &from) {
             return Err(FsError::Invalid(format!(
                 "rename: cannot move directory {from:?} into itself ({to:?}): a cycle"
             )));
         }
-        // The target, if any, is replaced in place: its entry slot is reused (ext4_setent).
-        let reuse_slot = if let Some(target) = self.dirs.get(&to) {
-            if !from_dir {
-                return Err(FsError::IsADirectory(to));
-            }
-            if self.has_children(&to) {
-                return Err(FsError::NotEmpty(to));
-            }
-            let slot = target.slot;
-            let dir = self.dirs.remove(&to).unwrap_or_else(|| unreachable!());
-            self.release_dir(dir);
-            Some(slot)
-        } else if let Some(&ino) = self.names.get(&to) {
-            if from_dir {
-                return Err(FsError::NotADirectory(to));
-            }
-            self.names.remove(&to);
-            let slot = self.inodes[&ino].dir_slot;
-            self.release_file(ino)?;
-            Some(slot)
-        } else {
-            None
-        };
-        self.move_entry(&from, &to, from_dir, reuse_slot)
+        let target = Place { dir: to_dir, name: to_name };
+        let reuse_slot = self.replace_target(&to, &target, moved.is_dir)?;
+        let source = Place { dir: self.require_dir(from_parent)?, name: from_name };
+        self.move_entry(&source, &target, moved, reuse_slot)
     }
 
-    /// The entry moves: a new entry in `to`'s parent (or the replaced target's slot), the old
-    /// one removed; a directory's whole subtree is re-keyed and its ".." rewritten.
+    /// The entry a rename replaces, if any, is removed and its slot given back for reuse (in
+    /// place: ext4_setent): a file by a file, an empty directory by a directory.
+    fn replace_target(&mut self, to: &str, target: &Place, moving_dir: bool) -> Result<Option<u64>, FsError> {
+        let Some(old) = self.entries_of(target.dir).get(target.name).copied() else {
+            return Ok(None);
+        };
+        if old.is_dir {
+            if !moving_dir {
+                return Err(FsError::IsADirectory(to.to_string()));
+            }
+            if !self.dirs[&old.ino].entries.is_empty() {
+                return Err(FsError::NotEmpty(to.to_string()));
+            }
+            self.unlink_name(target.dir, target.name);
+            let dir = self.dirs.remove(&old.ino).unwrap_or_else(|| unreachable!());
+            let slot = dir.slot;
+            self.release_dir(dir);
+            return Ok(Some(slot));
+        }
+        if moving_dir {
+            return Err(FsError::NotADirectory(to.to_string()));
+        }
+        self.unlink_name(target.dir, target.name);
+        let slot = self.inodes[&old.ino].dir_slot;
+        self.release_file(old.ino)?;
+        Ok(Some(slot))
+    }
+
+    /// The entry moves: a new entry in the target's directory (or the replaced target's
+    /// slot), the old one removed; a directory's ".." is rewritten (what lies below it moves
+    /// with its entry).
     fn move_entry(
         &mut self,
-        from: &str,
-        to: &str,
-        is_dir: bool,
+        from: &Place,
+        to: &Place,
+        moved: Child,
         reuse_slot: Option<u64>,
     ) -> Result<(), FsError> {
-        let (from_parent, from_name) = split_parent(from);
-        let (to_parent, to_name) = split_parent(to);
         let slot = match reuse_slot {
             Some(slot) => {
-                let block = self.entry_slot_block(to_parent, slot);
+                let block = self.entry_slot_block(to.dir, slot);
                 self.dirty_meta(block);
                 slot
             }
-            None => self.add_entry(to_parent, to_name)?,
+            None => self.add_entry(to.dir, to.name)?,
         };
         let (bs, ib) = (self.config.block_bytes, self.config.inode_bytes);
-        if !is_dir {
-            let ino = self.names.remove(from).unwrap_or_else(|| unreachable!());
-            let old = std::mem::replace(&mut self.inode_mut(ino)?.dir_slot, slot);
-            self.remove_entry(from_parent, old, from_name);
-            self.names.insert(to.to_string(), ino);
-            self.dirty_meta(self.layout.inode_block(ino, bs, ib));
-            return Ok(());
-        }
-        let old =
-            std::mem::replace(&mut self.dirs.get_mut(from).unwrap_or_else(|| unreachable!()).slot, slot);
-        self.remove_entry(from_parent, old, from_name);
-        let files: Vec<String> = below(&self.names, from).map(|(k, _)| k.clone()).collect();
-        for k in files {
-            let ino = self.names.remove(&k).unwrap_or_else(|| unreachable!());
-            self.names.insert(format!("{to}{}", &k[from.len()..]), ino);
-        }
-        let mut dirs: Vec<String> = below(&self.dirs, from).map(|(k, _)| k.clone()).collect();
-        dirs.push(from.to_string());
-        for k in dirs {
-            let d = self.dirs.remove(&k).unwrap_or_else(|| unreachable!());
-            self.dirs.insert(format!("{to}{}", &k[from.len()..]), d);
-        }
-        let ino = self.dirs[to].ino;
+        let ino = moved.ino;
+        self.unlink_name(from.dir, from.name);
+        let old = match moved.is_dir {
+            false => std::mem::replace(&mut self.inode_mut(ino)?.dir_slot, slot),
+            true => {
+                std::mem::replace(&mut self.dirs.get_mut(&ino).unwrap_or_else(|| unreachable!()).slot, slot)
+            }
+        };
+        self.remove_entry(from.dir, old, from.name);
+        self.link(to.dir, to.name, moved);
         self.dirty_meta(self.layout.inode_block(ino, bs, ib));
-        if from_parent != to_parent {
+        if moved.is_dir && from.dir != to.dir {
             // ext4_rename_dir_finish: ".." now names the new parent (block 0, or the inode
             // for a short-form or btrfs directory); both parents' link counts change.
-            let dotdot = match self.dirs[to].blocks.lookup(0) {
+            let dotdot = match self.dirs[&ino].blocks.lookup(0) {
                 Some(b) if self.flavor() != Flavor::Btrfs => b,
                 _ => self.layout.inode_block(ino, bs, ib),
             };
             self.dirty_meta(dotdot);
-            self.dirty_parent_inode(from_parent);
-            self.dirty_parent_inode(to_parent);
+            self.dirty_parent_inode(from.dir);
+            self.dirty_parent_inode(to.dir);
         }
         Ok(())
     }
 
-    /// The block of an existing entry slot of `dir` ("" = root).
-    fn entry_slot_block(&mut self, dir: &str, slot: u64) -> u64 {
-        match dir.is_empty() {
-            true => self.layout.dir_start + slot / self.config.dir_entries_per_block,
-            false => self.entry_block(dir, slot, false).unwrap_or_else(|e| unreachable!("fs: {e}")),
+    /// The block of an existing entry slot of directory `dir`.
+    fn entry_slot_block(&mut self, dir: Ino, slot: u64) -> u64 {
+        match dir {
+            ROOT => self.layout.dir_start + slot / self.config.dir_entries_per_block,
+            d => self.entry_block(d, slot, false).unwrap_or_else(|e| unreachable!("fs: {e}")),
         }
     }
 
-    /// `check`'s part: every entry's parent is a directory, directory inodes are unique and
-    /// neither files' nor free, slots are unique per directory, and the per-group inode
-    /// counts match.
+    /// `check`'s part: every directory is reached once from the root, every file entry has
+    /// its inode, directory inodes are unique and neither files' nor free, slots are unique
+    /// per directory, and the per-group inode counts match. (Paths are spelled out only for
+    /// the error: the check runs at the end of every run, over every entry.)
     pub(super) fn namespace_check(&self) -> Result<(), String> {
-        if self.names.len() != self.inodes.len() {
-            return Err(format!("fs: {} names for {} inodes", self.names.len(), self.inodes.len()));
-        }
-        let mut slots: BTreeSet<(Ino, u64)> = BTreeSet::new();
         let mut dir_inos: BTreeSet<Ino> = BTreeSet::new();
-        for (path, ino, is_dir) in self.entries() {
-            let parent = split_parent(path).0;
-            let parent_ino = match parent.is_empty() {
-                true => 0,
-                false => self
-                    .dirs
-                    .get(parent)
-                    .map(|d| d.ino)
-                    .ok_or(format!("fs: {path:?} has no parent directory"))?,
-            };
-            let slot = match is_dir {
-                true => self.dirs[path].slot,
-                false => self
-                    .inodes
-                    .get(&ino)
-                    .map(|i| i.dir_slot)
-                    .ok_or(format!("fs: {path:?} has no inode {ino}"))?,
-            };
-            if !slots.insert((parent_ino, slot)) {
-                return Err(format!("fs: {path:?} shares slot {slot} of its directory"));
+        let mut files = 0;
+        let mut slots: Vec<(u64, &str)> = Vec::new();
+        let mut stack = vec![(String::new(), ROOT)];
+        while let Some((prefix, dir)) = stack.pop() {
+            slots.clear();
+            for (name, c) in self.entries_of(dir).iter() {
+                let slot = match c.is_dir {
+                    true => {
+                        let path = join(&prefix, name);
+                        let d = self.dirs.get(&c.ino).filter(|d| d.ino == c.ino);
+                        let d =
+                            d.ok_or(format!("fs: directory {path:?} (inode {}) is not in the table", c.ino))?;
+                        if !dir_inos.insert(c.ino)
+                            || self.inodes.contains_key(&c.ino)
+                            || self.inode_groups.freed.contains(&c.ino)
+                        {
+                            return Err(format!(
+                                "fs: directory {path:?} inode {} is also a file's, another's or free",
+                                c.ino
+                            ));
+                        }
+                        stack.push((path, c.ino));
+                        d.slot
+                    }
+                    false => {
+                        files += 1;
+                        let no_inode = || format!("fs: {:?} has no inode {}", join(&prefix, name), c.ino);
+                        self.inodes.get(&c.ino).map(|i| i.dir_slot).ok_or_else(no_inode)?
+                    }
+                };
+                slots.push((slot, name));
             }
-            if is_dir
-                && (!dir_inos.insert(ino)
-                    || self.inodes.contains_key(&ino)
-                    || self.inode_groups.freed.contains(&ino))
-            {
+            slots.sort_unstable();
+            if let Some(w) = slots.windows(2).find(|w| w[0].0 == w[1].0) {
                 return Err(format!(
-                    "fs: directory {path:?} inode {ino} is also a file's, another's or free"
+                    "fs: {:?} shares slot {} of its directory",
+                    join(&prefix, w[1].1),
+                    w[1].0
                 ));
             }
+        }
+        if files != self.inodes.len() || dir_inos.len() != self.dirs.len() {
+            return Err(format!(
+                "fs: {files} names for {} inodes, {} directories reached of {}",
+                self.inodes.len(),
+                dir_inos.len(),
+                self.dirs.len()
+            ));
         }
         self.inode_groups_check(dir_inos.len() as u64)
     }

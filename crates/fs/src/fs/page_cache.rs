@@ -7,17 +7,35 @@ impl<D: BlockDevice> FileSystem<D> {
     /// Takes dirty pages (all, or one file's) and returns the write requests: physically
     /// contiguous blocks with consecutive tags share a request.
     pub(super) fn take_dirty(&mut self, only: Option<Ino>) -> (Vec<Command>, PageTags) {
-        let keys: Vec<(Ino, u64)> = match only {
-            Some(ino) => self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect(),
-            None => self.dirty.keys().copied().collect(),
+        let pages: PageTags = match only {
+            Some(ino) => {
+                let keys: Vec<(Ino, u64)> =
+                    self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
+                keys.into_iter()
+                    .map(|k| (k, self.dirty.remove(&k).unwrap_or_else(|| unreachable!())))
+                    .collect()
+            }
+            // Every page: the whole map at once, not a removal per page.
+            None => std::mem::take(&mut self.dirty).into_iter().collect(),
         };
-        let mut blocks: Vec<(u64, u64)> = Vec::with_capacity(keys.len());
-        let mut pages = Vec::with_capacity(keys.len());
-        for k in keys {
-            let tag = self.dirty.remove(&k).unwrap_or_else(|| unreachable!());
-            self.writeback.insert(k, tag);
-            pages.push((k, tag));
-            let phys = self.inodes[&k.0]
+        match self.writeback.is_empty() {
+            // Pages come in key order: a sorted build, not an insertion per page.
+            true => self.writeback = pages.iter().copied().collect(),
+            false => self.writeback.extend(pages.iter().copied()),
+        }
+        let mut blocks: Vec<(u64, u64)> = Vec::with_capacity(pages.len());
+        // Pages are in (inode, block) order: one inode lookup per file, not per page.
+        let mut inode: Option<(Ino, &Inode)> = None;
+        for &(k, tag) in &pages {
+            let file = match inode {
+                Some((ino, file)) if ino == k.0 => file,
+                _ => {
+                    let file = &self.inodes[&k.0];
+                    inode = Some((k.0, file));
+                    file
+                }
+            };
+            let phys = file
                 .extents
                 .lookup(k.1)
                 .unwrap_or_else(|| unreachable!("fs: dirty page {k:?} is not mapped"));

@@ -7,8 +7,8 @@ mod op;
 mod pattern;
 mod run;
 
-pub use op::{Op, Pick, SizeSpec, OPERATIONS};
-pub use pattern::{expand_braces, natural_cmp};
+pub use op::{Op, Paths, Pick, SizeSpec, OPERATIONS};
+pub use pattern::{expand_braces, natural_cmp, Pattern};
 pub use run::{with_interpreter, Interpreter, DEFAULT_STREAM};
 
 use std::fmt;
@@ -141,7 +141,10 @@ mod tests {
     fn comments_blank_lines_and_phases() {
         let s = Script::parse("# setup\nmkdir -p d{0..1}  # two dirs\nphase write\ncreate d{0..1}/f{1..2} size=4KiB..12KiB bs=4KiB\n\nphase rm\nrm -rf d1\n", "t").unwrap();
         assert_eq!(s.lines.len(), 5);
-        assert_eq!(s.lines[0].op, Op::Mkdir { parents: true, paths: vec!["d0".into(), "d1".into()] });
+        match &s.lines[0].op {
+            Op::Mkdir { parents: true, paths } => assert_eq!(paths.expand(), ["d0", "d1"]),
+            other => panic!("{other:?}"),
+        }
         let phases = s.phases();
         assert_eq!(phases.len(), 3);
         assert_eq!(phases[0].name, None);
@@ -149,7 +152,8 @@ mod tests {
         assert_eq!(phases[2].lines[0].number, 7);
         match &phases[1].lines[0].op {
             Op::Create { paths, size, bs, fsync } => {
-                assert_eq!(paths, &["d0/f1", "d0/f2", "d1/f1", "d1/f2"]);
+                assert_eq!(paths.expand(), ["d0/f1", "d0/f2", "d1/f1", "d1/f2"]);
+                assert_eq!(paths.count(), 4);
                 assert_eq!(*size, SizeSpec::Uniform(4096, 12288));
                 assert_eq!((*bs, *fsync), (Some(4096), false));
             }

@@ -2,7 +2,7 @@
 //! `create d{0..7}/f{0..49} size=24KiB`, `rm -r d3`, `fstrim minlen=64KiB`), parsed into an
 //! [`Op`] with its words checked (units, flags, keys) before anything runs.
 
-use super::pattern::expand_braces;
+use super::pattern::Pattern;
 use std::collections::BTreeMap;
 use trimlab_sim::{ByteSize, DurationNs};
 
@@ -26,23 +26,46 @@ pub enum SizeSpec {
     Uniform(u64, u64),
 }
 
-/// One operation. Paths are brace-expanded; globs among them resolve when the line runs.
+/// The paths a line names: its words, each brace-expanded when the line runs (in order,
+/// word by word, as the shell would have listed them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Paths(Vec<Pattern>);
+
+impl Paths {
+    /// Calls `f` with each path in order; stops at `f`'s first error.
+    pub fn each<E>(&self, f: &mut dyn FnMut(&str) -> Result<(), E>) -> Result<(), E> {
+        self.0.iter().try_for_each(|word| word.each(f))
+    }
+
+    /// Every path, in order.
+    pub fn expand(&self) -> Vec<String> {
+        self.0.iter().flat_map(|word| word.expand()).collect()
+    }
+
+    /// How many paths the words expand to.
+    pub fn count(&self) -> u64 {
+        self.0.iter().map(Pattern::count).sum()
+    }
+}
+
+/// One operation. Paths are brace-expanded when the line runs; globs among them resolve
+/// then, against what exists.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
     Phase(String),
-    Mkdir { parents: bool, paths: Vec<String> },
-    Create { paths: Vec<String>, size: SizeSpec, bs: Option<u64>, fsync: bool },
-    Touch(Vec<String>),
-    Write { paths: Vec<String>, offset: u64, bytes: u64, bs: Option<u64> },
-    Append { paths: Vec<String>, bytes: u64, bs: Option<u64> },
-    Fsync { paths: Vec<String> },
+    Mkdir { parents: bool, paths: Paths },
+    Create { paths: Paths, size: SizeSpec, bs: Option<u64>, fsync: bool },
+    Touch(Paths),
+    Write { paths: Paths, offset: u64, bytes: u64, bs: Option<u64> },
+    Append { paths: Paths, bytes: u64, bs: Option<u64> },
+    Fsync { paths: Paths },
     Sync,
-    Rm { recursive: bool, force: bool, paths: Vec<String>, pick: Pick },
-    Rmdir(Vec<String>),
+    Rm { recursive: bool, force: bool, paths: Paths, pick: Pick },
+    Rmdir(Paths),
     Mv { from: String, to: String },
-    Truncate { paths: Vec<String>, size: u64 },
-    Fallocate { paths: Vec<String>, offset: u64, bytes: u64 },
-    PunchHole { paths: Vec<String>, offset: u64, bytes: u64 },
+    Truncate { paths: Paths, size: u64 },
+    Fallocate { paths: Paths, offset: u64, bytes: u64 },
+    PunchHole { paths: Paths, offset: u64, bytes: u64 },
     Sleep(u64),
     Fstrim { minlen: u64, offset: u64, length: u64 },
     Umount,
@@ -110,16 +133,14 @@ impl<'a> Words<'a> {
         self.options.get(key).map(parse).transpose()
     }
 
-    /// The plain words as paths (brace-expanded), at least one.
-    fn paths(&self) -> Result<Vec<String>, String> {
+    /// The plain words as paths (their braces checked, expanded when the line runs), at
+    /// least one.
+    fn paths(&self) -> Result<Paths, String> {
         if self.plain.is_empty() {
             return Err(format!("{} needs at least one path", self.op));
         }
-        let mut out = Vec::new();
-        for word in &self.plain {
-            out.extend(expand_braces(&path(word)?)?);
-        }
-        Ok(out)
+        let words = self.plain.iter().map(|word| Pattern::parse(&path(word)?)).collect::<Result<_, _>>()?;
+        Ok(Paths(words))
     }
 
     fn no_plain(&self) -> Result<(), String> {

@@ -5,6 +5,7 @@
 //! expect).
 
 use std::cmp::Ordering;
+use std::fmt::Write;
 
 /// The most paths one word may expand to: a typo like `f{0..99999999}` is refused before it
 /// allocates (a script naming more files than this writes them in several lines).
@@ -12,30 +13,156 @@ pub const EXPANSION_MAX: usize = 10_000_000;
 
 /// Expands every brace group of `word` (cartesian, leftmost slowest: bash's order).
 pub fn expand_braces(word: &str) -> Result<Vec<String>, String> {
+    Ok(Pattern::parse(word)?.expand())
+}
+
+/// A word's brace expansion as a tree, expanded only when its line runs: a line naming a
+/// quarter of a million files (`create d{0..249}/f{0..999}`) holds a product of 250 and
+/// 1000 names, not the quarter of a million strings, so parsing a script (which a run does
+/// when it checks its config, and again when it runs it) costs its text, not its paths.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pattern {
+    node: Node,
+    count: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Node {
+    Literal(String),
+    /// Each of `prefixes`, followed by each expansion of `tail` (leftmost slowest).
+    Product {
+        prefixes: Prefixes,
+        tail: Box<Node>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Prefixes {
+    /// `head` followed by each item of a numeric range.
+    Range { head: String, range: Range },
+    /// Each alternative, with the text before the braces (`{a,b{1..2}}`).
+    List(Vec<Node>),
+}
+
+/// `{from..to..step}`: `count` numbers from `from`, up or down, zero-padded to `width`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Range {
+    from: i64,
+    up: bool,
+    step: u64,
+    count: u64,
+    width: usize,
+}
+
+impl Range {
+    fn item(&self, i: u64) -> i64 {
+        let off = (i * self.step) as i64;
+        if self.up {
+            self.from + off
+        } else {
+            self.from - off
+        }
+    }
+}
+
+impl Pattern {
+    /// Parses `word`'s braces, with the errors (and in the same order) a full expansion gives.
+    pub fn parse(word: &str) -> Result<Pattern, String> {
+        let (node, count) = build(word)?;
+        Ok(Pattern { node, count })
+    }
+
+    /// How many paths the word expands to.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Calls `f` with each path in order (one buffer, reused); stops at `f`'s first error.
+    pub fn each<E>(&self, f: &mut dyn FnMut(&str) -> Result<(), E>) -> Result<(), E> {
+        let mut buf = String::new();
+        each_node(&self.node, &mut buf, &mut |b: &mut String| f(b.as_str()))
+    }
+
+    /// Every path, in order.
+    pub fn expand(&self) -> Vec<String> {
+        let mut out = Vec::with_capacity(self.count as usize);
+        let _ = self.each(&mut |p| -> Result<(), ()> {
+            out.push(p.to_string());
+            Ok(())
+        });
+        out
+    }
+}
+
+/// (tree, count) of `word`: bash's brace expansion as `expand_braces` always did it (the
+/// first group's alternatives, each with the text before it expanded again, then the text
+/// after it), without building the paths.
+fn build(word: &str) -> Result<(Node, u64), String> {
     let Some(open) = word.find('{') else {
         if word.contains('}') {
             return Err(format!("\"{word}\" has a '}}' without its '{{'"));
         }
-        return Ok(vec![word.to_string()]);
+        return Ok((Node::Literal(word.to_string()), 1));
     };
     let close =
         matching_close(word, open).ok_or_else(|| format!("\"{word}\" has a '{{' without its '}}'"))?;
     let (head, body, tail) = (&word[..open], &word[open + 1..close], &word[close + 1..]);
-    let alternatives = match range(body)? {
-        Some(items) => items,
-        None => split_top_level(body).into_iter().map(str::to_string).collect(),
-    };
-    let tails = expand_braces(tail)?;
-    let mut out = Vec::new();
-    for alternative in alternatives {
-        for inner in expand_braces(&format!("{head}{alternative}"))? {
-            if out.len() + tails.len() > EXPANSION_MAX {
-                return Err(format!("\"{word}\" expands to more than {EXPANSION_MAX} paths"));
+    let range = range(body)?;
+    let (tail, tails) = build(tail)?;
+    let tail = Box::new(tail);
+    let over = || format!("\"{word}\" expands to more than {EXPANSION_MAX} paths");
+    if let Some(range) = range {
+        // `head` + a number has no '{': it only fails if `head` has a '}', at the first item.
+        if head.contains('}') {
+            let first = format!("{head}{:0w$}", range.item(0), w = range.width);
+            return Err(format!("\"{first}\" has a '}}' without its '{{'"));
+        }
+        if range.count * tails > EXPANSION_MAX as u64 {
+            return Err(over());
+        }
+        let prefixes = Prefixes::Range { head: head.to_string(), range };
+        return Ok((Node::Product { prefixes, tail }, range.count * tails));
+    }
+    let (mut list, mut count) = (Vec::new(), 0u64);
+    for alternative in split_top_level(body) {
+        let (node, n) = build(&format!("{head}{alternative}"))?;
+        if count + n * tails > EXPANSION_MAX as u64 {
+            return Err(over());
+        }
+        count += n * tails;
+        list.push(node);
+    }
+    Ok((Node::Product { prefixes: Prefixes::List(list), tail }, count))
+}
+
+/// Appends each expansion of `node` to `buf` in turn and calls `f` with it.
+fn each_node<E>(
+    node: &Node,
+    buf: &mut String,
+    f: &mut dyn FnMut(&mut String) -> Result<(), E>,
+) -> Result<(), E> {
+    let start = buf.len();
+    match node {
+        Node::Literal(s) => {
+            buf.push_str(s);
+            f(buf)?;
+        }
+        Node::Product { prefixes: Prefixes::Range { head, range }, tail } => {
+            for i in 0..range.count {
+                buf.truncate(start);
+                buf.push_str(head);
+                write!(buf, "{:0w$}", range.item(i), w = range.width).unwrap_or_else(|_| unreachable!());
+                each_node(tail, buf, f)?;
             }
-            out.extend(tails.iter().map(|t| format!("{inner}{t}")));
+        }
+        Node::Product { prefixes: Prefixes::List(list), tail } => {
+            for prefix in list {
+                each_node(prefix, buf, &mut |b: &mut String| each_node(tail, b, f))?;
+            }
         }
     }
-    Ok(out)
+    buf.truncate(start);
+    Ok(())
 }
 
 fn matching_close(word: &str, open: usize) -> Option<usize> {
@@ -74,7 +201,7 @@ fn split_top_level(body: &str) -> Vec<&str> {
 }
 
 /// `0..7` or `1..29..2` (either direction, as bash), or None when `body` is not a range.
-fn range(body: &str) -> Result<Option<Vec<String>>, String> {
+fn range(body: &str) -> Result<Option<Range>, String> {
     let parts: Vec<&str> = body.split("..").collect();
     if !(2..=3).contains(&parts.len()) || parts.iter().any(|p| p.contains(',') || p.contains('{')) {
         return Ok(None);
@@ -97,13 +224,7 @@ fn range(body: &str) -> Result<Option<Vec<String>>, String> {
         true => parts[0].len().max(parts[1].len()),
         false => 0,
     };
-    let items = (0..count)
-        .map(|i| {
-            let v = if from <= to { from + (i * step) as i64 } else { from - (i * step) as i64 };
-            format!("{v:0width$}")
-        })
-        .collect();
-    Ok(Some(items))
+    Ok(Some(Range { from, up: from <= to, step, count, width }))
 }
 
 /// Whether `word` has glob characters (matched against existing paths when the line runs).
@@ -163,6 +284,45 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
     (a.len() - i).cmp(&(b.len() - j)).then_with(|| a.cmp(b))
 }
 
+/// A sort key of `name` that orders as [`natural_cmp`] does, packed in 128 bits, or None
+/// when it does not fit (or the name holds a NUL byte). Each run of digits becomes '0', its
+/// length without leading zeros and those digits (so runs compare by value, and a run
+/// against another byte as a digit would); then a 0 byte (a name that ends first sorts
+/// first) and the name itself (natural_cmp's last tie-break). Zero bytes pad the right: no
+/// two names pack alike, since each key ends with its name's last, non-zero, byte.
+pub fn natural_key(name: &str) -> Option<u128> {
+    let s = name.as_bytes();
+    let mut key = [0u8; 16];
+    let mut n = 0;
+    let mut put = |b: u8| -> Option<()> {
+        *key.get_mut(n)? = b;
+        n += 1;
+        Some(())
+    };
+    let mut i = 0;
+    while i < s.len() {
+        if s[i].is_ascii_digit() {
+            let start = i;
+            while i < s.len() && s[i].is_ascii_digit() {
+                i += 1;
+            }
+            let digits = trim_zeros(&s[start..i]);
+            put(b'0')?;
+            put(u8::try_from(digits.len()).ok()?)?;
+            digits.iter().try_for_each(|&d| put(d))?;
+        } else {
+            if s[i] == 0 {
+                return None;
+            }
+            put(s[i])?;
+            i += 1;
+        }
+    }
+    put(0)?;
+    s.iter().try_for_each(|&b| put(b))?;
+    Some(u128::from_be_bytes(key))
+}
+
 fn trim_zeros(digits: &[u8]) -> &[u8] {
     let first = digits.iter().position(|&d| d != b'0').unwrap_or(digits.len());
     &digits[first..]
@@ -205,6 +365,44 @@ mod tests {
         assert!(!m("f*0", "f01"));
         assert!(m("a*b*c", "axxbyyc"));
         assert!(!m("a*b*c", "axxbyy"));
+    }
+
+    #[test]
+    fn natural_keys_order_as_natural_cmp() {
+        let names = [
+            "f0", "f00", "f1", "f01", "f2", "f10", "f100", "f9", "g", "f", "a-b", "a", "a.", "a0", "a00b",
+            "a0b", "x1y2", "x1y10", "x01y2", "9", "10", "~", "Z", "f1a", "f1-", "0", "",
+        ];
+        for a in names {
+            for b in names {
+                let (ka, kb) = (natural_key(a).unwrap(), natural_key(b).unwrap());
+                assert_eq!(ka.cmp(&kb), natural_cmp(a, b), "{a:?} vs {b:?}");
+            }
+        }
+        assert_eq!(natural_key("a_name_too_long_to_pack"), None);
+        assert_eq!(natural_key("nul\0"), None);
+    }
+
+    #[test]
+    fn a_pattern_expands_lazily_as_bash_would() {
+        let p = Pattern::parse("d{0..2}/{a,b{1..2}}x").unwrap();
+        assert_eq!(p.count(), 9);
+        assert_eq!(
+            p.expand(),
+            ["d0/ax", "d0/b1x", "d0/b2x", "d1/ax", "d1/b1x", "d1/b2x", "d2/ax", "d2/b1x", "d2/b2x"]
+        );
+        let mut seen = Vec::new();
+        let stopped = p.each(&mut |path| {
+            seen.push(path.to_string());
+            if seen.len() == 4 {
+                return Err("stop");
+            }
+            Ok(())
+        });
+        assert_eq!((stopped, seen.len()), (Err("stop"), 4));
+        assert!(Pattern::parse("a}{1..2}").unwrap_err().contains("\"a}1\" has a '}'"));
+        assert_eq!(Pattern::parse("{0..3161}/{0..3161}").unwrap().count(), 3162 * 3162);
+        assert!(Pattern::parse("{0..3162}/{0..3161}").unwrap_err().contains("more than"));
     }
 
     #[test]

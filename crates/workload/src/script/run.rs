@@ -2,12 +2,13 @@
 //! (each `create` is open + buffered writes + close, `rm -r` walks the tree children first,
 //! `umount` leaves the file system unmounted until `mount`).
 
-use super::op::{Op, Pick, SizeSpec};
-use super::pattern::{component_matches, is_glob, natural_cmp};
+use super::op::{Op, Paths, Pick, SizeSpec};
+use super::pattern::{component_matches, is_glob, natural_cmp, natural_key};
 use super::{Line, Script, ScriptError};
 use crate::file::FileState;
 use rand::seq::index::sample;
 use rand::Rng;
+use std::collections::BTreeMap;
 use trimlab_device::BlockDevice;
 use trimlab_fs::{FileSystem, FsError, Ino};
 use trimlab_sim::{SimRng, SimTime};
@@ -91,26 +92,24 @@ impl Interpreter<'_> {
     fn file_op<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, op: &Op) -> Result<(), String> {
         let fs_err = |e: FsError| e.to_string();
         match op {
-            Op::Create { paths, size, bs, fsync } => {
-                for p in paths {
-                    if is_glob(p) {
-                        return Err(format!("create names new files; \"{p}\" is a glob"));
-                    }
-                    let bytes = self.draw(*size);
-                    let ino = self.op(fs.create(p)).map_err(|e| existing(e, p))?;
-                    self.write_range(fs, ino, 0, bytes, *bs)?;
-                    if *fsync {
-                        self.op(fs.fsync(ino)).map_err(fs_err)?;
-                    }
+            Op::Create { paths, size, bs, fsync } => paths.each(&mut |p| {
+                if is_glob(p) {
+                    return Err(format!("create names new files; \"{p}\" is a glob"));
                 }
-            }
-            Op::Touch(paths) => {
-                for p in paths {
-                    if fs.lookup(p).is_none() && !fs.is_dir(p) {
-                        self.op(fs.create(p)).map_err(fs_err)?;
-                    }
+                let bytes = self.draw(*size);
+                let ino = self.op(fs.create(p)).map_err(|e| existing(e, p))?;
+                self.write_range(fs, ino, 0, bytes, *bs)?;
+                if *fsync {
+                    self.op(fs.fsync(ino)).map_err(fs_err)?;
                 }
-            }
+                Ok(())
+            })?,
+            Op::Touch(paths) => paths.each::<String>(&mut |p| {
+                if fs.entry(p).is_none() {
+                    self.op(fs.create(p)).map_err(fs_err)?;
+                }
+                Ok(())
+            })?,
             Op::Write { paths, offset, bytes, bs } => {
                 for (_, ino) in self.files(fs, paths)? {
                     self.write_range(fs, ino, *offset, *bytes, *bs)?;
@@ -152,12 +151,7 @@ impl Interpreter<'_> {
     /// The namespace: mkdir, rm, rmdir, mv.
     fn tree_op<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, op: &Op) -> Result<(), String> {
         match op {
-            Op::Mkdir { parents, paths } => {
-                for p in paths {
-                    self.mkdir(fs, p, *parents)?;
-                }
-                Ok(())
-            }
+            Op::Mkdir { parents, paths } => paths.each(&mut |p| self.mkdir(fs, p, *parents)),
             Op::Rm { recursive, force, paths, pick } => self.rm(fs, paths, *recursive, *force, pick),
             Op::Rmdir(paths) => {
                 for (p, _) in self.matches(fs, paths, false)? {
@@ -260,36 +254,32 @@ impl Interpreter<'_> {
     fn matches<D: BlockDevice>(
         &self,
         fs: &FileSystem<D>,
-        words: &[String],
+        words: &Paths,
         missing_ok: bool,
     ) -> Result<Vec<Entry>, String> {
-        let mut out = Vec::new();
-        for w in words {
+        let (mut out, mut listings) = (Vec::new(), Listings::new());
+        words.each(&mut |w| {
             if !is_glob(w) {
-                match fs.lookup(w) {
-                    Some(ino) => out.push((w.clone(), Some(ino))),
-                    None if fs.is_dir(w) => out.push((w.clone(), None)),
+                match fs.entry(w) {
+                    Some((ino, false)) => out.push((w.to_string(), Some(ino))),
+                    Some((_, true)) => out.push((w.to_string(), None)),
                     None if missing_ok => {}
                     None => return Err(format!("\"{w}\" does not exist")),
                 }
-                continue;
+                return Ok(());
             }
-            let mut found = glob(fs, w)?;
+            let found = glob(fs, w, &mut listings)?;
             if found.is_empty() && !missing_ok {
                 return Err(format!("\"{w}\" matches nothing"));
             }
-            found.sort_by(|a, b| natural_cmp(&a.0, &b.0));
             out.extend(found);
-        }
+            Ok(())
+        })?;
         Ok(out)
     }
 
     /// The regular files the words name (a directory among them is an error).
-    fn files<D: BlockDevice>(
-        &self,
-        fs: &FileSystem<D>,
-        words: &[String],
-    ) -> Result<Vec<(String, Ino)>, String> {
+    fn files<D: BlockDevice>(&self, fs: &FileSystem<D>, words: &Paths) -> Result<Vec<(String, Ino)>, String> {
         self.matches(fs, words, false)?
             .into_iter()
             .map(|(p, ino)| match ino {
@@ -302,7 +292,7 @@ impl Interpreter<'_> {
     fn rm<D: BlockDevice>(
         &mut self,
         fs: &mut FileSystem<D>,
-        words: &[String],
+        words: &Paths,
         recursive: bool,
         force: bool,
         pick: &Pick,
@@ -370,36 +360,104 @@ impl Interpreter<'_> {
     }
 }
 
-/// The paths matching `pattern`, found as a shell does: component by component down the tree
-/// (a literal component is one lookup, a glob component filters one directory's entries), so
-/// a pattern costs what it visits, not the whole namespace.
-fn glob<D: BlockDevice>(fs: &FileSystem<D>, pattern: &str) -> Result<Vec<Entry>, String> {
+/// The paths matching `pattern` in natural order, found as a shell does: component by
+/// component down the tree (a literal component is one lookup, a glob component filters one
+/// directory's entries), so a pattern costs what it visits, not the whole namespace.
+///
+/// Each directory's matches are put in natural order by name as they are listed, which for
+/// paths of one directory is their order as whole paths (the same text before the name); only
+/// where one directory's matches meet the next's are the whole paths compared, and should a
+/// pair there be out of order (`a/x` after `a-b/y`: '-' sorts before '/'), the whole list is
+/// sorted as before.
+fn glob<D: BlockDevice>(
+    fs: &FileSystem<D>,
+    pattern: &str,
+    cache: &mut Listings,
+) -> Result<Vec<Entry>, String> {
     let parts: Vec<&str> = pattern.split('/').collect();
-    let mut level: Vec<Entry> = vec![(String::new(), None)];
+    // Each hit: its path, inode, whether a directory, and which hit of the level before
+    // holds it; the root is the directory None.
+    let mut level: Vec<Hit> = vec![Hit { path: String::new(), ino: 0, is_dir: true, parent: 0 }];
     for (i, part) in parts.iter().enumerate() {
         let last = i + 1 == parts.len();
-        let join =
-            |dir: &str, name: &str| if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") };
         let mut next = Vec::new();
-        for (dir, _) in &level {
+        for (d, hit) in level.iter().enumerate() {
+            let dir = (i > 0).then_some(hit.ino);
             if !is_glob(part) {
-                let path = join(dir, part);
-                if fs.is_dir(&path) {
-                    next.push((path, None));
-                } else if let Some(ino) = fs.lookup(&path).filter(|_| last) {
-                    next.push((path, Some(ino)));
+                match fs.entry_in(dir, part) {
+                    Some((ino, is_dir)) if is_dir || last => {
+                        next.push(Hit { path: join(&hit.path, part), ino, is_dir, parent: d })
+                    }
+                    _ => {}
                 }
                 continue;
             }
-            for (name, ino, is_dir) in fs.children(dir).map_err(|e| e.to_string())? {
-                if (last || is_dir) && component_matches(part.as_bytes(), name.as_bytes()) {
-                    next.push((join(dir, &name), (!is_dir).then_some(ino)));
-                }
-            }
+            let names = cache.entry((dir, part.to_string())).or_insert_with(|| {
+                let listed = fs.dir_entries_in(dir).into_iter().flatten();
+                let mut names: Vec<(&str, Ino, bool)> = listed
+                    .filter(|&(name, _, _)| component_matches(part.as_bytes(), name.as_bytes()))
+                    .collect();
+                sort_natural(&mut names);
+                names.into_iter().map(|(name, ino, is_dir)| (name.to_string(), ino, is_dir)).collect()
+            });
+            let hits = names.iter().filter(|e| last || e.2);
+            next.extend(hits.map(|(name, ino, is_dir)| Hit {
+                path: join(&hit.path, name),
+                ino: *ino,
+                is_dir: *is_dir,
+                parent: d,
+            }));
         }
         level = next;
     }
-    Ok(level)
+    let in_order =
+        level.windows(2).all(|w| w[0].parent == w[1].parent || natural_cmp(&w[0].path, &w[1].path).is_le());
+    let mut found: Vec<Entry> = level.into_iter().map(|h| (h.path, (!h.is_dir).then_some(h.ino))).collect();
+    if !in_order {
+        found.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+    }
+    Ok(found)
+}
+
+/// One level of a glob's walk: a path found, and which directory of the level before holds
+/// it (paths of one directory are in order among themselves).
+struct Hit {
+    path: String,
+    ino: Ino,
+    is_dir: bool,
+    parent: usize,
+}
+
+/// A line's directory listings by (directory, glob component), the names matching it in
+/// natural order (files too: a word's last component takes them, the others not): the words of one line (`d*/f{0..999..2}` is 500 of them) list the same
+/// directories, and nothing changes the tree while a line's words are matched.
+type Listings = BTreeMap<(Option<Ino>, String), Vec<(String, Ino, bool)>>;
+
+/// One directory's entries in natural order by name: by a packed sort key where every name's
+/// fits in 128 bits (`natural_key`), else by comparing the names.
+fn sort_natural(names: &mut [(&str, Ino, bool)]) {
+    let keys: Option<Vec<(u128, usize)>> =
+        names.iter().enumerate().map(|(i, e)| natural_key(e.0).map(|k| (k, i))).collect();
+    match keys {
+        Some(mut keys) => {
+            keys.sort_unstable();
+            let sorted: Vec<(&str, Ino, bool)> = keys.iter().map(|&(_, i)| names[i]).collect();
+            names.copy_from_slice(&sorted);
+        }
+        None => names.sort_by(|a, b| natural_cmp(a.0, b.0)),
+    }
+}
+
+/// `dir/name` ("" is the root).
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        return name.to_string();
+    }
+    let mut path = String::with_capacity(dir.len() + 1 + name.len());
+    path.push_str(dir);
+    path.push('/');
+    path.push_str(name);
+    path
 }
 
 /// A path and, for a file, its inode (None: a directory).
