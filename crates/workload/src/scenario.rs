@@ -106,12 +106,16 @@ pub fn run_workload(
 /// How the measured part of `workload` is driven on a device of `capacity_bytes`: its
 /// submitters, think time, idle gaps and flushes, until `ops` operations or `writes` bytes.
 pub fn measured_drive(workload: &WorkloadConfig, capacity_bytes: u64) -> Drive {
+    // fio's jobs end each on its own (size, runtime, number_ios): the generator says when.
+    let streams = workload.jobs.is_some() || workload.io_bytes.is_some() || workload.runtime.is_some();
     let target = match workload.ops {
+        _ if streams => Target::Streams,
         Some(n) => Target::Ops(n),
         None => Target::WriteBytes(workload.writes.bytes(capacity_bytes)),
     };
+    let streams_depth: Option<u32> = workload.jobs.as_ref().map(|jobs| jobs.iter().map(|j| j.queue_depth).sum());
     Drive {
-        queue_depth: workload.queue_depth,
+        queue_depth: streams_depth.unwrap_or(workload.queue_depth),
         think_time_ns: workload.think_time.0,
         idle_every: workload.idle_every,
         idle_ns: workload.idle.0,
