@@ -213,6 +213,9 @@ fn apply_schedule(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> 
 fn distribution(opt: &FioOption) -> Result<Distribution, FioError> {
     let v = opt.need("random, zipf:THETA, pareto:H or normal:DEV")?;
     let (name, params) = v.split_once(':').unwrap_or((&v, ""));
+    if name.starts_with("zoned") || name == "sequence" {
+        return Err(opt.bad(&v, "zoned and sequence distributions are not supported; use zipf:THETA, pareto:H or normal:DEV, or jobs on separate offset/size regions"));
+    }
     if params.contains(':') || params.contains(',') {
         return Err(opt.bad(&v, "a center (zipf:1.2:0.25) and per-direction lists are not supported"));
     }
@@ -313,6 +316,13 @@ impl Shape {
             let after = capacity.map_or(u64::MAX, |c| c.saturating_sub(offset));
             let size = if matches!(self.size, Some(FioSize::Percent(_))) { size.min(after) } else { size };
             w.region_bytes = Some(ByteSize(size / align * align));
+        }
+        let end = w.region_offset.0.saturating_add(w.region_bytes.map_or(0, |b| b.0));
+        if let Some(c) = capacity.filter(|&c| end > c) {
+            return Err(format!(
+                "offset + size end at {} bytes, past the device's {c} bytes (use size=100%, or a config with a larger [device] logical_bytes)",
+                end
+            ));
         }
         Ok(())
     }
