@@ -30,7 +30,11 @@ fn fill_then_trim_fills_half_then_trims_it_on_the_same_drive() {
     let names: Vec<_> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["fill", "trim-it"]);
     assert_eq!(u(&phases[0]["device"]["write_bytes"]), CAPACITY / 2, "size=50% of the drive");
-    assert_eq!(u(&phases[1]["device"]["trim_bytes"]), CAPACITY / 2, "the second job trims what the first wrote");
+    assert_eq!(
+        u(&phases[1]["device"]["trim_bytes"]),
+        CAPACITY / 2,
+        "the second job trims what the first wrote"
+    );
     assert_eq!(u(&phases[1]["device"]["trim_commands"]), (CAPACITY / 2) >> 20, "bs=1m TRIMs");
     assert_eq!(u(&m["report"]["valid_pages"]), 0, "the filled half ends trimmed");
 }
@@ -45,7 +49,11 @@ fn time_based_randrw_with_four_clones_runs_for_its_runtime() {
     let host = &m["report"]["host"];
     let (reads, writes) = (u(&host["read_commands"]) as f64, u(&host["write_commands"]) as f64);
     assert!((reads / (reads + writes) - 0.7).abs() < 0.01, "rwmixread=70: {reads} / {writes}");
-    assert_eq!(m["config"]["phases"][0]["workload"]["jobs"].as_array().unwrap().len(), 4, "numjobs=4 streams");
+    assert_eq!(
+        m["config"]["phases"][0]["workload"]["jobs"].as_array().unwrap().len(),
+        4,
+        "numjobs=4 streams"
+    );
     // Writes stay in the 1 GiB region: at most its pages are valid.
     assert!(u(&m["report"]["valid_pages"]) <= (1 << 30) / 4096);
 }

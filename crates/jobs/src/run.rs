@@ -66,7 +66,12 @@ pub fn run(
 /// `[[phase]] kind = "workload"` whose streams are the jobs' clones, preceded by its ramp phase
 /// and a `measure` when a job has `ramp_time`. A config's precondition comes first as a fill or
 /// age phase; without a config the drive starts empty, as fio finds a new one.
-fn apply_fio(config: &mut RunConfig, config_given: bool, fio: &FioJob, notes: &mut Vec<String>) -> Result<()> {
+fn apply_fio(
+    config: &mut RunConfig,
+    config_given: bool,
+    fio: &FioJob,
+    notes: &mut Vec<String>,
+) -> Result<()> {
     use trimlab_scenario::phase::{PhaseKind, PhaseSection};
     use trimlab_workload::Precondition;
     if !config.phases.is_empty() {
@@ -82,7 +87,8 @@ fn apply_fio(config: &mut RunConfig, config_given: bool, fio: &FioJob, notes: &m
     notes.extend(file.notes.iter().map(|n| format!("{}: {n}", fio.origin)));
     if let [group] = file.groups.as_slice() {
         if let ([stream], []) = (group.streams.as_slice(), group.ramp.as_slice()) {
-            config.workload = trimlab_workload::WorkloadConfig { precondition: base.precondition, ..stream.clone() };
+            config.workload =
+                trimlab_workload::WorkloadConfig { precondition: base.precondition, ..stream.clone() };
             return Ok(());
         }
     }
@@ -102,11 +108,16 @@ fn apply_fio(config: &mut RunConfig, config_given: bool, fio: &FioJob, notes: &m
         };
         let label = group.names.join("+");
         if !group.ramp.is_empty() {
-            config.phases.push(PhaseSection { name: Some(format!("{label} ramp")), ..PhaseSection::workload(&streams(&group.ramp)) });
+            config.phases.push(PhaseSection {
+                name: Some(format!("{label} ramp")),
+                ..PhaseSection::workload(&streams(&group.ramp))
+            });
             // fio leaves ramp I/O out of its figures: the device report starts after it.
             config.phases.push(named(PhaseKind::Measure, format!("{label} measure")));
         }
-        config.phases.push(PhaseSection { name: Some(label), ..PhaseSection::workload(&streams(&group.streams)) });
+        config
+            .phases
+            .push(PhaseSection { name: Some(label), ..PhaseSection::workload(&streams(&group.streams)) });
     }
     Ok(())
 }
@@ -120,7 +131,8 @@ fn waf_below_one(report: &DeviceReport, buffer_pages: u64) -> Option<String> {
     }
     let host = report.host.pages_written;
     let coalesced = report.host.pages_coalesced_in_buffer;
-    let programmed_host = report.nand_pages_programmed.saturating_sub(report.gc.pages_copied + report.nand_pages_padded);
+    let programmed_host =
+        report.nand_pages_programmed.saturating_sub(report.gc.pages_copied + report.nand_pages_padded);
     let buffered = host.saturating_sub(coalesced + programmed_host);
     Some(format!(
         "WAF {:.4} is below 1: of {host} host pages written, {coalesced} were overwritten while still in the device's write buffer (never programmed) and {buffered} were still buffered at the end (not yet programmed; fio sends no flush unless fsync= is set); a run much longer than the {}-page buffer brings WAF to its programmed figure",

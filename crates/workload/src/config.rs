@@ -503,7 +503,11 @@ impl WorkloadConfig {
         let mut submitters = 0u32;
         for (i, job) in jobs.iter().enumerate() {
             if job.jobs.is_some() {
-                return Err(ConfigError::new(&format!("workload.jobs[{i}].jobs"), "set", "a stream holds no streams"));
+                return Err(ConfigError::new(
+                    &format!("workload.jobs[{i}].jobs"),
+                    "set",
+                    "a stream holds no streams",
+                ));
             }
             if !job.ends_without_writes() && job.writes == WorkloadConfig::default().writes {
                 // A stream needs its own end; the section's `writes` belongs to no stream.
@@ -513,11 +517,10 @@ impl WorkloadConfig {
                     "needs io_bytes, runtime or ops",
                 ));
             }
-            job.validate(capacity_bytes, page_bytes, max_transfer_bytes)
-                .map_err(|e| {
-                    let key = e.key.replacen("workload.", &format!("workload.jobs[{i}]."), 1);
-                    ConfigError::new(&key, e.value, e.accepted)
-                })?;
+            job.validate(capacity_bytes, page_bytes, max_transfer_bytes).map_err(|e| {
+                let key = e.key.replacen("workload.", &format!("workload.jobs[{i}]."), 1);
+                ConfigError::new(&key, e.value, e.accepted)
+            })?;
             submitters = submitters.saturating_add(job.queue_depth);
         }
         if submitters > 65_536 {

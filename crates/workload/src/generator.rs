@@ -3,9 +3,9 @@
 use crate::config::{AccessPattern, WorkloadConfig};
 use crate::random_map::RandomMap;
 use rand::Rng;
+use rand::SeedableRng;
 use rand_distr::{Distribution, Zipf};
 use trimlab_device::{ByteRange, Command, CommandKind};
-use rand::SeedableRng;
 use trimlab_sim::{SeedTree, SimRng, SimTime};
 
 /// One request the generator draws: a READ, WRITE or TRIM of `bytes` at `offset` (never a
@@ -193,7 +193,8 @@ impl Limits {
             return None;
         }
         let reads = config.read_fraction > 0.0;
-        let writes = config.read_fraction + config.trim_fraction < 1.0 || config.trim_then_write == Some(true);
+        let writes =
+            config.read_fraction + config.trim_fraction < 1.0 || config.trim_then_write == Some(true);
         // fio: a read/write mix counts both; else writes; else reads; else TRIMs.
         let counted = match (reads, writes) {
             (true, true) => [true, true, false],

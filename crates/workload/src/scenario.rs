@@ -113,7 +113,8 @@ pub fn measured_drive(workload: &WorkloadConfig, capacity_bytes: u64) -> Drive {
         Some(n) => Target::Ops(n),
         None => Target::WriteBytes(workload.writes.bytes(capacity_bytes)),
     };
-    let streams_depth: Option<u32> = workload.jobs.as_ref().map(|jobs| jobs.iter().map(|j| j.queue_depth).sum());
+    let streams_depth: Option<u32> =
+        workload.jobs.as_ref().map(|jobs| jobs.iter().map(|j| j.queue_depth).sum());
     Drive {
         queue_depth: streams_depth.unwrap_or(workload.queue_depth),
         think_time_ns: workload.think_time.0,

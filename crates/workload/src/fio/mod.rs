@@ -111,14 +111,25 @@ pub fn parse_fio_file(
 }
 
 /// Puts the jobs into groups that run at once, cloning each `numjobs` times.
-fn group_jobs(specs: &[JobSpec], origin: &str, capacity: Option<u64>, file: &mut FioFile) -> Result<(), FioError> {
+fn group_jobs(
+    specs: &[JobSpec],
+    origin: &str,
+    capacity: Option<u64>,
+    file: &mut FioFile,
+) -> Result<(), FioError> {
     let err = |line: usize, message: String| FioError { origin: origin.to_owned(), line, message };
     let mut thread = 0u64;
     for (i, spec) in specs.iter().enumerate() {
         let mut new_group = i == 0 || spec.shape.stonewall;
         if let Some(waitee) = &spec.shape.wait_for {
             if !specs[..i].iter().any(|s| &s.name == waitee) {
-                return Err(err(spec.line, format!("wait_for={waitee} names no job before [{}] (fio needs the waitee defined first)", spec.name)));
+                return Err(err(
+                    spec.line,
+                    format!(
+                        "wait_for={waitee} names no job before [{}] (fio needs the waitee defined first)",
+                        spec.name
+                    ),
+                ));
             }
             let current = file.groups.last().is_some_and(|g| g.names.contains(waitee));
             if current {
@@ -137,9 +148,16 @@ fn group_jobs(specs: &[JobSpec], origin: &str, capacity: Option<u64>, file: &mut
         for clone in 0..spec.shape.numjobs.unwrap_or(1) {
             thread += 1;
             let mut w = spec.workload.clone();
-            spec.shape.finish(&mut w, capacity, clone, thread).map_err(|m| err(spec.line, format!("[{}]: {m}", spec.name)))?;
+            spec.shape
+                .finish(&mut w, capacity, clone, thread)
+                .map_err(|m| err(spec.line, format!("[{}]: {m}", spec.name)))?;
             if let Some(ramp) = spec.shape.ramp_ns {
-                let r = WorkloadConfig { runtime: Some(DurationNs(ramp)), io_bytes: None, ops: None, ..w.clone() };
+                let r = WorkloadConfig {
+                    runtime: Some(DurationNs(ramp)),
+                    io_bytes: None,
+                    ops: None,
+                    ..w.clone()
+                };
                 group.ramp.push(r);
             }
             group.streams.push(w);
@@ -154,7 +172,12 @@ pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<
 }
 
 /// [`parse_fio_job`] on a device of `capacity_bytes` (for percentages and jobs without size).
-pub fn parse_one(text: &str, origin: &str, base: &WorkloadConfig, capacity: Option<u64>) -> Result<FioJob, FioError> {
+pub fn parse_one(
+    text: &str,
+    origin: &str,
+    base: &WorkloadConfig,
+    capacity: Option<u64>,
+) -> Result<FioJob, FioError> {
     let names = sections::read_sections(text, origin)?;
     let file = parse_fio_file(text, origin, base, capacity)?;
     match file.groups.as_slice() {

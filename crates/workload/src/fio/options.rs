@@ -9,11 +9,39 @@ use trimlab_sim::{ByteSize, DurationNs};
 /// Options that have no effect on a simulated drive (no files, no page cache, no engine, no
 /// logs, no CPU placement).
 pub const IGNORED: &[&str] = &[
-    "name", "description", "ioengine", "direct", "buffered", "filename", "directory", "group_reporting",
-    "new_group", "thread", "threads", "write_lat_log", "write_bw_log", "write_iops_log", "log_avg_msec",
-    "log_offset", "log_prio", "per_job_logs", "prio", "prioclass", "cmdprio_percentage", "cmdprio_class",
-    "numa_cpu_nodes", "numa_mem_policy", "cpus_allowed", "io_submit_mode", "iodepth_batch",
-    "iodepth_batch_complete", "invalidate", "randrepeat", "allrandrepeat", "clocksource", "blockalign",
+    "name",
+    "description",
+    "ioengine",
+    "direct",
+    "buffered",
+    "filename",
+    "directory",
+    "group_reporting",
+    "new_group",
+    "thread",
+    "threads",
+    "write_lat_log",
+    "write_bw_log",
+    "write_iops_log",
+    "log_avg_msec",
+    "log_offset",
+    "log_prio",
+    "per_job_logs",
+    "prio",
+    "prioclass",
+    "cmdprio_percentage",
+    "cmdprio_class",
+    "numa_cpu_nodes",
+    "numa_mem_policy",
+    "cpus_allowed",
+    "io_submit_mode",
+    "iodepth_batch",
+    "iodepth_batch_complete",
+    "invalidate",
+    "randrepeat",
+    "allrandrepeat",
+    "clocksource",
+    "blockalign",
 ];
 
 /// Options fio has that trimlab does not model, with what to use instead.
@@ -74,7 +102,9 @@ impl FioOption<'_> {
     /// The value, or an error saying the option needs `what`.
     fn need(&self, what: &str) -> Result<String, FioError> {
         let key = self.key;
-        self.value.map(str::to_owned).ok_or_else(|| self.err(format!("fio option `{key}` needs a value ({what})")))
+        self.value
+            .map(str::to_owned)
+            .ok_or_else(|| self.err(format!("fio option `{key}` needs a value ({what})")))
     }
 
     fn bad(&self, v: &str, what: &str) -> FioError {
@@ -88,7 +118,8 @@ impl FioOption<'_> {
 
     fn size_or_percent(&self) -> Result<FioSize, FioError> {
         let v = self.need("a size like 1g or a percentage like 50%")?;
-        fio_size_or_percent(&v).ok_or_else(|| self.bad(&v, "expected a size like 1g or a percentage 1..=100 like 50%"))
+        fio_size_or_percent(&v)
+            .ok_or_else(|| self.bad(&v, "expected a size like 1g or a percentage 1..=100 like 50%"))
     }
 
     fn number<T: std::str::FromStr>(&self) -> Result<T, FioError> {
@@ -98,8 +129,12 @@ impl FioOption<'_> {
 
     fn time(&self, bare_unit_ns: u64, bare: &str) -> Result<u64, FioError> {
         let v = self.need("a time")?;
-        fio_time(&v, bare_unit_ns)
-            .ok_or_else(|| self.bad(&v, &format!("expected a time like 60 ({bare}), 500ms, 2m (minutes) or 1h, at most a year")))
+        fio_time(&v, bare_unit_ns).ok_or_else(|| {
+            self.bad(
+                &v,
+                &format!("expected a time like 60 ({bare}), 500ms, 2m (minutes) or 1h, at most a year"),
+            )
+        })
     }
 
     fn flag(&self) -> Result<bool, FioError> {
@@ -132,7 +167,9 @@ pub struct Shape {
 /// Applies one option to the stream `w` or the `shape`. Returns false for an option that is
 /// neither supported nor ignored.
 pub fn apply(opt: &FioOption, w: &mut WorkloadConfig, shape: &mut Shape) -> Result<bool, FioError> {
-    if let Some((_, instead)) = EQUIVALENTS.iter().find(|(k, _)| opt.key == *k || opt.key.starts_with(&format!("{k}_"))) {
+    if let Some((_, instead)) =
+        EQUIVALENTS.iter().find(|(k, _)| opt.key == *k || opt.key.starts_with(&format!("{k}_")))
+    {
         return Err(opt.err(format!("fio option `{}` is not supported by trimlab: {instead}", opt.key)));
     }
     Ok(apply_size(opt, w)? || apply_shape(opt, shape)? || apply_schedule(opt, shape)?)
@@ -142,14 +179,19 @@ pub fn apply(opt: &FioOption, w: &mut WorkloadConfig, shape: &mut Shape) -> Resu
 fn apply_size(opt: &FioOption, w: &mut WorkloadConfig) -> Result<bool, FioError> {
     match opt.key {
         "bs" | "blocksize" => {
-            w.block_bytes = ByteSize(opt.size("one size like 4k or 128k (per-direction lists like 4k,8k are not supported)")?);
+            w.block_bytes = ByteSize(
+                opt.size("one size like 4k or 128k (per-direction lists like 4k,8k are not supported)")?,
+            );
         }
         "bsrange" | "blocksize_range" => {
             let v = opt.need("a range like 4k-4k")?;
             let (lo, hi) = v.split_once('-').ok_or_else(|| opt.bad(&v, "expected a range like 4k-16k"))?;
             match (fio_size(lo), fio_size(hi)) {
                 (Some(lo), Some(hi)) if lo == hi => w.block_bytes = ByteSize(lo),
-                _ => return Err(opt.bad(&v, "only a single size (4k-4k) is supported; use bssplit for a mix of sizes")),
+                _ => {
+                    return Err(opt
+                        .bad(&v, "only a single size (4k-4k) is supported; use bssplit for a mix of sizes"))
+                }
             }
         }
         "iodepth" => w.queue_depth = opt.number()?,
@@ -176,7 +218,8 @@ fn apply_shape(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> {
         "io_size" | "io_limit" => shape.io_size = Some(opt.size("a size like 8g")?),
         "rwmixread" | "rwmixwrite" => {
             let v = opt.need("a percentage")?;
-            let pct: u32 = v.parse().ok().filter(|p| *p <= 100).ok_or_else(|| opt.bad(&v, "expected 0..=100"))?;
+            let pct: u32 =
+                v.parse().ok().filter(|p| *p <= 100).ok_or_else(|| opt.bad(&v, "expected 0..=100"))?;
             let read = if opt.key == "rwmixread" { pct } else { 100 - pct };
             shape.read_mix = Some(f64::from(read) / 100.0);
         }
@@ -192,7 +235,9 @@ fn apply_shape(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> {
 /// When and how long the job runs, and how many clones.
 fn apply_schedule(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> {
     match opt.key {
-        "runtime" | "timeout" => shape.runtime_ns = Some(opt.time(1_000_000_000, "seconds")?).filter(|&ns| ns > 0),
+        "runtime" | "timeout" => {
+            shape.runtime_ns = Some(opt.time(1_000_000_000, "seconds")?).filter(|&ns| ns > 0)
+        }
         "time_based" => shape.time_based = opt.flag()?,
         "ramp_time" => shape.ramp_ns = Some(opt.time(1_000_000_000, "seconds")?).filter(|&ns| ns > 0),
         "loops" => shape.loops = Some(opt.number::<u64>()?.max(1)),
@@ -244,7 +289,11 @@ fn bssplit(opt: &FioOption) -> Result<Vec<BlockShare>, FioError> {
     for part in v.split(':') {
         let (size, pct) = part.split_once('/').unwrap_or((part, ""));
         let bytes = fio_size(size).ok_or_else(|| opt.bad(&v, &format!("{size:?} is not a size")))?;
-        let pct: Option<u32> = if pct.is_empty() { None } else { Some(pct.parse().map_err(|_| opt.bad(&v, &format!("{pct:?} is not a percentage")))?) };
+        let pct: Option<u32> = if pct.is_empty() {
+            None
+        } else {
+            Some(pct.parse().map_err(|_| opt.bad(&v, &format!("{pct:?} is not a percentage")))?)
+        };
         shares.push((bytes, pct));
     }
     let given: u32 = shares.iter().filter_map(|s| s.1).sum();
@@ -267,9 +316,16 @@ impl Shape {
     /// Sets the stream's pattern, mix, region and ends. `capacity` is the device's (None:
     /// percentages and a job without size are refused); `clone` counts the job's clones from 0
     /// and `thread` the file's streams from 1 (fio's thread_number, which seeds randseed jobs).
-    pub fn finish(&self, w: &mut WorkloadConfig, capacity: Option<u64>, clone: u32, thread: u64) -> Result<(), String> {
+    pub fn finish(
+        &self,
+        w: &mut WorkloadConfig,
+        capacity: Option<u64>,
+        clone: u32,
+        thread: u64,
+    ) -> Result<(), String> {
         let (random, read, trim, trim_write) = self.rw.unwrap_or((false, 1.0, 0.0, false)); // fio's default rw is read
-        let dist = if random { self.distribution.unwrap_or(Distribution::Random) } else { Distribution::Random };
+        let dist =
+            if random { self.distribution.unwrap_or(Distribution::Random) } else { Distribution::Random };
         w.pattern = match (random, dist) {
             (false, _) => AccessPattern::Sequential,
             (true, Distribution::Random) => AccessPattern::UniformRandom,
@@ -337,7 +393,8 @@ impl Shape {
             }
             return Ok(());
         }
-        let region = w.region_bytes.map(|b| b.0).or_else(|| capacity.map(|c| c.saturating_sub(w.region_offset.0)));
+        let region =
+            w.region_bytes.map(|b| b.0).or_else(|| capacity.map(|c| c.saturating_sub(w.region_offset.0)));
         let volume = self.io_size.or(region);
         match volume {
             Some(v) => w.io_bytes = Some(ByteSize(v.saturating_mul(self.loops.unwrap_or(1)))),

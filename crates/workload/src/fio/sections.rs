@@ -40,7 +40,9 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
         if line.starts_with("include ") || line.contains("${") || line.contains('$') && line.contains('=') {
             return Err(err(
                 line_no,
-                format!("{line:?}: include files and $variables are not supported; write the values in the file"),
+                format!(
+                    "{line:?}: include files and $variables are not supported; write the values in the file"
+                ),
             ));
         }
         let (key, value) = match line.split_once('=') {
@@ -50,7 +52,9 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
         match in_global {
             None => return Err(err(line_no, format!("option {line:?} before any [section]"))),
             Some(true) => global.push((line_no, key, value)),
-            Some(false) => jobs.last_mut().expect("a job section is open").options.push((line_no, key, value)),
+            Some(false) => {
+                jobs.last_mut().expect("a job section is open").options.push((line_no, key, value))
+            }
         }
     }
     if jobs.is_empty() {

@@ -54,10 +54,18 @@ fn modes_mixes_and_distributions() {
 fn sizes_in_percent_runtime_and_loops() {
     let f = file("[j]\nrw=write\nbs=4k\nsize=100%\noffset=25%\n").unwrap();
     let w = &f.groups[0].streams[0];
-    assert_eq!((w.region_offset.0, w.region_bytes), (2 * GIB, Some(ByteSize(6 * GIB))), "capped after the offset");
+    assert_eq!(
+        (w.region_offset.0, w.region_bytes),
+        (2 * GIB, Some(ByteSize(6 * GIB))),
+        "capped after the offset"
+    );
     let f = file("[j]\nrw=randwrite\nsize=1g\nruntime=30\ntime_based\n").unwrap();
     let w = &f.groups[0].streams[0];
-    assert_eq!((w.runtime, w.io_bytes), (Some(DurationNs(30_000_000_000)), None), "time_based loops until runtime");
+    assert_eq!(
+        (w.runtime, w.io_bytes),
+        (Some(DurationNs(30_000_000_000)), None),
+        "time_based loops until runtime"
+    );
     let f = file("[j]\nrw=write\nsize=1g\nloops=3\nruntime=1m\n").unwrap();
     let w = &f.groups[0].streams[0];
     assert_eq!((w.runtime, w.io_bytes), (Some(DurationNs(60_000_000_000)), Some(ByteSize(3 * GIB))));
@@ -121,7 +129,8 @@ fn bad_values_and_shapes_are_errors() {
 
 #[test]
 fn a_later_global_applies_to_the_jobs_after_it() {
-    let f = file("[global]\nbs=8k\n[a]\nrw=write\nsize=1m\n[global]\nbs=16k\n[b]\nrw=write\nsize=1m\n").unwrap();
+    let f =
+        file("[global]\nbs=8k\n[a]\nrw=write\nsize=1m\n[global]\nbs=16k\n[b]\nrw=write\nsize=1m\n").unwrap();
     let sizes: Vec<_> = f.groups[0].streams.iter().map(|w| w.block_bytes.0).collect();
     assert_eq!(sizes, [8192, 16384]);
     let _ = BlockShare { bytes: ByteSize(4096), percent: 100 };
