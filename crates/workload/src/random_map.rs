@@ -27,7 +27,7 @@ impl RandomMap {
             let words = bits.div_ceil(64);
             let mut level = vec![0u64; words as usize];
             // Bits past the end stand for nothing: mark them used so no search finds them.
-            if bits % 64 != 0 {
+            if !bits.is_multiple_of(64) {
                 level[words as usize - 1] = !0u64 << (bits % 64);
             }
             self.levels.push(level);

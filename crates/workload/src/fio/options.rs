@@ -301,7 +301,8 @@ fn bssplit(opt: &FioOption) -> Result<Vec<BlockShare>, FioError> {
     if given > 100 || (blank == 0 && given != 100) {
         return Err(opt.bad(&v, "the shares must add up to 100"));
     }
-    let (each, mut extra) = if blank > 0 { ((100 - given) / blank, (100 - given) % blank) } else { (0, 0) };
+    let rest = 100 - given;
+    let (each, mut extra) = (rest.checked_div(blank).unwrap_or(0), rest.checked_rem(blank).unwrap_or(0));
     Ok(shares
         .into_iter()
         .map(|(bytes, pct)| {
