@@ -94,9 +94,8 @@ pub fn run_phase<D: BlockDevice>(
             queue.push(done.after(think_ns), submitter);
             continue;
         }
-        let Some(op) = generator.next_for(submitter, now) else {
-            continue; // this submitter's stream has ended
-        };
+        // None: this submitter's stream has ended.
+        let Some(op) = generator.next_for(submitter, now) else { continue };
         let command = op.command(*next_tag);
         if op.kind == CommandKind::Write {
             *next_tag += op.bytes.div_ceil(page);

@@ -1,3 +1,5 @@
+//! Unit tests of the fio job-file import: options, groups, clones, ends and errors.
+
 use super::*;
 use crate::config::{AccessPattern, BlockShare};
 use trimlab_sim::ByteSize;
