@@ -138,3 +138,21 @@ fn fio_examples_are_accepted_or_refused_as_documented() {
         }
     }
 }
+
+#[test]
+fn fios_wait_for_example_runs_its_four_groups_in_order() {
+    let dir = format!("{}/tests/data/fio-examples", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(format!("{dir}/waitfor.fio")).unwrap();
+    let m = run_fio(&text, "waitfor.fio");
+    let phases = m["phases"].as_array().unwrap();
+    let names: Vec<_> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["writers", "readers", "writers2", "readers2"], "each wait_for starts a phase");
+    for (p, write, read) in [(0, 4 * (128 << 20), 0), (1, 0, 4 * (128 << 20)), (2, 4 * (128 << 20), 0)] {
+        // numjobs=4 clones, each moving filesize=128m (runtime=10 s is not reached).
+        assert_eq!(u(&phases[p]["device"]["write_bytes"]), write, "{}", names[p]);
+        assert_eq!(u(&phases[p]["device"]["read_bytes"]), read, "{}", names[p]);
+    }
+    for w in phases.windows(2) {
+        assert_eq!(w[0]["end_ns"], w[1]["start_ns"], "a group starts when the previous one has ended");
+    }
+}

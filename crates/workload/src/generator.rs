@@ -461,4 +461,60 @@ mod tests {
         let top = counts.values().copied().max().unwrap();
         assert!(top > 1_000, "most popular page drew only {top} of 20000");
     }
+
+    fn fio(text: &str) -> WorkloadConfig {
+        let f = crate::fio::parse_fio_file(text, "t.fio", &WorkloadConfig::default(), Some(1 << 30)).unwrap();
+        let mut jobs = f.groups[0].streams.clone();
+        if jobs.len() == 1 {
+            return jobs.remove(0);
+        }
+        WorkloadConfig { jobs: Some(jobs), ..Default::default() }
+    }
+
+    #[test]
+    fn pareto_and_normal_concentrate_on_few_slots_inside_the_region() {
+        for (dist, top_share_min) in [("pareto:0.2", 0.5), ("normal:5", 0.5)] {
+            let c = fio(&format!("[j]\nrw=randread\nsize=64m\nrandom_distribution={dist}\n"));
+            let mut g = generator(&c, 1 << 30);
+            let mut counts = std::collections::BTreeMap::new();
+            for _ in 0..20_000 {
+                let op = g.next_op();
+                assert!(op.offset + op.bytes <= 64 << 20, "{dist}");
+                *counts.entry(op.offset).or_insert(0u32) += 1;
+            }
+            // The most popular tenth of the 16384 blocks draws at least this share.
+            let mut v: Vec<_> = counts.values().copied().collect();
+            v.sort_unstable_by(|a, b| b.cmp(a));
+            let top: u32 = v.iter().take(1638).sum();
+            assert!(f64::from(top) / 20_000.0 > top_share_min, "{dist}: {top}");
+        }
+    }
+
+    #[test]
+    fn block_split_and_trim_then_write() {
+        let c = fio("[j]\nrw=randwrite\nsize=64m\nbssplit=4k/75:64k/25\n");
+        let mut g = generator(&c, 1 << 30);
+        let big = (0..10_000).filter(|_| g.next_op().bytes == 64 << 10).count();
+        assert!((big as f64 / 10_000.0 - 0.25).abs() < 0.02, "{big}");
+        let c = fio("[j]\nrw=randtrimwrite\nbs=16k\nsize=1m\n");
+        let mut g = generator(&c, 1 << 30);
+        for _ in 0..100 {
+            let (t, w) = (g.next_op(), g.next_op());
+            assert_eq!((t.kind, w.kind), (CommandKind::Trim, CommandKind::Write));
+            assert_eq!((t.offset, t.bytes), (w.offset, w.bytes), "the write follows its TRIM");
+        }
+    }
+
+    #[test]
+    fn streams_serve_their_own_submitters_and_end_on_their_own() {
+        let c = fio("[a]\nrw=write\nbs=4k\nsize=40k\niodepth=2\n[b]\nrw=read\nbs=8k\nsize=1m\nruntime=1ms\niodepth=3\n");
+        let mut g = generator(&c, 1 << 30);
+        assert_eq!(g.submitters(), Some(5));
+        let now = SimTime::ZERO;
+        let a: Vec<_> = std::iter::from_fn(|| g.next_for(1, now)).collect();
+        assert_eq!(a.len(), 10, "size=40k of 4k writes");
+        assert!(a.iter().all(|op| op.kind == CommandKind::Write));
+        assert_eq!(g.next_for(4, now).map(|op| (op.kind, op.bytes)), Some((CommandKind::Read, 8192)));
+        assert_eq!(g.next_for(2, now.after(1_000_000)), None, "runtime=1ms has passed");
+    }
 }

@@ -51,10 +51,12 @@ const EQUIVALENTS: &[(&str, &str)] = &[
     ("rate_iops", "rate limits are not modelled; use thinktime, or a [[phase]] with idle_every and idle"),
     ("exitall", "jobs are not stopped by another's end; bound each with runtime or number_ios"),
     ("fill_device", "use size=100% (with rw=write) to fill the device"),
-    ("filesize", "several files are not modelled; use size for the region"),
     ("nrfiles", "several files are not modelled; use size, or a file-level [workload] on host.fs = \"ext4\""),
     ("zonemode", "zoned devices are not modelled"),
     ("steadystate", "steady-state detection is not modelled; use time_based with runtime, or a [[phase]] list (age, measure, workload)"),
+    ("ss", "steady-state detection is not modelled; use time_based with runtime, or a [[phase]] list (age, measure, workload)"),
+    ("latency_target", "fio's search for the deepest queue within a latency target is not modelled; set iodepth (trimlab reports latency percentiles)"),
+    ("continue_on_error", "trimlab injects no I/O errors; remove it"),
     ("percentage_random", "a sequential/random mix is not modelled; use two jobs without stonewall"),
     ("startdelay", "delayed starts are not modelled; use a [[phase]] kind = \"idle\" before a workload phase"),
     ("flow", "flow control between jobs is not modelled; use stonewall"),
@@ -149,6 +151,8 @@ pub struct Shape {
     read_mix: Option<f64>,
     distribution: Option<Distribution>,
     size: Option<FioSize>,
+    /// One file's size: the region, with `size` then only the default `io_size` (fio).
+    filesize: Option<FioSize>,
     io_size: Option<u64>,
     offset: Option<FioSize>,
     pub offset_increment: Option<FioSize>,
@@ -213,6 +217,15 @@ fn apply_shape(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> {
             })?);
         }
         "size" => shape.size = Some(opt.size_or_percent()?),
+        "filesize" => {
+            if opt.value.is_some_and(|v| v.contains('-') || v.contains(':')) {
+                return Err(opt.bad(
+                    opt.value.unwrap_or(""),
+                    "a range of file sizes needs several files, which are not modelled; give one size",
+                ));
+            }
+            shape.filesize = Some(opt.size_or_percent()?);
+        }
         "offset" => shape.offset = Some(opt.size_or_percent()?),
         "offset_increment" => shape.offset_increment = Some(opt.size_or_percent()?),
         "io_size" | "io_limit" => shape.io_size = Some(opt.size("a size like 8g")?),
@@ -226,6 +239,13 @@ fn apply_shape(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> {
         "random_distribution" => shape.distribution = Some(distribution(opt)?),
         "bssplit" => shape.split = Some(bssplit(opt)?),
         "norandommap" => shape.norandommap = opt.flag()?,
+        // fio's LFSR visits every block once per period, as the random map does (in another
+        // order); the Tausworthe generators draw uniformly as ours does.
+        "random_generator" => match opt.need("tausworthe, tausworthe64 or lfsr")?.as_str() {
+            "tausworthe" | "tausworthe64" => {}
+            "lfsr" => shape.norandommap = false,
+            v => return Err(opt.bad(v, "expected tausworthe, tausworthe64 or lfsr")),
+        },
         "randseed" => shape.randseed = Some(opt.number()?),
         _ => return Ok(false),
     }
@@ -368,10 +388,11 @@ impl Shape {
         // fio aligns a percentage offset to the block size.
         let offset = offset.div_ceil(align) * align;
         w.region_offset = ByteSize(offset);
-        if let Some(size) = percent(self.size, "size")? {
+        let region = self.filesize.or(self.size);
+        if let Some(size) = percent(region, "size")? {
             // A percentage is of the whole device, capped at what lies after the offset.
             let after = capacity.map_or(u64::MAX, |c| c.saturating_sub(offset));
-            let size = if matches!(self.size, Some(FioSize::Percent(_))) { size.min(after) } else { size };
+            let size = if matches!(region, Some(FioSize::Percent(_))) { size.min(after) } else { size };
             w.region_bytes = Some(ByteSize(size / align * align));
         }
         let end = w.region_offset.0.saturating_add(w.region_bytes.map_or(0, |b| b.0));
@@ -396,7 +417,12 @@ impl Shape {
         }
         let region =
             w.region_bytes.map(|b| b.0).or_else(|| capacity.map(|c| c.saturating_sub(w.region_offset.0)));
-        let volume = self.io_size.or(region);
+        // With filesize, size is only the default io_size.
+        let size = match (self.filesize, self.size) {
+            (Some(_), Some(s)) => Some(s.bytes(capacity.unwrap_or(0))),
+            _ => None,
+        };
+        let volume = self.io_size.or(size).or(region);
         match volume {
             Some(v) => w.io_bytes = Some(ByteSize(v.saturating_mul(self.loops.unwrap_or(1)))),
             None if w.ops.is_none() && w.runtime.is_none() => {

@@ -71,6 +71,13 @@ fn sizes_in_percent_runtime_and_loops() {
     let f = file("[j]\nrw=write\nsize=1g\nloops=3\nruntime=1m\n").unwrap();
     let w = &f.groups[0].streams[0];
     assert_eq!((w.runtime, w.io_bytes), (Some(DurationNs(60_000_000_000)), Some(ByteSize(3 * GIB))));
+    let f = file("[j]\nrw=write\nfilesize=128m\nsize=1g\n").unwrap();
+    let w = &f.groups[0].streams[0];
+    assert_eq!(
+        (w.region_bytes, w.io_bytes),
+        (Some(ByteSize(128 << 20)), Some(ByteSize(GIB))),
+        "filesize is the region"
+    );
     let f = file("[j]\nrw=read\n").unwrap();
     assert_eq!(f.groups[0].streams[0].io_bytes, Some(ByteSize(8 * GIB)), "no size: the whole device");
 }
@@ -118,6 +125,7 @@ fn bad_values_and_shapes_are_errors() {
     bad("[j]\nrandom_distribution=zipf:1.2:0.25\n", "center", 2);
     bad("[j]\nbssplit=4k/60:8k/60\n", "add up to 100", 2);
     bad("[j]\nsize=150%\n", "1..=100", 2);
+    bad("[j]\nfilesize=1m-2m\n", "several files", 2);
     bad("[j]\nruntime=10\ntime_based=maybe\n", "0 or 1", 3);
     bad("[a]\nrw=write\n[b]\nwait_for=c\n", "wait_for=c", 3);
     bad("[j]\nrw=write\ntime_based\n", "needs runtime", 1);
