@@ -156,3 +156,23 @@ fn fios_wait_for_example_runs_its_four_groups_in_order() {
         assert_eq!(w[0]["end_ns"], w[1]["start_ns"], "a group starts when the previous one has ended");
     }
 }
+
+#[test]
+fn a_configs_precondition_fills_the_whole_region_whatever_ends_the_fio_job() {
+    let config = trimlab_jobs::parse_config(
+        "[device]\nlogical_bytes = \"256MiB\"\n[workload]\nprecondition = \"fill\"\n",
+        "c.toml",
+        &[],
+    )
+    .unwrap();
+    let text = "[j]\nrw=trimwrite\nbs=64k\nsize=64m\nio_size=4m\n";
+    let fio = FioJob { text, origin: "j.fio" };
+    let m = run(config, true, Some(fio), None, None, &mut (), None).unwrap().result.metrics;
+    // The fill wrote the 64 MiB region sequentially without TRIMs; the job then moved its
+    // io_size: 4 MiB of writes, each after a TRIM of the same block.
+    let host = &m["report"]["host"];
+    assert_eq!((u(&host["trim_commands"]), u(&host["write_commands"])), (64, 64));
+    assert!(u(&m["precondition_end_ns"]) > 0, "the fill ran first");
+    let valid = u(&m["report"]["valid_pages"]);
+    assert!(valid + BUFFER_PAGES >= (64 << 20) / 4096, "the fill covered the region: {valid}");
+}

@@ -48,7 +48,7 @@ pub fn precondition_from<D: BlockDevice>(
         read_fraction: 0.0,
         trim_fraction: 0.0,
         block_bytes: ByteSize(fill_block),
-        ..workload.clone()
+        ..without_fio_keys(workload)
     };
     let mut generator =
         Generator::new(&fill, capacity, seeds.fork("precondition.mix"), seeds.fork("precondition.fill"));
@@ -82,6 +82,21 @@ pub fn precondition_from<D: BlockDevice>(
         }
     }
     Ok(now)
+}
+
+/// `workload` without the keys of fio's jobs: a precondition writes its own volume, with its
+/// own sizes and random streams, whatever ends or shapes the measured stream.
+fn without_fio_keys(workload: &WorkloadConfig) -> WorkloadConfig {
+    WorkloadConfig {
+        io_bytes: None,
+        runtime: None,
+        random_map: None,
+        block_split: None,
+        trim_then_write: None,
+        stream_seed: None,
+        jobs: None,
+        ..workload.clone()
+    }
 }
 
 /// Preconditions, then measures the workload. The caller validated `workload`.
