@@ -18,7 +18,8 @@ pub struct RunArgs {
     /// --set device.spare_factor=0.1 --set trim.engine=delayed
     #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
     pub set: Vec<String>,
-    /// Take the workload from this fio job file (one job; docs/config.md maps the options).
+    /// Take the workload from this fio job file (its jobs run as fio runs them, a phase per
+    /// stonewall group; docs/config.md maps the options).
     #[arg(long)]
     pub fio: Option<PathBuf>,
     /// Take the workload from this Filebench model (.f; docs/config.md "Filebench workload

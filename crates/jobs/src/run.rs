@@ -50,15 +50,9 @@ pub fn run(
     record: Option<Box<dyn std::io::Write + Send>>,
 ) -> Result<Ran> {
     let mut notes = Vec::new();
+    let from_fio = fio.is_some();
     if let Some(fio) = fio {
-        // Without a config, start from an unconditioned drive as fio would find a new one.
-        let mut base = config.workload.clone();
-        if !config_given {
-            base.precondition = trimlab_workload::Precondition::None;
-        }
-        let job = trimlab_workload::parse_fio_job(fio.text, fio.origin, &base)?;
-        notes.extend(job.ignored.iter().map(|i| format!("{i} ignored (no effect on a simulated drive)")));
-        config.workload = job.workload;
+        apply_fio(&mut config, config_given, &fio, &mut notes)?;
     }
     // --log-interval wins over [output] interval; the run samples what the config says.
     config.output.interval = config.output.interval_ns(log_interval)?.map(trimlab_sim::DurationNs);
@@ -70,6 +64,10 @@ pub fn run(
         notes.extend(resolved.device.spare_warning());
     }
     let result = trimlab_scenario::run_recorded(&config, seed, progress, record)?;
+    if from_fio {
+        let buffer_pages = result.metrics["config"]["device"]["write_buffer_pages"].as_u64().unwrap_or(0);
+        notes.extend(waf_below_one(&result.report, buffer_pages));
+    }
     if config.output.interval.is_some() && result.series.is_none() {
         notes.push(
             "no timeseries.csv: a thin volume has no time series yet (an SSD has one, with or without a file system)"
@@ -77,6 +75,85 @@ pub fn run(
         );
     }
     Ok(Ran { result, notes })
+}
+
+/// Makes `fio`'s jobs the run's workload: one job alone (no clones, no ramp) is `[workload]`
+/// as before; otherwise each group of jobs that run at once (between stonewalls) is a
+/// `[[phase]] kind = "workload"` whose streams are the jobs' clones, preceded by its ramp phase
+/// and a `measure` when a job has `ramp_time`. A config's precondition comes first as a fill or
+/// age phase; without a config the drive starts empty, as fio finds a new one.
+fn apply_fio(
+    config: &mut RunConfig,
+    config_given: bool,
+    fio: &FioJob,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    use trimlab_scenario::phase::{PhaseKind, PhaseSection};
+    use trimlab_workload::Precondition;
+    if !config.phases.is_empty() {
+        anyhow::bail!("{}: --fio makes the run's phases from the job file; the config's [[phase]] list would be replaced (drop one or the other)", fio.origin);
+    }
+    let mut base = config.workload.clone();
+    if !config_given {
+        base.precondition = Precondition::None;
+    }
+    let capacity = config.resolve().map(|r| r.device.logical_bytes()).ok();
+    let file = trimlab_workload::fio::parse_fio_file(fio.text, fio.origin, &base, capacity)?;
+    notes.extend(file.ignored.iter().map(|i| format!("{i} ignored (no effect on a simulated drive)")));
+    notes.extend(file.notes.iter().map(|n| format!("{}: {n}", fio.origin)));
+    if let [group] = file.groups.as_slice() {
+        if let ([stream], []) = (group.streams.as_slice(), group.ramp.as_slice()) {
+            config.workload =
+                trimlab_workload::WorkloadConfig { precondition: base.precondition, ..stream.clone() };
+            return Ok(());
+        }
+    }
+    let named = |kind: PhaseKind, name: String| PhaseSection { name: Some(name), ..PhaseSection::new(kind) };
+    match base.precondition {
+        Precondition::None => {}
+        Precondition::Fill => config.phases.push(named(PhaseKind::Fill, "precondition fill".into())),
+        Precondition::Steady => config.phases.push(named(PhaseKind::Age, "precondition".into())),
+    }
+    if base.precondition != Precondition::None {
+        config.phases.push(PhaseSection::new(PhaseKind::Measure));
+    }
+    for group in &file.groups {
+        let streams = |jobs: &[trimlab_workload::WorkloadConfig]| trimlab_workload::WorkloadConfig {
+            jobs: Some(jobs.to_vec()),
+            ..trimlab_workload::WorkloadConfig::default()
+        };
+        let label = group.names.join("+");
+        if !group.ramp.is_empty() {
+            config.phases.push(PhaseSection {
+                name: Some(format!("{label} ramp")),
+                ..PhaseSection::workload(&streams(&group.ramp))
+            });
+            // fio leaves ramp I/O out of its figures: the device report starts after it.
+            config.phases.push(named(PhaseKind::Measure, format!("{label} measure")));
+        }
+        config
+            .phases
+            .push(PhaseSection { name: Some(label), ..PhaseSection::workload(&streams(&group.streams)) });
+    }
+    Ok(())
+}
+
+/// Why a fio run's WAF can be below 1: host pages still in the device's write buffer (not yet
+/// programmed; fio sends no flush at the end unless asked) and pages overwritten while
+/// buffered, which never reach NAND. Both are real, so the figure stays and is explained.
+fn waf_below_one(report: &DeviceReport, buffer_pages: u64) -> Option<String> {
+    if report.host.pages_written == 0 || report.waf >= 1.0 {
+        return None;
+    }
+    let host = report.host.pages_written;
+    let coalesced = report.host.pages_coalesced_in_buffer;
+    let programmed_host =
+        report.nand_pages_programmed.saturating_sub(report.gc.pages_copied + report.nand_pages_padded);
+    let buffered = host.saturating_sub(coalesced + programmed_host);
+    Some(format!(
+        "WAF {:.4} is below 1: of {host} host pages written, {coalesced} were overwritten while still in the device's write buffer (never programmed) and {buffered} were still buffered at the end (not yet programmed; fio sends no flush unless fsync= is set); a run much longer than the {}-page buffer brings WAF to its programmed figure",
+        report.waf, buffer_pages
+    ))
 }
 
 /// A run of TOML text with `--set` overrides, as the Python module calls it: metrics.json.

@@ -15,6 +15,12 @@ pub enum AccessPattern {
     HotCold,
     /// Page popularity follows Zipf(`zipf_theta`), ranks scattered over the region.
     Zipf,
+    /// fio's `random_distribution=pareto:H`: rank = (slots - 1) * u^(ln H / ln(1 - H)),
+    /// scattered over the region (`pareto_h`).
+    Pareto,
+    /// fio's `random_distribution=normal:DEV`: the mean of 12 uniform draws plus a uniform
+    /// deviation of `normal_deviation_percent` % of the region, scattered over the region.
+    Normal,
 }
 
 /// The smallest share of writes in a mix whose phase ends after a volume of writes.
@@ -228,6 +234,46 @@ pub struct WorkloadConfig {
     pub precondition_writes: Volume,
     /// A FLUSH every this many writes (0: never).
     pub flush_every: u64,
+    // ----- keys of fio's job semantics (crates/workload/src/fio/); all unset by default -----
+    /// The stream ends after this many bytes of the directions fio counts (reads + writes of
+    /// a read/write mix, else writes, else reads, else TRIMs): fio's `size` / `io_size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_bytes: Option<ByteSize>,
+    /// The stream ends this long (simulated) after it starts: fio's `runtime`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<DurationNs>,
+    /// Random offsets cover every block of the region once before any repeats (fio's random
+    /// map, on unless `norandommap`); the map restarts when the region is covered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_map: Option<bool>,
+    /// Block sizes by share of operations (fio's `bssplit`), instead of `block_bytes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_split: Option<Vec<BlockShare>>,
+    /// `pattern = "pareto"`: fio's power H in (0, 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pareto_h: Option<f64>,
+    /// `pattern = "normal"`: fio's deviation, 0..=100 % of the region.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub normal_deviation_percent: Option<f64>,
+    /// Each block is TRIMmed and then written (fio's `trimwrite`): the region ends written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trim_then_write: Option<bool>,
+    /// The stream's own random seed (fio's `randseed`), instead of one forked from the run's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_seed: Option<u64>,
+    /// Streams that run at once in this phase, each with its own `queue_depth` submitters,
+    /// pattern and end (fio's jobs between two stonewalls, and `numjobs` clones); the
+    /// section's own generator keys are then unused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<Vec<WorkloadConfig>>,
+}
+
+/// One entry of `block_split`: `percent` of the operations are `bytes` long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockShare {
+    pub bytes: ByteSize,
+    pub percent: u32,
 }
 
 impl Default for WorkloadConfig {
@@ -272,6 +318,15 @@ impl Default for WorkloadConfig {
             precondition: Precondition::Steady,
             precondition_writes: Volume::Capacity(1.0),
             flush_every: 0,
+            io_bytes: None,
+            runtime: None,
+            random_map: None,
+            block_split: None,
+            pareto_h: None,
+            normal_deviation_percent: None,
+            trim_then_write: None,
+            stream_seed: None,
+            jobs: None,
         }
     }
 }
@@ -310,8 +365,12 @@ impl WorkloadConfig {
         page_bytes: u64,
         max_transfer_bytes: u64,
     ) -> Result<(), ConfigError> {
+        if let Some(jobs) = &self.jobs {
+            return self.check_jobs(jobs, capacity_bytes, page_bytes, max_transfer_bytes);
+        }
         self.check_mix()?;
         let region = self.check_sizes(capacity_bytes, page_bytes, max_transfer_bytes)?;
+        self.check_fio_keys(region, max_transfer_bytes)?;
         for (key, volume, of) in [
             ("workload.writes", self.writes, capacity_bytes),
             ("workload.precondition_writes", self.precondition_writes, region),
@@ -332,7 +391,7 @@ impl WorkloadConfig {
         };
         fraction("workload.read_fraction", self.read_fraction)?;
         fraction("workload.trim_fraction", self.trim_fraction)?;
-        if self.read_fraction + self.trim_fraction >= 1.0 && self.ops.is_none() {
+        if self.read_fraction + self.trim_fraction >= 1.0 && !self.ends_without_writes() {
             return Err(ConfigError::new(
                 "workload.read_fraction + workload.trim_fraction",
                 self.read_fraction + self.trim_fraction,
@@ -404,7 +463,7 @@ impl WorkloadConfig {
         // would never end. A write share under 1/1000 is refused for the same reason: such a
         // phase runs over a thousand times its write volume in other commands.
         let write_share = 1.0 - self.read_fraction - self.trim_fraction;
-        if self.ops.is_none() && write_share < WRITE_SHARE_MIN {
+        if !self.ends_without_writes() && write_share < WRITE_SHARE_MIN {
             return Err(ConfigError::new(
                 "workload.read_fraction + workload.trim_fraction",
                 self.read_fraction + self.trim_fraction,
@@ -427,6 +486,96 @@ impl WorkloadConfig {
                     1.0 - WRITE_SHARE_MIN
                 ),
             ));
+        }
+        Ok(())
+    }
+
+    /// Whether the phase ends on something other than a volume of writes (`ops`, or fio's
+    /// `io_bytes` / `runtime`).
+    pub fn ends_without_writes(&self) -> bool {
+        self.ops.is_some() || self.io_bytes.is_some() || self.runtime.is_some()
+    }
+
+    /// Concurrent streams: each one a block workload of its own, none with streams inside.
+    fn check_jobs(
+        &self,
+        jobs: &[WorkloadConfig],
+        capacity_bytes: u64,
+        page_bytes: u64,
+        max_transfer_bytes: u64,
+    ) -> Result<(), ConfigError> {
+        if jobs.is_empty() || jobs.len() > 4096 {
+            return Err(ConfigError::new("workload.jobs", jobs.len(), "must hold 1..=4096 streams"));
+        }
+        let mut submitters = 0u32;
+        for (i, job) in jobs.iter().enumerate() {
+            if job.jobs.is_some() {
+                return Err(ConfigError::new(
+                    &format!("workload.jobs[{i}].jobs"),
+                    "set",
+                    "a stream holds no streams",
+                ));
+            }
+            if !job.ends_without_writes() && job.writes == WorkloadConfig::default().writes {
+                // A stream needs its own end; the section's `writes` belongs to no stream.
+                return Err(ConfigError::new(
+                    &format!("workload.jobs[{i}]"),
+                    "no end",
+                    "needs io_bytes, runtime or ops",
+                ));
+            }
+            job.validate(capacity_bytes, page_bytes, max_transfer_bytes).map_err(|e| {
+                let key = e.key.replacen("workload.", &format!("workload.jobs[{i}]."), 1);
+                ConfigError::new(&key, e.value, e.accepted)
+            })?;
+            submitters = submitters.saturating_add(job.queue_depth);
+        }
+        if submitters > 65_536 {
+            return Err(ConfigError::new(
+                "workload.jobs[*].queue_depth",
+                submitters,
+                "the streams' queue depths must add up to at most 65536",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The keys fio's jobs add: distribution parameters, block split, stream ends.
+    fn check_fio_keys(&self, region: u64, max_transfer_bytes: u64) -> Result<(), ConfigError> {
+        match (self.pattern, self.pareto_h, self.normal_deviation_percent) {
+            (AccessPattern::Pareto, h, _) if !h.is_some_and(|h| h > 0.0 && h < 1.0) => {
+                return Err(ConfigError::new(
+                    "workload.pareto_h",
+                    h.map_or("missing".into(), |h| h.to_string()),
+                    "pattern = \"pareto\" needs pareto_h in (0, 1)",
+                ))
+            }
+            (AccessPattern::Normal, _, d) if !d.is_some_and(|d| (0.0..=100.0).contains(&d)) => {
+                return Err(ConfigError::new(
+                    "workload.normal_deviation_percent",
+                    d.map_or("missing".into(), |d| d.to_string()),
+                    "pattern = \"normal\" needs it in 0..=100",
+                ))
+            }
+            _ => {}
+        }
+        if let Some(split) = &self.block_split {
+            let sum: u64 = split.iter().map(|s| u64::from(s.percent)).sum();
+            let bad = split.iter().find(|s| {
+                s.bytes.0 == 0 || !s.bytes.0.is_multiple_of(512) || s.bytes.0 > max_transfer_bytes.min(region)
+            });
+            if split.is_empty() || sum != 100 || bad.is_some() {
+                return Err(ConfigError::new(
+                    "workload.block_split",
+                    format!("{} entries, {sum} %", split.len()),
+                    format!("each size a positive multiple of 512 bytes, at most {max_transfer_bytes} bytes and the region; the shares add up to 100"),
+                ));
+            }
+        }
+        if let Some(d) = self.runtime {
+            if d.0 == 0 {
+                return Err(ConfigError::new("workload.runtime", d, "must be > 0"));
+            }
         }
         Ok(())
     }

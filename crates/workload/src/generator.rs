@@ -1,10 +1,12 @@
 //! The synthetic operation stream: which command comes next and where it goes.
 
 use crate::config::{AccessPattern, WorkloadConfig};
+use crate::random_map::RandomMap;
 use rand::Rng;
+use rand::SeedableRng;
 use rand_distr::{Distribution, Zipf};
 use trimlab_device::{ByteRange, Command, CommandKind};
-use trimlab_sim::SimRng;
+use trimlab_sim::{SeedTree, SimRng, SimTime};
 
 /// One request the generator draws: a READ, WRITE or TRIM of `bytes` at `offset` (never a
 /// FLUSH: the runner adds those). The runner turns it into a `Command` with its data tags.
@@ -37,12 +39,25 @@ struct Addresser {
     zipf: Option<Zipf<f64>>,
     scatter_multiplier: u64,
     cursor: u64,
+    /// fio's random map (uniform random only, as fio disables it for the other distributions).
+    map: Option<RandomMap>,
+    /// Pareto: fio's exponent ln H / ln (1 - H).
+    pareto_power: f64,
+    /// Normal: fio's deviation in slots (0: none).
+    normal_deviation: i64,
 }
 
 impl Addresser {
     fn new(config: &WorkloadConfig, slots: u64) -> Self {
         let zipf = (config.pattern == AccessPattern::Zipf)
             .then(|| Zipf::new(slots, config.zipf_theta).expect("validated: slots >= 1, theta > 0"));
+        let map = (config.pattern == AccessPattern::UniformRandom && config.random_map == Some(true))
+            .then(|| RandomMap::new(slots));
+        let pareto_power = config.pareto_h.map_or(1.0, |h| h.ln() / (1.0 - h).ln());
+        // fio's gauss_init: stddev = ceil(slots * dev / 100), at most half the region.
+        let normal_deviation = config
+            .normal_deviation_percent
+            .map_or(0, |d| ((slots as f64 * d / 100.0).ceil() as u64).min(slots / 2) as i64);
         Addresser {
             pattern: config.pattern,
             slots,
@@ -51,31 +66,78 @@ impl Addresser {
             zipf,
             scatter_multiplier: coprime_multiplier(slots),
             cursor: 0,
+            map,
+            pareto_power,
+            normal_deviation,
         }
     }
 
+    /// Spreads a rank over the region (fio hashes it) so popular blocks are not adjacent.
+    fn scatter(&self, rank: u64) -> u64 {
+        ((rank % self.slots) as u128 * self.scatter_multiplier as u128 % self.slots as u128) as u64
+    }
+
+    /// fio's gauss_next: the mean of 12 uniform draws over 0..=slots, plus a uniform deviation.
+    fn normal(&mut self, rng: &mut SimRng) -> u64 {
+        let sum: u64 = (0..12).map(|_| rng.gen_range(0..=self.slots)).sum();
+        let mean = sum.div_ceil(12) as i64;
+        let mut dev = 0i64;
+        if self.normal_deviation > 0 {
+            let r: f64 = rng.gen();
+            dev = (self.normal_deviation as f64 * r) as i64 - self.normal_deviation / 2;
+            while mean + dev < 0 || mean + dev >= self.slots as i64 {
+                dev /= 2;
+            }
+        }
+        self.scatter((mean + dev) as u64)
+    }
+
+    /// A slot for an operation `units` slots long (1 unless fio's `bssplit` is set): it fits
+    /// in the region.
     #[inline]
-    fn next(&mut self, rng: &mut SimRng) -> u64 {
+    fn next(&mut self, rng: &mut SimRng, units: u64) -> u64 {
+        let slot = self.draw(rng, units);
+        if let Some(map) = &mut self.map {
+            for s in slot..slot + units {
+                map.mark(s);
+            }
+        }
+        slot
+    }
+
+    #[inline]
+    fn draw(&mut self, rng: &mut SimRng, units: u64) -> u64 {
+        let last = self.slots - units; // the last slot an operation of `units` may start at
         match self.pattern {
             AccessPattern::Sequential => {
-                let slot = self.cursor;
-                self.cursor = if self.cursor + 1 == self.slots { 0 } else { self.cursor + 1 };
+                let slot = if self.cursor > last { 0 } else { self.cursor };
+                self.cursor = if slot + units >= self.slots { 0 } else { slot + units };
                 slot
             }
-            AccessPattern::UniformRandom => rng.gen_range(0..self.slots),
+            AccessPattern::UniformRandom => {
+                let drawn = rng.gen_range(0..self.slots);
+                self.map.as_mut().map_or(drawn, |m| m.claim(drawn)).min(last)
+            }
+            AccessPattern::Pareto => {
+                let u: f64 = rng.gen();
+                let rank = ((self.slots - 1) as f64 * u.powf(self.pareto_power)) as u64;
+                self.scatter(rank).min(last)
+            }
+            AccessPattern::Normal => self.normal(rng).min(last),
             AccessPattern::HotCold => {
-                if self.slots < 2 {
+                let slot = if self.slots < 2 {
                     0
                 } else if rng.gen_bool(self.hot_access) {
                     rng.gen_range(0..self.hot_slots)
                 } else {
                     rng.gen_range(self.hot_slots..self.slots)
-                }
+                };
+                slot.min(last)
             }
             AccessPattern::Zipf => {
                 let rank = self.zipf.as_ref().map_or(1.0, |z| z.sample(rng)) as u64;
                 // Scatter ranks over the region so popular pages are not all adjacent.
-                ((rank - 1) as u128 * self.scatter_multiplier as u128 % self.slots as u128) as u64
+                (((rank - 1) as u128 * self.scatter_multiplier as u128 % self.slots as u128) as u64).min(last)
             }
         }
     }
@@ -99,6 +161,87 @@ fn coprime_multiplier(n: u64) -> u64 {
     m
 }
 
+/// Block sizes drawn by share (fio's `bssplit`), in units of the smallest.
+struct BlockSplit {
+    /// (units, cumulative percent), the last at 100.
+    sizes: Vec<(u64, u32)>,
+}
+
+impl BlockSplit {
+    fn units(&self, rng: &mut SimRng) -> u64 {
+        let x = rng.gen_range(0..100u32);
+        self.sizes.iter().find(|(_, upto)| x < *upto).map_or(1, |(units, _)| *units)
+    }
+}
+
+/// When a stream stops issuing (fio's end of a job): bytes of the directions it counts,
+/// operations, or time since it started. Checked before each command, as fio checks issued I/O.
+struct Limits {
+    io_bytes: Option<u64>,
+    ops: Option<u64>,
+    runtime_ns: Option<u64>,
+    /// Which of read, write, trim count toward `io_bytes` (fio's io_bytes_exceeded).
+    counted: [bool; 3],
+    start: Option<SimTime>,
+    bytes: u64,
+    issued: u64,
+}
+
+impl Limits {
+    fn new(config: &WorkloadConfig) -> Option<Limits> {
+        if config.io_bytes.is_none() && config.runtime.is_none() {
+            return None;
+        }
+        let reads = config.read_fraction > 0.0;
+        let writes =
+            config.read_fraction + config.trim_fraction < 1.0 || config.trim_then_write == Some(true);
+        // fio: a read/write mix counts both; else writes; else reads; else TRIMs.
+        let counted = match (reads, writes) {
+            (true, true) => [true, true, false],
+            (false, true) => [false, true, false],
+            (true, false) => [true, false, false],
+            (false, false) => [false, false, true],
+        };
+        Some(Limits {
+            io_bytes: config.io_bytes.map(|b| b.0),
+            ops: config.ops,
+            runtime_ns: config.runtime.map(|d| d.0),
+            counted,
+            start: None,
+            bytes: 0,
+            issued: 0,
+        })
+    }
+
+    fn done(&mut self, now: SimTime) -> bool {
+        let start = *self.start.get_or_insert(now);
+        self.io_bytes.is_some_and(|b| self.bytes >= b)
+            || self.ops.is_some_and(|n| self.issued >= n)
+            || self.runtime_ns.is_some_and(|ns| now.since(start) >= ns)
+    }
+
+    fn count(&mut self, op: &Op) {
+        let index = match op.kind {
+            CommandKind::Read => 0,
+            CommandKind::Write => 1,
+            CommandKind::Trim => 2,
+            CommandKind::Flush => return,
+        };
+        if self.counted[index] {
+            self.bytes += op.bytes;
+        }
+        self.issued += 1;
+    }
+}
+
+/// One of several streams running at once: its generator serves submitters `first..end`.
+struct Job {
+    first: u32,
+    end: u32,
+    think_time_ns: u64,
+    generator: Generator,
+}
+
 pub struct Generator {
     region_offset: u64,
     block_bytes: u64,
@@ -109,13 +252,37 @@ pub struct Generator {
     trims: Addresser,
     mix_rng: SimRng,
     address_rng: SimRng,
+    split: Option<BlockSplit>,
+    /// fio's trimwrite: the write that follows the TRIM just issued.
+    trim_then_write: bool,
+    pending_write: Option<Op>,
+    limits: Option<Limits>,
+    jobs: Vec<Job>,
 }
 
 impl Generator {
     /// `config` must have been validated against this capacity.
     pub fn new(config: &WorkloadConfig, capacity_bytes: u64, mix_rng: SimRng, address_rng: SimRng) -> Self {
+        // fio's randseed: the stream's numbers come from its own seed.
+        let (mix_rng, mut address_rng) = match config.stream_seed {
+            Some(seed) => (SeedTree::new(seed).fork("fio.mix"), SeedTree::new(seed).fork("fio.address")),
+            None => (mix_rng, address_rng),
+        };
+        let jobs = Generator::jobs(config, capacity_bytes, &mut address_rng);
         let (region_offset, region_bytes) = config.region(capacity_bytes);
-        let block_bytes = config.block_bytes.0;
+        let split = config.block_split.as_ref().map(|shares| {
+            let unit = shares.iter().map(|s| s.bytes.0).min().unwrap_or(config.block_bytes.0);
+            let mut upto = 0;
+            let sizes = shares
+                .iter()
+                .map(|s| {
+                    upto += s.percent;
+                    (s.bytes.0 / unit, upto)
+                })
+                .collect();
+            (unit, BlockSplit { sizes })
+        });
+        let block_bytes = split.as_ref().map_or(config.block_bytes.0, |(unit, _)| *unit);
         let trim_bytes = config.trim_bytes.unwrap_or(config.block_bytes).0;
         Generator {
             region_offset,
@@ -127,11 +294,70 @@ impl Generator {
             trims: Addresser::new(config, region_bytes / trim_bytes),
             mix_rng,
             address_rng,
+            split: split.map(|(_, s)| s),
+            trim_then_write: config.trim_then_write == Some(true),
+            pending_write: None,
+            limits: Limits::new(config),
+            jobs,
         }
+    }
+
+    /// The streams of `config.jobs`, each seeded from the parent's address stream (or its own
+    /// `stream_seed`), with consecutive submitter ranges.
+    fn jobs(config: &WorkloadConfig, capacity_bytes: u64, rng: &mut SimRng) -> Vec<Job> {
+        let mut first = 0;
+        let mut jobs = Vec::new();
+        for job in config.jobs.iter().flatten() {
+            let (mix, address) = (SimRng::seed_from_u64(rng.gen()), SimRng::seed_from_u64(rng.gen()));
+            let generator = Generator::new(job, capacity_bytes, mix, address);
+            let end = first + job.queue_depth;
+            jobs.push(Job { first, end, think_time_ns: job.think_time.0, generator });
+            first = end;
+        }
+        jobs
+    }
+
+    /// How many submitters the generator serves: the sum of its streams' queue depths, or
+    /// None for a single stream (the drive's own `queue_depth`).
+    pub fn submitters(&self) -> Option<u32> {
+        self.jobs.last().map(|j| j.end)
+    }
+
+    /// Think time of `submitter`'s stream, when the generator has streams of its own.
+    #[inline]
+    pub fn think_time_ns(&self, submitter: u32) -> Option<u64> {
+        self.job_of(submitter).map(|i| self.jobs[i].think_time_ns)
+    }
+
+    fn job_of(&self, submitter: u32) -> Option<usize> {
+        if self.jobs.is_empty() {
+            return None;
+        }
+        Some(self.jobs.partition_point(|j| j.end <= submitter).min(self.jobs.len() - 1))
+    }
+
+    /// The next command of `submitter` at `now`, or None when its stream has ended.
+    #[inline]
+    pub fn next_for(&mut self, submitter: u32, now: SimTime) -> Option<Op> {
+        if let Some(i) = self.job_of(submitter) {
+            let job = &mut self.jobs[i];
+            return job.generator.next_for(submitter - job.first, now);
+        }
+        if self.limits.as_mut().is_some_and(|l| l.done(now)) {
+            return None;
+        }
+        let op = self.next_op();
+        if let Some(limits) = &mut self.limits {
+            limits.count(&op);
+        }
+        Some(op)
     }
 
     #[inline]
     pub fn next_op(&mut self) -> Op {
+        if let Some(write) = self.pending_write.take() {
+            return write;
+        }
         let kind = if self.read_fraction == 0.0 && self.trim_fraction == 0.0 {
             CommandKind::Write
         } else {
@@ -144,14 +370,23 @@ impl Generator {
                 CommandKind::Write
             }
         };
+        let units = self.split.as_ref().map_or(1, |s| s.units(&mut self.mix_rng));
+        if self.trim_then_write {
+            // fio's trimwrite: TRIM a block, then write the same block.
+            let slot = self.blocks.next(&mut self.address_rng, units);
+            let (offset, bytes) = (self.region_offset + slot * self.block_bytes, units * self.block_bytes);
+            self.pending_write = Some(Op { kind: CommandKind::Write, offset, bytes });
+            return Op { kind: CommandKind::Trim, offset, bytes };
+        }
         match kind {
             CommandKind::Trim => {
-                let slot = self.trims.next(&mut self.address_rng);
+                let slot = self.trims.next(&mut self.address_rng, 1);
                 Op { kind, offset: self.region_offset + slot * self.trim_bytes, bytes: self.trim_bytes }
             }
             _ => {
-                let slot = self.blocks.next(&mut self.address_rng);
-                Op { kind, offset: self.region_offset + slot * self.block_bytes, bytes: self.block_bytes }
+                let slot = self.blocks.next(&mut self.address_rng, units);
+                let bytes = units * self.block_bytes;
+                Op { kind, offset: self.region_offset + slot * self.block_bytes, bytes }
             }
         }
     }
@@ -225,5 +460,61 @@ mod tests {
         }
         let top = counts.values().copied().max().unwrap();
         assert!(top > 1_000, "most popular page drew only {top} of 20000");
+    }
+
+    fn fio(text: &str) -> WorkloadConfig {
+        let f = crate::fio::parse_fio_file(text, "t.fio", &WorkloadConfig::default(), Some(1 << 30)).unwrap();
+        let mut jobs = f.groups[0].streams.clone();
+        if jobs.len() == 1 {
+            return jobs.remove(0);
+        }
+        WorkloadConfig { jobs: Some(jobs), ..Default::default() }
+    }
+
+    #[test]
+    fn pareto_and_normal_concentrate_on_few_slots_inside_the_region() {
+        for (dist, top_share_min) in [("pareto:0.2", 0.5), ("normal:5", 0.5)] {
+            let c = fio(&format!("[j]\nrw=randread\nsize=64m\nrandom_distribution={dist}\n"));
+            let mut g = generator(&c, 1 << 30);
+            let mut counts = std::collections::BTreeMap::new();
+            for _ in 0..20_000 {
+                let op = g.next_op();
+                assert!(op.offset + op.bytes <= 64 << 20, "{dist}");
+                *counts.entry(op.offset).or_insert(0u32) += 1;
+            }
+            // The most popular tenth of the 16384 blocks draws at least this share.
+            let mut v: Vec<_> = counts.values().copied().collect();
+            v.sort_unstable_by(|a, b| b.cmp(a));
+            let top: u32 = v.iter().take(1638).sum();
+            assert!(f64::from(top) / 20_000.0 > top_share_min, "{dist}: {top}");
+        }
+    }
+
+    #[test]
+    fn block_split_and_trim_then_write() {
+        let c = fio("[j]\nrw=randwrite\nsize=64m\nbssplit=4k/75:64k/25\n");
+        let mut g = generator(&c, 1 << 30);
+        let big = (0..10_000).filter(|_| g.next_op().bytes == 64 << 10).count();
+        assert!((big as f64 / 10_000.0 - 0.25).abs() < 0.02, "{big}");
+        let c = fio("[j]\nrw=randtrimwrite\nbs=16k\nsize=1m\n");
+        let mut g = generator(&c, 1 << 30);
+        for _ in 0..100 {
+            let (t, w) = (g.next_op(), g.next_op());
+            assert_eq!((t.kind, w.kind), (CommandKind::Trim, CommandKind::Write));
+            assert_eq!((t.offset, t.bytes), (w.offset, w.bytes), "the write follows its TRIM");
+        }
+    }
+
+    #[test]
+    fn streams_serve_their_own_submitters_and_end_on_their_own() {
+        let c = fio("[a]\nrw=write\nbs=4k\nsize=40k\niodepth=2\n[b]\nrw=read\nbs=8k\nsize=1m\nruntime=1ms\niodepth=3\n");
+        let mut g = generator(&c, 1 << 30);
+        assert_eq!(g.submitters(), Some(5));
+        let now = SimTime::ZERO;
+        let a: Vec<_> = std::iter::from_fn(|| g.next_for(1, now)).collect();
+        assert_eq!(a.len(), 10, "size=40k of 4k writes");
+        assert!(a.iter().all(|op| op.kind == CommandKind::Write));
+        assert_eq!(g.next_for(4, now).map(|op| (op.kind, op.bytes)), Some((CommandKind::Read, 8192)));
+        assert_eq!(g.next_for(2, now.after(1_000_000)), None, "runtime=1ms has passed");
     }
 }

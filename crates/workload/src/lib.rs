@@ -10,11 +10,12 @@ pub mod filebench;
 pub mod fio;
 pub mod generator;
 pub mod kind;
+pub mod random_map;
 pub mod runner;
 pub mod scenario;
 pub mod script;
 
-pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig, WorkloadKind};
+pub use config::{AccessPattern, BlockShare, Precondition, Volume, WorkloadConfig, WorkloadKind};
 pub use fio::{parse_fio_job, FioError, FioJob};
 pub use generator::{Generator, Op};
 pub use runner::{run_phase, Drive, PhaseResult, Progress, Target};

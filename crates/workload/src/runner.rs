@@ -10,6 +10,8 @@ use trimlab_sim::{EventQueue, SimTime};
 pub enum Target {
     WriteBytes(u64),
     Ops(u64),
+    /// Until every stream of the generator has ended (fio jobs: each has its own end).
+    Streams,
 }
 
 /// How a phase is driven.
@@ -66,6 +68,7 @@ pub fn run_phase<D: BlockDevice>(
     let (goal, by_ops) = match drive.target {
         Target::WriteBytes(b) => (b, false),
         Target::Ops(n) => (n, true),
+        Target::Streams => (u64::MAX, true),
     };
     let report_every = (goal / 1000).max(1);
     let mut next_report = report_every;
@@ -84,13 +87,15 @@ pub fn run_phase<D: BlockDevice>(
             queue.push(paused_until, submitter);
             continue;
         }
+        let think_ns = generator.think_time_ns(submitter).unwrap_or(drive.think_time_ns);
         if std::mem::take(&mut flush_due[submitter as usize]) {
             let done = dev.submit(now, &Command::Flush, None)?.done;
             result.end = result.end.max(done);
-            queue.push(done.after(drive.think_time_ns), submitter);
+            queue.push(done.after(think_ns), submitter);
             continue;
         }
-        let op = generator.next_op();
+        // None: this submitter's stream has ended.
+        let Some(op) = generator.next_for(submitter, now) else { continue };
         let command = op.command(*next_tag);
         if op.kind == CommandKind::Write {
             *next_tag += op.bytes.div_ceil(page);
@@ -108,7 +113,7 @@ pub fn run_phase<D: BlockDevice>(
             // Everyone stops: the device sees no command for `idle_ns` after the last completion.
             paused_until = dev.commands_done_at().after(drive.idle_ns);
         }
-        queue.push(done.after(drive.think_time_ns), submitter);
+        queue.push(done.after(think_ns), submitter);
         let achieved = if by_ops { result.ops } else { result.bytes_written };
         if achieved >= next_report {
             progress.update(achieved * 1000 / goal.max(1));

@@ -48,7 +48,7 @@ pub fn precondition_from<D: BlockDevice>(
         read_fraction: 0.0,
         trim_fraction: 0.0,
         block_bytes: ByteSize(fill_block),
-        ..workload.clone()
+        ..without_fio_keys(workload)
     };
     let mut generator =
         Generator::new(&fill, capacity, seeds.fork("precondition.mix"), seeds.fork("precondition.fill"));
@@ -84,6 +84,21 @@ pub fn precondition_from<D: BlockDevice>(
     Ok(now)
 }
 
+/// `workload` without the keys of fio's jobs: a precondition writes its own volume, with its
+/// own sizes and random streams, whatever ends or shapes the measured stream.
+fn without_fio_keys(workload: &WorkloadConfig) -> WorkloadConfig {
+    WorkloadConfig {
+        io_bytes: None,
+        runtime: None,
+        random_map: None,
+        block_split: None,
+        trim_then_write: None,
+        stream_seed: None,
+        jobs: None,
+        ..workload.clone()
+    }
+}
+
 /// Preconditions, then measures the workload. The caller validated `workload`.
 pub fn run_workload(
     ssd: &mut Ssd,
@@ -106,12 +121,17 @@ pub fn run_workload(
 /// How the measured part of `workload` is driven on a device of `capacity_bytes`: its
 /// submitters, think time, idle gaps and flushes, until `ops` operations or `writes` bytes.
 pub fn measured_drive(workload: &WorkloadConfig, capacity_bytes: u64) -> Drive {
+    // fio's jobs end each on its own (size, runtime, number_ios): the generator says when.
+    let streams = workload.jobs.is_some() || workload.io_bytes.is_some() || workload.runtime.is_some();
     let target = match workload.ops {
+        _ if streams => Target::Streams,
         Some(n) => Target::Ops(n),
         None => Target::WriteBytes(workload.writes.bytes(capacity_bytes)),
     };
+    let streams_depth: Option<u32> =
+        workload.jobs.as_ref().map(|jobs| jobs.iter().map(|j| j.queue_depth).sum());
     Drive {
-        queue_depth: workload.queue_depth,
+        queue_depth: streams_depth.unwrap_or(workload.queue_depth),
         think_time_ns: workload.think_time.0,
         idle_every: workload.idle_every,
         idle_ns: workload.idle.0,

@@ -1,0 +1,198 @@
+//! fio job files as fio runs them: `[global]` plus several jobs in order. Jobs between two
+//! `stonewall`s run at once, each as its own stream of the block generator with its own
+//! submitters (`iodepth`), pattern and end; `numjobs` clones a job into that many streams.
+//! Each such group becomes one `[[phase]]` on the same drive (crates/jobs/src/run.rs builds
+//! them), so a fill job followed by a trim job sees the filled drive.
+//!
+//! Only options with a faithful trimlab counterpart are accepted; every other option is an
+//! error naming it with `file:line`, and those fio has an equivalent for say what to use. A few
+//! options that change nothing in a simulation (`ioengine`, `direct`, `filename`, ...) are
+//! ignored and reported back. The mapping is documented in docs/config.md ("fio job files");
+//! fio's semantics are from fio's HOWTO.rst and source (backend.c, io_u.c, lib/gauss.c,
+//! lib/zipf.c).
+
+mod options;
+mod sections;
+mod units;
+
+use crate::config::WorkloadConfig;
+use options::{apply, FioOption, Shape, IGNORED};
+use std::fmt;
+use trimlab_sim::DurationNs;
+
+/// A problem in a fio job file, with where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FioError {
+    pub origin: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for FioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.origin, self.line, self.message)
+    }
+}
+
+impl std::error::Error for FioError {}
+
+/// The options we map; listed in errors so a user sees what is possible.
+pub const SUPPORTED: &str = "rw (write, randwrite, read, randread, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite), bs, bsrange (one size), bssplit, size, filesize and offset (bytes or %), offset_increment, io_size, loops, iodepth, number_ios, rwmixread, rwmixwrite, random_distribution (random, zipf:THETA, pareto:H, normal:DEV), norandommap, random_generator, randseed, thinktime, fsync, numjobs, runtime, time_based, ramp_time, stonewall, wait_for";
+
+/// One job of a file as the single workload (the whole file must be one job).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FioJob {
+    /// The job section's name (`[name]`).
+    pub name: String,
+    pub workload: WorkloadConfig,
+    /// Options accepted but without effect in a simulation, as `file:line: option`.
+    pub ignored: Vec<String>,
+}
+
+/// Jobs that run at once: between two stonewalls (or `wait_for`s).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FioGroup {
+    /// The jobs' names, in file order.
+    pub names: Vec<String>,
+    /// One stream per job clone.
+    pub streams: Vec<WorkloadConfig>,
+    /// The streams of the jobs with `ramp_time`, each running for its ramp: they run before
+    /// `streams`, which then start afresh (fio's counters restart after the ramp).
+    pub ramp: Vec<WorkloadConfig>,
+}
+
+/// A whole job file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FioFile {
+    pub groups: Vec<FioGroup>,
+    pub ignored: Vec<String>,
+    /// How an option was modelled where that differs from fio in a way a user may notice.
+    pub notes: Vec<String>,
+}
+
+/// One job section read: the stream of its first clone, and the schedule options.
+struct JobSpec {
+    name: String,
+    line: usize,
+    workload: WorkloadConfig,
+    shape: Shape,
+}
+
+/// Reads every job of a fio job file. `base` supplies every key fio has no option for;
+/// `capacity_bytes` is the device's (for `size=100%` and jobs without a size).
+pub fn parse_fio_file(
+    text: &str,
+    origin: &str,
+    base: &WorkloadConfig,
+    capacity_bytes: Option<u64>,
+) -> Result<FioFile, FioError> {
+    let mut ignored = Vec::new();
+    let mut specs = Vec::new();
+    for section in sections::read_sections(text, origin)? {
+        let mut w = WorkloadConfig { precondition: crate::Precondition::None, ..base.clone() };
+        let mut shape = Shape::default();
+        for (line, key, value) in &section.options {
+            let opt = FioOption { origin, line: *line, key, value: value.as_deref() };
+            if !apply(&opt, &mut w, &mut shape)? {
+                if !IGNORED.contains(&key.as_str()) {
+                    return Err(opt.err(format!(
+                        "fio option `{key}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})",
+                        IGNORED.join(", ")
+                    )));
+                }
+                ignored.push(format!("{origin}:{line}: {key}"));
+            }
+        }
+        specs.push(JobSpec { name: section.name, line: section.line, workload: w, shape });
+    }
+    let mut file = FioFile { groups: Vec::new(), ignored, notes: Vec::new() };
+    group_jobs(&specs, origin, capacity_bytes, &mut file)?;
+    Ok(file)
+}
+
+/// Puts the jobs into groups that run at once, cloning each `numjobs` times.
+fn group_jobs(
+    specs: &[JobSpec],
+    origin: &str,
+    capacity: Option<u64>,
+    file: &mut FioFile,
+) -> Result<(), FioError> {
+    let err = |line: usize, message: String| FioError { origin: origin.to_owned(), line, message };
+    let mut thread = 0u64;
+    for (i, spec) in specs.iter().enumerate() {
+        let mut new_group = i == 0 || spec.shape.stonewall;
+        if let Some(waitee) = &spec.shape.wait_for {
+            if !specs[..i].iter().any(|s| &s.name == waitee) {
+                return Err(err(
+                    spec.line,
+                    format!(
+                        "wait_for={waitee} names no job before [{}] (fio needs the waitee defined first)",
+                        spec.name
+                    ),
+                ));
+            }
+            let current = file.groups.last().is_some_and(|g| g.names.contains(waitee));
+            if current {
+                new_group = true;
+                let others = file.groups.last().map_or(0, |g| g.names.len()) > 1;
+                if others {
+                    file.notes.push(format!("[{}] wait_for={waitee}: runs after every job of [{waitee}]'s group ends (fio starts it when [{waitee}] alone ends)", spec.name));
+                }
+            }
+        }
+        if new_group {
+            file.groups.push(FioGroup { names: Vec::new(), streams: Vec::new(), ramp: Vec::new() });
+        }
+        let group = file.groups.last_mut().expect("a group was pushed for the first job");
+        group.names.push(spec.name.clone());
+        for clone in 0..spec.shape.numjobs.unwrap_or(1) {
+            thread += 1;
+            let mut w = spec.workload.clone();
+            spec.shape
+                .finish(&mut w, capacity, clone, thread)
+                .map_err(|m| err(spec.line, format!("[{}]: {m}", spec.name)))?;
+            if let Some(ramp) = spec.shape.ramp_ns {
+                let r = WorkloadConfig {
+                    runtime: Some(DurationNs(ramp)),
+                    io_bytes: None,
+                    ops: None,
+                    ..w.clone()
+                };
+                group.ramp.push(r);
+            }
+            group.streams.push(w);
+        }
+    }
+    Ok(())
+}
+
+/// Imports a job file of exactly one job (no clones, no ramp) as one workload.
+pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<FioJob, FioError> {
+    parse_one(text, origin, base, None)
+}
+
+/// [`parse_fio_job`] on a device of `capacity_bytes` (for percentages and jobs without size).
+pub fn parse_one(
+    text: &str,
+    origin: &str,
+    base: &WorkloadConfig,
+    capacity: Option<u64>,
+) -> Result<FioJob, FioError> {
+    let names = sections::read_sections(text, origin)?;
+    let file = parse_fio_file(text, origin, base, capacity)?;
+    match file.groups.as_slice() {
+        [g] if g.streams.len() == 1 && g.ramp.is_empty() => {
+            let mut workload = g.streams[0].clone();
+            workload.precondition = base.precondition;
+            Ok(FioJob { name: g.names[0].clone(), workload, ignored: file.ignored })
+        }
+        _ => Err(FioError {
+            origin: origin.to_owned(),
+            line: names.get(1).map_or(1, |s| s.line),
+            message: "the file has several jobs, clones or a ramp_time: run it with `trimlab run --fio`, which makes a phase of each group".into(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

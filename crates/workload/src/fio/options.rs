@@ -1,0 +1,435 @@
+//! One fio job's options applied to a stream: the mode, mix, sizes, distribution and ends,
+//! collected first (fio lets a later line override an earlier one) and combined at the end.
+
+use super::units::{fio_bool, fio_size, fio_size_or_percent, fio_time, FioSize};
+use super::{FioError, SUPPORTED};
+use crate::config::{AccessPattern, BlockShare, WorkloadConfig};
+use trimlab_sim::{ByteSize, DurationNs};
+
+/// Options that have no effect on a simulated drive (no files, no page cache, no engine, no
+/// logs, no CPU placement).
+pub const IGNORED: &[&str] = &[
+    "name",
+    "description",
+    "ioengine",
+    "direct",
+    "buffered",
+    "filename",
+    "directory",
+    "group_reporting",
+    "new_group",
+    "thread",
+    "threads",
+    "write_lat_log",
+    "write_bw_log",
+    "write_iops_log",
+    "log_avg_msec",
+    "log_offset",
+    "log_prio",
+    "per_job_logs",
+    "prio",
+    "prioclass",
+    "cmdprio_percentage",
+    "cmdprio_class",
+    "numa_cpu_nodes",
+    "numa_mem_policy",
+    "cpus_allowed",
+    "io_submit_mode",
+    "iodepth_batch",
+    "iodepth_batch_complete",
+    "invalidate",
+    "randrepeat",
+    "allrandrepeat",
+    "clocksource",
+    "blockalign",
+];
+
+/// Options fio has that trimlab does not model, with what to use instead.
+const EQUIVALENTS: &[(&str, &str)] = &[
+    ("verify", "trimlab keeps no data to verify; remove the verify options"),
+    ("rate", "rate limits are not modelled; use thinktime, or a [[phase]] with idle_every and idle"),
+    ("rate_iops", "rate limits are not modelled; use thinktime, or a [[phase]] with idle_every and idle"),
+    ("exitall", "jobs are not stopped by another's end; bound each with runtime or number_ios"),
+    ("fill_device", "use size=100% (with rw=write) to fill the device"),
+    ("nrfiles", "several files are not modelled; use size, or a file-level [workload] on host.fs = \"ext4\""),
+    ("zonemode", "zoned devices are not modelled"),
+    ("steadystate", "steady-state detection is not modelled; use time_based with runtime, or a [[phase]] list (age, measure, workload)"),
+    ("ss", "steady-state detection is not modelled; use time_based with runtime, or a [[phase]] list (age, measure, workload)"),
+    ("latency_target", "fio's search for the deepest queue within a latency target is not modelled; set iodepth (trimlab reports latency percentiles)"),
+    ("continue_on_error", "trimlab injects no I/O errors; remove it"),
+    ("percentage_random", "a sequential/random mix is not modelled; use two jobs without stonewall"),
+    ("startdelay", "delayed starts are not modelled; use a [[phase]] kind = \"idle\" before a workload phase"),
+    ("flow", "flow control between jobs is not modelled; use stonewall"),
+];
+
+/// `rw=` values: (random?, read share, trim share, trim then write?).
+fn rw_mode(value: &str) -> Option<(bool, f64, f64, bool)> {
+    Some(match value {
+        "write" => (false, 0.0, 0.0, false),
+        "randwrite" => (true, 0.0, 0.0, false),
+        "read" => (false, 1.0, 0.0, false),
+        "randread" => (true, 1.0, 0.0, false),
+        "rw" | "readwrite" => (false, 0.5, 0.0, false),
+        "randrw" => (true, 0.5, 0.0, false),
+        "trim" => (false, 0.0, 1.0, false),
+        "randtrim" => (true, 0.0, 1.0, false),
+        "trimwrite" => (false, 0.0, 0.0, true),
+        "randtrimwrite" => (true, 0.0, 0.0, true),
+        _ => return None,
+    })
+}
+
+/// `random_distribution=`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Distribution {
+    Random,
+    Zipf(f64),
+    Pareto(f64),
+    Normal(f64),
+}
+
+/// One option line being applied, for its errors.
+pub struct FioOption<'a> {
+    pub origin: &'a str,
+    pub line: usize,
+    pub key: &'a str,
+    pub value: Option<&'a str>,
+}
+
+impl FioOption<'_> {
+    pub fn err(&self, message: String) -> FioError {
+        FioError { origin: self.origin.to_owned(), line: self.line, message }
+    }
+
+    /// The value, or an error saying the option needs `what`.
+    fn need(&self, what: &str) -> Result<String, FioError> {
+        let key = self.key;
+        self.value
+            .map(str::to_owned)
+            .ok_or_else(|| self.err(format!("fio option `{key}` needs a value ({what})")))
+    }
+
+    fn bad(&self, v: &str, what: &str) -> FioError {
+        self.err(format!("fio option `{}={v}`: {what}", self.key))
+    }
+
+    fn size(&self, what: &str) -> Result<u64, FioError> {
+        let v = self.need(what)?;
+        fio_size(&v).ok_or_else(|| self.bad(&v, &format!("expected {what}")))
+    }
+
+    fn size_or_percent(&self) -> Result<FioSize, FioError> {
+        let v = self.need("a size like 1g or a percentage like 50%")?;
+        fio_size_or_percent(&v)
+            .ok_or_else(|| self.bad(&v, "expected a size like 1g or a percentage 1..=100 like 50%"))
+    }
+
+    fn number<T: std::str::FromStr>(&self) -> Result<T, FioError> {
+        let v = self.need("a number")?;
+        v.parse().map_err(|_| self.bad(&v, "expected a whole number"))
+    }
+
+    fn time(&self, bare_unit_ns: u64, bare: &str) -> Result<u64, FioError> {
+        let v = self.need("a time")?;
+        fio_time(&v, bare_unit_ns).ok_or_else(|| {
+            self.bad(
+                &v,
+                &format!("expected a time like 60 ({bare}), 500ms, 2m (minutes) or 1h, at most a year"),
+            )
+        })
+    }
+
+    fn flag(&self) -> Result<bool, FioError> {
+        fio_bool(self.value).ok_or_else(|| self.bad(self.value.unwrap_or(""), "expected 0 or 1"))
+    }
+}
+
+/// What a job's options say, combined only at the end.
+#[derive(Default)]
+pub struct Shape {
+    rw: Option<(bool, f64, f64, bool)>,
+    read_mix: Option<f64>,
+    distribution: Option<Distribution>,
+    size: Option<FioSize>,
+    /// One file's size: the region, with `size` then only the default `io_size` (fio).
+    filesize: Option<FioSize>,
+    io_size: Option<u64>,
+    offset: Option<FioSize>,
+    pub offset_increment: Option<FioSize>,
+    time_based: bool,
+    runtime_ns: Option<u64>,
+    pub ramp_ns: Option<u64>,
+    loops: Option<u64>,
+    norandommap: bool,
+    pub randseed: Option<u64>,
+    split: Option<Vec<BlockShare>>,
+    pub numjobs: Option<u32>,
+    pub stonewall: bool,
+    pub wait_for: Option<String>,
+}
+
+/// Applies one option to the stream `w` or the `shape`. Returns false for an option that is
+/// neither supported nor ignored.
+pub fn apply(opt: &FioOption, w: &mut WorkloadConfig, shape: &mut Shape) -> Result<bool, FioError> {
+    if let Some((_, instead)) =
+        EQUIVALENTS.iter().find(|(k, _)| opt.key == *k || opt.key.starts_with(&format!("{k}_")))
+    {
+        return Err(opt.err(format!("fio option `{}` is not supported by trimlab: {instead}", opt.key)));
+    }
+    Ok(apply_size(opt, w)? || apply_shape(opt, shape)? || apply_schedule(opt, shape)?)
+}
+
+/// Block size, depth, counts and think time, straight into the stream.
+fn apply_size(opt: &FioOption, w: &mut WorkloadConfig) -> Result<bool, FioError> {
+    match opt.key {
+        "bs" | "blocksize" => {
+            w.block_bytes = ByteSize(
+                opt.size("one size like 4k or 128k (per-direction lists like 4k,8k are not supported)")?,
+            );
+        }
+        "bsrange" | "blocksize_range" => {
+            let v = opt.need("a range like 4k-4k")?;
+            let (lo, hi) = v.split_once('-').ok_or_else(|| opt.bad(&v, "expected a range like 4k-16k"))?;
+            match (fio_size(lo), fio_size(hi)) {
+                (Some(lo), Some(hi)) if lo == hi => w.block_bytes = ByteSize(lo),
+                _ => {
+                    return Err(opt
+                        .bad(&v, "only a single size (4k-4k) is supported; use bssplit for a mix of sizes"))
+                }
+            }
+        }
+        "iodepth" => w.queue_depth = opt.number()?,
+        "number_ios" => w.ops = Some(opt.number()?),
+        "fsync" => w.flush_every = opt.number()?,
+        "thinktime" => w.think_time = DurationNs(opt.time(1_000, "microseconds")?),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Mode, mix, distribution, sizes and block split, kept in `shape`.
+fn apply_shape(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> {
+    match opt.key {
+        "rw" | "readwrite" => {
+            let v = opt.need("a mode")?;
+            shape.rw = Some(rw_mode(&v).ok_or_else(|| {
+                opt.bad(&v, "unsupported mode (accepted: write, randwrite, read, randread, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite; offset modifiers like randread:8 are not supported)")
+            })?);
+        }
+        "size" => shape.size = Some(opt.size_or_percent()?),
+        "filesize" => {
+            if opt.value.is_some_and(|v| v.contains('-') || v.contains(':')) {
+                return Err(opt.bad(
+                    opt.value.unwrap_or(""),
+                    "a range of file sizes needs several files, which are not modelled; give one size",
+                ));
+            }
+            shape.filesize = Some(opt.size_or_percent()?);
+        }
+        "offset" => shape.offset = Some(opt.size_or_percent()?),
+        "offset_increment" => shape.offset_increment = Some(opt.size_or_percent()?),
+        "io_size" | "io_limit" => shape.io_size = Some(opt.size("a size like 8g")?),
+        "rwmixread" | "rwmixwrite" => {
+            let v = opt.need("a percentage")?;
+            let pct: u32 =
+                v.parse().ok().filter(|p| *p <= 100).ok_or_else(|| opt.bad(&v, "expected 0..=100"))?;
+            let read = if opt.key == "rwmixread" { pct } else { 100 - pct };
+            shape.read_mix = Some(f64::from(read) / 100.0);
+        }
+        "random_distribution" => shape.distribution = Some(distribution(opt)?),
+        "bssplit" => shape.split = Some(bssplit(opt)?),
+        "norandommap" => shape.norandommap = opt.flag()?,
+        // fio's LFSR visits every block once per period, as the random map does (in another
+        // order); the Tausworthe generators draw uniformly as ours does.
+        "random_generator" => match opt.need("tausworthe, tausworthe64 or lfsr")?.as_str() {
+            "tausworthe" | "tausworthe64" => {}
+            "lfsr" => shape.norandommap = false,
+            v => return Err(opt.bad(v, "expected tausworthe, tausworthe64 or lfsr")),
+        },
+        "randseed" => shape.randseed = Some(opt.number()?),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// When and how long the job runs, and how many clones.
+fn apply_schedule(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> {
+    match opt.key {
+        "runtime" | "timeout" => {
+            shape.runtime_ns = Some(opt.time(1_000_000_000, "seconds")?).filter(|&ns| ns > 0)
+        }
+        "time_based" => shape.time_based = opt.flag()?,
+        "ramp_time" => shape.ramp_ns = Some(opt.time(1_000_000_000, "seconds")?).filter(|&ns| ns > 0),
+        "loops" => shape.loops = Some(opt.number::<u64>()?.max(1)),
+        "numjobs" => {
+            let n: u32 = opt.number()?;
+            if !(1..=1024).contains(&n) {
+                return Err(opt.bad(&n.to_string(), "expected 1..=1024"));
+            }
+            shape.numjobs = Some(n);
+        }
+        "stonewall" | "wait_for_previous" => shape.stonewall = opt.flag()?,
+        "wait_for" => shape.wait_for = Some(opt.need("a job name")?),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn distribution(opt: &FioOption) -> Result<Distribution, FioError> {
+    let v = opt.need("random, zipf:THETA, pareto:H or normal:DEV")?;
+    let (name, params) = v.split_once(':').unwrap_or((&v, ""));
+    if name.starts_with("zoned") || name == "sequence" {
+        return Err(opt.bad(&v, "zoned and sequence distributions are not supported; use zipf:THETA, pareto:H or normal:DEV, or jobs on separate offset/size regions"));
+    }
+    if params.contains(':') || params.contains(',') {
+        return Err(opt.bad(&v, "a center (zipf:1.2:0.25) and per-direction lists are not supported"));
+    }
+    let param = params.parse::<f64>().ok().filter(|p| p.is_finite());
+    let d = match (name, param) {
+        ("random", _) if params.is_empty() => Distribution::Random,
+        ("zipf", Some(t)) if t > 0.0 => Distribution::Zipf(t),
+        ("pareto", Some(h)) if h > 0.0 && h < 1.0 => Distribution::Pareto(h),
+        ("normal", Some(d)) if (0.0..=100.0).contains(&d) => Distribution::Normal(d),
+        ("normal", None) if params.is_empty() => Distribution::Normal(0.0),
+        ("zipf" | "pareto" | "normal", _) => {
+            return Err(opt.bad(&v, "zipf needs a theta > 0 (zipf:1.2), pareto an H in (0, 1) (pareto:0.9), normal a deviation 0..=100 (normal:10)"))
+        }
+        _ => return Err(opt.bad(&v, "unsupported distribution (accepted: random, zipf:THETA, pareto:H, normal:DEV; zoned ones are not supported)")),
+    };
+    Ok(d)
+}
+
+/// fio's `bssplit=4k/10:64k/50:32k/40`; blank shares split the rest evenly.
+fn bssplit(opt: &FioOption) -> Result<Vec<BlockShare>, FioError> {
+    let v = opt.need("sizes with shares like 4k/10:64k/90")?;
+    if v.contains(',') {
+        return Err(opt.bad(&v, "per-direction lists are not supported; give one list for all directions"));
+    }
+    let mut shares = Vec::new();
+    for part in v.split(':') {
+        let (size, pct) = part.split_once('/').unwrap_or((part, ""));
+        let bytes = fio_size(size).ok_or_else(|| opt.bad(&v, &format!("{size:?} is not a size")))?;
+        let pct: Option<u32> = if pct.is_empty() {
+            None
+        } else {
+            Some(pct.parse().map_err(|_| opt.bad(&v, &format!("{pct:?} is not a percentage")))?)
+        };
+        shares.push((bytes, pct));
+    }
+    let given: u32 = shares.iter().filter_map(|s| s.1).sum();
+    let blank = shares.iter().filter(|s| s.1.is_none()).count() as u32;
+    if given > 100 || (blank == 0 && given != 100) {
+        return Err(opt.bad(&v, "the shares must add up to 100"));
+    }
+    let rest = 100 - given;
+    let (each, mut extra) = (rest.checked_div(blank).unwrap_or(0), rest.checked_rem(blank).unwrap_or(0));
+    Ok(shares
+        .into_iter()
+        .map(|(bytes, pct)| {
+            let percent = pct.unwrap_or_else(|| each + u32::from(std::mem::take(&mut extra) > 0));
+            BlockShare { bytes: ByteSize(bytes), percent }
+        })
+        .filter(|s| s.percent > 0)
+        .collect())
+}
+
+impl Shape {
+    /// Sets the stream's pattern, mix, region and ends. `capacity` is the device's (None:
+    /// percentages and a job without size are refused); `clone` counts the job's clones from 0
+    /// and `thread` the file's streams from 1 (fio's thread_number, which seeds randseed jobs).
+    pub fn finish(
+        &self,
+        w: &mut WorkloadConfig,
+        capacity: Option<u64>,
+        clone: u32,
+        thread: u64,
+    ) -> Result<(), String> {
+        let (random, read, trim, trim_write) = self.rw.unwrap_or((false, 1.0, 0.0, false)); // fio's default rw is read
+        let dist =
+            if random { self.distribution.unwrap_or(Distribution::Random) } else { Distribution::Random };
+        w.pattern = match (random, dist) {
+            (false, _) => AccessPattern::Sequential,
+            (true, Distribution::Random) => AccessPattern::UniformRandom,
+            (true, Distribution::Zipf(t)) => {
+                w.zipf_theta = t;
+                AccessPattern::Zipf
+            }
+            (true, Distribution::Pareto(h)) => {
+                w.pareto_h = Some(h);
+                AccessPattern::Pareto
+            }
+            (true, Distribution::Normal(d)) => {
+                w.normal_deviation_percent = Some(d);
+                AccessPattern::Normal
+            }
+        };
+        // fio keeps a random map for uniform random I/O only (it disables it for the others).
+        w.random_map = (w.pattern == AccessPattern::UniformRandom && !self.norandommap).then_some(true);
+        w.trim_then_write = trim_write.then_some(true);
+        w.trim_fraction = trim;
+        w.read_fraction = self.read_mix.filter(|_| read > 0.0 && read < 1.0).unwrap_or(read);
+        w.block_split = self.split.clone();
+        // toml integers are i64: keep the seed in range.
+        w.stream_seed = self.randseed.map(|s| s.wrapping_mul(thread) & (i64::MAX as u64));
+        self.finish_region(w, capacity, clone)?;
+        self.finish_ends(w, capacity)
+    }
+
+    /// `offset` (+ `offset_increment` per clone) and `size`; percentages are of the device.
+    fn finish_region(&self, w: &mut WorkloadConfig, capacity: Option<u64>, clone: u32) -> Result<(), String> {
+        let percent = |s: Option<FioSize>, key: &str| match (s, capacity) {
+            (Some(FioSize::Percent(_)), None) => Err(format!("{key}=N% needs the device's capacity")),
+            (Some(s), _) => Ok(Some(s.bytes(capacity.unwrap_or(0)))),
+            (None, _) => Ok(None),
+        };
+        let align = w.block_bytes.0.max(1);
+        let offset = percent(self.offset, "offset")?.unwrap_or(0)
+            + percent(self.offset_increment, "offset_increment")?.unwrap_or(0) * u64::from(clone);
+        // fio aligns a percentage offset to the block size.
+        let offset = offset.div_ceil(align) * align;
+        w.region_offset = ByteSize(offset);
+        let region = self.filesize.or(self.size);
+        if let Some(size) = percent(region, "size")? {
+            // A percentage is of the whole device, capped at what lies after the offset.
+            let after = capacity.map_or(u64::MAX, |c| c.saturating_sub(offset));
+            let size = if matches!(region, Some(FioSize::Percent(_))) { size.min(after) } else { size };
+            w.region_bytes = Some(ByteSize(size / align * align));
+        }
+        let end = w.region_offset.0.saturating_add(w.region_bytes.map_or(0, |b| b.0));
+        if let Some(c) = capacity.filter(|&c| end > c) {
+            return Err(format!(
+                "offset + size end at {} bytes, past the device's {c} bytes (use size=100%, or a config with a larger [device] logical_bytes)",
+                end
+            ));
+        }
+        Ok(())
+    }
+
+    /// fio ends a job on `io_size` (default `size`, the region) times `loops`, `number_ios`,
+    /// or `runtime`; `time_based` keeps it going until `runtime`.
+    fn finish_ends(&self, w: &mut WorkloadConfig, capacity: Option<u64>) -> Result<(), String> {
+        w.runtime = self.runtime_ns.map(DurationNs);
+        if self.time_based {
+            if self.runtime_ns.is_none() {
+                return Err("time_based needs runtime (fio would run until stopped)".into());
+            }
+            return Ok(());
+        }
+        let region =
+            w.region_bytes.map(|b| b.0).or_else(|| capacity.map(|c| c.saturating_sub(w.region_offset.0)));
+        // With filesize, size is only the default io_size.
+        let size = match (self.filesize, self.size) {
+            (Some(_), Some(s)) => Some(s.bytes(capacity.unwrap_or(0))),
+            _ => None,
+        };
+        let volume = self.io_size.or(size).or(region);
+        match volume {
+            Some(v) => w.io_bytes = Some(ByteSize(v.saturating_mul(self.loops.unwrap_or(1)))),
+            None if w.ops.is_none() && w.runtime.is_none() => {
+                return Err(format!("a job needs size, io_size, number_ios or runtime to know when it ends (supported: {SUPPORTED})"))
+            }
+            None => {}
+        }
+        Ok(())
+    }
+}
