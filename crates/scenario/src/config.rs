@@ -115,6 +115,18 @@ impl RunConfig {
         if let (Some(file), None) = (&self.workload.script, &self.workload.operations) {
             self.workload.operations = Some(read("workload.script", file)?);
         }
+        // A trace is streamed at run time (it may be millions of lines): only its place is
+        // resolved here, and that it can be opened checked.
+        if let Some(file) = &self.workload.strace {
+            let path = base.join(file);
+            std::fs::File::open(&path).map_err(|e| {
+                ScenarioError::Parse(format!(
+                    "{origin}: workload.strace = {file:?}: cannot read {}: {e}",
+                    path.display()
+                ))
+            })?;
+            self.workload.strace_path = Some(path);
+        }
         for (i, phase) in self.phases.iter_mut().enumerate() {
             if let (Some(file), None) = (&phase.script, &phase.operations) {
                 phase.operations = Some(read(&format!("phase[{i}].script"), file)?);
@@ -331,6 +343,9 @@ fn check_file_keys(w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
     if w.kind == WorkloadKind::Script {
         trimlab_workload::kind::script_parse(w, &format!("{at}.operations"))
             .map_err(|e| ConfigError::new(&format!("{at}.operations"), "", e))?;
+    }
+    if w.kind == WorkloadKind::Strace {
+        trimlab_workload::kind::strace_options(w, at).map_err(|e| ConfigError::new(&format!("{at}.strace"), "", e))?;
     }
     let allowed = w.kind.file_keys();
     if let Some(extra) = w.set_file_keys().into_iter().find(|k| !allowed.contains(k)) {

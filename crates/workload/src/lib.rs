@@ -12,6 +12,7 @@ pub mod kind;
 pub mod runner;
 pub mod scenario;
 pub mod script;
+pub mod strace;
 
 pub use config::{AccessPattern, Precondition, Volume, WorkloadConfig, WorkloadKind};
 pub use fio::{parse_fio_job, FioError, FioJob};

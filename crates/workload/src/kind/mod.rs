@@ -75,11 +75,13 @@ workload_kinds! {
     file_churn => File,
     remove_when_full => File,
     script => File,
+    strace => File,
     os_install => ClusterHost,
     iozone => ClusterHost,
 }
 
 pub use script::parse as script_parse;
+pub use strace::options as strace_options;
 
 const COUNT: usize = KINDS.len();
 
