@@ -10,8 +10,8 @@ use trimlab_jobs::run::FioJob;
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// The configuration file (`-`: read it from stdin); every key has a default
-    /// (docs/config.md). Optional with --fio.
-    #[arg(required_unless_present = "fio")]
+    /// (docs/config.md). Optional with --fio and --strace.
+    #[arg(required_unless_present_any = ["fio", "strace"])]
     pub config: Option<PathBuf>,
     /// Override one key (repeatable), checked like the same key in the file:
     /// --set device.spare_factor=0.1 --set trim.engine=delayed
@@ -20,6 +20,11 @@ pub struct RunArgs {
     /// Take the workload from this fio job file (one job; docs/config.md maps the options).
     #[arg(long)]
     pub fio: Option<PathBuf>,
+    /// Replay this strace of a program (strace -f -ttt -o FILE) on the file system: sets
+    /// workload.kind = "strace" and workload.strace (docs/config.md, "strace replay"); give
+    /// --set workload.strace_root=/DIR unless the config does.
+    #[arg(long, value_name = "FILE")]
+    pub strace: Option<PathBuf>,
     /// Seed of every random stream of the run (default: the config's `seed`, else 1).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -42,10 +47,27 @@ pub struct RunArgs {
     pub record: Option<PathBuf>,
 }
 
+/// `--set`, after the keys `--strace` stands for (so a `--set` can still override them);
+/// without a config file the file system is ext4 (a trace needs one).
+fn strace_sets(args: &RunArgs) -> Result<Vec<String>> {
+    let Some(file) = &args.strace else { return Ok(args.set.clone()) };
+    let path = std::path::absolute(file).with_context(|| format!("--strace {}", file.display()))?;
+    let mut set = vec![
+        "workload.kind=\"strace\"".to_string(),
+        format!("workload.strace={:?}", path.display().to_string()),
+    ];
+    if args.config.is_none() {
+        set.push("host.fs=\"ext4\"".to_string());
+    }
+    set.extend(args.set.iter().cloned());
+    Ok(set)
+}
+
 pub fn run(args: &RunArgs) -> Result<()> {
+    let set = strace_sets(args)?;
     let (config, origin) = match &args.config {
-        Some(path) => (crate::config_arg::load(path, &args.set)?, path.display().to_string()),
-        None => (crate::config_arg::defaults(&args.set)?, "defaults".to_string()),
+        Some(path) => (crate::config_arg::load(path, &set)?, path.display().to_string()),
+        None => (crate::config_arg::defaults(&set)?, "defaults".to_string()),
     };
     let fio_text = match &args.fio {
         Some(fio) => {

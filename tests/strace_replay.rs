@@ -121,7 +121,15 @@ fn strace_replays_match_the_kernel_within_20_percent_or_a_known_miss() {
             ("trim_commands", k.trim_commands as f64, m.trim_commands as f64),
             ("trim_bytes", k.trim_bytes as f64, m.trim_bytes as f64),
         ] {
-            let error = if kv == 0.0 { if mv == 0.0 { 0.0 } else { f64::INFINITY } } else { (mv - kv) / kv };
+            let error = if kv == 0.0 {
+                if mv == 0.0 {
+                    0.0
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                (mv - kv) / kv
+            };
             let key = format!("{name} {figure}");
             let held = error.abs() <= BAND;
             report += &format!("{key:<26} kernel {kv:>14.3} model {mv:>14.3} ({:+.1} %)\n", 100.0 * error);
@@ -163,7 +171,11 @@ fn bad_traces_are_counted_or_name_the_file() {
     assert!(o.status.success(), "{}", stderr(&o));
     let m = metrics(&out);
     let f = &m["phases"].as_array().unwrap().iter().find(|p| p["name"] == "workload").unwrap()["figures"];
-    assert_eq!((f["malformed_lines"].as_u64(), f["first_malformed_line"].as_u64()), (Some(2), Some(4)), "{f}");
+    assert_eq!(
+        (f["malformed_lines"].as_u64(), f["first_malformed_line"].as_u64()),
+        (Some(2), Some(4)),
+        "{f}"
+    );
     assert_eq!(f["unknown_syscalls"], 1, "{f}");
     assert_eq!(f["file_ops"], 2, "create + one write: {f}");
     std::fs::remove_file(&trace).unwrap();

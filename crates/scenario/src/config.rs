@@ -345,7 +345,8 @@ fn check_file_keys(w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
             .map_err(|e| ConfigError::new(&format!("{at}.operations"), "", e))?;
     }
     if w.kind == WorkloadKind::Strace {
-        trimlab_workload::kind::strace_options(w, at).map_err(|e| ConfigError::new(&format!("{at}.strace"), "", e))?;
+        trimlab_workload::kind::strace_options(w)
+            .map_err(|(key, value, why)| ConfigError::new(&format!("{at}.{key}"), value, why))?;
     }
     let allowed = w.kind.file_keys();
     if let Some(extra) = w.set_file_keys().into_iter().find(|k| !allowed.contains(k)) {

@@ -20,15 +20,20 @@ pub(super) const SPEC: KindSpec = KindSpec {
     keys: &["strace", "strace_root", "strace_gap_max", "strace_reads"],
 };
 
-/// The replay options of `w`, checked (`at` names the section in errors).
-pub fn options(w: &WorkloadConfig, at: &str) -> Result<StraceOptions, String> {
+/// A key at fault: (key within `[workload]`, its value, what is accepted).
+pub type KeyError = (&'static str, String, String);
+
+/// The replay options of `w`, checked.
+pub fn options(w: &WorkloadConfig) -> Result<StraceOptions, KeyError> {
     if w.strace.is_none() {
-        return Err(format!("kind = \"strace\" needs {at}.strace = \"FILE\" (the output of strace -f -ttt -o FILE)"));
+        let why = "kind = \"strace\" needs the trace: strace = \"FILE\" (the output of strace -f -ttt -o FILE)";
+        return Err(("strace", "unset".into(), why.into()));
     }
-    let root = w.strace_root.as_deref().ok_or_else(|| {
-        format!("kind = \"strace\" needs {at}.strace_root = \"/DIR\": the directory the traced program worked in, which stands for the mount point")
-    })?;
-    let root = check_root(root).map_err(|e| format!("{at}.strace_root = {e}"))?;
+    let Some(root) = w.strace_root.as_deref() else {
+        let why = "kind = \"strace\" needs strace_root = \"/DIR\": the directory the traced program worked in, which stands for the mount point";
+        return Err(("strace_root", "unset".into(), why.into()));
+    };
+    let root = check_root(root).map_err(|e| ("strace_root", format!("{root:?}"), e))?;
     Ok(StraceOptions {
         root,
         gap_max_ns: w.strace_gap_max.map(|d| d.0),
@@ -45,7 +50,8 @@ pub(super) fn run<D: BlockDevice>(
     _state: &mut FileState,
     _capacity_bytes: u64,
 ) -> Result<Figures, FsError> {
-    let options = options(w, "workload").map_err(FsError::Layout)?;
+    let options =
+        options(w).map_err(|(key, value, why)| FsError::Layout(format!("workload.{key} = {value} ({why})")))?;
     let written = w.strace.as_deref().unwrap_or_default();
     let path = w.strace_path.clone().unwrap_or_else(|| written.into());
     let origin = path.display().to_string();

@@ -51,12 +51,11 @@ pub fn parse(text: &str) -> Result<Line<'_>, &'static str> {
         rest = tail;
     } else if !first.is_empty() && first.bytes().all(|b| b.is_ascii_digit()) {
         pid = first.parse().map_err(|_| "the pid is out of range")?;
-        let (second, tail) = split_word(tail);
-        if second.contains('.') {
+        let (second, after) = split_word(tail);
+        rest = tail;
+        if second.contains('.') && second.as_bytes()[0].is_ascii_digit() {
             time_us = Some(seconds_us(second)?);
-            rest = tail;
-        } else {
-            rest = tail;
+            rest = after;
         }
     }
     Ok(Line { pid, time_us, body: body(rest)? })
@@ -111,11 +110,23 @@ fn body(rest: &str) -> Result<Body<'_>, &'static str> {
     Ok(Body::Call { name, args, ret })
 }
 
-/// `args) = ret` split at the last `) = ` (an argument's text cannot hold the real one: strace
-/// prints the return value after every argument).
+/// `args) = ret` split at the last `)`, spaces, `= ` (an argument's text cannot hold the real
+/// one: strace prints the return value after every argument, padding short calls with spaces
+/// to a column: `close(3)        = 0`).
 fn split_ret(s: &str) -> Option<(&str, &str)> {
-    let at = s.rfind(") = ")?;
-    Some((&s[..at], &s[at + 4..]))
+    let b = s.as_bytes();
+    let mut end = b.len();
+    while let Some(eq) = b[..end].iter().rposition(|&c| c == b'=') {
+        end = eq;
+        if eq == 0 || b[eq - 1] != b' ' || b.get(eq + 1) != Some(&b' ') {
+            continue;
+        }
+        let head = s[..eq - 1].trim_end_matches(' ');
+        if let Some(args) = head.strip_suffix(')') {
+            return Some((args, &s[eq + 2..]));
+        }
+    }
+    None
 }
 
 /// The return value: a decimal (with -y, `3</path>`: the number before `<`) or hex number;
@@ -229,7 +240,8 @@ mod tests {
 
     #[test]
     fn the_forms_strace_writes() {
-        let l = parse("4242 1700000000.123456 openat(AT_FDCWD, \"a, b)\", O_WRONLY|O_CREAT, 0644) = 3").unwrap();
+        let l =
+            parse("4242 1700000000.123456 openat(AT_FDCWD, \"a, b)\", O_WRONLY|O_CREAT, 0644) = 3").unwrap();
         assert_eq!((l.pid, l.time_us), (4242, Some(1_700_000_000_123_456)));
         let Body::Call { name, args: a, ret } = l.body else { panic!("{:?}", l.body) };
         assert_eq!((name, ret), ("openat", "3"));
@@ -242,9 +254,14 @@ mod tests {
         let l = parse("77 2.000001 <... write resumed>) = 10").unwrap();
         assert_eq!(l.body, Body::Resumed { name: "write", args: "", ret: "10" });
         assert_eq!(parse("77 2.0 +++ exited with 0 +++").unwrap().body, Body::Exit);
+        assert_eq!(
+            parse("77 +++ exited with 0 +++").unwrap(),
+            Line { pid: 77, time_us: None, body: Body::Exit }
+        );
         assert_eq!(parse("77 2.0 --- SIGCHLD {si_signo=SIGCHLD} ---").unwrap().body, Body::Note);
         assert_eq!(parse("strace: Process 78 attached").unwrap().body, Body::Note);
-        let l = parse("close(3) = 0").unwrap();
+        let l = parse("close(3)        = 0").unwrap();
+        assert_eq!(l.body, Body::Call { name: "close", args: "3", ret: "0" });
         assert_eq!((l.pid, l.time_us), (0, None));
     }
 

@@ -15,30 +15,172 @@ use trimlab_sim::SimTime;
 /// then counted in `calls_without_effect`). A name in neither this list nor the replayed
 /// ones is counted in `unknown_syscalls`.
 const WITHOUT_EFFECT: &[&str] = &[
-    "stat", "lstat", "stat64", "lstat64", "fstat64", "fstatat64", "statfs", "fstatfs", "statfs64",
-    "fstatfs64", "access", "faccessat", "faccessat2", "readlink", "readlinkat", "getdents",
-    "getdents64", "ioctl", "mmap", "mmap2", "munmap", "mprotect", "poll", "ppoll",
-    "select", "pselect6", "_newselect", "epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait",
-    "epoll_pwait", "epoll_pwait2", "eventfd", "eventfd2", "pipe", "pipe2", "socket", "socketpair",
-    "connect", "accept", "accept4", "bind", "listen", "sendto", "recvfrom", "sendmsg", "recvmsg",
-    "sendmmsg", "recvmmsg", "getsockopt", "setsockopt", "getsockname", "getpeername", "shutdown",
-    "flock", "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
-    "chown32", "fchown32", "lchown32", "utime", "utimes", "utimensat", "futimesat", "getxattr",
-    "lgetxattr", "fgetxattr", "setxattr", "lsetxattr", "fsetxattr", "listxattr", "llistxattr",
-    "flistxattr", "removexattr", "lremovexattr", "fremovexattr", "inotify_init", "inotify_init1",
-    "inotify_add_watch", "inotify_rm_watch", "fanotify_init", "fanotify_mark", "memfd_create",
-    "chroot", "mknod", "mknodat", "mount", "umount", "umount2", "swapon", "swapoff", "pivot_root",
-    "name_to_handle_at", "open_by_handle_at", "splice", "tee", "vmsplice", "readahead", "fadvise64",
-    "fadvise64_64", "sync_file_range", "timerfd_create", "timerfd_settime", "timerfd_gettime",
-    "signalfd", "signalfd4", "userfaultfd", "perf_event_open", "bpf", "io_uring_setup",
-    "io_uring_enter", "io_uring_register", "getcwd", "_llseek", "exit", "exit_group", "wait4",
-    "waitid", "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open",
-    "pidfd_getfd", "pidfd_send_signal", "unshare", "setns", "quotactl", "quotactl_fd", "acct",
-    "uselib", "statmount", "listmount", "fsopen", "fsconfig", "fsmount", "fspick", "move_mount",
-    "open_tree", "mount_setattr", "landlock_create_ruleset", "landlock_add_rule", "mq_open",
-    "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr", "fstat",
-    "newfstatat", "statx", "process_madvise", "cachestat", "fgetxattrat",
+    "stat",
+    "lstat",
+    "stat64",
+    "lstat64",
+    "fstat64",
+    "fstatat64",
+    "statfs",
+    "fstatfs",
+    "statfs64",
+    "fstatfs64",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "readlink",
+    "readlinkat",
+    "getdents",
+    "getdents64",
+    "ioctl",
+    "mmap",
+    "mmap2",
+    "munmap",
+    "mprotect",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "_newselect",
+    "epoll_create",
+    "epoll_create1",
+    "epoll_ctl",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+    "eventfd",
+    "eventfd2",
+    "pipe",
+    "pipe2",
+    "socket",
+    "socketpair",
+    "connect",
+    "accept",
+    "accept4",
+    "bind",
+    "listen",
+    "sendto",
+    "recvfrom",
+    "sendmsg",
+    "recvmsg",
+    "sendmmsg",
+    "recvmmsg",
+    "getsockopt",
+    "setsockopt",
+    "getsockname",
+    "getpeername",
+    "shutdown",
+    "flock",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "fchmodat2",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "chown32",
+    "fchown32",
+    "lchown32",
+    "utime",
+    "utimes",
+    "utimensat",
+    "futimesat",
+    "getxattr",
+    "lgetxattr",
+    "fgetxattr",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "listxattr",
+    "llistxattr",
+    "flistxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "inotify_rm_watch",
+    "fanotify_init",
+    "fanotify_mark",
+    "memfd_create",
+    "chroot",
+    "mknod",
+    "mknodat",
+    "mount",
+    "umount",
+    "umount2",
+    "swapon",
+    "swapoff",
+    "pivot_root",
+    "name_to_handle_at",
+    "open_by_handle_at",
+    "splice",
+    "tee",
+    "vmsplice",
+    "readahead",
+    "fadvise64",
+    "fadvise64_64",
+    "sync_file_range",
+    "timerfd_create",
+    "timerfd_settime",
+    "timerfd_gettime",
+    "signalfd",
+    "signalfd4",
+    "userfaultfd",
+    "perf_event_open",
+    "bpf",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "getcwd",
+    "_llseek",
+    "exit",
+    "exit_group",
+    "wait4",
+    "waitid",
+    "kill",
+    "tkill",
+    "tgkill",
+    "rt_sigqueueinfo",
+    "rt_tgsigqueueinfo",
+    "pidfd_open",
+    "pidfd_getfd",
+    "pidfd_send_signal",
+    "unshare",
+    "setns",
+    "quotactl",
+    "quotactl_fd",
+    "acct",
+    "uselib",
+    "statmount",
+    "listmount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+    "landlock_create_ruleset",
+    "landlock_add_rule",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+    "fstat",
+    "newfstatat",
+    "statx",
+    "process_madvise",
+    "cachestat",
+    "fgetxattrat",
 ];
+
+/// The most arguments a replayed call has (renameat2, copy_file_range: 6; pwritev2: 5).
+const ARGS_MAX: usize = 6;
 
 /// The replay's state between lines.
 pub struct Replayer {
@@ -51,6 +193,8 @@ pub struct Replayer {
     preexisting: BTreeSet<Ino>,
     counts: Counts,
     clock: Clock,
+    /// [`WITHOUT_EFFECT`] sorted, for a binary search per line.
+    without_effect: Vec<&'static str>,
 }
 
 /// Trace time to simulated time.
@@ -74,6 +218,11 @@ impl Replayer {
             preexisting: BTreeSet::new(),
             counts: Counts::default(),
             clock: Clock::default(),
+            without_effect: {
+                let mut v = WITHOUT_EFFECT.to_vec();
+                v.sort_unstable();
+                v
+            },
         }
     }
 
@@ -144,11 +293,18 @@ impl Replayer {
     }
 
     /// One whole call.
-    fn call<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, pid: u32, name: &str, a: &str, ret: &str) -> Step {
+    fn call<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        pid: u32,
+        name: &str,
+        a: &str,
+        ret: &str,
+    ) -> Step {
         let r = ret_value(ret);
         self.counts.processes_max = self.counts.processes_max.max(self.procs.len() as u64 + 1);
         if !is_replayed(name) {
-            return match WITHOUT_EFFECT.contains(&name) {
+            return match self.without_effect.binary_search(&name).is_ok() {
                 true if r.is_some_and(|r| r >= 0) => self.stat(fs, pid, name, a),
                 true => Ok(self.counts.calls_without_effect += 1),
                 false => Ok(self.counts.unknown_syscalls += 1),
@@ -158,7 +314,10 @@ impl Replayer {
             self.counts.failed_calls += 1;
             return Ok(());
         };
-        let argv: Vec<&str> = args(a).collect();
+        // The arguments without an allocation (no replayed call has more than ARGS_MAX).
+        let mut slots = [""; ARGS_MAX];
+        let count = args(a).zip(slots.iter_mut()).map(|(arg, slot)| *slot = arg).count();
+        let argv = &slots[..count];
         match name {
             "clone" | "clone3" | "fork" | "vfork" => {
                 let share = name.starts_with("clone") && a.contains("CLONE_FILES");
@@ -166,15 +325,15 @@ impl Replayer {
                 Ok(())
             }
             "execve" | "execveat" => Ok(self.exec(pid)),
-            "open" | "creat" | "openat" | "openat2" => self.open(fs, pid, name, &argv, r),
+            "open" | "creat" | "openat" | "openat2" => self.open(fs, pid, name, argv, r),
             "close" | "close_range" | "dup" | "dup2" | "dup3" | "chdir" | "fchdir" | "fcntl" | "fcntl64" => {
-                Ok(self.fd_call(pid, name, &argv, r))
+                Ok(self.fd_call(pid, name, argv, r))
             }
             "write" | "writev" | "pwrite64" | "pwritev" | "pwritev2" | "sendfile" | "sendfile64"
-            | "copy_file_range" => self.write(fs, pid, name, &argv, r as u64),
-            "read" | "readv" | "pread64" | "preadv" | "preadv2" => self.read(fs, pid, name, &argv, r as u64),
-            "lseek" => self.lseek(fs, pid, &argv, r as u64),
-            _ => self.change(fs, pid, name, &argv),
+            | "copy_file_range" => self.write(fs, pid, name, argv, r as u64),
+            "read" | "readv" | "pread64" | "preadv" | "preadv2" => self.read(fs, pid, name, argv, r as u64),
+            "lseek" => self.lseek(fs, pid, argv, r as u64),
+            _ => self.change(fs, pid, name, argv),
         }
     }
 
@@ -275,14 +434,60 @@ impl Replayer {
 fn is_replayed(name: &str) -> bool {
     matches!(
         name,
-        "clone" | "clone3" | "fork" | "vfork" | "execve" | "execveat" | "open" | "creat" | "openat"
-            | "openat2" | "close" | "close_range" | "dup" | "dup2" | "dup3" | "chdir" | "fchdir"
-            | "write" | "writev" | "pwrite64" | "pwritev" | "pwritev2" | "sendfile" | "sendfile64"
-            | "copy_file_range" | "read" | "readv" | "pread64" | "preadv" | "preadv2" | "lseek"
-            | "fsync" | "fdatasync" | "sync" | "syncfs" | "ftruncate" | "ftruncate64" | "truncate"
-            | "truncate64" | "fallocate" | "unlink" | "unlinkat" | "rmdir" | "mkdir" | "mkdirat"
-            | "rename" | "renameat" | "renameat2" | "link" | "linkat" | "symlink" | "symlinkat"
-            | "fcntl" | "fcntl64"
+        "clone"
+            | "clone3"
+            | "fork"
+            | "vfork"
+            | "execve"
+            | "execveat"
+            | "open"
+            | "creat"
+            | "openat"
+            | "openat2"
+            | "close"
+            | "close_range"
+            | "dup"
+            | "dup2"
+            | "dup3"
+            | "chdir"
+            | "fchdir"
+            | "write"
+            | "writev"
+            | "pwrite64"
+            | "pwritev"
+            | "pwritev2"
+            | "sendfile"
+            | "sendfile64"
+            | "copy_file_range"
+            | "read"
+            | "readv"
+            | "pread64"
+            | "preadv"
+            | "preadv2"
+            | "lseek"
+            | "fsync"
+            | "fdatasync"
+            | "sync"
+            | "syncfs"
+            | "ftruncate"
+            | "ftruncate64"
+            | "truncate"
+            | "truncate64"
+            | "fallocate"
+            | "unlink"
+            | "unlinkat"
+            | "rmdir"
+            | "mkdir"
+            | "mkdirat"
+            | "rename"
+            | "renameat"
+            | "renameat2"
+            | "link"
+            | "linkat"
+            | "symlink"
+            | "symlinkat"
+            | "fcntl"
+            | "fcntl64"
     )
 }
 

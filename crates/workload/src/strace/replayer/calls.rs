@@ -136,7 +136,9 @@ impl Replayer {
         let n = argv.first().and_then(|a| number(a));
         let third = argv.get(2).copied().unwrap_or("");
         match cmd {
-            "F_DUPFD" | "F_DUPFD_CLOEXEC" => self.dup(pid, argv.first().copied(), r, cmd == "F_DUPFD_CLOEXEC"),
+            "F_DUPFD" | "F_DUPFD_CLOEXEC" => {
+                self.dup(pid, argv.first().copied(), r, cmd == "F_DUPFD_CLOEXEC")
+            }
             "F_SETFD" | "F_SETFL" => {
                 let table = self.procs.get(pid).fds.clone();
                 let mut table = table.borrow_mut();
@@ -246,7 +248,13 @@ impl Replayer {
     }
 
     /// lseek: the position is the return value; SEEK_END on a pre-existing file shows its size.
-    pub(super) fn lseek<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, pid: u32, argv: &[&str], r: u64) -> Step {
+    pub(super) fn lseek<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        pid: u32,
+        argv: &[&str],
+        r: u64,
+    ) -> Step {
         let Some(n) = argv.first().and_then(|a| number(a)) else { return Ok(()) };
         let Some(fd) = self.fd(pid, argv.first().copied()) else { return Ok(()) };
         if let (Target::File(ino), Some("SEEK_END")) = (&fd.target, argv.get(2).copied()) {
@@ -276,7 +284,13 @@ impl Replayer {
 
     /// A call that changes nothing the model keeps, except that a stat of a pre-existing file
     /// shows its size (fstat, stat, lstat, newfstatat, statx).
-    pub(super) fn stat<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, pid: u32, name: &str, a: &str) -> Step {
+    pub(super) fn stat<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        pid: u32,
+        name: &str,
+        a: &str,
+    ) -> Step {
         self.counts.calls_without_effect += 1;
         if self.preexisting.is_empty() {
             return Ok(());
@@ -290,13 +304,15 @@ impl Replayer {
             _ => return Ok(()),
         };
         let ino = match path.and_then(string).filter(|p| !p.is_empty()) {
-            Some(p) => self.resolve(pid, dirfd, &p).and_then(|abs| {
-                under_root(&self.options.root, &abs).and_then(|rel| fs.lookup(rel))
-            }),
-            None => match dirfd.and_then(number).and_then(|n| self.procs.get(pid).fds.borrow().get(&n).cloned()) {
-                Some(Fd { target: Target::File(ino), .. }) => Some(ino),
-                _ => None,
-            },
+            Some(p) => self
+                .resolve(pid, dirfd, &p)
+                .and_then(|abs| under_root(&self.options.root, &abs).and_then(|rel| fs.lookup(rel))),
+            None => {
+                match dirfd.and_then(number).and_then(|n| self.procs.get(pid).fds.borrow().get(&n).cloned()) {
+                    Some(Fd { target: Target::File(ino), .. }) => Some(ino),
+                    _ => None,
+                }
+            }
         };
         match ino {
             Some(ino) => self.grow(fs, ino, size),
@@ -306,7 +322,13 @@ impl Replayer {
 
     /// fsync, fdatasync, sync, syncfs, ftruncate, truncate, fallocate, unlink, unlinkat, rmdir,
     /// mkdir, mkdirat, rename, renameat, renameat2, link, symlink.
-    pub(super) fn change<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, pid: u32, name: &str, argv: &[&str]) -> Step {
+    pub(super) fn change<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        pid: u32,
+        name: &str,
+        argv: &[&str],
+    ) -> Step {
         let arg = |i: usize| argv.get(i).copied();
         match name {
             "fsync" | "fdatasync" => {
@@ -323,7 +345,8 @@ impl Replayer {
                 let Some((_, _, ino)) = self.file_of(pid, arg(0)) else { return Ok(()) };
                 self.truncate(fs, ino, arg(1))
             }
-            "truncate" | "truncate64" => match self.model_path(pid, None, arg(0)).and_then(|p| fs.lookup(&p)) {
+            "truncate" | "truncate64" => match self.model_path(pid, None, arg(0)).and_then(|p| fs.lookup(&p))
+            {
                 Some(ino) => self.truncate(fs, ino, arg(1)),
                 None => Ok(()),
             },
@@ -374,7 +397,13 @@ impl Replayer {
     }
 
     /// unlink, unlinkat, rmdir, mkdir, mkdirat, rename, renameat, renameat2.
-    fn name_call<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, pid: u32, name: &str, argv: &[&str]) -> Step {
+    fn name_call<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        pid: u32,
+        name: &str,
+        argv: &[&str],
+    ) -> Step {
         let arg = |i: usize| argv.get(i).copied();
         let (dirfd, path) = match name {
             "unlinkat" | "mkdirat" => (arg(0), arg(1)),
@@ -412,7 +441,13 @@ impl Replayer {
 
     /// rename: both paths under the root, a rename; moved out of the root, an unlink; moved in,
     /// a pre-existing file appears; RENAME_EXCHANGE is unsupported.
-    fn rename<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, pid: u32, name: &str, argv: &[&str]) -> Step {
+    fn rename<D: BlockDevice>(
+        &mut self,
+        fs: &mut FileSystem<D>,
+        pid: u32,
+        name: &str,
+        argv: &[&str],
+    ) -> Step {
         let arg = |i: usize| argv.get(i).copied();
         let (from, to) = match name {
             "rename" => ((None, arg(0)), (None, arg(1))),
