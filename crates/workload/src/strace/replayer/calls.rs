@@ -80,7 +80,7 @@ impl Replayer {
     }
 
     /// close, close_range, dup, dup2, dup3, fcntl, chdir, fchdir.
-    pub(super) fn fd_call(&mut self, pid: u32, name: &str, argv: &[&str], r: i64) {
+    pub(super) fn fd_call(&mut self, pid: u32, name: &str, argv: &[&str], r: i64) -> Step {
         let arg = |i: usize| argv.get(i).copied();
         match name {
             "close" => {
@@ -105,6 +105,7 @@ impl Replayer {
             }
             _ => self.fcntl(pid, argv, r),
         }
+        Ok(())
     }
 
     /// Descriptor `new` becomes a copy of `old` (a descriptor the trace never opened leaves
