@@ -73,10 +73,22 @@ impl Processes {
 
     /// A `clone`/`fork`/`vfork` of `parent` returned `child`: the child shares the table with
     /// CLONE_FILES, else gets a copy.
+    /// With -f the child's first lines often come before the parent's `<... clone resumed>`:
+    /// the child then already has a table (a copy, see [`Processes::get`]), which is kept, and
+    /// with CLONE_FILES joined to the parent's, its own descriptors carried over.
     pub fn fork(&mut self, parent: u32, child: u32, share_files: bool) {
-        let p = self.get(parent);
-        let born = forked(p, share_files);
-        self.by_pid.insert(child, born);
+        let p = self.get(parent).clone();
+        match self.by_pid.get_mut(&child) {
+            Some(c) if share_files && !std::rc::Rc::ptr_eq(&c.fds, &p.fds) => {
+                let own = std::mem::take(&mut *c.fds.borrow_mut());
+                p.fds.borrow_mut().extend(own);
+                c.fds = p.fds.clone();
+            }
+            Some(_) => {}
+            None => {
+                self.by_pid.insert(child, forked(&p, share_files));
+            }
+        }
     }
 
     /// The process is gone (its descriptors close with the table's last holder).
@@ -167,5 +179,9 @@ mod tests {
         assert!(p.get(9).fds.borrow().contains_key(&3), "an unseen pid copies the last pid's table");
         p.exit(9);
         assert_eq!(p.len(), 3);
+        // The child's lines before the parent's `<... clone resumed>`: its descriptors stay.
+        p.get(4).fds.borrow_mut().insert(8, fd.clone());
+        p.fork(1, 4, true);
+        assert!(p.get(1).fds.borrow().contains_key(&8), "joined to the parent's table");
     }
 }
