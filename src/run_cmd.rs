@@ -63,6 +63,22 @@ fn strace_sets(args: &RunArgs) -> Result<Vec<String>> {
     Ok(set)
 }
 
+/// An strace replay's skips, by reason, on the terminal (they are in metrics.json's figures too):
+/// a trace that mostly missed the root should not go unnoticed.
+fn strace_skips(metrics: &serde_json::Value) {
+    let phases = metrics["phases"].as_array().into_iter().flatten();
+    for f in phases.map(|p| &p["figures"]).filter(|f| f.get("malformed_lines").is_some()) {
+        let n = |k: &str| f[k].as_u64().unwrap_or(0);
+        eprintln!(
+            "trimlab run: strace: {} lines, {} file operations; skipped: {} outside the root, {} failed in the trace, {} on unknown descriptors, {} unknown calls, {} unsupported, {} refused by the model, {} malformed lines{}; {} pre-existing files",
+            n("lines"), n("file_ops"), n("outside_root"), n("failed_calls"), n("unknown_fd"), n("unknown_syscalls"),
+            n("unsupported"), n("refused_by_model"), n("malformed_lines"),
+            match n("first_malformed_line") { 0 => String::new(), l => format!(" (the first at line {l})") },
+            n("preexisting_files"),
+        );
+    }
+}
+
 pub fn run(args: &RunArgs) -> Result<()> {
     let set = strace_sets(args)?;
     let (config, origin) = match &args.config {
@@ -99,6 +115,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     for note in &ran.notes {
         eprintln!("trimlab run: {note}");
     }
+    strace_skips(&ran.result.metrics);
     let result = &ran.result;
     let fio = args.fio.as_ref().map(|f| format!(", workload from {}", f.display())).unwrap_or_default();
     eprintln!("trimlab run: seed {}, config {} ({origin}{fio})", result.seed, result.config_hash);

@@ -244,6 +244,22 @@ mod tests {
     }
 
     #[test]
+    fn a_child_seen_before_its_clone_returns_copies_the_cloning_parent() {
+        let mut fs = fs();
+        let c = run(
+            &mut fs,
+            "1 1.0 chdir(\"/w/sub\") = 0\n\
+             2 1.1 close(9) = 0\n\
+             1 1.2 clone3({flags=CLONE_VM|CLONE_VFORK, exit_signal=SIGCHLD}, 88 <unfinished ...>\n\
+             3 1.3 openat(AT_FDCWD, \"f.o\", O_RDWR|O_CREAT|O_TRUNC, 0666) = 3\n\
+             1 1.4 <... clone3 resumed>) = 3\n",
+            None,
+        );
+        assert!(fs.lookup("sub/f.o").is_some(), "the child works in its parent's directory: {c:?}");
+        assert_eq!(c.preexisting_dirs, 1, "{c:?}");
+    }
+
+    #[test]
     fn preexisting_files_grow_to_what_the_trace_shows_and_gaps_are_cut() {
         let mut fs = fs();
         let c = run(

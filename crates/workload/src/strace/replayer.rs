@@ -244,6 +244,11 @@ impl Replayer {
             self.advance(fs, t);
         }
         let pid = parsed.pid;
+        if matches!(parsed.body, Body::Call { .. } | Body::Unfinished { .. } | Body::Resumed { .. }) {
+            // Every call line counts as the process's turn, so that a process first seen
+            // after a parent's `clone(... <unfinished ...>` line copies that parent.
+            self.procs.get(pid);
+        }
         match parsed.body {
             Body::Call { name, args, ret } => self.call(fs, pid, name, args, ret),
             Body::Unfinished { name, args } => {
