@@ -268,8 +268,13 @@ fn merge_workload(
     for (k, v) in over {
         table.insert(k.clone(), v.clone());
     }
-    WorkloadConfig::deserialize(toml::Value::Table(table))
-        .map_err(|e| ConfigError::new(&key, "", e.to_string().trim_end()))
+    let mut merged = WorkloadConfig::deserialize(toml::Value::Table(table))
+        .map_err(|e| ConfigError::new(&key, "", e.to_string().trim_end()))?;
+    // Where [workload]'s trace is (not a key, so the merge above dropped it).
+    if merged.strace == base.strace {
+        merged.strace_path = base.strace_path.clone();
+    }
+    Ok(merged)
 }
 
 /// What a workload must fit.
