@@ -11,8 +11,8 @@ use trimlab_jobs::run::FioJob;
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// The configuration file (`-`: read it from stdin); every key has a default
-    /// (docs/config.md). Optional with --fio or --filebench.
-    #[arg(required_unless_present_any = ["fio", "filebench"])]
+    /// (docs/config.md). Optional with --fio, --filebench or --strace.
+    #[arg(required_unless_present_any = ["fio", "filebench", "strace"])]
     pub config: Option<PathBuf>,
     /// Override one key (repeatable), checked like the same key in the file:
     /// --set device.spare_factor=0.1 --set trim.engine=delayed
@@ -26,6 +26,11 @@ pub struct RunArgs {
     /// models"), on the config's file system (ext4 if it has none).
     #[arg(long, value_name = "FILE.f", conflicts_with = "fio")]
     pub filebench: Option<PathBuf>,
+    /// Replay this strace of a program (strace -f -ttt -o FILE) on the file system: sets
+    /// workload.kind = "strace" and workload.strace (docs/config.md, "strace replay"); give
+    /// --set workload.strace_root=/DIR unless the config does.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["fio", "filebench"])]
+    pub strace: Option<PathBuf>,
     /// Seed of every random stream of the run (default: the config's `seed`, else 1).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -48,10 +53,51 @@ pub struct RunArgs {
     pub record: Option<PathBuf>,
 }
 
+/// `--set`, after the keys `--strace` stands for (so a `--set` can still override them);
+/// without a config file the file system is ext4 (a trace needs one).
+fn strace_sets(args: &RunArgs) -> Result<Vec<String>> {
+    let Some(file) = &args.strace else { return Ok(args.set.clone()) };
+    let path = std::path::absolute(file).with_context(|| format!("--strace {}", file.display()))?;
+    let mut set = vec![
+        "workload.kind=\"strace\"".to_string(),
+        format!("workload.strace={:?}", path.display().to_string()),
+    ];
+    if args.config.is_none() {
+        set.push("host.fs=\"ext4\"".to_string());
+    }
+    set.extend(args.set.iter().cloned());
+    Ok(set)
+}
+
+/// An strace replay's skips, by reason, on the terminal (they are in metrics.json's figures too):
+/// a trace that mostly missed the root should not go unnoticed.
+fn strace_skips(metrics: &serde_json::Value) {
+    let phases = metrics["phases"].as_array().into_iter().flatten();
+    for f in phases.map(|p| &p["figures"]).filter(|f| f.get("malformed_lines").is_some()) {
+        let n = |k: &str| f[k].as_u64().unwrap_or(0);
+        eprintln!(
+            "trimlab run: strace: {} lines, {} file operations; skipped: {} outside the root, {} failed in the trace, {} on unknown descriptors, {} unknown calls, {} unsupported, {} refused by the model, {} malformed lines{}; {} pre-existing files",
+            n("lines"), n("file_ops"), n("outside_root"), n("failed_calls"), n("unknown_fd"), n("unknown_syscalls"),
+            n("unsupported"), n("refused_by_model"), n("malformed_lines"),
+            match n("first_malformed_line") { 0 => String::new(), l => format!(" (the first at line {l})") },
+            n("preexisting_files"),
+        );
+    }
+}
+
+/// `--record FILE`: where every command the device receives is written.
+fn open_record(args: &RunArgs) -> Result<Option<Box<dyn std::io::Write + Send>>> {
+    let Some(path) = &args.record else { return Ok(None) };
+    let file =
+        std::fs::File::create(path).with_context(|| format!("--record: cannot create {}", path.display()))?;
+    Ok(Some(Box::new(std::io::BufWriter::new(file))))
+}
+
 pub fn run(args: &RunArgs) -> Result<()> {
+    let set = strace_sets(args)?;
     let (mut config, origin) = match &args.config {
-        Some(path) => (crate::config_arg::load(path, &args.set)?, path.display().to_string()),
-        None => (crate::config_arg::defaults(&args.set)?, "defaults".to_string()),
+        Some(path) => (crate::config_arg::load(path, &set)?, path.display().to_string()),
+        None => (crate::config_arg::defaults(&set)?, "defaults".to_string()),
     };
     let fio_text = match &args.fio {
         Some(fio) => {
@@ -65,14 +111,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     let fio_origin = args.fio.as_ref().map(|f| f.display().to_string()).unwrap_or_default();
     let fio = fio_text.as_deref().map(|text| FioJob { text, origin: &fio_origin });
-    let record = match &args.record {
-        Some(path) => {
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("--record: cannot create {}", path.display()))?;
-            Some(Box::new(std::io::BufWriter::new(file)) as Box<dyn std::io::Write + Send>)
-        }
-        None => None,
-    };
+    let record = open_record(args)?;
     let mut bar = Bar::new("run");
     let ran = trimlab_jobs::run::run(
         config,
@@ -87,8 +126,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
     for note in &ran.notes {
         eprintln!("trimlab run: {note}");
     }
+    strace_skips(&ran.result.metrics);
     let result = &ran.result;
-    let fio = args.fio.as_ref().or(args.filebench.as_ref());
+    let fio = args.fio.as_ref().or(args.filebench.as_ref()).or(args.strace.as_ref());
     let fio = fio.map(|f| format!(", workload from {}", f.display())).unwrap_or_default();
     eprintln!("trimlab run: seed {}, config {} ({origin}{fio})", result.seed, result.config_hash);
     let out = &args.out;

@@ -118,6 +118,18 @@ impl RunConfig {
         if let (Some(file), None) = (&self.workload.filebench, &self.workload.operations) {
             self.workload.operations = Some(read("workload.filebench", file)?);
         }
+        // A trace is streamed at run time (it may be millions of lines): only its place is
+        // resolved here, and that it can be opened checked.
+        if let Some(file) = &self.workload.strace {
+            let path = base.join(file);
+            std::fs::File::open(&path).map_err(|e| {
+                ScenarioError::Parse(format!(
+                    "{origin}: workload.strace = {file:?}: cannot read {}: {e}",
+                    path.display()
+                ))
+            })?;
+            self.workload.strace_path = Some(path);
+        }
         for (i, phase) in self.phases.iter_mut().enumerate() {
             if let (Some(file), None) = (&phase.script, &phase.operations) {
                 phase.operations = Some(read(&format!("phase[{i}].script"), file)?);
@@ -259,8 +271,13 @@ fn merge_workload(
     for (k, v) in over {
         table.insert(k.clone(), v.clone());
     }
-    WorkloadConfig::deserialize(toml::Value::Table(table))
-        .map_err(|e| ConfigError::new(&key, "", e.to_string().trim_end()))
+    let mut merged = WorkloadConfig::deserialize(toml::Value::Table(table))
+        .map_err(|e| ConfigError::new(&key, "", e.to_string().trim_end()))?;
+    // Where [workload]'s trace is (not a key, so the merge above dropped it).
+    if merged.strace == base.strace {
+        merged.strace_path = base.strace_path.clone();
+    }
+    Ok(merged)
 }
 
 /// What a workload must fit.
@@ -338,6 +355,10 @@ fn check_file_keys(w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
     if w.kind == WorkloadKind::Filebench {
         trimlab_workload::kind::filebench_parse(w, &format!("{at}.operations"))
             .map_err(|e| ConfigError::new(&format!("{at}.operations"), "", e))?;
+    }
+    if w.kind == WorkloadKind::Strace {
+        trimlab_workload::kind::strace_options(w)
+            .map_err(|(key, value, why)| ConfigError::new(&format!("{at}.{key}"), value, why))?;
     }
     let allowed = w.kind.file_keys();
     if let Some(extra) = w.set_file_keys().into_iter().find(|k| !allowed.contains(k)) {

@@ -186,6 +186,25 @@ pub struct WorkloadConfig {
     /// into `operations` (docs/config.md, "Filebench workload models").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filebench: Option<String>,
+    // ----- keys of the strace kind -----
+    /// A trace of `strace -f -ttt` (docs/config.md, "strace replay"), relative to the config's
+    /// directory; streamed at run time from [`WorkloadConfig::strace_path`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strace: Option<String>,
+    /// The traced program's directory that stands for the mount point; paths outside it are
+    /// skipped and counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strace_root: Option<String>,
+    /// Pauses in the trace longer than this are cut to it (unset: kept; "0s": none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strace_gap_max: Option<DurationNs>,
+    /// Replay reads as well (default false: reads only move file positions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strace_reads: Option<bool>,
+    /// Where `strace` is on this machine: the config loader joins it to the config's
+    /// directory. Not a key: a config written back keeps `strace` as the user wrote it.
+    #[serde(skip)]
+    pub strace_path: Option<std::path::PathBuf>,
     // ----- keys of 004's cluster-host kinds (os-install, iozone) -----
     /// os-install: bytes of files installed; iozone: the size of its test file.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -293,6 +312,11 @@ impl Default for WorkloadConfig {
             operations: None,
             script: None,
             filebench: None,
+            strace: None,
+            strace_root: None,
+            strace_gap_max: None,
+            strace_reads: None,
+            strace_path: None,
             volume: None,
             image: None,
             record_bytes: None,
@@ -334,7 +358,7 @@ impl Default for WorkloadConfig {
 impl WorkloadConfig {
     /// The file-workload keys that are set, in declaration order.
     pub fn set_file_keys(&self) -> Vec<&'static str> {
-        let all: [(&'static str, bool); 19] = [
+        let all: [(&'static str, bool); 23] = [
             ("append_bytes", self.append_bytes.is_some()),
             ("hole_bytes", self.hole_bytes.is_some()),
             ("file_bytes", self.file_bytes.is_some()),
@@ -348,6 +372,10 @@ impl WorkloadConfig {
             ("operations", self.operations.is_some()),
             ("script", self.script.is_some()),
             ("filebench", self.filebench.is_some()),
+            ("strace", self.strace.is_some()),
+            ("strace_root", self.strace_root.is_some()),
+            ("strace_gap_max", self.strace_gap_max.is_some()),
+            ("strace_reads", self.strace_reads.is_some()),
             ("volume", self.volume.is_some()),
             ("image", self.image.is_some()),
             ("record_bytes", self.record_bytes.is_some()),

@@ -14,6 +14,7 @@ pub mod random_map;
 pub mod runner;
 pub mod scenario;
 pub mod script;
+pub mod strace;
 
 pub use config::{AccessPattern, BlockShare, Precondition, Volume, WorkloadConfig, WorkloadKind};
 pub use fio::{parse_fio_job, FioError, FioJob};

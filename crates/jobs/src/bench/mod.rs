@@ -15,6 +15,7 @@
 
 mod replay;
 mod script;
+mod strace;
 
 use crate::run::RunProgress;
 use anyhow::Result;
@@ -115,6 +116,7 @@ pub fn run(quick: bool, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
     if ftl == FtlKind::Page {
         replay::run(quick, ui)?;
         script::run(ui)?;
+        strace::run(quick, ui)?;
     }
     Ok(())
 }

@@ -106,7 +106,7 @@ fn preconditioned(device: &SsdConfig, seeds: &SeedTree, ui: &mut dyn Ui) -> Resu
 
 /// Resets the process's peak resident set (Linux: writing 5 to clear_refs), so the replay
 /// case's peak is its own and not the device cases' before it. False where that fails.
-fn reset_peak_rss() -> bool {
+pub(super) fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 

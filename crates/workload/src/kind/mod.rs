@@ -76,12 +76,14 @@ workload_kinds! {
     remove_when_full => File,
     script => File,
     filebench => File,
+    strace => File,
     os_install => ClusterHost,
     iozone => ClusterHost,
 }
 
 pub use filebench::parse as filebench_parse;
 pub use script::parse as script_parse;
+pub use strace::options as strace_options;
 
 const COUNT: usize = KINDS.len();
 

@@ -1,0 +1,63 @@
+//! A real program's file operations: an `strace -f -ttt` trace of it (`strace = "FILE"`),
+//! replayed through the file system (crates/workload/src/strace/).
+
+use super::{KindSpec, Level, WorkloadKind};
+use crate::config::WorkloadConfig;
+use crate::file::{Figures, FileState};
+use crate::strace::{check_root, replay, StraceOptions};
+use trimlab_device::BlockDevice;
+use trimlab_fs::{FileSystem, FsError};
+
+impl WorkloadKind {
+    #[allow(non_upper_case_globals)]
+    pub const Strace: WorkloadKind = WorkloadKind("strace");
+}
+
+pub(super) const SPEC: KindSpec = KindSpec {
+    kind: WorkloadKind::Strace,
+    help: "a real program's file operations: an `strace -f -ttt` trace replayed on the file system (docs/config.md \"strace replay\")",
+    level: Level::File,
+    keys: &["strace", "strace_root", "strace_gap_max", "strace_reads"],
+};
+
+/// A key at fault: (key within `[workload]`, its value, what is accepted).
+pub type KeyError = (&'static str, String, String);
+
+/// The replay options of `w`, checked.
+pub fn options(w: &WorkloadConfig) -> Result<StraceOptions, KeyError> {
+    if w.strace.is_none() {
+        let why = "kind = \"strace\" needs the trace: strace = \"FILE\" (the output of strace -f -ttt -o FILE)";
+        return Err(("strace", "unset".into(), why.into()));
+    }
+    let Some(root) = w.strace_root.as_deref() else {
+        let why = "kind = \"strace\" needs strace_root = \"/DIR\": the directory the traced program worked in, which stands for the mount point";
+        return Err(("strace_root", "unset".into(), why.into()));
+    };
+    let root = check_root(root).map_err(|e| ("strace_root", format!("{root:?}"), e))?;
+    Ok(StraceOptions {
+        root,
+        gap_max_ns: w.strace_gap_max.map(|d| d.0),
+        reads: w.strace_reads.unwrap_or(false),
+    })
+}
+
+/// Streams the trace from its file and replays it. The file is opened here, at run time,
+/// rather than read into the config like a script's: a trace of millions of lines is not held
+/// in memory (the config loader has already checked it can be opened).
+pub(super) fn run<D: BlockDevice>(
+    fs: &mut FileSystem<D>,
+    w: &WorkloadConfig,
+    _state: &mut FileState,
+    _capacity_bytes: u64,
+) -> Result<Figures, FsError> {
+    let options =
+        options(w).map_err(|(key, value, why)| FsError::Layout(format!("workload.{key} = {value} ({why})")))?;
+    let written = w.strace.as_deref().unwrap_or_default();
+    let path = w.strace_path.clone().unwrap_or_else(|| written.into());
+    let origin = path.display().to_string();
+    let file = std::fs::File::open(&path)
+        .map_err(|e| FsError::Layout(format!("workload.strace = {written:?}: cannot read {origin}: {e}")))?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let counts = replay(reader, &origin, fs, &options).map_err(|e| FsError::Layout(e.to_string()))?;
+    Ok(counts.figures())
+}

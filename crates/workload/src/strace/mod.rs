@@ -1,0 +1,287 @@
+//! strace replay (`[workload] kind = "strace"`): a real program's file operations, as
+//! `strace -f -ttt -e trace=%file,%desc,%process,write,pwrite64,fsync,fdatasync,ftruncate,fallocate`
+//! printed them, replayed through the file-system model (docs/config.md, "strace replay").
+//!
+//! The trace is streamed a line at a time: memory is bounded by the live processes, their open
+//! descriptors and the files the model holds, never by the trace's length. Lines that cannot
+//! be replayed (a path outside the root, a truncated line, a call the model has no operation
+//! for) are counted and reported in the run's figures; only a failure of the model itself (no
+//! space left) or of reading the trace stops the run, with `file:line`.
+
+mod line;
+mod process;
+mod replayer;
+
+pub use line::{parse as parse_line, Body, Line};
+pub use replayer::Replayer;
+
+use std::fmt;
+use std::io::BufRead;
+use trimlab_device::BlockDevice;
+use trimlab_fs::FileSystem;
+
+/// How a trace is replayed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StraceOptions {
+    /// The absolute directory that stands for the model's mount point: paths below it are
+    /// replayed, all others (/proc, /dev, /usr, the compiler's headers) skipped. The traced
+    /// program's first working directory is taken to be this one.
+    pub root: String,
+    /// A pause between two lines longer than this is cut to it (None: every pause is kept,
+    /// Some(0): the trace runs back to back).
+    pub gap_max_ns: Option<u64>,
+    /// Replay reads too (they always move file positions; with this they also cost device
+    /// time).
+    pub reads: bool,
+}
+
+/// What a replay did and skipped, by reason (the run's figures).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Calls into the file-system model (create, write, fsync, unlink, ...).
+    pub file_ops: u64,
+    pub lines: u64,
+    /// Calls that change nothing on the device (stat, access, getdents, mmap, ...).
+    pub calls_without_effect: u64,
+    /// Calls the trace shows failing (`= -1 ENOENT`): they changed nothing.
+    pub failed_calls: u64,
+    /// Calls on paths or descriptors outside the root (pipes, sockets, /dev, /usr, ...).
+    pub outside_root: u64,
+    /// Calls on a descriptor the trace never showed opened (inherited by the first process).
+    pub unknown_fd: u64,
+    /// Calls of a name this reader does not know.
+    pub unknown_syscalls: u64,
+    /// Lines that are not strace's (a truncated line, a foreign format).
+    pub malformed_lines: u64,
+    /// The first of them (0: none), to look at.
+    pub first_malformed_line: u64,
+    /// Calls the model has no operation for (link, symlink, RENAME_EXCHANGE, fallocate's
+    /// collapse and insert range).
+    pub unsupported: u64,
+    /// Calls the model refused (a rename of a file it does not have, rmdir of a directory it
+    /// holds files in): the trace and the model disagree about what existed before.
+    pub refused_by_model: u64,
+    /// Files the trace uses without creating: they existed before it started.
+    pub preexisting_files: u64,
+    pub preexisting_dirs: u64,
+    /// Bytes written to give pre-existing files the size the trace implies (st_size, reads,
+    /// SEEK_END), before the trace changed them.
+    pub preexisting_bytes: u64,
+    /// Simulated time cut from pauses longer than `gap_max_ns`.
+    pub gaps_cut_ns: u64,
+    /// The most processes live at once.
+    pub processes_max: u64,
+}
+
+impl Counts {
+    /// The counts as a run's named figures.
+    pub fn figures(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("file_ops", self.file_ops),
+            ("lines", self.lines),
+            ("calls_without_effect", self.calls_without_effect),
+            ("failed_calls", self.failed_calls),
+            ("outside_root", self.outside_root),
+            ("unknown_fd", self.unknown_fd),
+            ("unknown_syscalls", self.unknown_syscalls),
+            ("malformed_lines", self.malformed_lines),
+            ("first_malformed_line", self.first_malformed_line),
+            ("unsupported", self.unsupported),
+            ("refused_by_model", self.refused_by_model),
+            ("preexisting_files", self.preexisting_files),
+            ("preexisting_dirs", self.preexisting_dirs),
+            ("preexisting_bytes", self.preexisting_bytes),
+            ("gaps_cut_ns", self.gaps_cut_ns),
+            ("processes_max", self.processes_max),
+        ]
+    }
+}
+
+/// A replay that could not go on: where (the trace and line) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StraceError {
+    pub origin: String,
+    /// 1-based; 0 when the trace could not be opened.
+    pub line: u64,
+    pub message: String,
+}
+
+impl fmt::Display for StraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            0 => write!(f, "{}: {}", self.origin, self.message),
+            n => write!(f, "{}:{}: {}", self.origin, n, self.message),
+        }
+    }
+}
+
+impl std::error::Error for StraceError {}
+
+/// Replays every line of `reader` (named `origin` in errors) on `fs`.
+pub fn replay<R: BufRead, D: BlockDevice>(
+    mut reader: R,
+    origin: &str,
+    fs: &mut FileSystem<D>,
+    options: &StraceOptions,
+) -> Result<Counts, StraceError> {
+    let mut replayer = Replayer::new(options.clone());
+    let mut buf = Vec::with_capacity(512);
+    let mut number = 0u64;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(|e| StraceError {
+            origin: origin.to_string(),
+            line: number + 1,
+            message: format!("cannot read the trace: {e}"),
+        })?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        // Valid UTF-8 is borrowed as it is (the lossy scan is several times slower).
+        let text = match std::str::from_utf8(&buf) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(&buf),
+        };
+        replayer.line(fs, &text, number).map_err(|message| StraceError {
+            origin: origin.to_string(),
+            line: number,
+            message: format!("`{}`: {message}", shorten(text.trim_end())),
+        })?;
+    }
+    Ok(replayer.finish())
+}
+
+/// A line as an error quotes it (a write's data can make lines long).
+fn shorten(text: &str) -> &str {
+    match text.char_indices().nth(160) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
+}
+
+/// Checks `root` is a usable `strace_root` (absolute) and returns it normalized.
+pub fn check_root(root: &str) -> Result<String, String> {
+    if !root.starts_with('/') {
+        return Err(
+            "must be an absolute path: the directory the traced program worked in, e.g. \"/tmp/work\"".into(),
+        );
+    }
+    Ok(process::absolute("/", root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
+    use trimlab_fs::{FsConfig, PolicyKind};
+    use trimlab_sim::{ByteSize, SimTime};
+
+    fn fs() -> FileSystem<Ssd> {
+        let device = DeviceSection {
+            channels: Some(2),
+            chips_per_channel: Some(1),
+            dies_per_chip: Some(1),
+            planes_per_die: Some(1),
+            pages_per_block: Some(64),
+            logical_bytes: Some(ByteSize(48 << 20)),
+            ..Default::default()
+        };
+        let ssd = Ssd::new(
+            SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).expect("device"),
+        );
+        let config = FsConfig { blocks_per_group: 2048, inode_ratio_bytes: 65536, ..Default::default() }
+            .with_policy(PolicyKind::Discard);
+        FileSystem::mkfs(ssd, config, SimTime::ZERO, false).expect("mkfs")
+    }
+
+    fn run(fs: &mut FileSystem<Ssd>, trace: &str, gap_max_ns: Option<u64>) -> Counts {
+        let options = StraceOptions { root: "/w".into(), gap_max_ns, reads: true };
+        let counts = replay(trace.as_bytes(), "t.strace", fs, &options).expect("replay");
+        fs.check().expect("the file system is consistent after the replay");
+        counts
+    }
+
+    #[test]
+    fn descriptors_positions_and_names_follow_the_kernel() {
+        let mut fs = fs();
+        let c = run(
+            &mut fs,
+            "1 1.000000 openat(AT_FDCWD, \"/w/a\", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 3\n\
+             1 1.000001 write(3, \"x\"..., 4096) = 4096\n\
+             1 1.000002 write(3, \"x\"..., 100 <unfinished ...>\n\
+             2 1.000003 openat(AT_FDCWD, \"/usr/lib/libc.so.6\", O_RDONLY|O_CLOEXEC) = 3\n\
+             1 1.000004 <... write resumed>) = 100\n\
+             1 1.000005 pwrite64(3, \"y\"..., 10, 10000) = 10\n\
+             1 1.000006 dup2(3, 1) = 1\n\
+             1 1.000007 close(3) = 0\n\
+             1 1.000008 write(1, \"z\", 4) = 4\n\
+             1 1.000009 clone(child_stack=NULL, flags=CLONE_VM|CLONE_FILES|SIGCHLD) = 5\n\
+             5 1.000010 chdir(\"/w\") = 0\n\
+             5 1.000011 mkdir(\"d/e\", 0755) = 0\n\
+             5 1.000012 openat(AT_FDCWD, \"d/e/../log\", O_WRONLY|O_CREAT|O_APPEND, 0644) = 7\n\
+             1 1.000013 write(7, \"l\", 8) = 8\n\
+             5 1.000014 write(7, \"l\", 8) = 8\n\
+             5 1.000015 fsync(7) = 0\n\
+             5 1.000016 rename(\"/w/a\", \"/w/d/b\") = 0\n\
+             5 1.000017 unlink(\"/w/missing\") = -1 ENOENT (No such file or directory)\n\
+             5 1.000018 newfstatat(AT_FDCWD, \"/etc/passwd\", {st_mode=S_IFREG|0644, st_size=1, ...}, 0) = 0\n\
+             5 1.000019 getrandom(\"\\x01\", 1, 0) = 1\n\
+             5 1.000020 write(7, \"l\", 8\n\
+             5 +++ exited with 0 +++\n",
+            None,
+        );
+        let b = fs.lookup("d/b").expect("renamed");
+        assert_eq!(fs.file_size(b), Some(10010), "4096 + 100 + the pwrite at 10000; dup2's write at 4196");
+        assert_eq!(fs.lookup("a"), None);
+        let log = fs.lookup("d/log").expect("created through a relative path with ..");
+        assert_eq!(fs.file_size(log), Some(16), "two appends by processes sharing the table");
+        assert!(fs.is_dir("d/e"), "mkdir made d as a pre-existing directory");
+        assert_eq!((c.preexisting_dirs, c.failed_calls, c.unknown_syscalls), (1, 1, 1), "{c:?}");
+        assert_eq!((c.malformed_lines, c.first_malformed_line), (1, 21), "{c:?}");
+        assert_eq!(c.outside_root, 1, "the libc open: {c:?}");
+        assert_eq!(c.lines, 22);
+    }
+
+    #[test]
+    fn a_child_seen_before_its_clone_returns_copies_the_cloning_parent() {
+        let mut fs = fs();
+        let c = run(
+            &mut fs,
+            "1 1.0 chdir(\"/w/sub\") = 0\n\
+             2 1.1 close(9) = 0\n\
+             1 1.2 clone3({flags=CLONE_VM|CLONE_VFORK, exit_signal=SIGCHLD}, 88 <unfinished ...>\n\
+             3 1.3 openat(AT_FDCWD, \"f.o\", O_RDWR|O_CREAT|O_TRUNC, 0666) = 3\n\
+             1 1.4 <... clone3 resumed>) = 3\n",
+            None,
+        );
+        assert!(fs.lookup("sub/f.o").is_some(), "the child works in its parent's directory: {c:?}");
+        assert_eq!(c.preexisting_dirs, 1, "{c:?}");
+    }
+
+    #[test]
+    fn preexisting_files_grow_to_what_the_trace_shows_and_gaps_are_cut() {
+        let mut fs = fs();
+        let c = run(
+            &mut fs,
+            "9 5.000000 openat(AT_FDCWD, \"/w/old\", O_RDWR) = 3\n\
+             9 5.000001 fstat(3, {st_mode=S_IFREG|0644, st_size=20000, ...}) = 0\n\
+             9 65.000000 read(3, \"a\"..., 30000) = 20000\n\
+             9 65.000001 lseek(3, 0, SEEK_SET) = 0\n\
+             9 65.000002 write(3, \"b\", 5) = 5\n\
+             9 65.000003 fstat(3, {st_mode=S_IFREG|0644, st_size=90000, ...}) = 0\n\
+             9 65.000004 fallocate(3, FALLOC_FL_KEEP_SIZE|FALLOC_FL_PUNCH_HOLE, 0, 8192) = 0\n\
+             9 65.000005 ftruncate(3, 4096) = 0\n",
+            Some(1_000_000),
+        );
+        let old = fs.lookup("old").expect("created on first use");
+        assert_eq!(
+            fs.file_size(old),
+            Some(4096),
+            "grown to 20000, not to 90000 once written, then truncated"
+        );
+        assert_eq!((c.preexisting_files, c.preexisting_bytes), (1, 20000), "{c:?}");
+        assert_eq!(c.gaps_cut_ns, 59_999_999_000 - 1_000_000, "{c:?}");
+        assert!(fs.now().ns() < 2_000_000_000, "the minute's pause was cut to 1 ms");
+    }
+}
