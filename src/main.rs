@@ -1,5 +1,6 @@
 //! trimlab's command line: the only code that reads files, clocks and terminals.
 
+mod advise_cmd;
 mod compare_cmd;
 mod config_arg;
 mod help;
@@ -72,8 +73,9 @@ enum Command {
     Presets,
     /// Replay a block trace (blkparse, ftrace blk, fio iolog v2/v3, MSR, MQSim, DiskSim) on a device.
     Replay(trace_cmd::ReplayArgs),
-    /// Online discard, periodic fstrim or none: replay a trace each way and recommend one.
-    Advise(trace_cmd::AdviseArgs),
+    /// Online discard, periodic fstrim or none: replay a trace, or run a config's file workload
+    /// (`advise CONFIG.toml`), each way and recommend one.
+    Advise(advise_cmd::AdviseArgs),
     /// Serve the simulated SSD over NBD so real clients (ext4 via nbdfuse, qemu, nbdcopy) use it.
     Serve(serve_cmd::ServeArgs),
     /// Run a grid of configs x seeds on local workers into one results.csv (docs/sweeps.md).
@@ -105,7 +107,7 @@ fn main() -> ExitCode {
         ),
         Command::Presets => run_cmd::presets(),
         Command::Replay(args) => trace_cmd::replay(&args),
-        Command::Advise(args) => trace_cmd::advise(&args),
+        Command::Advise(args) => advise_cmd::advise(&args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(&args),
         Command::Compare(args) => compare_cmd::run(&args),

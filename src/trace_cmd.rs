@@ -1,11 +1,9 @@
-//! `trimlab replay` and `trimlab advise`: a block trace on a device configuration, and the
-//! operator's question of 003 (online discard, periodic fstrim, or none?) answered for it. The
-//! jobs themselves are `trimlab_jobs::replay` and `trimlab_jobs::advise`; this file reads the
-//! flags, opens the trace and prints.
+//! `trimlab replay`: a block trace on a device configuration, and the trace flags `trimlab
+//! advise TRACE` shares (src/advise_cmd.rs). The job itself is `trimlab_jobs::replay`; this
+//! file reads the flags, opens the trace and prints.
 
 use crate::output;
-use crate::progress::Bars;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -19,7 +17,8 @@ use trimlab_jobs::RunConfig;
 /// What every trace command needs to read a trace and build the device.
 #[derive(Args, Clone, Debug)]
 pub struct TraceArgs {
-    /// The trace file (`-` for standard input, `replay` only).
+    /// The trace file (`-` for standard input, `replay` only); for `advise`, or a config
+    /// (`*.toml`) whose workload is file-level.
     pub trace: PathBuf,
     /// Device, FTL and TRIM engine as in `trimlab run` configs ([workload] is ignored);
     /// default: the nvme-tlc preset.
@@ -50,7 +49,7 @@ pub struct TraceArgs {
 
 impl TraceArgs {
     /// The flags as the jobs take them (`closed_loop` and `trims` are replay's own).
-    fn options(&self, closed_loop: Option<u32>, trims: &str) -> TraceOptions {
+    pub(crate) fn options(&self, closed_loop: Option<u32>, trims: &str) -> TraceOptions {
         TraceOptions {
             format: self.format.clone(),
             blk_action: self.blk_action.clone(),
@@ -63,14 +62,14 @@ impl TraceArgs {
         }
     }
 
-    fn device_config(&self) -> Result<RunConfig> {
+    pub(crate) fn device_config(&self) -> Result<RunConfig> {
         match &self.device {
             Some(path) => crate::config_arg::load(path, &self.set),
             None => crate::config_arg::defaults(&self.set),
         }
     }
 
-    fn open(&self) -> Result<TraceInput> {
+    pub(crate) fn open(&self) -> Result<TraceInput> {
         open_trace(&self.trace)
     }
 }
@@ -131,36 +130,5 @@ pub fn replay(args: &ReplayArgs) -> Result<()> {
         let warnings: Vec<String> = r.saturation_warning().into_iter().collect();
         println!("wrote {}", write_job_page(&args.out, PageKind::Replay, &report, &warnings)?.display());
     }
-    Ok(())
-}
-
-#[derive(Args, Debug)]
-pub struct AdviseArgs {
-    #[command(flatten)]
-    pub trace: TraceArgs,
-    /// Periods of the fstrim scenarios, in trace time (a short captured trace needs short ones).
-    #[arg(long, default_value = "1d,7d", value_delimiter = ',')]
-    pub fstrim_periods: Vec<String>,
-    #[arg(long, default_value = "out/advise")]
-    pub out: PathBuf,
-}
-
-pub fn advise(args: &AdviseArgs) -> Result<()> {
-    if args.trace.trace == Path::new("-") {
-        bail!("advise replays the trace several times: give a file, not standard input");
-    }
-    let config = args.trace.device_config()?;
-    let options = args.trace.options(None, "as-recorded");
-    let trace = args.trace.trace.display().to_string();
-    let open = || args.trace.open();
-    let advice = trimlab_jobs::advise::advise(&config, &trace, &open, &options, &args.fstrim_periods, &Bars)?;
-    if let Some(warning) = &advice.warning {
-        eprintln!("trimlab advise: warning: {warning}");
-    }
-    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
-    let warnings: Vec<String> = advice.warning.iter().cloned().collect();
-    let index = write_job_page(&args.out, PageKind::Advise, &advice.report, &warnings)?;
-    println!("{}", trimlab_jobs::report::render_text(&advice.report));
-    println!("wrote {}", index.display());
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! `trimlab replay` and `trimlab advise` end to end on small hand-written traces.
+//! `trimlab replay` and `trimlab advise` end to end on small hand-written traces, and
+//! `trimlab advise CONFIG.toml` on file-level workloads.
 
 mod common;
 
@@ -223,4 +224,104 @@ fn shipped_traces_replay_on_the_hybrid_ftl() {
     let (h, p) =
         (churn_hybrid["report"]["waf"].as_f64().unwrap(), churn_page["report"]["waf"].as_f64().unwrap());
     assert!(h > 1.5 * p, "small-file churn: hybrid WAF {h} should far exceed page mapping's {p}");
+}
+
+/// `advise CONFIG.toml` on a file workload: its report (one row per policy, from the job's
+/// JSON) and the recommendation it prints.
+fn advise_config(config: &Path, out: &Path, extra: &[&str]) -> (String, serde_json::Value) {
+    let mut args = vec!["advise", config.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = trimlab(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = serde_json::from_slice(&std::fs::read(out.join("advise/report.json")).unwrap()).unwrap();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), report)
+}
+
+/// A column of the policy table, by policy label and column name.
+fn cell(report: &serde_json::Value, policy: &str, column: &str) -> f64 {
+    let table = &report["tables"][0];
+    let col = table["columns"].as_array().unwrap().iter().position(|c| c == column).unwrap();
+    let rows = table["rows"].as_array().unwrap();
+    let row = rows.iter().find(|r| r[0] == policy).unwrap_or_else(|| panic!("no row {policy} in {rows:?}"));
+    row[col].as_f64().unwrap()
+}
+
+/// Small-file churn on a nearly full drive: trimming (online, Lazy, SeT, fstrim) cuts GC and
+/// so the program's time; no discard sends no TRIM and copies the most; the recommendation is
+/// a trimming policy and names its reason.
+#[test]
+fn advise_on_a_file_workload_compares_the_host_policies() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("advise-file");
+    let (stdout, report) = advise_config(&root.join("examples/scenarios/small-file-churn.toml"), &dir, &[]);
+    assert!(stdout.contains("Recommendation: "), "{stdout}");
+    let rows = report["tables"][0]["rows"].as_array().unwrap();
+    let labels: Vec<&str> = rows.iter().map(|r| r[0].as_str().unwrap()).collect();
+    assert_eq!(labels.len(), 6, "{labels:?}");
+    for label in &labels {
+        assert!(stdout.contains(label), "{label} not printed:\n{stdout}");
+    }
+    let none = "no discard";
+    let online = "online discard (discard)";
+    assert_eq!(cell(&report, none, "trim_commands"), 0.0);
+    assert_eq!(cell(&report, none, "policy_trim_commands"), 0.0);
+    for trimming in [online, "Lazy TRIM", "Selective TRIM (40:90)"] {
+        assert!(cell(&report, trimming, "policy_trim_commands") > 100.0, "{trimming}");
+        assert!(cell(&report, trimming, "waf") < cell(&report, none, "waf") * 0.8, "{trimming}");
+        assert!(cell(&report, trimming, "gc_pages_copied") < cell(&report, none, "gc_pages_copied"));
+        assert!(cell(&report, trimming, "program_s") < cell(&report, none, "program_s"), "{trimming}");
+    }
+    // The fstrim rows (a tenth and a third of the run by default) trim through FITRIM only,
+    // and the shorter period keeps more of the gain.
+    let fstrim: Vec<&str> = labels.iter().copied().filter(|l| l.starts_with("fstrim every ")).collect();
+    assert_eq!(fstrim.len(), 2, "{labels:?}");
+    assert_eq!(cell(&report, fstrim[0], "policy_trim_commands"), 0.0);
+    assert!(cell(&report, fstrim[0], "trim_commands") > 0.0);
+    assert!(cell(&report, fstrim[0], "waf") < cell(&report, fstrim[1], "waf"));
+    let param = |key: &str| {
+        report["params"].as_array().unwrap().iter().find(|p| p[0] == key).unwrap()[1].as_str().unwrap().to_string()
+    };
+    let choice = param("recommendation");
+    assert!(!choice.starts_with("no discard"), "{choice}: {}", param("reason"));
+    assert!(labels.iter().any(|l| choice.starts_with(l)), "{choice}");
+    assert_eq!(report["tables"][1]["name"], "advise_phases");
+    assert!(dir.join("index.html").exists() && dir.join("advise/program_time.svg").exists());
+}
+
+/// Issue 22's ext4 -o discard rm of a directory: the script fstrims itself, so every policy
+/// ends with the same WAF; only the policies' own TRIMs differ, and the rule says why it picks.
+#[test]
+fn advise_on_the_ext4_rm_dir_script() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = scratch("advise-rm-dir");
+    let config = root.join("examples/scenarios/ext4-discard-rm-dir.toml");
+    let (stdout, report) = advise_config(&config, &dir, &["--fstrim-periods", "1s,1d"]);
+    assert!(stdout.contains("Recommendation: ") && stdout.contains("Trimming lowers WAF by at most"), "{stdout}");
+    assert_eq!(cell(&report, "no discard", "policy_trim_commands"), 0.0);
+    assert!(cell(&report, "online discard (ext4-discard)", "policy_trim_commands") > 0.0);
+    assert_eq!(cell(&report, "no discard", "waf"), cell(&report, "online discard (ext4-discard)", "waf"));
+    // fstrim every day never fires in a 12 s run: a warning says so and what to pass instead.
+    assert!(stdout.contains("Warning: the workload runs"), "{stdout}");
+}
+
+#[test]
+fn advise_refuses_block_configs_and_trace_flags_with_a_config() {
+    let dir = scratch("advise-refuse");
+    let block = dir.join("block.toml");
+    std::fs::write(&block, "[device]\npreset = \"nvme-tlc\"\nlogical_bytes = \"256MiB\"\n").unwrap();
+    let o = trimlab(&["advise", block.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("its workload is block-level ([workload] kind = \"block\""), "{err}");
+    assert!(err.contains("trimlab advise TRACE --device CONFIG"), "{err}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let config = root.join("examples/scenarios/ext4-discard-rm-dir.toml");
+    let o = trimlab(&["advise", config.to_str().unwrap(), "--device", block.to_str().unwrap(), "--speed", "2"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("--device, --speed are only for a trace"), "{err}");
+    let phased = dir.join("phased.toml");
+    let text = "[host]\nfs = \"ext4\"\n[[phase]]\nkind = \"remount\"\ndiscard = \"discard\"\n";
+    std::fs::write(&phased, text).unwrap();
+    let o = trimlab(&["advise", phased.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("phase[0] (remount) sets discard = \"discard\""), "{err}");
 }

@@ -1,7 +1,7 @@
-//! `advise`: the operator's question of 003 (online discard, periodic fstrim, or none?)
-//! answered for a block trace: the trace replayed once per way of handling its discards (and
+//! `advise` on a block trace: the trace replayed once per way of handling its discards (and
 //! per TRIM engine), then a recommendation with its reason.
 
+use super::{ms, us, Advice};
 use crate::replay::{replay_on, Replayed, TraceInput};
 use crate::trace_options::{parse_periods, TraceOptions};
 use anyhow::Result;
@@ -11,13 +11,6 @@ use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
 use trimlab_scenario::RunConfig;
 use trimlab_trace::advice::{period_label, scenarios, Scenario};
 use trimlab_trace::TrimHandling;
-
-/// The advice: a report (table, plots, notes with the recommendation first) and a warning for
-/// the terminal when an fstrim period never fires within the trace.
-pub struct Advice {
-    pub report: ExperimentReport,
-    pub warning: Option<String>,
-}
 
 /// Replays the trace `open` gives (once per scenario, on `progress`'s worker pool) on the
 /// device of `config` and recommends. `trace` names it in the report.
@@ -45,14 +38,6 @@ pub fn advise(
     let warning = fstrim_warning(&periods, results[0].stats.trace_span_ns);
     let report = advice_report(trace, parsed.speed, &base, &list, &results);
     Ok(Advice { report, warning })
-}
-
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1e3
-}
-
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
 }
 
 /// How the scenarios treat the trace's discards, worded from the periods actually replayed.

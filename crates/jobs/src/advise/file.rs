@@ -1,0 +1,381 @@
+//! `advise` on a file-level workload: the config's workload (a script, or any other file-system
+//! kind or `[[phase]]` list) run once per host TRIM policy (no discard, online discard, fstrim
+//! at each period, Lazy TRIM, Selective TRIM) on the same device and seed, its host-side and
+//! device-side costs side by side, and the recommendation of `file_rule`.
+
+use super::file_rule::{recommend, Costs, FileAdvice, TIME_SAME, TIME_WORTH, WAF_SAME};
+use super::{ms, us, Advice};
+use crate::trace_options::parse_periods;
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::Value;
+use trimlab_device::DeviceReport;
+use trimlab_experiments::{parallel_map, Progress};
+use trimlab_fs::{Kernel, Layout};
+use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
+use trimlab_scenario::host::HostSection;
+use trimlab_scenario::{Resolved, RunConfig};
+use trimlab_sim::DurationNs;
+
+/// One way of handling discards the workload runs under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub label: String,
+    /// The `[host] discard` text of its run.
+    pub discard: String,
+}
+
+/// The policies compared: no discard first (the baseline of every WAF gain), the file
+/// system's online discard second, then fstrim at each period, Lazy TRIM and Selective TRIM.
+pub fn choices(host: &HostSection, fstrim_periods_ns: &[u64]) -> Vec<Choice> {
+    let choice = |label: String, discard: String| Choice { label, discard };
+    let online = online_discard(host);
+    let mut list = vec![
+        choice("no discard".into(), "nodiscard".into()),
+        choice(format!("online discard ({online})"), online),
+    ];
+    for &p in fstrim_periods_ns {
+        list.push(choice(format!("fstrim every {}", DurationNs(p)), format!("fstrim:{}", DurationNs(p))));
+    }
+    list.push(choice("Lazy TRIM".into(), "lazy".into()));
+    list.push(choice("Selective TRIM (40:90)".into(), "selective:40:90".into()));
+    list
+}
+
+/// The online discard the config's file system would use: its own `[host] discard` when that
+/// is one, else what `-o discard` means on its layout (ext4 4.x's per-extent TRIM at commit,
+/// or Linux >= 6.8's discard worker with `kernel = "linux-6.18"`; XFS's batched discards;
+/// btrfs' discard=async).
+fn online_discard(host: &HostSection) -> String {
+    const ONLINE: [&str; 4] = ["discard", "discard-batch", "ext4-discard", "async"];
+    if let Some(text) = &host.discard {
+        if trimlab_fs::policy::parse(text).is_ok_and(|p| ONLINE.contains(&p.kind.name())) {
+            return text.clone();
+        }
+    }
+    let name = match (host.layout.unwrap_or_default(), host.kernel.unwrap_or_default()) {
+        (Layout::Btrfs, _) => "async",
+        (Layout::Xfs, _) => "discard-batch",
+        (Layout::Ext4, Kernel::Linux6_18) => "ext4-discard",
+        (Layout::Ext4, Kernel::Paper) => "discard",
+    };
+    name.to_string()
+}
+
+/// One policy's run, as the report shows it.
+struct Measured {
+    costs: Costs,
+    report: DeviceReport,
+    commits: u64,
+    commit_ns_total: u64,
+    commit_ns_max: u64,
+    space_wait_ns: u64,
+    /// Each phase (mkfs and umount included): its name, its span and the `*_ns` figures its
+    /// workload measured.
+    phases: Vec<(String, u64, Vec<(String, u64)>)>,
+}
+
+/// Runs the file workload of `config` (`name` names it in the report) once per policy on
+/// `progress`'s worker pool and recommends one. Without `fstrim_periods` the fstrim runs use
+/// a tenth and a third of the no-discard run's program time, so that they fire.
+pub fn advise_file(
+    config: &RunConfig,
+    name: &str,
+    fstrim_periods: &[String],
+    progress: &dyn Progress,
+) -> Result<Advice> {
+    let resolved = check_file_level(config, name)?;
+    let given = parse_periods(fstrim_periods)?;
+    let baseline = if given.is_empty() { Some(run_choice(config, &choices(&config.host, &[])[0])?) } else { None };
+    let periods = match &baseline {
+        Some(b) => derived_periods(b.costs.program_ns),
+        None => given,
+    };
+    let list = choices(&config.host, &periods);
+    let skip = usize::from(baseline.is_some());
+    let runs = parallel_map(progress, &list[skip..], "advise", |c| run_choice(config, c));
+    let results: Vec<Measured> = baseline.into_iter().map(Ok).chain(runs).collect::<Result<_>>()?;
+    let span_ns = results[0].costs.program_ns;
+    let warning = fstrim_warning(&periods, span_ns);
+    let report = file_report(config, &resolved, name, &list, &results, &periods, warning.as_deref());
+    Ok(Advice { report, warning })
+}
+
+/// A tenth and a third of the program time, in whole milliseconds (at least 1 ms).
+fn derived_periods(span_ns: u64) -> Vec<u64> {
+    let mut periods: Vec<u64> = [10, 3].iter().map(|share| (span_ns / share / 1_000_000).max(1) * 1_000_000).collect();
+    periods.dedup();
+    periods
+}
+
+/// Only a file-system run has host policies to compare; a config that changes the policy
+/// itself (a `[[phase]]` with `discard`) would make the runs differ only until that phase.
+fn check_file_level(config: &RunConfig, name: &str) -> Result<Resolved> {
+    let resolved = config.resolve().with_context(|| name.to_string())?;
+    if resolved.host.is_none() {
+        bail!(
+            "{name}: its workload is block-level ([workload] kind = \"{}\" on the bare device, [host] fs = \"none\"): advise compares host discard policies, so a config needs [host] fs = \"ext4\" and a file-level workload (docs/config.md); for a block trace use `trimlab advise TRACE --device CONFIG`",
+            resolved.workload.kind.name()
+        );
+    }
+    if resolved.thin.is_some() {
+        bail!("{name}: device.kind = \"thin\": advise weighs WAF and GC, which only an SSD reports; use an SSD device");
+    }
+    if let Some((i, p)) = config.phases.iter().enumerate().find(|(_, p)| p.discard.is_some()) {
+        bail!(
+            "{name}: phase[{i}] ({}) sets discard = {:?}, which replaces the policy advise compares; remove it (the policy is what advise varies)",
+            p.label(),
+            p.discard.as_deref().unwrap_or("")
+        );
+    }
+    Ok(resolved)
+}
+
+/// The workload under `choice`: the config with `[host] discard` replaced, run to its metrics.
+fn run_choice(config: &RunConfig, choice: &Choice) -> Result<Measured> {
+    let mut config = config.clone();
+    config.host.discard = Some(choice.discard.clone());
+    let result = trimlab_scenario::run(&config, None, &mut ()).with_context(|| format!("with {}", choice.label))?;
+    let m = &result.metrics;
+    if let Some(e) = trimlab_scenario::script_error(m) {
+        bail!("with {}: {e}", choice.label);
+    }
+    let expected = trimlab_fs::policy::parse(&choice.discard).map_err(|e| anyhow!(e))?.kind.label();
+    let ended = m["host"]["discard"].as_str().unwrap_or("");
+    if ended != expected {
+        bail!("with {}: the workload ended under the policy {ended:?} (a `mount discard=` or `remount discard=` line?); advise compares policies, so the workload must not set its own", choice.label);
+    }
+    measured(m, result.report)
+}
+
+fn field(m: &Value, path: &[&str]) -> Result<u64> {
+    let mut v = m;
+    for key in path {
+        v = &v[*key];
+    }
+    v.as_u64().ok_or_else(|| anyhow!("metrics.json has no {}: a bug in trimlab", path.join(".")))
+}
+
+fn measured(m: &Value, report: DeviceReport) -> Result<Measured> {
+    let stats = |key: &str| field(m, &["host", "stats", key]);
+    let costs = Costs {
+        waf: report.waf,
+        program_ns: field(m, &["host", "phases_end_ns"])?.saturating_sub(field(m, &["host", "mkfs_ns"])?),
+        policy_trim_commands: field(m, &["host", "policy", "trim_commands"])?,
+        trim_commands: stats("trim_commands")?,
+    };
+    let mut phases = Vec::new();
+    for p in m["phases"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let name = p["name"].as_str().unwrap_or("?").to_string();
+        let figures = p["figures"].as_object().into_iter().flatten();
+        let times = figures.filter(|(k, _)| k.ends_with("_ns")).filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)));
+        phases.push((name, field(p, &["elapsed_ns"])?, times.collect()));
+    }
+    Ok(Measured {
+        costs,
+        commits: stats("commits")?,
+        commit_ns_total: stats("commit_ns_total")?,
+        commit_ns_max: stats("commit_ns_max")?,
+        space_wait_ns: stats("space_wait_ns")?,
+        report,
+        phases,
+    })
+}
+
+/// The fstrim periods longer than the program time never fire: those rows are no discard.
+fn fstrim_warning(periods_ns: &[u64], span_ns: u64) -> Option<String> {
+    let never: Vec<String> = periods_ns.iter().filter(|&&p| p > span_ns).map(|&p| DurationNs(p).to_string()).collect();
+    if never.is_empty() {
+        return None;
+    }
+    let suggest: Vec<String> = derived_periods(span_ns).into_iter().map(|p| DurationNs(p).to_string()).collect();
+    Some(format!(
+        "the workload runs {:.3} s, so fstrim every {} never runs and {} the same as \"no discard\"; pass shorter periods, e.g. --fstrim-periods {} (or none: a tenth and a third of the run)",
+        span_ns as f64 / 1e9,
+        never.join(", every "),
+        if never.len() == 1 { "that row is" } else { "those rows are" },
+        suggest.join(",")
+    ))
+}
+
+fn file_report(
+    config: &RunConfig,
+    resolved: &Resolved,
+    name: &str,
+    list: &[Choice],
+    results: &[Measured],
+    periods: &[u64],
+    warning: Option<&str>,
+) -> ExperimentReport {
+    let labels: Vec<String> = list.iter().map(|c| c.label.clone()).collect();
+    let costs: Vec<Costs> = results.iter().map(|r| r.costs.clone()).collect();
+    let FileAdvice { choice, reason } = recommend(&labels, &costs, 1, 0);
+    let chosen = choice.map_or("no discard needed".to_string(), |i| format!("{} ([host] discard = \"{}\")", list[i].label, list[i].discard));
+    let mut notes = vec![format!("Recommendation: {chosen}. {reason}"), rule_note(), periods_note(periods, warning.is_none())];
+    if let Some(w) = warning {
+        notes.insert(0, format!("Warning: {w}"));
+    }
+    let host = &config.host;
+    ExperimentReport {
+        name: "advise".into(),
+        title: format!("Discard advice for {name}"),
+        summary: format!(
+            "The file workload of {name} ([workload] kind = \"{}\"{}) on the {} layout (kernel {}) over {} ({} logical bytes, TRIM engine {}), run once per host TRIM policy with seed {}; each run covers mkfs, the workload and umount.",
+            config.workload.kind.name(),
+            if config.phases.is_empty() { String::new() } else { format!(", {} phases", config.phases.len()) },
+            serde_name(host.layout.unwrap_or_default()),
+            serde_name(host.kernel.unwrap_or_default()),
+            resolved.device.preset,
+            resolved.device.logical_bytes(),
+            results[0].report.trim.engine,
+            config.seed.unwrap_or(1),
+        ),
+        paper: vec![
+            "003: online discard makes mkfs and rm many times slower on thin storage; not trimming raises write amplification and wear; periodic fstrim is the usual middle way.".into(),
+            "000 (Lazy TRIM) and 001 (Selective TRIM): trimming in the background, or only while the drive is full enough, keeps most of the WAF gain without the commit stalls.".into(),
+        ],
+        verdicts: Vec::new(),
+        notes,
+        tables: vec![costs_table(&labels, results), phases_table(&labels, results)],
+        plots: plots(&labels, results),
+        params: vec![("config".into(), name.to_string()), ("recommendation".into(), chosen), ("reason".into(), reason)],
+    }
+}
+
+/// The name a config writes for `value` (`linux-6.18`, not `Linux6_18`).
+fn serde_name(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+fn rule_note() -> String {
+    let p = |x: f64| format!("{} %", x * 100.0);
+    format!(
+        "Rule (its thresholds are assumptions): the workload frees nothing (online discard sent no TRIM) -> nothing to decide; else among the policies whose WAF is within {} of the lowest, the shortest program time (mkfs end to the last operation: fsync waits, commit-time discards and space stalls are in it), among those within {} of it the lowest WAF, then the fewest TRIM commands; a policy more than {} faster than that which keeps at least half of its WAF gain over no discard wins instead.",
+        p(WAF_SAME),
+        p(TIME_SAME),
+        p(TIME_WORTH)
+    )
+}
+
+fn periods_note(periods: &[u64], all_fire: bool) -> String {
+    let when: Vec<String> = periods.iter().map(|&p| DurationNs(p).to_string()).collect();
+    format!(
+        "fstrim runs FITRIM every {} of simulated time from mount{}; online discard is the file system's own -o discard; Lazy TRIM queues freed extents for background workers; Selective TRIM trims only while utilization is between 40 % and 90 %.",
+        when.join(" / "),
+        if all_fire { "" } else { " (see the warning)" }
+    )
+}
+
+/// One row per policy: device-side then host-side costs.
+fn costs_table(labels: &[String], results: &[Measured]) -> Table {
+    let mut table = Table::new(
+        "advise",
+        "Each host TRIM policy on the same workload, device and seed",
+        &[
+            "policy",
+            "waf",
+            "gc_pages_copied",
+            "nand_blocks_erased",
+            "device_write_p99_us",
+            "device_flush_p99_us",
+            "trim_commands",
+            "policy_trim_commands",
+            "device_trim_ms",
+            "program_s",
+            "commits",
+            "commit_mean_ms",
+            "commit_max_ms",
+            "space_wait_ms",
+        ],
+    );
+    for (label, r) in labels.iter().zip(results) {
+        let d = &r.report;
+        table.push_row([
+            Cell::Text(label.clone()),
+            Cell::Num(d.waf),
+            Cell::Int(d.gc.pages_copied as i64),
+            Cell::Int(d.nand_blocks_erased as i64),
+            Cell::Num(us(d.latency.write.p99_ns)),
+            Cell::Num(us(d.latency.flush.p99_ns)),
+            Cell::Int(r.costs.trim_commands as i64),
+            Cell::Int(r.costs.policy_trim_commands as i64),
+            Cell::Num(ms(d.trim.foreground_total_ns)),
+            Cell::Num(r.costs.program_ns as f64 / 1e9),
+            Cell::Int(r.commits as i64),
+            Cell::Num(ms(r.commit_ns_total / r.commits.max(1))),
+            Cell::Num(ms(r.commit_ns_max)),
+            Cell::Num(ms(r.space_wait_ns)),
+        ]);
+    }
+    table
+}
+
+/// Where the time went: each phase's span (and each time its workload measured) in ms, one
+/// column per policy.
+fn phases_table(labels: &[String], results: &[Measured]) -> Table {
+    let mut columns = vec!["phase"];
+    columns.extend(labels.iter().map(String::as_str));
+    let mut table = Table::new("advise_phases", "Simulated time per phase and per measured figure (ms)", &columns);
+    let row = |name: String, pick: &dyn Fn(&Measured) -> Option<u64>| -> Vec<Cell> {
+        let cells = results.iter().map(|r| pick(r).map_or(Cell::Empty, |ns| Cell::Num(ms(ns))));
+        std::iter::once(Cell::Text(name)).chain(cells).collect()
+    };
+    for (j, (phase, _, figures)) in results[0].phases.iter().enumerate() {
+        table.push_row(row(phase.clone(), &|r| r.phases.get(j).map(|p| p.1)));
+        for (k, (key, _)) in figures.iter().enumerate() {
+            let figure = |r: &Measured| r.phases.get(j).and_then(|p| p.2.get(k)).map(|f| f.1);
+            table.push_row(row(format!("{phase}: {key}"), &figure));
+        }
+    }
+    table
+}
+
+fn plots(labels: &[String], results: &[Measured]) -> Vec<Plot> {
+    let bars = |name: &str, title: &str, y: &str, log_y: bool, series: Vec<(String, Vec<f64>)>| Plot {
+        name: name.into(),
+        title: title.into(),
+        x_label: "policy".into(),
+        y_label: y.into(),
+        log_y,
+        kind: PlotKind::Bars { categories: labels.to_vec(), series },
+    };
+    let pick = |f: &dyn Fn(&Measured) -> f64| results.iter().map(f).collect::<Vec<f64>>();
+    vec![
+        bars("waf", "Write amplification", "WAF", false, vec![("WAF".into(), pick(&|r| r.report.waf))]),
+        bars("program_time", "Program time (s)", "seconds", false, vec![("program".into(), pick(&|r| r.costs.program_ns as f64 / 1e9))]),
+        bars(
+            "commit_time",
+            "Journal commit time (ms)",
+            "milliseconds (log)",
+            true,
+            vec![
+                ("mean".into(), pick(&|r| ms(r.commit_ns_total / r.commits.max(1)))),
+                ("max".into(), pick(&|r| ms(r.commit_ns_max))),
+            ],
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choices_follow_the_layout_and_periods_fit_the_run() {
+        let mut host = HostSection::default();
+        let names = |h: &HostSection| choices(h, &[2_000_000_000]).into_iter().map(|c| c.discard).collect::<Vec<_>>();
+        assert_eq!(names(&host), ["nodiscard", "discard", "fstrim:2s", "lazy", "selective:40:90"]);
+        host.kernel = Some(Kernel::Linux6_18);
+        assert_eq!(names(&host)[1], "ext4-discard");
+        host.layout = Some(Layout::Xfs);
+        assert_eq!(names(&host)[1], "discard-batch");
+        host.discard = Some("async".into());
+        assert_eq!(names(&host)[1], "async", "the config's own online discard is kept");
+        host.discard = Some("lazy".into());
+        assert_eq!(names(&host)[1], "discard-batch", "lazy is compared on its own row");
+        assert_eq!(derived_periods(24_188_409_854), [2_418_000_000, 8_062_000_000]);
+        assert_eq!(derived_periods(0), [1_000_000]);
+        let w = fstrim_warning(&[1_000_000_000, 86_400_000_000_000], 24_188_409_854).unwrap();
+        assert!(w.contains("fstrim every 86400s never runs") && w.contains("--fstrim-periods 2418ms,8062ms"), "{w}");
+        assert_eq!(fstrim_warning(&[1_000_000_000], 24_188_409_854), None);
+    }
+}

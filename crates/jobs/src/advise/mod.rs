@@ -1,0 +1,29 @@
+//! `advise`: the operator's question of 003 (online discard, periodic fstrim, or none?)
+//! answered for one workload by running it once per way of handling discards on the same
+//! device, then a recommendation with its reason. Two inputs: a block trace, which already
+//! carries the kernel's discards (`trace`), and a file-level workload of a config, run through
+//! the file-system model under each host TRIM policy (`file`, its rule in `file_rule`).
+
+pub mod file;
+pub mod file_rule;
+pub mod trace;
+
+pub use file::advise_file;
+pub use trace::advise;
+
+use trimlab_report::ExperimentReport;
+
+/// The advice: a report (tables, plots, notes with the recommendation first) and a warning for
+/// the terminal when an fstrim period never fires within the workload.
+pub struct Advice {
+    pub report: ExperimentReport,
+    pub warning: Option<String>,
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
