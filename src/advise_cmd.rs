@@ -51,7 +51,11 @@ fn advise_trace(args: &AdviseArgs) -> Result<Advice> {
     let options = args.trace.options(None, "as-recorded");
     let trace = args.trace.trace.display().to_string();
     let open = || args.trace.open();
-    let periods = if args.fstrim_periods.is_empty() { vec!["1d".into(), "7d".into()] } else { args.fstrim_periods.clone() };
+    let periods = if args.fstrim_periods.is_empty() {
+        vec!["1d".into(), "7d".into()]
+    } else {
+        args.fstrim_periods.clone()
+    };
     trimlab_jobs::advise::advise(&config, &trace, &open, &options, &periods, &Bars)
 }
 

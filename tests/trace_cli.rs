@@ -279,7 +279,10 @@ fn advise_on_a_file_workload_compares_the_host_policies() {
     assert!(cell(&report, fstrim[0], "trim_commands") > 0.0);
     assert!(cell(&report, fstrim[0], "waf") < cell(&report, fstrim[1], "waf"));
     let param = |key: &str| {
-        report["params"].as_array().unwrap().iter().find(|p| p[0] == key).unwrap()[1].as_str().unwrap().to_string()
+        report["params"].as_array().unwrap().iter().find(|p| p[0] == key).unwrap()[1]
+            .as_str()
+            .unwrap()
+            .to_string()
     };
     let choice = param("recommendation");
     assert!(!choice.starts_with("no discard"), "{choice}: {}", param("reason"));
@@ -296,7 +299,10 @@ fn advise_on_the_ext4_rm_dir_script() {
     let dir = scratch("advise-rm-dir");
     let config = root.join("examples/scenarios/ext4-discard-rm-dir.toml");
     let (stdout, report) = advise_config(&config, &dir, &["--fstrim-periods", "1s,1d"]);
-    assert!(stdout.contains("Recommendation: ") && stdout.contains("Trimming lowers WAF by at most"), "{stdout}");
+    assert!(
+        stdout.contains("Recommendation: ") && stdout.contains("Trimming lowers WAF by at most"),
+        "{stdout}"
+    );
     assert_eq!(cell(&report, "no discard", "policy_trim_commands"), 0.0);
     assert!(cell(&report, "online discard (ext4-discard)", "policy_trim_commands") > 0.0);
     assert_eq!(cell(&report, "no discard", "waf"), cell(&report, "online discard (ext4-discard)", "waf"));
@@ -311,11 +317,15 @@ fn advise_refuses_block_configs_and_trace_flags_with_a_config() {
     std::fs::write(&block, "[device]\npreset = \"nvme-tlc\"\nlogical_bytes = \"256MiB\"\n").unwrap();
     let o = trimlab(&["advise", block.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("its workload is block-level ([workload] kind = \"block\""), "{err}");
+    assert!(
+        !o.status.success() && err.contains("its workload is block-level ([workload] kind = \"block\""),
+        "{err}"
+    );
     assert!(err.contains("trimlab advise TRACE --device CONFIG"), "{err}");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let config = root.join("examples/scenarios/ext4-discard-rm-dir.toml");
-    let o = trimlab(&["advise", config.to_str().unwrap(), "--device", block.to_str().unwrap(), "--speed", "2"]);
+    let o =
+        trimlab(&["advise", config.to_str().unwrap(), "--device", block.to_str().unwrap(), "--speed", "2"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("--device, --speed are only for a trace"), "{err}");
     let phased = dir.join("phased.toml");

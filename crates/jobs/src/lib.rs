@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `run` | [`run::run`] (a config, optionally a fio job as the workload) |
 //! | `replay` | [`replay::replay`] (a block trace on a device config) |
-//! | `advise` | [`advise::advise`] (a trace replayed once per discard choice) |
+//! | `advise` | [`advise::advise`] (a trace replayed once per discard choice), [`advise::advise_file`] (a config's file workload run once per host TRIM policy) |
 //! | `reproduce` | [`reproduce::select`], [`reproduce::emit_configs`] |
 //! | `sweep` | [`sweep`] (grids from files, from JSON, local runs) |
 //! | `presets` | [`presets::presets`], [`presets::describe`] |

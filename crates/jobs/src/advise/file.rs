@@ -69,9 +69,17 @@ struct Measured {
     commit_ns_total: u64,
     commit_ns_max: u64,
     space_wait_ns: u64,
-    /// Each phase (mkfs and umount included): its name, its span and the `*_ns` figures its
-    /// workload measured.
-    phases: Vec<(String, u64, Vec<(String, u64)>)>,
+    /// Mean time a freed block stayed unusable (held for a TRIM or a commit), in seconds.
+    freed_unusable_mean_s: f64,
+    phases: Vec<PhaseTimes>,
+}
+
+/// A phase of a run (mkfs and umount included): its span and the `*_ns` figures its workload
+/// measured.
+struct PhaseTimes {
+    name: String,
+    elapsed_ns: u64,
+    figures: Vec<(String, u64)>,
 }
 
 /// Runs the file workload of `config` (`name` names it in the report) once per policy on
@@ -85,7 +93,8 @@ pub fn advise_file(
 ) -> Result<Advice> {
     let resolved = check_file_level(config, name)?;
     let given = parse_periods(fstrim_periods)?;
-    let baseline = if given.is_empty() { Some(run_choice(config, &choices(&config.host, &[])[0])?) } else { None };
+    let baseline =
+        if given.is_empty() { Some(run_choice(config, &choices(&config.host, &[])[0])?) } else { None };
     let periods = match &baseline {
         Some(b) => derived_periods(b.costs.program_ns),
         None => given,
@@ -102,7 +111,8 @@ pub fn advise_file(
 
 /// A tenth and a third of the program time, in whole milliseconds (at least 1 ms).
 fn derived_periods(span_ns: u64) -> Vec<u64> {
-    let mut periods: Vec<u64> = [10, 3].iter().map(|share| (span_ns / share / 1_000_000).max(1) * 1_000_000).collect();
+    let mut periods: Vec<u64> =
+        [10, 3].iter().map(|share| (span_ns / share / 1_000_000).max(1) * 1_000_000).collect();
     periods.dedup();
     periods
 }
@@ -134,7 +144,8 @@ fn check_file_level(config: &RunConfig, name: &str) -> Result<Resolved> {
 fn run_choice(config: &RunConfig, choice: &Choice) -> Result<Measured> {
     let mut config = config.clone();
     config.host.discard = Some(choice.discard.clone());
-    let result = trimlab_scenario::run(&config, None, &mut ()).with_context(|| format!("with {}", choice.label))?;
+    let result =
+        trimlab_scenario::run(&config, None, &mut ()).with_context(|| format!("with {}", choice.label))?;
     let m = &result.metrics;
     if let Some(e) = trimlab_scenario::script_error(m) {
         bail!("with {}: {e}", choice.label);
@@ -167,8 +178,9 @@ fn measured(m: &Value, report: DeviceReport) -> Result<Measured> {
     for p in m["phases"].as_array().map(Vec::as_slice).unwrap_or_default() {
         let name = p["name"].as_str().unwrap_or("?").to_string();
         let figures = p["figures"].as_object().into_iter().flatten();
-        let times = figures.filter(|(k, _)| k.ends_with("_ns")).filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)));
-        phases.push((name, field(p, &["elapsed_ns"])?, times.collect()));
+        let times =
+            figures.filter(|(k, _)| k.ends_with("_ns")).filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)));
+        phases.push(PhaseTimes { name, elapsed_ns: field(p, &["elapsed_ns"])?, figures: times.collect() });
     }
     Ok(Measured {
         costs,
@@ -176,6 +188,7 @@ fn measured(m: &Value, report: DeviceReport) -> Result<Measured> {
         commit_ns_total: stats("commit_ns_total")?,
         commit_ns_max: stats("commit_ns_max")?,
         space_wait_ns: stats("space_wait_ns")?,
+        freed_unusable_mean_s: m["host"]["freed_unusable_mean_s"].as_f64().unwrap_or(0.0),
         report,
         phases,
     })
@@ -183,11 +196,13 @@ fn measured(m: &Value, report: DeviceReport) -> Result<Measured> {
 
 /// The fstrim periods longer than the program time never fire: those rows are no discard.
 fn fstrim_warning(periods_ns: &[u64], span_ns: u64) -> Option<String> {
-    let never: Vec<String> = periods_ns.iter().filter(|&&p| p > span_ns).map(|&p| DurationNs(p).to_string()).collect();
+    let never: Vec<String> =
+        periods_ns.iter().filter(|&&p| p > span_ns).map(|&p| DurationNs(p).to_string()).collect();
     if never.is_empty() {
         return None;
     }
-    let suggest: Vec<String> = derived_periods(span_ns).into_iter().map(|p| DurationNs(p).to_string()).collect();
+    let suggest: Vec<String> =
+        derived_periods(span_ns).into_iter().map(|p| DurationNs(p).to_string()).collect();
     Some(format!(
         "the workload runs {:.3} s, so fstrim every {} never runs and {} the same as \"no discard\"; pass shorter periods, e.g. --fstrim-periods {} (or none: a tenth and a third of the run)",
         span_ns as f64 / 1e9,
@@ -209,8 +224,14 @@ fn file_report(
     let labels: Vec<String> = list.iter().map(|c| c.label.clone()).collect();
     let costs: Vec<Costs> = results.iter().map(|r| r.costs.clone()).collect();
     let FileAdvice { choice, reason } = recommend(&labels, &costs, 1, 0);
-    let chosen = choice.map_or("no discard needed".to_string(), |i| format!("{} ([host] discard = \"{}\")", list[i].label, list[i].discard));
-    let mut notes = vec![format!("Recommendation: {chosen}. {reason}"), rule_note(), periods_note(periods, warning.is_none())];
+    let chosen = choice.map_or("no discard needed".to_string(), |i| {
+        format!("{} ([host] discard = \"{}\")", list[i].label, list[i].discard)
+    });
+    let mut notes = vec![
+        format!("Recommendation: {chosen}. {reason}"),
+        rule_note(),
+        periods_note(periods, warning.is_none()),
+    ];
     if let Some(w) = warning {
         notes.insert(0, format!("Warning: {w}"));
     }
@@ -285,6 +306,7 @@ fn costs_table(labels: &[String], results: &[Measured]) -> Table {
             "commit_mean_ms",
             "commit_max_ms",
             "space_wait_ms",
+            "freed_unusable_mean_s",
         ],
     );
     for (label, r) in labels.iter().zip(results) {
@@ -304,6 +326,7 @@ fn costs_table(labels: &[String], results: &[Measured]) -> Table {
             Cell::Num(ms(r.commit_ns_total / r.commits.max(1))),
             Cell::Num(ms(r.commit_ns_max)),
             Cell::Num(ms(r.space_wait_ns)),
+            Cell::Num(r.freed_unusable_mean_s),
         ]);
     }
     table
@@ -314,16 +337,24 @@ fn costs_table(labels: &[String], results: &[Measured]) -> Table {
 fn phases_table(labels: &[String], results: &[Measured]) -> Table {
     let mut columns = vec!["phase"];
     columns.extend(labels.iter().map(String::as_str));
-    let mut table = Table::new("advise_phases", "Simulated time per phase and per measured figure (ms)", &columns);
+    let mut table =
+        Table::new("advise_phases", "Simulated time per phase and per measured figure (ms)", &columns);
     let row = |name: String, pick: &dyn Fn(&Measured) -> Option<u64>| -> Vec<Cell> {
         let cells = results.iter().map(|r| pick(r).map_or(Cell::Empty, |ns| Cell::Num(ms(ns))));
         std::iter::once(Cell::Text(name)).chain(cells).collect()
     };
-    for (j, (phase, _, figures)) in results[0].phases.iter().enumerate() {
-        table.push_row(row(phase.clone(), &|r| r.phases.get(j).map(|p| p.1)));
-        for (k, (key, _)) in figures.iter().enumerate() {
-            let figure = |r: &Measured| r.phases.get(j).and_then(|p| p.2.get(k)).map(|f| f.1);
-            table.push_row(row(format!("{phase}: {key}"), &figure));
+    // The runs make the same phases; a run that made others shows an empty cell.
+    fn same<'a>(r: &'a Measured, j: usize, name: &str) -> Option<&'a PhaseTimes> {
+        r.phases.get(j).filter(|p| p.name == name)
+    }
+    for (j, phase) in results[0].phases.iter().enumerate() {
+        let name = phase.name.as_str();
+        table.push_row(row(name.to_string(), &|r| same(r, j, name).map(|p| p.elapsed_ns)));
+        for (key, _) in &phase.figures {
+            let figure = |r: &Measured| {
+                same(r, j, name).and_then(|p| p.figures.iter().find(|f| f.0 == *key)).map(|f| f.1)
+            };
+            table.push_row(row(format!("{name}: {key}"), &figure));
         }
     }
     table
@@ -341,7 +372,13 @@ fn plots(labels: &[String], results: &[Measured]) -> Vec<Plot> {
     let pick = |f: &dyn Fn(&Measured) -> f64| results.iter().map(f).collect::<Vec<f64>>();
     vec![
         bars("waf", "Write amplification", "WAF", false, vec![("WAF".into(), pick(&|r| r.report.waf))]),
-        bars("program_time", "Program time (s)", "seconds", false, vec![("program".into(), pick(&|r| r.costs.program_ns as f64 / 1e9))]),
+        bars(
+            "program_time",
+            "Program time (s)",
+            "seconds",
+            false,
+            vec![("program".into(), pick(&|r| r.costs.program_ns as f64 / 1e9))],
+        ),
         bars(
             "commit_time",
             "Journal commit time (ms)",
@@ -362,7 +399,8 @@ mod tests {
     #[test]
     fn choices_follow_the_layout_and_periods_fit_the_run() {
         let mut host = HostSection::default();
-        let names = |h: &HostSection| choices(h, &[2_000_000_000]).into_iter().map(|c| c.discard).collect::<Vec<_>>();
+        let names =
+            |h: &HostSection| choices(h, &[2_000_000_000]).into_iter().map(|c| c.discard).collect::<Vec<_>>();
         assert_eq!(names(&host), ["nodiscard", "discard", "fstrim:2s", "lazy", "selective:40:90"]);
         host.kernel = Some(Kernel::Linux6_18);
         assert_eq!(names(&host)[1], "ext4-discard");
@@ -375,7 +413,10 @@ mod tests {
         assert_eq!(derived_periods(24_188_409_854), [2_418_000_000, 8_062_000_000]);
         assert_eq!(derived_periods(0), [1_000_000]);
         let w = fstrim_warning(&[1_000_000_000, 86_400_000_000_000], 24_188_409_854).unwrap();
-        assert!(w.contains("fstrim every 86400s never runs") && w.contains("--fstrim-periods 2418ms,8062ms"), "{w}");
+        assert!(
+            w.contains("fstrim every 86400s never runs") && w.contains("--fstrim-periods 2418ms,8062ms"),
+            "{w}"
+        );
         assert_eq!(fstrim_warning(&[1_000_000_000], 24_188_409_854), None);
     }
 }

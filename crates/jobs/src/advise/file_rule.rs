@@ -64,7 +64,8 @@ pub fn recommend(labels: &[String], costs: &[Costs], online: usize, none: usize)
         };
     }
     let best_waf = costs.iter().map(|c| c.waf).fold(f64::INFINITY, f64::min);
-    let same_waf: Vec<usize> = (0..costs.len()).filter(|&i| costs[i].waf <= best_waf * (1.0 + WAF_SAME)).collect();
+    let same_waf: Vec<usize> =
+        (0..costs.len()).filter(|&i| costs[i].waf <= best_waf * (1.0 + WAF_SAME)).collect();
     let fastest = same_waf.iter().map(|&i| costs[i].program_ns).min().unwrap_or(0);
     let pick = same_waf
         .iter()
@@ -101,10 +102,19 @@ pub fn recommend(labels: &[String], costs: &[Costs], online: usize, none: usize)
 
 /// Why rule 2 chose `pick`: its WAF against the best and no discard, its program time, and
 /// what a faster policy outside the WAF band would have cost.
-fn reason_for(labels: &[String], costs: &[Costs], pick: usize, none: usize, quick: usize, band: usize) -> String {
+fn reason_for(
+    labels: &[String],
+    costs: &[Costs],
+    pick: usize,
+    none: usize,
+    quick: usize,
+    band: usize,
+) -> String {
     let best_waf = costs.iter().map(|c| c.waf).fold(f64::INFINITY, f64::min);
     let max_gain = costs[none].waf / best_waf - 1.0;
     let c = &costs[pick];
+    let in_band = |i: &usize| costs[*i].waf <= best_waf * (1.0 + WAF_SAME);
+    let fastest = (0..costs.len()).filter(in_band).map(|i| costs[i].program_ns).min().unwrap_or(c.program_ns);
     let mut reason = if costs[none].waf <= best_waf * (1.0 + WAF_SAME) {
         format!(
             "Trimming lowers WAF by at most {} on this workload, so the WAF is the same for every policy and the host side decides: {} runs it in {}",
@@ -121,7 +131,11 @@ fn reason_for(labels: &[String], costs: &[Costs], pick: usize, none: usize, quic
             costs[none].waf,
             best_waf,
             secs(c.program_ns),
-            if band == 1 { "the only policy".to_string() } else { format!("the fastest of the {band} policies") },
+            match band {
+                1 => "the only policy".to_string(),
+                _ if c.program_ns == fastest => format!("the fastest of the {band} policies"),
+                _ => format!("within {} of the fastest ({}) of the {band} policies", pct(TIME_SAME), secs(fastest)),
+            },
             pct(WAF_SAME)
         )
     };
@@ -145,7 +159,8 @@ mod tests {
     /// Runs of [no discard, online discard, fstrim, lazy] with these WAFs, program times (ms)
     /// and TRIM commands; online's policy TRIMs are its TRIM commands.
     fn advise(rows: [(f64, u64, u64); 4]) -> FileAdvice {
-        let labels: Vec<String> = ["no discard", "online discard", "fstrim", "lazy"].map(String::from).to_vec();
+        let labels: Vec<String> =
+            ["no discard", "online discard", "fstrim", "lazy"].map(String::from).to_vec();
         let costs: Vec<Costs> = rows
             .iter()
             .enumerate()
@@ -169,6 +184,9 @@ mod tests {
         let a = advise([(2.0, 3000, 0), (1.30, 2000, 900), (1.32, 2100, 40), (1.31, 2010, 900)]);
         assert_eq!(a.choice, Some(1), "{}", a.reason);
         assert!(a.reason.contains("the fastest of the 3 policies within 2.0 %"), "{}", a.reason);
+        let a = advise([(2.0, 3000, 0), (1.31, 2000, 900), (1.32, 2100, 40), (1.30, 2010, 900)]);
+        assert_eq!(a.choice, Some(3), "{}", a.reason);
+        assert!(a.reason.contains("within 1.0 % of the fastest (2.000 s) of the 3 policies"), "{}", a.reason);
         // Same WAF everywhere: the host side decides; among equals the fewest TRIMs.
         let a = advise([(1.10, 1000, 0), (1.10, 1300, 900), (1.10, 1000, 40), (1.10, 1005, 900)]);
         assert_eq!(a.choice, Some(0), "{}", a.reason);
@@ -181,6 +199,10 @@ mod tests {
         // ... but when fstrim keeps less than half of the gain, online discard stays.
         let a = advise([(2.0, 1000, 0), (1.30, 1500, 900), (1.85, 1000, 40), (1.9, 1400, 900)]);
         assert_eq!(a.choice, Some(1), "{}", a.reason);
-        assert!(a.reason.contains("no discard is 33.3 % faster but its WAF is 53.8 % higher"), "{}", a.reason);
+        assert!(
+            a.reason.contains("no discard is 33.3 % faster but its WAF is 53.8 % higher"),
+            "{}",
+            a.reason
+        );
     }
 }
