@@ -367,6 +367,8 @@ fn plots(labels: &[String], results: &[Measured]) -> Vec<Plot> {
         x_label: "policy".into(),
         y_label: y.into(),
         log_y,
+        log_x: false,
+        symlog_y: false,
         kind: PlotKind::Bars { categories: labels.to_vec(), series },
     };
     let pick = |f: &dyn Fn(&Measured) -> f64| results.iter().map(f).collect::<Vec<f64>>();
