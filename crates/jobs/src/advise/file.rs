@@ -171,6 +171,7 @@ fn measured(m: &Value, report: DeviceReport) -> Result<Measured> {
     let costs = Costs {
         waf: report.waf,
         program_ns: field(m, &["host", "phases_end_ns"])?.saturating_sub(field(m, &["host", "mkfs_ns"])?),
+        calls: stats("syscalls")?,
         policy_trim_commands: field(m, &["host", "policy", "trim_commands"])?,
         trim_commands: stats("trim_commands")?,
     };
@@ -270,7 +271,7 @@ fn serde_name(value: impl serde::Serialize) -> String {
 fn rule_note() -> String {
     let p = |x: f64| format!("{} %", x * 100.0);
     format!(
-        "Rule (its thresholds are assumptions): the workload frees nothing (online discard sent no TRIM) -> nothing to decide; else among the policies whose WAF is within {} of the lowest, the shortest program time (mkfs end to the last operation: fsync waits, commit-time discards and space stalls are in it), among those within {} of it the lowest WAF, then the fewest TRIM commands; a policy more than {} faster than that which keeps at least half of its WAF gain over no discard wins instead.",
+        "Rule (its thresholds are assumptions): the workload frees nothing (online discard sent no TRIM) -> nothing to decide; else among the policies whose WAF is within {} of the lowest, the least program time per file-system call (mkfs end to the last operation, over the calls made: fsync waits, commit-time discards and space stalls are in it), among those within {} of it the fewest TRIM commands, then the lowest WAF; the one of least time per call among those more than {} below that which keep at least half of its WAF gain over no discard wins instead.",
         p(WAF_SAME),
         p(TIME_SAME),
         p(TIME_WORTH)
@@ -302,6 +303,8 @@ fn costs_table(labels: &[String], results: &[Measured]) -> Table {
             "policy_trim_commands",
             "device_trim_ms",
             "program_s",
+            "fs_calls",
+            "per_call_us",
             "commits",
             "commit_mean_ms",
             "commit_max_ms",
@@ -322,6 +325,8 @@ fn costs_table(labels: &[String], results: &[Measured]) -> Table {
             Cell::Int(r.costs.policy_trim_commands as i64),
             Cell::Num(ms(d.trim.foreground_total_ns)),
             Cell::Num(r.costs.program_ns as f64 / 1e9),
+            Cell::Int(r.costs.calls as i64),
+            Cell::Num(us(r.costs.program_ns / r.costs.calls.max(1))),
             Cell::Int(r.commits as i64),
             Cell::Num(ms(r.commit_ns_total / r.commits.max(1))),
             Cell::Num(ms(r.commit_ns_max)),
