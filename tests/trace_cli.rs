@@ -270,6 +270,9 @@ fn advise_on_a_file_workload_compares_the_host_policies() {
         assert!(cell(&report, trimming, "waf") < cell(&report, none, "waf") * 0.8, "{trimming}");
         assert!(cell(&report, trimming, "gc_pages_copied") < cell(&report, none, "gc_pages_copied"));
         assert!(cell(&report, trimming, "program_s") < cell(&report, none, "program_s"), "{trimming}");
+        // The application's fsyncs (host.calls) wait less for a drive that copies less.
+        assert_eq!(cell(&report, trimming, "fsync_count"), cell(&report, none, "fsync_count"));
+        assert!(cell(&report, trimming, "fsync_p99_us") < cell(&report, none, "fsync_p99_us") * 0.8);
     }
     // The fstrim rows (a tenth and a third of the run by default) trim through FITRIM only,
     // and the shorter period keeps more of the gain.

@@ -17,5 +17,5 @@ pub mod policy;
 
 pub use config::{FsConfig, HostCosts, InodeGc, Kernel, Layout, PolicyKind};
 pub use extent::{ExtentMap, FreedRun, Run};
-pub use fs::{FileSystem, FsError, FsStats, Ino};
+pub use fs::{CallLatencies, FileSystem, FsError, FsStats, Ino};
 pub use policy::{PolicyStats, TrimPolicy};

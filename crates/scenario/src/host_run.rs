@@ -66,6 +66,7 @@ pub(crate) fn run(
             "stats": fs.stats(),
             "policy": policy.stats(),
             "freed_unusable_mean_s": policy.stats().unusable_mean_s(),
+            "calls": fs.call_latencies(),
             "device": fs.device().traffic,
         }),
     );

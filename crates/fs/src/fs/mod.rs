@@ -22,6 +22,7 @@ use trimlab_sim::{EventQueue, SimTime};
 
 mod btrfs;
 mod btrfs_tree;
+mod call_latency;
 mod discard_worker;
 mod ext4_free_data;
 mod fallocate;
@@ -38,6 +39,7 @@ mod xfs_alloc;
 mod xfs_fitrim;
 mod xfs_unmount;
 
+pub use call_latency::CallLatencies;
 use discard_worker::Worker;
 use fitrim::Fitrim;
 use inode_alloc::InodeGroups;
@@ -222,6 +224,8 @@ pub struct FileSystem<D: BlockDevice> {
     /// Run [`FileSystem::check`] after every commit (tests).
     verify: bool,
     stats: FsStats,
+    /// How long the application's fsync and write calls took.
+    calls: call_latency::CallLatency,
 }
 
 impl<D: BlockDevice> FileSystem<D> {
@@ -238,13 +242,10 @@ impl<D: BlockDevice> FileSystem<D> {
                 dev.tag_bytes()
             )));
         }
-        if let Some(gc) = &config.inodegc {
-            if gc.tick_ns == 0 {
-                return Err(FsError::Layout(format!(
-                    "inodegc.tick_ns = {} (must be > 0: the scheduler tick, 4 ms at CONFIG_HZ = 250)",
-                    gc.tick_ns
-                )));
-            }
+        if config.inodegc.as_ref().is_some_and(|gc| gc.tick_ns == 0) {
+            return Err(FsError::Layout(
+                "inodegc.tick_ns = 0 (must be > 0: the scheduler tick, 4 ms at CONFIG_HZ = 250)".into(),
+            ));
         }
         let layout = Layout::new(dev.capacity_bytes(), &config)?;
         let btrfs = match config.btrfs_layout {
@@ -287,6 +288,7 @@ impl<D: BlockDevice> FileSystem<D> {
             zeroing: Zeroing::No,
             verify: false,
             stats: FsStats::default(),
+            calls: call_latency::CallLatency::new(),
             config,
             layout,
             btrfs,
@@ -378,6 +380,11 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn into_device(self) -> D {
         self.dev
     }
+    /// Latency percentiles of the application's fsync and write calls since mkfs.
+    pub fn call_latencies(&self) -> CallLatencies {
+        self.calls.summary()
+    }
+
     pub fn stats(&self) -> &FsStats {
         &self.stats
     }
@@ -783,6 +790,13 @@ impl<D: BlockDevice> FileSystem<D> {
     /// Buffered write of `bytes` at `offset`. Returns the first data tag: block i of the range
     /// holds `tag + i` (the model's stand-in for the data).
     pub fn write(&mut self, ino: Ino, offset: u64, bytes: u64) -> Result<u64, FsError> {
+        let start = self.now;
+        let tag = self.buffered_write(ino, offset, bytes);
+        self.calls.write(self.now.since(start));
+        tag
+    }
+
+    fn buffered_write(&mut self, ino: Ino, offset: u64, bytes: u64) -> Result<u64, FsError> {
         self.syscall();
         if bytes == 0 {
             return Ok(self.next_tag);
@@ -832,6 +846,13 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// O_DIRECT write: blocks allocated and written before the call returns (dd oflag=direct).
     pub fn write_direct(&mut self, ino: Ino, offset: u64, bytes: u64) -> Result<u64, FsError> {
+        let start = self.now;
+        let tag = self.direct_write(ino, offset, bytes);
+        self.calls.write(self.now.since(start));
+        tag
+    }
+
+    fn direct_write(&mut self, ino: Ino, offset: u64, bytes: u64) -> Result<u64, FsError> {
         self.syscall();
         let bs = self.config.block_bytes;
         if !offset.is_multiple_of(bs) || !bytes.is_multiple_of(bs) || bytes == 0 {
@@ -966,6 +987,13 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// fsync: the file's dirty pages, then a journal commit (or a FLUSH if nothing is pending).
     pub fn fsync(&mut self, ino: Ino) -> Result<(), FsError> {
+        let start = self.now;
+        let done = self.sync_file(ino);
+        self.calls.fsync(self.now.since(start));
+        done
+    }
+
+    fn sync_file(&mut self, ino: Ino) -> Result<(), FsError> {
         self.syscall();
         if !self.inodes.contains_key(&ino) {
             return Err(FsError::BadInode(ino));

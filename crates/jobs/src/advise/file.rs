@@ -7,6 +7,7 @@ use super::file_rule::{recommend, Costs, FileAdvice, TIME_SAME, TIME_WORTH, WAF_
 use super::{ms, us, Advice};
 use crate::trace_options::parse_periods;
 use anyhow::{anyhow, bail, Context, Result};
+use serde::Deserialize;
 use serde_json::Value;
 use trimlab_device::DeviceReport;
 use trimlab_experiments::{parallel_map, Progress};
@@ -61,6 +62,21 @@ fn online_discard(host: &HostSection) -> String {
     name.to_string()
 }
 
+/// metrics.json's `host.calls`, read back.
+#[derive(Deserialize)]
+struct CallLatencies {
+    fsync: Latency,
+    write: Latency,
+}
+
+#[derive(Deserialize)]
+struct Latency {
+    count: u64,
+    p50_ns: u64,
+    p99_ns: u64,
+    p999_ns: u64,
+}
+
 /// One policy's run, as the report shows it.
 struct Measured {
     costs: Costs,
@@ -69,6 +85,8 @@ struct Measured {
     commit_ns_total: u64,
     commit_ns_max: u64,
     space_wait_ns: u64,
+    /// The application's fsync and write calls (from entry to return).
+    calls: CallLatencies,
     /// Mean time a freed block stayed unusable (held for a TRIM or a commit), in seconds.
     freed_unusable_mean_s: f64,
     phases: Vec<PhaseTimes>,
@@ -189,6 +207,8 @@ fn measured(m: &Value, report: DeviceReport) -> Result<Measured> {
         commit_ns_total: stats("commit_ns_total")?,
         commit_ns_max: stats("commit_ns_max")?,
         space_wait_ns: stats("space_wait_ns")?,
+        calls: serde_json::from_value(m["host"]["calls"].clone())
+            .map_err(|e| anyhow!("metrics.json's host.calls: {e}: a bug in trimlab"))?,
         freed_unusable_mean_s: m["host"]["freed_unusable_mean_s"].as_f64().unwrap_or(0.0),
         report,
         phases,
@@ -302,6 +322,14 @@ fn costs_table(labels: &[String], results: &[Measured]) -> Table {
             "trim_commands",
             "policy_trim_commands",
             "device_trim_ms",
+            "fsync_count",
+            "fsync_p50_us",
+            "fsync_p99_us",
+            "fsync_p999_us",
+            "write_count",
+            "write_p50_us",
+            "write_p99_us",
+            "write_p999_us",
             "program_s",
             "fs_calls",
             "per_call_us",
@@ -324,6 +352,14 @@ fn costs_table(labels: &[String], results: &[Measured]) -> Table {
             Cell::Int(r.costs.trim_commands as i64),
             Cell::Int(r.costs.policy_trim_commands as i64),
             Cell::Num(ms(d.trim.foreground_total_ns)),
+            Cell::Int(r.calls.fsync.count as i64),
+            Cell::Num(us(r.calls.fsync.p50_ns)),
+            Cell::Num(us(r.calls.fsync.p99_ns)),
+            Cell::Num(us(r.calls.fsync.p999_ns)),
+            Cell::Int(r.calls.write.count as i64),
+            Cell::Num(us(r.calls.write.p50_ns)),
+            Cell::Num(us(r.calls.write.p99_ns)),
+            Cell::Num(us(r.calls.write.p999_ns)),
             Cell::Num(r.costs.program_ns as f64 / 1e9),
             Cell::Int(r.costs.calls as i64),
             Cell::Num(us(r.costs.program_ns / r.costs.calls.max(1))),
@@ -385,6 +421,16 @@ fn plots(labels: &[String], results: &[Measured]) -> Vec<Plot> {
             "seconds",
             false,
             vec![("program".into(), pick(&|r| r.costs.program_ns as f64 / 1e9))],
+        ),
+        bars(
+            "call_latency_p99",
+            "p99 latency of the application's calls (us)",
+            "microseconds (log)",
+            true,
+            vec![
+                ("fsync p99".into(), pick(&|r| us(r.calls.fsync.p99_ns))),
+                ("write p99".into(), pick(&|r| us(r.calls.write.p99_ns))),
+            ],
         ),
         bars(
             "commit_time",

@@ -1,0 +1,59 @@
+//! How long the application's fsync and write calls took: simulated time from the call's entry
+//! to its return, so a write that waits for dirty-page writeback or for blocks a TRIM policy
+//! holds, and an fsync that waits for a commit with its synchronous discards, show it. Kept as
+//! HDR histograms (as the device keeps its command latencies), so memory does not grow with
+//! the number of calls.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use trimlab_device::metrics::LatencySummary;
+
+/// The application calls timed, one histogram each.
+pub(crate) struct CallLatency {
+    fsync: Histogram<u64>,
+    write: Histogram<u64>,
+}
+
+/// What metrics.json reports of them (`host.calls`): count, mean, p50, p99, p99.9, max.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CallLatencies {
+    /// fsync(2) and fdatasync(2).
+    pub fsync: LatencySummary,
+    /// Buffered and O_DIRECT write(2).
+    pub write: LatencySummary,
+}
+
+impl CallLatency {
+    pub(crate) fn new() -> Self {
+        // 1 ns .. ~13 simulated days at 3 significant figures, the device's bounds.
+        let make =
+            || Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds and precision");
+        CallLatency { fsync: make(), write: make() }
+    }
+
+    pub(crate) fn fsync(&mut self, ns: u64) {
+        self.fsync.saturating_record(ns.max(1));
+    }
+
+    pub(crate) fn write(&mut self, ns: u64) {
+        self.write.saturating_record(ns.max(1));
+    }
+
+    pub(crate) fn summary(&self) -> CallLatencies {
+        CallLatencies { fsync: summary(&self.fsync), write: summary(&self.write) }
+    }
+}
+
+fn summary(h: &Histogram<u64>) -> LatencySummary {
+    if h.is_empty() {
+        return LatencySummary::default();
+    }
+    LatencySummary {
+        count: h.len(),
+        mean_ns: h.mean().round() as u64,
+        p50_ns: h.value_at_quantile(0.50),
+        p99_ns: h.value_at_quantile(0.99),
+        p999_ns: h.value_at_quantile(0.999),
+        max_ns: h.max(),
+    }
+}
