@@ -27,12 +27,11 @@ pub struct AdviseArgs {
 
 pub fn advise(args: &AdviseArgs) -> Result<()> {
     let advice = if is_config(&args.trace.trace) { advise_config(args)? } else { advise_trace(args)? };
-    if let Some(warning) = &advice.warning {
+    for warning in &advice.warnings {
         eprintln!("trimlab advise: warning: {warning}");
     }
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
-    let warnings: Vec<String> = advice.warning.iter().cloned().collect();
-    let index = write_job_page(&args.out, PageKind::Advise, &advice.report, &warnings)?;
+    let index = write_job_page(&args.out, PageKind::Advise, &advice.report, &advice.warnings)?;
     println!("{}", trimlab_jobs::report::render_text(&advice.report));
     println!("wrote {}", index.display());
     Ok(())

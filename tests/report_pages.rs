@@ -75,6 +75,10 @@ fn an_advise_page_leads_with_its_recommendation() {
     let table = html.find("<table").expect("the scenarios' table");
     let plot = html.find("<svg").expect("plots");
     assert!(recommendation < table && table < plot, "recommendation, then scenarios, then plots");
+    // The trace saturates the drive at speed 1 (see the replay test): said on the page and the
+    // terminal.
+    assert!(html.contains("class=\"warning\"") && html.contains("saturated: 7"), "no saturation warning");
+    assert!(stderr(&o).contains("trimlab advise: warning: saturated: 7"), "{}", stderr(&o));
 }
 
 #[test]

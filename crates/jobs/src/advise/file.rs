@@ -124,7 +124,7 @@ pub fn advise_file(
     let span_ns = results[0].costs.program_ns;
     let warning = fstrim_warning(&periods, span_ns);
     let report = file_report(config, &resolved, name, &list, &results, &periods, warning.as_deref());
-    Ok(Advice { report, warning })
+    Ok(Advice { report, warnings: warning.into_iter().collect() })
 }
 
 /// A tenth and a third of the program time, in whole milliseconds (at least 1 ms).

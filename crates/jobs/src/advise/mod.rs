@@ -13,11 +13,12 @@ pub use trace::advise;
 
 use trimlab_report::ExperimentReport;
 
-/// The advice: a report (tables, plots, notes with the recommendation first) and a warning for
-/// the terminal when an fstrim period never fires within the workload.
+/// The advice: a report (tables, plots, notes with the recommendation first) and warnings for
+/// the terminal and the page: an fstrim period that never fires within the workload, a trace
+/// the drive cannot keep up with.
 pub struct Advice {
     pub report: ExperimentReport,
-    pub warning: Option<String>,
+    pub warnings: Vec<String>,
 }
 
 fn us(ns: u64) -> f64 {
