@@ -66,6 +66,40 @@ fn limit_maps_8gib() -> Result<limit::Maps> {
 pub fn run(quick: bool, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
     limit::compare(limit_maps_8gib()?, ui)?;
     ui.line("");
+    ui.line(&format!(
+        "{:<24} {:>10} {:>14} {:>14} {:>7} {:>12} {:>14} {:>14} {:>7}",
+        "case",
+        "physical",
+        "host writes/s",
+        "NAND progs/s",
+        "WAF",
+        "model B/page",
+        "peak RSS MiB",
+        "limit w/s",
+        "x limit"
+    ));
+    for mut case in cases(quick) {
+        if ftl == FtlKind::Hybrid {
+            case.logical_bytes /= 16;
+            case.name = match case.name {
+                "8GiB immediate" => "512MiB hybrid",
+                "8GiB immediate trim10%" => "512MiB hybrid trim10%",
+                "8GiB delayed trim10%" => "512MiB hybrid delayed",
+                _ => "16GiB hybrid",
+            };
+        }
+        bench_case(&case, ftl, ui)?;
+    }
+    bench_hybrid(ui)?;
+    if ftl == FtlKind::Page {
+        replay::run(quick, ui)?;
+        script::run(ui)?;
+    }
+    Ok(())
+}
+
+/// The device cases: 8 GiB three ways, and 256 GiB unless `quick`.
+fn cases(quick: bool) -> Vec<Case> {
     let mut cases = vec![
         Case {
             name: "8GiB immediate",
@@ -103,36 +137,7 @@ pub fn run(quick: bool, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
             measured: 0.25,
         });
     }
-    ui.line(&format!(
-        "{:<24} {:>10} {:>14} {:>14} {:>7} {:>12} {:>14} {:>14} {:>7}",
-        "case",
-        "physical",
-        "host writes/s",
-        "NAND progs/s",
-        "WAF",
-        "model B/page",
-        "peak RSS MiB",
-        "limit w/s",
-        "x limit"
-    ));
-    for mut case in cases {
-        if ftl == FtlKind::Hybrid {
-            case.logical_bytes /= 16;
-            case.name = match case.name {
-                "8GiB immediate" => "512MiB hybrid",
-                "8GiB immediate trim10%" => "512MiB hybrid trim10%",
-                "8GiB delayed trim10%" => "512MiB hybrid delayed",
-                _ => "16GiB hybrid",
-            };
-        }
-        bench_case(&case, ftl, ui)?;
-    }
-    bench_hybrid(ui)?;
-    if ftl == FtlKind::Page {
-        replay::run(quick, ui)?;
-        script::run(ui)?;
-    }
-    Ok(())
+    cases
 }
 
 /// The hybrid FAST FTL (crates/hybrid) on a 1 GiB K9LAG08U0M-like array (4 chips, 128 x 2 KiB
