@@ -68,6 +68,10 @@ enum Command {
         /// FTL kind of the device cases: page (default) or hybrid (run at 1/16 of the size).
         #[arg(long, value_enum, default_value = "page")]
         ftl: BenchFtl,
+        /// Only the limit: the bare-map loop in Rust against the same loop in C (built with
+        /// `cc -O2`), alternating rounds, their rates and ratio (docs/performance.md).
+        #[arg(long, conflicts_with_all = ["quick", "ftl"])]
+        limit: bool,
     },
     /// List device presets with their resolved parameters.
     Presets,
@@ -97,7 +101,8 @@ fn main() -> ExitCode {
         Command::Reproduce { names, out, seed, scale, emit_configs: None, strict, expect } => {
             reproduce_cmd::run(&names, &out, seed, scale, strict, expect.as_deref())
         }
-        Command::Bench { quick, ftl } => trimlab_jobs::bench::run(
+        Command::Bench { limit: true, .. } => trimlab_jobs::bench::run_limit(&mut progress::BenchTerminal),
+        Command::Bench { quick, ftl, limit: false } => trimlab_jobs::bench::run(
             quick,
             match ftl {
                 BenchFtl::Page => trimlab_jobs::catalog::FtlKind::Page,

@@ -1,18 +1,20 @@
 //! `trimlab bench`: simulator speed in GC steady state and memory per physical page, and the
 //! hybrid FAST FTL's speed in simulated operations per second.
 //!
-//! Each device case is also set against the bare-map limit, measured in the same run: a loop
-//! that does only what a page-mapping FTL cannot avoid per NAND program (one random forward-map
-//! update and one random backward-map invalidation) over maps of the case's size, with the
-//! case's random stream. `x bare` is the case's NAND programs per second over the loop's
-//! writes per second; everything else the simulator does (events, timelines, GC victim choice,
-//! TRIM, counters) is what separates the two (docs/performance.md).
+//! Each device case is also set against the bare-map limit (`limit.rs`), measured in the same
+//! run: the tightest loop that does only what a page-mapping FTL cannot avoid per NAND program
+//! (one random forward-map swap, one random backward-map invalidation, one append) over maps of
+//! the case's size. The bench opens with that loop head to head with the same loop in C.
+//! `x limit` is the case's NAND programs per second over the loop's writes per second;
+//! everything else the simulator does (events, timelines, GC victim choice, TRIM, counters) is
+//! what separates the two (docs/performance.md, "The limit").
 //!
 //! Wall-clock time and /proc are read here, at the edge (this job measures the machine), never
 //! inside the model. Rows go to the adapter's `Ui` as they are measured.
 // Bench measures wall-clock speed of the model; the model itself runs on simulated time.
 #![allow(clippy::disallowed_methods)]
 
+mod limit;
 mod replay;
 mod script;
 mod strace;
@@ -50,7 +52,56 @@ pub trait BenchProgress: RunProgress {
     fn finish(&mut self);
 }
 
+/// `trimlab bench --limit`: only the limit, the Rust loop against the C loop.
+pub fn run_limit(ui: &mut dyn Ui) -> Result<()> {
+    limit::compare(limit_maps_8gib()?, ui)
+}
+
+/// The 8 GiB page-mapped case's map sizes, which the head-to-head comparison uses.
+fn limit_maps_8gib() -> Result<limit::Maps> {
+    let config = ssd_config(8 << 30, FtlKind::Page, trimlab_trim::EngineKind::Immediate)?;
+    let logical_pages = (8u64 << 30) / config.geometry.page_bytes as u64;
+    Ok(limit::Maps::new(logical_pages as u32, config.geometry.physical_pages() as u32))
+}
+
 pub fn run(quick: bool, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
+    limit::compare(limit_maps_8gib()?, ui)?;
+    ui.line("");
+    ui.line(&format!(
+        "{:<24} {:>10} {:>14} {:>14} {:>7} {:>12} {:>14} {:>14} {:>7}",
+        "case",
+        "physical",
+        "host writes/s",
+        "NAND progs/s",
+        "WAF",
+        "model B/page",
+        "peak RSS MiB",
+        "limit w/s",
+        "x limit"
+    ));
+    for mut case in cases(quick) {
+        if ftl == FtlKind::Hybrid {
+            case.logical_bytes /= 16;
+            case.name = match case.name {
+                "8GiB immediate" => "512MiB hybrid",
+                "8GiB immediate trim10%" => "512MiB hybrid trim10%",
+                "8GiB delayed trim10%" => "512MiB hybrid delayed",
+                _ => "16GiB hybrid",
+            };
+        }
+        bench_case(&case, ftl, ui)?;
+    }
+    bench_hybrid(ui)?;
+    if ftl == FtlKind::Page {
+        replay::run(quick, ui)?;
+        script::run(ui)?;
+        strace::run(quick, ui)?;
+    }
+    Ok(())
+}
+
+/// The device cases: 8 GiB three ways, and 256 GiB unless `quick`.
+fn cases(quick: bool) -> Vec<Case> {
     let mut cases = vec![
         Case {
             name: "8GiB immediate",
@@ -88,37 +139,7 @@ pub fn run(quick: bool, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
             measured: 0.25,
         });
     }
-    ui.line(&format!(
-        "{:<24} {:>10} {:>14} {:>14} {:>7} {:>12} {:>14} {:>14} {:>7}",
-        "case",
-        "physical",
-        "host writes/s",
-        "NAND progs/s",
-        "WAF",
-        "model B/page",
-        "peak RSS MiB",
-        "bare map w/s",
-        "x bare"
-    ));
-    for mut case in cases {
-        if ftl == FtlKind::Hybrid {
-            case.logical_bytes /= 16;
-            case.name = match case.name {
-                "8GiB immediate" => "512MiB hybrid",
-                "8GiB immediate trim10%" => "512MiB hybrid trim10%",
-                "8GiB delayed trim10%" => "512MiB hybrid delayed",
-                _ => "16GiB hybrid",
-            };
-        }
-        bench_case(&case, ftl, ui)?;
-    }
-    bench_hybrid(ui)?;
-    if ftl == FtlKind::Page {
-        replay::run(quick, ui)?;
-        script::run(ui)?;
-        strace::run(quick, ui)?;
-    }
-    Ok(())
+    cases
 }
 
 /// The hybrid FAST FTL (crates/hybrid) on a 1 GiB K9LAG08U0M-like array (4 chips, 128 x 2 KiB
@@ -193,15 +214,21 @@ fn bench_hybrid(ui: &mut dyn Ui) -> Result<()> {
     Ok(())
 }
 
-fn bench_case(case: &Case, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
+/// The bench's device: the `nvme-tlc` preset at `logical_bytes` with 10 % spare (35 % for the
+/// hybrid FTL).
+fn ssd_config(logical_bytes: u64, ftl: FtlKind, engine: trimlab_trim::EngineKind) -> Result<SsdConfig> {
     let device = DeviceSection {
         preset: Some("nvme-tlc".into()),
-        logical_bytes: Some(ByteSize(case.logical_bytes)),
+        logical_bytes: Some(ByteSize(logical_bytes)),
         spare_factor: Some(if ftl == FtlKind::Hybrid { 0.35 } else { 0.10 }),
         ..Default::default()
     };
-    let trim = TrimSection { engine: Some(case.engine), ..Default::default() };
-    let config = SsdConfig::resolve(&device, &FtlSection { kind: Some(ftl), ..Default::default() }, &trim)?;
+    let trim = TrimSection { engine: Some(engine), ..Default::default() };
+    Ok(SsdConfig::resolve(&device, &FtlSection { kind: Some(ftl), ..Default::default() }, &trim)?)
+}
+
+fn bench_case(case: &Case, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
+    let config = ssd_config(case.logical_bytes, ftl, case.engine)?;
     let physical_pages = config.geometry.physical_pages();
     let mut ssd = Ssd::new(config);
     let workload = WorkloadConfig {
@@ -227,11 +254,9 @@ fn bench_case(case: &Case, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
     let report = ssd.report(phase.end);
     let rss = peak_rss_bytes();
     let logical_pages = (ssd.capacity_bytes() / ssd.page_bytes()) as u32;
-    let bare = bare_map_writes_per_s(
-        logical_pages,
-        physical_pages as u32,
+    let limit = limit::case_limit(
+        limit::Maps::new(logical_pages, physical_pages as u32),
         report.nand_pages_programmed.clamp(1 << 20, 1 << 27),
-        &seeds,
     );
     let nand_per_s = report.nand_pages_programmed as f64 / seconds;
     ui.line(&format!(
@@ -243,39 +268,10 @@ fn bench_case(case: &Case, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
         report.waf,
         ssd.heap_bytes() as f64 / physical_pages as f64,
         rss.map_or(f64::NAN, |b| b as f64 / (1 << 20) as f64),
-        bare,
-        nand_per_s / bare,
+        limit,
+        nand_per_s / limit,
     ));
     Ok(())
-}
-
-/// The bare-map limit: `writes` page writes, each one random forward-map update, one random
-/// backward-map invalidation of the page it replaces and one append to the backward map, over
-/// maps of `logical_pages` and `physical_pages` (the physical log wraps). Addresses come from
-/// the case's address stream (`bench.address`) drawn as the workload generator draws them.
-/// Returns writes per wall second.
-fn bare_map_writes_per_s(logical_pages: u32, physical_pages: u32, writes: u64, seeds: &SeedTree) -> f64 {
-    use rand::Rng;
-    const NONE: u32 = u32::MAX;
-    let mut forward = vec![NONE; logical_pages as usize];
-    let mut backward = vec![NONE; physical_pages as usize];
-    let mut rng = seeds.fork("bench.address");
-    let mut next = 0u32;
-    let wall = Instant::now();
-    for _ in 0..writes {
-        // A u64 range, as the generator's uniform pattern draws: the same stream, the same pages.
-        let lpn = rng.gen_range(0..logical_pages as u64) as u32;
-        let old = std::mem::replace(&mut forward[lpn as usize], next);
-        if old != NONE {
-            backward[old as usize] = NONE;
-        }
-        backward[next as usize] = lpn;
-        next = if next + 1 == physical_pages { 0 } else { next + 1 };
-    }
-    let seconds = wall.elapsed().as_secs_f64();
-    // Keep the maps observable so the loop is not optimised away.
-    std::hint::black_box((&forward, &backward));
-    writes as f64 / seconds
 }
 
 /// The process's peak resident set (VmHWM), where /proc exists.
