@@ -5,9 +5,16 @@
 # pages) when missing.
 #
 #   scripts/screenshots.sh [REPORT_DIR [SHOTS_DIR]]    (defaults: out/reproduce, REPORT_DIR/screenshots)
+#   scripts/screenshots.sh --pages [OUT_DIR]           (every page kind and the live dashboard)
 #
 # Prints one line per PNG. Exits non-zero if Chromium fails or writes an empty image.
 set -euo pipefail
+
+# Every page kind (reproduce, run, replay, advise, sweep) and serve's live dashboard:
+#   scripts/screenshots.sh --pages [OUT_DIR]
+if [ "${1:-}" = "--pages" ]; then
+    exec "$(dirname "$0")/page-screenshots.sh" "${2:-out/pages}"
+fi
 
 dir=${1:-out/reproduce}
 shots=${2:-$dir/screenshots}
