@@ -190,6 +190,7 @@ mod tests {
                     read_ns: 100_000,
                     program_ns: 2_000_000,
                     erase_ns: 10_000_000,
+                    transfer_ps_per_byte: 625,
                     ..Timing::tlc_nvme()
                 },
                 TrimCostModel::nvme_fio(),
