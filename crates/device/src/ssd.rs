@@ -9,8 +9,7 @@
 use crate::command::{ByteRange, Command, CommandError, CommandKind};
 use crate::config::SsdConfig;
 use crate::metrics::{
-    self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport,
-    TrimReport,
+    self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport, TrimReport,
 };
 use crate::timeseries::{self as ts, DeviceCounters, Row, Timeseries};
 use std::cmp::Reverse;

@@ -100,7 +100,11 @@ fn sub_unit_trim_and_write(kind: FtlKind) {
     ssd.start_measurement(t);
     submit(&mut ssd, t, Command::Write { offset: unit, bytes: 4 * KIB, tag: 9 });
     let r = ssd.report(t);
-    assert_eq!((r.host.read_modify_writes, r.host.unit_pages_filled, r.nand_pages_read), (0, 3, 0), "{kind:?}");
+    assert_eq!(
+        (r.host.read_modify_writes, r.host.unit_pages_filled, r.nand_pages_read),
+        (0, 3, 0),
+        "{kind:?}"
+    );
     ssd.check().unwrap_or_else(|e| panic!("{kind:?}: {e}"));
 }
 
@@ -137,7 +141,8 @@ fn bad_units_are_refused_by_key() {
         assert!(e.accepted.contains(why), "{e}");
     }
     // The unit must divide the block: 3 pages of 4 KiB hold no whole 8 KiB unit.
-    let device = DeviceSection { pages_per_block: Some(3), flash_page_bytes: Some(4096), ..Default::default() };
+    let device =
+        DeviceSection { pages_per_block: Some(3), flash_page_bytes: Some(4096), ..Default::default() };
     let ftl = FtlSection { mapping_unit: Some(ByteSize(8 * KIB)), ..Default::default() };
     let e = SsdConfig::resolve(&device, &ftl, &TrimSection::default()).unwrap_err();
     assert!(e.key == "ftl.mapping_unit" && e.accepted.contains("erase block"), "{e}");

@@ -64,7 +64,11 @@ pub const MAPPING_UNITS: [u64; 5] = [4096, 8192, 16384, 32768, 65536];
 /// The mapping unit in bytes, checked: one of [`MAPPING_UNITS`], at least the device page
 /// and a multiple of it, and a divisor of the erase block (`pages_per_block` device pages).
 /// `None` when unset or equal to the page: the FTL maps device pages as it always did.
-pub(super) fn mapping_unit(spec: &FtlSpec, page_bytes: u32, pages_per_block: u32) -> Result<Option<u32>, ConfigError> {
+pub(super) fn mapping_unit(
+    spec: &FtlSpec,
+    page_bytes: u32,
+    pages_per_block: u32,
+) -> Result<Option<u32>, ConfigError> {
     let Some(unit) = spec.mapping_unit else { return Ok(None) };
     let block_bytes = page_bytes as u64 * pages_per_block as u64;
     let why = if !MAPPING_UNITS.contains(&unit.0) {
