@@ -54,6 +54,8 @@ pub struct Ssd {
     verify_cadence: trimlab_ftl::verify::Cadence,
     /// Per-interval samples, when enabled (see the last `impl Ssd` block).
     timeseries: Option<Timeseries>,
+    /// Device pages per mapping unit (`SsdConfig::pages_per_unit`), read on every page written.
+    pages_per_unit: u64,
 }
 
 impl Ssd {
@@ -89,6 +91,7 @@ impl Ssd {
             scratch_batch: Vec::new(),
             verify_cadence: Default::default(),
             timeseries: None,
+            pages_per_unit: config.pages_per_unit(),
             config,
         }
     }
@@ -353,7 +356,7 @@ impl Ssd {
                 self.host.read_modify_writes += 1;
                 ready = self.ftl.read(t0, lpn).1;
             }
-            if self.config.pages_per_unit() > 1 {
+            if self.pages_per_unit > 1 {
                 self.host.unit_pages_filled += self.unit_pages_uncovered(page_start, offset, bytes);
             }
             let page_tag = tag.wrapping_add(i as u64);
@@ -374,7 +377,7 @@ impl Ssd {
         let page = self.config.host_page_bytes as u64;
         let from = offset.max(unit_start);
         let to = (offset + bytes).min(unit_start + self.page_bytes());
-        self.config.pages_per_unit() - (to.div_ceil(page) - from / page)
+        self.pages_per_unit - (to.div_ceil(page) - from / page)
     }
 
     /// Puts a page in the write buffer, flushing the oldest pages and waiting for a slot when it
@@ -461,7 +464,7 @@ impl Ssd {
                     count: ((end - first) / page) as u32,
                 });
             }
-            if self.config.pages_per_unit() > 1 {
+            if self.pages_per_unit > 1 {
                 // The partial units at the ends stay mapped: that part of the TRIM buys nothing.
                 self.host.trim_bytes_ineffective += r.bytes - end.saturating_sub(first);
             }
@@ -501,7 +504,7 @@ impl Ssd {
     /// several pages, a unit programmed counts its pages and a sub-unit write only the pages
     /// it covered, so the read-modify-write's extra programs raise the WAF as on a real drive.
     fn waf(&self, units_programmed: u64) -> f64 {
-        let per_unit = self.config.pages_per_unit();
+        let per_unit = self.pages_per_unit;
         let host_pages = self.host.pages_written * per_unit - self.host.unit_pages_filled;
         if host_pages == 0 {
             0.0
