@@ -25,8 +25,24 @@ pub struct HostCounters {
     pub pages_read_from_buffer: u64,
     /// Writes that replaced a page still dirty in the write buffer (no extra program).
     pub pages_coalesced_in_buffer: u64,
-    /// Sub-page writes that had to read the old page first.
+    /// Sub-page writes that had to read the old page first (with `[ftl] mapping_unit`, sub-unit
+    /// writes of a mapped unit: one NAND read of the unit each, in `nand_pages_read`).
     pub read_modify_writes: u64,
+    /// With `[ftl] mapping_unit`: device pages (`[device] page_bytes`) of the units the host
+    /// wrote that its writes did not cover, rewritten with the unit (the read-modify-write's
+    /// extra programs). Always 0 without a unit, and then not serialized.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unit_pages_filled: u64,
+    /// With `[ftl] mapping_unit`: TRIM bytes in mapping units the ranges covered only in part,
+    /// left mapped (reported in [`TrimReport::trim_bytes_ineffective`]).
+    #[serde(skip)]
+    pub trim_bytes_ineffective: u64,
+}
+
+/// Counters that only a non-default option moves are left out of the JSON at zero, so the
+/// outputs of configs without the option keep their bytes.
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 pub(crate) struct Latencies {
@@ -147,6 +163,10 @@ pub struct TrimReport {
     pub trim_buffer_entries_max: u64,
     pub bitmap_bytes: u64,
     pub bitmap_bytes_max: u64,
+    /// With `[ftl] mapping_unit`: bytes of TRIM ranges in units they covered only in part,
+    /// which stay mapped (a TRIM deallocates whole units only). Not serialized at zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub trim_bytes_ineffective: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -245,6 +265,7 @@ pub(crate) fn trim_report(engine: &str, now: &TrimStats, base: &TrimStats) -> Tr
         trim_buffer_entries_max: d.trim_buffer_entries_max,
         bitmap_bytes: d.bitmap_bytes,
         bitmap_bytes_max: d.bitmap_bytes_max,
+        trim_bytes_ineffective: 0,
     }
 }
 

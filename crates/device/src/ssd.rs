@@ -9,7 +9,7 @@
 use crate::command::{ByteRange, Command, CommandError, CommandKind};
 use crate::config::SsdConfig;
 use crate::metrics::{
-    self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport,
+    self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport, TrimReport,
 };
 use crate::timeseries::{self as ts, DeviceCounters, Row, Timeseries};
 use std::cmp::Reverse;
@@ -54,6 +54,8 @@ pub struct Ssd {
     verify_cadence: trimlab_ftl::verify::Cadence,
     /// Per-interval samples, when enabled (see the last `impl Ssd` block).
     timeseries: Option<Timeseries>,
+    /// Device pages per mapping unit (`SsdConfig::pages_per_unit`), read on every page written.
+    pages_per_unit: u64,
 }
 
 impl Ssd {
@@ -89,6 +91,7 @@ impl Ssd {
             scratch_batch: Vec::new(),
             verify_cadence: Default::default(),
             timeseries: None,
+            pages_per_unit: config.pages_per_unit(),
             config,
         }
     }
@@ -353,6 +356,9 @@ impl Ssd {
                 self.host.read_modify_writes += 1;
                 ready = self.ftl.read(t0, lpn).1;
             }
+            if self.pages_per_unit > 1 {
+                self.host.unit_pages_filled += self.unit_pages_uncovered(page_start, offset, bytes);
+            }
             let page_tag = tag.wrapping_add(i as u64);
             let page_done = if self.buffer.is_enabled() {
                 self.buffer_write(ready, lpn, page_tag)
@@ -362,6 +368,16 @@ impl Ssd {
             done = done.max(page_done);
         }
         done
+    }
+
+    /// Device pages of the unit at `unit_start` that a write of `bytes` at `offset` leaves
+    /// uncovered: the read-modify-write programs them again (a device page the write touches
+    /// in part counts as covered, as a sub-page write counts as a page without units).
+    fn unit_pages_uncovered(&self, unit_start: u64, offset: u64, bytes: u64) -> u64 {
+        let page = self.config.host_page_bytes as u64;
+        let from = offset.max(unit_start);
+        let to = (offset + bytes).min(unit_start + self.page_bytes());
+        self.pages_per_unit - (to.div_ceil(page) - from / page)
     }
 
     /// Puts a page in the write buffer, flushing the oldest pages and waiting for a slot when it
@@ -448,6 +464,10 @@ impl Ssd {
                     count: ((end - first) / page) as u32,
                 });
             }
+            if self.pages_per_unit > 1 {
+                // The partial units at the ends stay mapped: that part of the TRIM buys nothing.
+                self.host.trim_bytes_ineffective += r.bytes - end.saturating_sub(first);
+            }
         }
         let ctl = Controller { ftl: self.ftl.as_mut(), buffer: &mut self.buffer, now: start };
         let steps = self.engine.trim(&page_ranges, ctl);
@@ -480,6 +500,19 @@ impl Ssd {
         self.engine.check(self.ftl.as_ref())
     }
 
+    /// NAND bytes programmed per host byte written, in device pages: with a mapping unit of
+    /// several pages, a unit programmed counts its pages and a sub-unit write only the pages
+    /// it covered, so the read-modify-write's extra programs raise the WAF as on a real drive.
+    fn waf(&self, units_programmed: u64) -> f64 {
+        let per_unit = self.pages_per_unit;
+        let host_pages = self.host.pages_written * per_unit - self.host.unit_pages_filled;
+        if host_pages == 0 {
+            0.0
+        } else {
+            (units_programmed * per_unit) as f64 / host_pages as f64
+        }
+    }
+
     /// The measures of the run so far (since [`Ssd::start_measurement`]), ending at `end`.
     pub fn report(&self, end: SimTime) -> DeviceReport {
         let flash = self.ftl.flash().counters();
@@ -495,13 +528,12 @@ impl Ssd {
             nand_flash_pages_programmed: flash.flash_pages_programmed - base.flash.flash_pages_programmed,
             nand_program_operations: flash.program_operations - base.flash.program_operations,
             nand_pages_padded: self.ftl.stats().pages_padded - base.ftl.pages_padded,
-            waf: if self.host.pages_written == 0 {
-                0.0
-            } else {
-                programmed as f64 / self.host.pages_written as f64
-            },
+            waf: self.waf(programmed),
             gc: metrics::gc_report(&self.ftl.stats(), &base.ftl),
-            trim: metrics::trim_report(self.engine.name(), self.engine.stats(), &base.trim),
+            trim: TrimReport {
+                trim_bytes_ineffective: self.host.trim_bytes_ineffective,
+                ..metrics::trim_report(self.engine.name(), self.engine.stats(), &base.trim)
+            },
             latency: LatencyReport {
                 read: self.latencies.summary(CommandKind::Read),
                 write: self.latencies.summary(CommandKind::Write),

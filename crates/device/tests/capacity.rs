@@ -24,7 +24,12 @@ fn drive(preset: &str, logical_bytes: u64) -> Ssd {
 #[test]
 fn every_preset_runs_gc_at_64_and_256_mib() {
     for info in preset_infos() {
-        for logical in [64u64 << 20, 256 << 20] {
+        // A mapping unit of several pages (qlc-ssd) needs as many times the capacity for the
+        // same count of units, and so of blocks.
+        let device = DeviceSection { preset: Some(info.name.into()), ..Default::default() };
+        let per_unit = SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default())
+            .map_or(1, |c| c.pages_per_unit());
+        for logical in [(64u64 << 20) * per_unit, (256 << 20) * per_unit] {
             let mut ssd = drive(info.name, logical);
             let page = ssd.page_bytes();
             let pages = ssd.capacity_bytes() / page;

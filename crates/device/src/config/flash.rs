@@ -31,20 +31,25 @@ pub(super) fn spare_factor(spec: &DeviceSpec) -> Result<f64, ConfigError> {
 }
 
 /// The shape of the array before its size: `blocks_per_plane` follows from the capacity.
-fn shape(spec: &DeviceSpec, set: &DeviceSection) -> Result<Geometry, ConfigError> {
+/// With `[ftl] mapping_unit` (`unit`, checked to be whole device pages dividing the block),
+/// the FTL's page is the unit: the same block bytes in fewer, larger pages.
+fn shape(spec: &DeviceSpec, set: &DeviceSection, unit: Option<u32>) -> Result<Geometry, ConfigError> {
+    let page_bytes = unit.unwrap_or(spec.page_bytes);
     let geometry = Geometry {
         channels: spec.channels,
         chips_per_channel: spec.chips_per_channel,
         dies_per_chip: spec.dies_per_chip,
         planes_per_die: spec.planes_per_die,
         blocks_per_plane: 1,
-        pages_per_block: spec.pages_per_block,
-        page_bytes: spec.page_bytes,
+        pages_per_block: (spec.pages_per_block as u64 * spec.page_bytes as u64 / page_bytes as u64) as u32,
+        page_bytes,
         // A mapping page larger than the preset's flash page makes the flash page follow it, so
-        // configs written before flash pages existed keep working.
+        // configs written before flash pages existed keep working (and a unit larger than the
+        // flash page is read and programmed as one: see docs/config.md, "Mapping units").
         flash_page_bytes: match set.flash_page_bytes {
+            Some(bytes) if unit.is_some() => bytes.max(page_bytes),
             Some(bytes) => bytes,
-            None => spec.flash_page_bytes.max(spec.page_bytes),
+            None => spec.flash_page_bytes.max(page_bytes),
         },
     };
     geometry.validate().map_err(geometry_error)?;
@@ -58,9 +63,10 @@ pub(super) fn resolve(
     set: &DeviceSection,
     preset: &Preset,
     gc_threshold: GcThreshold,
+    unit: Option<u32>,
 ) -> Result<Flash, ConfigError> {
     let spare_factor = spare_factor(spec)?;
-    let mut geometry = shape(spec, set)?;
+    let mut geometry = shape(spec, set, unit)?;
     let page_bytes = geometry.page_bytes as u64;
     let mut note = String::new();
     let preset_blocks =

@@ -6,6 +6,7 @@ use super::ConfigError;
 use crate::ftl_choice::{FtlKind, StripingChoice};
 use serde::{Deserialize, Serialize};
 use trimlab_ftl::VictimPolicy;
+use trimlab_sim::ByteSize;
 
 /// `[ftl] backward_map`: when TRIM reaches the backward map (004 §4.1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +51,38 @@ trimlab_sim::config_section! {
         /// Hybrid: TRIMs kept in the trimmed-range list or applied at once.
         pub trimmed_list: bool,
         pub trimmed_list_groups: u32,
+        /// The indirection unit: what one map entry covers ("4KiB" to "64KiB"; unset: the
+        /// device's `page_bytes`). Sub-unit writes are read-modify-writes of the unit; a TRIM
+        /// deallocates only the whole units inside its ranges.
+        pub mapping_unit: ByteSize = optional,
+    }
+}
+
+/// The mapping units `[ftl] mapping_unit` accepts (a drive's indirection unit).
+pub const MAPPING_UNITS: [u64; 5] = [4096, 8192, 16384, 32768, 65536];
+
+/// The mapping unit in bytes, checked: one of [`MAPPING_UNITS`], at least the device page
+/// and a multiple of it, and a divisor of the erase block (`pages_per_block` device pages).
+/// `None` when unset or equal to the page: the FTL maps device pages as it always did.
+pub(super) fn mapping_unit(
+    spec: &FtlSpec,
+    page_bytes: u32,
+    pages_per_block: u32,
+) -> Result<Option<u32>, ConfigError> {
+    let Some(unit) = spec.mapping_unit else { return Ok(None) };
+    let block_bytes = page_bytes as u64 * pages_per_block as u64;
+    let why = if !MAPPING_UNITS.contains(&unit.0) {
+        Some("one of \"4KiB\", \"8KiB\", \"16KiB\", \"32KiB\", \"64KiB\"".to_string())
+    } else if unit.0 < page_bytes as u64 || !unit.0.is_multiple_of(page_bytes as u64) {
+        Some(format!("a multiple of device.page_bytes ({page_bytes}): a unit is whole device pages"))
+    } else if !block_bytes.is_multiple_of(unit.0) {
+        Some(format!("a divisor of the erase block ({pages_per_block} pages of {page_bytes} bytes): a block holds whole units"))
+    } else {
+        None
+    };
+    match why {
+        Some(accepted) => Err(ConfigError::new("ftl.mapping_unit", format!("\"{unit}\""), accepted)),
+        None => Ok((unit.0 != page_bytes as u64).then_some(unit.0 as u32)),
     }
 }
 

@@ -14,7 +14,7 @@ mod trim;
 pub use bounds::{at_most, ps_per_byte, OPERATION_NS_MAX, PER_PAGE_NS_MAX, PS_PER_BYTE_MAX};
 pub use device::{DeviceKind, DeviceSection, DeviceSpec};
 pub use flash::{spare_factor_seen_by_gc, MIN_SPARE_SEEN_SHARE};
-pub use ftl::{BackwardMap, FtlSection, FtlSpec, GcThreshold};
+pub use ftl::{BackwardMap, FtlSection, FtlSpec, GcThreshold, MAPPING_UNITS};
 pub use preset::{preset_infos, preset_list, presets, Preset, PresetInfo, DEFAULT_PRESET};
 pub use trim::TrimSection;
 /// The types of `[trim.cost]` and `[trim.delayed]`, declared beside what they configure.
@@ -70,6 +70,11 @@ pub struct SsdConfig {
     pub idle_gc_free_blocks: u32,
     pub gc_victim: VictimPolicy,
     pub track_data: bool,
+    /// The device page (`[device] page_bytes`): what the host's writes are counted in when
+    /// `[ftl] mapping_unit` makes the FTL's page (`geometry.page_bytes`) a larger unit. Not
+    /// serialized: the geometry already shows the unit, and configs keep their bytes.
+    #[serde(skip)]
+    pub host_page_bytes: u32,
     pub trim_engine: EngineKind,
     pub trim_cost: TrimCostModel,
     pub trim_delayed: DelayedConfig,
@@ -89,10 +94,12 @@ impl SsdConfig {
     ) -> Result<SsdConfig, ConfigError> {
         let preset = Preset::named(device.preset.as_deref().unwrap_or(DEFAULT_PRESET))?;
         let spec = preset.under(device, ftl, trim)?;
-        let flash = flash::resolve(&spec.device, device, preset, spec.ftl.gc_free_blocks)?;
+        let unit = ftl::mapping_unit(&spec.ftl, spec.device.page_bytes, spec.device.pages_per_block)?;
+        let flash = flash::resolve(&spec.device, device, preset, spec.ftl.gc_free_blocks, unit)?;
         let timing = flash::timing(&spec.device)?;
         let link = HostInterface::resolve(&spec.device, flash.geometry.page_bytes as u64)?;
-        let config = SsdConfig::assemble(preset, &spec, ftl, flash, timing, link)?;
+        let mut config = SsdConfig::assemble(preset, &spec, ftl, flash, timing, link)?;
+        config.host_page_bytes = spec.device.page_bytes;
         config.check(&spec, device, ftl)?;
         Ok(config)
     }
@@ -129,6 +136,7 @@ impl SsdConfig {
             idle_gc_free_blocks,
             gc_victim: spec.ftl.gc_victim,
             track_data: spec.ftl.track_data,
+            host_page_bytes: flash.geometry.page_bytes,
             trim_engine: spec.trim_engine,
             trim_cost: spec.trim_cost.clone(),
             trim_delayed: spec.trim_delayed.clone(),
@@ -198,6 +206,11 @@ impl SsdConfig {
                 self.geometry.blocks_per_plane
             )
         })
+    }
+
+    /// Device pages per mapping unit: 1 unless `[ftl] mapping_unit` is larger than the page.
+    pub fn pages_per_unit(&self) -> u64 {
+        (self.geometry.page_bytes / self.host_page_bytes.max(1)).max(1) as u64
     }
 
     pub fn logical_bytes(&self) -> u64 {

@@ -96,7 +96,11 @@ fn both_logical_and_blocks_is_refused() {
 #[test]
 fn every_preset_fits_64_mib_to_4_tib_with_only_logical_and_spare() {
     for info in preset_infos() {
-        let mut logical: u64 = 64 << 20;
+        // A preset with a larger mapping unit (qlc-ssd: 16 pages) needs as many times the
+        // capacity for the same count of units, and so of blocks, as the 4-block reserve needs.
+        let per_unit = resolve(DeviceSection { preset: Some(info.name.into()), ..Default::default() })
+            .map_or(1, |c| c.pages_per_unit());
+        let mut logical: u64 = (64 << 20) * per_unit;
         while logical <= 4 << 40 {
             let c = resolve(DeviceSection {
                 preset: Some(info.name.into()),
