@@ -41,7 +41,10 @@ fn shape(spec: &DeviceSpec, set: &DeviceSection, unit: Option<u32>) -> Result<Ge
         dies_per_chip: spec.dies_per_chip,
         planes_per_die: spec.planes_per_die,
         blocks_per_plane: 1,
-        pages_per_block: (spec.pages_per_block as u64 * spec.page_bytes as u64 / page_bytes as u64) as u32,
+        // A page size of 0 is left for `validate` to name (no division by it here).
+        pages_per_block: (spec.pages_per_block as u64 * spec.page_bytes as u64)
+            .checked_div(page_bytes as u64)
+            .map_or(spec.pages_per_block, |p| p as u32),
         page_bytes,
         // A mapping page larger than the preset's flash page makes the flash page follow it, so
         // configs written before flash pages existed keep working (and a unit larger than the
