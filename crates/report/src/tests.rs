@@ -98,14 +98,19 @@ fn svg_texts(svg: &str) -> Vec<String> {
 
 /// The `y` attribute of the `<text>` element whose content is `label`.
 fn text_y(svg: &str, label: &str) -> Option<i32> {
+    text_attr(svg, label, "y")
+}
+
+/// Attribute `attr` (a number) of the `<text>` element whose content is `label`.
+fn text_attr(svg: &str, label: &str, attr: &str) -> Option<i32> {
     svg.split("<text").skip(1).find_map(|t| {
         let (attrs, rest) = t.split_once('>')?;
         let (content, _) = rest.split_once("</text>")?;
         if content.trim() != label {
             return None;
         }
-        let y = attrs.split(" y=\"").nth(1)?.split('"').next()?;
-        y.parse().ok()
+        let value = attrs.split(&format!(" {attr}=\"")).nth(1)?.split('"').next()?;
+        value.parse().ok()
     })
 }
 
@@ -443,15 +448,7 @@ fn index_puts_plots_before_tables_collapses_long_tables_and_cites_references() {
 
 /// The `x` attribute of the `<text>` element whose content is `label`.
 fn text_x(svg: &str, label: &str) -> Option<i32> {
-    svg.split("<text").skip(1).find_map(|t| {
-        let (attrs, rest) = t.split_once('>')?;
-        let (content, _) = rest.split_once("</text>")?;
-        if content.trim() != label {
-            return None;
-        }
-        let x = attrs.split(" x=\"").nth(1)?.split('"').next()?;
-        x.parse().ok()
-    })
+    text_attr(svg, label, "x")
 }
 
 #[test]

@@ -413,6 +413,14 @@ fn syscall<D: BlockDevice>(fs: &mut FileSystem<D>) {
     fs.idle_until(t);
 }
 
+/// The calls that move `[offset, offset + bytes)` in `piece`-byte pieces: `(offset, length)`
+/// of each, the last one short.
+fn pieces(offset: u64, bytes: u64, piece: u64) -> impl Iterator<Item = (u64, u64)> {
+    let end = offset + bytes;
+    let step = piece.max(1);
+    (offset..end).step_by(step as usize).map(move |at| (at, step.min(end - at)))
+}
+
 /// Buffered writes of `[offset, offset + bytes)` in `piece`-byte calls.
 fn write_pieces<D: BlockDevice>(
     fs: &mut FileSystem<D>,
@@ -421,13 +429,7 @@ fn write_pieces<D: BlockDevice>(
     bytes: u64,
     piece: u64,
 ) -> Result<(), FsError> {
-    let mut at = offset;
-    while at < offset + bytes {
-        let n = piece.max(1).min(offset + bytes - at);
-        fs.write(ino, at, n)?;
-        at += n;
-    }
-    Ok(())
+    pieces(offset, bytes, piece).try_for_each(|(at, n)| fs.write(ino, at, n).map(drop))
 }
 
 impl Engine<'_> {
@@ -588,11 +590,5 @@ fn read_pieces<D: BlockDevice>(
     bytes: u64,
     piece: u64,
 ) -> Result<(), FsError> {
-    let mut at = offset;
-    while at < offset + bytes {
-        let n = piece.max(1).min(offset + bytes - at);
-        fs.read(ino, at, n)?;
-        at += n;
-    }
-    Ok(())
+    pieces(offset, bytes, piece).try_for_each(|(at, n)| fs.read(ino, at, n).map(drop))
 }
