@@ -129,8 +129,7 @@ pub fn advise_file(
 
 /// A tenth and a third of the program time, in whole milliseconds (at least 1 ms).
 fn derived_periods(span_ns: u64) -> Vec<u64> {
-    let mut periods: Vec<u64> =
-        [10, 3].iter().map(|share| (span_ns / share / 1_000_000).max(1) * 1_000_000).collect();
+    let mut periods: Vec<u64> = [10, 3].iter().map(|&share| super::span_share_ns(span_ns, share)).collect();
     periods.dedup();
     periods
 }

@@ -28,3 +28,9 @@ fn us(ns: u64) -> f64 {
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
+
+/// `1/share` of a run or trace of `span_ns`, in whole milliseconds (at least 1 ms): the fstrim
+/// periods both advice forms suggest (a tenth and a third), so a period fires a few times.
+fn span_share_ns(span_ns: u64, share: u64) -> u64 {
+    (span_ns / share / 1_000_000).max(1) * 1_000_000
+}

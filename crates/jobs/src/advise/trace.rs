@@ -35,12 +35,12 @@ pub fn advise(
         replay_on(&device, open()?, &parsed, s.trims, None)
     });
     let results: Vec<Replayed> = results.into_iter().collect::<Result<_>>()?;
-    let mut warnings: Vec<String> =
-        fstrim_warning(&periods, results[0].stats.trace_span_ns).into_iter().collect();
+    let fstrim = fstrim_warning(&periods, results[0].stats.trace_span_ns);
+    let report = advice_report(trace, parsed.speed, &base, &list, &results, fstrim.as_deref());
+    let mut warnings: Vec<String> = fstrim.into_iter().collect();
     // Online discard replays the trace as recorded: if the drive cannot keep up with it, every
     // scenario's latencies measure a backlog (issue 25: write p99 1.04 s with no word).
     warnings.extend(results[0].saturation_warning());
-    let report = advice_report(trace, parsed.speed, &base, &list, &results);
     Ok(Advice { report, warnings })
 }
 
@@ -67,8 +67,8 @@ fn fstrim_warning(periods_ns: &[u64], span_ns: u64) -> Option<String> {
         return None;
     }
     let all = never.len() == periods_ns.len();
-    // Suggest periods that fire a few times: a tenth and a third of the trace, in whole ms.
-    let suggest = |share: u64| trimlab_sim::DurationNs((span_ns / share / 1_000_000).max(1) * 1_000_000);
+    // Suggest periods that fire a few times: a tenth and a third of the trace.
+    let suggest = |share: u64| trimlab_sim::DurationNs(super::span_share_ns(span_ns, share));
     Some(format!(
         "{} no fstrim in this {:.3} s trace (fstrim {}), so {} the same as \"no discard\"; pass shorter periods, e.g. --fstrim-periods {},{}",
         if all { "no fstrim period fits in the trace:" } else { "some fstrim periods never run:" },
@@ -86,6 +86,7 @@ fn advice_report(
     base: &SsdConfig,
     list: &[Scenario],
     results: &[Replayed],
+    fstrim_warning: Option<&str>,
 ) -> ExperimentReport {
     let replays: Vec<_> = results
         .iter()
@@ -112,7 +113,7 @@ fn advice_report(
     if skipped > 0 {
         notes.push(format!("{skipped} malformed lines were skipped (--skip-bad)."));
     }
-    if let Some(warning) = fstrim_warning(&periods, s.trace_span_ns) {
+    if let Some(warning) = fstrim_warning {
         notes.insert(0, format!("Warning: {warning}"));
     }
     ExperimentReport {
