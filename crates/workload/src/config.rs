@@ -21,6 +21,9 @@ pub enum AccessPattern {
     /// fio's `random_distribution=normal:DEV`: the mean of 12 uniform draws plus a uniform
     /// deviation of `normal_deviation_percent` % of the region, scattered over the region.
     Normal,
+    /// fio's `random_distribution=zoned:` / `zoned_abs:`: each of `zones` takes its share of
+    /// the operations, uniformly over its own consecutive part of the region.
+    Zoned,
 }
 
 /// The smallest share of writes in a mix whose phase ends after a volume of writes.
@@ -274,9 +277,20 @@ pub struct WorkloadConfig {
     /// `pattern = "normal"`: fio's deviation, 0..=100 % of the region.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub normal_deviation_percent: Option<f64>,
+    /// `pattern = "zoned"`: the region's parts, in order, and their shares of operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Vec<AccessZone>>,
     /// Each block is TRIMmed and then written (fio's `trimwrite`): the region ends written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trim_then_write: Option<bool>,
+    /// `pattern = "sequential"`: bytes skipped after each command (fio's `rw=write:112k`);
+    /// negative moves backwards (`rw=read:-8k`). A multiple of `block_bytes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential_skip_bytes: Option<i64>,
+    /// Random patterns: only every Nth command draws a new offset, the others follow the
+    /// previous one (fio's `rw=randread:8`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_run: Option<u32>,
     /// The stream's own random seed (fio's `randseed`), instead of one forked from the run's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_seed: Option<u64>,
@@ -293,6 +307,19 @@ pub struct WorkloadConfig {
 pub struct BlockShare {
     pub bytes: ByteSize,
     pub percent: u32,
+}
+
+/// One part of the region under `pattern = "zoned"`: `access_percent` of the operations land
+/// in it, uniformly. Its size is `size_percent` of the region (fio's `zoned`) or `bytes`
+/// (fio's `zoned_abs`); the parts follow each other from the region's start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessZone {
+    pub access_percent: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_percent: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<ByteSize>,
 }
 
 impl Default for WorkloadConfig {
@@ -348,7 +375,10 @@ impl Default for WorkloadConfig {
             block_split: None,
             pareto_h: None,
             normal_deviation_percent: None,
+            zones: None,
             trim_then_write: None,
+            sequential_skip_bytes: None,
+            random_run: None,
             stream_seed: None,
             jobs: None,
         }
@@ -587,6 +617,8 @@ impl WorkloadConfig {
             }
             _ => {}
         }
+        self.check_zones(region)?;
+        self.check_runs(region)?;
         if let Some(split) = &self.block_split {
             let sum: u64 = split.iter().map(|s| u64::from(s.percent)).sum();
             let bad = split.iter().find(|s| {
@@ -603,6 +635,79 @@ impl WorkloadConfig {
         if let Some(d) = self.runtime {
             if d.0 == 0 {
                 return Err(ConfigError::new("workload.runtime", d, "must be > 0"));
+            }
+        }
+        Ok(())
+    }
+
+    /// `pattern = "zoned"` and its `zones`, as fio's zone_split_ddir checks them: the access
+    /// shares add up to 100; the sizes are all percentages (adding up to at most 100) or all
+    /// byte sizes (fitting in the region).
+    fn check_zones(&self, region: u64) -> Result<(), ConfigError> {
+        let zones = match (self.pattern, &self.zones) {
+            (AccessPattern::Zoned, Some(zones)) if !zones.is_empty() => zones,
+            (AccessPattern::Zoned, _) => {
+                return Err(ConfigError::new(
+                    "workload.zones",
+                    "missing",
+                    "pattern = \"zoned\" needs zones = [{ access_percent, size_percent or bytes }, ...]",
+                ))
+            }
+            (_, Some(_)) => {
+                return Err(ConfigError::new(
+                    "workload.zones",
+                    "set",
+                    "zones are read only with pattern = \"zoned\"",
+                ))
+            }
+            (_, None) => return Ok(()),
+        };
+        let access: u64 = zones.iter().map(|z| u64::from(z.access_percent)).sum();
+        if access != 100 {
+            return Err(ConfigError::new(
+                "workload.zones",
+                format!("access_percent adding up to {access}"),
+                "the zones' access_percent must add up to 100",
+            ));
+        }
+        let percents: Option<u64> = zones.iter().map(|z| z.size_percent.map(u64::from)).sum();
+        let bytes: Option<u64> = zones.iter().map(|z| z.bytes.map(|b| b.0)).sum();
+        let ok = match (percents, bytes, zones.iter().all(|z| z.size_percent.is_none() || z.bytes.is_none()))
+        {
+            (Some(p), None, true) => p <= 100,
+            (None, Some(b), true) => b <= region,
+            _ => false,
+        };
+        if !ok {
+            return Err(ConfigError::new(
+                "workload.zones",
+                format!("{} zones", zones.len()),
+                format!("give every zone size_percent (adding up to at most 100) or every zone bytes (adding up to at most the region, {region} bytes)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// fio's `rw=MODE:N` modifiers: a skip on sequential streams, a run length on random ones.
+    fn check_runs(&self, region: u64) -> Result<(), ConfigError> {
+        let block = self.block_bytes.0.max(1) as i64;
+        if let Some(skip) = self.sequential_skip_bytes {
+            if self.pattern != AccessPattern::Sequential || skip % block != 0 || skip.unsigned_abs() >= region
+            {
+                return Err(ConfigError::new(
+                    "workload.sequential_skip_bytes",
+                    skip,
+                    format!("needs pattern = \"sequential\"; a multiple of block_bytes ({block}), smaller than the region in size"),
+                ));
+            }
+        }
+        if let Some(run) = self.random_run {
+            if self.pattern == AccessPattern::Sequential || run == 0 {
+                return Err(ConfigError::new(
+                    "workload.random_run",
+                    run,
+                    "needs a random pattern, and at least 1 (1: every command draws a new offset)",
+                ));
             }
         }
         Ok(())
@@ -632,5 +737,46 @@ mod tests {
         let w = WorkloadConfig { trim_fraction: 1.5, ..Default::default() };
         let e = w.validate(1 << 30, 4096, 1 << 21).unwrap_err();
         assert_eq!(e.key, "workload.trim_fraction");
+    }
+
+    #[test]
+    fn zones_and_rw_modifiers_are_checked() {
+        let zone = |access_percent, size_percent, bytes| AccessZone { access_percent, size_percent, bytes };
+        let key = |w: WorkloadConfig| w.validate(1 << 30, 4096, 1 << 21).err().map(|e| e.key);
+        let zoned = |zones| WorkloadConfig { pattern: AccessPattern::Zoned, zones, ..Default::default() };
+        assert_eq!(key(zoned(Some(vec![zone(50, Some(5), None), zone(50, Some(95), None)]))), None);
+        assert_eq!(
+            key(zoned(Some(vec![
+                zone(50, None, Some(ByteSize(1 << 20))),
+                zone(50, None, Some(ByteSize(1 << 29)))
+            ]))),
+            None
+        );
+        for bad in [
+            None,
+            Some(vec![]),
+            Some(vec![zone(40, Some(5), None), zone(50, Some(95), None)]),
+            Some(vec![zone(50, Some(60), None), zone(50, Some(60), None)]),
+            Some(vec![zone(50, Some(5), None), zone(50, None, Some(ByteSize(4096)))]),
+            Some(vec![zone(100, None, Some(ByteSize(2 << 30)))]),
+        ] {
+            assert_eq!(key(zoned(bad.clone())).as_deref(), Some("workload.zones"), "{bad:?}");
+        }
+        let stray = WorkloadConfig { zones: Some(vec![zone(100, Some(100), None)]), ..Default::default() };
+        assert_eq!(key(stray).as_deref(), Some("workload.zones"));
+        let seq = |skip| WorkloadConfig {
+            pattern: AccessPattern::Sequential,
+            sequential_skip_bytes: Some(skip),
+            ..Default::default()
+        };
+        assert_eq!(key(seq(-8192)), None);
+        assert_eq!(
+            key(seq(1000)).as_deref(),
+            Some("workload.sequential_skip_bytes"),
+            "not a multiple of the block"
+        );
+        let run =
+            WorkloadConfig { pattern: AccessPattern::Sequential, random_run: Some(8), ..Default::default() };
+        assert_eq!(key(run).as_deref(), Some("workload.random_run"));
     }
 }

@@ -45,10 +45,18 @@ struct Addresser {
     pareto_power: f64,
     /// Normal: fio's deviation in slots (0: none).
     normal_deviation: i64,
+    /// Zoned: for each percent of the operations, the (first slot, slots) of its zone.
+    zone_of_percent: Vec<(u64, u64)>,
+    /// Sequential: slots skipped after each command (fio's `rw=write:112k`; negative: back).
+    skip: i64,
+    /// Random: a new offset every `run` commands, the others following on (fio's
+    /// `rw=randread:8`); `run_left` counts down to the next draw.
+    run: u32,
+    run_left: u32,
 }
 
 impl Addresser {
-    fn new(config: &WorkloadConfig, slots: u64) -> Self {
+    fn new(config: &WorkloadConfig, slots: u64, slot_bytes: u64) -> Self {
         let zipf = (config.pattern == AccessPattern::Zipf)
             .then(|| Zipf::new(slots, config.zipf_theta).expect("validated: slots >= 1, theta > 0"));
         let map = (config.pattern == AccessPattern::UniformRandom && config.random_map == Some(true))
@@ -69,6 +77,10 @@ impl Addresser {
             map,
             pareto_power,
             normal_deviation,
+            zone_of_percent: zone_table(config, slots, slot_bytes),
+            skip: config.sequential_skip_bytes.map_or(0, |b| b / slot_bytes.max(1) as i64),
+            run: config.random_run.unwrap_or(0),
+            run_left: config.random_run.unwrap_or(0),
         }
     }
 
@@ -96,6 +108,9 @@ impl Addresser {
     /// in the region.
     #[inline]
     fn next(&mut self, rng: &mut SimRng, units: u64) -> u64 {
+        if self.run > 0 {
+            return self.next_in_run(rng, units);
+        }
         let slot = self.draw(rng, units);
         if let Some(map) = &mut self.map {
             for s in slot..slot + units {
@@ -105,15 +120,57 @@ impl Addresser {
         slot
     }
 
+    /// fio's ddir_seq_nr: every `run`th command draws (and marks the random map); the others
+    /// start where the previous one ended, as fio's get_next_seq_offset does.
+    fn next_in_run(&mut self, rng: &mut SimRng, units: u64) -> u64 {
+        self.run_left -= 1;
+        let slot = if self.run_left == 0 {
+            self.run_left = self.run;
+            let slot = self.draw(rng, units);
+            if let Some(map) = &mut self.map {
+                (slot..slot + units).for_each(|s| map.mark(s));
+            }
+            slot
+        } else if self.cursor > self.slots - units {
+            0
+        } else {
+            self.cursor
+        };
+        self.cursor = slot + units;
+        slot
+    }
+
+    /// The next sequential slot. With a skip, fio's get_next_seq_offset: the skip is added to
+    /// the end of the previous command (not before the first); past either end of the
+    /// region, a forward skip restarts at the start and a backward one at the end plus the skip.
+    #[inline]
+    fn sequential(&mut self, units: u64, last: u64) -> u64 {
+        let slot = if self.cursor > last { 0 } else { self.cursor };
+        let next = slot + units;
+        self.cursor = if self.skip == 0 {
+            if next >= self.slots {
+                0
+            } else {
+                next
+            }
+        } else {
+            let moved = next as i64 + self.skip;
+            if moved >= 0 && (moved as u64) < self.slots {
+                moved as u64
+            } else if self.skip > 0 {
+                0
+            } else {
+                (self.slots as i64 + self.skip).max(0) as u64
+            }
+        };
+        slot
+    }
+
     #[inline]
     fn draw(&mut self, rng: &mut SimRng, units: u64) -> u64 {
         let last = self.slots - units; // the last slot an operation of `units` may start at
         match self.pattern {
-            AccessPattern::Sequential => {
-                let slot = if self.cursor > last { 0 } else { self.cursor };
-                self.cursor = if slot + units >= self.slots { 0 } else { slot + units };
-                slot
-            }
+            AccessPattern::Sequential => self.sequential(units, last),
             AccessPattern::UniformRandom => {
                 let drawn = rng.gen_range(0..self.slots);
                 self.map.as_mut().map_or(drawn, |m| m.claim(drawn)).min(last)
@@ -139,8 +196,45 @@ impl Addresser {
                 // Scatter ranks over the region so popular pages are not all adjacent.
                 (((rank - 1) as u128 * self.scatter_multiplier as u128 % self.slots as u128) as u64).min(last)
             }
+            AccessPattern::Zoned => {
+                let (first, len) = self.zone_of_percent[rng.gen_range(0..100usize)];
+                (first + rng.gen_range(0..len.max(1))).min(last)
+            }
         }
     }
+}
+
+/// fio's zone_state_index: which zone each of the 100 access percents falls in, as (first
+/// slot, slots). A percentage zone starts at `size_prev * slots / 100` and spans
+/// `slots * size / 100` (fio's __get_next_rand_offset_zoned); a byte-sized zone
+/// (`zoned_abs`) spans its bytes in whole slots. Empty unless the pattern is zoned.
+fn zone_table(config: &WorkloadConfig, slots: u64, slot_bytes: u64) -> Vec<(u64, u64)> {
+    let Some(zones) = config.zones.as_ref().filter(|_| config.pattern == AccessPattern::Zoned) else {
+        return Vec::new();
+    };
+    let mut table = Vec::with_capacity(100);
+    let (mut size_prev, mut bytes_prev) = (0u64, 0u64);
+    for zone in zones {
+        let (first, len) = match (zone.size_percent, zone.bytes) {
+            (Some(p), _) => {
+                let span = (size_prev * slots / 100, slots * u64::from(p) / 100);
+                size_prev += u64::from(p);
+                span
+            }
+            (None, Some(b)) => {
+                let first = bytes_prev / slot_bytes.max(1);
+                bytes_prev += b.0;
+                (first, (bytes_prev / slot_bytes.max(1)).saturating_sub(first))
+            }
+            (None, None) => (0, slots),
+        };
+        table.extend(std::iter::repeat_n(
+            (first.min(slots.saturating_sub(1)), len),
+            zone.access_percent as usize,
+        ));
+    }
+    table.resize(100, (0, slots));
+    table
 }
 
 /// A multiplier coprime with `n`, so x -> x * m mod n is a permutation.
@@ -290,8 +384,8 @@ impl Generator {
             trim_bytes,
             read_fraction: config.read_fraction,
             trim_fraction: config.trim_fraction,
-            blocks: Addresser::new(config, region_bytes / block_bytes),
-            trims: Addresser::new(config, region_bytes / trim_bytes),
+            blocks: Addresser::new(config, region_bytes / block_bytes, block_bytes),
+            trims: Addresser::new(config, region_bytes / trim_bytes, trim_bytes),
             mix_rng,
             address_rng,
             split: split.map(|(_, s)| s),
@@ -502,6 +596,57 @@ mod tests {
             let (t, w) = (g.next_op(), g.next_op());
             assert_eq!((t.kind, w.kind), (CommandKind::Trim, CommandKind::Write));
             assert_eq!((t.offset, t.bytes), (w.offset, w.bytes), "the write follows its TRIM");
+        }
+    }
+
+    #[test]
+    fn zoned_sends_each_share_to_its_own_part_of_the_region() {
+        // JESD219's distribution: 50 % of commands to the first 5 %, 30 % to the next 15 %,
+        // 20 % to the last 80 % (the blank size takes what is left, as in fio).
+        let c = fio("[j]\nrw=randwrite\nsize=64m\nrandom_distribution=zoned:50/5:30/15:20/\n");
+        let mut g = generator(&c, 1 << 30);
+        let region = 64u64 << 20;
+        let mut hits = [0u32; 3];
+        for _ in 0..40_000 {
+            let op = g.next_op();
+            assert!(op.offset + op.bytes <= region);
+            let zone = if op.offset < region / 20 {
+                0
+            } else if op.offset < region / 5 {
+                1
+            } else {
+                2
+            };
+            hits[zone] += 1;
+        }
+        for (got, want) in hits.iter().zip([0.5, 0.3, 0.2]) {
+            assert!((f64::from(*got) / 40_000.0 - want).abs() < 0.01, "{hits:?}");
+        }
+        // zoned_abs: byte sizes from the region's start; the rest of the region is never used.
+        let c = fio("[j]\nrw=randread\nsize=64m\nrandom_distribution=zoned_abs:60/1m:40/3m\n");
+        let mut g = generator(&c, 1 << 30);
+        let ops: Vec<_> = (0..20_000).map(|_| g.next_op()).collect();
+        assert!(ops.iter().all(|op| op.offset + op.bytes <= 4 << 20));
+        let first = ops.iter().filter(|op| op.offset < 1 << 20).count();
+        assert!((first as f64 / 20_000.0 - 0.6).abs() < 0.015, "{first}");
+    }
+
+    #[test]
+    fn rw_modifiers_skip_go_backwards_and_run_on() {
+        let offsets = |text: &str, n: usize| {
+            let mut g = generator(&fio(text), 1 << 30);
+            (0..n).map(|_| g.next_op().offset >> 10).collect::<Vec<_>>()
+        };
+        // write:112k with bs=16k: a 112k hole after each command, wrapping to the start.
+        assert_eq!(offsets("[j]\nrw=write:112k\nbs=16k\nsize=512k\n", 5), [0, 128, 256, 384, 0]);
+        // read:-8k with bs=4k (fio's backwards-read example): the first at 0, then from the
+        // end backwards one block at a time.
+        assert_eq!(offsets("[j]\nrw=read:-8k\nbs=4k\nsize=32k\n", 5), [0, 24, 20, 16, 12]);
+        // randread:4: every fourth command draws, the three after it follow on.
+        let o = offsets("[j]\nrw=randread:4\nbs=4k\nsize=64m\n", 12);
+        assert_eq!(o[..3], [0, 4, 8], "the stream starts sequentially at the region's start");
+        for run in o[3..].chunks(4) {
+            assert_eq!(run.windows(2).filter(|w| w[1] != w[0] + 4).count(), 0, "{o:?}");
         }
     }
 

@@ -3,7 +3,7 @@
 
 use super::units::{fio_bool, fio_size, fio_size_or_percent, fio_time, FioSize};
 use super::{FioError, SUPPORTED};
-use crate::config::{AccessPattern, BlockShare, WorkloadConfig};
+use crate::config::{AccessPattern, AccessZone, BlockShare, WorkloadConfig};
 use trimlab_sim::{ByteSize, DurationNs};
 
 /// Options that have no effect on a simulated drive (no files, no page cache, no engine, no
@@ -42,6 +42,19 @@ pub const IGNORED: &[&str] = &[
     "allrandrepeat",
     "clocksource",
     "blockalign",
+    // The data's content: the modelled drives neither compress nor deduplicate.
+    "dedupe_percentage",
+    "dedupe_mode",
+    "dedupe_global",
+    "dedupe_working_set_percentage",
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "compress_percentage",
+    "compress_chunk",
+    "refill_buffers",
+    "scramble_buffers",
+    "zero_buffers",
+    "buffer_pattern",
 ];
 
 /// Options fio has that trimlab does not model, with what to use instead.
@@ -79,13 +92,35 @@ fn rw_mode(value: &str) -> Option<(bool, f64, f64, bool)> {
     })
 }
 
-/// `random_distribution=`.
+/// fio's `rw=MODE:N`: on a sequential mode a size skipped after each command (negative goes
+/// backwards: ddir_seq_add), on a random one how many commands share one drawn offset
+/// (ddir_seq_nr).
 #[derive(Clone, Copy, Debug, PartialEq)]
+enum RwModifier {
+    Skip(i64),
+    Run(u32),
+}
+
+fn rw_modifier(opt: &FioOption, v: &str, n: &str, random: bool) -> Result<RwModifier, FioError> {
+    if random {
+        return n.trim().parse::<u32>().ok().filter(|n| *n > 0).map(RwModifier::Run).ok_or_else(|| {
+            opt.bad(v, "a random mode's :N is how many commands share a drawn offset, a whole number >= 1")
+        });
+    }
+    let (sign, size) = n.trim().strip_prefix('-').map_or((1, n), |rest| (-1, rest));
+    fio_size(size).and_then(|b| i64::try_from(b).ok()).map(|b| RwModifier::Skip(sign * b)).ok_or_else(|| {
+        opt.bad(v, "a sequential mode's :N is a size skipped after each command, like write:64k or read:-8k")
+    })
+}
+
+/// `random_distribution=`.
+#[derive(Clone, Debug, PartialEq)]
 enum Distribution {
     Random,
     Zipf(f64),
     Pareto(f64),
     Normal(f64),
+    Zoned(Vec<AccessZone>),
 }
 
 /// One option line being applied, for its errors.
@@ -148,6 +183,7 @@ impl FioOption<'_> {
 #[derive(Default)]
 pub struct Shape {
     rw: Option<(bool, f64, f64, bool)>,
+    modifier: Option<RwModifier>,
     read_mix: Option<f64>,
     distribution: Option<Distribution>,
     size: Option<FioSize>,
@@ -212,9 +248,12 @@ fn apply_shape(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> {
     match opt.key {
         "rw" | "readwrite" => {
             let v = opt.need("a mode")?;
-            shape.rw = Some(rw_mode(&v).ok_or_else(|| {
-                opt.bad(&v, "unsupported mode (accepted: write, randwrite, read, randread, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite; offset modifiers like randread:8 are not supported)")
-            })?);
+            let (mode, modifier) = v.split_once(':').map_or((v.as_str(), None), |(m, n)| (m, Some(n)));
+            let rw = rw_mode(mode).ok_or_else(|| {
+                opt.bad(&v, "unsupported mode (accepted: write, randwrite, read, randread, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite, each with an optional :N)")
+            })?;
+            shape.modifier = modifier.map(|n| rw_modifier(opt, &v, n, rw.0)).transpose()?;
+            shape.rw = Some(rw);
         }
         "size" => shape.size = Some(opt.size_or_percent()?),
         "filesize" => {
@@ -278,8 +317,14 @@ fn apply_schedule(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> 
 fn distribution(opt: &FioOption) -> Result<Distribution, FioError> {
     let v = opt.need("random, zipf:THETA, pareto:H or normal:DEV")?;
     let (name, params) = v.split_once(':').unwrap_or((&v, ""));
-    if name.starts_with("zoned") || name == "sequence" {
-        return Err(opt.bad(&v, "zoned and sequence distributions are not supported; use zipf:THETA, pareto:H or normal:DEV, or jobs on separate offset/size regions"));
+    if name == "zoned" || name == "zoned_abs" {
+        return zoned(opt, &v, params, name == "zoned_abs").map(Distribution::Zoned);
+    }
+    if name == "sequence" {
+        return Err(opt.bad(
+            &v,
+            "the sequence distribution is not supported; use zoned:, zipf:THETA, pareto:H or normal:DEV",
+        ));
     }
     if params.contains(':') || params.contains(',') {
         return Err(opt.bad(&v, "a center (zipf:1.2:0.25) and per-direction lists are not supported"));
@@ -294,9 +339,57 @@ fn distribution(opt: &FioOption) -> Result<Distribution, FioError> {
         ("zipf" | "pareto" | "normal", _) => {
             return Err(opt.bad(&v, "zipf needs a theta > 0 (zipf:1.2), pareto an H in (0, 1) (pareto:0.9), normal a deviation 0..=100 (normal:10)"))
         }
-        _ => return Err(opt.bad(&v, "unsupported distribution (accepted: random, zipf:THETA, pareto:H, normal:DEV; zoned ones are not supported)")),
+        _ => return Err(opt.bad(&v, "unsupported distribution (accepted: random, zipf:THETA, pareto:H, normal:DEV, zoned:ACCESS/SIZE:..., zoned_abs:ACCESS/BYTES:...)")),
     };
     Ok(d)
+}
+
+/// fio's `zoned:50/5:30/15:20/` (access % / size %; blank sizes split the rest evenly, as
+/// fio's zone_split_ddir does) or `zoned_abs:50/1g:50/3g` (access % / bytes).
+fn zoned(opt: &FioOption, v: &str, params: &str, absolute: bool) -> Result<Vec<AccessZone>, FioError> {
+    if params.contains(',') {
+        return Err(opt.bad(v, "per-direction lists are not supported; give one list for all directions"));
+    }
+    let mut zones = Vec::new();
+    for part in params.split(':').filter(|p| !p.is_empty()) {
+        let (access, size) = part.split_once('/').unwrap_or((part, ""));
+        let access: u32 = access
+            .parse()
+            .ok()
+            .filter(|a| *a <= 100)
+            .ok_or_else(|| opt.bad(v, &format!("{access:?} is not an access percentage 0..=100")))?;
+        let mut zone = AccessZone { access_percent: access, size_percent: None, bytes: None };
+        match (absolute, size) {
+            (_, "") if absolute => return Err(opt.bad(v, "zoned_abs needs a size for every zone (50/1g)")),
+            (_, "") => {}
+            (true, size) => {
+                zone.bytes = Some(ByteSize(
+                    fio_size(size).ok_or_else(|| opt.bad(v, &format!("{size:?} is not a size")))?,
+                ))
+            }
+            (false, size) => {
+                zone.size_percent =
+                    Some(
+                        size.trim_end_matches('%').parse().ok().filter(|p| *p <= 100).ok_or_else(|| {
+                            opt.bad(v, &format!("{size:?} is not a size percentage 0..=100"))
+                        })?,
+                    )
+            }
+        }
+        zones.push(zone);
+    }
+    let access: u32 = zones.iter().map(|z| z.access_percent).sum();
+    let sizes: u32 = zones.iter().filter_map(|z| z.size_percent).sum();
+    if zones.is_empty() || access != 100 || sizes > 100 {
+        return Err(
+            opt.bad(v, "the access percentages must add up to 100 and the size percentages to at most 100")
+        );
+    }
+    let blank = zones.iter().filter(|z| z.size_percent.is_none() && z.bytes.is_none()).count() as u32;
+    for z in zones.iter_mut().filter(|z| z.size_percent.is_none() && z.bytes.is_none()) {
+        z.size_percent = Some((100 - sizes) / blank);
+    }
+    Ok(zones)
 }
 
 /// fio's `bssplit=4k/10:64k/50:32k/40`; blank shares split the rest evenly.
@@ -345,8 +438,11 @@ impl Shape {
         thread: u64,
     ) -> Result<(), String> {
         let (random, read, trim, trim_write) = self.rw.unwrap_or((false, 1.0, 0.0, false)); // fio's default rw is read
-        let dist =
-            if random { self.distribution.unwrap_or(Distribution::Random) } else { Distribution::Random };
+        let dist = if random {
+            self.distribution.clone().unwrap_or(Distribution::Random)
+        } else {
+            Distribution::Random
+        };
         w.pattern = match (random, dist) {
             (false, _) => AccessPattern::Sequential,
             (true, Distribution::Random) => AccessPattern::UniformRandom,
@@ -362,10 +458,19 @@ impl Shape {
                 w.normal_deviation_percent = Some(d);
                 AccessPattern::Normal
             }
+            (true, Distribution::Zoned(zones)) => {
+                w.zones = Some(zones);
+                AccessPattern::Zoned
+            }
         };
         // fio keeps a random map for uniform random I/O only (it disables it for the others).
         w.random_map = (w.pattern == AccessPattern::UniformRandom && !self.norandommap).then_some(true);
         w.trim_then_write = trim_write.then_some(true);
+        match self.modifier {
+            Some(RwModifier::Skip(bytes)) if bytes != 0 => w.sequential_skip_bytes = Some(bytes),
+            Some(RwModifier::Run(n)) if n > 1 => w.random_run = Some(n),
+            _ => {}
+        }
         w.trim_fraction = trim;
         w.read_fraction = self.read_mix.filter(|_| read > 0.0 && read < 1.0).unwrap_or(read);
         w.block_split = self.split.clone();

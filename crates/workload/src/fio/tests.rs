@@ -121,7 +121,12 @@ fn bad_values_and_shapes_are_errors() {
     bad("[j]\nrw=randappend\n", "trimwrite", 2);
     bad("[j]\nbs=4k,8k\n", "4k,8k", 2);
     bad("[j]\nnumjobs=0\n", "1..=1024", 2);
-    bad("[j]\nrandom_distribution=zoned:60/10:40/90\n", "zoned", 2);
+    bad("[j]\nrandom_distribution=zoned:60/10:30/90\n", "add up to 100", 2);
+    bad("[j]\nrandom_distribution=zoned_abs:50/:50/1g\n", "needs a size", 2);
+    bad("[j]\nrandom_distribution=zoned:50/5:50/95,100/100\n", "per-direction", 2);
+    bad("[j]\nrandom_distribution=sequence\n", "sequence", 2);
+    bad("[j]\nrw=randread:0\n", ">= 1", 2);
+    bad("[j]\nrw=write:lots\n", "size skipped", 2);
     bad("[j]\nrandom_distribution=zipf:1.2:0.25\n", "center", 2);
     bad("[j]\nbssplit=4k/60:8k/60\n", "add up to 100", 2);
     bad("[j]\nsize=150%\n", "1..=100", 2);
