@@ -176,3 +176,20 @@ fn a_configs_precondition_fills_the_whole_region_whatever_ends_the_fio_job() {
     let valid = u(&m["report"]["valid_pages"]);
     assert!(valid + BUFFER_PAGES >= (64 << 20) / 4096, "the fill covered the region: {valid}");
 }
+
+#[test]
+fn a_rate_limit_spaces_the_commands_a_deep_queue_would_bunch() {
+    // fio's fixed-rate example: 128 MiB of 4 KiB reads at rate_iops=1000 with iodepth=32 takes
+    // 32768 / 1000 s; its poisson twin at 50 IOPS averages the same gaps.
+    let dir = format!("{}/tests/data/fio-examples", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(format!("{dir}/fixed-rate-submission.fio")).unwrap();
+    let m = run_fio(&text, "fixed-rate-submission.fio");
+    let secs = u(&m["report"]["sim_time_ns"]) as f64 / 1e9;
+    assert!((secs - 32.767).abs() < 0.01, "{secs} s");
+    let unpaced = run_fio(&text.replace("rate_iops=1000", ""), "unpaced.fio");
+    assert!(u(&unpaced["report"]["sim_time_ns"]) < 1_000_000_000, "without the rate the queue runs flat out");
+    let text = text.replace("rw=read", "rw=randwrite").replace("size=128m", "size=8m");
+    let paced = run_fio(&(text.clone() + "rate_process=poisson\n"), "poisson.fio");
+    let secs = u(&paced["report"]["sim_time_ns"]) as f64 / 1e9;
+    assert!((secs / 2.048 - 1.0).abs() < 0.1, "2048 writes at 1000/s with exponential gaps: {secs} s");
+}

@@ -291,6 +291,16 @@ pub struct WorkloadConfig {
     /// previous one (fio's `rw=randread:8`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_run: Option<u32>,
+    /// fio's `rate_iops`: commands per second, one value for every direction or `[read, write,
+    /// trim]` (0: that direction unlimited); the stream waits rather than exceed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<Vec<f64>>,
+    /// fio's `rate`: bytes per second, as `rate_iops`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_bytes: Option<Vec<ByteSize>>,
+    /// fio's `rate_process`: `"linear"` (default) or `"poisson"` gaps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_process: Option<RateProcess>,
     /// The stream's own random seed (fio's `randseed`), instead of one forked from the run's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_seed: Option<u64>,
@@ -307,6 +317,16 @@ pub struct WorkloadConfig {
 pub struct BlockShare {
     pub bytes: ByteSize,
     pub percent: u32,
+}
+
+/// How a rate-limited stream spaces its commands (fio's `rate_process`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RateProcess {
+    /// Evenly: the k-th command waits for the bytes before it at the rate.
+    Linear,
+    /// Exponential gaps with the rate's mean.
+    Poisson,
 }
 
 /// One part of the region under `pattern = "zoned"`: `access_percent` of the operations land
@@ -379,6 +399,9 @@ impl Default for WorkloadConfig {
             trim_then_write: None,
             sequential_skip_bytes: None,
             random_run: None,
+            rate_iops: None,
+            rate_bytes: None,
+            rate_process: None,
             stream_seed: None,
             jobs: None,
         }
@@ -619,6 +642,7 @@ impl WorkloadConfig {
         }
         self.check_zones(region)?;
         self.check_runs(region)?;
+        self.check_rate()?;
         if let Some(split) = &self.block_split {
             let sum: u64 = split.iter().map(|s| u64::from(s.percent)).sum();
             let bad = split.iter().find(|s| {
@@ -686,6 +710,43 @@ impl WorkloadConfig {
             ));
         }
         Ok(())
+    }
+
+    /// fio's rate keys: one of `rate_iops` / `rate_bytes`, each one value or three.
+    fn check_rate(&self) -> Result<(), ConfigError> {
+        let bad_iops = self.rate_iops.as_ref().filter(|r| {
+            r.is_empty()
+                || r.len() > 3
+                || r.iter().any(|v| !v.is_finite() || *v < 0.0)
+                || r.iter().all(|v| *v == 0.0)
+        });
+        if let Some(r) = bad_iops {
+            return Err(ConfigError::new(
+                "workload.rate_iops",
+                format!("{r:?}"),
+                "one rate or [read, write, trim], each >= 0 commands per second, not all 0",
+            ));
+        }
+        if let Some(r) =
+            self.rate_bytes.as_ref().filter(|r| r.is_empty() || r.len() > 3 || r.iter().all(|b| b.0 == 0))
+        {
+            return Err(ConfigError::new(
+                "workload.rate_bytes",
+                format!("{} entries", r.len()),
+                "one rate or [read, write, trim], sizes per second like \"100MiB\", not all 0",
+            ));
+        }
+        match (&self.rate_iops, &self.rate_bytes, self.rate_process) {
+            (Some(_), Some(_), _) => {
+                Err(ConfigError::new("workload.rate_bytes", "set", "give rate_iops or rate_bytes, not both"))
+            }
+            (None, None, Some(p)) => Err(ConfigError::new(
+                "workload.rate_process",
+                format!("{p:?}"),
+                "needs rate_iops or rate_bytes",
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// fio's `rw=MODE:N` modifiers: a skip on sequential streams, a run length on random ones.

@@ -2,6 +2,7 @@
 
 use crate::config::{AccessPattern, WorkloadConfig};
 use crate::random_map::RandomMap;
+use crate::rate::Pacer;
 use rand::Rng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Zipf};
@@ -351,6 +352,8 @@ pub struct Generator {
     trim_then_write: bool,
     pending_write: Option<Op>,
     limits: Option<Limits>,
+    /// fio's rate limits: when a drawn command may be issued.
+    pacer: Option<Pacer>,
     jobs: Vec<Job>,
 }
 
@@ -378,6 +381,13 @@ impl Generator {
         });
         let block_bytes = split.as_ref().map_or(config.block_bytes.0, |(unit, _)| *unit);
         let trim_bytes = config.trim_bytes.unwrap_or(config.block_bytes).0;
+        // Poisson gaps get their own stream, seeded from a copy so the addresses stay the
+        // ones the stream draws without a rate.
+        let pacer = Pacer::new(
+            config,
+            block_bytes,
+            SimRng::seed_from_u64(address_rng.clone().gen::<u64>() ^ 0x7261_7465),
+        );
         Generator {
             region_offset,
             block_bytes,
@@ -392,6 +402,7 @@ impl Generator {
             trim_then_write: config.trim_then_write == Some(true),
             pending_write: None,
             limits: Limits::new(config),
+            pacer,
             jobs,
         }
     }
@@ -428,6 +439,27 @@ impl Generator {
             return None;
         }
         Some(self.jobs.partition_point(|j| j.end <= submitter).min(self.jobs.len() - 1))
+    }
+
+    /// Whether any stream has a rate limit (the runner then asks [`Generator::issue_at`]).
+    pub fn paced(&self) -> bool {
+        self.pacer.is_some() || self.jobs.iter().any(|j| j.generator.paced())
+    }
+
+    /// When `op`, just drawn for `submitter` at `now`, may go to the drive (its stream's rate
+    /// limit), or None when that is past the stream's runtime (fio stops the job instead).
+    pub fn issue_at(&mut self, submitter: u32, op: &Op, now: SimTime) -> Option<SimTime> {
+        if let Some(i) = self.job_of(submitter) {
+            let job = &mut self.jobs[i];
+            return job.generator.issue_at(submitter - job.first, op, now);
+        }
+        let Some(pacer) = &mut self.pacer else { return Some(now) };
+        let at = pacer.issue_at(now, op);
+        let past_end = self
+            .limits
+            .as_ref()
+            .is_some_and(|l| l.runtime_ns.zip(l.start).is_some_and(|(ns, start)| at.since(start) >= ns));
+        (!past_end).then_some(at)
     }
 
     /// The next command of `submitter` at `now`, or None when its stream has ended.

@@ -11,6 +11,7 @@ pub mod fio;
 pub mod generator;
 pub mod kind;
 pub mod random_map;
+pub mod rate;
 pub mod runner;
 pub mod scenario;
 pub mod script;

@@ -1,7 +1,7 @@
 //! The closed-loop runner: `queue_depth` submitters, each issuing its next command when its last
 //! one completes (plus think time), ordered through the event queue.
 
-use crate::generator::Generator;
+use crate::generator::{Generator, Op};
 use trimlab_device::{BlockDevice, Command, CommandError, CommandKind};
 use trimlab_sim::{EventQueue, SimTime};
 
@@ -78,6 +78,7 @@ pub fn run_phase<D: BlockDevice>(
     // A FLUSH due after a write is the submitter's next command, issued when it is next
     // scheduled, so commands still reach the device in arrival order.
     let mut flush_due = vec![false; drive.queue_depth as usize];
+    let mut held = held_slots(generator, drive.queue_depth);
     while let Some((now, submitter)) = queue.pop() {
         let achieved = if by_ops { result.ops } else { result.bytes_written };
         if achieved >= goal {
@@ -94,8 +95,7 @@ pub fn run_phase<D: BlockDevice>(
             queue.push(done.after(think_ns), submitter);
             continue;
         }
-        // None: this submitter's stream has ended.
-        let Some(op) = generator.next_for(submitter, now) else { continue };
+        let Some(op) = next_op(generator, &mut held, &mut queue, submitter, now) else { continue };
         let command = op.command(*next_tag);
         if op.kind == CommandKind::Write {
             *next_tag += op.bytes.div_ceil(page);
@@ -121,4 +121,39 @@ pub fn run_phase<D: BlockDevice>(
         }
     }
     Ok(result)
+}
+
+/// Where a rate-limited stream's early command waits for its time (fio sleeps in rate_ddir):
+/// one slot per submitter, none without a rate.
+fn held_slots(generator: &Generator, submitters: u32) -> Vec<Option<Op>> {
+    if generator.paced() {
+        vec![None; submitters as usize]
+    } else {
+        Vec::new()
+    }
+}
+
+/// `submitter`'s command to issue at `now`: the one held for this time by its rate limit, or
+/// a new draw. None when its stream has ended, or when the draw is early: it is then held and
+/// the submitter comes back at its time (`held` is empty for a stream without a rate).
+fn next_op(
+    generator: &mut Generator,
+    held: &mut [Option<Op>],
+    queue: &mut EventQueue<u32>,
+    submitter: u32,
+    now: SimTime,
+) -> Option<Op> {
+    if let Some(op) = held.get_mut(submitter as usize).and_then(Option::take) {
+        return Some(op);
+    }
+    let op = generator.next_for(submitter, now)?;
+    if !held.is_empty() {
+        let at = generator.issue_at(submitter, &op, now)?;
+        if at > now {
+            held[submitter as usize] = Some(op);
+            queue.push(at, submitter);
+            return None;
+        }
+    }
+    Some(op)
 }

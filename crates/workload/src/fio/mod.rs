@@ -37,7 +37,7 @@ impl fmt::Display for FioError {
 impl std::error::Error for FioError {}
 
 /// The options we map; listed in errors so a user sees what is possible.
-pub const SUPPORTED: &str = "rw (write, randwrite, read, randread, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite, each with an optional :N), bs, bsrange (one size), bssplit, size, filesize and offset (bytes or %), offset_increment, io_size, loops, iodepth, number_ios, rwmixread, rwmixwrite, random_distribution (random, zipf:THETA, pareto:H, normal:DEV, zoned:A/S:..., zoned_abs:A/BYTES:...), norandommap, random_generator, randseed, thinktime, fsync, numjobs, runtime, time_based, ramp_time, stonewall, wait_for";
+pub const SUPPORTED: &str = "rw (write, randwrite, read, randread, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite, each with an optional :N), bs, bsrange (one size), bssplit, size, filesize and offset (bytes or %), offset_increment, io_size, loops, iodepth, number_ios, rwmixread, rwmixwrite, random_distribution (random, zipf:THETA, pareto:H, normal:DEV, zoned:A/S:..., zoned_abs:A/BYTES:...), rate, rate_iops, rate_process, norandommap, random_generator, randseed, thinktime, fsync, numjobs, runtime, time_based, ramp_time, stonewall, wait_for";
 
 /// One job of a file as the single workload (the whole file must be one job).
 #[derive(Clone, Debug, PartialEq)]

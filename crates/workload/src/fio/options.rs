@@ -3,7 +3,7 @@
 
 use super::units::{fio_bool, fio_size, fio_size_or_percent, fio_time, FioSize};
 use super::{FioError, SUPPORTED};
-use crate::config::{AccessPattern, AccessZone, BlockShare, WorkloadConfig};
+use crate::config::{AccessPattern, AccessZone, BlockShare, RateProcess, WorkloadConfig};
 use trimlab_sim::{ByteSize, DurationNs};
 
 /// Options that have no effect on a simulated drive (no files, no page cache, no engine, no
@@ -55,13 +55,16 @@ pub const IGNORED: &[&str] = &[
     "scramble_buffers",
     "zero_buffers",
     "buffer_pattern",
+    // Thresholds fio fails a job below; they do not shape its I/O.
+    "rate_min",
+    "rate_iops_min",
+    "rate_cycle",
 ];
 
 /// Options fio has that trimlab does not model, with what to use instead.
 const EQUIVALENTS: &[(&str, &str)] = &[
     ("verify", "trimlab keeps no data to verify; remove the verify options"),
-    ("rate", "rate limits are not modelled; use thinktime, or a [[phase]] with idle_every and idle"),
-    ("rate_iops", "rate limits are not modelled; use thinktime, or a [[phase]] with idle_every and idle"),
+    ("rate_ignore_thinktime", "thinktime and the rate always both apply; drop one of them"),
     ("exitall", "jobs are not stopped by another's end; bound each with runtime or number_ios"),
     ("fill_device", "use size=100% (with rw=write) to fill the device"),
     ("nrfiles", "several files are not modelled; use size, or a file-level [workload] on host.fs = \"ext4\""),
@@ -174,6 +177,19 @@ impl FioOption<'_> {
         })
     }
 
+    /// fio's per-direction list `read,write,trim`; a blank entry is 0 (no limit), a missing
+    /// one takes the last given.
+    fn per_direction<T: Default>(&self, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, FioError> {
+        let v = self.need("a value, or read,write,trim values")?;
+        v.split(',')
+            .take(3)
+            .map(|part| if part.trim().is_empty() { Some(T::default()) } else { parse(part.trim()) })
+            .collect::<Option<Vec<T>>>()
+            .ok_or_else(|| {
+                self.bad(&v, "expected one value or read,write,trim values (a blank one is unlimited)")
+            })
+    }
+
     fn flag(&self) -> Result<bool, FioError> {
         fio_bool(self.value).ok_or_else(|| self.bad(self.value.unwrap_or(""), "expected 0 or 1"))
     }
@@ -238,6 +254,18 @@ fn apply_size(opt: &FioOption, w: &mut WorkloadConfig) -> Result<bool, FioError>
         "number_ios" => w.ops = Some(opt.number()?),
         "fsync" => w.flush_every = opt.number()?,
         "thinktime" => w.think_time = DurationNs(opt.time(1_000, "microseconds")?),
+        "rate_iops" => {
+            w.rate_iops =
+                Some(opt.per_direction(|v| v.parse::<f64>().ok().filter(|r| r.is_finite() && *r >= 0.0))?)
+        }
+        "rate" => w.rate_bytes = Some(opt.per_direction(|v| fio_size(v).map(ByteSize))?),
+        "rate_process" => {
+            w.rate_process = Some(match opt.need("linear or poisson")?.as_str() {
+                "linear" => RateProcess::Linear,
+                "poisson" => RateProcess::Poisson,
+                v => return Err(opt.bad(v, "expected linear or poisson")),
+            })
+        }
         _ => return Ok(false),
     }
     Ok(true)

@@ -1,7 +1,7 @@
 //! Unit tests of the fio job-file import: options, groups, clones, ends and errors.
 
 use super::*;
-use crate::config::{AccessPattern, BlockShare};
+use crate::config::{AccessPattern, BlockShare, RateProcess};
 use trimlab_sim::ByteSize;
 
 const GIB: u64 = 1 << 30;
@@ -106,8 +106,12 @@ fn an_unsupported_option_is_named_with_file_and_line() {
     let e = import("[global]\nbs=4k\n[j]\nrw=randwrite\nverify=crc32c\n").unwrap_err();
     assert_eq!((e.origin.as_str(), e.line), ("job.fio", 5));
     assert!(e.to_string().starts_with("job.fio:5: fio option `verify` is not supported by trimlab: "), "{e}");
-    let e = import("[j]\nrw=write\nsize=1m\nrate_iops=100\n").unwrap_err();
-    assert!(e.message.contains("[[phase]]") && e.message.contains("thinktime"), "{e}");
+    let e = import("[j]\nrw=write\nsize=1m\nstartdelay=5\n").unwrap_err();
+    assert!(e.message.contains("[[phase]]") && e.message.contains("idle"), "{e}");
+    let w = import("[j]\nrw=randrw\nsize=1m\nrate_iops=500,,20\nrate_process=poisson\n").unwrap().workload;
+    assert_eq!((w.rate_iops, w.rate_process), (Some(vec![500.0, 0.0, 20.0]), Some(RateProcess::Poisson)));
+    let w = import("[j]\nrw=write\nsize=1m\nrate=1m\nrate_min=1k\n").unwrap().workload;
+    assert_eq!(w.rate_bytes, Some(vec![ByteSize(1 << 20)]));
     let e = import("[j]\nrw=write\nsize=1m\nhugepage-size=2m\n").unwrap_err();
     assert!(e.message.contains("random_distribution") && e.message.contains("ignored:"), "{e}");
 }
