@@ -567,7 +567,7 @@ impl Ssd {
     /// Samples the device every `interval_ns` of simulated time from `now` on (see
     /// [`crate::timeseries`]). `interval_ns` must be positive.
     pub fn enable_timeseries(&mut self, interval_ns: u64, now: SimTime) {
-        self.timeseries = Some(Timeseries::new(interval_ns, now, self.device_counters()));
+        self.timeseries = Some(Timeseries::new(interval_ns, now, self.device_counters(), self.pages_per_unit));
     }
 
     pub fn timeseries_enabled(&self) -> bool {
@@ -629,6 +629,7 @@ impl Ssd {
             gc_pages_copied: stats.gc_pages_copied,
             gc_busy_ns: stats.gc_busy_ns,
             trim_pages_unmapped: self.engine.stats().pages_unmapped,
+            unit_pages_filled: self.host.unit_pages_filled,
         }
     }
 
