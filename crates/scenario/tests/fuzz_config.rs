@@ -409,14 +409,14 @@ fn random_mapping_units_are_accepted_or_refused_by_name_and_never_panic() {
         1 => (0u64..=70_000).prop_map(|b| b.to_string()),
         1 => prop::sample::select(EDGES).prop_map(str::to_string),
     ];
-    let sizes = [512u64, 4096, 6144, 16384, 65536, 1 << 20];
+    const SIZES: [u64; 6] = [512, 4096, 6144, 16384, 65536, 1 << 20];
     let case = (
         unit_text,
         prop::sample::select(&[512u32, 4096, 8192, 16384][..]),
         prop::sample::select(&[3u32, 4, 16, 32, 64][..]),
         prop::sample::select(&["page", "hybrid"][..]),
-        prop::sample::select(&sizes[..]),
-        prop::sample::select(&sizes[..]),
+        prop::sample::select(&SIZES[..]),
+        prop::sample::select(&SIZES[..]),
     );
     let (resolved_count, ran) = (std::cell::Cell::new(0u32), std::cell::Cell::new(0u32));
     let result = runner(1500).run(&case, |(unit, page, ppb, kind, block, trim)| {
