@@ -467,6 +467,7 @@ impl Ssd {
             if self.pages_per_unit > 1 {
                 // The partial units at the ends stay mapped: that part of the TRIM buys nothing.
                 self.host.trim_bytes_ineffective += r.bytes - end.saturating_sub(first);
+                self.host.trim_bytes_with_unit += r.bytes;
             }
         }
         let ctl = Controller { ftl: self.ftl.as_mut(), buffer: &mut self.buffer, now: start };

@@ -4,6 +4,7 @@
 //! device-side costs side by side, and the recommendation of `file_rule`.
 
 use super::file_rule::{recommend, Costs, FileAdvice, TIME_SAME, TIME_WORTH, WAF_SAME};
+use super::mapping_units::{Role, UnitComparison, UnitRun};
 use super::{ms, us, Advice};
 use crate::trace_options::parse_periods;
 use anyhow::{anyhow, bail, Context, Result};
@@ -90,6 +91,8 @@ struct Measured {
     /// Mean time a freed block stayed unusable (held for a TRIM or a commit), in seconds.
     freed_unusable_mean_s: f64,
     phases: Vec<PhaseTimes>,
+    /// Bytes of TRIM ranges the device received over the measured span (the device report's).
+    trim_bytes: u64,
 }
 
 /// A phase of a run (mkfs and umount included): its span and the `*_ns` figures its workload
@@ -107,10 +110,12 @@ pub fn advise_file(
     config: &RunConfig,
     name: &str,
     fstrim_periods: &[String],
+    mapping_units: &[String],
     progress: &dyn Progress,
 ) -> Result<Advice> {
     let resolved = check_file_level(config, name)?;
     let given = parse_periods(fstrim_periods)?;
+    let units = super::mapping_units::units_to_compare(config, &resolved.device, mapping_units)?;
     let baseline =
         if given.is_empty() { Some(run_choice(config, &choices(&config.host, &[])[0])?) } else { None };
     let periods = match &baseline {
@@ -123,8 +128,49 @@ pub fn advise_file(
     let results: Vec<Measured> = baseline.into_iter().map(Ok).chain(runs).collect::<Result<_>>()?;
     let span_ns = results[0].costs.program_ns;
     let warning = fstrim_warning(&periods, span_ns);
-    let report = file_report(config, &resolved, name, &list, &results, &periods, warning.as_deref());
+    let mut report = file_report(config, &resolved, name, &list, &results, &periods, warning.as_deref());
+    let comparison = unit_comparison(config, &resolved, &units, &list, &results, progress)?;
+    comparison.add_to(&mut report, "no discard, online discard and each fstrim period run again on the same drive and seed");
     Ok(Advice { report, warnings: warning.into_iter().collect() })
+}
+
+/// No discard, online discard and the fstrim runs (not Lazy and Selective TRIM, which send
+/// the online discard's ranges at other times) at each unit of `units`: the drive's own unit
+/// reuses `results`, the others run on `progress`'s worker pool.
+fn unit_comparison(
+    config: &RunConfig,
+    resolved: &Resolved,
+    units: &[u64],
+    list: &[Choice],
+    results: &[Measured],
+    progress: &dyn Progress,
+) -> Result<UnitComparison> {
+    let own = resolved.device.geometry.page_bytes as u64;
+    let role = |i: usize| match i {
+        0 => Some(Role::NoDiscard),
+        1 => Some(Role::Online),
+        _ if list[i].discard.starts_with("fstrim:") => Some(Role::Fstrim),
+        _ => None,
+    };
+    let policies: Vec<usize> = (0..list.len()).filter(|&i| role(i).is_some()).collect();
+    let jobs: Vec<(u64, usize)> =
+        units.iter().filter(|&&u| u != own).flat_map(|&u| policies.iter().map(move |&i| (u, i))).collect();
+    let ran = parallel_map(progress, &jobs, "advise: mapping units", |&(unit, i)| {
+        let mut at_unit = config.clone();
+        at_unit.ftl.mapping_unit = Some(trimlab_sim::ByteSize(unit));
+        run_choice(&at_unit, &list[i]).with_context(|| format!("at mapping_unit = {}", trimlab_sim::ByteSize(unit)))
+    });
+    let mut ran = ran.into_iter();
+    let mut runs = Vec::new();
+    for &unit in units {
+        for &i in &policies {
+            let other = if unit == own { None } else { Some(ran.next().expect("one run per job")?) };
+            let m = other.as_ref().unwrap_or(&results[i]);
+            let role = role(i).expect("policies have a role");
+            runs.push(UnitRun::new(unit, &list[i].label, role, &m.report, m.trim_bytes));
+        }
+    }
+    Ok(UnitComparison { runs, own_unit: own })
 }
 
 /// A tenth and a third of the program time, in whole milliseconds (at least 1 ms).
@@ -211,7 +257,16 @@ fn measured(m: &Value, report: DeviceReport) -> Result<Measured> {
         freed_unusable_mean_s: m["host"]["freed_unusable_mean_s"].as_f64().unwrap_or(0.0),
         report,
         phases,
+        trim_bytes: measured_trim_bytes(m)?,
     })
+}
+
+/// TRIM bytes the device received while the device report measured: the phases after the last
+/// `measure` phase (every phase, mkfs's and umount's included, without one).
+fn measured_trim_bytes(m: &Value) -> Result<u64> {
+    let phases = m["phases"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let from = phases.iter().rposition(|p| p["kind"] == "measure").map_or(0, |i| i + 1);
+    phases[from..].iter().map(|p| field(p, &["device", "trim_bytes"])).sum()
 }
 
 /// The fstrim periods longer than the program time never fire: those rows are no discard.
