@@ -6,7 +6,8 @@
 use super::file_rule::{recommend, Costs, FileAdvice, TIME_SAME, TIME_WORTH, WAF_SAME};
 use super::mapping_units::{Role, UnitComparison, UnitRun};
 use super::{ms, us, Advice};
-use crate::trace_options::parse_periods;
+use crate::replay::{replay_on, TraceInput};
+use crate::trace_options::{parse_periods, TraceOptions};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use serde_json::Value;
@@ -16,7 +17,8 @@ use trimlab_fs::{Kernel, Layout};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
 use trimlab_scenario::host::HostSection;
 use trimlab_scenario::{Resolved, RunConfig};
-use trimlab_sim::DurationNs;
+use trimlab_sim::{ByteSize, DurationNs};
+use trimlab_trace::TrimHandling;
 
 /// One way of handling discards the workload runs under.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,8 +93,6 @@ struct Measured {
     /// Mean time a freed block stayed unusable (held for a TRIM or a commit), in seconds.
     freed_unusable_mean_s: f64,
     phases: Vec<PhaseTimes>,
-    /// Bytes of TRIM ranges the device received over the measured span (the device report's).
-    trim_bytes: u64,
 }
 
 /// A phase of a run (mkfs and umount included): its span and the `*_ns` figures its workload
@@ -129,20 +129,22 @@ pub fn advise_file(
     let span_ns = results[0].costs.program_ns;
     let warning = fstrim_warning(&periods, span_ns);
     let mut report = file_report(config, &resolved, name, &list, &results, &periods, warning.as_deref());
-    let comparison = unit_comparison(config, &resolved, &units, &list, &results, progress)?;
-    comparison.add_to(&mut report, "no discard, online discard and each fstrim period run again on the same drive and seed");
+    let comparison = unit_comparison(config, &resolved, &units, &list, progress)?;
+    comparison.add_to(&mut report, "the command stream the file system sent under no discard, online discard and each fstrim period (recorded on the drive as configured: the file-system model's block is the drive's data unit) replayed open loop at each unit");
     Ok(Advice { report, warnings: warning.into_iter().collect() })
 }
 
 /// No discard, online discard and the fstrim runs (not Lazy and Selective TRIM, which send
-/// the online discard's ranges at other times) at each unit of `units`: the drive's own unit
-/// reuses `results`, the others run on `progress`'s worker pool.
+/// the online discard's ranges at other times) at each unit of `units`. The file-system model's
+/// block is the drive's data unit, so it cannot run with 4 KiB blocks on a drive of larger
+/// units; what a real drive of that unit sees is the command stream the file system sends,
+/// so each policy's run is recorded on the drive as configured (`run --record`) and replayed
+/// open loop at each unit (as `advise TRACE` replays), on `progress`'s worker pool.
 fn unit_comparison(
     config: &RunConfig,
     resolved: &Resolved,
     units: &[u64],
     list: &[Choice],
-    results: &[Measured],
     progress: &dyn Progress,
 ) -> Result<UnitComparison> {
     let own = resolved.device.geometry.page_bytes as u64;
@@ -152,25 +154,51 @@ fn unit_comparison(
         _ if list[i].discard.starts_with("fstrim:") => Some(Role::Fstrim),
         _ => None,
     };
-    let policies: Vec<usize> = (0..list.len()).filter(|&i| role(i).is_some()).collect();
-    let jobs: Vec<(u64, usize)> =
-        units.iter().filter(|&&u| u != own).flat_map(|&u| policies.iter().map(move |&i| (u, i))).collect();
-    let ran = parallel_map(progress, &jobs, "advise: mapping units", |&(unit, i)| {
-        let mut at_unit = config.clone();
-        at_unit.ftl.mapping_unit = Some(trimlab_sim::ByteSize(unit));
-        run_choice(&at_unit, &list[i]).with_context(|| format!("at mapping_unit = {}", trimlab_sim::ByteSize(unit)))
+    let policies: Vec<usize> = if units.is_empty() { Vec::new() } else { (0..list.len()).filter(|&i| role(i).is_some()).collect() };
+    let streams = parallel_map(progress, &policies, "advise: recording", |&i| record_choice(config, &list[i]));
+    let streams: Vec<Vec<u8>> = streams.into_iter().collect::<Result<_>>()?;
+    let jobs: Vec<(u64, usize)> = units.iter().flat_map(|&u| (0..policies.len()).map(move |j| (u, j))).collect();
+    let parsed = TraceOptions::default().parse()?;
+    let replayed = parallel_map(progress, &jobs, "advise: mapping units", |&(unit, j)| {
+        let input = TraceInput { reader: Box::new(std::io::Cursor::new(streams[j].clone())), name: list[policies[j]].label.clone() };
+        let device = super::mapping_units::resolve_at(config, unit)?;
+        replay_on(&device, input, &parsed, TrimHandling::AsRecorded, None)
+            .with_context(|| format!("{} replayed at mapping_unit = {}", list[policies[j]].label, ByteSize(unit)))
     });
-    let mut ran = ran.into_iter();
     let mut runs = Vec::new();
-    for &unit in units {
-        for &i in &policies {
-            let other = if unit == own { None } else { Some(ran.next().expect("one run per job")?) };
-            let m = other.as_ref().unwrap_or(&results[i]);
-            let role = role(i).expect("policies have a role");
-            runs.push(UnitRun::new(unit, &list[i].label, role, &m.report, m.trim_bytes));
-        }
+    for (&(unit, j), r) in jobs.iter().zip(replayed) {
+        let (i, r) = (policies[j], r?);
+        let role = role(i).expect("the policies compared have a role");
+        runs.push(UnitRun::new(unit, &list[i].label, role, &r.report, r.stats.trim_bytes_recorded));
     }
     Ok(UnitComparison { runs, own_unit: own })
+}
+
+/// The command stream the workload sends under `choice`, as `run --record` writes it.
+fn record_choice(config: &RunConfig, choice: &Choice) -> Result<Vec<u8>> {
+    let mut config = config.clone();
+    config.host.discard = Some(choice.discard.clone());
+    let stream = SharedBuffer::default();
+    trimlab_scenario::run_recorded(&config, None, &mut (), Some(Box::new(stream.clone())))
+        .with_context(|| format!("recording {}", choice.label))?;
+    let bytes = stream.0.lock().map_err(|_| anyhow!("a recording thread panicked: a bug in trimlab"))?;
+    Ok(bytes.clone())
+}
+
+/// A recording kept in memory: the run takes a boxed writer, the caller keeps a handle.
+#[derive(Clone, Default)]
+struct SharedBuffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut bytes = self.0.lock().map_err(|_| std::io::Error::other("recording lock poisoned"))?;
+        bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A tenth and a third of the program time, in whole milliseconds (at least 1 ms).
@@ -188,6 +216,16 @@ fn check_file_level(config: &RunConfig, name: &str) -> Result<Resolved> {
         bail!(
             "{name}: its workload is block-level ([workload] kind = \"{}\" on the bare device, [host] fs = \"none\"): advise compares host discard policies, so a config needs [host] fs = \"ext4\" and a file-level workload (docs/config.md); for a block trace use `trimlab advise TRACE --device CONFIG`",
             resolved.workload.kind.name()
+        );
+    }
+    if let Some((unit, page)) = crate::run_report::mapping_unit(&resolved.device) {
+        // The model's file system keeps one data tag per block and the drive one per unit.
+        bail!(
+            "{name}: the drive maps {} units ([ftl] mapping_unit) and the file-system model's block must be the drive's data unit, so a file system of {} blocks cannot run on it; advise on the drive mapping its pages and compare the unit, which replays each policy's commands on it: --set ftl.mapping_unit={} --mapping-units {}",
+            ByteSize(unit),
+            ByteSize(page),
+            ByteSize(page),
+            ByteSize(unit)
         );
     }
     if resolved.thin.is_some() {
@@ -257,16 +295,7 @@ fn measured(m: &Value, report: DeviceReport) -> Result<Measured> {
         freed_unusable_mean_s: m["host"]["freed_unusable_mean_s"].as_f64().unwrap_or(0.0),
         report,
         phases,
-        trim_bytes: measured_trim_bytes(m)?,
     })
-}
-
-/// TRIM bytes the device received while the device report measured: the phases after the last
-/// `measure` phase (every phase, mkfs's and umount's included, without one).
-fn measured_trim_bytes(m: &Value) -> Result<u64> {
-    let phases = m["phases"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let from = phases.iter().rposition(|p| p["kind"] == "measure").map_or(0, |i| i + 1);
-    phases[from..].iter().map(|p| field(p, &["device", "trim_bytes"])).sum()
 }
 
 /// The fstrim periods longer than the program time never fire: those rows are no discard.
