@@ -38,8 +38,9 @@ pub struct HostCounters {
     #[serde(skip)]
     pub trim_bytes_ineffective: u64,
     /// With `[ftl] mapping_unit`: bytes of the TRIM ranges received, the whole of which
-    /// `trim_bytes_ineffective` is a part (counted only with a unit, as that part is).
-    #[serde(skip)]
+    /// `trim_bytes_ineffective` is a part (counted only with a unit, as that part is; not
+    /// serialized at zero, so outputs without a unit keep their bytes).
+    #[serde(skip_serializing_if = "is_zero")]
     pub trim_bytes_with_unit: u64,
 }
 

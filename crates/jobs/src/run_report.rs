@@ -223,3 +223,31 @@ fn timeseries_plots(rows: &[Row]) -> Vec<Plot> {
         ),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row<'a>(t: &'a Table, measure: &str) -> Option<&'a Cell> {
+        t.rows.iter().find(|r| r[0] == Cell::from(measure)).map(|r| &r[1])
+    }
+
+    #[test]
+    fn the_totals_show_the_unit_and_the_ineffective_share_only_with_a_unit() {
+        let mut r = DeviceReport::default();
+        r.host.trim_bytes_with_unit = 64 << 10;
+        r.trim.trim_bytes_ineffective = 48 << 10;
+        r.host.read_modify_writes = 7;
+        let plain = run_report("t", &r, &[], None);
+        assert!(row(&plain.tables[0], "mapping unit").is_none() && plain.notes.is_empty());
+        let unit = run_report("t", &r, &[], Some((16 << 10, 4 << 10)));
+        let t = &unit.tables[0];
+        assert_eq!(row(t, "mapping unit"), Some(&Cell::Text("16KiB (4 device pages of 4KiB)".into())));
+        assert_eq!(row(t, "read-modify-writes"), Some(&Cell::from(7u64)));
+        assert_eq!(row(t, "TRIM bytes ineffective (%)"), Some(&Cell::Num(75.0)));
+        assert!(unit.notes[0].starts_with("The drive maps 16KiB units"), "{:?}", unit.notes);
+        r.host.trim_bytes_with_unit = 0;
+        let t = run_report("t", &r, &[], Some((16 << 10, 4 << 10))).tables.remove(0);
+        assert_eq!(row(&t, "TRIM bytes ineffective (%)"), Some(&Cell::Text("n/a".into())), "no TRIMs");
+    }
+}
