@@ -59,7 +59,8 @@ fn param<'a>(report: &'a Value, key: &str) -> &'a str {
 /// The mapping_units table's rows as (unit, scenario, ineffective %) with its column names.
 fn unit_rows(report: &Value) -> Option<Vec<(String, String, Option<f64>)>> {
     let table = report["tables"].as_array().unwrap().iter().find(|t| t["name"] == "mapping_units")?;
-    let columns: Vec<&str> = table["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    let columns: Vec<&str> =
+        table["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
     let at = |name: &str| columns.iter().position(|c| *c == name).unwrap();
     let (u, s, i) = (at("mapping_unit"), at("scenario"), at("trim_ineffective_pct"));
     let rows = table["rows"].as_array().unwrap();
@@ -90,7 +91,9 @@ fn a_drive_with_a_64_kib_unit_is_told_its_small_discards_buy_nothing() {
     assert_eq!(share("64KiB", "no discard"), None, "no discard sends no TRIM");
     let reason = param(&report, "reason");
     assert!(
-        reason.contains("At this drive's 64KiB mapping unit, 100.0 % of the bytes online discard sends unmap nothing"),
+        reason.contains(
+            "At this drive's 64KiB mapping unit, 100.0 % of the bytes online discard sends unmap nothing"
+        ),
         "{reason}"
     );
     assert!(reason.contains("Online discard buys little here"), "{reason}");
@@ -136,7 +139,8 @@ fn a_file_workload_replays_each_policy_s_commands_at_each_unit() {
     let report = advise(&[config, "--mapping-units", "16KiB,64KiB"], &dir.join("out"));
     let rows = unit_rows(&report).unwrap();
     assert_eq!(rows.len(), 12, "three units x (no discard, online, two fstrim periods): {rows:?}");
-    let online = |unit: &str| rows.iter().find(|r| r.0 == unit && r.1.starts_with("online")).unwrap().2.unwrap();
+    let online =
+        |unit: &str| rows.iter().find(|r| r.0 == unit && r.1.starts_with("online")).unwrap().2.unwrap();
     assert_eq!(online("4KiB"), 0.0);
     assert!(online("16KiB") > 0.0 && online("64KiB") > online("16KiB"), "{rows:?}");
     // The drive's own unit replayed reproduces the file-system run's WAF (the table's first).
@@ -145,7 +149,14 @@ fn a_file_workload_replays_each_policy_s_commands_at_each_unit() {
     let replayed_waf = table("mapping_units")["rows"][0][2].as_f64().unwrap();
     assert!((run_waf - replayed_waf).abs() < 1e-9, "{run_waf} vs {replayed_waf}");
     // On a drive of 64 KiB units the file system cannot run: the error says what to do instead.
-    let o = trimlab(&["advise", config, "--set", "ftl.mapping_unit=64KiB", "--out", dir.join("qlc").to_str().unwrap()]);
+    let o = trimlab(&[
+        "advise",
+        config,
+        "--set",
+        "ftl.mapping_unit=64KiB",
+        "--out",
+        dir.join("qlc").to_str().unwrap(),
+    ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--set ftl.mapping_unit=4KiB --mapping-units 64KiB"), "{}", stderr(&o));
 }

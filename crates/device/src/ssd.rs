@@ -568,7 +568,8 @@ impl Ssd {
     /// Samples the device every `interval_ns` of simulated time from `now` on (see
     /// [`crate::timeseries`]). `interval_ns` must be positive.
     pub fn enable_timeseries(&mut self, interval_ns: u64, now: SimTime) {
-        self.timeseries = Some(Timeseries::new(interval_ns, now, self.device_counters(), self.pages_per_unit));
+        self.timeseries =
+            Some(Timeseries::new(interval_ns, now, self.device_counters(), self.pages_per_unit));
     }
 
     pub fn timeseries_enabled(&self) -> bool {

@@ -146,7 +146,12 @@ pub(crate) struct Timeseries {
 }
 
 impl Timeseries {
-    pub(crate) fn new(interval_ns: u64, start: SimTime, counters: DeviceCounters, pages_per_unit: u64) -> Self {
+    pub(crate) fn new(
+        interval_ns: u64,
+        start: SimTime,
+        counters: DeviceCounters,
+        pages_per_unit: u64,
+    ) -> Self {
         assert!(interval_ns > 0, "timeseries: interval must be positive (callers validate it)");
         let make =
             || Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds and precision");
@@ -309,7 +314,8 @@ mod tests {
     fn the_waf_of_an_interval_is_in_bytes_with_a_mapping_unit() {
         // 16 KiB units of four 4 KiB pages: 10 units written, 24 of their 40 pages filled by
         // the read-modify-write (16 host pages), 10 units programmed: 40 / 16 = 2.5.
-        let filled = |programmed, filled| DeviceCounters { unit_pages_filled: filled, ..counters(programmed) };
+        let filled =
+            |programmed, filled| DeviceCounters { unit_pages_filled: filled, ..counters(programmed) };
         let mut t = Timeseries::new(100, SimTime(0), counters(0), 4);
         for _ in 0..10 {
             t.record(CommandKind::Write, 1, 10);

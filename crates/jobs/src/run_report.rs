@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use trimlab_device::timeseries::Row;
 use trimlab_device::{DeviceReport, SsdConfig};
+use trimlab_report::{Cell, ExperimentReport, Page, PageKind, Plot, PlotKind, Series, SeriesStyle, Table};
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
-use trimlab_report::{Cell, ExperimentReport, Page, PageKind, Plot, PlotKind, Series, SeriesStyle, Table};
 
 /// Writes a job's report files and its page (`index.html` of `kind`) under `out`, warnings
 /// first on the page; returns the page's path.

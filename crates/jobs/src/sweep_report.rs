@@ -26,7 +26,10 @@ enum Measure {
     Column(usize),
     /// Ineffective TRIM bytes over the TRIM bytes received, in percent. A run without a unit
     /// leaves both columns empty: every TRIM byte it received could unmap, so 0 %.
-    IneffectiveShare { ineffective: Option<usize>, received: usize },
+    IneffectiveShare {
+        ineffective: Option<usize>,
+        received: usize,
+    },
 }
 
 impl Measure {
@@ -82,7 +85,11 @@ pub fn sweep_report(title: &str, table: &Table, keys: &[String]) -> (ExperimentR
             _ => None,
         };
         for (n, &(m, label)) in plotted.iter().enumerate() {
-            let name = if n == 0 { format!("by-{}", stem(key)) } else { format!("by-{}-trim-ineffective", stem(key)) };
+            let name = if n == 0 {
+                format!("by-{}", stem(key))
+            } else {
+                format!("by-{}-trim-ineffective", stem(key))
+            };
             let other_key = other.map(|o| (o, keys.iter().find(|k2| *k2 != key).map_or("", String::as_str)));
             plots.push(key_plot(&name, key, &groups, other_key, m, label));
         }
@@ -170,7 +177,10 @@ fn key_plot(
     let split: Vec<(String, Option<Value>)> = match other {
         Some((o, other_key)) => {
             let all: Vec<&Vec<Value>> = groups.iter().flat_map(|(_, rows)| rows.iter().copied()).collect();
-            group_by(&all, o).into_iter().map(|(v, _)| (format!("{other_key} = {}", label(&v)), Some(v))).collect()
+            group_by(&all, o)
+                .into_iter()
+                .map(|(v, _)| (format!("{other_key} = {}", label(&v)), Some(v)))
+                .collect()
         }
         None => vec![(format!("mean {measure}"), None)],
     };
@@ -281,7 +291,8 @@ mod tests {
 
     #[test]
     fn a_sweep_over_mapping_units_tables_and_plots_the_ineffective_trim_share() {
-        let columns = ["run", "ftl.mapping_unit", "seed", "status", TRIM_WITH_UNIT, TRIM_INEFFECTIVE, "report.waf"];
+        let columns =
+            ["run", "ftl.mapping_unit", "seed", "status", TRIM_WITH_UNIT, TRIM_INEFFECTIVE, "report.waf"];
         let row = |unit: &str, received: Value, ineffective: Value, waf: f64| {
             vec![json!(0), json!(unit), json!(1), json!("ok"), received, ineffective, json!(waf)]
         };
@@ -302,6 +313,9 @@ mod tests {
         assert_eq!(report.plots.len(), 2, "WAF and the ineffective share");
         assert_eq!(report.plots[1].name, "by-ftl-mapping_unit-trim-ineffective");
         let PlotKind::Bars { categories, series } = &report.plots[1].kind else { panic!() };
-        assert_eq!((categories.as_slice(), series[0].1.as_slice()), (&["4KiB".to_string(), "16KiB".to_string()][..], &[0.0, 50.0][..]));
+        assert_eq!(
+            (categories.as_slice(), series[0].1.as_slice()),
+            (&["4KiB".to_string(), "16KiB".to_string()][..], &[0.0, 50.0][..])
+        );
     }
 }

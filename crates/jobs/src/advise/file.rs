@@ -154,16 +154,23 @@ fn unit_comparison(
         _ if list[i].discard.starts_with("fstrim:") => Some(Role::Fstrim),
         _ => None,
     };
-    let policies: Vec<usize> = if units.is_empty() { Vec::new() } else { (0..list.len()).filter(|&i| role(i).is_some()).collect() };
-    let streams = parallel_map(progress, &policies, "advise: recording", |&i| record_choice(config, &list[i]));
+    let policies: Vec<usize> =
+        if units.is_empty() { Vec::new() } else { (0..list.len()).filter(|&i| role(i).is_some()).collect() };
+    let streams =
+        parallel_map(progress, &policies, "advise: recording", |&i| record_choice(config, &list[i]));
     let streams: Vec<Vec<u8>> = streams.into_iter().collect::<Result<_>>()?;
-    let jobs: Vec<(u64, usize)> = units.iter().flat_map(|&u| (0..policies.len()).map(move |j| (u, j))).collect();
+    let jobs: Vec<(u64, usize)> =
+        units.iter().flat_map(|&u| (0..policies.len()).map(move |j| (u, j))).collect();
     let parsed = TraceOptions::default().parse()?;
     let replayed = parallel_map(progress, &jobs, "advise: mapping units", |&(unit, j)| {
-        let input = TraceInput { reader: Box::new(std::io::Cursor::new(streams[j].clone())), name: list[policies[j]].label.clone() };
+        let input = TraceInput {
+            reader: Box::new(std::io::Cursor::new(streams[j].clone())),
+            name: list[policies[j]].label.clone(),
+        };
         let device = super::mapping_units::resolve_at(config, unit)?;
-        replay_on(&device, input, &parsed, TrimHandling::AsRecorded, None)
-            .with_context(|| format!("{} replayed at mapping_unit = {}", list[policies[j]].label, ByteSize(unit)))
+        replay_on(&device, input, &parsed, TrimHandling::AsRecorded, None).with_context(|| {
+            format!("{} replayed at mapping_unit = {}", list[policies[j]].label, ByteSize(unit))
+        })
     });
     let mut runs = Vec::new();
     for (&(unit, j), r) in jobs.iter().zip(replayed) {

@@ -167,9 +167,9 @@ pub fn plots(runs: &[UnitRun]) -> Vec<Plot> {
     units.dedup();
     let categories: Vec<String> = units.iter().map(|&u| unit_label(u)).collect();
     let series = |f: &dyn Fn(&UnitRun) -> Option<f64>, trimming_only: bool| -> Vec<(String, Vec<f64>)> {
-        let lines = labels(runs).into_iter().filter(|l| {
-            !trimming_only || runs.iter().any(|r| &r.label == l && r.role != Role::NoDiscard)
-        });
+        let lines = labels(runs)
+            .into_iter()
+            .filter(|l| !trimming_only || runs.iter().any(|r| &r.label == l && r.role != Role::NoDiscard));
         lines
             .map(|label| {
                 let at = |u: u64| runs.iter().find(|r| r.unit_bytes == u && r.label == label);
@@ -313,8 +313,16 @@ mod tests {
     fn the_sentence_names_the_ineffective_share_and_what_would_buy_more() {
         let s = sentence(&runs(), 64 << 10).unwrap();
         assert!(s.starts_with("At this drive's 64KiB mapping unit, 83.0 % of the bytes"), "{s}");
-        assert!(s.contains("lowers WAF by 1.7 % (5.900 against 6.000 without), against 27.3 % at 4KiB"), "{s}");
-        assert!(s.contains("fstrim (free extents merged into larger ranges: 12.5 % ineffective) lowers WAF by 50.0 %"), "{s}");
+        assert!(
+            s.contains("lowers WAF by 1.7 % (5.900 against 6.000 without), against 27.3 % at 4KiB"),
+            "{s}"
+        );
+        assert!(
+            s.contains(
+                "fstrim (free extents merged into larger ranges: 12.5 % ineffective) lowers WAF by 50.0 %"
+            ),
+            "{s}"
+        );
         // Asked on a drive that maps pages: the largest unit, worded as a what-if.
         let s = sentence(&runs(), 4 << 10).unwrap();
         assert!(s.starts_with("On a drive with a 64KiB mapping unit, 83.0 %"), "{s}");

@@ -44,7 +44,10 @@ pub fn advise(
         replay_on(&super::mapping_units::resolve_at(config, unit)?, open()?, &parsed, s.trims, None)
     };
     let comparison = unit_comparison(&base, &units, &list, &results, &replay_at, progress)?;
-    comparison.add_to(&mut report, "online discard, each fstrim period and no discard replayed again on the same drive");
+    comparison.add_to(
+        &mut report,
+        "online discard, each fstrim period and no discard replayed again on the same drive",
+    );
     let mut warnings: Vec<String> = fstrim.into_iter().collect();
     // Online discard replays the trace as recorded: if the drive cannot keep up with it, every
     // scenario's latencies measure a backlog (issue 25: write p99 1.04 s with no word).
