@@ -356,7 +356,7 @@ mod tests {
         let capacity = config.logical_bytes();
         let mut ssd = Ssd::new(config);
         let mut now = SimTime::ZERO;
-        let mut submit = |ssd: &mut Ssd, now: SimTime, command: Command| {
+        let submit = |ssd: &mut Ssd, now: SimTime, command: Command| {
             ssd.submit(now, &command, None).unwrap_or_else(|e| panic!("{command:?}: {e}"));
         };
         for offset in (0..capacity).step_by(1 << 20) {
