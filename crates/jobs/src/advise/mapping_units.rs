@@ -1,13 +1,15 @@
 //! What discard buys at each mapping unit (issue 27): a drive that maps 16 or 64 KiB
 //! indirection units deallocates only the whole units inside a TRIM's ranges, so the small
 //! discards a file system sends can stop buying anything. Both advice forms run the ways of
-//! handling discards (online, each fstrim period, none) again at each unit compared, and this
-//! file turns those runs into a table, two plots and the sentence the recommendation carries.
+//! handling discards (online, each fstrim period, none) again at each unit compared (a trace
+//! is replayed; a file workload's command stream per policy is recorded and replayed, since
+//! the file-system model's block is the drive's data unit), and this file turns those runs
+//! into a table, two plots and the sentence the recommendation carries.
 //!
 //! Which units: `--mapping-units 4KiB,16KiB,64KiB` names them (`none`: no comparison); without
 //! the flag, a drive whose unit is larger than its page is compared at its page, 16 KiB, 64 KiB
 //! and its own unit (those its geometry accepts), and a drive that maps pages is not compared.
-//! The drive's own unit always reuses the advice's runs.
+//! The trace form reuses the advice's own replays at the drive's unit.
 
 use anyhow::{bail, Result};
 use trimlab_device::{DeviceReport, FtlSection, SsdConfig};
