@@ -21,6 +21,12 @@ pub struct AdviseArgs {
     /// run without discard.
     #[arg(long, value_delimiter = ',')]
     pub fstrim_periods: Vec<String>,
+    /// Mapping units to compare what discard buys at (`4KiB,16KiB,64KiB`; `none`: no
+    /// comparison): each way of handling discards runs again with `[ftl] mapping_unit` set to
+    /// each. Default: none on a drive that maps its pages; on one with a larger unit, its page,
+    /// 16KiB, 64KiB and its own unit.
+    #[arg(long, value_delimiter = ',')]
+    pub mapping_units: Vec<String>,
     #[arg(long, default_value = "out/advise")]
     pub out: PathBuf,
 }
@@ -55,7 +61,7 @@ fn advise_trace(args: &AdviseArgs) -> Result<Advice> {
     } else {
         args.fstrim_periods.clone()
     };
-    trimlab_jobs::advise::advise(&config, &trace, &open, &options, &periods, &Bars)
+    trimlab_jobs::advise::advise(&config, &trace, &open, &options, &periods, &args.mapping_units, &Bars)
 }
 
 /// `advise CONFIG.toml`: the trace flags do not apply, so setting one is an error.
@@ -73,7 +79,7 @@ fn advise_config(args: &AdviseArgs) -> Result<Advice> {
     let set: Vec<&str> = trace_flags.iter().filter(|f| f.1).map(|f| f.0).collect();
     if !set.is_empty() {
         bail!(
-            "{}: a config brings its own device and workload; {} {} only for a trace (accepted with a config: --set, --fstrim-periods, --out)",
+            "{}: a config brings its own device and workload; {} {} only for a trace (accepted with a config: --set, --fstrim-periods, --mapping-units, --out)",
             t.trace.display(),
             set.join(", "),
             if set.len() == 1 { "is" } else { "are" }
@@ -81,5 +87,5 @@ fn advise_config(args: &AdviseArgs) -> Result<Advice> {
     }
     let config = crate::config_arg::load(&t.trace, &t.set)?;
     let name = t.trace.display().to_string();
-    trimlab_jobs::advise::advise_file(&config, &name, &args.fstrim_periods, &Bars)
+    trimlab_jobs::advise::advise_file(&config, &name, &args.fstrim_periods, &args.mapping_units, &Bars)
 }

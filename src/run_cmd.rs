@@ -111,6 +111,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     let fio_origin = args.fio.as_ref().map(|f| f.display().to_string()).unwrap_or_default();
     let fio = fio_text.as_deref().map(|text| FioJob { text, origin: &fio_origin });
+    let unit = trimlab_jobs::run_report::mapping_unit_of(&config);
     let record = open_record(args)?;
     let mut bar = Bar::new("run");
     let ran = trimlab_jobs::run::run(
@@ -141,7 +142,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if args.html {
         let title = format!("trimlab run: {origin}{fio}, seed {}", result.seed);
         let rows = result.series.as_ref().and_then(|s| s.timeseries.as_deref()).unwrap_or(&[]);
-        let report = trimlab_jobs::run_report::run_report(&title, &result.report, rows);
+        let report = trimlab_jobs::run_report::run_report(&title, &result.report, rows, unit);
         let index = trimlab_jobs::run_report::write_job_page(out, PageKind::Run, &report, &[])?;
         if !args.json {
             println!("wrote {}", index.display());

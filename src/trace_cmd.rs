@@ -126,7 +126,12 @@ pub fn replay(args: &ReplayArgs) -> Result<()> {
     if args.html {
         let title = format!("trimlab replay: {}", args.trace.trace.display());
         let rows = r.series.timeseries.as_deref().unwrap_or(&[]);
-        let report = trimlab_jobs::run_report::run_report(&title, &r.report, rows);
+        let report = trimlab_jobs::run_report::run_report(
+            &title,
+            &r.report,
+            rows,
+            trimlab_jobs::run_report::mapping_unit(&r.device),
+        );
         let warnings: Vec<String> = r.saturation_warning().into_iter().collect();
         println!("wrote {}", write_job_page(&args.out, PageKind::Replay, &report, &warnings)?.display());
     }

@@ -37,6 +37,11 @@ pub struct HostCounters {
     /// left mapped (reported in [`TrimReport::trim_bytes_ineffective`]).
     #[serde(skip)]
     pub trim_bytes_ineffective: u64,
+    /// With `[ftl] mapping_unit`: bytes of the TRIM ranges received, the whole of which
+    /// `trim_bytes_ineffective` is a part (counted only with a unit, as that part is; not
+    /// serialized at zero, so outputs without a unit keep their bytes).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub trim_bytes_with_unit: u64,
 }
 
 /// Counters that only a non-default option moves are left out of the JSON at zero, so the

@@ -467,6 +467,7 @@ impl Ssd {
             if self.pages_per_unit > 1 {
                 // The partial units at the ends stay mapped: that part of the TRIM buys nothing.
                 self.host.trim_bytes_ineffective += r.bytes - end.saturating_sub(first);
+                self.host.trim_bytes_with_unit += r.bytes;
             }
         }
         let ctl = Controller { ftl: self.ftl.as_mut(), buffer: &mut self.buffer, now: start };
@@ -567,7 +568,8 @@ impl Ssd {
     /// Samples the device every `interval_ns` of simulated time from `now` on (see
     /// [`crate::timeseries`]). `interval_ns` must be positive.
     pub fn enable_timeseries(&mut self, interval_ns: u64, now: SimTime) {
-        self.timeseries = Some(Timeseries::new(interval_ns, now, self.device_counters()));
+        self.timeseries =
+            Some(Timeseries::new(interval_ns, now, self.device_counters(), self.pages_per_unit));
     }
 
     pub fn timeseries_enabled(&self) -> bool {
@@ -629,6 +631,7 @@ impl Ssd {
             gc_pages_copied: stats.gc_pages_copied,
             gc_busy_ns: stats.gc_busy_ns,
             trim_pages_unmapped: self.engine.stats().pages_unmapped,
+            unit_pages_filled: self.host.unit_pages_filled,
         }
     }
 

@@ -20,6 +20,9 @@ pub(crate) struct DeviceCounters {
     pub gc_pages_copied: u64,
     pub gc_busy_ns: u64,
     pub trim_pages_unmapped: u64,
+    /// `HostCounters::unit_pages_filled`: device pages a unit's program carried that the host
+    /// did not write (0 without `[ftl] mapping_unit`).
+    pub unit_pages_filled: u64,
 }
 
 /// One interval `[start_ns, end_ns)` of simulated time.
@@ -42,7 +45,9 @@ pub struct Row {
     pub trim_pages_unmapped: u64,
     /// Erased blocks at the end of the interval.
     pub free_blocks: u64,
-    /// NAND programs / host page writes in this interval; `None` without host writes.
+    /// NAND bytes programmed / host bytes written in this interval, as the report's total WAF
+    /// (with `[ftl] mapping_unit`, a read-modify-write's fill counts as NAND, not host, bytes);
+    /// `None` without host writes.
     pub waf: Option<f64>,
     /// The same since the time series was enabled.
     pub waf_so_far: Option<f64>,
@@ -132,13 +137,21 @@ pub(crate) struct Timeseries {
     at_open: DeviceCounters,
     at_enable: DeviceCounters,
     host_pages_written_total: u64,
+    /// Device pages per mapping unit (1 without `[ftl] mapping_unit`): the counters count units,
+    /// the WAF is in bytes.
+    pages_per_unit: u64,
     /// Read, write, TRIM latencies of the open interval.
     latencies: [Histogram<u64>; 3],
     rows: Vec<Row>,
 }
 
 impl Timeseries {
-    pub(crate) fn new(interval_ns: u64, start: SimTime, counters: DeviceCounters) -> Self {
+    pub(crate) fn new(
+        interval_ns: u64,
+        start: SimTime,
+        counters: DeviceCounters,
+        pages_per_unit: u64,
+    ) -> Self {
         assert!(interval_ns > 0, "timeseries: interval must be positive (callers validate it)");
         let make =
             || Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds and precision");
@@ -149,6 +162,7 @@ impl Timeseries {
             at_open: counters,
             at_enable: counters,
             host_pages_written_total: 0,
+            pages_per_unit: pages_per_unit.max(1),
             latencies: [make(), make(), make()],
             rows: Vec::new(),
         }
@@ -188,12 +202,21 @@ impl Timeseries {
             return;
         }
         r.free_blocks = free_blocks;
-        let ratio = |nand: u64, host: u64| (host > 0).then(|| nand as f64 / host as f64);
-        r.waf = ratio(r.nand_pages_programmed, r.host_pages_written);
+        // In device pages, as `Ssd::waf`: units programmed × pages per unit over the units
+        // written × pages per unit less the pages the host did not write. With one page per
+        // unit nothing is filled and this is the old units-over-units ratio, bit for bit.
+        let per_unit = self.pages_per_unit;
+        let ratio = |nand: u64, host: u64, filled: u64| {
+            let host_pages = (host * per_unit).saturating_sub(filled);
+            (host_pages > 0).then(|| (nand * per_unit) as f64 / host_pages as f64)
+        };
+        let filled = now.unit_pages_filled - c.unit_pages_filled;
+        r.waf = ratio(r.nand_pages_programmed, r.host_pages_written, filled);
         self.host_pages_written_total += r.host_pages_written;
         r.waf_so_far = ratio(
             now.nand_pages_programmed - self.at_enable.nand_pages_programmed,
             self.host_pages_written_total,
+            now.unit_pages_filled - self.at_enable.unit_pages_filled,
         );
         let q = |h: &Histogram<u64>, p: f64| if h.is_empty() { 0 } else { h.value_at_quantile(p) };
         let [read, write, trim] = &self.latencies;
@@ -267,7 +290,7 @@ mod tests {
 
     #[test]
     fn intervals_close_on_the_arrival_that_crosses_them_and_skip_empty_ones() {
-        let mut t = Timeseries::new(100, SimTime(5), counters(0));
+        let mut t = Timeseries::new(100, SimTime(5), counters(0), 1);
         t.record(CommandKind::Write, 4, 10);
         assert!(!t.due(SimTime(104)) && t.due(SimTime(105)));
         // The next command arrives at 355: [5,105) closes, [105,305) were empty, [305,405) opens.
@@ -285,6 +308,80 @@ mod tests {
         let csv = rows_to_csv(rows);
         assert_eq!(csv.lines().count(), 3);
         assert!(csv.lines().nth(2).unwrap().contains(",,1.5000,"), "{csv}");
+    }
+
+    #[test]
+    fn the_waf_of_an_interval_is_in_bytes_with_a_mapping_unit() {
+        // 16 KiB units of four 4 KiB pages: 10 units written, 24 of their 40 pages filled by
+        // the read-modify-write (16 host pages), 10 units programmed: 40 / 16 = 2.5.
+        let filled =
+            |programmed, filled| DeviceCounters { unit_pages_filled: filled, ..counters(programmed) };
+        let mut t = Timeseries::new(100, SimTime(0), counters(0), 4);
+        for _ in 0..10 {
+            t.record(CommandKind::Write, 1, 10);
+        }
+        t.advance(SimTime(150), filled(10, 24), 3);
+        // The second interval writes whole units: 4 units, 8 programmed (GC copied 4): 32 / 16.
+        t.record(CommandKind::Write, 4, 10);
+        t.finish(SimTime(180), filled(18, 24), 3);
+        let rows = t.rows();
+        assert_eq!(rows[0].waf, Some(2.5));
+        assert_eq!(rows[1].waf, Some(2.0));
+        assert_eq!(rows[1].waf_so_far, Some(72.0 / 32.0), "18 units over 14 × 4 − 24 pages");
+    }
+
+    /// The device end to end at a 16 KiB unit: 4 KiB random writes into a full drive, sampled;
+    /// the series' last `waf_so_far` is the report's WAF, and each interval's WAF is in bytes
+    /// (without the correction a 4 KiB write to a 16 KiB unit would show about 1, not about 4).
+    #[test]
+    fn a_sampled_run_at_a_16_kib_unit_agrees_with_the_report() {
+        use crate::{Command, DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
+        use trimlab_sim::ByteSize;
+        let device = DeviceSection {
+            blocks_per_plane: Some(48),
+            page_bytes: Some(4096),
+            flash_page_bytes: Some(4096),
+            pages_per_block: Some(64),
+            channels: Some(2),
+            chips_per_channel: Some(1),
+            dies_per_chip: Some(1),
+            planes_per_die: Some(1),
+            multi_plane: Some(false),
+            spare_factor: Some(0.3),
+            write_buffer_bytes: Some(ByteSize(0)),
+            ..Default::default()
+        };
+        let ftl = FtlSection { mapping_unit: Some(ByteSize(16 << 10)), ..Default::default() };
+        let config = SsdConfig::resolve(&device, &ftl, &TrimSection::default()).unwrap();
+        let capacity = config.logical_bytes();
+        let mut ssd = Ssd::new(config);
+        let mut now = SimTime::ZERO;
+        let submit = |ssd: &mut Ssd, now: SimTime, command: Command| {
+            ssd.submit(now, &command, None).unwrap_or_else(|e| panic!("{command:?}: {e}"));
+        };
+        for offset in (0..capacity).step_by(1 << 20) {
+            let bytes = (capacity - offset).min(1 << 20);
+            submit(&mut ssd, now, Command::Write { offset, bytes, tag: 1 });
+        }
+        ssd.start_measurement(now);
+        ssd.enable_timeseries(1_000_000_000, now);
+        // A fixed odd stride walks every 4 KiB page in a scattered order, deterministically.
+        let pages = capacity / 4096;
+        for i in 0..3 * pages {
+            now = now.after(1_000_000);
+            let offset = (i * 2_654_435_761) % pages * 4096;
+            submit(&mut ssd, now, Command::Write { offset, bytes: 4096, tag: 2 + i });
+        }
+        ssd.finish_timeseries(now);
+        let report = ssd.report(now);
+        let rows = ssd.timeseries();
+        assert!(rows.len() >= 3, "{} rows", rows.len());
+        let last = rows.last().unwrap().waf_so_far.unwrap();
+        assert!((last - report.waf).abs() < 1e-9 * report.waf, "series {last} vs report {}", report.waf);
+        assert!(report.waf > 4.0, "a 4 KiB write to a 16 KiB unit programs 16 KiB at least: {}", report.waf);
+        for r in rows {
+            assert!(r.waf.unwrap() >= 4.0, "interval WAF in bytes: {r:?}");
+        }
     }
 
     #[test]

@@ -3,8 +3,10 @@
 
 use std::path::{Path, PathBuf};
 use trimlab_device::timeseries::Row;
-use trimlab_device::DeviceReport;
+use trimlab_device::{DeviceReport, SsdConfig};
 use trimlab_report::{Cell, ExperimentReport, Page, PageKind, Plot, PlotKind, Series, SeriesStyle, Table};
+use trimlab_scenario::RunConfig;
+use trimlab_sim::ByteSize;
 
 /// Writes a job's report files and its page (`index.html` of `kind`) under `out`, warnings
 /// first on the page; returns the page's path.
@@ -36,9 +38,31 @@ fn plot(name: &str, title: &str, y_label: &str, log_y: bool, series: Vec<Series>
     }
 }
 
+/// A drive's mapping unit when it is larger than its device page: (unit, page) in bytes.
+pub fn mapping_unit(device: &SsdConfig) -> Option<(u64, u64)> {
+    let (unit, page) = (device.geometry.page_bytes as u64, device.host_page_bytes as u64);
+    (unit > page).then_some((unit, page))
+}
+
+/// [`mapping_unit`] of a config's drive (`None` when it does not resolve: the run says why).
+pub fn mapping_unit_of(config: &RunConfig) -> Option<(u64, u64)> {
+    SsdConfig::resolve(&config.device, &config.ftl, &config.trim).ok().as_ref().and_then(mapping_unit)
+}
+
 /// Totals table, the time series as a table and five plots of it (none when it is empty).
-pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row]) -> ExperimentReport {
-    let mut tables = vec![totals_table(r)];
+/// `unit` ([`mapping_unit`]): the drive maps units larger than its page, and the totals show
+/// the unit, its read-modify-writes and the share of TRIM bytes that unmapped nothing.
+pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row], unit: Option<(u64, u64)>) -> ExperimentReport {
+    let mut totals = totals_table(r);
+    let mut notes = Vec::new();
+    if let Some((unit, page)) = unit {
+        unit_totals(&mut totals, r, unit, page);
+        notes.push(format!(
+            "The drive maps {} units ([ftl] mapping_unit): a TRIM deallocates only the whole units inside its ranges, the rest of its bytes are ineffective; a write that covers part of a unit is a read-modify-write. WAF is in bytes; the page counts (host, NAND, per interval) count units (docs/config.md, \"Mapping units\").",
+            ByteSize(unit)
+        ));
+    }
+    let mut tables = vec![totals];
     let mut plots = Vec::new();
     if !rows.is_empty() {
         tables.push(timeseries_table(rows));
@@ -53,7 +77,7 @@ pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row]) -> ExperimentRepo
         ),
         paper: Vec::new(),
         verdicts: Vec::new(),
-        notes: Vec::new(),
+        notes,
         tables,
         plots,
         params: Vec::new(),
@@ -77,6 +101,28 @@ fn totals_table(r: &DeviceReport) -> Table {
     }
     totals.push_row([Cell::from("simulated time (s)"), Cell::Num(r.sim_time_ns as f64 / 1e9)]);
     totals
+}
+
+/// The mapping unit's rows of the totals: the unit, read-modify-writes, and the TRIM bytes
+/// received and ineffective (with their share: "n/a" without TRIMs).
+fn unit_totals(totals: &mut Table, r: &DeviceReport, unit: u64, page: u64) {
+    let shape = format!("{} ({} device pages of {})", ByteSize(unit), unit / page.max(1), ByteSize(page));
+    totals.push_row([Cell::from("mapping unit"), Cell::Text(shape)]);
+    for (k, v) in [
+        ("read-modify-writes", r.host.read_modify_writes),
+        ("unit pages filled (programmed, not written by the host)", r.host.unit_pages_filled),
+        ("TRIM bytes", r.host.trim_bytes_with_unit),
+        ("TRIM bytes ineffective (partial units)", r.trim.trim_bytes_ineffective),
+    ] {
+        totals.push_row([Cell::from(k), Cell::from(v)]);
+    }
+    let sent = r.host.trim_bytes_with_unit;
+    let share = if sent == 0 {
+        Cell::Text("n/a".into())
+    } else {
+        Cell::Num(r.trim.trim_bytes_ineffective as f64 * 100.0 / sent as f64)
+    };
+    totals.push_row([Cell::from("TRIM bytes ineffective (%)"), share]);
 }
 
 fn timeseries_table(rows: &[Row]) -> Table {
@@ -176,4 +222,32 @@ fn timeseries_plots(rows: &[Row]) -> Vec<Plot> {
             vec![line("GC busy", pts(&|row| row.gc_busy_ns as f64 / 1e6))],
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row<'a>(t: &'a Table, measure: &str) -> Option<&'a Cell> {
+        t.rows.iter().find(|r| r[0] == Cell::from(measure)).map(|r| &r[1])
+    }
+
+    #[test]
+    fn the_totals_show_the_unit_and_the_ineffective_share_only_with_a_unit() {
+        let mut r = DeviceReport::default();
+        r.host.trim_bytes_with_unit = 64 << 10;
+        r.trim.trim_bytes_ineffective = 48 << 10;
+        r.host.read_modify_writes = 7;
+        let plain = run_report("t", &r, &[], None);
+        assert!(row(&plain.tables[0], "mapping unit").is_none() && plain.notes.is_empty());
+        let unit = run_report("t", &r, &[], Some((16 << 10, 4 << 10)));
+        let t = &unit.tables[0];
+        assert_eq!(row(t, "mapping unit"), Some(&Cell::Text("16KiB (4 device pages of 4KiB)".into())));
+        assert_eq!(row(t, "read-modify-writes"), Some(&Cell::from(7u64)));
+        assert_eq!(row(t, "TRIM bytes ineffective (%)"), Some(&Cell::Num(75.0)));
+        assert!(unit.notes[0].starts_with("The drive maps 16KiB units"), "{:?}", unit.notes);
+        r.host.trim_bytes_with_unit = 0;
+        let t = run_report("t", &r, &[], Some((16 << 10, 4 << 10))).tables.remove(0);
+        assert_eq!(row(&t, "TRIM bytes ineffective (%)"), Some(&Cell::Text("n/a".into())), "no TRIMs");
+    }
 }

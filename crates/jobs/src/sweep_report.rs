@@ -1,16 +1,63 @@
 //! The page `trimlab sweep --html` writes: a summary of results.csv with, per swept key, the
-//! measures averaged over the other keys and the seeds, one plot per key.
+//! measures averaged over the other keys and the seeds, and plots of them. In a grid of two
+//! keys each plot draws one series per value of the other key (iu-sweep.toml: WAF against the
+//! mapping unit, one series per TRIM size), since a mean over the other key hides the story.
 
 use crate::sweep::Table;
 use serde_json::Value;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Series, SeriesStyle, Table as ReportTable};
 
-/// The measures each key is plotted against (when results.csv has them).
+/// The measures each key is tabled against (when results.csv has them); the first is plotted.
 const MEASURES: [(&str, &str); 3] = [
     ("report.waf", "WAF"),
     ("report.nand_blocks_erased", "NAND blocks erased"),
     ("report.latency.write.p99_ns", "write p99 (ns)"),
 ];
+
+/// The TRIM bytes a drive with `[ftl] mapping_unit` received, and the part that unmapped
+/// nothing: a sweep where some run has a unit tables and plots their share.
+const TRIM_WITH_UNIT: &str = "report.host.trim_bytes_with_unit";
+const TRIM_INEFFECTIVE: &str = "report.trim.trim_bytes_ineffective";
+const INEFFECTIVE_LABEL: &str = "TRIM bytes ineffective (%)";
+
+/// How one measure is read from a row of results.csv.
+#[derive(Clone, Copy)]
+enum Measure {
+    Column(usize),
+    /// Ineffective TRIM bytes over the TRIM bytes received, in percent. A run without a unit
+    /// leaves both columns empty: every TRIM byte it received could unmap, so 0 %.
+    IneffectiveShare {
+        ineffective: Option<usize>,
+        received: usize,
+    },
+}
+
+impl Measure {
+    fn value(self, row: &[Value]) -> Option<f64> {
+        match self {
+            Measure::Column(m) => row[m].as_f64(),
+            Measure::IneffectiveShare { ineffective, received } => {
+                let part = ineffective.and_then(|i| row[i].as_f64()).unwrap_or(0.0);
+                match row[received].as_f64() {
+                    Some(total) if total > 0.0 => Some(part * 100.0 / total),
+                    _ => Some(0.0),
+                }
+            }
+        }
+    }
+}
+
+fn measures(table: &Table) -> Vec<(Measure, &'static str)> {
+    let mut out: Vec<(Measure, &str)> = MEASURES
+        .iter()
+        .filter_map(|(column, label)| Some((Measure::Column(table.column(column)?), *label)))
+        .collect();
+    if let Some(received) = table.column(TRIM_WITH_UNIT) {
+        let ineffective = table.column(TRIM_INEFFECTIVE);
+        out.push((Measure::IneffectiveShare { ineffective, received }, INEFFECTIVE_LABEL));
+    }
+    out
+}
 
 /// The summary of a sweep's table over the swept `keys`, and a warning when points failed.
 pub fn sweep_report(title: &str, table: &Table, keys: &[String]) -> (ExperimentReport, Option<String>) {
@@ -18,16 +65,33 @@ pub fn sweep_report(title: &str, table: &Table, keys: &[String]) -> (ExperimentR
     let ok: Vec<&Vec<Value>> =
         table.data.iter().filter(|row| status.is_none_or(|i| row[i] == "ok")).collect();
     let failed = table.data.len() - ok.len();
-    let measures: Vec<(usize, &str)> =
-        MEASURES.iter().filter_map(|(column, label)| Some((table.column(column)?, *label))).collect();
+    let measures = measures(table);
+    // The first measure (WAF) is plotted against every key; the ineffective share too.
+    let plotted: Vec<(Measure, &str)> = measures
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, label))| *i == 0 || *label == INEFFECTIVE_LABEL)
+        .map(|(_, m)| *m)
+        .collect();
     let mut plots = Vec::new();
     let mut tables = Vec::new();
     for key in keys {
         let Some(k) = table.column(key) else { continue };
         let groups = group_by(&ok, k);
         tables.push(key_table(key, &groups, &measures));
-        if let Some(&(m, label)) = measures.first() {
-            plots.push(key_plot(key, &groups, m, label));
+        // With exactly two keys, the other one splits each plot into series.
+        let other = match keys {
+            [a, b] => table.column(if a == key { b } else { a }),
+            _ => None,
+        };
+        for (n, &(m, label)) in plotted.iter().enumerate() {
+            let name = if n == 0 {
+                format!("by-{}", stem(key))
+            } else {
+                format!("by-{}-trim-ineffective", stem(key))
+            };
+            let other_key = other.map(|o| (o, keys.iter().find(|k2| *k2 != key).map_or("", String::as_str)));
+            plots.push(key_plot(&name, key, &groups, other_key, m, label));
         }
     }
     let warning = (failed > 0).then(|| {
@@ -71,8 +135,8 @@ fn group_by<'a>(rows: &[&'a Vec<Value>], k: usize) -> Vec<(Value, Vec<&'a Vec<Va
     groups
 }
 
-fn mean(rows: &[&Vec<Value>], m: usize) -> Option<f64> {
-    let values: Vec<f64> = rows.iter().filter_map(|r| r[m].as_f64()).collect();
+fn mean(rows: &[&Vec<Value>], m: Measure) -> Option<f64> {
+    let values: Vec<f64> = rows.iter().filter_map(|r| m.value(r)).collect();
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
@@ -85,7 +149,7 @@ fn stem(key: &str) -> String {
     key.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' }).collect()
 }
 
-fn key_table(key: &str, groups: &[(Value, Vec<&Vec<Value>>)], measures: &[(usize, &str)]) -> ReportTable {
+fn key_table(key: &str, groups: &[(Value, Vec<&Vec<Value>>)], measures: &[(Measure, &str)]) -> ReportTable {
     let mut columns = vec![key.to_owned(), "runs".to_owned()];
     columns.extend(measures.iter().map(|(_, l)| format!("mean {l}")));
     let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
@@ -99,30 +163,63 @@ fn key_table(key: &str, groups: &[(Value, Vec<&Vec<Value>>)], measures: &[(usize
     t
 }
 
-/// Numeric values as a line over the key; other values as bars, one per value.
-fn key_plot(key: &str, groups: &[(Value, Vec<&Vec<Value>>)], m: usize, measure: &str) -> Plot {
+/// Numeric values as lines over the key; other values as bars, one group per value. One
+/// series: the mean over the other keys and the seeds; with `other` (its column and name),
+/// one series per value of it, each the mean over the seeds.
+fn key_plot(
+    name: &str,
+    key: &str,
+    groups: &[(Value, Vec<&Vec<Value>>)],
+    other: Option<(usize, &str)>,
+    m: Measure,
+    measure: &str,
+) -> Plot {
+    let split: Vec<(String, Option<Value>)> = match other {
+        Some((o, other_key)) => {
+            let all: Vec<&Vec<Value>> = groups.iter().flat_map(|(_, rows)| rows.iter().copied()).collect();
+            group_by(&all, o)
+                .into_iter()
+                .map(|(v, _)| (format!("{other_key} = {}", label(&v)), Some(v)))
+                .collect()
+        }
+        None => vec![(format!("mean {measure}"), None)],
+    };
+    let mean_at = |rows: &[&Vec<Value>], want: &Option<Value>| -> f64 {
+        let chosen: Vec<&Vec<Value>> = match (want, other) {
+            (Some(v), Some((o, _))) => rows.iter().copied().filter(|r| r[o] == *v).collect(),
+            _ => rows.to_vec(),
+        };
+        mean(&chosen, m).unwrap_or(f64::NAN)
+    };
     let numeric = groups.iter().all(|(v, _)| v.as_f64().is_some());
     let kind = if numeric {
-        let mut points: Vec<(f64, f64)> = groups
+        let series = split
             .iter()
-            .map(|(v, rows)| (v.as_f64().unwrap_or(f64::NAN), mean(rows, m).unwrap_or(f64::NAN)))
+            .map(|(series_label, want)| {
+                let mut points: Vec<(f64, f64)> = groups
+                    .iter()
+                    .map(|(v, rows)| (v.as_f64().unwrap_or(f64::NAN), mean_at(rows, want)))
+                    .collect();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Series { label: series_label.clone(), points, style: SeriesStyle::Line }
+            })
             .collect();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        PlotKind::Lines {
-            series: vec![Series { label: format!("mean {measure}"), points, style: SeriesStyle::Line }],
-        }
+        PlotKind::Lines { series }
     } else {
         PlotKind::Bars {
             categories: groups.iter().map(|(v, _)| label(v)).collect(),
-            series: vec![(
-                format!("mean {measure}"),
-                groups.iter().map(|(_, rows)| mean(rows, m).unwrap_or(f64::NAN)).collect(),
-            )],
+            series: split
+                .iter()
+                .map(|(series_label, want)| {
+                    (series_label.clone(), groups.iter().map(|(_, rows)| mean_at(rows, want)).collect())
+                })
+                .collect(),
         }
     };
+    let over = if other.is_some() { "mean over the seeds" } else { "mean over the other keys and the seeds" };
     Plot {
-        name: format!("by-{}", stem(key)),
-        title: format!("{measure} by {key} (mean over the other keys and the seeds)"),
+        name: name.into(),
+        title: format!("{measure} by {key} ({over})"),
         x_label: key.into(),
         y_label: measure.into(),
         log_y: false,
@@ -184,5 +281,41 @@ mod tests {
         assert!(matches!(report.plots[0].kind, PlotKind::Lines { .. }));
         assert!(matches!(report.plots[1].kind, PlotKind::Bars { .. }));
         assert!(warning.unwrap().starts_with("1 of 4 runs failed"));
+        // Two keys: each plot has one series per value of the other key.
+        let PlotKind::Bars { series, .. } = &report.plots[1].kind else { panic!() };
+        let labels: Vec<&str> = series.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(labels, ["device.spare_factor = 0.1", "device.spare_factor = 0.2"]);
+        assert_eq!(series[0].1, [2.0, 3.0]);
+        assert!(series[1].1[0] == 1.5 && series[1].1[1].is_nan(), "the failed run has no value: {series:?}");
+    }
+
+    #[test]
+    fn a_sweep_over_mapping_units_tables_and_plots_the_ineffective_trim_share() {
+        let columns =
+            ["run", "ftl.mapping_unit", "seed", "status", TRIM_WITH_UNIT, TRIM_INEFFECTIVE, "report.waf"];
+        let row = |unit: &str, received: Value, ineffective: Value, waf: f64| {
+            vec![json!(0), json!(unit), json!(1), json!("ok"), received, ineffective, json!(waf)]
+        };
+        let table = Table {
+            columns: columns.map(String::from).to_vec(),
+            data: vec![
+                // No unit: the counters are absent, every TRIM byte could unmap.
+                row("4KiB", Value::Null, Value::Null, 1.5),
+                row("16KiB", json!(4096), json!(1024), 4.0),
+                row("16KiB", json!(4096), json!(3072), 6.0),
+            ],
+        };
+        let (report, _) = sweep_report("t", &table, &["ftl.mapping_unit".to_string()]);
+        let t = &report.tables[0];
+        assert_eq!(t.columns.last().unwrap(), "mean TRIM bytes ineffective (%)");
+        assert_eq!(t.rows[0].last().unwrap(), &Cell::Num(0.0));
+        assert_eq!(t.rows[1].last().unwrap(), &Cell::Num(50.0), "(25 % + 75 %) / 2");
+        assert_eq!(report.plots.len(), 2, "WAF and the ineffective share");
+        assert_eq!(report.plots[1].name, "by-ftl-mapping_unit-trim-ineffective");
+        let PlotKind::Bars { categories, series } = &report.plots[1].kind else { panic!() };
+        assert_eq!(
+            (categories.as_slice(), series[0].1.as_slice()),
+            (&["4KiB".to_string(), "16KiB".to_string()][..], &[0.0, 50.0][..])
+        );
     }
 }

@@ -20,7 +20,11 @@ use std::collections::BTreeMap;
 
 /// Keys of each section and a few good values for each, so mutations often resolve.
 const KEYS: &[(&str, &str, &[&str])] = &[
-    ("device", "preset", &["\"nvme-tlc\"", "\"sata-mlc-2011\"", "\"ufs-2018\"", "\"k9lag08u0m-4ch\""]),
+    (
+        "device",
+        "preset",
+        &["\"nvme-tlc\"", "\"sata-mlc-2011\"", "\"ufs-2018\"", "\"k9lag08u0m-4ch\"", "\"qlc-ssd\""],
+    ),
     ("device", "kind", &["\"ssd\"", "\"thin\""]),
     ("device", "logical_bytes", &["\"16MiB\"", "\"4MiB\"", "8192"]),
     ("device", "spare_factor", &["0.1", "0.3", "0.07"]),
@@ -63,6 +67,21 @@ const KEYS: &[(&str, &str, &[&str])] = &[
     ("ftl", "log_blocks_random", &["4"]),
     ("ftl", "trimmed_list", &["true", "false"]),
     ("ftl", "trimmed_list_groups", &["1", "1024"]),
+    (
+        "ftl",
+        "mapping_unit",
+        &[
+            "\"4KiB\"",
+            "\"8KiB\"",
+            "\"16KiB\"",
+            "\"32KiB\"",
+            "\"64KiB\"",
+            "16384",
+            "\"12KiB\"",
+            "\"128KiB\"",
+            "\"2KiB\"",
+        ],
+    ),
     ("trim", "engine", &["\"immediate\"", "\"none\"", "\"delayed\""]),
     ("trim.cost", "command_ns", &["5000"]),
     ("trim.cost", "map_invalidate_ns", &["50"]),
@@ -386,4 +405,99 @@ fn arbitrary_fio_jobs_never_panic_the_parser_or_a_short_run() {
     if let Err(e) = result {
         panic!("{e}");
     }
+}
+
+const UNITS: [u64; 5] = [4096, 8192, 16384, 32768, 65536];
+
+/// The mapping-unit property's cases: the unit's TOML text, the device page, pages per
+/// block, the FTL kind, and the workload's write and TRIM sizes.
+fn unit_case() -> impl Strategy<Value = (String, u32, u32, &'static str, u64, u64)> {
+    let unit_text = prop_oneof![
+        4 => prop::sample::select(&UNITS[..]).prop_map(|u| format!("\"{}KiB\"", u >> 10)),
+        2 => any::<u64>().prop_map(|n| n.to_string()),
+        2 => (0u64..=256).prop_map(|k| format!("\"{k}KiB\"")),
+        1 => (0u64..=70_000).prop_map(|b| b.to_string()),
+        1 => prop::sample::select(EDGES).prop_map(str::to_string),
+    ];
+    const SIZES: [u64; 6] = [512, 4096, 6144, 16384, 65536, 1 << 20];
+    (
+        unit_text,
+        prop::sample::select(&[512u32, 4096, 8192, 16384][..]),
+        prop::sample::select(&[3u32, 4, 16, 32, 64][..]),
+        prop::sample::select(&["page", "hybrid"][..]),
+        prop::sample::select(&SIZES[..]),
+        prop::sample::select(&SIZES[..]),
+    )
+}
+
+/// `[ftl] mapping_unit` (issue 27): a random unit (an accepted size, any byte count, a size
+/// string of any KiB, a wrong type) over random device pages, erase blocks, FTL kinds and
+/// write and TRIM sizes. Invariants: nothing panics; the resolver accepts a unit exactly when
+/// it is one of the five sizes, whole device pages and a divisor of the erase block, and an
+/// error about it names `ftl.mapping_unit`; an accepted unit is the FTL's page; a short run's
+/// ineffective TRIM bytes never exceed the TRIM bytes the drive received.
+#[test]
+fn random_mapping_units_are_accepted_or_refused_by_name_and_never_panic() {
+    let case = unit_case();
+    let (resolved_count, ran) = (std::cell::Cell::new(0u32), std::cell::Cell::new(0u32));
+    let result = runner(1500).run(&case, |(unit, page, ppb, kind, block, trim)| {
+        let text = format!(
+            "[device]\nlogical_bytes = \"16MiB\"\nchannels = 1\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 2\npage_bytes = {page}\nflash_page_bytes = {page}\npages_per_block = {ppb}\nspare_factor = 0.25\n[ftl]\nkind = \"{kind}\"\nmapping_unit = {unit}\n[workload]\npattern = \"uniform-random\"\nblock_bytes = {block}\ntrim_bytes = {trim}\ntrim_fraction = 0.3\nprecondition = \"fill\"\n"
+        );
+        let config = match trimlab_scenario::RunConfig::parse(&text, "fuzz.toml") {
+            Ok(config) => config,
+            Err(e) => {
+                let e = e.to_string();
+                prop_assert!(e.contains("fuzz.toml") || e.starts_with("config: "), "unplaced error: {e}\n{text}");
+                return Ok(());
+            }
+        };
+        let Some(bytes) = config.ftl.mapping_unit.map(|u| u.0) else {
+            return Err(TestCaseError::fail(format!("mapping_unit parsed to nothing\n{text}")));
+        };
+        let fits = UNITS.contains(&bytes)
+            && bytes >= page as u64
+            && bytes.is_multiple_of(page as u64)
+            && (page as u64 * ppb as u64).is_multiple_of(bytes);
+        let resolved = match config.resolve() {
+            Ok(resolved) => resolved,
+            Err(e) => {
+                prop_assert!(e.key != "ftl.mapping_unit" || !fits, "a valid unit refused: {e}\n{text}");
+                // Refused for another key: without the unit it must still be refused.
+                let mut without = config.clone();
+                without.ftl.mapping_unit = None;
+                prop_assert!(
+                    e.key == "ftl.mapping_unit" || without.resolve().is_err(),
+                    "the unit's fault blamed on {}: {e}\n{text}",
+                    e.key
+                );
+                return Ok(());
+            }
+        };
+        resolved_count.set(resolved_count.get() + 1);
+        prop_assert!(fits, "an invalid unit {bytes} accepted\n{text}");
+        prop_assert_eq!(resolved.device.geometry.page_bytes as u64, bytes, "the unit is the FTL's page");
+        let mut bounded = config.clone();
+        bounded.workload.ops = Some(300);
+        bounded.workload.precondition_writes = trimlab_workload::Volume::Capacity(0.1);
+        if let Ok(result) = trimlab_scenario::run(&bounded, None, &mut ()) {
+            ran.set(ran.get() + 1);
+            let r = &result.report;
+            let (ineffective, received) = (r.trim.trim_bytes_ineffective, r.host.trim_bytes_with_unit);
+            prop_assert!(ineffective <= received, "{ineffective} of {received} TRIM bytes ineffective");
+            if bytes == page as u64 {
+                prop_assert_eq!((ineffective, received), (0, 0), "the page is the unit: nothing counted");
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let (resolved_count, ran) = (resolved_count.get(), ran.get());
+    eprintln!("fuzz_config: mapping units resolved {resolved_count}, ran {ran} of 1500");
+    assert!(
+        resolved_count >= 150 && ran >= 100,
+        "too few cases get far: {resolved_count} resolved, {ran} ran"
+    );
 }

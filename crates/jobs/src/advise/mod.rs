@@ -6,6 +6,7 @@
 
 pub mod file;
 pub mod file_rule;
+pub mod mapping_units;
 pub mod trace;
 
 pub use file::advise_file;

@@ -1,6 +1,7 @@
 //! `advise` on a block trace: the trace replayed once per way of handling its discards (and
 //! per TRIM engine), then a recommendation with its reason.
 
+use super::mapping_units::{Role, UnitComparison, UnitRun};
 use super::{ms, us, Advice};
 use crate::replay::{replay_on, Replayed, TraceInput};
 use crate::trace_options::{parse_periods, TraceOptions};
@@ -20,11 +21,13 @@ pub fn advise(
     open: &(dyn Fn() -> Result<TraceInput> + Sync),
     options: &TraceOptions,
     fstrim_periods: &[String],
+    mapping_units: &[String],
     progress: &dyn Progress,
 ) -> Result<Advice> {
     let base = SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
     let parsed = TraceOptions { closed_loop: None, ..options.clone() }.parse()?;
     let periods = parse_periods(fstrim_periods)?;
+    let units = super::mapping_units::units_to_compare(config, &base, mapping_units)?;
     let list = scenarios(base.trim_engine, &periods);
     let results = parallel_map(progress, &list, "advise", |s| {
         let mut device = base.clone();
@@ -36,12 +39,53 @@ pub fn advise(
     });
     let results: Vec<Replayed> = results.into_iter().collect::<Result<_>>()?;
     let fstrim = fstrim_warning(&periods, results[0].stats.trace_span_ns);
-    let report = advice_report(trace, parsed.speed, &base, &list, &results, fstrim.as_deref());
+    let mut report = advice_report(trace, parsed.speed, &base, &list, &results, fstrim.as_deref());
+    let replay_at = |unit: u64, s: &Scenario| -> Result<Replayed> {
+        replay_on(&super::mapping_units::resolve_at(config, unit)?, open()?, &parsed, s.trims, None)
+    };
+    let comparison = unit_comparison(&base, &units, &list, &results, &replay_at, progress)?;
+    comparison.add_to(
+        &mut report,
+        "online discard, each fstrim period and no discard replayed again on the same drive",
+    );
     let mut warnings: Vec<String> = fstrim.into_iter().collect();
     // Online discard replays the trace as recorded: if the drive cannot keep up with it, every
     // scenario's latencies measure a backlog (issue 25: write p99 1.04 s with no word).
     warnings.extend(results[0].saturation_warning());
     Ok(Advice { report, warnings })
+}
+
+/// The scenarios that handle discards differently on the configured drive (not the other
+/// engines' rows) at each unit of `units`: the drive's own unit reuses `results`, the others
+/// are replayed by `replay_at` on `progress`'s worker pool.
+fn unit_comparison(
+    base: &SsdConfig,
+    units: &[u64],
+    list: &[Scenario],
+    results: &[Replayed],
+    replay_at: &(dyn Fn(u64, &Scenario) -> Result<Replayed> + Sync),
+    progress: &dyn Progress,
+) -> Result<UnitComparison> {
+    let own = base.geometry.page_bytes as u64;
+    let policies: Vec<usize> = (0..list.len()).filter(|&i| list[i].engine.is_none()).collect();
+    let jobs: Vec<(u64, usize)> =
+        units.iter().filter(|&&u| u != own).flat_map(|&u| policies.iter().map(move |&i| (u, i))).collect();
+    let replayed = parallel_map(progress, &jobs, "advise: mapping units", |&(u, i)| replay_at(u, &list[i]));
+    let mut replayed = replayed.into_iter();
+    let mut runs = Vec::new();
+    for &unit in units {
+        for &i in &policies {
+            let other = if unit == own { None } else { Some(replayed.next().expect("one replay per job")?) };
+            let r = other.as_ref().unwrap_or(&results[i]);
+            let (role, trim_bytes) = match list[i].trims {
+                TrimHandling::AsRecorded => (Role::Online, r.stats.trim_bytes_recorded),
+                TrimHandling::Periodic { .. } => (Role::Fstrim, r.stats.fstrim_bytes),
+                TrimHandling::Drop => (Role::NoDiscard, 0),
+            };
+            runs.push(UnitRun::new(unit, &list[i].label, role, &r.report, trim_bytes));
+        }
+    }
+    Ok(UnitComparison { runs, own_unit: own })
 }
 
 /// How the scenarios treat the trace's discards, worded from the periods actually replayed.
