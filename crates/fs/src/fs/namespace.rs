@@ -399,7 +399,7 @@ impl<D: BlockDevice> FileSystem<D> {
         } else {
             let slot = |e: &(String, Ino, bool)| match e.2 {
                 true => self.dirs.get(&e.1).map_or(u64::MAX, |d| d.slot),
-                false => self.inodes.get(&e.1).map_or(u64::MAX, |i| i.dir_slot),
+                false => self.inodes.get(e.1).map_or(u64::MAX, |i| i.dir_slot),
             };
             entries.sort_by_cached_key(slot);
         }
@@ -530,8 +530,8 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     /// Every directory's blocks, for `check`: (inode, blocks, owner 6 = directory metadata).
-    pub(super) fn dir_blocks(&self) -> impl Iterator<Item = (&Ino, &ExtentMap, u8)> {
-        self.dirs.values().map(|d| (&d.ino, &d.blocks, 6))
+    pub(super) fn dir_blocks(&self) -> impl Iterator<Item = (Ino, &ExtentMap, u8)> {
+        self.dirs.values().map(|d| (d.ino, &d.blocks, 6))
     }
 
     /// A commit is on disk: its metadata awaits checkpoint, but for directory blocks freed
@@ -598,7 +598,7 @@ impl<D: BlockDevice> FileSystem<D> {
             Some(_) => {}
         }
         let ino = self.unlink_name(dir, name).ino;
-        self.remove_entry(dir, self.inodes[&ino].dir_slot, name);
+        self.remove_entry(dir, self.inodes[ino].dir_slot, name);
         self.release_file(ino)
     }
 
@@ -608,7 +608,7 @@ impl<D: BlockDevice> FileSystem<D> {
             return self.inodegc_unlink(ino, &gc);
         }
         self.drop_blocks_from(ino, 0)?;
-        self.inodes.remove(&ino);
+        self.inodes.remove(ino);
         let bs = self.config.block_bytes;
         self.dirty_meta(self.layout.inode_block(ino, bs, self.config.inode_bytes));
         self.dirty_meta(self.layout.bitmap_block(self.layout.inode_group(ino)) + 1);
@@ -787,7 +787,7 @@ impl<D: BlockDevice> FileSystem<D> {
             return Err(FsError::NotADirectory(to.to_string()));
         }
         self.unlink_name(target.dir, target.name);
-        let slot = self.inodes[&old.ino].dir_slot;
+        let slot = self.inodes[old.ino].dir_slot;
         self.release_file(old.ino)?;
         Ok(Some(slot))
     }
@@ -863,7 +863,7 @@ impl<D: BlockDevice> FileSystem<D> {
                         let d =
                             d.ok_or(format!("fs: directory {path:?} (inode {}) is not in the table", c.ino))?;
                         if !dir_inos.insert(c.ino)
-                            || self.inodes.contains_key(&c.ino)
+                            || self.inodes.contains_key(c.ino)
                             || self.inode_groups.freed.contains(&c.ino)
                         {
                             return Err(format!(
@@ -877,7 +877,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     false => {
                         files += 1;
                         let no_inode = || format!("fs: {:?} has no inode {}", join(&prefix, name), c.ino);
-                        self.inodes.get(&c.ino).map(|i| i.dir_slot).ok_or_else(no_inode)?
+                        self.inodes.get(c.ino).map(|i| i.dir_slot).ok_or_else(no_inode)?
                     }
                 };
                 slots.push((slot, name));

@@ -30,7 +30,7 @@ impl<D: BlockDevice> FileSystem<D> {
             let file = match inode {
                 Some((ino, file)) if ino == k.0 => file,
                 _ => {
-                    let file = &self.inodes[&k.0];
+                    let file = &self.inodes[k.0];
                     inode = Some((k.0, file));
                     file
                 }
