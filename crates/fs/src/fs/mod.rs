@@ -1098,7 +1098,8 @@ impl<D: BlockDevice> FileSystem<D> {
         self.bitmap.check()?;
         let n = self.layout.total_blocks as usize;
         let mut owner = vec![0u8; n];
-        let mut mark = |r: Run, who: u8, what: &str| -> Result<(), String> {
+        // `what` is formatted only for an error (the check visits every file's extents).
+        let mut mark = |r: Run, who: u8, what: &dyn std::fmt::Display| -> Result<(), String> {
             for b in r.start..r.end() {
                 let o = &mut owner[b as usize];
                 if *o != 0 {
@@ -1109,28 +1110,28 @@ impl<D: BlockDevice> FileSystem<D> {
             Ok(())
         };
         for r in self.static_runs() {
-            mark(r, 1, "static metadata")?;
+            mark(r, 1, &"static metadata")?;
         }
         // Unlinked inodes awaiting XFS's inodegc still own their extents; directories (6) too.
         let files = self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (*i, n)));
         for (ino, extents, who) in files.map(|(i, n)| (i, &n.extents, 2)).chain(self.dir_blocks()) {
             for e in extents.iter() {
-                mark(Run::new(e.physical, e.len), who, &format!("inode {ino}"))?;
+                mark(Run::new(e.physical, e.len), who, &format_args!("inode {ino}"))?;
             }
         }
         for f in &self.running.freed {
-            mark(f.run, 3, "running transaction's freed list")?;
+            mark(f.run, 3, &"running transaction's freed list")?;
         }
         if let Some(c) = &self.commit {
             for f in c.freed.iter().chain(&c.trimming) {
-                mark(f.run, 3, "committing transaction")?;
+                mark(f.run, 3, &"committing transaction")?;
             }
         }
         for (r, who, what) in self.held_runs() {
-            mark(r, who, what)?;
+            mark(r, who, &what)?;
         }
         for r in self.fitrim_held() {
-            mark(r, 5, "FITRIM")?;
+            mark(r, 5, &"FITRIM")?;
         }
         for b in 0..n as u64 {
             let o = owner[b as usize];
