@@ -1093,12 +1093,12 @@ impl<D: BlockDevice> FileSystem<D> {
     /// The full consistency check: every block is exactly one of static metadata, a file
     /// extent, available, or held by one owner (running or committing transaction, the TRIM
     /// policy, FITRIM); bitmaps agree with their counts; dirty pages are mapped; the policy's
-    /// queued available runs are available; the device's own check passes.
+    /// queued available runs are available; the device's own check passes. (An owner's name is
+    /// formatted only for an error: the check visits every file's extents.)
     pub fn check(&self) -> Result<(), String> {
         self.bitmap.check()?;
         let n = self.layout.total_blocks as usize;
         let mut owner = vec![0u8; n];
-        // `what` is formatted only for an error (the check visits every file's extents).
         let mut mark = |r: Run, who: u8, what: &dyn std::fmt::Display| -> Result<(), String> {
             for b in r.start..r.end() {
                 let o = &mut owner[b as usize];
