@@ -88,7 +88,11 @@ impl ExtentMap {
             Store::Tree(map) => (&[][..], Some(map)),
         };
         let tree = tree.into_iter().flatten();
-        inline.iter().copied().chain(tree.map(|(&logical, &(physical, len))| Extent { logical, physical, len }))
+        inline.iter().copied().chain(tree.map(|(&logical, &(physical, len))| Extent {
+            logical,
+            physical,
+            len,
+        }))
     }
 
     /// The extent starting at or before `logical` (`strict`: before it). The last extent is
@@ -161,7 +165,10 @@ impl ExtentMap {
     pub fn insert(&mut self, logical: u64, physical: u64, len: u64) {
         debug_assert!(len > 0);
         if let Some(prev) = self.floor(logical, true) {
-            debug_assert!(prev.logical + prev.len <= logical, "extent_map: insert over a mapped block {logical}");
+            debug_assert!(
+                prev.logical + prev.len <= logical,
+                "extent_map: insert over a mapped block {logical}"
+            );
             if prev.logical + prev.len == logical
                 && prev.physical + prev.len == physical
                 && prev.len + len <= self.max_len
@@ -325,7 +332,8 @@ mod tests {
                     _ => {
                         // A hole's blocks, mapped either right after the block before it
                         // (so that it may merge) or elsewhere.
-                        let Some(start) = (0..40).map(|_| next(40)).find(|&b| table[b as usize].is_none()) else {
+                        let Some(start) = (0..40).map(|_| next(40)).find(|&b| table[b as usize].is_none())
+                        else {
                             continue;
                         };
                         let room = (start..40).take_while(|&b| table[b as usize].is_none()).count() as u64;

@@ -68,9 +68,13 @@ impl InodeTable {
 
     /// (number, inode) in number order.
     pub(super) fn iter(&self) -> impl Iterator<Item = (Ino, &Inode)> {
-        self.pages.iter().enumerate().filter_map(|(p, page)| Some((p, page.as_ref()?))).flat_map(|(p, page)| {
-            page.iter().enumerate().filter_map(move |(i, n)| Some(((p * PAGE_INODES + i) as Ino, n.as_ref()?)))
-        })
+        self.pages.iter().enumerate().filter_map(|(p, page)| Some((p, page.as_ref()?))).flat_map(
+            |(p, page)| {
+                page.iter()
+                    .enumerate()
+                    .filter_map(move |(i, n)| Some(((p * PAGE_INODES + i) as Ino, n.as_ref()?)))
+            },
+        )
     }
 
     pub(super) fn values(&self) -> impl Iterator<Item = &Inode> {

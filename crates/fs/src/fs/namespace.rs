@@ -936,9 +936,25 @@ mod tests {
     fn names_order_as_their_bytes() {
         let long = "x".repeat(21);
         let names = [
-            "", "a", "a\0", "a\0\0", "ab", "a\u{1}", "b", "f9", "f10", "f999", "é", "zz", &long,
-            &format!("{long}a"), &format!("{long}a\0"), &format!("{long}ab"), &format!("{long}b"),
-            &format!("{long}\0"), &format!("{long}\0\0"),
+            "",
+            "a",
+            "a\0",
+            "a\0\0",
+            "ab",
+            "a\u{1}",
+            "b",
+            "f9",
+            "f10",
+            "f999",
+            "é",
+            "zz",
+            &long,
+            &format!("{long}a"),
+            &format!("{long}a\0"),
+            &format!("{long}ab"),
+            &format!("{long}b"),
+            &format!("{long}\0"),
+            &format!("{long}\0\0"),
         ];
         for a in names {
             for b in names {
