@@ -405,7 +405,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     continue;
                 }
                 add(key(parent, (1 << 31) | u64::from(ino)), 2 * (30 + base));
-                let n = self.inodes.get(&ino).map_or(0, |i| i.extents.len() as u64);
+                let n = self.inodes.get(ino).map_or(0, |i| i.extents.len() as u64);
                 if n > 0 {
                     add(key(ino, 2), 53 * n);
                 }

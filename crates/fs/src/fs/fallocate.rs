@@ -31,12 +31,12 @@ fn remove_runs(runs: &mut BTreeMap<u64, u64>, b0: u64, b1: u64) {
 
 impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn is_unwritten(&self, ino: Ino, b: u64) -> bool {
-        self.inodes.get(&ino).is_some_and(|i| in_runs(&i.unwritten, b))
+        self.inodes.get(ino).is_some_and(|i| in_runs(&i.unwritten, b))
     }
 
     /// Blocks `[b0, b1)` of `ino` are written (or gone): no longer unwritten.
     pub(super) fn clear_unwritten(&mut self, ino: Ino, b0: u64, b1: u64) {
-        if let Some(i) = self.inodes.get_mut(&ino) {
+        if let Some(i) = self.inodes.get_mut(ino) {
             if !i.unwritten.is_empty() {
                 remove_runs(&mut i.unwritten, b0, b1);
             }
@@ -63,7 +63,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let bs = self.config.block_bytes;
         let (b0, b1) = (offset / bs, end.div_ceil(bs));
         let holes: Vec<(u64, u64)> = {
-            let inode = self.inodes.get(&ino).ok_or(FsError::BadInode(ino))?;
+            let inode = self.inodes.get(ino).ok_or(FsError::BadInode(ino))?;
             let mut v: Vec<(u64, u64)> = Vec::new();
             for b in (b0..b1).filter(|&b| inode.extents.lookup(b).is_none()) {
                 match v.last_mut() {
@@ -94,7 +94,7 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn punch_hole(&mut self, ino: Ino, offset: u64, bytes: u64) -> Result<(), FsError> {
         self.syscall();
         let end = Self::range_end("punch-hole", offset, bytes)?;
-        let size = self.inodes.get(&ino).ok_or(FsError::BadInode(ino))?.size;
+        let size = self.inodes.get(ino).ok_or(FsError::BadInode(ino))?.size;
         if offset >= size {
             return Ok(());
         }
@@ -118,7 +118,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// read if not cached, then zeroed in part: a dirty page. A hole or an unwritten block
     /// already reads as zeroes.
     fn zero_partial_block(&mut self, ino: Ino, b: u64) {
-        let Some(p) = self.inodes[&ino].extents.lookup(b) else { return };
+        let Some(p) = self.inodes[ino].extents.lookup(b) else { return };
         if self.is_unwritten(ino, b) {
             return;
         }

@@ -53,7 +53,7 @@ impl<D: BlockDevice> FileSystem<D> {
         for k in keys {
             self.writeback.remove(&k);
         }
-        let inode = self.inodes.remove(&ino).ok_or(FsError::BadInode(ino))?;
+        let inode = self.inodes.remove(ino).ok_or(FsError::BadInode(ino))?;
         // truncate_inode_pages_final drops the cached pages (every written block: the model
         // has no memory pressure) before destroy_inode queues the inode; the delayed work the
         // previous unlink armed fires meanwhile (idle_until runs it at its time).
@@ -131,7 +131,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// their extents hold.
     pub(super) fn inodegc_check(&self) -> Result<(), String> {
         for (ino, _) in &self.inodegc.queued {
-            if self.inodes.contains_key(ino) || self.inode_groups.freed.contains(ino) {
+            if self.inodes.contains_key(*ino) || self.inode_groups.freed.contains(ino) {
                 return Err(format!("fs: inode {ino} awaiting inactivation is also live or free"));
             }
         }

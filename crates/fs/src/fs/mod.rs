@@ -28,6 +28,7 @@ mod ext4_free_data;
 mod fallocate;
 mod fitrim;
 mod inode_alloc;
+mod inode_table;
 mod inodegc;
 mod journal;
 mod layout;
@@ -43,6 +44,7 @@ pub use call_latency::CallLatencies;
 use discard_worker::Worker;
 use fitrim::Fitrim;
 use inode_alloc::InodeGroups;
+use inode_table::InodeTable;
 use inodegc::InodeGcQueue;
 use journal::{Commit, Transaction};
 use layout::Layout;
@@ -177,7 +179,7 @@ pub struct FileSystem<D: BlockDevice> {
     /// btrfs' block groups (`FsConfig::btrfs_layout`).
     btrfs: Option<btrfs::Btrfs>,
     bitmap: BlockBitmap,
-    inodes: BTreeMap<Ino, Inode>,
+    inodes: InodeTable,
     /// Directories other than the root, by inode, each with its entries (namespace.rs).
     dirs: BTreeMap<Ino, Dir>,
     /// Every entry's full path, built when `entries` or `names` asks after a change
@@ -258,7 +260,7 @@ impl<D: BlockDevice> FileSystem<D> {
             group_trimmed: vec![None; layout.groups as usize],
             dev,
             bitmap: BlockBitmap::new(1, 64),
-            inodes: BTreeMap::new(),
+            inodes: InodeTable::default(),
             dirs: BTreeMap::new(),
             listing: OnceLock::new(),
             inode_groups: InodeGroups::new(layout.groups, layout.inodes_per_group),
@@ -419,15 +421,15 @@ impl<D: BlockDevice> FileSystem<D> {
         self.bitmap.avail_count()
     }
     pub fn file_size(&self, ino: Ino) -> Option<u64> {
-        self.inodes.get(&ino).map(|i| i.size)
+        self.inodes.get(ino).map(|i| i.size)
     }
     pub fn extent_count(&self, ino: Ino) -> Option<usize> {
-        self.inodes.get(&ino).map(|i| i.extents.len())
+        self.inodes.get(ino).map(|i| i.extents.len())
     }
     /// Physical runs of a file (for tests and reports).
     pub fn file_runs(&self, ino: Ino) -> Vec<Run> {
         self.inodes
-            .get(&ino)
+            .get(ino)
             .map_or_else(Vec::new, |i| i.extents.iter().map(|e| Run::new(e.physical, e.len)).collect())
     }
 
@@ -641,7 +643,7 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     fn inode_mut(&mut self, ino: Ino) -> Result<&mut Inode, FsError> {
-        self.inodes.get_mut(&ino).ok_or(FsError::BadInode(ino))
+        self.inodes.get_mut(ino).ok_or(FsError::BadInode(ino))
     }
 
     /// Waits until `need` blocks can be allocated: forces a commit of freed blocks and waits
@@ -685,7 +687,7 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     fn goal_for(&self, ino: Ino, logical: u64) -> u64 {
-        let inode = &self.inodes[&ino];
+        let inode = &self.inodes[ino];
         match inode.extents.before(logical) {
             // ext4_ext_find_goal: continue the previous extent's physical layout.
             Some(e) => e.physical + (logical - e.logical),
@@ -700,7 +702,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// the file, with this allocation, is at most s_mb_stream_request (16 blocks): "if (size >
     /// sbi->s_mb_stream_request) group_pa_eligible = false", so a 64 KiB file is small.
     fn small_file(&self, ino: Ino, logical: u64, end: u64) -> bool {
-        let inode = &self.inodes[&ino];
+        let inode = &self.inodes[ino];
         let size_blocks = inode.size.div_ceil(self.config.block_bytes).max(end);
         self.config.small_file_chunk_blocks > 0
             && size_blocks <= 16
@@ -736,7 +738,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     };
                     let run = self.bitmap.allocate(goal, want).ok_or(FsError::NoSpace)?;
                     self.policy.on_allocate(run);
-                    if self.inodes[&ino].data_home.is_none() {
+                    if self.inodes[ino].data_home.is_none() {
                         self.stream_goal = run.end() % self.layout.total_blocks;
                     }
                     run
@@ -763,7 +765,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// Maps every hole of `[b0, b1)`.
     fn fill_holes(&mut self, ino: Ino, b0: u64, b1: u64) -> Result<(), FsError> {
         let holes: Vec<(u64, u64)> = {
-            let inode = self.inodes.get(&ino).ok_or(FsError::BadInode(ino))?;
+            let inode = self.inodes.get(ino).ok_or(FsError::BadInode(ino))?;
             let mut v = Vec::new();
             let mut b = b0;
             while b < b1 {
@@ -805,7 +807,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.advance_to(self.now);
         let bs = self.config.block_bytes;
         let (b0, b1) = (offset / bs, (offset + bytes).div_ceil(bs));
-        if !self.inodes.contains_key(&ino) {
+        if !self.inodes.contains_key(ino) {
             return Err(FsError::BadInode(ino));
         }
         // A partial block that is on disk and not cached is read first.
@@ -813,7 +815,7 @@ impl<D: BlockDevice> FileSystem<D> {
         for (b, partial) in [(b0, !offset.is_multiple_of(bs)), (b1 - 1, !(offset + bytes).is_multiple_of(bs))]
         {
             if partial && !self.dirty.contains_key(&(ino, b)) && !self.is_unwritten(ino, b) {
-                if let Some(p) = self.inodes[&ino].extents.lookup(b) {
+                if let Some(p) = self.inodes[ino].extents.lookup(b) {
                     if !rmw.contains(&p) {
                         rmw.push(p);
                     }
@@ -871,9 +873,9 @@ impl<D: BlockDevice> FileSystem<D> {
         while b < b1 {
             self.dirty.remove(&(ino, b));
             self.writeback.remove(&(ino, b));
-            let p = self.inodes[&ino].extents.lookup(b).unwrap_or_else(|| unreachable!());
+            let p = self.inodes[ino].extents.lookup(b).unwrap_or_else(|| unreachable!());
             let mut n = 1;
-            while b + n < b1 && n < max && self.inodes[&ino].extents.lookup(b + n) == Some(p + n) {
+            while b + n < b1 && n < max && self.inodes[ino].extents.lookup(b + n) == Some(p + n) {
                 self.dirty.remove(&(ino, b + n));
                 self.writeback.remove(&(ino, b + n));
                 n += 1;
@@ -894,7 +896,7 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn read(&mut self, ino: Ino, offset: u64, bytes: u64) -> Result<Vec<u64>, FsError> {
         self.syscall();
         let bs = self.config.block_bytes;
-        let inode = self.inodes.get(&ino).ok_or(FsError::BadInode(ino))?;
+        let inode = self.inodes.get(ino).ok_or(FsError::BadInode(ino))?;
         let end = (offset + bytes).min(inode.size);
         if end <= offset {
             return Ok(Vec::new());
@@ -959,7 +961,7 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn truncate(&mut self, ino: Ino, size: u64) -> Result<(), FsError> {
         self.syscall();
         let bs = self.config.block_bytes;
-        if !self.inodes.contains_key(&ino) {
+        if !self.inodes.contains_key(ino) {
             return Err(FsError::BadInode(ino));
         }
         self.drop_blocks_from(ino, size.div_ceil(bs))?;
@@ -995,7 +997,7 @@ impl<D: BlockDevice> FileSystem<D> {
 
     fn sync_file(&mut self, ino: Ino) -> Result<(), FsError> {
         self.syscall();
-        if !self.inodes.contains_key(&ino) {
+        if !self.inodes.contains_key(ino) {
             return Err(FsError::BadInode(ino));
         }
         let (reqs, pages) = self.take_dirty(Some(ino));
@@ -1091,12 +1093,13 @@ impl<D: BlockDevice> FileSystem<D> {
     /// The full consistency check: every block is exactly one of static metadata, a file
     /// extent, available, or held by one owner (running or committing transaction, the TRIM
     /// policy, FITRIM); bitmaps agree with their counts; dirty pages are mapped; the policy's
-    /// queued available runs are available; the device's own check passes.
+    /// queued available runs are available; the device's own check passes. (An owner's name is
+    /// formatted only for an error: the check visits every file's extents.)
     pub fn check(&self) -> Result<(), String> {
         self.bitmap.check()?;
         let n = self.layout.total_blocks as usize;
         let mut owner = vec![0u8; n];
-        let mut mark = |r: Run, who: u8, what: &str| -> Result<(), String> {
+        let mut mark = |r: Run, who: u8, what: &dyn std::fmt::Display| -> Result<(), String> {
             for b in r.start..r.end() {
                 let o = &mut owner[b as usize];
                 if *o != 0 {
@@ -1107,28 +1110,28 @@ impl<D: BlockDevice> FileSystem<D> {
             Ok(())
         };
         for r in self.static_runs() {
-            mark(r, 1, "static metadata")?;
+            mark(r, 1, &"static metadata")?;
         }
         // Unlinked inodes awaiting XFS's inodegc still own their extents; directories (6) too.
-        let files = self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (i, n)));
+        let files = self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (*i, n)));
         for (ino, extents, who) in files.map(|(i, n)| (i, &n.extents, 2)).chain(self.dir_blocks()) {
             for e in extents.iter() {
-                mark(Run::new(e.physical, e.len), who, &format!("inode {ino}"))?;
+                mark(Run::new(e.physical, e.len), who, &format_args!("inode {ino}"))?;
             }
         }
         for f in &self.running.freed {
-            mark(f.run, 3, "running transaction's freed list")?;
+            mark(f.run, 3, &"running transaction's freed list")?;
         }
         if let Some(c) = &self.commit {
             for f in c.freed.iter().chain(&c.trimming) {
-                mark(f.run, 3, "committing transaction")?;
+                mark(f.run, 3, &"committing transaction")?;
             }
         }
         for (r, who, what) in self.held_runs() {
-            mark(r, who, what)?;
+            mark(r, who, &what)?;
         }
         for r in self.fitrim_held() {
-            mark(r, 5, "FITRIM")?;
+            mark(r, 5, &"FITRIM")?;
         }
         for b in 0..n as u64 {
             let o = owner[b as usize];
@@ -1150,7 +1153,7 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         }
         for &(ino, b) in self.dirty.keys() {
-            if self.inodes.get(&ino).and_then(|i| i.extents.lookup(b)).is_none() {
+            if self.inodes.get(ino).and_then(|i| i.extents.lookup(b)).is_none() {
                 return Err(format!("fs: dirty page ({ino}, {b}) is not mapped"));
             }
         }
@@ -1183,7 +1186,7 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         }
         for &(ino, b) in self.writeback.keys() {
-            if self.inodes.get(&ino).and_then(|i| i.extents.lookup(b)).is_none() {
+            if self.inodes.get(ino).and_then(|i| i.extents.lookup(b)).is_none() {
                 return Err(format!("fs: page ({ino}, {b}) under write-back is not mapped"));
             }
         }

@@ -30,7 +30,7 @@ impl<D: BlockDevice> FileSystem<D> {
             let file = match inode {
                 Some((ino, file)) if ino == k.0 => file,
                 _ => {
-                    let file = &self.inodes[&k.0];
+                    let file = &self.inodes[k.0];
                     inode = Some((k.0, file));
                     file
                 }
@@ -54,6 +54,15 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// Write-back of `pages` has been submitted: they leave the write-back set.
     pub(super) fn end_writeback(&mut self, pages: Vec<((Ino, u64), u64)>) {
+        // Most often the set is exactly these pages (no commit took others meanwhile): one
+        // walk comparing both in key order, then the whole set goes, rather than a search
+        // and a removal per page.
+        let same = self.writeback.len() == pages.len()
+            && self.writeback.iter().zip(&pages).all(|((k, t), (pk, pt))| (k, t) == (pk, pt));
+        if same {
+            self.writeback.clear();
+            return;
+        }
         for (k, tag) in pages {
             if self.writeback.get(&k) == Some(&tag) {
                 self.writeback.remove(&k);

@@ -21,7 +21,7 @@ use super::*;
 impl<D: BlockDevice> FileSystem<D> {
     /// The goal of `want` blocks of `ino` at file block `logical` on XFS.
     pub(super) fn xfs_goal(&self, ino: Ino, logical: u64, want: u64) -> u64 {
-        if self.inodes[&ino].extents.before(logical).is_some() {
+        if self.inodes[ino].extents.before(logical).is_some() {
             return self.goal_for(ino, logical);
         }
         let bs = self.config.block_bytes;

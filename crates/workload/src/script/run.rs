@@ -369,10 +369,10 @@ impl Interpreter<'_> {
 /// where one directory's matches meet the next's are the whole paths compared, and should a
 /// pair there be out of order (`a/x` after `a-b/y`: '-' sorts before '/'), the whole list is
 /// sorted as before.
-fn glob<D: BlockDevice>(
-    fs: &FileSystem<D>,
+fn glob<'f, D: BlockDevice>(
+    fs: &'f FileSystem<D>,
     pattern: &str,
-    cache: &mut Listings,
+    cache: &mut Listings<'f>,
 ) -> Result<Vec<Entry>, String> {
     let parts: Vec<&str> = pattern.split('/').collect();
     // Each hit: its path, inode, whether a directory, and which hit of the level before
@@ -398,7 +398,7 @@ fn glob<D: BlockDevice>(
                     .filter(|&(name, _, _)| component_matches(part.as_bytes(), name.as_bytes()))
                     .collect();
                 sort_natural(&mut names);
-                names.into_iter().map(|(name, ino, is_dir)| (name.to_string(), ino, is_dir)).collect()
+                names
             });
             let hits = names.iter().filter(|e| last || e.2);
             next.extend(hits.map(|(name, ino, is_dir)| Hit {
@@ -429,9 +429,11 @@ struct Hit {
 }
 
 /// A line's directory listings by (directory, glob component), the names matching it in
-/// natural order (files too: a word's last component takes them, the others not): the words of one line (`d*/f{0..999..2}` is 500 of them) list the same
-/// directories, and nothing changes the tree while a line's words are matched.
-type Listings = BTreeMap<(Option<Ino>, String), Vec<(String, Ino, bool)>>;
+/// natural order (files too: a word's last component takes them, the others not): the words
+/// of one line (`d*/f{0..999..2}` is 500 of them) list the same directories, and nothing
+/// changes the tree while a line's words are matched. The names are borrowed from the file
+/// system's entries (a `String` per listed name cost more than the listing).
+type Listings<'f> = BTreeMap<(Option<Ino>, String), Vec<(&'f str, Ino, bool)>>;
 
 /// One directory's entries in natural order by name: by a packed sort key where every name's
 /// fits in 128 bits (`natural_key`), else by comparing the names.
