@@ -49,11 +49,14 @@ fn kernel(name: &str, dir: &Path) -> Figures {
     ]);
     assert!(o.status.success(), "{name}: trimlab replay: {}", stderr(&o));
     let mut f = Figures { waf: metrics(&out)["report"]["waf"].as_f64().expect("waf"), ..Figures::default() };
-    let mut compared = false;
+    let (mut compared, mut phases) = (false, Vec::new());
     for line in std::fs::read_to_string(&log).unwrap().lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
         match w.as_slice() {
-            ["#", "phase", name, ..] => compared |= *name == FIRST_COMPARED,
+            ["#", "phase", name, ..] => {
+                compared |= *name == FIRST_COMPARED;
+                phases.push(name.to_string());
+            }
             [_, _, "write", _, bytes] if compared => {
                 f.write_bytes += bytes.parse::<u64>().unwrap();
             }
@@ -64,6 +67,9 @@ fn kernel(name: &str, dir: &Path) -> Figures {
             _ => {}
         }
     }
+    // record.sh's phases: the settle sync keeps umount from dropping the discard worker's
+    // entries (docs/config.md "strace replay"), and replay.toml mirrors them.
+    assert_eq!(phases, ["mkfs", "mount", "workload", "settle", "umount"], "{name}: kernel.log's phases");
     f
 }
 
