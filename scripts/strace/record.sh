@@ -6,7 +6,8 @@
 # so both recordings are of the same run.
 #   git-build  git clone of a small local C project (made here), make, rm -rf of the clone
 #   sqlite     sqlite3 loads 4,200 rows in 7 transactions, indexes, deletes half, vacuums
-# Phases marked in the server: mkfs, mount (then SETTLE s: ext4lazyinit), workload, umount.
+# Phases marked in the server: mkfs, mount (then SETTLE s: ext4lazyinit), workload, settle
+# (sync, 1 s for the discard worker), umount.
 # Kept in DIR: trace.strace (the mount point rewritten to /mnt/strace-root), kernel.log (the
 # block recording, fio iolog v3 with `# phase` lines), kernel.metrics.json, versions.txt.
 # Usage (root, the packages of .ci/run): scripts/strace/record.sh git-build|sqlite DIR [TRIMLAB]
@@ -88,6 +89,16 @@ rig() {
   cd "$MNT"
   strace -f -ttt -e trace=$TRACE_SET -o "$W/trace.strace" -- bash "$W/run.sh" || exit 1
   cd /
+  # What the program freed since its last sync reaches ext4's discard worker at the next
+  # commit. Were that commit umount's own, the worker would drop most of it: umount clears
+  # SB_ACTIVE right after sync_filesystem (fs/super.c generic_shutdown_super) and
+  # ext4_discard_work gives up every entry it takes after that (fs/ext4/mballoc.c, "If
+  # filesystem is umounting ... give up the discard"), a race that let 1 or 2 of git-build's
+  # ~20 entries through. So the recording syncs and lets the worker finish first, and the
+  # model's replay.toml does the same (a `sync` phase, then 1 s idle).
+  mark settle
+  sync
+  sleep 1
   mark umount
   umount "$W/work/mnt"
   sed "s|$MNT|/mnt/strace-root|g" "$W/trace.strace" > "$DIR/trace.strace"

@@ -1030,12 +1030,29 @@ impl<D: BlockDevice> FileSystem<D> {
             // ext4_mb_release: the in-core preallocations go (no I/O).
             self.discard_lg_preallocations();
         }
+        let mut reqs = self.checkpoint_requests();
+        reqs.push(Command::Flush);
+        self.app_io(reqs, false);
+    }
+
+    /// The block device's write-back that sync(2) and syncfs(2) end with (fs/sync.c:
+    /// ksys_sync's `sync_bdevs`, sync_filesystem's `sync_blockdev`): ext4's metadata buffers,
+    /// which jbd2 marks dirty once their transaction commits (the checkpoint list), are
+    /// written home then, so a block journaled again later is written home again. XFS and
+    /// btrfs keep their metadata in their own caches, which that write-back does not reach.
+    pub fn write_back_checkpoint(&mut self) {
+        if self.config.inodegc.is_none() && self.btrfs.is_none() && !self.checkpoint.is_empty() {
+            let reqs = self.checkpoint_requests();
+            self.app_io(reqs, false);
+        }
+    }
+
+    /// The checkpoint list's blocks as home writes; the list is then empty.
+    fn checkpoint_requests(&mut self) -> Vec<Command> {
         let home: Vec<Run> = coalesce(self.checkpoint.iter().map(|&b| Run::new(b, 1)).collect());
         self.stats.metadata_blocks_checkpointed += self.checkpoint.len() as u64;
         self.checkpoint.clear();
-        let mut reqs = self.write_requests_meta(&home);
-        reqs.push(Command::Flush);
-        self.app_io(reqs, false);
+        self.write_requests_meta(&home)
     }
 
     /// umount, then mount again with `policy`: queued TRIMs finish first, and FITRIM's

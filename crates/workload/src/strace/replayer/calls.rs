@@ -338,7 +338,10 @@ impl Replayer {
                 self.fs_done(done).map(drop)
             }
             "sync" | "syncfs" => {
+                // As the kernel's: commit, then the block device's write-back of the
+                // metadata that commit made dirty (FileSystem::write_back_checkpoint).
                 fs.sync();
+                fs.write_back_checkpoint();
                 self.counts.file_ops += 1;
                 Ok(())
             }
