@@ -403,7 +403,7 @@ impl Ssd {
     fn flush_oldest(&mut self, now: SimTime, pages: usize) {
         let mut batch = std::mem::take(&mut self.scratch_batch);
         self.buffer.take_oldest(pages, &mut batch);
-        self.ftl.warm(&mut batch.iter().map(|&(lpn, _)| lpn));
+        self.ftl.warm(&batch);
         let mut done = now;
         for &(lpn, tag) in &batch {
             done = done.max(self.ftl.write(now, lpn, tag));

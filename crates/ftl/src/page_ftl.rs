@@ -312,9 +312,39 @@ impl PageFtl {
             + self.tags.as_ref().map_or(0, |t| t.capacity() * 8)
     }
 
-    /// Touches the map entries of pages about to be written so their cache misses overlap.
-    pub fn warm(&self, lpns: impl Iterator<Item = Lpn>) {
-        self.map.warm_lpns(lpns);
+    /// Touches the map entries of pages about to be written so their cache misses overlap:
+    /// each page's forward entry, then the backward entry of where it lives now, which its
+    /// write clears. That clear is a store to a random line of the backward map; uncached, such
+    /// stores filled the store buffer and stalled the writes (profiled: the stalls showed at the
+    /// pushes of the functions after them). The loads here are independent of each other, so
+    /// the CPU overlaps their misses.
+    pub fn warm(&self, pages: &[(Lpn, u64)]) {
+        let forward = self.map.forward_raw();
+        let backward = self.map.backward_raw();
+        let mut acc = 0u32;
+        for &(lpn, _) in pages {
+            acc ^= forward[lpn.index()];
+        }
+        // An unmapped page (`NONE`) reads the last entry instead: no branch to mispredict.
+        let last = backward.len() - 1;
+        for &(lpn, _) in pages {
+            acc ^= backward[(forward[lpn.index()] as usize).min(last)];
+        }
+        std::hint::black_box(acc);
+    }
+
+    /// Loads the forward entries of `victim`'s valid pages before GC rewrites them, so the
+    /// copy loop finds them in cache. Branch-free (an invalid slot, `NONE`, loads the last
+    /// entry): with a branch on validity, each misprediction discarded the loads issued after
+    /// it and the misses no longer overlapped.
+    fn warm_victim(&self, first: Ppa) {
+        let forward = self.map.forward_raw();
+        let last = forward.len() - 1;
+        let mut acc = 0u32;
+        for &owner in self.map.owners_of(first, self.geometry.pages_per_block as usize) {
+            acc ^= forward[(owner as usize).min(last)];
+        }
+        std::hint::black_box(acc);
     }
 
     /// Reads one logical page: the NAND read if mapped, nothing if not.
@@ -738,7 +768,7 @@ impl PageFtl {
         let mut copied = 0u32;
         self.pool.begin_collect(victim);
         let first = self.geometry.first_page(victim);
-        self.map.warm_forward_entries(first, ppb as usize);
+        self.warm_victim(first);
         let mut slots = std::mem::take(&mut self.scratch_slots);
         for flash_page in 0..ppb / units {
             let base = first.0 + flash_page * units;
