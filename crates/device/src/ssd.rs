@@ -12,10 +12,8 @@ use crate::metrics::{
     self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport, TrimReport,
 };
 use crate::timeseries::{self as ts, DeviceCounters, Row, Timeseries};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use trimlab_ftl::{Ftl, Lpn, PageData, WriteBuffer};
-use trimlab_sim::SimTime;
+use trimlab_sim::{MinHeap, SimTime};
 use trimlab_trim::{Controller, PageRange, TrimEngine};
 
 /// When a command started service and when it completed.
@@ -37,7 +35,9 @@ pub struct Ssd {
     /// finish on flash (first reserved, first served), so the link caps bandwidth.
     link_to_device_free: SimTime,
     link_to_host_free: SimTime,
-    outstanding: BinaryHeap<Reverse<SimTime>>,
+    /// Completion times of the commands in the queue; a min-heap whose pop-then-push (a
+    /// command completes, the next arrives) is one sift.
+    outstanding: MinHeap<SimTime>,
     /// A non-queued TRIM holds the queue until it completes.
     blocked_until: SimTime,
     /// The latest completion of any host command: the device is idle after it.
@@ -79,7 +79,7 @@ impl Ssd {
             cpu_free: SimTime::ZERO,
             link_to_device_free: SimTime::ZERO,
             link_to_host_free: SimTime::ZERO,
-            outstanding: BinaryHeap::new(),
+            outstanding: MinHeap::new(),
             blocked_until: SimTime::ZERO,
             commands_done_at: SimTime::ZERO,
             idle_offered_until: SimTime::ZERO,
@@ -153,7 +153,7 @@ impl Ssd {
     ) -> Result<Completion, CommandError> {
         self.validate(command)?;
         self.timeseries_advance(arrival);
-        while let Some(&Reverse(t)) = self.outstanding.peek() {
+        while let Some(t) = self.outstanding.peek() {
             if t > arrival {
                 break;
             }
@@ -161,14 +161,14 @@ impl Ssd {
         }
         let mut start = arrival.max(self.blocked_until);
         if self.outstanding.len() >= self.config.queue_depth as usize {
-            if let Some(Reverse(t)) = self.outstanding.pop() {
+            if let Some(t) = self.outstanding.pop() {
                 start = start.max(t);
             }
         }
         let non_queued_trim = matches!(command, Command::Trim { .. }) && !self.config.trim_queued;
         if non_queued_trim {
             // A non-queued command waits for the queue to drain (ATA: not an NCQ command).
-            let drained = self.outstanding.iter().map(|Reverse(t)| *t).max().unwrap_or(start);
+            let drained = self.outstanding.iter().copied().max().unwrap_or(start);
             start = start.max(drained);
             self.outstanding.clear();
         }
@@ -181,7 +181,7 @@ impl Ssd {
             Command::Flush => self.flush(start),
         };
 
-        self.outstanding.push(Reverse(done));
+        self.outstanding.push(done);
         self.commands_done_at = self.commands_done_at.max(done);
         if non_queued_trim {
             self.blocked_until = done;
