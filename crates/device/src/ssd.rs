@@ -414,9 +414,7 @@ impl Ssd {
         // its slots free when the last program ends. A partly filled flash page (a short batch)
         // stays in the controller's page buffer until more pages or a FLUSH fill it.
         done = done.max(self.ftl.program_ready(now));
-        for _ in &batch {
-            self.buffer.programmed(done);
-        }
+        self.buffer.programmed_pages(done, batch.len() as u32);
         // GC (and the TRIM work it forces first) waits for the whole batch: a deferred TRIM
         // applied while a page is between the buffer and flash would be undone by its program.
         self.run_gc(now);
