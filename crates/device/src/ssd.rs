@@ -702,12 +702,19 @@ pub struct PowerCut {
 /// are): a 64-bit division was a few percent of a write-heavy run, at four per command.
 #[inline]
 fn divide(x: u64, d: u64) -> u64 {
-    if d.is_power_of_two() { x >> d.trailing_zeros() } else { x / d }
+    if d.is_power_of_two() {
+        x >> d.trailing_zeros()
+    } else {
+        x / d
+    }
 }
 
 /// Whether `d > 0` divides `x`, as [`divide`] does it.
 #[inline]
 fn multiple_of(x: u64, d: u64) -> bool {
-    if d.is_power_of_two() { x & (d - 1) == 0 } else { x.is_multiple_of(d) }
+    if d.is_power_of_two() {
+        x & (d - 1) == 0
+    } else {
+        x.is_multiple_of(d)
+    }
 }
-

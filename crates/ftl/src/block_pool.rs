@@ -123,7 +123,10 @@ impl BlockPool {
     #[inline]
     pub fn remove_valid_open(&mut self, block: BlockId, pages: u32) {
         debug_assert_eq!(self.state[block.index()], BlockState::Open);
-        debug_assert!(self.entries[block.index()].valid >= pages, "block_pool: {block:?} has too few valid pages");
+        debug_assert!(
+            self.entries[block.index()].valid >= pages,
+            "block_pool: {block:?} has too few valid pages"
+        );
         self.entries[block.index()].valid -= pages;
     }
 

@@ -802,7 +802,9 @@ impl PageFtl {
         let owners = self.map.owners_of(Ppa(base), self.units as usize);
         if self.backward_update == BackwardUpdate::Eager {
             // Eager: a backward entry is never stale; one pass over the slots, no map lookups.
-            valid.extend((0..).zip(owners).filter(|&(_, &owner)| owner != NONE).map(|(slot, &owner)| (slot, owner)));
+            valid.extend(
+                (0..).zip(owners).filter(|&(_, &owner)| owner != NONE).map(|(slot, &owner)| (slot, owner)),
+            );
             return;
         }
         for slot in 0..self.units {
