@@ -18,18 +18,27 @@ pub enum BlockState {
     Full,
 }
 
+/// A block's valid count and its links in the victim index, side by side: a host write that
+/// invalidates a page of a full block moves it between buckets, reading and writing all three,
+/// and in one entry they share a cache line (three arrays were three misses per write; the
+/// block is a random one, so the pool's lines are rarely cached under the maps' traffic).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    valid: u32,
+    // Intrusive doubly-linked lists of full blocks, one per (plane, valid count).
+    next: u32,
+    prev: u32,
+}
+
 pub struct BlockPool {
     pages_per_block: u32,
     blocks_per_plane: u32,
     state: Vec<BlockState>,
-    valid: Vec<u32>,
+    entries: Vec<Entry>,
     /// Host-write sequence number when the block was closed (its age for cost-benefit).
     closed_at: Vec<u64>,
     free: Vec<VecDeque<BlockId>>,
-    // Intrusive doubly-linked lists of full blocks, one per (plane, valid count).
     bucket_head: Vec<u32>,
-    next: Vec<u32>,
-    prev: Vec<u32>,
     /// Full blocks per plane in the order they were closed, for FIFO victims.
     closed_order: Vec<VecDeque<BlockId>>,
     track_closed_order: bool,
@@ -49,12 +58,10 @@ impl BlockPool {
             pages_per_block: geometry.pages_per_block,
             blocks_per_plane: geometry.blocks_per_plane,
             state: vec![BlockState::Free; blocks],
-            valid: vec![0; blocks],
+            entries: vec![Entry { valid: 0, next: NONE, prev: NONE }; blocks],
             closed_at: vec![0; blocks],
             free,
             bucket_head: vec![NONE; planes * (geometry.pages_per_block as usize + 1)],
-            next: vec![NONE; blocks],
-            prev: vec![NONE; blocks],
             closed_order: vec![VecDeque::new(); if policy == VictimPolicy::Fifo { planes } else { 0 }],
             track_closed_order: policy == VictimPolicy::Fifo,
         }
@@ -67,11 +74,12 @@ impl BlockPool {
 
     #[inline]
     pub fn valid(&self, block: BlockId) -> u32 {
-        self.valid[block.index()]
+        self.entries[block.index()].valid
     }
 
-    pub fn valid_counts(&self) -> &[u32] {
-        &self.valid
+    /// Valid pages over all blocks.
+    pub fn valid_total(&self) -> u64 {
+        self.entries.iter().map(|e| e.valid as u64).sum()
     }
 
     pub fn free_count(&self, plane: usize) -> usize {
@@ -107,7 +115,19 @@ impl BlockPool {
     pub fn add_valid(&mut self, block: BlockId) {
         // Only open blocks are programmed, so the victim index does not move.
         debug_assert_eq!(self.state[block.index()], BlockState::Open);
-        self.valid[block.index()] += 1;
+        self.entries[block.index()].valid += 1;
+    }
+
+    /// `pages` pages of `block`, which is open (a GC victim being copied), stopped being
+    /// valid: no victim index to update, one subtraction for a flash page's worth.
+    #[inline]
+    pub fn remove_valid_open(&mut self, block: BlockId, pages: u32) {
+        debug_assert_eq!(self.state[block.index()], BlockState::Open);
+        debug_assert!(
+            self.entries[block.index()].valid >= pages,
+            "block_pool: {block:?} has too few valid pages"
+        );
+        self.entries[block.index()].valid -= pages;
     }
 
     /// A page of `block` stopped being valid (overwritten, trimmed or moved by GC).
@@ -117,8 +137,8 @@ impl BlockPool {
         if full {
             self.unlink(block);
         }
-        debug_assert!(self.valid[block.index()] > 0, "block_pool: {block:?} has no valid page");
-        self.valid[block.index()] -= 1;
+        debug_assert!(self.entries[block.index()].valid > 0, "block_pool: {block:?} has no valid page");
+        self.entries[block.index()].valid -= 1;
         if full {
             self.link(block);
         }
@@ -138,7 +158,7 @@ impl BlockPool {
 
     /// The victim was erased and returns to its plane's free list.
     pub fn release(&mut self, block: BlockId) {
-        assert_eq!(self.valid[block.index()], 0, "block_pool: erasing {block:?} with valid pages");
+        assert_eq!(self.entries[block.index()].valid, 0, "block_pool: erasing {block:?} with valid pages");
         self.state[block.index()] = BlockState::Free;
         let plane = self.plane(block);
         self.free[plane].push_back(block);
@@ -164,7 +184,7 @@ impl BlockPool {
                     if self.state[block.index()] != BlockState::Full {
                         continue;
                     }
-                    let u = self.valid[block.index()] as f64 / ppb;
+                    let u = self.entries[block.index()].valid as f64 / ppb;
                     let age = (now_sequence - self.closed_at[block.index()]) as f64 + 1.0;
                     let score = (1.0 - u) * age / (1.0 + u);
                     // Strict '>' keeps the lowest-numbered block on ties: deterministic.
@@ -184,33 +204,34 @@ impl BlockPool {
 
     #[inline]
     fn bucket(&self, block: BlockId) -> usize {
-        self.plane(block) * (self.pages_per_block as usize + 1) + self.valid[block.index()] as usize
+        self.plane(block) * (self.pages_per_block as usize + 1) + self.entries[block.index()].valid as usize
     }
 
     #[inline]
     fn link(&mut self, block: BlockId) {
         let bucket = self.bucket(block);
         let head = self.bucket_head[bucket];
-        self.next[block.index()] = head;
-        self.prev[block.index()] = NONE;
+        let entry = &mut self.entries[block.index()];
+        entry.next = head;
+        entry.prev = NONE;
         if head != NONE {
-            self.prev[head as usize] = block.0;
+            self.entries[head as usize].prev = block.0;
         }
         self.bucket_head[bucket] = block.0;
     }
 
     #[inline]
     fn unlink(&mut self, block: BlockId) {
-        let (prev, next) = (self.prev[block.index()], self.next[block.index()]);
+        let Entry { prev, next, .. } = self.entries[block.index()];
         if prev != NONE {
-            self.next[prev as usize] = next;
+            self.entries[prev as usize].next = next;
         } else {
             let bucket = self.bucket(block);
             debug_assert_eq!(self.bucket_head[bucket], block.0);
             self.bucket_head[bucket] = next;
         }
         if next != NONE {
-            self.prev[next as usize] = prev;
+            self.entries[next as usize].prev = prev;
         }
     }
 
@@ -228,22 +249,23 @@ impl BlockPool {
                         return Err(format!("block_pool: block {b} listed twice"));
                     }
                     listed[b] = true;
+                    let entry = self.entries[b];
                     if self.state[b] != BlockState::Full
-                        || self.valid[b] as usize != valid
+                        || entry.valid as usize != valid
                         || self.plane(BlockId(cursor)) != plane
-                        || self.prev[b] != prev
+                        || entry.prev != prev
                     {
                         return Err(format!(
                             "block_pool: block {b} in bucket (plane {plane}, valid {valid}) but has state {:?}, valid {}",
-                            self.state[b], self.valid[b]
+                            self.state[b], entry.valid
                         ));
                     }
                     prev = cursor;
-                    cursor = self.next[b];
+                    cursor = entry.next;
                 }
             }
             for block in &self.free[plane] {
-                if self.state[block.index()] != BlockState::Free || self.valid[block.index()] != 0 {
+                if self.state[block.index()] != BlockState::Free || self.entries[block.index()].valid != 0 {
                     return Err(format!("block_pool: free list holds non-free {block:?}"));
                 }
             }

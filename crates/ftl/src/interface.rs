@@ -84,8 +84,9 @@ pub trait Ftl: Send {
     /// TRIM step 3 for `count` pages from `start` at `now`: their data is dropped. Returns how
     /// many of them held data.
     fn trim(&mut self, now: SimTime, start: Lpn, count: u32) -> u64;
-    /// Touches the map entries of pages about to be written so their cache misses overlap.
-    fn warm(&self, _lpns: &mut dyn Iterator<Item = Lpn>) {}
+    /// Touches the map entries of pages about to be written (with their data tags, as the
+    /// write buffer hands them over) so their cache misses overlap.
+    fn warm(&self, _pages: &[(Lpn, u64)]) {}
     /// The next plane that asked for garbage collection since the last call.
     fn take_gc_request(&mut self) -> Option<usize> {
         None
@@ -151,8 +152,8 @@ impl Ftl for PageFtl {
     fn trim(&mut self, now: SimTime, start: Lpn, count: u32) -> u64 {
         (start.0..start.0 + count).filter(|&lpn| self.trim_at(now, Lpn(lpn)).0).count() as u64
     }
-    fn warm(&self, lpns: &mut dyn Iterator<Item = Lpn>) {
-        PageFtl::warm(self, lpns)
+    fn warm(&self, pages: &[(Lpn, u64)]) {
+        PageFtl::warm(self, pages)
     }
     #[inline]
     fn take_gc_request(&mut self) -> Option<usize> {

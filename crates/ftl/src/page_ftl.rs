@@ -101,8 +101,9 @@ pub struct PageFtl {
     plane_staged: Vec<bool>,
     /// Per plane: when the data copied so far into the GC open flash page is in the controller.
     gc_page_ready: Vec<SimTime>,
-    /// Valid slots of the victim flash page being copied (reused, no allocation per page).
-    scratch_slots: Vec<u32>,
+    /// Valid slots of the victim flash page being copied, with their logical pages (reused, no
+    /// allocation per page).
+    scratch_slots: Vec<(u32, u32)>,
     tags: Option<Vec<u64>>,
     gc_requests: Vec<usize>,
     gc_requested: Vec<bool>,
@@ -291,7 +292,7 @@ impl PageFtl {
     /// Pages holding data. Under a lazy backward map, trimmed pages stay in the valid counts
     /// until they are reconciled; they are not data, so they do not count here.
     pub fn valid_pages(&self) -> u64 {
-        self.pool.valid_counts().iter().map(|&v| v as u64).sum::<u64>() - self.stale_pages()
+        self.pool.valid_total() - self.stale_pages()
     }
 
     /// Trimmed pages a lazy backward map still counts as valid (0 when the map is eager).
@@ -312,9 +313,41 @@ impl PageFtl {
             + self.tags.as_ref().map_or(0, |t| t.capacity() * 8)
     }
 
-    /// Touches the map entries of pages about to be written so their cache misses overlap.
-    pub fn warm(&self, lpns: impl Iterator<Item = Lpn>) {
-        self.map.warm_lpns(lpns);
+    /// Touches the map entries of pages about to be written so their cache misses overlap:
+    /// each page's forward entry, then the backward entry of where it lives now, which its
+    /// write clears, and that block's pool entry. That clear is a store to a random line of the backward map; uncached, such
+    /// stores filled the store buffer and stalled the writes (profiled: the stalls showed at the
+    /// pushes of the functions after them). The loads here are independent of each other, so
+    /// the CPU overlaps their misses.
+    pub fn warm(&self, pages: &[(Lpn, u64)]) {
+        let forward = self.map.forward_raw();
+        let backward = self.map.backward_raw();
+        let mut acc = 0u32;
+        for &(lpn, _) in pages {
+            acc ^= forward[lpn.index()];
+        }
+        // An unmapped page (`NONE`) reads the last entry instead: no branch to mispredict.
+        let last = backward.len() - 1;
+        for &(lpn, _) in pages {
+            let old = (forward[lpn.index()] as usize).min(last);
+            // And the old block's pool entry, whose valid count the write decrements.
+            acc ^= backward[old] ^ self.pool.valid(self.geometry.block_of(Ppa(old as u32)));
+        }
+        std::hint::black_box(acc);
+    }
+
+    /// Loads the forward entries of `victim`'s valid pages before GC rewrites them, so the
+    /// copy loop finds them in cache. Branch-free (an invalid slot, `NONE`, loads the last
+    /// entry): with a branch on validity, each misprediction discarded the loads issued after
+    /// it and the misses no longer overlapped.
+    fn warm_victim(&self, first: Ppa) {
+        let forward = self.map.forward_raw();
+        let last = forward.len() - 1;
+        let mut acc = 0u32;
+        for &owner in self.map.owners_of(first, self.geometry.pages_per_block as usize) {
+            acc ^= forward[(owner as usize).min(last)];
+        }
+        std::hint::black_box(acc);
     }
 
     /// Reads one logical page: the NAND read if mapped, nothing if not.
@@ -738,65 +771,88 @@ impl PageFtl {
         let mut copied = 0u32;
         self.pool.begin_collect(victim);
         let first = self.geometry.first_page(victim);
-        self.map.warm_forward_entries(first, ppb as usize);
-        let mut slots = std::mem::take(&mut self.scratch_slots);
-        for flash_page in 0..ppb / units {
-            let base = first.0 + flash_page * units;
-            slots.clear();
-            for slot in 0..units {
-                let src = Ppa(base + slot);
-                let owner = self.map.owners_of(src, 1)[0];
-                if owner == NONE {
-                    continue;
-                }
-                if self.map.is_stale(src) {
-                    // A lazy TRIM: GC examining the block reconciles it instead of copying.
-                    self.map.clear_backward(src);
-                    self.pool.remove_valid(victim);
-                    self.stale_in_block[victim.index()] -= 1;
-                    self.variant.reconciled_at_gc += 1;
-                    continue;
-                }
-                slots.push(slot);
-            }
-            let Some(&first_valid) = slots.first() else {
+        self.warm_victim(first);
+        let mut valid = std::mem::take(&mut self.scratch_slots);
+        for base in (first.0..first.0 + ppb).step_by(units as usize) {
+            self.valid_slots(base, victim, &mut valid);
+            let Some(&(first_valid, _)) = valid.first() else {
                 continue;
             };
-            let read_done = self.flash.read_pages(now, Ppa(base + first_valid), slots.len() as u32);
-            for &slot in &slots {
-                let src = Ppa(base + slot);
-                let lpn = Lpn(self.map.owners_of(src, 1)[0]);
-                let (dst, last) = self.allocate_gc_page(plane);
-                self.map.unbind(lpn);
-                self.pool.remove_valid(victim);
-                self.map.bind(lpn, dst);
-                let dst_block = self.geometry.block_of(dst);
-                self.pool.add_valid(dst_block);
-                if last {
-                    self.pool.close(dst_block, self.host_sequence);
-                }
-                if let Some(tags) = self.tags.as_mut() {
-                    tags[dst.index()] = tags[src.index()];
-                }
-                self.gc_page_ready[plane] = self.gc_page_ready[plane].max(read_done);
-                if (dst.0 + 1) & (units - 1) == 0 {
-                    // The erase below runs on the same die after this program: it is the end.
-                    let first = Ppa(dst.0 + 1 - units);
-                    let ready = self.gc_page_ready[plane];
-                    if self.config.multi_plane {
-                        self.flash.program_flash_page_share(ready, first, self.geometry.planes_per_die);
-                    } else {
-                        self.flash.program_flash_pages(ready, &[first]);
-                    }
-                    self.gc_page_ready[plane] = SimTime::ZERO;
-                }
-                copied += 1;
+            let read_done = self.flash.read_pages(now, Ppa(base + first_valid), valid.len() as u32);
+            // The victim is open (out of the victim index) while it is copied: its count drops
+            // by the flash page's copies at once.
+            self.pool.remove_valid_open(victim, valid.len() as u32);
+            for &(slot, owner) in &valid {
+                self.copy_gc_page(plane, Ppa(base + slot), Lpn(owner), read_done);
             }
+            copied += valid.len() as u32;
         }
-        self.scratch_slots = slots;
+        self.scratch_slots = valid;
         let done = self.flash.erase(now, victim);
         self.pool.release(victim);
         (copied, done)
+    }
+
+    /// The valid slots of the victim flash page at `base`, with their logical pages, into
+    /// `valid`. Under a lazy backward map a stale slot (a lazy TRIM) is reconciled here
+    /// instead of copied.
+    #[inline]
+    fn valid_slots(&mut self, base: u32, victim: BlockId, valid: &mut Vec<(u32, u32)>) {
+        valid.clear();
+        let owners = self.map.owners_of(Ppa(base), self.units as usize);
+        if self.backward_update == BackwardUpdate::Eager {
+            // Eager: a backward entry is never stale; one pass over the slots, no map lookups.
+            valid.extend(
+                (0..).zip(owners).filter(|&(_, &owner)| owner != NONE).map(|(slot, &owner)| (slot, owner)),
+            );
+            return;
+        }
+        for slot in 0..self.units {
+            let src = Ppa(base + slot);
+            let owner = self.map.owners_of(src, 1)[0];
+            if owner == NONE {
+                continue;
+            }
+            if self.map.is_stale(src) {
+                // A lazy TRIM: GC examining the block reconciles it instead of copying.
+                self.map.clear_backward(src);
+                self.pool.remove_valid(victim);
+                self.stale_in_block[victim.index()] -= 1;
+                self.variant.reconciled_at_gc += 1;
+                continue;
+            }
+            valid.push((slot, owner));
+        }
+    }
+
+    /// Moves one valid page (`lpn` at `src`, read by `read_done`) into `plane`'s GC open block,
+    /// and programs the GC flash page when this page fills it.
+    #[inline]
+    fn copy_gc_page(&mut self, plane: usize, src: Ppa, lpn: Lpn, read_done: SimTime) {
+        let units = self.units;
+        let (dst, last) = self.allocate_gc_page(plane);
+        self.map.unbind(lpn);
+        self.map.bind(lpn, dst);
+        let dst_block = self.geometry.block_of(dst);
+        self.pool.add_valid(dst_block);
+        if last {
+            self.pool.close(dst_block, self.host_sequence);
+        }
+        if let Some(tags) = self.tags.as_mut() {
+            tags[dst.index()] = tags[src.index()];
+        }
+        self.gc_page_ready[plane] = self.gc_page_ready[plane].max(read_done);
+        if (dst.0 + 1) & (units - 1) == 0 {
+            // The erase after the copies runs on the same die after this program: it is the end.
+            let first = Ppa(dst.0 + 1 - units);
+            let ready = self.gc_page_ready[plane];
+            if self.config.multi_plane {
+                self.flash.program_flash_page_share(ready, first, self.geometry.planes_per_die);
+            } else {
+                self.flash.program_flash_pages(ready, &[first]);
+            }
+            self.gc_page_ready[plane] = SimTime::ZERO;
+        }
     }
 
     /// Idle-time GC: when `plane` has fewer than `target` free blocks and a block with an invalid

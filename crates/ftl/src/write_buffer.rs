@@ -150,12 +150,14 @@ impl WriteBuffer {
             let Some((lpn, sequence)) = self.order.pop_front() else {
                 break;
             };
-            match self.dirty.get(&lpn) {
-                Some(d) if d.sequence == sequence => {
+            // One hash lookup for the common case (the page is still dirty from this admission).
+            if let Some(d) = self.dirty.remove(&lpn) {
+                if d.sequence == sequence {
                     out.push((Lpn(lpn), d.tag));
-                    self.dirty.remove(&lpn);
+                } else {
+                    // Trimmed and admitted again since: this queue entry is stale, the page stays.
+                    self.dirty.insert(lpn, d);
                 }
-                _ => {} // rewritten later or trimmed: a stale queue entry
             }
         }
     }
@@ -166,11 +168,19 @@ impl WriteBuffer {
 
     /// A page taken by `take_oldest` finished programming at `done`: its slot frees then.
     pub fn programmed(&mut self, done: SimTime) {
-        self.in_flight_pages += 1;
+        self.programmed_pages(done, 1);
+    }
+
+    /// `pages` pages taken by `take_oldest` finished programming at `done`.
+    pub fn programmed_pages(&mut self, done: SimTime, pages: u32) {
+        if pages == 0 {
+            return;
+        }
+        self.in_flight_pages += pages as usize;
         match &mut self.pending_release {
-            Some((t, pages)) if *t == done => *pages += 1,
+            Some((t, waiting)) if *t == done => *waiting += pages,
             pending => {
-                if let Some(entry) = pending.replace((done, 1)) {
+                if let Some(entry) = pending.replace((done, pages)) {
                     self.in_flight.push(Reverse(entry));
                 }
             }

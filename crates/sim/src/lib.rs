@@ -3,6 +3,7 @@
 
 mod config_section;
 pub mod event_queue;
+pub mod min_heap;
 pub mod names;
 mod registry;
 pub mod rng;
@@ -10,6 +11,7 @@ pub mod time;
 pub mod units;
 
 pub use event_queue::EventQueue;
+pub use min_heap::MinHeap;
 pub use rng::{SeedTree, SimRng};
 pub use time::SimTime;
 pub use units::{ByteSize, DurationNs};
