@@ -116,6 +116,8 @@ pub struct PhaseFigures {
     pub host_writes: u64,
     pub nand_programs: u64,
     pub wall_s: f64,
+    /// CPU time the process spent in the phase (on a shared machine wall time is longer).
+    pub cpu_s: Option<f64>,
     /// Peak resident set since the drive was built (VmHWM, reset before it).
     pub peak_rss_bytes: Option<u64>,
 }
@@ -182,6 +184,7 @@ pub fn run_drive(config: &SsdConfig, label: &str, ui: &mut dyn Ui) -> Result<Dri
     let rss_before_bytes = rss_bytes();
     let unit = config.geometry.page_bytes as u64;
     let wall = Instant::now();
+    let cpu = cpu_s();
     let mut ssd = Ssd::new(config.clone());
     let seeds = SeedTree::new(1);
     let mut tag = 1;
@@ -192,11 +195,18 @@ pub fn run_drive(config: &SsdConfig, label: &str, ui: &mut dyn Ui) -> Result<Dri
         host_writes: ssd.capacity_bytes() / unit,
         nand_programs: ssd.ftl().flash().counters().pages_programmed,
         wall_s: wall.elapsed().as_secs_f64(),
+        cpu_s: cpu_s().zip(cpu).map(|(end, start)| end - start),
         peak_rss_bytes: super::peak_rss_bytes(),
     };
     let mut figures = DriveFigures {
         fill,
-        random: PhaseFigures { host_writes: 0, nand_programs: 0, wall_s: 0.0, peak_rss_bytes: None },
+        random: PhaseFigures {
+            host_writes: 0,
+            nand_programs: 0,
+            wall_s: 0.0,
+            cpu_s: None,
+            peak_rss_bytes: None,
+        },
         physical_units: config.geometry.physical_pages() as u64,
         heap_bytes: ssd.heap_bytes() as u64,
         rss_before_bytes,
@@ -219,6 +229,7 @@ pub fn run_drive(config: &SsdConfig, label: &str, ui: &mut dyn Ui) -> Result<Dri
     let drive = Drive::closed_loop(32, Target::WriteBytes(ssd.capacity_bytes()));
     bar.phase("random writes");
     let wall = Instant::now();
+    let cpu = cpu_s();
     let phase = run_phase(&mut ssd, &mut generator, fill_end, drive, &mut tag, bar.as_mut())?;
     let random_s = wall.elapsed().as_secs_f64();
     bar.finish();
@@ -226,10 +237,19 @@ pub fn run_drive(config: &SsdConfig, label: &str, ui: &mut dyn Ui) -> Result<Dri
         host_writes: phase.ops,
         nand_programs: ssd.report(phase.end).nand_pages_programmed,
         wall_s: random_s,
+        cpu_s: cpu_s().zip(cpu).map(|(end, start)| end - start),
         peak_rss_bytes: super::peak_rss_bytes(),
     };
     ui.line(&row(label, "random", &figures.random, &figures));
     Ok(figures)
+}
+
+/// CPU time of this thread so far (the model runs on one), where /proc exists: the first field
+/// of /proc/thread-self/schedstat, nanoseconds on a CPU.
+fn cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 / 1e9)
 }
 
 /// The process's resident set now (VmRSS), where /proc exists.
@@ -263,10 +283,11 @@ pub fn row(name: &str, phase: &str, p: &PhaseFigures, f: &DriveFigures) -> Strin
     let rss_delta =
         p.peak_rss_bytes.zip(f.rss_before_bytes).map(|(peak, before)| peak.saturating_sub(before));
     format!(
-        "{:<5} {:<7} {:>9.1} {:>13.0} {:>13.0} {:>7.3} {:>11.0} {:>10.2} {:>10.2}",
+        "{:<5} {:<7} {:>9.1} {:>8.1} {:>13.0} {:>13.0} {:>7.3} {:>11.0} {:>10.2} {:>10.2}",
         name,
         phase,
         p.wall_s,
+        p.cpu_s.unwrap_or(f64::NAN),
         p.host_writes as f64 / p.wall_s,
         p.nand_programs as f64 / p.wall_s,
         p.nand_programs as f64 / p.host_writes.max(1) as f64,
