@@ -72,6 +72,13 @@ enum Command {
         /// `cc -O2`), alternating rounds, their rates and ratio (docs/performance.md).
         #[arg(long, conflicts_with_all = ["quick", "ftl"])]
         limit: bool,
+        /// Only the large drives at full size: 61.44 TB QLC with a 64 KiB mapping unit and
+        /// 30.72 TB TLC with 16 KiB, each filled, then its capacity in random unit-sized writes;
+        /// wall time, writes/s, peak RSS, bytes per unit. `--large 61T` or `--large 30T` runs one
+        /// (docs/performance.md, "Large drives"; needs ~17 GB of RAM, tens of minutes).
+        #[arg(long, value_name = "DRIVE", num_args = 0..=1, default_missing_value = "all",
+              conflicts_with_all = ["quick", "ftl", "limit"])]
+        large: Option<String>,
     },
     /// List device presets with their resolved parameters.
     Presets,
@@ -102,7 +109,11 @@ fn main() -> ExitCode {
             reproduce_cmd::run(&names, &out, seed, scale, strict, expect.as_deref())
         }
         Command::Bench { limit: true, .. } => trimlab_jobs::bench::run_limit(&mut progress::BenchTerminal),
-        Command::Bench { quick, ftl, limit: false } => trimlab_jobs::bench::run(
+        Command::Bench { large: Some(drive), .. } => trimlab_jobs::bench::run_large(
+            Some(drive.as_str()).filter(|d| *d != "all"),
+            &mut progress::BenchTerminal,
+        ),
+        Command::Bench { quick, ftl, limit: false, large: None } => trimlab_jobs::bench::run(
             quick,
             match ftl {
                 BenchFtl::Page => trimlab_jobs::catalog::FtlKind::Page,

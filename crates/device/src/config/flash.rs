@@ -97,7 +97,13 @@ pub(super) fn resolve(
         }
         (None, Some(blocks)) => {
             geometry.blocks_per_plane = blocks;
-            geometry.validate().map_err(geometry_error)?;
+            geometry.validate().map_err(|e| match e {
+                // The user gave the flash's size, so that is the key to change.
+                trimlab_nand::GeometryError::TooLarge { pages, max } => {
+                    ConfigError::new("device.blocks_per_plane", blocks, format!("{pages} physical pages is too many: {}", too_large(max)))
+                }
+                e => geometry_error(e),
+            })?;
             (geometry.physical_pages() as f64 * (1.0 - spare_factor)).floor() as u64
         }
         (None, None) => {
@@ -245,6 +251,15 @@ pub(super) fn fit_to_capacity(
     })
 }
 
+/// What a drive beyond 32-bit page addresses can change: the map's entries are `u32`, so a
+/// drive of more than `max` mapping units needs a larger unit (issue 27: 30.72 TB in 16 KiB
+/// units, 61.44 TB in 64 KiB units fit; neither does in 4 KiB units).
+fn too_large(max: u64) -> String {
+    format!(
+        "at most {max} physical pages (mapping units) are addressable, 32-bit page addresses: set a larger [ftl] mapping_unit (up to \"64KiB\") or a smaller device"
+    )
+}
+
 pub(super) fn geometry_error(e: trimlab_nand::GeometryError) -> ConfigError {
     match e {
         trimlab_nand::GeometryError::OutOfRange { field, value, accepted } => {
@@ -265,7 +280,7 @@ pub(super) fn geometry_error(e: trimlab_nand::GeometryError) -> ConfigError {
         trimlab_nand::GeometryError::TooLarge { pages, max } => ConfigError::new(
             "device.logical_bytes",
             format!("{pages} physical pages"),
-            format!("at most {max} physical pages are addressable"),
+            too_large(max),
         ),
     }
 }

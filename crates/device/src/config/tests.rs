@@ -219,3 +219,32 @@ fn a_huge_page_blames_page_bytes_not_the_gc_threshold() {
     let e = SsdConfig::resolve(&DeviceSection::default(), &ftl, &TrimSection::default()).unwrap_err();
     assert_eq!(e.key, "ftl.gc_free_blocks");
 }
+
+/// Issue 27: a drive beyond 32-bit page addresses is a config error naming the key to change
+/// and the way out (a larger mapping unit), never a wrapped address; the same capacity in a
+/// unit that fits resolves.
+#[test]
+fn drives_beyond_32_bit_page_addresses_are_refused_by_name() {
+    let qlc = |unit: u64| {
+        let device = DeviceSection {
+            preset: Some("qlc-ssd".into()),
+            logical_bytes: Some(ByteSize(61_440_000_000_000)),
+            ..Default::default()
+        };
+        let ftl = FtlSection { mapping_unit: Some(ByteSize(unit)), ..Default::default() };
+        SsdConfig::resolve(&device, &ftl, &TrimSection::default())
+    };
+    let e = qlc(4096).unwrap_err();
+    assert_eq!(e.key, "device.logical_bytes", "{e}");
+    assert!(e.accepted.contains("mapping_unit") && e.accepted.contains("4294967294"), "{e}");
+    let fits = qlc(65536).expect("61.44 TB in 64 KiB units fits 32-bit addresses");
+    assert_eq!(fits.logical_pages, 937_500_000);
+    let e = resolve(DeviceSection {
+        blocks_per_plane: Some(1 << 24),
+        pages_per_block: Some(65536),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert_eq!((e.key.as_str(), e.value.as_str()), ("device.blocks_per_plane", "16777216"), "{e}");
+    assert!(e.accepted.contains("mapping_unit"), "{e}");
+}

@@ -14,6 +14,7 @@
 // Bench measures wall-clock speed of the model; the model itself runs on simulated time.
 #![allow(clippy::disallowed_methods)]
 
+mod large;
 mod limit;
 mod replay;
 mod script;
@@ -55,6 +56,11 @@ pub trait BenchProgress: RunProgress {
 /// `trimlab bench --limit`: only the limit, the Rust loop against the C loop.
 pub fn run_limit(ui: &mut dyn Ui) -> Result<()> {
     limit::compare(limit_maps_8gib()?, ui)
+}
+
+/// `trimlab bench --large [NAME]`: the 61.44 TB and 30.72 TB drives at full size, or one.
+pub fn run_large(only: Option<&str>, ui: &mut dyn Ui) -> Result<()> {
+    large::run(only, ui)
 }
 
 /// The 8 GiB page-mapped case's map sizes, which the head-to-head comparison uses.
