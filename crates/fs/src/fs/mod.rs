@@ -698,15 +698,17 @@ impl<D: BlockDevice> FileSystem<D> {
         }
     }
 
-    /// mballoc's group-allocation hint (ext4_mb_group_or_file): a file's first extent when
-    /// the file, with this allocation, is at most s_mb_stream_request (16 blocks): "if (size >
-    /// sbi->s_mb_stream_request) group_pa_eligible = false", so a 64 KiB file is small.
-    fn small_file(&self, ino: Ino, logical: u64, end: u64) -> bool {
+    /// mballoc's group-allocation hint (ext4_mb_group_or_file): any data allocation of a file
+    /// that, with this allocation, is at most s_mb_stream_request (16 blocks): "if (size >
+    /// sbi->s_mb_stream_request) group_pa_eligible = false", so a 64 KiB file is small. The
+    /// kernel has no first-extent condition: an append to a small file also takes the group's
+    /// chunk (a model that sent appends to the file's own goal left 4 blocks at the end of its
+    /// first chunk, and the 6.8+ discard worker then trimmed that free run to the end of the
+    /// group: 130 MB in the git-build strace, which the kernel never sent).
+    fn small_file(&self, ino: Ino, end: u64) -> bool {
         let inode = &self.inodes[ino];
         let size_blocks = inode.size.div_ceil(self.config.block_bytes).max(end);
-        self.config.small_file_chunk_blocks > 0
-            && size_blocks <= 16
-            && inode.extents.before(logical).is_none()
+        self.config.small_file_chunk_blocks > 0 && size_blocks <= 16
     }
 
     /// Maps `count` unmapped blocks of `ino` from `logical`.
@@ -730,7 +732,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 }
                 // Small files: the locality group's chunks (lg_prealloc.rs); large files
                 // continue after them.
-                None if self.small_file(ino, l, end) => self.allocate_small(ino, want)?,
+                None if self.small_file(ino, end) => self.allocate_small(ino, want)?,
                 None => {
                     let goal = match self.flavor() == inode_alloc::Flavor::Xfs {
                         true => self.xfs_goal(ino, l, want),
