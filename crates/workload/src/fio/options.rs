@@ -68,7 +68,7 @@ const EQUIVALENTS: &[(&str, &str)] = &[
     ("exitall", "jobs are not stopped by another's end; bound each with runtime or number_ios"),
     ("fill_device", "use size=100% (with rw=write) to fill the device"),
     ("nrfiles", "several files are not modelled; use size, or a file-level [workload] on host.fs = \"ext4\""),
-    ("zonemode", "zoned devices are not modelled"),
+    ("zonemode", "zoned devices are not modelled; drop zonemode to run the job on a conventional drive, or give each zone's range as its own job with offset and size"),
     ("steadystate", "steady-state detection is not modelled; use time_based with runtime, or a [[phase]] list (age, measure, workload)"),
     ("ss", "steady-state detection is not modelled; use time_based with runtime, or a [[phase]] list (age, measure, workload)"),
     ("latency_target", "fio's search for the deepest queue within a latency target is not modelled; set iodepth (trimlab reports latency percentiles)"),
