@@ -81,28 +81,6 @@ impl PageMap {
         &self.backward[first.index()..first.index() + pages]
     }
 
-    /// Loads the forward entries of a block's valid pages before GC rewrites them. The loads
-    /// are independent, so the CPU overlaps their cache misses; GC's copy loop then finds them
-    /// in cache instead of waiting for one miss per page. (Measured: `trimlab bench`.)
-    pub fn warm_forward_entries(&self, first: Ppa, pages: usize) {
-        let mut acc = 0u32;
-        for &owner in self.owners_of(first, pages) {
-            if owner != NONE {
-                acc ^= self.forward[owner as usize];
-            }
-        }
-        std::hint::black_box(acc);
-    }
-
-    /// As [`PageMap::warm_forward_entries`], for logical pages about to be written.
-    pub fn warm_lpns(&self, lpns: impl Iterator<Item = Lpn>) {
-        let mut acc = 0u32;
-        for lpn in lpns {
-            acc ^= self.forward[lpn.index()];
-        }
-        std::hint::black_box(acc);
-    }
-
     pub fn forward_raw(&self) -> &[u32] {
         &self.forward
     }

@@ -9,6 +9,17 @@ use rand_distr::{Distribution, Zipf};
 use trimlab_device::{ByteRange, Command, CommandKind};
 use trimlab_sim::{SeedTree, SimRng, SimTime};
 
+/// A data direction's index (read 0, write 1, TRIM 2): fio keeps its counts and rates per
+/// direction in this order. None for a FLUSH.
+pub(crate) fn direction(kind: CommandKind) -> Option<usize> {
+    match kind {
+        CommandKind::Read => Some(0),
+        CommandKind::Write => Some(1),
+        CommandKind::Trim => Some(2),
+        CommandKind::Flush => None,
+    }
+}
+
 /// One request the generator draws: a READ, WRITE or TRIM of `bytes` at `offset` (never a
 /// FLUSH: the runner adds those). The runner turns it into a `Command` with its data tags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,12 +124,15 @@ impl Addresser {
             return self.next_in_run(rng, units);
         }
         let slot = self.draw(rng, units);
-        if let Some(map) = &mut self.map {
-            for s in slot..slot + units {
-                map.mark(s);
-            }
-        }
+        self.mark(slot, units);
         slot
+    }
+
+    /// Marks a drawn command's slots used in fio's random map, when the stream keeps one.
+    fn mark(&mut self, slot: u64, units: u64) {
+        if let Some(map) = &mut self.map {
+            (slot..slot + units).for_each(|s| map.mark(s));
+        }
     }
 
     /// fio's ddir_seq_nr: every `run`th command draws (and marks the random map); the others
@@ -128,9 +142,7 @@ impl Addresser {
         let slot = if self.run_left == 0 {
             self.run_left = self.run;
             let slot = self.draw(rng, units);
-            if let Some(map) = &mut self.map {
-                (slot..slot + units).for_each(|s| map.mark(s));
-            }
+            self.mark(slot, units);
             slot
         } else if self.cursor > self.slots - units {
             0
@@ -316,12 +328,7 @@ impl Limits {
     }
 
     fn count(&mut self, op: &Op) {
-        let index = match op.kind {
-            CommandKind::Read => 0,
-            CommandKind::Write => 1,
-            CommandKind::Trim => 2,
-            CommandKind::Flush => return,
-        };
+        let Some(index) = direction(op.kind) else { return };
         if self.counted[index] {
             self.bytes += op.bytes;
         }

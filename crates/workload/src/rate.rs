@@ -10,9 +10,8 @@
 //! smallest block, as fio converts it (`rate_bps = rate_iops * min_bs`).
 
 use crate::config::{RateProcess, WorkloadConfig};
-use crate::generator::Op;
+use crate::generator::{direction, Op};
 use rand::Rng;
-use trimlab_device::CommandKind;
 use trimlab_sim::{SimRng, SimTime};
 
 const NS_PER_S: u128 = 1_000_000_000;
@@ -52,12 +51,7 @@ impl Pacer {
     /// When `op`, drawn at `now`, may go to the drive; it counts as issued from then on.
     pub fn issue_at(&mut self, now: SimTime, op: &Op) -> SimTime {
         let start = *self.start.get_or_insert(now);
-        let d = match op.kind {
-            CommandKind::Read => 0,
-            CommandKind::Write => 1,
-            CommandKind::Trim => 2,
-            CommandKind::Flush => return now,
-        };
+        let Some(d) = direction(op.kind) else { return now };
         let rate = u128::from(self.bytes_per_s[d]);
         if rate == 0 {
             return now;
@@ -88,6 +82,7 @@ fn spread<T: Copy>(values: &[T], to_bytes: impl Fn(T) -> u64) -> [u64; 3] {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+    use trimlab_device::CommandKind;
 
     fn pacer(iops: f64, poisson: bool) -> Pacer {
         let config = WorkloadConfig {

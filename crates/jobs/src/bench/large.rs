@@ -254,10 +254,7 @@ fn cpu_s() -> Option<f64> {
 
 /// The process's resident set now (VmRSS), where /proc exists.
 fn rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    super::status_bytes("VmRSS:")
 }
 
 fn header() -> String {

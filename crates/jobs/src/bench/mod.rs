@@ -282,8 +282,13 @@ fn bench_case(case: &Case, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
 
 /// The process's peak resident set (VmHWM), where /proc exists.
 pub(crate) fn peak_rss_bytes() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// A size field of /proc/self/status (`VmHWM:`, `VmRSS:`, in KiB there), in bytes.
+pub(crate) fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
