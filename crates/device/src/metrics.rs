@@ -54,11 +54,15 @@ pub(crate) struct Latencies {
     histograms: [Histogram<u64>; 4],
 }
 
+/// A histogram of latencies in nanoseconds: 1 ns .. ~13 simulated days at 3 significant
+/// figures; longer latencies saturate.
+pub fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds and precision")
+}
+
 impl Latencies {
     pub(crate) fn new() -> Self {
-        // 1 ns .. ~13 simulated days at 3 significant figures; longer latencies saturate.
-        let make =
-            || Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds and precision");
+        let make = latency_histogram;
         Latencies { histograms: [make(), make(), make(), make()] }
     }
 
@@ -73,7 +77,23 @@ impl Latencies {
     }
 
     pub(crate) fn summary(&self, kind: CommandKind) -> LatencySummary {
-        let h = &self.histograms[kind as usize];
+        LatencySummary::of(&self.histograms[kind as usize])
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_ns: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+impl LatencySummary {
+    /// Count, mean and percentiles of a histogram of nanoseconds (all 0 when it is empty).
+    pub fn of(h: &Histogram<u64>) -> LatencySummary {
         if h.is_empty() {
             return LatencySummary::default();
         }
@@ -86,16 +106,6 @@ impl Latencies {
             max_ns: h.max(),
         }
     }
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct LatencySummary {
-    pub count: u64,
-    pub mean_ns: u64,
-    pub p50_ns: u64,
-    pub p99_ns: u64,
-    pub p999_ns: u64,
-    pub max_ns: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

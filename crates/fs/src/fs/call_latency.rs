@@ -6,7 +6,7 @@
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use trimlab_device::metrics::LatencySummary;
+use trimlab_device::metrics::{latency_histogram, LatencySummary};
 
 /// The application calls timed, one histogram each.
 pub(crate) struct CallLatency {
@@ -25,10 +25,7 @@ pub struct CallLatencies {
 
 impl CallLatency {
     pub(crate) fn new() -> Self {
-        // 1 ns .. ~13 simulated days at 3 significant figures, the device's bounds.
-        let make =
-            || Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds and precision");
-        CallLatency { fsync: make(), write: make() }
+        CallLatency { fsync: latency_histogram(), write: latency_histogram() }
     }
 
     pub(crate) fn fsync(&mut self, ns: u64) {
@@ -40,20 +37,6 @@ impl CallLatency {
     }
 
     pub(crate) fn summary(&self) -> CallLatencies {
-        CallLatencies { fsync: summary(&self.fsync), write: summary(&self.write) }
-    }
-}
-
-fn summary(h: &Histogram<u64>) -> LatencySummary {
-    if h.is_empty() {
-        return LatencySummary::default();
-    }
-    LatencySummary {
-        count: h.len(),
-        mean_ns: h.mean().round() as u64,
-        p50_ns: h.value_at_quantile(0.50),
-        p99_ns: h.value_at_quantile(0.99),
-        p999_ns: h.value_at_quantile(0.999),
-        max_ns: h.max(),
+        CallLatencies { fsync: LatencySummary::of(&self.fsync), write: LatencySummary::of(&self.write) }
     }
 }
