@@ -5,6 +5,7 @@ pub mod block_pool;
 pub mod detail;
 pub mod interface;
 pub mod lpn;
+pub mod map_agreement;
 pub mod page_ftl;
 pub mod page_map;
 pub mod variant;

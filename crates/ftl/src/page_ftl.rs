@@ -14,6 +14,7 @@
 
 use crate::block_pool::{BlockPool, BlockState};
 use crate::lpn::Lpn;
+use crate::map_agreement::{forward_pairs, forward_pairs_by_block, pair_mix, Pairs};
 use crate::page_map::{PageMap, NONE};
 use crate::variant::{BackwardUpdate, StripeUnit, VariantStats};
 use crate::victim::VictimPolicy;
@@ -119,6 +120,9 @@ pub struct PageFtl {
     backward_update: BackwardUpdate,
     /// Lazy mode: stale backward entries per block, and PPAs trimmed since the last reconcile.
     stale_in_block: Vec<u32>,
+    /// Lazy mode: the stale (logical, physical) pairs per block as a fingerprint, so the full
+    /// check can tell them from broken entries without a random read per page (map_agreement.rs).
+    stale_pairs: Vec<u64>,
     pending_stale: Vec<u32>,
     erase_when_invalid: bool,
     gc_gain_blocks_max: Option<u32>,
@@ -161,6 +165,7 @@ impl PageFtl {
             channel_cursor: Vec::new(),
             backward_update: BackwardUpdate::Eager,
             stale_in_block: Vec::new(),
+            stale_pairs: Vec::new(),
             pending_stale: Vec::new(),
             erase_when_invalid: false,
             gc_gain_blocks_max: None,
@@ -188,6 +193,7 @@ impl PageFtl {
         self.backward_update = update;
         if matches!(update, BackwardUpdate::Lazy { .. }) {
             self.stale_in_block = vec![0; self.geometry.block_count()];
+            self.stale_pairs = vec![0; self.geometry.block_count()];
         }
     }
 
@@ -539,6 +545,8 @@ impl PageFtl {
             Some(every) => {
                 self.variant.lazy_trims += 1;
                 self.stale_in_block[block.index()] += 1;
+                self.stale_pairs[block.index()] =
+                    self.stale_pairs[block.index()].wrapping_add(pair_mix(lpn.0, old.0));
                 self.pending_stale.push(old.0);
                 if every > 0 && self.pending_stale.len() >= every as usize {
                     done = done.max(self.reconcile_pending(now, false));
@@ -557,10 +565,13 @@ impl PageFtl {
             let ppa = Ppa(*raw);
             // GC may have reconciled (and erased) the block since: only stale entries count.
             if self.map.is_stale(ppa) {
+                let owner = self.map.owners_of(ppa, 1)[0];
                 self.map.clear_backward(ppa);
                 let block = self.geometry.block_of(ppa);
                 self.pool.remove_valid(block);
                 self.stale_in_block[block.index()] -= 1;
+                self.stale_pairs[block.index()] =
+                    self.stale_pairs[block.index()].wrapping_sub(pair_mix(owner, ppa.0));
                 if forced {
                     self.variant.forced_reconciles += 1;
                 } else {
@@ -818,6 +829,8 @@ impl PageFtl {
                 self.map.clear_backward(src);
                 self.pool.remove_valid(victim);
                 self.stale_in_block[victim.index()] -= 1;
+                self.stale_pairs[victim.index()] =
+                    self.stale_pairs[victim.index()].wrapping_sub(pair_mix(owner, src.0));
                 self.variant.reconciled_at_gc += 1;
                 continue;
             }
@@ -905,45 +918,38 @@ impl PageFtl {
         for open in self.host_open.iter().chain(self.gc_open.iter()).flatten() {
             placed[open.block.index()] = open.next_page;
         }
-        for (lpn, &raw) in self.map.forward_raw().iter().enumerate() {
-            if raw != NONE && self.map.backward_raw()[raw as usize] != lpn as u32 {
-                return Err(format!(
-                    "I1 forward/backward: lpn {lpn} -> ppa {raw} but ppa {raw} -> {}",
-                    self.map.backward_raw()[raw as usize]
-                ));
-            }
+        // The maps agree when the backward map holds exactly the forward map's pairs plus, under
+        // a lazy map, the stale pairs the model has recorded: compared by fingerprint
+        // (map_agreement.rs), over the whole drive when the map is eager and per block when it
+        // is lazy; the exact walk runs only where they differ, to name the page.
+        let physical = self.map.backward_raw().len();
+        let lazy = !self.stale_in_block.is_empty();
+        let (whole, by_block) = match lazy {
+            false => (forward_pairs(self.map.forward_raw(), physical), None),
+            true => (None, forward_pairs_by_block(self.map.forward_raw(), physical, ppb)),
+        };
+        if whole.is_none() && by_block.is_none() {
+            self.check_forward_points_back()?;
         }
+        let mut backward = Pairs::default();
         for block in 0..self.geometry.block_count() {
             let id = BlockId(block as u32);
             let owners = self.map.owners_of(self.geometry.first_page(id), ppb);
-            let mut valid = 0u32;
-            let mut stale = 0u32;
-            for (page, &owner) in owners.iter().enumerate() {
-                if owner == NONE {
-                    continue;
-                }
-                valid += 1;
-                let ppa = block * ppb + page;
-                if !self.stale_in_block.is_empty() && self.map.is_stale(Ppa(ppa as u32)) {
-                    stale += 1;
-                    continue;
-                }
-                if self.map.forward_raw().get(owner as usize) != Some(&(ppa as u32)) {
-                    return Err(format!(
-                        "I2 backward/forward: ppa {ppa} -> lpn {owner}, which maps elsewhere"
-                    ));
-                }
-                let placed_here =
-                    if self.pool.state(id) == BlockState::Full { ppb as u32 } else { placed[block] };
-                if page as u32 >= placed_here.max(self.flash.programmed_pages(id)) {
-                    return Err(format!("I3 valid page {ppa} above the write pointer of block {block}"));
+            let held = Pairs::of_owners(owners, (block * ppb) as u32);
+            backward += held;
+            if let Some(forward) = &by_block {
+                let stale = Pairs::from_parts(self.stale_in_block[block] as u64, self.stale_pairs[block]);
+                if held != forward[block] + stale {
+                    return Err(self.name_disagreement(block..block + 1));
                 }
             }
-            if !self.stale_in_block.is_empty() && stale != self.stale_in_block[block] {
-                return Err(format!(
-                    "I7 lazy backward map: block {block} holds {stale} stale entries but counts {}",
-                    self.stale_in_block[block]
-                ));
+            let valid = held.count() as u32;
+            let placed_here =
+                if self.pool.state(id) == BlockState::Full { ppb as u32 } else { placed[block] };
+            let top = placed_here.max(self.flash.programmed_pages(id)) as usize;
+            if let Some(page) = owners.get(top..).and_then(|above| above.iter().position(|&o| o != NONE)) {
+                let ppa = block * ppb + top + page;
+                return Err(format!("I3 valid page {ppa} above the write pointer of block {block}"));
             }
             if valid != self.pool.valid(id) {
                 return Err(format!(
@@ -965,6 +971,9 @@ impl PageFtl {
                 _ => {}
             }
         }
+        if whole.is_some_and(|f| f != backward) {
+            return Err(self.name_disagreement(0..self.geometry.block_count()));
+        }
         for (plane, open) in self.host_open.iter().chain(self.gc_open.iter()).enumerate() {
             if let Some(open) = open {
                 // Whole flash pages below the next slot are programmed or staged; the partly
@@ -985,6 +994,57 @@ impl PageFtl {
             }
         }
         self.pool.check()
+    }
+
+    /// The first page whose map entries disagree, found the exact way (a random read per page)
+    /// once the fingerprints say that they do: I1 over the whole forward map, then I2 and the
+    /// stale count (I7) of each of `blocks`.
+    fn name_disagreement(&self, blocks: std::ops::Range<usize>) -> String {
+        let ppb = self.geometry.pages_per_block as usize;
+        if let Err(e) = self.check_forward_points_back() {
+            return e;
+        }
+        for block in blocks.clone() {
+            let owners = self.map.owners_of(self.geometry.first_page(BlockId(block as u32)), ppb);
+            let mut stale = 0;
+            for (page, &owner) in owners.iter().enumerate().filter(|(_, &o)| o != NONE) {
+                let ppa = block * ppb + page;
+                if !self.stale_in_block.is_empty() && self.map.is_stale(Ppa(ppa as u32)) {
+                    stale += 1;
+                } else if let Err(e) = self.check_points_forward(ppa, owner) {
+                    return e;
+                }
+            }
+            match self.stale_in_block.get(block) {
+                Some(&counted) if counted != stale => {
+                    return format!("I7 lazy backward map: block {block} holds {stale} stale entries but counts {counted}");
+                }
+                _ => {}
+            }
+        }
+        format!("I1/I2 blocks {blocks:?}: the maps' pair fingerprints differ, yet no page disagrees")
+    }
+
+    /// I1, exactly: every forward entry's physical page names it back.
+    fn check_forward_points_back(&self) -> Result<(), String> {
+        let backward = self.map.backward_raw();
+        for (lpn, &raw) in self.map.forward_raw().iter().enumerate() {
+            if raw != NONE && backward.get(raw as usize) != Some(&(lpn as u32)) {
+                return Err(format!(
+                    "I1 forward/backward: lpn {lpn} -> ppa {raw} but ppa {raw} -> {:?}",
+                    backward.get(raw as usize)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// I2, exactly, for one page: the logical page that `ppa`'s backward entry names maps to it.
+    fn check_points_forward(&self, ppa: usize, owner: u32) -> Result<(), String> {
+        match self.map.forward_raw().get(owner as usize) == Some(&(ppa as u32)) {
+            true => Ok(()),
+            false => Err(format!("I2 backward/forward: ppa {ppa} -> lpn {owner}, which maps elsewhere")),
+        }
     }
 }
 
@@ -1180,5 +1240,46 @@ mod tests {
         assert_eq!((f.valid_pages(), f.stale_pages()), (0, 0));
         assert_eq!(f.variant_stats().reconciled_periodic, 8);
         f.check().unwrap();
+    }
+
+    /// The check must catch each way the maps can disagree, on an eager and on a lazy map.
+    #[test]
+    fn the_full_check_names_the_broken_invariant() {
+        let broken = |lazy: bool, corrupt: &dyn Fn(&mut [u32], &mut [u32])| {
+            let mut f = ftl();
+            if lazy {
+                f.set_backward_update(BackwardUpdate::Lazy { reconcile_every_pages: 0 });
+            }
+            for lpn in 0..40 {
+                f.write(SimTime::ZERO, Lpn(lpn), 1);
+            }
+            f.check().unwrap();
+            let (forward, backward) = f.map.raw_mut();
+            corrupt(forward, backward);
+            f.check().expect_err("a broken map passed the check")
+        };
+        // Which invariants may name each break: on a lazy map a forward entry that no longer
+        // points back makes its old backward entry look stale, which I7 counts first.
+        let named = |e: &str, lazy: bool, eager: &[&str]| {
+            let ok = eager.iter().chain(if lazy { &["I7", "I1"][..] } else { &[] }).any(|p| e.starts_with(p));
+            assert!(ok, "lazy {lazy}: {e}");
+        };
+        for lazy in [false, true] {
+            // Two logical pages' forward entries swapped: counts per block unchanged.
+            named(&broken(lazy, &|fw, _| fw.swap(3, 17)), lazy, &["I1"]);
+            // A forward entry past the drive.
+            named(&broken(lazy, &|fw, _| fw[5] = 1 << 20), lazy, &["I1"]);
+            // A backward entry moved to a free slot of its block: the valid count still matches.
+            let moved = |fw: &mut [u32], bw: &mut [u32]| {
+                let ppa = fw[9] as usize;
+                match (ppa / 4 * 4..ppa / 4 * 4 + 4).find(|&p| bw[p] == NONE) {
+                    Some(free) => bw.swap(ppa, free),
+                    None => bw[ppa] = 30, // a full block: name another page's owner instead
+                }
+            };
+            named(&broken(lazy, &moved), lazy, &["I1", "I2", "I3"]);
+            // A backward entry lost: the block's valid count no longer matches.
+            named(&broken(lazy, &|fw, bw| bw[fw[11] as usize] = NONE), lazy, &["I1", "I4"]);
+        }
     }
 }

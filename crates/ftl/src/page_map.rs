@@ -89,6 +89,12 @@ impl PageMap {
         &self.backward
     }
 
+    /// Both maps, writable, so the check's tests can break them.
+    #[cfg(test)]
+    pub(crate) fn raw_mut(&mut self) -> (&mut [u32], &mut [u32]) {
+        (&mut self.forward, &mut self.backward)
+    }
+
     pub fn heap_bytes(&self) -> usize {
         (self.forward.capacity() + self.backward.capacity()) * 4
     }
