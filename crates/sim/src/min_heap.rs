@@ -115,12 +115,8 @@ impl<T: Copy + Ord> MinHeap<T> {
             if left >= len {
                 break;
             }
-            // The lesser child without a branch: which one it is is a coin toss the branch
-            // predictor loses half the time (profiled: the device's queue of completions in an
-            // open-loop replay spent most of `Ssd::submit` there). A missing right child reads
-            // the left one, which is not less than itself.
-            let right = (left + 1).min(len - 1);
-            let child = left + usize::from(self.items[right] < self.items[left]);
+            let right = left + 1;
+            let child = if right < len && self.items[right] < self.items[left] { right } else { left };
             if self.items[child] >= item {
                 break;
             }
