@@ -25,7 +25,7 @@ struct DirtyIndex {
     /// at the first insert, as the map it replaced was: a drive whose buffer is never used, or
     /// not used yet, holds none of it.
     slots: Vec<(u32, u32)>,
-    /// The slot count to allocate at the first insert: room for the buffer's pages at half load.
+    /// Room for the buffer's pages at half load, in slots (see `grow`).
     planned_slots: usize,
     /// 64 minus log2 of the slot count: the hash is the top bits of a multiply.
     shift: u32,
@@ -108,10 +108,17 @@ impl DirtyIndex {
         Some(sequence)
     }
 
-    /// Allocates the planned table at the first insert; doubles it after that (only a caller
-    /// admitting beyond the buffer's capacity needs this).
+    /// Allocates the planned table at the first insert, at most `FIRST_SLOTS_MAX` slots of it;
+    /// doubles it when it is half full after that (a buffer of more than 32 Ki pages that
+    /// fills, or a caller admitting beyond the capacity). So a large buffer that a run never
+    /// fills costs what it holds, as the hash map this replaced did.
     fn grow(&mut self) {
-        let slot_count = self.planned_slots.max(2 * self.slots.len());
+        const FIRST_SLOTS_MAX: usize = 1 << 16;
+        let slot_count = if self.slots.is_empty() {
+            self.planned_slots.min(FIRST_SLOTS_MAX)
+        } else {
+            2 * self.slots.len()
+        };
         let old = std::mem::replace(&mut self.slots, vec![(EMPTY, 0); slot_count]);
         self.shift = 64 - slot_count.trailing_zeros();
         self.len = 0;
@@ -345,15 +352,19 @@ mod tests {
         }
     }
 
-    /// Admitting beyond the table's planned size grows it and keeps every page.
+    /// Admitting beyond the table's planned size grows it and keeps every page; a large buffer
+    /// starts with a bounded table and grows as it fills.
     #[test]
     fn dirty_index_grows_past_its_planned_size() {
-        let mut index = DirtyIndex::with_room_for(4);
-        for lpn in 0..1000 {
-            index.insert(lpn * 7, lpn);
+        for (planned, pages) in [(4, 1000u32), (1 << 20, 100_000)] {
+            let mut index = DirtyIndex::with_room_for(planned);
+            for lpn in 0..pages {
+                index.insert(lpn * 7, lpn);
+            }
+            assert!(index.slots.len() <= (2 * pages as usize).next_power_of_two().max(8 << 1));
+            assert!((0..pages).all(|lpn| index.get(lpn * 7) == Some(lpn)));
+            assert_eq!(index.get(3), None);
         }
-        assert!((0..1000).all(|lpn| index.get(lpn * 7) == Some(lpn)));
-        assert_eq!(index.get(3), None);
     }
 
     #[test]
