@@ -54,6 +54,18 @@ impl PageMap {
         Some(Ppa(raw))
     }
 
+    /// Moves `lpn` from `from`, where it lives, to the unowned `to` (a GC copy). The forward
+    /// entry is stored without being read: GC knows where the page lives, and a store that
+    /// misses the cache does not stall the CPU as a load does.
+    #[inline]
+    pub fn relocate(&mut self, lpn: Lpn, from: Ppa, to: Ppa) {
+        debug_assert_eq!(self.forward[lpn.index()], from.0, "page_map: {lpn:?} does not live at {from:?}");
+        debug_assert_eq!(self.backward[to.index()], NONE, "page_map: {to:?} already owned");
+        self.forward[lpn.index()] = to.0;
+        self.backward[from.index()] = NONE;
+        self.backward[to.index()] = lpn.0;
+    }
+
     /// Drops only the forward entry of `lpn` (a lazy TRIM); the backward entry goes stale.
     #[inline]
     pub fn clear_forward(&mut self, lpn: Lpn) -> Option<Ppa> {

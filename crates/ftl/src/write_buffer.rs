@@ -7,24 +7,142 @@
 //! drops it (TRIM step 2 in 002).
 
 use crate::lpn::Lpn;
-use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use trimlab_sim::SimTime;
 
-#[derive(Clone, Copy, Debug)]
-struct Dirty {
-    sequence: u64,
-    tag: u64,
+/// Marks an empty slot of the dirty index and a dropped page in the admission queue (no page
+/// number reaches it: drives are limited to 32-bit page numbers below it).
+const EMPTY: u32 = u32::MAX;
+
+/// The dirty pages' positions in the admission queue, by logical page: an open-addressed table
+/// (linear probing, deletion by backward shift) at most half full. It replaced a `HashMap`
+/// holding each page's tag and sequence (profiled: its insert and remove were a tenth of a
+/// random-write run); an entry is 8 bytes and a lookup is one multiply and, nearly always, one
+/// cache line. Never iterated, so its layout cannot reach a result.
+struct DirtyIndex {
+    /// (logical page, admission sequence modulo 2^32); `EMPTY` pages are free slots. Allocated
+    /// at the first insert, as the map it replaced was: a drive whose buffer is never used, or
+    /// not used yet, holds none of it.
+    slots: Vec<(u32, u32)>,
+    /// Room for the buffer's pages at half load, in slots (see `grow`).
+    planned_slots: usize,
+    /// 64 minus log2 of the slot count: the hash is the top bits of a multiply.
+    shift: u32,
+    len: usize,
+}
+
+impl DirtyIndex {
+    fn with_room_for(pages: usize) -> Self {
+        DirtyIndex {
+            slots: Vec::new(),
+            planned_slots: (pages.max(4) * 2).next_power_of_two(),
+            shift: 64,
+            len: 0,
+        }
+    }
+
+    /// Fibonacci hashing: consecutive pages land far apart, so sequential writes do not cluster.
+    #[inline]
+    fn home(&self, lpn: u32) -> usize {
+        (u64::from(lpn).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// The slot holding `lpn`, or the empty slot where it would go.
+    #[inline]
+    fn find(&self, lpn: u32) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(lpn);
+        while self.slots[i].0 != lpn && self.slots[i].0 != EMPTY {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
+    #[inline]
+    fn get(&self, lpn: u32) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        let (key, sequence) = self.slots[self.find(lpn)];
+        (key == lpn).then_some(sequence)
+    }
+
+    /// Records `lpn` at `sequence`; the caller checked it is absent.
+    #[inline]
+    fn insert(&mut self, lpn: u32, sequence: u32) {
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let i = self.find(lpn);
+        debug_assert_eq!(self.slots[i].0, EMPTY, "write_buffer: page {lpn} is dirty already");
+        self.slots[i] = (lpn, sequence);
+        self.len += 1;
+    }
+
+    /// Removes `lpn`; returns its sequence if it was there.
+    #[inline]
+    fn remove(&mut self, lpn: u32) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut hole = self.find(lpn);
+        let (key, sequence) = self.slots[hole];
+        if key != lpn {
+            return None;
+        }
+        // Backward shift: later entries of the run move into the hole when their home slot is
+        // not between the hole and them, so every entry stays reachable from its home.
+        let mut j = (hole + 1) & mask;
+        while self.slots[j].0 != EMPTY {
+            let home = self.home(self.slots[j].0);
+            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
+                self.slots[hole] = self.slots[j];
+                hole = j;
+            }
+            j = (j + 1) & mask;
+        }
+        self.slots[hole] = (EMPTY, 0);
+        self.len -= 1;
+        Some(sequence)
+    }
+
+    /// Allocates the planned table at the first insert, at most `FIRST_SLOTS_MAX` slots of it;
+    /// doubles it when it is half full after that (a buffer of more than 32 Ki pages that
+    /// fills, or a caller admitting beyond the capacity). So a large buffer that a run never
+    /// fills costs what it holds, as the hash map this replaced did.
+    fn grow(&mut self) {
+        const FIRST_SLOTS_MAX: usize = 1 << 16;
+        let slot_count = if self.slots.is_empty() {
+            self.planned_slots.min(FIRST_SLOTS_MAX)
+        } else {
+            2 * self.slots.len()
+        };
+        let old = std::mem::replace(&mut self.slots, vec![(EMPTY, 0); slot_count]);
+        self.shift = 64 - slot_count.trailing_zeros();
+        self.len = 0;
+        for &(lpn, sequence) in old.iter().filter(|s| s.0 != EMPTY) {
+            self.insert(lpn, sequence);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.slots.fill((EMPTY, 0));
+        self.len = 0;
+    }
 }
 
 pub struct WriteBuffer {
     capacity_pages: usize,
     flush_batch_pages: usize,
-    // FxHash: a fixed hash, so behaviour never depends on a random key; never iterated.
-    dirty: FxHashMap<u32, Dirty>,
-    /// Dirty pages oldest first; entries whose sequence no longer matches `dirty` are stale.
+    dirty: DirtyIndex,
+    /// Dirty pages in admission order, oldest first, with their tags: the page with sequence
+    /// `s` is at `s - front_sequence`. A trimmed page's entry stays, marked `EMPTY`, until
+    /// `take_oldest` passes it; a rewrite of a dirty page keeps its place.
     order: VecDeque<(u32, u64)>,
+    /// The admission sequence of `order`'s front, modulo 2^32 (the queue is far shorter).
+    front_sequence: u32,
     /// When slots whose pages are being programmed become free, and how many free then. The
     /// pages of one flash page (or multi-plane group) finish together, so they share an entry:
     /// one heap operation per program instead of one per 4 KiB page (profiled: the per-page heap
@@ -33,7 +151,6 @@ pub struct WriteBuffer {
     /// Pages reported programmed but not yet pushed: consecutive reports of the same time.
     pending_release: Option<(SimTime, u32)>,
     in_flight_pages: usize,
-    next_sequence: u64,
 }
 
 impl WriteBuffer {
@@ -43,12 +160,12 @@ impl WriteBuffer {
         WriteBuffer {
             capacity_pages,
             flush_batch_pages: flush_batch_pages.clamp(1, capacity_pages.max(1)),
-            dirty: FxHashMap::default(),
+            dirty: DirtyIndex::with_room_for(capacity_pages),
             order: VecDeque::new(),
+            front_sequence: 0,
             in_flight: BinaryHeap::new(),
             pending_release: None,
             in_flight_pages: 0,
-            next_sequence: 0,
         }
     }
 
@@ -61,21 +178,28 @@ impl WriteBuffer {
     }
 
     pub fn dirty_pages(&self) -> usize {
-        self.dirty.len()
+        self.dirty.len
+    }
+
+    /// Where the page admitted at `sequence` sits in `order`.
+    #[inline]
+    fn position(&self, sequence: u32) -> usize {
+        sequence.wrapping_sub(self.front_sequence) as usize
     }
 
     /// The data tag of a dirty page, if the buffer holds `lpn`.
     #[inline]
     pub fn lookup(&self, lpn: Lpn) -> Option<u64> {
-        self.dirty.get(&lpn.0).map(|d| d.tag)
+        self.dirty.get(lpn.0).map(|sequence| self.order[self.position(sequence)].1)
     }
 
     /// Rewrites a dirty page in place. False if `lpn` is not dirty.
     #[inline]
     pub fn overwrite(&mut self, lpn: Lpn, tag: u64) -> bool {
-        match self.dirty.get_mut(&lpn.0) {
-            Some(d) => {
-                d.tag = tag;
+        match self.dirty.get(lpn.0) {
+            Some(sequence) => {
+                let position = self.position(sequence);
+                self.order[position].1 = tag;
                 true
             }
             None => false,
@@ -84,19 +208,23 @@ impl WriteBuffer {
 
     /// Drops a dirty page (it was trimmed). True if it was there.
     pub fn discard(&mut self, lpn: Lpn) -> bool {
-        self.dirty.remove(&lpn.0).is_some()
+        match self.dirty.remove(lpn.0) {
+            Some(sequence) => {
+                let position = self.position(sequence);
+                self.order[position].0 = EMPTY;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Power is lost: every dirty page is dropped unprogrammed (slots in flight keep their
     /// programs, which the controller had already handed to the flash). Returns the pages.
     pub fn drop_dirty(&mut self) -> Vec<Lpn> {
-        let mut lost: Vec<Lpn> = self
-            .order
-            .drain(..)
-            .filter(|&(lpn, sequence)| self.dirty.get(&lpn).is_some_and(|d| d.sequence == sequence))
-            .map(|(lpn, _)| Lpn(lpn))
-            .collect();
+        let mut lost: Vec<Lpn> = self.order.iter().filter(|e| e.0 != EMPTY).map(|e| Lpn(e.0)).collect();
         lost.sort_unstable();
+        self.front_sequence = self.front_sequence.wrapping_add(self.order.len() as u32);
+        self.order.clear();
         self.dirty.clear();
         lost
     }
@@ -118,12 +246,12 @@ impl WriteBuffer {
 
     /// Whether a new page can be admitted at `now` without flushing or waiting.
     pub fn has_free_slot(&mut self, now: SimTime) -> bool {
-        if self.dirty.len() + self.in_flight_pages < self.capacity_pages {
+        if self.dirty.len + self.in_flight_pages < self.capacity_pages {
             return true;
         }
         // Slots are only reclaimed when one is needed: most writes find room without it.
         self.reclaim(now);
-        self.dirty.len() + self.in_flight_pages < self.capacity_pages
+        self.dirty.len + self.in_flight_pages < self.capacity_pages
     }
 
     /// The earliest instant a slot frees, if any program is in flight.
@@ -134,12 +262,10 @@ impl WriteBuffer {
 
     /// Records a new dirty page. The caller made room first.
     pub fn admit(&mut self, lpn: Lpn, tag: u64) {
-        debug_assert!(self.dirty.len() + self.in_flight_pages < self.capacity_pages);
-        let sequence = self.next_sequence;
-        self.next_sequence += 1;
-        let previous = self.dirty.insert(lpn.0, Dirty { sequence, tag });
-        debug_assert!(previous.is_none(), "write_buffer: admit of a dirty page");
-        self.order.push_back((lpn.0, sequence));
+        debug_assert!(self.dirty.len + self.in_flight_pages < self.capacity_pages);
+        let sequence = self.front_sequence.wrapping_add(self.order.len() as u32);
+        self.dirty.insert(lpn.0, sequence);
+        self.order.push_back((lpn.0, tag));
     }
 
     /// Takes up to `limit` of the oldest dirty pages for programming; each stays in a slot until
@@ -147,17 +273,15 @@ impl WriteBuffer {
     pub fn take_oldest(&mut self, limit: usize, out: &mut Vec<(Lpn, u64)>) {
         out.clear();
         while out.len() < limit {
-            let Some((lpn, sequence)) = self.order.pop_front() else {
+            let Some((lpn, tag)) = self.order.pop_front() else {
                 break;
             };
-            // One hash lookup for the common case (the page is still dirty from this admission).
-            if let Some(d) = self.dirty.remove(&lpn) {
-                if d.sequence == sequence {
-                    out.push((Lpn(lpn), d.tag));
-                } else {
-                    // Trimmed and admitted again since: this queue entry is stale, the page stays.
-                    self.dirty.insert(lpn, d);
-                }
+            self.front_sequence = self.front_sequence.wrapping_add(1);
+            // A trimmed page's entry is `EMPTY`; a live entry is its page's latest admission.
+            if lpn != EMPTY {
+                let removed = self.dirty.remove(lpn);
+                debug_assert!(removed.is_some(), "write_buffer: queued page {lpn} not in the index");
+                out.push((Lpn(lpn), tag));
             }
         }
     }
@@ -197,6 +321,51 @@ impl WriteBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    /// The dirty index against a `BTreeMap` over random inserts, lookups and removals in a
+    /// small key range, so probe runs collide, wrap the table's end and shift back on removal.
+    #[test]
+    fn dirty_index_agrees_with_a_btree_map() {
+        for (seed, keys) in [(1u64, 40u32), (7, 300), (13, 5000)] {
+            let mut index = DirtyIndex::with_room_for(64);
+            let mut reference = BTreeMap::new();
+            let mut state = seed;
+            for step in 0..200_000u32 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let lpn = (state >> 8) as u32 % keys;
+                match state % 3 {
+                    0 if reference.len() < 64 && !reference.contains_key(&lpn) => {
+                        index.insert(lpn, step);
+                        reference.insert(lpn, step);
+                    }
+                    1 => assert_eq!(index.remove(lpn), reference.remove(&lpn), "seed {seed} step {step}"),
+                    _ => assert_eq!(index.get(lpn), reference.get(&lpn).copied(), "seed {seed} step {step}"),
+                }
+                assert_eq!(index.len, reference.len());
+            }
+            for (&lpn, &sequence) in &reference {
+                assert_eq!(index.get(lpn), Some(sequence));
+            }
+        }
+    }
+
+    /// Admitting beyond the table's planned size grows it and keeps every page; a large buffer
+    /// starts with a bounded table and grows as it fills.
+    #[test]
+    fn dirty_index_grows_past_its_planned_size() {
+        for (planned, pages) in [(4, 1000u32), (1 << 20, 100_000)] {
+            let mut index = DirtyIndex::with_room_for(planned);
+            for lpn in 0..pages {
+                index.insert(lpn * 7, lpn);
+            }
+            assert!(index.slots.len() <= (2 * pages as usize).next_power_of_two().max(8 << 1));
+            assert!((0..pages).all(|lpn| index.get(lpn * 7) == Some(lpn)));
+            assert_eq!(index.get(3), None);
+        }
+    }
 
     #[test]
     fn oldest_first_skipping_trimmed_and_keeping_rewrite_position() {

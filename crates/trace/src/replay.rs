@@ -363,6 +363,18 @@ where
     Ok((r.stats, end))
 }
 
+/// A trace time over `speed`, in whole nanoseconds. At speed 1 a time below 2^53 ns (104 days)
+/// is itself, exactly what the floating-point path gives, without its division (profiled: a
+/// third of the replay loop's own time); times beyond that go through the same path as before.
+#[inline]
+fn scaled_trace_time(t: u64, speed: f64) -> u64 {
+    if speed == 1.0 && t < 1 << f64::MANTISSA_DIGITS {
+        t
+    } else {
+        (t as f64 / speed) as u64
+    }
+}
+
 impl<D: BlockDevice> Replayer<'_, D> {
     /// Each request at its trace time over `speed` (or when the previous one completes);
     /// returns when the last command completed.
@@ -376,7 +388,7 @@ impl<D: BlockDevice> Replayer<'_, D> {
             let arrival = match record.time_ns {
                 Some(t) => {
                     self.stats.trace_span_ns = self.stats.trace_span_ns.max(t);
-                    SimTime(start.0.saturating_add((t as f64 / speed) as u64))
+                    SimTime(start.0.saturating_add(scaled_trace_time(t, speed)))
                 }
                 None => last_done,
             };
