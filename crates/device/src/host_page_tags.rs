@@ -55,14 +55,16 @@ impl<'a> UnitData<'a> {
     /// Whether `unit` reads as zeros, in the order the device's read path asks: a TRIM pending
     /// in the engine, else the write buffer, else the FTL's map.
     fn reads_as_zeros(&self, unit: Lpn) -> bool {
-        self.engine.reads_as_trimmed(unit) || (self.buffer.lookup(unit).is_none() && !self.ftl.is_mapped(unit))
+        self.engine.reads_as_trimmed(unit)
+            || (self.buffer.lookup(unit).is_none() && !self.ftl.is_mapped(unit))
     }
 }
 
 impl HostPageTags {
     fn new(config: &SsdConfig) -> Self {
         let pages_per_unit = config.pages_per_unit();
-        let pages = if config.track_data { config.logical_pages as usize * pages_per_unit as usize } else { 0 };
+        let pages =
+            if config.track_data { config.logical_pages as usize * pages_per_unit as usize } else { 0 };
         HostPageTags {
             page_bytes: config.host_page_bytes as u64,
             pages_per_unit,
@@ -168,8 +170,11 @@ mod tests {
             pages_per_block: Some(64),
             ..Default::default()
         };
-        let ftl =
-            FtlSection { mapping_unit: Some(ByteSize(unit)), track_data: Some(track_data), ..Default::default() };
+        let ftl = FtlSection {
+            mapping_unit: Some(ByteSize(unit)),
+            track_data: Some(track_data),
+            ..Default::default()
+        };
         Ssd::new(SsdConfig::resolve(&device, &ftl, &TrimSection::default()).unwrap())
     }
 

@@ -103,7 +103,9 @@ fn random_case(seed: u64, ops: usize) {
     let hot = sectors / 4;
     let mut reference = Reference::default();
     let (mut now, mut tag) = (SimTime::ZERO, 1u64);
-    let context = format!("seed {seed}, {kind:?}, unit {unit}, {engine:?}, buffer {buffer} (replay: TRIMLAB_SEED={seed})");
+    let context = format!(
+        "seed {seed}, {kind:?}, unit {unit}, {engine:?}, buffer {buffer} (replay: TRIMLAB_SEED={seed})"
+    );
     for op in 0..ops {
         // Mostly short gaps; now and then one long enough for the delayed engine's idle drain.
         now = now.after(if rng.gen_bool(0.02) { 50_000_000 } else { rng.gen_range(0..50_000) });
