@@ -116,9 +116,11 @@ impl HostPageTags {
             if page / ppu != unit {
                 unit = page / ppu;
                 zeros = self.tags.is_empty() || data.reads_as_zeros(Lpn(unit as u32));
-                debug_assert!(
-                    !zeros || self.tags.is_empty() || self.scratch[(unit - first_unit) as usize] == 0,
-                    "host_page_tags: unit {unit} reads as zeros but the device read a tag"
+                // The device's read path asked the same state: a tag there is a bug here.
+                let device_tag = self.scratch[(unit - first_unit) as usize];
+                assert!(
+                    !zeros || self.tags.is_empty() || device_tag == 0,
+                    "host_page_tags H1: unit {unit} reads as zeros here but the device read tag {device_tag}"
                 );
             }
             out.push(if zeros { 0 } else { self.tags[page as usize] });
