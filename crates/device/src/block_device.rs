@@ -39,6 +39,17 @@ pub trait BlockDevice {
     fn commands_done_at(&self) -> SimTime;
     /// Full consistency check of the device model.
     fn check(&self) -> Result<(), String>;
+    /// Asks the device to carry one data tag per `tag_bytes` from now on (a host that checks
+    /// its data in blocks smaller than the device's data unit: the file system's 4 KiB blocks
+    /// on a drive of 16 KiB mapping units). The error says what the device accepts. Layers
+    /// forward it.
+    fn use_tag_bytes(&mut self, tag_bytes: u64) -> Result<(), String> {
+        let have = self.tag_bytes();
+        match tag_bytes == have {
+            true => Ok(()),
+            false => Err(format!("the device carries one data tag per {have} bytes")),
+        }
+    }
 
     fn capacity_bytes(&self) -> u64 {
         self.limits().capacity_bytes
@@ -60,7 +71,7 @@ impl BlockDevice for Ssd {
         Limits {
             capacity_bytes: Ssd::capacity_bytes(self),
             sector_bytes: c.sector_bytes,
-            tag_bytes: self.page_bytes(),
+            tag_bytes: self.data_tag_bytes(),
             max_transfer_bytes: c.max_transfer_bytes,
             max_trim_bytes: c.trim_max_bytes,
             max_trim_ranges: c.trim_max_ranges as usize,
@@ -74,5 +85,8 @@ impl BlockDevice for Ssd {
     }
     fn check(&self) -> Result<(), String> {
         Ssd::check(self)
+    }
+    fn use_tag_bytes(&mut self, tag_bytes: u64) -> Result<(), String> {
+        Ssd::use_tag_bytes(self, tag_bytes)
     }
 }

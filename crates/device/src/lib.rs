@@ -8,6 +8,7 @@ pub mod block_device;
 pub mod command;
 pub mod config;
 pub mod ftl_choice;
+pub mod host_page_tags;
 pub mod host_queue;
 pub mod metered;
 pub mod metrics;

@@ -115,6 +115,10 @@ impl<D: BlockDevice> BlockDevice for Metered<D> {
     fn check(&self) -> Result<(), String> {
         self.device.check()
     }
+
+    fn use_tag_bytes(&mut self, tag_bytes: u64) -> Result<(), String> {
+        self.device.use_tag_bytes(tag_bytes)
+    }
 }
 
 #[cfg(test)]

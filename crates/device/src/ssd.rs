@@ -8,6 +8,7 @@
 
 use crate::command::{ByteRange, Command, CommandError, CommandKind};
 use crate::config::SsdConfig;
+use crate::host_page_tags::{HostPageTags, UnitData};
 use crate::metrics::{
     self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport, TrimReport,
 };
@@ -56,6 +57,8 @@ pub struct Ssd {
     timeseries: Option<Timeseries>,
     /// Device pages per mapping unit (`SsdConfig::pages_per_unit`), read on every page written.
     pages_per_unit: u64,
+    /// One data tag per host page, once a host asks for them (`Ssd::use_tag_bytes`).
+    pub(crate) host_page_tags: Option<HostPageTags>,
 }
 
 impl Ssd {
@@ -92,6 +95,7 @@ impl Ssd {
             verify_cadence: Default::default(),
             timeseries: None,
             pages_per_unit: config.pages_per_unit(),
+            host_page_tags: None,
             config,
         }
     }
@@ -128,6 +132,7 @@ impl Ssd {
         self.ftl.heap_bytes()
             + self.buffer.capacity_pages() * 32
             + (deferred.bitmap_bytes + deferred.trim_buffer_entries * 8) as usize
+            + self.host_page_tags.as_ref().map_or(0, HostPageTags::heap_bytes)
     }
 
     /// Starts the measured phase at `now`: counters restart, device state stays.
@@ -332,6 +337,9 @@ impl Ssd {
                 out.push(tag);
             }
         }
+        if let (Some(tags), Some(out)) = (&mut self.host_page_tags, out) {
+            tags.read(offset, bytes, UnitData::new(&*self.engine, &self.buffer, &*self.ftl), out);
+        }
         let link = done.max(self.link_to_host_free);
         self.link_to_host_free = link.after(self.host_transfer_ns(bytes));
         self.link_to_host_free
@@ -344,6 +352,9 @@ impl Ssd {
         self.link_to_device_free = link.after(self.host_transfer_ns(bytes));
         let t0 = self.link_to_device_free;
         let (first, end) = self.pages_of(offset, bytes);
+        if let Some(tags) = &mut self.host_page_tags {
+            tags.write(offset, bytes, tag, UnitData::new(&*self.engine, &self.buffer, &*self.ftl));
+        }
         let mut done = t0;
         for (i, lpn) in (first..end).map(Lpn).enumerate() {
             self.host.pages_written += 1;

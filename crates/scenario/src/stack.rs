@@ -39,4 +39,10 @@ impl BlockDevice for Device {
     fn check(&self) -> Result<(), String> {
         self.inner().check()
     }
+    fn use_tag_bytes(&mut self, tag_bytes: u64) -> Result<(), String> {
+        match self {
+            Device::Ssd(s) => s.use_tag_bytes(tag_bytes),
+            Device::Thin(t) => t.use_tag_bytes(tag_bytes),
+        }
+    }
 }

@@ -6,6 +6,12 @@ use trimlab_sim::ByteSize;
 /// 48 MiB over 2 channels of 64-page blocks, 15 % spare, a 256 KiB write buffer, data tracked
 /// (so that reads check what was written).
 pub fn small_ssd() -> Ssd {
+    small_ssd_of_unit(None)
+}
+
+/// [`small_ssd`] mapping `unit` bytes per map entry (`[ftl] mapping_unit`, a QLC drive's
+/// indirection unit; `None`: its 4 KiB page). The file system asks it for tags per 4 KiB page.
+pub fn small_ssd_of_unit(unit: Option<u64>) -> Ssd {
     let device = DeviceSection {
         channels: Some(2),
         chips_per_channel: Some(1),
@@ -17,6 +23,6 @@ pub fn small_ssd() -> Ssd {
         write_buffer_bytes: Some(ByteSize(256 << 10)),
         ..Default::default()
     };
-    let ftl = FtlSection { track_data: Some(true), ..Default::default() };
+    let ftl = FtlSection { track_data: Some(true), mapping_unit: unit.map(ByteSize), ..Default::default() };
     Ssd::new(SsdConfig::resolve(&device, &ftl, &TrimSection::default()).expect("valid test device"))
 }

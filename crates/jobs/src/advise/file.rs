@@ -6,8 +6,7 @@
 use super::file_rule::{recommend, Costs, FileAdvice, TIME_SAME, TIME_WORTH, WAF_SAME};
 use super::mapping_units::{Role, UnitComparison, UnitRun};
 use super::{ms, us, Advice};
-use crate::replay::{replay_on, TraceInput};
-use crate::trace_options::{parse_periods, TraceOptions};
+use crate::trace_options::parse_periods;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use serde_json::Value;
@@ -18,7 +17,6 @@ use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
 use trimlab_scenario::host::HostSection;
 use trimlab_scenario::{Resolved, RunConfig};
 use trimlab_sim::{ByteSize, DurationNs};
-use trimlab_trace::TrimHandling;
 
 /// One way of handling discards the workload runs under.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,22 +127,26 @@ pub fn advise_file(
     let span_ns = results[0].costs.program_ns;
     let warning = fstrim_warning(&periods, span_ns);
     let mut report = file_report(config, &resolved, name, &list, &results, &periods, warning.as_deref());
-    let comparison = unit_comparison(config, &resolved, &units, &list, progress)?;
-    comparison.add_to(&mut report, "the command stream the file system sent under no discard, online discard and each fstrim period (recorded on the drive as configured: the file-system model's block is the drive's data unit) replayed open loop at each unit");
+    let comparison = unit_comparison(config, &resolved, &units, &list, &results, progress)?;
+    comparison.add_to(
+        &mut report,
+        "the workload run again under no discard, online discard and each fstrim period on the drive",
+    );
     Ok(Advice { report, warnings: warning.into_iter().collect() })
 }
 
 /// No discard, online discard and the fstrim runs (not Lazy and Selective TRIM, which send
-/// the online discard's ranges at other times) at each unit of `units`. The file-system model's
-/// block is the drive's data unit, so it cannot run with 4 KiB blocks on a drive of larger
-/// units; what a real drive of that unit sees is the command stream the file system sends,
-/// so each policy's run is recorded on the drive as configured (`run --record`) and replayed
-/// open loop at each unit (as `advise TRACE` replays), on `progress`'s worker pool.
+/// the online discard's ranges at other times) at each unit of `units`: the file system runs
+/// on a drive of that unit itself (the drive carries a data tag per 4 KiB block,
+/// crates/device/src/host_page_tags.rs), so what the runs wait for at that unit (the
+/// read-modify-writes behind an fsync, the discards that unmap nothing) is in them. The drive's
+/// own unit is the runs already made (`results`); the others run on `progress`'s worker pool.
 fn unit_comparison(
     config: &RunConfig,
     resolved: &Resolved,
     units: &[u64],
     list: &[Choice],
+    results: &[Measured],
     progress: &dyn Progress,
 ) -> Result<UnitComparison> {
     let own = resolved.device.geometry.page_bytes as u64;
@@ -154,58 +156,30 @@ fn unit_comparison(
         _ if list[i].discard.starts_with("fstrim:") => Some(Role::Fstrim),
         _ => None,
     };
-    let policies: Vec<usize> =
-        if units.is_empty() { Vec::new() } else { (0..list.len()).filter(|&i| role(i).is_some()).collect() };
-    let streams =
-        parallel_map(progress, &policies, "advise: recording", |&i| record_choice(config, &list[i]));
-    let streams: Vec<Vec<u8>> = streams.into_iter().collect::<Result<_>>()?;
-    let jobs: Vec<(u64, usize)> =
-        units.iter().flat_map(|&u| (0..policies.len()).map(move |j| (u, j))).collect();
-    let parsed = TraceOptions::default().parse()?;
-    let replayed = parallel_map(progress, &jobs, "advise: mapping units", |&(unit, j)| {
-        let input = TraceInput {
-            reader: Box::new(std::io::Cursor::new(streams[j].clone())),
-            name: list[policies[j]].label.clone(),
-        };
-        let device = super::mapping_units::resolve_at(config, unit)?;
-        replay_on(&device, input, &parsed, TrimHandling::AsRecorded, None).with_context(|| {
-            format!("{} replayed at mapping_unit = {}", list[policies[j]].label, ByteSize(unit))
-        })
+    let compared: Vec<(usize, Role)> = (0..list.len()).filter_map(|i| Some((i, role(i)?))).collect();
+    let jobs: Vec<(u64, usize)> = units
+        .iter()
+        .filter(|&&u| u != own)
+        .flat_map(|&u| compared.iter().map(move |&(i, _)| (u, i)))
+        .collect();
+    let measured = parallel_map(progress, &jobs, "advise: mapping units", |&(unit, i)| {
+        let mut at_unit = config.clone();
+        at_unit.ftl.mapping_unit = Some(ByteSize(unit));
+        run_choice(&at_unit, &list[i]).with_context(|| format!("at mapping_unit = {}", ByteSize(unit)))
     });
+    let measured: Vec<Measured> = measured.into_iter().collect::<Result<_>>()?;
     let mut runs = Vec::new();
-    for (&(unit, j), r) in jobs.iter().zip(replayed) {
-        let (i, r) = (policies[j], r?);
-        let role = role(i).expect("the policies compared have a role");
-        runs.push(UnitRun::new(unit, &list[i].label, role, &r.report, r.stats.trim_bytes_recorded));
+    for &unit in units {
+        for &(i, role) in &compared {
+            let report = match jobs.iter().position(|&job| job == (unit, i)) {
+                Some(j) => &measured[j].report,
+                None => &results[i].report,
+            };
+            let trim_bytes = super::mapping_units::trim_bytes_received(report, unit);
+            runs.push(UnitRun::new(unit, &list[i].label, role, report, trim_bytes));
+        }
     }
     Ok(UnitComparison { runs, own_unit: own })
-}
-
-/// The command stream the workload sends under `choice`, as `run --record` writes it.
-fn record_choice(config: &RunConfig, choice: &Choice) -> Result<Vec<u8>> {
-    let mut config = config.clone();
-    config.host.discard = Some(choice.discard.clone());
-    let stream = SharedBuffer::default();
-    trimlab_scenario::run_recorded(&config, None, &mut (), Some(Box::new(stream.clone())))
-        .with_context(|| format!("recording {}", choice.label))?;
-    let bytes = stream.0.lock().map_err(|_| anyhow!("a recording thread panicked: a bug in trimlab"))?;
-    Ok(bytes.clone())
-}
-
-/// A recording kept in memory: the run takes a boxed writer, the caller keeps a handle.
-#[derive(Clone, Default)]
-struct SharedBuffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for SharedBuffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut bytes = self.0.lock().map_err(|_| std::io::Error::other("recording lock poisoned"))?;
-        bytes.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// A tenth and a third of the program time, in whole milliseconds (at least 1 ms).
@@ -223,16 +197,6 @@ fn check_file_level(config: &RunConfig, name: &str) -> Result<Resolved> {
         bail!(
             "{name}: its workload is block-level ([workload] kind = \"{}\" on the bare device, [host] fs = \"none\"): advise compares host discard policies, so a config needs [host] fs = \"ext4\" and a file-level workload (docs/config.md); for a block trace use `trimlab advise TRACE --device CONFIG`",
             resolved.workload.kind.name()
-        );
-    }
-    if let Some((unit, page)) = crate::run_report::mapping_unit(&resolved.device) {
-        // The model's file system keeps one data tag per block and the drive one per unit.
-        bail!(
-            "{name}: the drive maps {} units ([ftl] mapping_unit) and the file-system model's block must be the drive's data unit, so a file system of {} blocks cannot run on it; advise on the drive mapping its pages and compare the unit, which replays each policy's commands on it: --set ftl.mapping_unit={} --mapping-units {}",
-            ByteSize(unit),
-            ByteSize(page),
-            ByteSize(page),
-            ByteSize(unit)
         );
     }
     if resolved.thin.is_some() {

@@ -2,9 +2,9 @@
 //! indirection units deallocates only the whole units inside a TRIM's ranges, so the small
 //! discards a file system sends can stop buying anything. Both advice forms run the ways of
 //! handling discards (online, each fstrim period, none) again at each unit compared (a trace
-//! is replayed; a file workload's command stream per policy is recorded and replayed, since
-//! the file-system model's block is the drive's data unit), and this file turns those runs
-//! into a table, two plots and the sentence the recommendation carries.
+//! is replayed; a file workload runs on a drive of each unit, its 4 KiB blocks carried by the
+//! drive's tags per host page), and this file turns those runs into a table, two plots and the
+//! sentence the recommendation carries.
 //!
 //! Which units: `--mapping-units 4KiB,16KiB,64KiB` names them (`none`: no comparison); without
 //! the flag, a drive whose unit is larger than its page is compared at its page, 16 KiB, 64 KiB
@@ -61,6 +61,13 @@ impl UnitRun {
     pub fn ineffective_share(&self) -> Option<f64> {
         (self.trim_bytes > 0).then(|| (self.trim_bytes_ineffective as f64 / self.trim_bytes as f64).min(1.0))
     }
+}
+
+/// The TRIM bytes the drive of `report` (of `unit_bytes` units) received in its measured
+/// window: counted as such on a drive whose unit is larger than its page, and as whole units
+/// (the file system's ranges are whole blocks) on one that maps pages.
+pub fn trim_bytes_received(report: &DeviceReport, unit_bytes: u64) -> u64 {
+    report.host.trim_bytes_with_unit.max(report.host.pages_trim_requested * unit_bytes)
 }
 
 /// The units to compare on a drive of `drive`: the flag's list (validated against the drive's

@@ -1,0 +1,212 @@
+//! Data tags per host page on a drive that maps larger units (issue 27). A QLC drive of 16 or
+//! 64 KiB indirection units takes 4 KiB writes and merges each into its unit by a
+//! read-modify-write, so a host that checks its data per 4 KiB block (the file-system model:
+//! no block reads back another's data, no write is lost to a stale TRIM) must read one tag
+//! per 4 KiB page back. The FTL keeps one tag per unit (what its page holds); this keeps one
+//! per host page beside it, only once a host asks for it ([`BlockDevice::use_tag_bytes`]):
+//! raw-device runs and the large drives never pay for it, and a drive that does not track data
+//! (`[ftl] track_data` off, every read 0) allocates nothing.
+//!
+//! What a host page reads:
+//! - A write stores `tag + k` in its k-th host page. The rest of a unit that read as zeros
+//!   before the write (never written, deallocated by a TRIM, or trimmed in the engine and not
+//!   yet applied) is zeroed, as the read-modify-write merged zeros there.
+//! - A read returns each host page's tag, or 0 for every page of a unit that reads as zeros.
+//! - A TRIM needs no step of its own: a unit it deallocates reads as zeros from then on (its
+//!   pages read 0, the next write zeroes those it leaves), and a partial unit stays mapped and
+//!   keeps its pages (counted as `trim_bytes_ineffective` by the device). Clearing the tags at
+//!   the TRIM would be wrong where the data survives it: the `none` engine ignores the TRIM,
+//!   and a delayed TRIM lost at a power cut leaves the unit readable.
+//!
+//! Whether a unit reads as zeros is asked of the same state the device's read path asks (the
+//! engine's pending TRIMs, the write buffer, the FTL's map), so the two cannot disagree.
+//! Assumption: power cuts (`Ssd::power_cut`, only `serve` cuts power, and it keeps its own
+//! copy of the data) do not revert host-page tags: a lost buffered write's pages keep its tags.
+//!
+//! [`BlockDevice::use_tag_bytes`]: crate::BlockDevice::use_tag_bytes
+
+use crate::config::SsdConfig;
+use crate::ssd::Ssd;
+use trimlab_ftl::{Ftl, Lpn, WriteBuffer};
+use trimlab_trim::TrimEngine;
+
+/// One tag per host page of the logical space, beside the FTL's tag per unit.
+pub struct HostPageTags {
+    page_bytes: u64,
+    pages_per_unit: u64,
+    /// Indexed by host page; empty when the drive does not track data.
+    tags: Vec<u64>,
+    /// A read's unit tags while they are expanded to pages.
+    scratch: Vec<u64>,
+}
+
+/// The device state that says whether a unit holds data (borrowed from the `Ssd`).
+pub struct UnitData<'a> {
+    engine: &'a dyn TrimEngine,
+    buffer: &'a WriteBuffer,
+    ftl: &'a dyn Ftl,
+}
+
+impl<'a> UnitData<'a> {
+    pub fn new(engine: &'a dyn TrimEngine, buffer: &'a WriteBuffer, ftl: &'a dyn Ftl) -> Self {
+        UnitData { engine, buffer, ftl }
+    }
+
+    /// Whether `unit` reads as zeros, in the order the device's read path asks: a TRIM pending
+    /// in the engine, else the write buffer, else the FTL's map.
+    fn reads_as_zeros(&self, unit: Lpn) -> bool {
+        self.engine.reads_as_trimmed(unit)
+            || (self.buffer.lookup(unit).is_none() && !self.ftl.is_mapped(unit))
+    }
+}
+
+impl HostPageTags {
+    fn new(config: &SsdConfig) -> Self {
+        let pages_per_unit = config.pages_per_unit();
+        let pages =
+            if config.track_data { config.logical_pages as usize * pages_per_unit as usize } else { 0 };
+        HostPageTags {
+            page_bytes: config.host_page_bytes as u64,
+            pages_per_unit,
+            tags: vec![0; pages],
+            scratch: Vec::new(),
+        }
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        (self.tags.capacity() + self.scratch.capacity()) * std::mem::size_of::<u64>()
+    }
+
+    /// The host pages `[first, end)` a command of `bytes` at `offset` touches.
+    fn pages_of(&self, offset: u64, bytes: u64) -> (u64, u64) {
+        (offset / self.page_bytes, (offset + bytes).div_ceil(self.page_bytes))
+    }
+
+    /// A write of `bytes` at `offset` carrying `tag`, before the device changes any state for
+    /// it (so `data` still says what the units held).
+    pub fn write(&mut self, offset: u64, bytes: u64, tag: u64, data: UnitData) {
+        if self.tags.is_empty() {
+            return;
+        }
+        let (first, end) = self.pages_of(offset, bytes);
+        let ppu = self.pages_per_unit;
+        // Only the end units can be covered in part; a unit covered whole is overwritten below.
+        for unit in [first / ppu, (end - 1) / ppu] {
+            let pages = unit * ppu..(unit + 1) * ppu;
+            let whole = first <= pages.start && end >= pages.end;
+            if !whole && data.reads_as_zeros(Lpn(unit as u32)) {
+                self.tags[pages.start as usize..pages.end as usize].fill(0);
+            }
+        }
+        for (k, page) in (first..end).enumerate() {
+            self.tags[page as usize] = tag.wrapping_add(k as u64);
+        }
+    }
+
+    /// Turns a read's tags in `out`, one per unit of the command, into one per host page.
+    pub fn read(&mut self, offset: u64, bytes: u64, data: UnitData, out: &mut Vec<u64>) {
+        std::mem::swap(&mut self.scratch, out);
+        out.clear();
+        let (first, end) = self.pages_of(offset, bytes);
+        let ppu = self.pages_per_unit;
+        let first_unit = first / ppu;
+        let mut unit = u64::MAX;
+        let mut zeros = true;
+        for page in first..end {
+            if page / ppu != unit {
+                unit = page / ppu;
+                zeros = self.tags.is_empty() || data.reads_as_zeros(Lpn(unit as u32));
+                // The device's read path asked the same state: a tag there is a bug here.
+                let device_tag = self.scratch[(unit - first_unit) as usize];
+                assert!(
+                    !zeros || self.tags.is_empty() || device_tag == 0,
+                    "host_page_tags H1: unit {unit} reads as zeros here but the device read tag {device_tag}"
+                );
+            }
+            out.push(if zeros { 0 } else { self.tags[page as usize] });
+        }
+    }
+}
+
+/// The host's choice of tag unit (nbdkit-style negotiation at the block interface).
+impl Ssd {
+    /// The unit a read returns one tag for: the mapping unit, or the host page once asked.
+    pub fn data_tag_bytes(&self) -> u64 {
+        self.host_page_tags.as_ref().map_or(self.page_bytes(), |t| t.page_bytes)
+    }
+
+    /// Carry one data tag per `tag_bytes` from now on: the mapping unit (always), or the host
+    /// page (`device.page_bytes`) on a drive whose unit is larger. Asked before anything is
+    /// written, as the tags of what the drive already holds are per unit only.
+    pub fn use_tag_bytes(&mut self, tag_bytes: u64) -> Result<(), String> {
+        if tag_bytes == self.data_tag_bytes() {
+            return Ok(());
+        }
+        let (unit, page) = (self.page_bytes(), self.config().host_page_bytes as u64);
+        if tag_bytes != page {
+            return Err(format!(
+                "the device carries one data tag per {} bytes (accepted: {unit}, its mapping unit{})",
+                self.data_tag_bytes(),
+                if unit > page { format!(", or {page}, its page") } else { String::new() }
+            ));
+        }
+        if self.ftl().valid_pages() > 0 || self.buffered_pages() > 0 {
+            return Err(format!(
+                "tags per {page}-byte page asked after data was written (the drive holds tags per {unit}-byte unit only): ask before the first write"
+            ));
+        }
+        self.host_page_tags = Some(HostPageTags::new(self.config()));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BlockDevice, Command, DeviceSection, FtlSection, TrimSection};
+    use trimlab_sim::{ByteSize, SimTime};
+
+    fn drive(unit: u64, track_data: bool) -> Ssd {
+        let device = DeviceSection {
+            logical_bytes: Some(ByteSize(16 << 20)),
+            pages_per_block: Some(64),
+            ..Default::default()
+        };
+        let ftl = FtlSection {
+            mapping_unit: Some(ByteSize(unit)),
+            track_data: Some(track_data),
+            ..Default::default()
+        };
+        Ssd::new(SsdConfig::resolve(&device, &ftl, &TrimSection::default()).unwrap())
+    }
+
+    #[test]
+    fn tags_per_page_cost_nothing_until_asked_and_only_with_data_tracked() {
+        let mut ssd = drive(16 << 10, true);
+        let before = ssd.heap_bytes();
+        assert_eq!(ssd.limits().tag_bytes, 16 << 10);
+        ssd.use_tag_bytes(16 << 10).unwrap();
+        assert_eq!(ssd.heap_bytes(), before, "the unit itself allocates nothing");
+        let e = ssd.use_tag_bytes(8192).unwrap_err();
+        assert!(e.contains("accepted: 16384, its mapping unit, or 4096, its page"), "{e}");
+        ssd.use_tag_bytes(4096).unwrap();
+        assert_eq!(ssd.limits().tag_bytes, 4096);
+        assert_eq!(ssd.heap_bytes(), before + (16 << 20) / 4096 * 8);
+        let mut untracked = drive(16 << 10, false);
+        let before = untracked.heap_bytes();
+        untracked.use_tag_bytes(4096).unwrap();
+        assert_eq!(untracked.heap_bytes(), before);
+        let mut out = Vec::new();
+        untracked.submit(SimTime(0), &Command::Write { offset: 4096, bytes: 8192, tag: 7 }, None).unwrap();
+        untracked.submit(SimTime(0), &Command::Read { offset: 0, bytes: 32768 }, Some(&mut out)).unwrap();
+        assert_eq!(out, [0; 8], "an untracked drive reads 0, one per page");
+    }
+
+    #[test]
+    fn asking_after_a_write_is_refused() {
+        let mut ssd = drive(64 << 10, true);
+        ssd.submit(SimTime(0), &Command::Write { offset: 0, bytes: 4096, tag: 1 }, None).unwrap();
+        let e = ssd.use_tag_bytes(4096).unwrap_err();
+        assert!(e.contains("after data was written"), "{e}");
+    }
+}
