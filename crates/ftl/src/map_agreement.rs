@@ -28,17 +28,30 @@ impl Pairs {
     pub fn of_owners(owners: &[u32], first_ppa: u32) -> Pairs {
         let mut pairs = Pairs::default();
         for (page, &owner) in owners.iter().enumerate() {
-            let held = owner != NONE;
-            pairs.count += held as u64;
-            let keep = (held as u64).wrapping_neg();
-            pairs.sum = pairs.sum.wrapping_add(pair_mix(owner, first_ppa + page as u32) & keep);
+            pairs.add_if(owner != NONE, owner, first_ppa + page as u32);
         }
         pairs
     }
 
-    /// `count` pairs whose mixes sum to `sum` (the model's record of a block's stale pairs).
-    pub fn from_parts(count: u64, sum: u64) -> Pairs {
-        Pairs { count, sum }
+    /// Adds the pair when `held`, without a branch (a map entry that is `NONE` adds nothing).
+    #[inline]
+    fn add_if(&mut self, held: bool, lpn: u32, ppa: u32) {
+        self.count += held as u64;
+        self.sum = self.sum.wrapping_add(pair_mix(lpn, ppa) & (held as u64).wrapping_neg());
+    }
+
+    /// One pair more (a lazy TRIM leaves a stale backward entry).
+    #[inline]
+    pub fn add(&mut self, lpn: u32, ppa: u32) {
+        self.count += 1;
+        self.sum = self.sum.wrapping_add(pair_mix(lpn, ppa));
+    }
+
+    /// One pair fewer (the stale entry reconciled).
+    #[inline]
+    pub fn remove(&mut self, lpn: u32, ppa: u32) {
+        self.count -= 1;
+        self.sum = self.sum.wrapping_sub(pair_mix(lpn, ppa));
     }
 
     pub fn count(&self) -> u64 {
@@ -62,9 +75,7 @@ pub fn forward_pairs(forward: &[u32], physical_pages: usize) -> Option<Pairs> {
         if ppa != NONE && ppa as usize >= physical_pages {
             return None;
         }
-        let held = ppa != NONE;
-        pairs.count += held as u64;
-        pairs.sum = pairs.sum.wrapping_add(pair_mix(lpn as u32, ppa) & (held as u64).wrapping_neg());
+        pairs.add_if(ppa != NONE, lpn as u32, ppa);
     }
     Some(pairs)
 }
@@ -99,8 +110,7 @@ pub fn forward_pairs_by_block(
             pairs[run_block] += run;
             (run_block, run) = (block, Pairs::default());
         }
-        run.count += 1;
-        run.sum = run.sum.wrapping_add(pair_mix(lpn as u32, ppa));
+        run.add(lpn as u32, ppa);
     }
     pairs[run_block] += run;
     pairs.truncate(blocks);
@@ -119,7 +129,7 @@ impl std::ops::AddAssign for Pairs {
 /// multiply would not tell `(a, x) + (b, y)` from `(a, y) + (b, x)`: the keys add up the same),
 /// and cheap, since the check mixes every page twice.
 #[inline]
-pub fn pair_mix(lpn: u32, ppa: u32) -> u64 {
+fn pair_mix(lpn: u32, ppa: u32) -> u64 {
     let z = ((lpn as u64) << 32 | ppa as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     z ^ (z >> 29)
 }

@@ -14,7 +14,7 @@
 
 use crate::block_pool::{BlockPool, BlockState};
 use crate::lpn::Lpn;
-use crate::map_agreement::{forward_pairs, forward_pairs_by_block, pair_mix, Pairs};
+use crate::map_agreement::{forward_pairs, forward_pairs_by_block, Pairs};
 use crate::page_map::{PageMap, NONE};
 use crate::variant::{BackwardUpdate, StripeUnit, VariantStats};
 use crate::victim::VictimPolicy;
@@ -123,11 +123,10 @@ pub struct PageFtl {
     channel_planes: Vec<Vec<usize>>,
     channel_cursor: Vec<usize>,
     backward_update: BackwardUpdate,
-    /// Lazy mode: stale backward entries per block, and PPAs trimmed since the last reconcile.
-    stale_in_block: Vec<u32>,
-    /// Lazy mode: the stale (logical, physical) pairs per block as a fingerprint, so the full
-    /// check can tell them from broken entries without a random read per page (map_agreement.rs).
-    stale_pairs: Vec<u64>,
+    /// Lazy mode: the stale backward entries per block (their count, and their pairs as a
+    /// fingerprint, so the full check can tell them from broken entries without a random read
+    /// per page: map_agreement.rs), and PPAs trimmed since the last reconcile.
+    stale: Vec<Pairs>,
     pending_stale: Vec<u32>,
     erase_when_invalid: bool,
     gc_gain_blocks_max: Option<u32>,
@@ -169,8 +168,7 @@ impl PageFtl {
             channel_planes: Vec::new(),
             channel_cursor: Vec::new(),
             backward_update: BackwardUpdate::Eager,
-            stale_in_block: Vec::new(),
-            stale_pairs: Vec::new(),
+            stale: Vec::new(),
             pending_stale: Vec::new(),
             erase_when_invalid: false,
             gc_gain_blocks_max: None,
@@ -197,8 +195,7 @@ impl PageFtl {
     pub fn set_backward_update(&mut self, update: BackwardUpdate) {
         self.backward_update = update;
         if matches!(update, BackwardUpdate::Lazy { .. }) {
-            self.stale_in_block = vec![0; self.geometry.block_count()];
-            self.stale_pairs = vec![0; self.geometry.block_count()];
+            self.stale = vec![Pairs::default(); self.geometry.block_count()];
         }
     }
 
@@ -308,7 +305,7 @@ impl PageFtl {
 
     /// Trimmed pages a lazy backward map still counts as valid (0 when the map is eager).
     pub fn stale_pages(&self) -> u64 {
-        self.stale_in_block.iter().map(|&s| s as u64).sum()
+        self.stale.iter().map(Pairs::count).sum()
     }
 
     pub fn is_mapped(&self, lpn: Lpn) -> bool {
@@ -547,9 +544,7 @@ impl PageFtl {
             }
             Some(every) => {
                 self.variant.lazy_trims += 1;
-                self.stale_in_block[block.index()] += 1;
-                self.stale_pairs[block.index()] =
-                    self.stale_pairs[block.index()].wrapping_add(pair_mix(lpn.0, old.0));
+                self.stale[block.index()].add(lpn.0, old.0);
                 self.pending_stale.push(old.0);
                 if every > 0 && self.pending_stale.len() >= every as usize {
                     done = done.max(self.reconcile_pending(now, false));
@@ -568,13 +563,7 @@ impl PageFtl {
             let ppa = Ppa(*raw);
             // GC may have reconciled (and erased) the block since: only stale entries count.
             if self.map.is_stale(ppa) {
-                let owner = self.map.owners_of(ppa, 1)[0];
-                self.map.clear_backward(ppa);
-                let block = self.geometry.block_of(ppa);
-                self.pool.remove_valid(block);
-                self.stale_in_block[block.index()] -= 1;
-                self.stale_pairs[block.index()] =
-                    self.stale_pairs[block.index()].wrapping_sub(pair_mix(owner, ppa.0));
+                let block = self.clear_stale(ppa, self.map.owners_of(ppa, 1)[0]);
                 if forced {
                     self.variant.forced_reconciles += 1;
                 } else {
@@ -586,6 +575,16 @@ impl PageFtl {
         self.pending_stale = pending;
         self.pending_stale.clear();
         done
+    }
+
+    /// Reconciles the stale backward entry at `ppa` (its logical page `owner` lives elsewhere or
+    /// nowhere): the entry cleared, its block's valid and stale counts down. Returns the block.
+    fn clear_stale(&mut self, ppa: Ppa, owner: u32) -> BlockId {
+        self.map.clear_backward(ppa);
+        let block = self.geometry.block_of(ppa);
+        self.pool.remove_valid(block);
+        self.stale[block.index()].remove(owner, ppa.0);
+        block
     }
 
     /// With erase-when-invalid, erases a full block that holds no valid page any more.
@@ -696,7 +695,7 @@ impl PageFtl {
     /// Lazy mode: counts a victim chosen on stale counts that holds more truly valid pages than
     /// the best full block of its plane. O(blocks per plane), lazy mode only.
     fn judge_victim(&mut self, plane: usize, victim: BlockId) {
-        let true_valid = |ftl: &Self, b: BlockId| ftl.pool.valid(b) - ftl.stale_in_block[b.index()];
+        let true_valid = |ftl: &Self, b: BlockId| ftl.pool.valid(b) - ftl.stale[b.index()].count() as u32;
         let first = self.geometry.first_block_of_plane(plane).0;
         let best = (first..first + self.geometry.blocks_per_plane)
             .map(BlockId)
@@ -806,7 +805,7 @@ impl PageFtl {
             if next < end {
                 self.prefetch_owners(next..(next + units).min(end));
             }
-            self.valid_slots(base, victim, &mut valid);
+            self.valid_slots(base, &mut valid);
             let Some(&(first_valid, _)) = valid.first() else {
                 continue;
             };
@@ -829,7 +828,7 @@ impl PageFtl {
     /// `valid`. Under a lazy backward map a stale slot (a lazy TRIM) is reconciled here
     /// instead of copied.
     #[inline]
-    fn valid_slots(&mut self, base: u32, victim: BlockId, valid: &mut Vec<(u32, u32)>) {
+    fn valid_slots(&mut self, base: u32, valid: &mut Vec<(u32, u32)>) {
         valid.clear();
         let owners = self.map.owners_of(Ppa(base), self.units as usize);
         if self.backward_update == BackwardUpdate::Eager {
@@ -847,11 +846,7 @@ impl PageFtl {
             }
             if self.map.is_stale(src) {
                 // A lazy TRIM: GC examining the block reconciles it instead of copying.
-                self.map.clear_backward(src);
-                self.pool.remove_valid(victim);
-                self.stale_in_block[victim.index()] -= 1;
-                self.stale_pairs[victim.index()] =
-                    self.stale_pairs[victim.index()].wrapping_sub(pair_mix(owner, src.0));
+                self.clear_stale(src, owner);
                 self.variant.reconciled_at_gc += 1;
                 continue;
             }
@@ -943,7 +938,7 @@ impl PageFtl {
         // (map_agreement.rs), over the whole drive when the map is eager and per block when it
         // is lazy; the exact walk runs only where they differ, to name the page.
         let physical = self.map.backward_raw().len();
-        let lazy = !self.stale_in_block.is_empty();
+        let lazy = !self.stale.is_empty();
         let (whole, by_block) = match lazy {
             false => (forward_pairs(self.map.forward_raw(), physical), None),
             true => (None, forward_pairs_by_block(self.map.forward_raw(), physical, ppb)),
@@ -958,8 +953,7 @@ impl PageFtl {
             let held = Pairs::of_owners(owners, (block * ppb) as u32);
             backward += held;
             if let Some(forward) = &by_block {
-                let stale = Pairs::from_parts(self.stale_in_block[block] as u64, self.stale_pairs[block]);
-                if held != forward[block] + stale {
+                if held != forward[block] + self.stale[block] {
                     return Err(self.name_disagreement(block..block + 1));
                 }
             }
@@ -1029,14 +1023,14 @@ impl PageFtl {
             let mut stale = 0;
             for (page, &owner) in owners.iter().enumerate().filter(|(_, &o)| o != NONE) {
                 let ppa = block * ppb + page;
-                if !self.stale_in_block.is_empty() && self.map.is_stale(Ppa(ppa as u32)) {
+                if !self.stale.is_empty() && self.map.is_stale(Ppa(ppa as u32)) {
                     stale += 1;
                 } else if let Err(e) = self.check_points_forward(ppa, owner) {
                     return e;
                 }
             }
-            match self.stale_in_block.get(block) {
-                Some(&counted) if counted != stale => {
+            match self.stale.get(block).map(Pairs::count) {
+                Some(counted) if counted != stale => {
                     return format!("I7 lazy backward map: block {block} holds {stale} stale entries but counts {counted}");
                 }
                 _ => {}
