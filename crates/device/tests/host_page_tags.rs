@@ -14,31 +14,18 @@
 //!
 //! Replay a failure: TRIMLAB_SEED=<seed> cargo test --release -p trimlab-device --test host_page_tags
 
+mod common;
+
 use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet};
-use trimlab_device::{
-    BlockDevice, ByteRange, Command, DeviceSection, FtlKind, FtlSection, Ssd, SsdConfig, TrimSection,
-};
+use trimlab_device::{BlockDevice, ByteRange, Command, FtlKind, FtlSection, Ssd, SsdConfig, TrimSection};
 use trimlab_sim::{ByteSize, SeedTree, SimTime};
 use trimlab_trim::EngineKind;
 
 const PAGE: u64 = 4096;
 
 fn drive(kind: FtlKind, unit: u64, engine: EngineKind, write_buffer_bytes: u64) -> Ssd {
-    let device = DeviceSection {
-        channels: Some(2),
-        chips_per_channel: Some(1),
-        dies_per_chip: Some(1),
-        planes_per_die: Some(1),
-        blocks_per_plane: Some(48),
-        pages_per_block: Some(64),
-        page_bytes: Some(4096),
-        flash_page_bytes: Some(4096),
-        multi_plane: Some(false),
-        spare_factor: Some(0.3),
-        write_buffer_bytes: Some(ByteSize(write_buffer_bytes)),
-        ..Default::default()
-    };
+    let device = common::small_device(write_buffer_bytes);
     let ftl = FtlSection {
         kind: Some(kind),
         track_data: Some(true),
