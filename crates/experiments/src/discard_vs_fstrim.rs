@@ -145,7 +145,7 @@ fn wear_config(policy: PolicyKind, idle_gc: bool, o: &Options) -> RunConfig {
 
 fn wear_run(policy: PolicyKind, idle_gc: bool, o: &Options) -> Result<Wear> {
     let m = point::metrics(o, &wear_config(policy, idle_gc, o))?;
-    // TRIMs from the start of measurement to umount (async issues many at umount).
+    // TRIMs from the start of measurement to umount (async's are all given up at umount).
     let before: u64 =
         (1..4).map(|i| int(&m, &format!("/phases/{i}/device/trim_commands"))).sum::<Result<_>>()?;
     Ok(Wear {

@@ -500,3 +500,50 @@ fn fitrim_skips_groups_trimmed_since_mount_and_honours_minlen() {
     assert!(fs.fstrim(0, u64::MAX, 0) > 0, "a new mount forgets the flags");
     fs.check().unwrap();
 }
+
+/// Linux's umount gives up the TRIMs its discard workers have not started: ext4's worker
+/// skips every entry once `generic_shutdown_super` has cleared `SB_ACTIVE` (after
+/// `sync_filesystem`), and btrfs' `close_ctree` purges the async discard lists. Files removed
+/// right before umount are then trimmed in part (ext4: what the worker starts while the
+/// committed metadata is written home) or not at all (async: the reuse delay has not passed);
+/// with a pause before umount every one is trimmed. What is given up stays free, untrimmed
+/// (`untrimmed_blocks`), and the file system checks clean.
+#[test]
+fn umount_gives_up_the_discards_not_yet_started() {
+    trimlab_device::verify::enable();
+    for policy in [PolicyKind::Ext4Discard, PolicyKind::Async] {
+        // TRIM commands after the unlinks, untrimmed blocks at the end.
+        let run = |pause: bool| {
+            let mut fs = FileSystem::mkfs(small_ssd(), config(policy), SimTime::ZERO, false).unwrap();
+            for i in 0..24 {
+                let ino = fs.create(&format!("f{i}")).unwrap();
+                fs.write(ino, 0, 16 * BS).unwrap();
+            }
+            fs.sync();
+            fs.quiesce();
+            let (trims, untrimmed) = (fs.stats().trim_commands, fs.policy().stats().untrimmed_blocks);
+            // Every other file: the freed extents are separate, one queued TRIM each.
+            for i in (0..24).step_by(2) {
+                fs.unlink(&format!("f{i}")).unwrap();
+            }
+            if pause {
+                fs.sync();
+                let t = fs.now().after(5_000_000_000);
+                fs.idle_until(t);
+            }
+            fs.umount();
+            fs.check().unwrap();
+            (fs.stats().trim_commands - trims, fs.policy().stats().untrimmed_blocks - untrimmed)
+        };
+        let (paused, paused_untrimmed) = run(true);
+        let (at_once, given_up) = run(false);
+        let label = policy.label();
+        assert!(paused >= 12, "{label}: with a pause all 12 freed files are trimmed ({paused} TRIMs)");
+        assert_eq!(paused_untrimmed, 0, "{label}: nothing given up after a pause");
+        assert!(at_once < paused / 2, "{label}: umount right after rm gave up most ({at_once} of {paused})");
+        assert!(given_up >= 6 * 16, "{label}: {given_up} blocks given up, at least half of the 12 x 16");
+        if policy == PolicyKind::Async {
+            assert_eq!((at_once, given_up), (0, 12 * 16), "async: the reuse delay had not passed");
+        }
+    }
+}

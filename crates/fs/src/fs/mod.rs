@@ -1019,12 +1019,21 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// umount: sync, let background TRIMs finish, checkpoint the journal. ext4 and btrfs run
     /// every pending thread and timer first; XFS forces its log, flushes inodegc and cancels
-    /// its timers (xfs_unmount.rs).
+    /// its timers (xfs_unmount.rs). The kernel's discard workers that check for a closing
+    /// file system (ext4's discard worker, btrfs' async discard) give up what they have not
+    /// started when the superblock is deactivated.
     pub fn umount(&mut self) {
         if self.config.inodegc.is_some() {
             self.xfs_unmount_quiesce();
         } else {
             self.sync();
+            if self.policy.gives_up_at_umount() {
+                // generic_shutdown_super (fs/super.c): sync_filesystem ends with
+                // sync_blockdev, which writes ext4's committed metadata home while the
+                // discard worker runs; then SB_ACTIVE is cleared.
+                self.write_back_checkpoint();
+                self.policy.give_up_queued();
+            }
             self.quiesce();
             // ext4_mb_release: the in-core preallocations go (no I/O).
             self.discard_lg_preallocations();
@@ -1054,7 +1063,8 @@ impl<D: BlockDevice> FileSystem<D> {
         self.write_requests_meta(&home)
     }
 
-    /// umount, then mount again with `policy`: queued TRIMs finish first, and FITRIM's
+    /// umount, then mount again with `policy`: queued TRIMs finish first (but for what
+    /// [`FileSystem::umount`] gives up), and FITRIM's
     /// "trimmed since mount" group flags start clear.
     pub fn remount(&mut self, policy: crate::config::PolicyKind) {
         let params = self.config.params.clone();

@@ -47,6 +47,8 @@ pub(super) struct Async {
     next_ticket: u64,
     next_issue: SimTime,
     releasable: Vec<FreedRun>,
+    /// umount stopped the worker (`btrfs_discard_stop`): nothing is queued any more.
+    stopped: bool,
     stats: PolicyStats,
 }
 
@@ -71,6 +73,7 @@ impl Async {
             next_ticket: 0,
             next_issue: SimTime::ZERO,
             releasable: Vec::new(),
+            stopped: false,
             stats: PolicyStats::default(),
         }
     }
@@ -116,10 +119,10 @@ impl Async {
 
     fn requeue(&mut self, run: Run, at: SimTime) {
         match self.list_for(run.len) {
-            Some(l) => {
+            Some(l) if !self.stopped => {
                 self.lists[l].insert(run.start, (run.len, at));
             }
-            None => self.stats.untrimmed_blocks += run.len,
+            _ => self.stats.untrimmed_blocks += run.len,
         }
     }
 }
@@ -210,6 +213,17 @@ impl TrimPolicy for Async {
             }
         }
         any
+    }
+    /// `close_ctree` -> `btrfs_discard_cleanup` (fs/btrfs/discard.c): the worker is stopped
+    /// (`cancel_delayed_work_sync` waits for a discard in flight) and the discard lists are
+    /// purged; what they held stays untrimmed free space.
+    fn gives_up_at_umount(&self) -> bool {
+        true
+    }
+    fn give_up_queued(&mut self) {
+        self.stopped = true;
+        let blocks: u64 = self.lists.iter_mut().flat_map(std::mem::take).map(|(_, (len, _))| len).sum();
+        self.stats.untrimmed_blocks += blocks;
     }
     fn held(&self) -> Vec<Run> {
         let mut v: Vec<Run> = self.in_flight.values().map(|f| f.run).collect();

@@ -46,6 +46,8 @@ pub(super) struct Ext4Work {
     queue: VecDeque<FreedRun>,
     in_flight: Option<u64>,
     next_ticket: u64,
+    /// `SB_ACTIVE` is clear (umount): entries are given up instead of trimmed.
+    closing: bool,
     stats: PolicyStats,
 }
 
@@ -57,7 +59,11 @@ impl TrimPolicy for Ext4Work {
     /// transaction is freed in the buddy (allocatable at once), then the list is spliced onto
     /// the discard list in its order and the worker queued.
     fn on_commit(&mut self, _now: SimTime, freed: Vec<FreedRun>, _u: f64) -> CommitPlan {
-        self.queue.extend(freed.iter().copied());
+        if self.closing {
+            self.stats.untrimmed_blocks += freed.iter().map(|f| f.run.len).sum::<u64>();
+        } else {
+            self.queue.extend(freed.iter().copied());
+        }
         CommitPlan::release_all(freed)
     }
     fn takes_ext4_free_data(&self) -> bool {
@@ -81,6 +87,18 @@ impl TrimPolicy for Ext4Work {
         if self.in_flight.take() != Some(ticket) {
             unreachable!("ext4-discard: ticket {ticket} was not in flight");
         }
+    }
+    /// `generic_shutdown_super` clears `SB_ACTIVE` after `sync_filesystem`, and
+    /// `ext4_discard_work` gives up every entry it takes after that ("If filesystem is
+    /// umounting ... give up the discard", fs/ext4/mballoc.c); `ext4_mb_release` then waits
+    /// (`flush_work`) only for the discard in flight.
+    fn gives_up_at_umount(&self) -> bool {
+        true
+    }
+    fn give_up_queued(&mut self) {
+        self.closing = true;
+        let blocks: u64 = self.queue.drain(..).map(|f| f.run.len).sum();
+        self.stats.untrimmed_blocks += blocks;
     }
     fn held(&self) -> Vec<Run> {
         Vec::new()

@@ -340,6 +340,17 @@ pub trait TrimPolicy {
     fn restart_delay(&mut self, _range: Run, _now: SimTime) -> bool {
         false
     }
+    /// Whether umount gives up the TRIMs still queued (not those in flight) instead of letting
+    /// the worker finish them: the kernel's workers that check for a closing file system
+    /// (ext4's discard worker, btrfs' async discard).
+    fn gives_up_at_umount(&self) -> bool {
+        false
+    }
+    /// umount has begun (see [`TrimPolicy::gives_up_at_umount`]): the queued TRIMs and any a
+    /// later commit would queue stay untrimmed (counted in `untrimmed_blocks`) until the
+    /// policy is built again at mount. Only for policies whose queued runs are already
+    /// available to the allocator, so nothing is left to release.
+    fn give_up_queued(&mut self) {}
     /// Runs the policy holds unavailable (queued or in flight).
     fn held(&self) -> Vec<Run>;
     /// Queued runs that are available to the allocator (async).
