@@ -22,7 +22,35 @@ pub fn read(path: &Path) -> Result<(String, String)> {
 /// Reads `path` (`-`: standard input) and applies `set` in order.
 pub fn load(path: &Path, set: &[String]) -> Result<RunConfig> {
     let (text, origin) = read(path)?;
-    trimlab_jobs::parse_config(&text, &origin, set)
+    trimlab_jobs::parse_config(&text, &origin, set).map_err(|e| match workload_file_hint(path, &text) {
+        Some(hint) => e.context(hint),
+        None => e,
+    })
+}
+
+/// A config that does not parse may be a workload file given where the TOML config goes
+/// (`trimlab run job.fio`): which flag takes it.
+fn workload_file_hint(path: &Path, text: &str) -> Option<String> {
+    let name = path.display();
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let first =
+        text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'));
+    let first = first.unwrap_or("");
+    // strace -f -ttt: `PID TIME call(...)`, or `TIME call(...)` without -f.
+    let numeric = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    let strace_like = first.split_whitespace().next().is_some_and(numeric) && first.contains('(');
+    let flag = if ext == "fio"
+        || (first.starts_with('[') && text.lines().any(|l| l.trim_start().starts_with("rw=")))
+    {
+        "--fio"
+    } else if ext == "f" || first.starts_with("define ") || first.starts_with("set $") {
+        "--filebench"
+    } else if ext == "strace" || strace_like {
+        "--strace"
+    } else {
+        return None;
+    };
+    Some(format!("{name} is not a TOML config; it looks like a workload file: give it as `trimlab run {flag} {name}` (with or without a config)"))
 }
 
 /// The built-in defaults with `set` applied (commands whose config file is optional).

@@ -95,6 +95,34 @@ fn missing_config_file_is_a_clear_error() {
     assert!(stderr(&o).contains("cannot read no/such/config.toml"), "{}", stderr(&o));
 }
 
+/// A workload file where the TOML config goes (`trimlab run job.fio`) is still refused with
+/// the TOML error, and the error says which flag takes it. A TOML file that fails to parse
+/// gets no such hint.
+#[test]
+fn a_workload_file_given_as_the_config_names_its_flag() {
+    let dir = scratch("workload-as-config");
+    std::fs::create_dir_all(&dir).unwrap();
+    let strace = dir.join("program.log");
+    std::fs::write(&strace, "4242 1700000000.000001 openat(AT_FDCWD, \"/x\", O_RDONLY) = 3\n").unwrap();
+    let bad_toml = dir.join("bad.toml");
+    std::fs::write(&bad_toml, "[device]\npreset = nvme-tlc\n").unwrap();
+    for (file, flag) in [
+        ("examples/fio/randrw-4jobs.fio", Some("--fio")),
+        ("examples/filebench/varmail.f", Some("--filebench")),
+        (strace.to_str().unwrap(), Some("--strace")),
+        (bad_toml.to_str().unwrap(), None),
+    ] {
+        let o = trimlab(&["run", file, "--out", dir.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        let err = stderr(&o);
+        assert!(err.contains("TOML parse error"), "{file}: {err}");
+        match flag {
+            Some(flag) => assert!(err.contains(&format!("trimlab run {flag} {file}")), "{file}: {err}"),
+            None => assert!(!err.contains("looks like a workload file"), "{file}: {err}"),
+        }
+    }
+}
+
 #[test]
 fn config_errors_name_the_file_line_and_key() {
     let dir = scratch("bad-config");
