@@ -547,3 +547,32 @@ fn umount_gives_up_the_discards_not_yet_started() {
         }
     }
 }
+
+/// ext4's umount stops its threads (`ext4_put_super`: `jbd2_journal_destroy`,
+/// `ext4_unregister_li_request`) instead of running their timers out: it takes as long as its
+/// own I/O, not until the next commit timer or fstrim period, and ext4lazyinit, stopped before
+/// it started, resumes at the next mount.
+#[test]
+fn ext4_umount_takes_its_own_io_time_and_lazyinit_resumes_at_mount() {
+    trimlab_device::verify::enable();
+    for policy in [PolicyKind::NoDiscard, PolicyKind::Fstrim, PolicyKind::Ext4Discard] {
+        let mut config = config(policy);
+        config.lazy_itable_init = true;
+        let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
+        let a = fs.create("a").unwrap();
+        fs.write(a, 0, 64 * BS).unwrap();
+        let start = fs.now();
+        fs.umount();
+        let label = policy.label();
+        let took = fs.now().since(start);
+        assert!(took < 100_000_000, "{label}: umount took {took} ns");
+        assert_eq!(fs.stats().itable_init_commands, 0, "{label}: lazyinit had not started");
+        fs.check().unwrap();
+        fs.mount_with(policy, fs.config().params.clone());
+        let t = fs.now().after(60_000_000_000);
+        fs.idle_until(t);
+        assert!(fs.stats().itable_init_commands > 0, "{label}: lazyinit resumed after mount");
+        fs.umount();
+        fs.check().unwrap();
+    }
+}

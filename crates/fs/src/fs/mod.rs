@@ -25,6 +25,7 @@ mod btrfs_tree;
 mod call_latency;
 mod discard_worker;
 mod ext4_free_data;
+mod ext4_unmount;
 mod fallocate;
 mod fitrim;
 mod inode_alloc;
@@ -1034,7 +1035,11 @@ impl<D: BlockDevice> FileSystem<D> {
                 self.write_back_checkpoint();
                 self.policy.give_up_queued();
             }
-            self.quiesce();
+            if self.btrfs.is_some() {
+                self.quiesce();
+            } else {
+                self.ext4_unmount_quiesce();
+            }
             // ext4_mb_release: the in-core preallocations go (no I/O).
             self.discard_lg_preallocations();
         }
@@ -1087,6 +1092,11 @@ impl<D: BlockDevice> FileSystem<D> {
         self.fitrim_timer_armed = false;
         self.inode_alloc_mounted();
         let now = self.now;
+        if self.lazy_init_group.is_some() {
+            // ext4lazyinit resumes where umount stopped it, after the same start delay as at
+            // the first mount.
+            self.events.push(now.after(2_500_000_000), Ev::LazyInit);
+        }
         if let Some(b) = self.btrfs.as_mut() {
             // In-memory only: the metadata cluster, the device's CHUNK_TRIMMED bits, the
             // unused list (the block groups are in use now); the transaction kthread restarts.
