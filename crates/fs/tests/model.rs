@@ -548,30 +548,56 @@ fn umount_gives_up_the_discards_not_yet_started() {
     }
 }
 
-/// ext4's umount stops its threads (`ext4_put_super`: `jbd2_journal_destroy`,
-/// `ext4_unregister_li_request`) instead of running their timers out: it takes as long as its
-/// own I/O, not until the next commit timer or fstrim period, and ext4lazyinit, stopped before
-/// it started, resumes at the next mount.
+/// ext4's and btrfs' umount stop their threads (`ext4_put_super`: `jbd2_journal_destroy`,
+/// `ext4_unregister_li_request`; btrfs' `close_ctree`) instead of running their timers out: an
+/// umount takes as long as its own I/O, not until the next commit timer, fstrim period or
+/// reuse delay. ext4lazyinit, stopped before it started, resumes at the next mount, and so do
+/// the discard workers.
 #[test]
-fn ext4_umount_takes_its_own_io_time_and_lazyinit_resumes_at_mount() {
+fn umount_takes_its_own_io_time_and_threads_resume_at_mount() {
     trimlab_device::verify::enable();
-    for policy in [PolicyKind::NoDiscard, PolicyKind::Fstrim, PolicyKind::Ext4Discard] {
+    let cases = [
+        (PolicyKind::NoDiscard, false),
+        (PolicyKind::Fstrim, false),
+        (PolicyKind::Ext4Discard, false),
+        (PolicyKind::Async, true),
+    ];
+    for (policy, btrfs) in cases {
         let mut config = config(policy);
-        config.lazy_itable_init = true;
+        config.lazy_itable_init = !btrfs;
+        if btrfs {
+            config = config.btrfs_defaults();
+        }
+        let label = format!("{}{}", policy.label(), if btrfs { " on btrfs" } else { "" });
         let mut fs = FileSystem::mkfs(small_ssd(), config, SimTime::ZERO, false).unwrap();
-        let a = fs.create("a").unwrap();
-        fs.write(a, 0, 64 * BS).unwrap();
+        for i in 0..8 {
+            let ino = fs.create(&format!("f{i}")).unwrap();
+            fs.write(ino, 0, 64 * BS).unwrap();
+        }
+        fs.sync();
+        fs.unlink("f0").unwrap();
         let start = fs.now();
         fs.umount();
-        let label = policy.label();
         let took = fs.now().since(start);
         assert!(took < 100_000_000, "{label}: umount took {took} ns");
         assert_eq!(fs.stats().itable_init_commands, 0, "{label}: lazyinit had not started");
         fs.check().unwrap();
         fs.mount_with(policy, fs.config().params.clone());
-        let t = fs.now().after(60_000_000_000);
+        let trims = fs.stats().trim_commands - fs.stats().itable_init_commands;
+        for i in (2..8).step_by(2) {
+            fs.unlink(&format!("f{i}")).unwrap();
+        }
+        fs.sync();
+        let t = fs.now().after(300_000_000_000);
         fs.idle_until(t);
-        assert!(fs.stats().itable_init_commands > 0, "{label}: lazyinit resumed after mount");
+        if !btrfs {
+            assert!(fs.stats().itable_init_commands > 0, "{label}: lazyinit resumed after mount");
+        }
+        let trims_after = fs.stats().trim_commands - fs.stats().itable_init_commands - trims;
+        match policy {
+            PolicyKind::NoDiscard => assert_eq!(trims_after, 0, "{label}"),
+            _ => assert!(trims_after > 0, "{label}: the policy trims again after mount"),
+        }
         fs.umount();
         fs.check().unwrap();
     }

@@ -25,7 +25,6 @@ mod btrfs_tree;
 mod call_latency;
 mod discard_worker;
 mod ext4_free_data;
-mod ext4_unmount;
 mod fallocate;
 mod fitrim;
 mod inode_alloc;
@@ -37,6 +36,7 @@ mod lg_prealloc;
 mod namespace;
 mod page_cache;
 mod request_merge;
+mod unmount;
 mod xfs_alloc;
 mod xfs_fitrim;
 mod xfs_unmount;
@@ -1018,9 +1018,9 @@ impl<D: BlockDevice> FileSystem<D> {
         self.commit_and_wait();
     }
 
-    /// umount: sync, let background TRIMs finish, checkpoint the journal. ext4 and btrfs run
-    /// every pending thread and timer first; XFS forces its log, flushes inodegc and cancels
-    /// its timers (xfs_unmount.rs). The kernel's discard workers that check for a closing
+    /// umount: sync, let background work in flight finish, checkpoint the journal. ext4 and
+    /// btrfs stop their threads and drop their timers (unmount.rs); XFS forces its log,
+    /// flushes inodegc and cancels its timers (xfs_unmount.rs). The kernel's discard workers that check for a closing
     /// file system (ext4's discard worker, btrfs' async discard) give up what they have not
     /// started when the superblock is deactivated.
     pub fn umount(&mut self) {
@@ -1035,11 +1035,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 self.write_back_checkpoint();
                 self.policy.give_up_queued();
             }
-            if self.btrfs.is_some() {
-                self.quiesce();
-            } else {
-                self.ext4_unmount_quiesce();
-            }
+            self.stop_threads_at_unmount();
             // ext4_mb_release: the in-core preallocations go (no I/O).
             self.discard_lg_preallocations();
         }
