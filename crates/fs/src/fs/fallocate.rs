@@ -62,14 +62,20 @@ impl<D: BlockDevice> FileSystem<D> {
         let end = Self::range_end("fallocate", offset, bytes)?;
         let bs = self.config.block_bytes;
         let (b0, b1) = (offset / bs, end.div_ceil(bs));
+        // The gaps between the file's extents inside the range: a walk of the extents, not of
+        // the range's blocks (a traced fallocate of a petabyte must fail at once, not loop).
         let holes: Vec<(u64, u64)> = {
             let inode = self.inodes.get(ino).ok_or(FsError::BadInode(ino))?;
             let mut v: Vec<(u64, u64)> = Vec::new();
-            for b in (b0..b1).filter(|&b| inode.extents.lookup(b).is_none()) {
-                match v.last_mut() {
-                    Some((s, n)) if *s + *n == b => *n += 1,
-                    _ => v.push((b, 1)),
+            let mut at = b0;
+            for e in inode.extents.iter().take_while(|e| e.logical < b1) {
+                if e.logical > at {
+                    v.push((at, e.logical - at));
                 }
+                at = at.max(e.logical + e.len);
+            }
+            if at < b1 {
+                v.push((at, b1 - at));
             }
             v
         };

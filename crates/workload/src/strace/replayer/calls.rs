@@ -374,23 +374,23 @@ impl Replayer {
     /// size only, ZERO_RANGE frees then allocates; COLLAPSE and INSERT_RANGE are unsupported.
     fn fallocate<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, pid: u32, argv: &[&str]) -> Step {
         let Some((_, _, ino)) = self.file_of(pid, argv.first().copied()) else { return Ok(()) };
-        let mode = argv.get(1).copied().unwrap_or("0");
+        let mode = fallocate_mode(argv.get(1).copied().unwrap_or("0"));
         let offset = argv.get(2).and_then(|a| number(a)).unwrap_or(0).max(0) as u64;
         let mut len = argv.get(3).and_then(|a| number(a)).unwrap_or(0).max(0) as u64;
         self.preexisting.remove(&ino);
-        if has_flag(mode, "FALLOC_FL_PUNCH_HOLE") {
+        if mode & PUNCH_HOLE != 0 {
             let done = fs.punch_hole(ino, offset, len);
             return self.fs_done(done).map(drop);
         }
-        if has_flag(mode, "FALLOC_FL_COLLAPSE_RANGE") || has_flag(mode, "FALLOC_FL_INSERT_RANGE") {
+        if mode & COLLAPSE_RANGE != 0 || mode & INSERT_RANGE != 0 {
             self.counts.unsupported += 1;
             return Ok(());
         }
-        if has_flag(mode, "FALLOC_FL_ZERO_RANGE") {
+        if mode & ZERO_RANGE != 0 {
             let done = fs.punch_hole(ino, offset, len);
             self.fs_done(done)?;
         }
-        if has_flag(mode, "FALLOC_FL_KEEP_SIZE") {
+        if mode & KEEP_SIZE != 0 {
             len = len.min(fs.file_size(ino).unwrap_or(0).saturating_sub(offset));
         }
         if len > 0 {
@@ -508,4 +508,50 @@ fn st_size(args: &str) -> Option<u64> {
     let digits = &args[at..];
     let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
     digits[..end].parse().ok()
+}
+
+// linux/falloc.h
+const KEEP_SIZE: u32 = 0x01;
+const PUNCH_HOLE: u32 = 0x02;
+const COLLAPSE_RANGE: u32 = 0x08;
+const ZERO_RANGE: u32 = 0x10;
+const INSERT_RANGE: u32 = 0x20;
+
+/// fallocate's mode as strace writes it: named flags (`FALLOC_FL_KEEP_SIZE|FALLOC_FL_PUNCH_HOLE`),
+/// a number (`3`, `0x3`: `strace -X raw`, or bits strace has no name for), or both.
+fn fallocate_mode(arg: &str) -> u32 {
+    let names = [
+        ("FALLOC_FL_KEEP_SIZE", KEEP_SIZE),
+        ("FALLOC_FL_PUNCH_HOLE", PUNCH_HOLE),
+        ("FALLOC_FL_NO_HIDE_STALE", 0x04),
+        ("FALLOC_FL_COLLAPSE_RANGE", COLLAPSE_RANGE),
+        ("FALLOC_FL_ZERO_RANGE", ZERO_RANGE),
+        ("FALLOC_FL_INSERT_RANGE", INSERT_RANGE),
+        ("FALLOC_FL_UNSHARE_RANGE", 0x40),
+    ];
+    arg.split('|')
+        .map(str::trim)
+        .map(|part| match names.iter().find(|(n, _)| *n == part) {
+            Some(&(_, bit)) => bit,
+            None => match part.strip_prefix("0x") {
+                Some(hex) => u32::from_str_radix(hex, 16).unwrap_or(0),
+                None => part.parse().unwrap_or(0),
+            },
+        })
+        .fold(0, |m, bit| m | bit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fallocate_modes_by_name_number_or_both() {
+        assert_eq!(fallocate_mode("0"), 0);
+        assert_eq!(fallocate_mode("FALLOC_FL_KEEP_SIZE|FALLOC_FL_PUNCH_HOLE"), KEEP_SIZE | PUNCH_HOLE);
+        assert_eq!(fallocate_mode("3"), KEEP_SIZE | PUNCH_HOLE);
+        assert_eq!(fallocate_mode("0x10"), ZERO_RANGE);
+        assert_eq!(fallocate_mode("FALLOC_FL_KEEP_SIZE|0x80"), KEEP_SIZE | 0x80);
+        assert_eq!(fallocate_mode("FALLOC_FL_ZERO_RANGE"), ZERO_RANGE);
+    }
 }
