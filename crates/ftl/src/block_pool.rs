@@ -37,6 +37,9 @@ struct Entry {
 pub struct BlockPool {
     pages_per_block: u32,
     blocks_per_plane: u32,
+    /// `blocks_per_plane` as a multiply-and-shift: every move in the victim index finds the
+    /// block's plane, and the division it replaced was a sixth of `remove_valid`'s time.
+    plane_divisor: Divisor,
     entries: Vec<Entry>,
     /// Host-write sequence number when the block was closed (its age for cost-benefit).
     closed_at: Vec<u64>,
@@ -60,6 +63,7 @@ impl BlockPool {
         BlockPool {
             pages_per_block: geometry.pages_per_block,
             blocks_per_plane: geometry.blocks_per_plane,
+            plane_divisor: Divisor::new(geometry.blocks_per_plane),
             entries: vec![Entry { valid: 0, next: NONE, prev: NONE, state: BlockState::Free }; blocks],
             closed_at: vec![0; blocks],
             free,
@@ -209,7 +213,7 @@ impl BlockPool {
 
     #[inline]
     fn plane(&self, block: BlockId) -> usize {
-        (block.0 / self.blocks_per_plane) as usize
+        self.plane_divisor.divide(block.0) as usize
     }
 
     #[inline]
@@ -291,5 +295,67 @@ impl BlockPool {
             return Err(format!("block_pool: {free_states} free blocks but {free_total} in free lists"));
         }
         Ok(())
+    }
+}
+
+/// Division of a `u32` by a divisor fixed at construction, without a `div` instruction: by a
+/// shift for a power of two, else by the high half of a 64x64-bit multiply with
+/// `ceil(2^64 / d)` (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019,
+/// Theorem 1: exact for every 32-bit dividend when the multiplier has 64 bits).
+#[derive(Clone, Copy, Debug)]
+struct Divisor {
+    /// `ceil(2^64 / d)`, or 0 when `d` is a power of two (then `shift` divides).
+    multiplier: u64,
+    shift: u32,
+}
+
+impl Divisor {
+    fn new(d: u32) -> Self {
+        assert!(d > 0, "block_pool: division by zero blocks per plane");
+        match d.is_power_of_two() {
+            true => Divisor { multiplier: 0, shift: d.trailing_zeros() },
+            false => Divisor { multiplier: u64::MAX / d as u64 + 1, shift: 0 },
+        }
+    }
+
+    #[inline]
+    fn divide(self, n: u32) -> u32 {
+        match self.multiplier {
+            0 => n >> self.shift,
+            m => ((m as u128 * n as u128) >> 64) as u32,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Divisor;
+
+    /// The multiply-and-shift must equal `/` for every divisor shape (powers of two, odd, even,
+    /// near 2^32) at the dividends where an off-by-one would show: multiples of the divisor, one
+    /// below them, and the ends of the range.
+    #[test]
+    fn divisor_matches_division() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        };
+        let divisors = [1, 2, 3, 5, 7, 64, 100, 143, 1000, 4576, 18_304, 65_535, 1 << 24, u32::MAX - 1, u32::MAX];
+        let mut random_divisors = Vec::new();
+        for _ in 0..2_000 {
+            let (value, shift) = (next(), next() % 32);
+            random_divisors.push((value >> shift).max(1));
+        }
+        for d in divisors.into_iter().chain(random_divisors) {
+            let div = Divisor::new(d);
+            let mut dividends = vec![0, 1, d - 1, d, u32::MAX, u32::MAX - 1, u32::MAX / d * d, (u32::MAX / d * d).wrapping_sub(1)];
+            dividends.extend((0..200).map(|_| next()));
+            for n in dividends {
+                assert_eq!(div.divide(n), n / d, "{n} / {d}");
+            }
+        }
     }
 }

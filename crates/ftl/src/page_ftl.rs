@@ -105,6 +105,8 @@ pub struct PageFtl {
     staged: Vec<Vec<Ppa>>,
     /// Per plane: whether `staged` holds a flash page of it.
     plane_staged: Vec<bool>,
+    /// Per plane: its die, looked up (a 64-bit division per host flash page before).
+    die_of_plane: Vec<u32>,
     /// Per plane: when the data copied so far into the GC open flash page is in the controller.
     gc_page_ready: Vec<SimTime>,
     /// Valid slots of the victim flash page being copied, with their logical pages (reused, no
@@ -156,6 +158,7 @@ impl PageFtl {
             units: geometry.pages_per_flash_page(),
             staged: vec![Vec::new(); geometry.die_count()],
             plane_staged: vec![false; planes],
+            die_of_plane: (0..planes).map(|p| geometry.die_of_plane(p) as u32).collect(),
             gc_page_ready: vec![SimTime::ZERO; planes],
             scratch_slots: Vec::new(),
             tags: config.track_data.then(|| vec![0; geometry.physical_pages()]),
@@ -439,7 +442,7 @@ impl PageFtl {
         if !self.config.multi_plane || self.geometry.planes_per_die == 1 {
             return self.flash.program_flash_pages(now, &[first]);
         }
-        let die = self.geometry.die_of_plane(plane);
+        let die = self.die_of_plane[plane] as usize;
         let mut done = now;
         // A plane that comes round again before its siblings filled (a sibling was skipped for
         // want of free blocks) programs what its die has first: flash pages of one plane are
