@@ -279,7 +279,9 @@ impl BlockPool {
                 }
             }
             for block in &self.free[plane] {
-                if self.entries[block.index()].state != BlockState::Free || self.entries[block.index()].valid != 0 {
+                if self.entries[block.index()].state != BlockState::Free
+                    || self.entries[block.index()].valid != 0
+                {
                     return Err(format!("block_pool: free list holds non-free {block:?}"));
                 }
             }
@@ -343,7 +345,8 @@ mod tests {
             x ^= x << 17;
             x as u32
         };
-        let divisors = [1, 2, 3, 5, 7, 64, 100, 143, 1000, 4576, 18_304, 65_535, 1 << 24, u32::MAX - 1, u32::MAX];
+        let divisors =
+            [1, 2, 3, 5, 7, 64, 100, 143, 1000, 4576, 18_304, 65_535, 1 << 24, u32::MAX - 1, u32::MAX];
         let mut random_divisors = Vec::new();
         for _ in 0..2_000 {
             let (value, shift) = (next(), next() % 32);
@@ -351,7 +354,16 @@ mod tests {
         }
         for d in divisors.into_iter().chain(random_divisors) {
             let div = Divisor::new(d);
-            let mut dividends = vec![0, 1, d - 1, d, u32::MAX, u32::MAX - 1, u32::MAX / d * d, (u32::MAX / d * d).wrapping_sub(1)];
+            let mut dividends = vec![
+                0,
+                1,
+                d - 1,
+                d,
+                u32::MAX,
+                u32::MAX - 1,
+                u32::MAX / d * d,
+                (u32::MAX / d * d).wrapping_sub(1),
+            ];
             dividends.extend((0..200).map(|_| next()));
             for n in dividends {
                 assert_eq!(div.divide(n), n / d, "{n} / {d}");

@@ -236,7 +236,14 @@ impl FlashArray {
     /// `flash_pages` flash pages of one die cross its channel one after the other, then the die
     /// programs them with one tPROG of `program_ns`. Returns when they are durable.
     #[inline]
-    fn program_on(&mut self, now: SimTime, die: usize, channel: usize, flash_pages: u64, program_ns: u64) -> SimTime {
+    fn program_on(
+        &mut self,
+        now: SimTime,
+        die: usize,
+        channel: usize,
+        flash_pages: u64,
+        program_ns: u64,
+    ) -> SimTime {
         let start = now.max(self.die_free[die]).max(self.channel_free[channel]);
         let transferred = start.after(flash_pages * self.flash_page_transfer_ns);
         self.channel_free[channel] = transferred;
