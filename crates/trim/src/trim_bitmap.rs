@@ -92,6 +92,15 @@ impl TrimBitmap {
                 if ones != b.set_count {
                     return Err(format!("trim bitmap B1: {ones} bits set but count says {}", b.set_count));
                 }
+                for (group, words) in b.words.chunks(1 << GROUP_WORDS_SHIFT).enumerate() {
+                    let ones: u32 = words.iter().map(|w| w.count_ones()).sum();
+                    if ones != b.group_pending[group] as u32 {
+                        return Err(format!(
+                            "trim bitmap B4: group {group} has {ones} bits set but its summary says {}",
+                            b.group_pending[group]
+                        ));
+                    }
+                }
             }
             TrimBitmap::Partial(b) => {
                 let mut total = 0u64;
@@ -128,29 +137,62 @@ pub struct FullBitmap {
     words: Vec<u64>,
     logical_pages: u32,
     set_count: u64,
+    /// Pending pages per group of 8 words (512 pages): every host write clears its page's bit,
+    /// and a group with nothing pending answers from this small array (8 KiB for 8 GiB of 4 KiB
+    /// pages, kept cached) instead of a random word of the bitmap, a cache miss per write
+    /// (profiled: 9 % of a delayed-TRIM run; 4 % with groups of 4096 pages, most of which held
+    /// a pending page). The simulator's index, not the
+    /// controller's: `heap_bytes` (the modelled bitmap's size) leaves it out.
+    group_pending: Vec<u16>,
 }
+
+/// log2 of the words per summary group of the full bitmap (8 words, 512 pages).
+const GROUP_WORDS_SHIFT: u32 = 3;
 
 impl FullBitmap {
     fn new(logical_pages: u32) -> Self {
-        FullBitmap { words: vec![0; (logical_pages as usize).div_ceil(64)], logical_pages, set_count: 0 }
+        let words = (logical_pages as usize).div_ceil(64);
+        FullBitmap {
+            words: vec![0; words],
+            logical_pages,
+            set_count: 0,
+            group_pending: vec![0; words.div_ceil(1 << GROUP_WORDS_SHIFT)],
+        }
     }
 
     fn set_range(&mut self, start: u32, count: u32) -> (u64, u64) {
-        set_bits(&mut self.words, start, count, &mut self.set_count)
+        let (newly, touched) = set_bits(&mut self.words, start, count, &mut self.set_count);
+        if newly > 0 {
+            // Recount the groups the range touched (whole words, so a group's count is exact).
+            let first_group = (start / 64) as usize >> GROUP_WORDS_SHIFT;
+            let last_group = ((start + count - 1) / 64) as usize >> GROUP_WORDS_SHIFT;
+            for group in first_group..=last_group {
+                let words = &self.words[group << GROUP_WORDS_SHIFT..];
+                let ones: u32 = words.iter().take(1 << GROUP_WORDS_SHIFT).map(|w| w.count_ones()).sum();
+                self.group_pending[group] = ones as u16;
+            }
+        }
+        (newly, touched)
     }
 
     #[inline]
     fn clear(&mut self, page: u32) -> bool {
         let (w, m) = ((page / 64) as usize, 1u64 << (page % 64));
+        let group = w >> GROUP_WORDS_SHIFT;
+        if self.group_pending[group] == 0 {
+            return false;
+        }
         let was = self.words[w] & m != 0;
         self.words[w] &= !m;
         self.set_count -= was as u64;
+        self.group_pending[group] -= was as u16;
         was
     }
 
     #[inline]
     fn test(&self, page: u32) -> bool {
-        self.words[(page / 64) as usize] & (1u64 << (page % 64)) != 0
+        let w = (page / 64) as usize;
+        self.group_pending[w >> GROUP_WORDS_SHIFT] != 0 && self.words[w] & (1u64 << (page % 64)) != 0
     }
 }
 
@@ -272,14 +314,15 @@ mod tests {
     fn full_and_partial_agree_with_a_set() {
         for seed in 0..20u64 {
             let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
-            let logical = rng.gen_range(1..5000u32);
+            // Up to 40 of the full layout's 512-page summary groups, ranges crossing them.
+            let logical = rng.gen_range(1..20_000u32);
             let mut full = TrimBitmap::new(BitmapKind::Full, logical, 128);
             let mut partial = TrimBitmap::new(BitmapKind::Partial, logical, 128);
             let mut reference = BTreeSet::new();
             for _ in 0..500 {
                 if rng.gen_bool(0.3) {
                     let start = rng.gen_range(0..logical);
-                    let count = rng.gen_range(1..=(logical - start).min(400));
+                    let count = rng.gen_range(1..=(logical - start).min(6000));
                     let expect = (start..start + count).filter(|p| !reference.contains(p)).count() as u64;
                     assert_eq!(full.set_range(start, count).0, expect, "seed {seed}");
                     assert_eq!(partial.set_range(start, count).0, expect, "seed {seed}");
@@ -292,6 +335,7 @@ mod tests {
                 }
                 assert_eq!(full.set_count(), reference.len() as u64);
                 assert_eq!(partial.set_count(), reference.len() as u64);
+                full.check().unwrap();
             }
             let expect: Vec<u32> = reference.iter().copied().collect();
             assert_eq!(full.pending_pages(), expect);
