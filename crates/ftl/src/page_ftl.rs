@@ -319,10 +319,7 @@ impl PageFtl {
     pub fn heap_bytes(&self) -> usize {
         let blocks = self.geometry.block_count();
         self.map.heap_bytes()
-            // Pool: a 16-byte entry (state, valid, next, prev) and closed_at, 24 bytes a block
-            // (21 before the entry was aligned); counted as the 25 that reports have always
-            // shown (the delayed-trim experiment's memory table prints this sum).
-            + blocks * 25
+            + blocks * (16 + 8) // pool entry (state, valid, next, prev; 16-byte aligned), closed_at
             + blocks * (4 + 4) // next_page, erase_count (flash)
             + self.tags.as_ref().map_or(0, |t| t.capacity() * 8)
     }
