@@ -628,7 +628,7 @@ impl Ssd {
     pub fn latency_histogram_csv(&self) -> String {
         let mut out = format!("{}\n", ts::HISTOGRAM_CSV_HEADER);
         for kind in CommandKind::ALL {
-            ts::histogram_csv_rows(kind.name(), self.latencies.histogram(kind), &mut out);
+            ts::histogram_csv_rows(kind.name(), &self.latencies.histogram(kind), &mut out);
         }
         out
     }
