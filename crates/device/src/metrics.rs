@@ -3,8 +3,8 @@
 
 use crate::command::CommandKind;
 use hdrhistogram::Histogram;
-use std::borrow::Cow;
 use serde::Serialize;
+use std::borrow::Cow;
 use trimlab_ftl::FtlStats;
 /// The report's FTL section names these; callers read them here, not from the FTL crate.
 pub use trimlab_ftl::{FtlDetail, FtlMeasures};
@@ -364,9 +364,10 @@ mod tests {
                 for k in CommandKind::ALL {
                     let (a, b) = (ours.histogram(k), &single[k as usize]);
                     assert_eq!((a.len(), a.min(), a.max()), (b.len(), b.min(), b.max()), "{k:?} at {step}");
-                    assert!(a.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).eq(
-                        b.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value()))
-                    ));
+                    assert!(a
+                        .iter_recorded()
+                        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                        .eq(b.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value()))));
                     assert_eq!(ours.summary(k), LatencySummary::of(b));
                 }
             }

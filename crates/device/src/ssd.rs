@@ -9,10 +9,10 @@
 use crate::command::{ByteRange, Command, CommandError, CommandKind};
 use crate::config::SsdConfig;
 use crate::host_page_tags::{HostPageTags, UnitData};
-use crate::outstanding::Outstanding;
 use crate::metrics::{
     self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport, TrimReport,
 };
+use crate::outstanding::Outstanding;
 use crate::timeseries::{self as ts, DeviceCounters, Row, Timeseries};
 use trimlab_ftl::{Ftl, Lpn, PageData, WriteBuffer};
 use trimlab_sim::SimTime;

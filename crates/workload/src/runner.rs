@@ -14,6 +14,17 @@ pub enum Target {
     Streams,
 }
 
+impl Target {
+    /// The amount that ends the phase, and whether it counts operations (else bytes written).
+    fn goal(self) -> (u64, bool) {
+        match self {
+            Target::WriteBytes(b) => (b, false),
+            Target::Ops(n) => (n, true),
+            Target::Streams => (u64::MAX, true),
+        }
+    }
+}
+
 /// How a phase is driven.
 #[derive(Clone, Copy, Debug)]
 pub struct Drive {
@@ -66,11 +77,7 @@ pub fn run_phase<D: BlockDevice>(
     }
     let page = dev.tag_bytes();
     let page_shift = page.is_power_of_two().then(|| page.trailing_zeros());
-    let (goal, by_ops) = match drive.target {
-        Target::WriteBytes(b) => (b, false),
-        Target::Ops(n) => (n, true),
-        Target::Streams => (u64::MAX, true),
-    };
+    let (goal, by_ops) = drive.target.goal();
     let report_every = (goal / 1000).max(1);
     let mut next_report = report_every;
     let mut result = PhaseResult { end: start, ..PhaseResult::default() };
@@ -99,23 +106,13 @@ pub fn run_phase<D: BlockDevice>(
             continue;
         }
         let Some(op) = next_op(generator, &mut held, &mut queue, submitter, now) else { continue };
-        let built;
-        let command = if op.kind == CommandKind::Trim {
-            // One range in a vector kept across the phase, not a vector allocated per TRIM.
-            let Command::Trim { ranges } = &mut trim else { unreachable!("runner: trim is a TRIM") };
-            ranges.clear();
-            ranges.push(ByteRange { offset: op.offset, bytes: op.bytes });
-            &trim
-        } else {
-            built = op.command(*next_tag);
-            &built
-        };
+        let tag = *next_tag;
         if op.kind == CommandKind::Write {
             *next_tag += pages_of(op.bytes, page, page_shift);
             result.bytes_written = result.bytes_written.saturating_add(op.bytes);
             writes += 1;
         }
-        let done = dev.submit(now, command, None)?.done;
+        let done = submit_op(dev, now, op, tag, &mut trim)?;
         if drive.flush_every > 0 && op.kind == CommandKind::Write && writes.is_multiple_of(drive.flush_every)
         {
             flush_due[submitter as usize] = true;
@@ -134,6 +131,25 @@ pub fn run_phase<D: BlockDevice>(
         }
     }
     Ok(result)
+}
+
+/// Sends `op` (its pages tagged from `tag`) and returns when it completes. A TRIM's range goes
+/// in `trim`, a vector kept across the phase, not one allocated per TRIM.
+#[inline]
+fn submit_op<D: BlockDevice>(
+    dev: &mut D,
+    now: SimTime,
+    op: Op,
+    tag: u64,
+    trim: &mut Command,
+) -> Result<SimTime, CommandError> {
+    if op.kind == CommandKind::Trim {
+        let Command::Trim { ranges } = trim else { unreachable!("runner: the TRIM command is a TRIM") };
+        ranges.clear();
+        ranges.push(ByteRange { offset: op.offset, bytes: op.bytes });
+        return Ok(dev.submit(now, trim, None)?.done);
+    }
+    Ok(dev.submit(now, &op.command(tag), None)?.done)
 }
 
 /// `bytes` in pages of `page` bytes, rounded up: by a shift when `page` is a power of two (a
@@ -191,7 +207,11 @@ mod tests {
         for page in [512u64, 4096, 16384, 65536, 1000, 4097] {
             let shift = page.is_power_of_two().then(|| page.trailing_zeros());
             for bytes in [0, 1, page - 1, page, page + 1, 3 * page, 3 * page + 7, u64::MAX - 1, u64::MAX] {
-                assert_eq!(pages_of(bytes, page, shift), bytes.div_ceil(page), "{bytes} bytes, pages of {page}");
+                assert_eq!(
+                    pages_of(bytes, page, shift),
+                    bytes.div_ceil(page),
+                    "{bytes} bytes, pages of {page}"
+                );
             }
         }
     }
