@@ -59,6 +59,7 @@ impl Outstanding {
         self.admit_to_heap(arrival, queue_depth)
     }
 
+    #[inline]
     fn admit_to_heap(&mut self, arrival: SimTime, queue_depth: usize) -> Option<SimTime> {
         while self.heap.peek().is_some_and(|done| done <= arrival) {
             self.heap.pop();
@@ -74,7 +75,7 @@ impl Outstanding {
     }
 
     /// The command admitted last completes at `done`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, done: SimTime) {
         if self.is_heap {
             self.heap.push(done);
