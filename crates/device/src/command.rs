@@ -30,8 +30,13 @@ pub enum Command {
     Flush,
 }
 
+/// Eight bytes wide, so a struct of a kind and two `u64`s (the workload generator's `Op`) has no
+/// padding: moving an `Option` of one between inlined calls copied the padding bytes with two
+/// overlapping 4-byte loads, which the CPU cannot forward from the stores that wrote them, and
+/// each such load waited for every store ahead of it to reach the cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[repr(u64)]
 pub enum CommandKind {
     Read,
     Write,

@@ -12,6 +12,7 @@ pub mod host_page_tags;
 pub mod host_queue;
 pub mod metered;
 pub mod metrics;
+mod outstanding;
 pub mod recording;
 pub mod ssd;
 pub mod thin_volume;

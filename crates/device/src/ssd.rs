@@ -12,9 +12,10 @@ use crate::host_page_tags::{HostPageTags, UnitData};
 use crate::metrics::{
     self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport, TrimReport,
 };
+use crate::outstanding::Outstanding;
 use crate::timeseries::{self as ts, DeviceCounters, Row, Timeseries};
 use trimlab_ftl::{Ftl, Lpn, PageData, WriteBuffer};
-use trimlab_sim::{MinHeap, SimTime};
+use trimlab_sim::SimTime;
 use trimlab_trim::{Controller, PageRange, TrimEngine};
 
 /// When a command started service and when it completed.
@@ -36,9 +37,8 @@ pub struct Ssd {
     /// finish on flash (first reserved, first served), so the link caps bandwidth.
     link_to_device_free: SimTime,
     link_to_host_free: SimTime,
-    /// Completion times of the commands in the queue; a min-heap whose pop-then-push (a
-    /// command completes, the next arrives) is one sift.
-    outstanding: MinHeap<SimTime>,
+    /// Completion times of the commands in the queue.
+    outstanding: Outstanding,
     /// A non-queued TRIM holds the queue until it completes.
     blocked_until: SimTime,
     /// The latest completion of any host command: the device is idle after it.
@@ -82,7 +82,7 @@ impl Ssd {
             cpu_free: SimTime::ZERO,
             link_to_device_free: SimTime::ZERO,
             link_to_host_free: SimTime::ZERO,
-            outstanding: MinHeap::new(),
+            outstanding: Outstanding::default(),
             blocked_until: SimTime::ZERO,
             commands_done_at: SimTime::ZERO,
             idle_offered_until: SimTime::ZERO,
@@ -158,24 +158,17 @@ impl Ssd {
     ) -> Result<Completion, CommandError> {
         self.validate(command)?;
         self.timeseries_advance(arrival);
-        while let Some(t) = self.outstanding.peek() {
-            if t > arrival {
-                break;
-            }
-            self.outstanding.pop();
-        }
+        let waited = self.outstanding.admit(arrival, self.config.queue_depth as usize);
         let mut start = arrival.max(self.blocked_until);
-        if self.outstanding.len() >= self.config.queue_depth as usize {
-            if let Some(t) = self.outstanding.pop() {
-                start = start.max(t);
-            }
+        if let Some(t) = waited {
+            start = start.max(t);
         }
         let non_queued_trim = matches!(command, Command::Trim { .. }) && !self.config.trim_queued;
         if non_queued_trim {
             // A non-queued command waits for the queue to drain (ATA: not an NCQ command).
-            let drained = self.outstanding.iter().copied().max().unwrap_or(start);
-            start = start.max(drained);
-            self.outstanding.clear();
+            if let Some(drained) = self.outstanding.drain() {
+                start = start.max(drained);
+            }
         }
         start = self.offer_idle_time(start);
 
@@ -628,7 +621,7 @@ impl Ssd {
     pub fn latency_histogram_csv(&self) -> String {
         let mut out = format!("{}\n", ts::HISTOGRAM_CSV_HEADER);
         for kind in CommandKind::ALL {
-            ts::histogram_csv_rows(kind.name(), self.latencies.histogram(kind), &mut out);
+            ts::histogram_csv_rows(kind.name(), &self.latencies.histogram(kind), &mut out);
         }
         out
     }

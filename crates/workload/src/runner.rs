@@ -2,7 +2,7 @@
 //! one completes (plus think time), ordered through the event queue.
 
 use crate::generator::{Generator, Op};
-use trimlab_device::{BlockDevice, Command, CommandError, CommandKind};
+use trimlab_device::{BlockDevice, ByteRange, Command, CommandError, CommandKind};
 use trimlab_sim::{EventQueue, SimTime};
 
 /// When a phase ends.
@@ -12,6 +12,17 @@ pub enum Target {
     Ops(u64),
     /// Until every stream of the generator has ended (fio jobs: each has its own end).
     Streams,
+}
+
+impl Target {
+    /// The amount that ends the phase, and whether it counts operations (else bytes written).
+    fn goal(self) -> (u64, bool) {
+        match self {
+            Target::WriteBytes(b) => (b, false),
+            Target::Ops(n) => (n, true),
+            Target::Streams => (u64::MAX, true),
+        }
+    }
 }
 
 /// How a phase is driven.
@@ -65,11 +76,8 @@ pub fn run_phase<D: BlockDevice>(
         queue.push(start, submitter);
     }
     let page = dev.tag_bytes();
-    let (goal, by_ops) = match drive.target {
-        Target::WriteBytes(b) => (b, false),
-        Target::Ops(n) => (n, true),
-        Target::Streams => (u64::MAX, true),
-    };
+    let page_shift = page.is_power_of_two().then(|| page.trailing_zeros());
+    let (goal, by_ops) = drive.target.goal();
     let report_every = (goal / 1000).max(1);
     let mut next_report = report_every;
     let mut result = PhaseResult { end: start, ..PhaseResult::default() };
@@ -79,6 +87,7 @@ pub fn run_phase<D: BlockDevice>(
     // scheduled, so commands still reach the device in arrival order.
     let mut flush_due = vec![false; drive.queue_depth as usize];
     let mut held = held_slots(generator, drive.queue_depth);
+    let mut trim = Command::Trim { ranges: Vec::with_capacity(1) };
     while let Some((now, submitter)) = queue.pop() {
         let achieved = if by_ops { result.ops } else { result.bytes_written };
         if achieved >= goal {
@@ -89,20 +98,21 @@ pub fn run_phase<D: BlockDevice>(
             continue;
         }
         let think_ns = generator.think_time_ns(submitter).unwrap_or(drive.think_time_ns);
-        if std::mem::take(&mut flush_due[submitter as usize]) {
+        // (`flush_due` is only ever set with `flush_every`: no store per command without it.)
+        if drive.flush_every > 0 && std::mem::take(&mut flush_due[submitter as usize]) {
             let done = dev.submit(now, &Command::Flush, None)?.done;
             result.end = result.end.max(done);
             queue.push(done.after(think_ns), submitter);
             continue;
         }
         let Some(op) = next_op(generator, &mut held, &mut queue, submitter, now) else { continue };
-        let command = op.command(*next_tag);
+        let tag = *next_tag;
         if op.kind == CommandKind::Write {
-            *next_tag += op.bytes.div_ceil(page);
+            *next_tag += pages_of(op.bytes, page, page_shift);
             result.bytes_written = result.bytes_written.saturating_add(op.bytes);
             writes += 1;
         }
-        let done = dev.submit(now, &command, None)?.done;
+        let done = submit_op(dev, now, op, tag, &mut trim)?;
         if drive.flush_every > 0 && op.kind == CommandKind::Write && writes.is_multiple_of(drive.flush_every)
         {
             flush_due[submitter as usize] = true;
@@ -123,6 +133,35 @@ pub fn run_phase<D: BlockDevice>(
     Ok(result)
 }
 
+/// Sends `op` (its pages tagged from `tag`) and returns when it completes. A TRIM's range goes
+/// in `trim`, a vector kept across the phase, not one allocated per TRIM.
+#[inline]
+fn submit_op<D: BlockDevice>(
+    dev: &mut D,
+    now: SimTime,
+    op: Op,
+    tag: u64,
+    trim: &mut Command,
+) -> Result<SimTime, CommandError> {
+    if op.kind == CommandKind::Trim {
+        let Command::Trim { ranges } = trim else { unreachable!("runner: the TRIM command is a TRIM") };
+        ranges.clear();
+        ranges.push(ByteRange { offset: op.offset, bytes: op.bytes });
+        return Ok(dev.submit(now, trim, None)?.done);
+    }
+    Ok(dev.submit(now, &op.command(tag), None)?.done)
+}
+
+/// `bytes` in pages of `page` bytes, rounded up: by a shift when `page` is a power of two (a
+/// division per command was 2 % of a closed loop's own time).
+#[inline]
+fn pages_of(bytes: u64, page: u64, page_shift: Option<u32>) -> u64 {
+    match page_shift {
+        Some(shift) => (bytes >> shift) + u64::from(bytes & (page - 1) != 0),
+        None => bytes.div_ceil(page),
+    }
+}
+
 /// Where a rate-limited stream's early command waits for its time (fio sleeps in rate_ddir):
 /// one slot per submitter, none without a rate.
 fn held_slots(generator: &Generator, submitters: u32) -> Vec<Option<Op>> {
@@ -136,6 +175,7 @@ fn held_slots(generator: &Generator, submitters: u32) -> Vec<Option<Op>> {
 /// `submitter`'s command to issue at `now`: the one held for this time by its rate limit, or
 /// a new draw. None when its stream has ended, or when the draw is early: it is then held and
 /// the submitter comes back at its time (`held` is empty for a stream without a rate).
+#[inline]
 fn next_op(
     generator: &mut Generator,
     held: &mut [Option<Op>],
@@ -156,4 +196,23 @@ fn next_op(
         }
     }
     Some(op)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pages_of;
+
+    #[test]
+    fn pages_by_shift_are_pages_by_division() {
+        for page in [512u64, 4096, 16384, 65536, 1000, 4097] {
+            let shift = page.is_power_of_two().then(|| page.trailing_zeros());
+            for bytes in [0, 1, page - 1, page, page + 1, 3 * page, 3 * page + 7, u64::MAX - 1, u64::MAX] {
+                assert_eq!(
+                    pages_of(bytes, page, shift),
+                    bytes.div_ceil(page),
+                    "{bytes} bytes, pages of {page}"
+                );
+            }
+        }
+    }
 }
