@@ -8,8 +8,9 @@
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
-/// A size in bytes. Accepts an integer or a string with a unit: B, KiB, MiB, GiB, TiB (powers of
-/// 1024) or KB, MB, GB, TB (powers of 1000); K, M, G, T mean the binary units.
+/// A size in bytes. Accepts an integer or a string with a unit: B, KiB, MiB, GiB, TiB, PiB
+/// (powers of 1024) or KB, MB, GB, TB, PB (powers of 1000); K, M, G, T, P mean the binary units.
+/// Case is ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct ByteSize(pub u64);
 
@@ -53,7 +54,7 @@ fn scaled(number: Number, multiplier: u64) -> Option<u64> {
 
 impl ByteSize {
     pub const ACCEPTED: &'static str =
-        "an integer number of bytes or a string like \"4KiB\", \"512MiB\", \"8GiB\", \"10GB\"";
+        "an integer number of bytes or a number with a unit, B, KiB, MiB, GiB, TiB, PiB (powers of 1024) or KB, MB, GB, TB, PB (powers of 1000), like \"4KiB\", \"512MiB\", \"8GiB\", \"10GB\"";
 
     pub fn parse(text: &str) -> Result<ByteSize, String> {
         let bad = || format!("\"{text}\" is not a byte size (expected {})", ByteSize::ACCEPTED);
@@ -64,10 +65,12 @@ impl ByteSize {
             "m" | "mib" => 1 << 20,
             "g" | "gib" => 1 << 30,
             "t" | "tib" => 1 << 40,
+            "p" | "pib" => 1 << 50,
             "kb" => 1_000,
             "mb" => 1_000_000,
             "gb" => 1_000_000_000,
             "tb" => 1_000_000_000_000,
+            "pb" => 1_000_000_000_000_000,
             _ => return Err(bad()),
         };
         scaled(number, multiplier).map(ByteSize).ok_or_else(bad)
@@ -245,6 +248,10 @@ mod tests {
         assert!(ByteSize::parse("16777216TiB").is_err(), "2^64 bytes");
         assert!(ByteSize::parse("1e30").is_err());
         assert_eq!(ByteSize::parse("16777215TiB").unwrap().0, 16_777_215 << 40);
+        assert_eq!(ByteSize::parse("1PiB").unwrap().0, 1 << 50);
+        assert_eq!(ByteSize::parse("2PB").unwrap().0, 2_000_000_000_000_000);
+        assert!(ByteSize::parse("16384PiB").is_err(), "2^64 bytes");
+        assert!(ByteSize::parse("1EiB").unwrap_err().contains("PiB"), "the error lists the units");
         assert_eq!(ByteSize::parse("1_024 KiB").unwrap().0, 1 << 20);
         assert!(DurationNs::parse("213503d").is_err(), "past u64 nanoseconds");
         let e = DurationNs::parse("366d").unwrap_err();
