@@ -91,8 +91,23 @@ pub(super) fn resolve(
                 ));
             }
             let logical_pages = logical.0 / page_bytes;
+            // The user gave the capacity, so errors of the size it implies name it.
+            let too_big = |why: String| ConfigError::new("device.logical_bytes", logical, why);
+            if logical_pages > u64::from(u32::MAX - 1) {
+                return Err(too_big(format!(
+                    "is {logical_pages} mapping units of {page_bytes} bytes; at most 4294967294 are addressable (32-bit page addresses): set a larger [ftl] mapping_unit (up to \"64KiB\") or a smaller device"
+                )));
+            }
             note = fit_to_capacity(&mut geometry, set, logical_pages, spare_factor, gc_threshold)
-                .map_err(|_| ConfigError::new("device.logical_bytes", logical, "too large for this geometry"))?;
+                .map_err(|_| too_big("too large for this geometry".into()))?;
+            geometry.validate().map_err(|e| match e {
+                trimlab_nand::GeometryError::OutOfRange { field: "device.blocks_per_plane", value, accepted } => {
+                    too_big(format!(
+                        "needs {value} blocks per plane with this geometry ({accepted}): set more device.channels, chips_per_channel, dies_per_chip or planes_per_die, more pages_per_block, or a smaller device"
+                    ))
+                }
+                e => geometry_error(e),
+            })?;
             logical_pages
         }
         (None, Some(blocks)) => {

@@ -247,4 +247,19 @@ fn drives_beyond_32_bit_page_addresses_are_refused_by_name() {
     .unwrap_err();
     assert_eq!((e.key.as_str(), e.value.as_str()), ("device.blocks_per_plane", "16777216"), "{e}");
     assert!(e.accepted.contains("mapping_unit"), "{e}");
+    // A capacity given in logical_bytes is the key named, not a size derived from it.
+    let e =
+        resolve(DeviceSection { logical_bytes: Some(ByteSize(1 << 50)), ..Default::default() }).unwrap_err();
+    assert_eq!(e.key, "device.logical_bytes", "{e}");
+    assert!(e.accepted.contains("mapping_unit") && e.accepted.contains("274877906944 mapping units"), "{e}");
+    let many_blocks = DeviceSection {
+        logical_bytes: Some(ByteSize(16 << 40)),
+        channels: Some(1),
+        pages_per_block: Some(16),
+        ..Default::default()
+    };
+    let ftl = FtlSection { mapping_unit: Some(ByteSize(65536)), ..Default::default() };
+    let e = SsdConfig::resolve(&many_blocks, &ftl, &TrimSection::default()).unwrap_err();
+    assert_eq!(e.key, "device.logical_bytes", "{e}");
+    assert!(e.accepted.contains("blocks per plane") && e.accepted.contains("pages_per_block"), "{e}");
 }
