@@ -56,7 +56,9 @@ impl Grid {
         let dir = path.parent().unwrap_or(Path::new("."));
         Grid::parse(&text, &origin, |base| {
             let base_path = dir.join(base);
-            Ok((read(&base_path)?, base_path.display().to_string()))
+            let text = read(&base_path)
+                .map_err(|e| SweepError::Grid(format!("{origin}: base = \"{base}\": {e}")))?;
+            Ok((text, base_path.display().to_string()))
         })
     }
 
@@ -226,8 +228,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 }
 
 fn read(path: &Path) -> Result<String, SweepError> {
-    std::fs::read_to_string(path)
-        .map_err(|source| SweepError::Io { path: path.display().to_string(), source })
+    std::fs::read_to_string(path).map_err(|error| SweepError::Io { path: path.display().to_string(), error })
 }
 
 #[cfg(test)]
@@ -298,6 +299,27 @@ mod tests {
     }
 
     /// Issue 26: NaN, inf and -inf all became JSON null and shared one config_hash.
+    /// A base that cannot be read names the grid file and its `base` line, and the reason
+    /// once (an error chain printed the I/O error twice).
+    #[test]
+    fn a_missing_base_names_the_grid_file() {
+        let dir = std::env::temp_dir().join(format!("trimlab-grid-base-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let grid = dir.join("g.toml");
+        std::fs::write(&grid, "base = \"no-such-base.toml\"\nseeds = [1]\n").unwrap();
+        let e = Grid::load(&grid).expect_err("a missing base was accepted");
+        // What `anyhow`'s "{:#}" prints: the error and each source after it.
+        let mut chain = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            chain += &format!(": {s}");
+            source = s.source();
+        }
+        assert!(chain.contains("g.toml: base = \"no-such-base.toml\""), "{chain}");
+        assert_eq!(chain.matches("os error").count(), 1, "{chain}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn non_finite_values_are_refused() {
         for v in ["nan", "inf", "-inf", "+inf", "-nan"] {

@@ -21,7 +21,7 @@ impl Journal {
     /// a kill is dropped (and cut from the file, so appends start on a fresh line); a bad line
     /// anywhere else is an error naming it.
     pub fn open(path: &Path) -> Result<(Journal, Vec<Row>), SweepError> {
-        let io = |source| SweepError::Io { path: path.display().to_string(), source };
+        let io = |error| SweepError::Io { path: path.display().to_string(), error };
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -55,7 +55,7 @@ impl Journal {
         self.file
             .write_all(line.as_bytes())
             .and_then(|()| self.file.flush())
-            .map_err(|source| SweepError::Io { path: self.path.display().to_string(), source })
+            .map_err(|error| SweepError::Io { path: self.path.display().to_string(), error })
     }
 }
 

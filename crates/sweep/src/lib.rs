@@ -36,9 +36,10 @@ pub enum SweepError {
     /// `--shard` was not `K/N` with 1 <= K <= N.
     #[error("{0}")]
     Shard(String),
-    /// Reading or writing the output directory failed.
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// Reading or writing a file failed. (`error`, not `source`: the message already holds it,
+    /// and a `source` would print it twice in an error chain.)
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     /// The journal of an earlier run cannot be read back.
     #[error("{0}")]
     Journal(String),

@@ -98,7 +98,7 @@ pub fn run_in_dir(
     let plan = Plan::new(grid);
     check_grid(grid, &plan, runner)?;
     std::fs::create_dir_all(out)
-        .map_err(|source| SweepError::Io { path: out.display().to_string(), source })?;
+        .map_err(|error| SweepError::Io { path: out.display().to_string(), error })?;
     let (mut journal, journaled) = Journal::open(&out.join("rows.jsonl"))?;
     let mut done: BTreeMap<(String, u64), Row> =
         journaled.into_iter().map(|row| ((row.config_hash.clone(), row.seed), row)).collect();
@@ -135,5 +135,5 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), SweepError> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, text)
         .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|source| SweepError::Io { path: path.display().to_string(), source })
+        .map_err(|error| SweepError::Io { path: path.display().to_string(), error })
 }
