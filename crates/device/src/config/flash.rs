@@ -83,32 +83,9 @@ pub(super) fn resolve(
             ))
         }
         (Some(logical), _) => {
-            if logical.0 < page_bytes || logical.0 % page_bytes != 0 {
-                return Err(ConfigError::new(
-                    "device.logical_bytes",
-                    logical,
-                    format!("must be a positive multiple of the {page_bytes}-byte page"),
-                ));
-            }
-            let logical_pages = logical.0 / page_bytes;
-            // The user gave the capacity, so errors of the size it implies name it.
-            let too_big = |why: String| ConfigError::new("device.logical_bytes", logical, why);
-            if logical_pages > u64::from(u32::MAX - 1) {
-                return Err(too_big(format!(
-                    "is {logical_pages} mapping units of {page_bytes} bytes; at most 4294967294 are addressable (32-bit page addresses): set a larger [ftl] mapping_unit (up to \"64KiB\") or a smaller device"
-                )));
-            }
-            note = fit_to_capacity(&mut geometry, set, logical_pages, spare_factor, gc_threshold)
-                .map_err(|_| too_big("too large for this geometry".into()))?;
-            geometry.validate().map_err(|e| match e {
-                trimlab_nand::GeometryError::OutOfRange { field: "device.blocks_per_plane", value, accepted } => {
-                    too_big(format!(
-                        "needs {value} blocks per plane with this geometry ({accepted}): set more device.channels, chips_per_channel, dies_per_chip or planes_per_die, more pages_per_block, or a smaller device"
-                    ))
-                }
-                e => geometry_error(e),
-            })?;
-            logical_pages
+            let (pages, fitted) = sized_to(&mut geometry, set, logical, spare_factor, gc_threshold)?;
+            note = fitted;
+            pages
         }
         (None, Some(blocks)) => {
             geometry.blocks_per_plane = blocks;
@@ -192,6 +169,37 @@ pub const MIN_SPARE_SEEN_SHARE: f64 = 0.7;
 const MIN_FITTED_BLOCKS_PER_PLANE: u32 = 16;
 /// Pages per block no fitting goes below.
 const MIN_FITTED_PAGES_PER_BLOCK: u32 = 32;
+
+/// The flash sized to a given logical capacity: its page count and the fitting's note. Errors
+/// name `device.logical_bytes`, the key the user set, not a size derived from it.
+fn sized_to(
+    geometry: &mut Geometry,
+    set: &DeviceSection,
+    logical: trimlab_sim::ByteSize,
+    spare_factor: f64,
+    gc_threshold: GcThreshold,
+) -> Result<(u64, String), ConfigError> {
+    let page_bytes = geometry.page_bytes as u64;
+    let too_big = |why: String| ConfigError::new("device.logical_bytes", logical, why);
+    if logical.0 < page_bytes || !logical.0.is_multiple_of(page_bytes) {
+        return Err(too_big(format!("must be a positive multiple of the {page_bytes}-byte page")));
+    }
+    let logical_pages = logical.0 / page_bytes;
+    if logical_pages > u64::from(u32::MAX - 1) {
+        return Err(too_big(format!(
+            "is {logical_pages} mapping units of {page_bytes} bytes; at most 4294967294 are addressable (32-bit page addresses): set a larger [ftl] mapping_unit (up to \"64KiB\") or a smaller device"
+        )));
+    }
+    let note = fit_to_capacity(geometry, set, logical_pages, spare_factor, gc_threshold)
+        .map_err(|_| too_big("too large for this geometry".into()))?;
+    geometry.validate().map_err(|e| match e {
+        trimlab_nand::GeometryError::OutOfRange { field: "device.blocks_per_plane", value, accepted } => too_big(format!(
+            "needs {value} blocks per plane with this geometry ({accepted}): set more device.channels, chips_per_channel, dies_per_chip or planes_per_die, more pages_per_block, or a smaller device"
+        )),
+        e => geometry_error(e),
+    })?;
+    Ok((logical_pages, note))
+}
 
 /// Sizes the flash to `logical_pages` at `spare_factor`: blocks per plane follow from the
 /// capacity. When GC's reserve (gc_free_blocks + 1/2 per plane) would leave GC under 70 % of the
