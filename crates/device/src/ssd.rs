@@ -15,7 +15,7 @@ use crate::metrics::{
 use crate::outstanding::Outstanding;
 use crate::timeseries::{self as ts, DeviceCounters, Row, Timeseries};
 use trimlab_ftl::{Ftl, Lpn, PageData, WriteBuffer};
-use trimlab_sim::SimTime;
+use trimlab_sim::{ByteUnit, SimTime};
 use trimlab_trim::{Controller, PageRange, TrimEngine};
 
 /// When a command started service and when it completed.
@@ -195,7 +195,8 @@ impl Ssd {
             if bytes == 0 {
                 return Err(CommandError::Empty { kind, offset });
             }
-            if !multiple_of(offset, sector) || !multiple_of(bytes, sector) {
+            let unit = ByteUnit::new(sector);
+            if !unit.divides(offset) || !unit.divides(bytes) {
                 return Err(CommandError::Misaligned { kind, offset, bytes, sector_bytes: sector });
             }
             let capacity = self.capacity_bytes();
@@ -293,9 +294,9 @@ impl Ssd {
 
     #[inline]
     fn pages_of(&self, offset: u64, bytes: u64) -> (u32, u32) {
-        let page = self.page_bytes();
+        let page = ByteUnit::new(self.page_bytes());
         let end = offset + bytes;
-        (divide(offset, page) as u32, (divide(end, page) + u64::from(!multiple_of(end, page))) as u32)
+        (page.divide(offset) as u32, page.count_ceil(end) as u32)
     }
 
     fn read(&mut self, start: SimTime, offset: u64, bytes: u64, mut out: Option<&mut Vec<u64>>) -> SimTime {
@@ -704,24 +705,4 @@ pub struct PowerCut {
     /// Pages whose unflushed rewrite was lost and whose flushed, still pending TRIM stands:
     /// they read as zeros.
     pub retrimmed: Vec<u64>,
-}
-/// `x / d` for `d > 0`, a shift when `d` is a power of two (page and sector sizes nearly always
-/// are): a 64-bit division was a few percent of a write-heavy run, at four per command.
-#[inline]
-fn divide(x: u64, d: u64) -> u64 {
-    if d.is_power_of_two() {
-        x >> d.trailing_zeros()
-    } else {
-        x / d
-    }
-}
-
-/// Whether `d > 0` divides `x`, as [`divide`] does it.
-#[inline]
-fn multiple_of(x: u64, d: u64) -> bool {
-    if d.is_power_of_two() {
-        x & (d - 1) == 0
-    } else {
-        x.is_multiple_of(d)
-    }
 }

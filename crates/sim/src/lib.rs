@@ -14,4 +14,4 @@ pub use event_queue::EventQueue;
 pub use min_heap::MinHeap;
 pub use rng::{SeedTree, SimRng};
 pub use time::SimTime;
-pub use units::{ByteSize, DurationNs};
+pub use units::{ByteSize, ByteUnit, DurationNs};

@@ -10,7 +10,7 @@ use serde::Serialize;
 use trimlab_device::{
     transfer_chunks, BlockDevice, Command, CommandError, DeviceReport, Limits, Ssd, TrimSplitter,
 };
-use trimlab_sim::{EventQueue, SimTime};
+use trimlab_sim::{ByteUnit, EventQueue, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pacing {
@@ -110,43 +110,11 @@ pub struct ReplayOutcome {
     pub end: SimTime,
 }
 
-/// A size in bytes (sector, page) to round to. Sizes are powers of two on every preset, so a
-/// mask and a shift replace the divisions that were a tenth of a replayed request's cost; any
-/// other size still divides, with the same results.
-#[derive(Clone, Copy)]
-struct Unit {
-    bytes: u64,
-    shift: Option<u32>,
-}
-
-impl Unit {
-    fn new(bytes: u64) -> Unit {
-        Unit { bytes, shift: bytes.is_power_of_two().then(|| bytes.trailing_zeros()) }
-    }
-
-    /// `x` rounded down to a multiple of the unit.
-    fn floor(self, x: u64) -> u64 {
-        match self.shift {
-            Some(_) => x & !(self.bytes - 1),
-            None => x / self.bytes * self.bytes,
-        }
-    }
-
-    /// How many units cover `x` bytes (`x.div_ceil(bytes)`; `x` is at most the device's
-    /// capacity, so adding `bytes - 1` cannot overflow).
-    fn count_ceil(self, x: u64) -> u64 {
-        match self.shift {
-            Some(shift) => (x + (self.bytes - 1)) >> shift,
-            None => x.div_ceil(self.bytes),
-        }
-    }
-}
-
 /// What replay needs of the device's limits, read once instead of once per request.
 #[derive(Clone, Copy)]
 struct Units {
-    sector: Unit,
-    page: Unit,
+    sector: ByteUnit,
+    page: ByteUnit,
 }
 
 struct Replayer<'a, D> {
@@ -186,7 +154,7 @@ impl<D: BlockDevice> Replayer<'_, D> {
             }
         }
         let start = sector.floor(offset);
-        let end = sector.count_ceil(offset + bytes) * sector.bytes;
+        let end = sector.count_ceil(offset + bytes) * sector.bytes();
         if start != offset || end != offset + bytes {
             self.stats.sector_aligned += 1;
         }
@@ -348,7 +316,7 @@ where
     let mut r = Replayer {
         dev,
         limits,
-        units: Units { sector: Unit::new(limits.sector_bytes), page: Unit::new(limits.tag_bytes) },
+        units: Units { sector: ByteUnit::new(limits.sector_bytes), page: ByteUnit::new(limits.tag_bytes) },
         options,
         stats: ReplayStats::default(),
         next_tag: 1,
