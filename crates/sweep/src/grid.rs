@@ -298,7 +298,6 @@ mod tests {
         assert!(error("[grid]\n\"a..b\" = [1]\n").contains("`a..b` is not a dotted config path"));
     }
 
-    /// Issue 26: NaN, inf and -inf all became JSON null and shared one config_hash.
     /// A base that cannot be read names the grid file and its `base` line, and the reason
     /// once (an error chain printed the I/O error twice).
     #[test]
@@ -320,6 +319,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Issue 26: NaN, inf and -inf all became JSON null and shared one config_hash.
     #[test]
     fn non_finite_values_are_refused() {
         for v in ["nan", "inf", "-inf", "+inf", "-nan"] {

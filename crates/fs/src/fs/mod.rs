@@ -140,6 +140,11 @@ enum Step {
     Finished(SimTime),
 }
 
+/// ext4_register_li_request: ext4lazyinit starts after a random delay below
+/// EXT4_DEF_LI_MAX_START_DELAY (5 s); trimlab takes its mean, 2.5 s (assumption), at mkfs and
+/// again at each mount that finds it unfinished.
+const LAZY_INIT_START_NS: u64 = 2_500_000_000;
+
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     CommitTimer(u64),
@@ -353,10 +358,8 @@ impl<D: BlockDevice> FileSystem<D> {
         fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
         fs.btrfs_mounted();
         if fs.config.lazy_itable_init {
-            // ext4_register_li_request: the first group after a random delay below
-            // EXT4_DEF_LI_MAX_START_DELAY (5 s); trimlab takes its mean, 2.5 s (assumption).
             fs.lazy_init_group = Some(0);
-            fs.events.push(fs.now.after(2_500_000_000), Ev::LazyInit);
+            fs.events.push(fs.now.after(LAZY_INIT_START_NS), Ev::LazyInit);
         }
         Ok(fs)
     }
@@ -1020,9 +1023,9 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// umount: sync, let background work in flight finish, checkpoint the journal. ext4 and
     /// btrfs stop their threads and drop their timers (unmount.rs); XFS forces its log,
-    /// flushes inodegc and cancels its timers (xfs_unmount.rs). The kernel's discard workers that check for a closing
-    /// file system (ext4's discard worker, btrfs' async discard) give up what they have not
-    /// started when the superblock is deactivated.
+    /// flushes inodegc and cancels its timers (xfs_unmount.rs). The kernel's discard workers
+    /// that check for a closing file system (ext4's discard worker, btrfs' async discard) give
+    /// up what they have not started when the superblock is deactivated.
     pub fn umount(&mut self) {
         if self.config.inodegc.is_some() {
             self.xfs_unmount_quiesce();
@@ -1065,8 +1068,8 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     /// umount, then mount again with `policy`: queued TRIMs finish first (but for what
-    /// [`FileSystem::umount`] gives up), and FITRIM's
-    /// "trimmed since mount" group flags start clear.
+    /// [`FileSystem::umount`] gives up), and FITRIM's "trimmed since mount" group flags start
+    /// clear.
     pub fn remount(&mut self, policy: crate::config::PolicyKind) {
         let params = self.config.params.clone();
         self.remount_with(policy, params);
@@ -1091,7 +1094,7 @@ impl<D: BlockDevice> FileSystem<D> {
         if self.lazy_init_group.is_some() {
             // ext4lazyinit resumes where umount stopped it, after the same start delay as at
             // the first mount.
-            self.events.push(now.after(2_500_000_000), Ev::LazyInit);
+            self.events.push(now.after(LAZY_INIT_START_NS), Ev::LazyInit);
         }
         if let Some(b) = self.btrfs.as_mut() {
             // In-memory only: the metadata cluster, the device's CHUNK_TRIMMED bits, the

@@ -13,9 +13,9 @@ use super::*;
 
 impl<D: BlockDevice> FileSystem<D> {
     /// Everything of [`FileSystem::umount`] after the sync and before the checkpoint, the ext4
-    /// and btrfs way: work in flight finishes, and so do the TRIM policy's own queued TRIMs (Lazy TRIM's
-    /// workers: the papers' policies have no kernel umount to follow, so their queues drain);
-    /// the timers are dropped without moving the clock to them.
+    /// and btrfs way: work in flight finishes, and so do the TRIM policy's own queued TRIMs
+    /// (Lazy TRIM's workers: the papers' policies have no kernel umount to follow, so their
+    /// queues drain); the timers are dropped without moving the clock to them.
     pub(super) fn stop_threads_at_unmount(&mut self) {
         loop {
             // A worker waiting for a TRIM's reuse delay (async) is not in flight: it goes with
