@@ -5,8 +5,6 @@ use crate::victim::VictimPolicy;
 use std::collections::VecDeque;
 use trimlab_nand::{BlockId, Geometry};
 
-const NONE: u32 = u32::MAX;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum BlockState {
@@ -18,33 +16,71 @@ pub enum BlockState {
     Full,
 }
 
-/// A block's state, valid count and links in the victim index, side by side: a host write that
-/// invalidates a page of a full block reads its state and moves it between buckets, reading and
-/// writing all of them, and in one entry they share a cache line (separate arrays were a miss
-/// each per write; the block is a random one, so the pool's lines are rarely cached under the
-/// maps' traffic). 16-byte aligned, so no entry straddles two lines (at 12 bytes one in five
-/// did).
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(16))]
-struct Entry {
-    valid: u32,
-    // Intrusive doubly-linked lists of full blocks, one per (plane, valid count).
-    next: u32,
-    prev: u32,
-    state: BlockState,
+/// A block's state and valid count in one word: the count in the low bits, the state above
+/// them, a full block's state bits zero. So a full block's word is its valid count and any
+/// other block's word is above every count: the fewest valid pages of a plane's full blocks
+/// is the least word of the plane (see `BlockPool::greedy_victim`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+struct Word(u32);
+
+/// The state bits' place in a `Word`: above any valid count (geometry allows at most 65 536
+/// pages per block).
+const STATE_SHIFT: u32 = 30;
+const VALID_MASK: u32 = (1 << STATE_SHIFT) - 1;
+
+impl Word {
+    #[inline]
+    fn new(state: BlockState, valid: u32) -> Self {
+        let bits = match state {
+            BlockState::Full => 0,
+            BlockState::Open => 1,
+            BlockState::Free => 2,
+        };
+        Word(bits << STATE_SHIFT | valid)
+    }
+
+    #[inline]
+    fn valid(self) -> u32 {
+        self.0 & VALID_MASK
+    }
+
+    #[inline]
+    fn state(self) -> BlockState {
+        match self.0 >> STATE_SHIFT {
+            0 => BlockState::Full,
+            1 => BlockState::Open,
+            _ => BlockState::Free,
+        }
+    }
 }
 
 pub struct BlockPool {
     pages_per_block: u32,
     blocks_per_plane: u32,
-    /// `blocks_per_plane` as a multiply-and-shift: every move in the victim index finds the
-    /// block's plane, and the division it replaced was a sixth of `remove_valid`'s time.
+    /// `blocks_per_plane` as a multiply-and-shift: the block's plane for its free list and
+    /// FIFO's bookkeeping (a division was a sixth of the old victim index's time).
     plane_divisor: Divisor,
-    entries: Vec<Entry>,
+    /// Per block: state and valid count (`Word`). 4 bytes a block, so the pool is 16 entries a
+    /// line and mostly cached (a host write reads its old block's, a random one).
+    words: Vec<Word>,
+    /// The greedy victim index: per block, the stamp (the next value of `stamp_counter`) it was
+    /// given when it last took a valid count as a full block: when it was closed or one of its
+    /// pages was invalidated. Greedy GC takes the full block of the plane with the fewest valid
+    /// pages and, among those, the latest stamp: the block that came down to that count last,
+    /// which is the tie order of the per-(plane, valid count) doubly-linked lists this replaced
+    /// (they pushed at their heads and GC took the head). The lists made every such
+    /// invalidation store into three random block entries (both neighbours in the old list, the
+    /// new list's head; profiled: `remove_valid`'s stalls were there, and a TRIM waited on them
+    /// behind its forward-map and pool misses); a stamp is one store, never read on that path.
+    /// The price is a scan of the plane's words and stamps per victim (contiguous, a few
+    /// hundred on the presets), where a GC-steady 8 GiB drive invalidates 20-40 pages per
+    /// victim.
+    stamps: Vec<u64>,
+    stamp_counter: u64,
     /// Host-write sequence number when the block was closed (its age for cost-benefit).
     closed_at: Vec<u64>,
     free: Vec<VecDeque<BlockId>>,
-    bucket_head: Vec<u32>,
     /// Full blocks per plane in the order they were closed, for FIFO victims.
     closed_order: Vec<VecDeque<BlockId>>,
     track_closed_order: bool,
@@ -54,6 +90,7 @@ impl BlockPool {
     pub fn new(geometry: &Geometry, policy: VictimPolicy) -> Self {
         let blocks = geometry.block_count();
         let planes = geometry.plane_count();
+        assert!(geometry.pages_per_block <= VALID_MASK, "block_pool: pages per block beyond a word's count");
         let free = (0..planes)
             .map(|p| {
                 let first = geometry.first_block_of_plane(p).0;
@@ -64,10 +101,11 @@ impl BlockPool {
             pages_per_block: geometry.pages_per_block,
             blocks_per_plane: geometry.blocks_per_plane,
             plane_divisor: Divisor::new(geometry.blocks_per_plane),
-            entries: vec![Entry { valid: 0, next: NONE, prev: NONE, state: BlockState::Free }; blocks],
+            words: vec![Word::new(BlockState::Free, 0); blocks],
+            stamps: vec![0; blocks],
+            stamp_counter: 0,
             closed_at: vec![0; blocks],
             free,
-            bucket_head: vec![NONE; planes * (geometry.pages_per_block as usize + 1)],
             closed_order: vec![VecDeque::new(); if policy == VictimPolicy::Fifo { planes } else { 0 }],
             track_closed_order: policy == VictimPolicy::Fifo,
         }
@@ -75,17 +113,23 @@ impl BlockPool {
 
     #[inline]
     pub fn state(&self, block: BlockId) -> BlockState {
-        self.entries[block.index()].state
+        self.words[block.index()].state()
     }
 
     #[inline]
     pub fn valid(&self, block: BlockId) -> u32 {
-        self.entries[block.index()].valid
+        self.words[block.index()].valid()
+    }
+
+    #[inline]
+    fn set_state(&mut self, block: BlockId, state: BlockState) {
+        let word = &mut self.words[block.index()];
+        *word = Word::new(state, word.valid());
     }
 
     /// Valid pages over all blocks.
     pub fn valid_total(&self) -> u64 {
-        self.entries.iter().map(|e| e.valid as u64).sum()
+        self.words.iter().map(|w| w.valid() as u64).sum()
     }
 
     pub fn free_count(&self, plane: usize) -> usize {
@@ -99,17 +143,17 @@ impl BlockPool {
     /// Takes the least recently erased free block of `plane` (FIFO spreads wear).
     pub fn take_free(&mut self, plane: usize) -> Option<BlockId> {
         let block = self.free[plane].pop_front()?;
-        debug_assert_eq!(self.entries[block.index()].state, BlockState::Free);
-        self.entries[block.index()].state = BlockState::Open;
+        debug_assert_eq!(self.state(block), BlockState::Free);
+        self.set_state(block, BlockState::Open);
         Some(block)
     }
 
     /// An open block became full: it joins the victim index.
     pub fn close(&mut self, block: BlockId, sequence: u64) {
-        debug_assert_eq!(self.entries[block.index()].state, BlockState::Open);
-        self.entries[block.index()].state = BlockState::Full;
+        debug_assert_eq!(self.state(block), BlockState::Open);
+        self.set_state(block, BlockState::Full);
+        self.stamps[block.index()] = self.next_stamp();
         self.closed_at[block.index()] = sequence;
-        self.link(block);
         if self.track_closed_order {
             let plane = self.plane(block);
             self.closed_order[plane].push_back(block);
@@ -120,49 +164,42 @@ impl BlockPool {
     #[inline]
     pub fn add_valid(&mut self, block: BlockId) {
         // Only open blocks are programmed, so the victim index does not move.
-        debug_assert_eq!(self.entries[block.index()].state, BlockState::Open);
-        self.entries[block.index()].valid += 1;
+        debug_assert_eq!(self.state(block), BlockState::Open);
+        self.words[block.index()].0 += 1;
     }
 
     /// `pages` pages of `block`, which is open (a GC destination), were programmed with valid
     /// data: one addition for a flash page's worth of copies.
     #[inline]
     pub fn add_valid_open(&mut self, block: BlockId, pages: u32) {
-        debug_assert_eq!(self.entries[block.index()].state, BlockState::Open);
-        self.entries[block.index()].valid += pages;
+        debug_assert_eq!(self.state(block), BlockState::Open);
+        self.words[block.index()].0 += pages;
     }
 
     /// `pages` pages of `block`, which is open (a GC victim being copied), stopped being
     /// valid: no victim index to update, one subtraction for a flash page's worth.
     #[inline]
     pub fn remove_valid_open(&mut self, block: BlockId, pages: u32) {
-        debug_assert_eq!(self.entries[block.index()].state, BlockState::Open);
-        debug_assert!(
-            self.entries[block.index()].valid >= pages,
-            "block_pool: {block:?} has too few valid pages"
-        );
-        self.entries[block.index()].valid -= pages;
+        debug_assert_eq!(self.state(block), BlockState::Open);
+        debug_assert!(self.valid(block) >= pages, "block_pool: {block:?} has too few valid pages");
+        self.words[block.index()].0 -= pages;
     }
 
     /// A page of `block` stopped being valid (overwritten, trimmed or moved by GC).
     #[inline]
     pub fn remove_valid(&mut self, block: BlockId) {
-        let full = self.entries[block.index()].state == BlockState::Full;
-        if full {
-            self.unlink(block);
-        }
-        debug_assert!(self.entries[block.index()].valid > 0, "block_pool: {block:?} has no valid page");
-        self.entries[block.index()].valid -= 1;
-        if full {
-            self.link(block);
-        }
+        debug_assert!(self.valid(block) > 0, "block_pool: {block:?} has no valid page");
+        self.words[block.index()].0 -= 1;
+        // Stamped whatever the state (no branch): only a full block's stamp is read, and an
+        // open block is stamped again when it closes.
+        let stamp = self.next_stamp();
+        self.stamps[block.index()] = stamp;
     }
 
     /// Removes a victim from the index before GC moves its pages.
     pub fn begin_collect(&mut self, block: BlockId) {
-        debug_assert_eq!(self.entries[block.index()].state, BlockState::Full);
-        self.unlink(block);
-        self.entries[block.index()].state = BlockState::Open;
+        debug_assert_eq!(self.state(block), BlockState::Full);
+        self.set_state(block, BlockState::Open);
         if self.track_closed_order {
             let plane = self.plane(block);
             let front = self.closed_order[plane].pop_front();
@@ -172,8 +209,8 @@ impl BlockPool {
 
     /// The victim was erased and returns to its plane's free list.
     pub fn release(&mut self, block: BlockId) {
-        assert_eq!(self.entries[block.index()].valid, 0, "block_pool: erasing {block:?} with valid pages");
-        self.entries[block.index()].state = BlockState::Free;
+        assert_eq!(self.valid(block), 0, "block_pool: erasing {block:?} with valid pages");
+        self.set_state(block, BlockState::Free);
         let plane = self.plane(block);
         self.free[plane].push_back(block);
     }
@@ -181,34 +218,63 @@ impl BlockPool {
     /// Chooses a victim in `plane` under `policy`; `now_sequence` is the current host-write count.
     pub fn select_victim(&self, plane: usize, policy: VictimPolicy, now_sequence: u64) -> Option<BlockId> {
         match policy {
-            VictimPolicy::Greedy => {
-                let base = plane * (self.pages_per_block as usize + 1);
-                self.bucket_head[base..base + self.pages_per_block as usize + 1]
-                    .iter()
-                    .find(|&&head| head != NONE)
-                    .map(|&head| BlockId(head))
-            }
+            VictimPolicy::Greedy => self.greedy_victim(plane),
             VictimPolicy::Fifo => self.closed_order[plane].front().copied(),
-            VictimPolicy::CostBenefit => {
-                let first = plane as u32 * self.blocks_per_plane;
-                let ppb = self.pages_per_block as f64;
-                let mut best: Option<(f64, BlockId)> = None;
-                for b in first..first + self.blocks_per_plane {
-                    let block = BlockId(b);
-                    if self.entries[block.index()].state != BlockState::Full {
-                        continue;
-                    }
-                    let u = self.entries[block.index()].valid as f64 / ppb;
-                    let age = (now_sequence - self.closed_at[block.index()]) as f64 + 1.0;
-                    let score = (1.0 - u) * age / (1.0 + u);
-                    // Strict '>' keeps the lowest-numbered block on ties: deterministic.
-                    if best.is_none_or(|(s, _)| score > s) {
-                        best = Some((score, block));
-                    }
+            VictimPolicy::CostBenefit => self.cost_benefit_victim(plane, now_sequence),
+        }
+    }
+
+    /// The full block of `plane` with the fewest valid pages, the latest stamped among equals
+    /// (stamps are distinct: no ties). Two passes: the least word of the plane (a full block's
+    /// word is its count, any other's is larger), a minimum over contiguous `u32`s the compiler
+    /// vectorizes; then the latest stamp among the blocks whose word is that count, a branch
+    /// taken for those few only.
+    fn greedy_victim(&self, plane: usize) -> Option<BlockId> {
+        let first = plane * self.blocks_per_plane as usize;
+        let range = first..first + self.blocks_per_plane as usize;
+        let words = &self.words[range.clone()];
+        let fewest = words.iter().map(|w| w.0).min()?;
+        if fewest > VALID_MASK {
+            return None;
+        }
+        // Stamps are read for the matching blocks only (twice the words' bytes otherwise).
+        let stamps = &self.stamps[range];
+        let mut best = (0u64, 0usize);
+        for (i, word) in words.iter().enumerate() {
+            if word.0 == fewest {
+                let stamp = stamps[i];
+                if stamp > best.0 {
+                    best = (stamp, i);
                 }
-                best.map(|(_, b)| b)
             }
         }
+        Some(BlockId((first + best.1) as u32))
+    }
+
+    fn cost_benefit_victim(&self, plane: usize, now_sequence: u64) -> Option<BlockId> {
+        let first = plane as u32 * self.blocks_per_plane;
+        let ppb = self.pages_per_block as f64;
+        let mut best: Option<(f64, BlockId)> = None;
+        for b in first..first + self.blocks_per_plane {
+            let block = BlockId(b);
+            if self.state(block) != BlockState::Full {
+                continue;
+            }
+            let u = self.valid(block) as f64 / ppb;
+            let age = (now_sequence - self.closed_at[block.index()]) as f64 + 1.0;
+            let score = (1.0 - u) * age / (1.0 + u);
+            // Strict '>' keeps the lowest-numbered block on ties: deterministic.
+            if best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, block));
+            }
+        }
+        best.map(|(_, b)| b)
+    }
+
+    #[inline]
+    fn next_stamp(&mut self) -> u64 {
+        self.stamp_counter += 1;
+        self.stamp_counter
     }
 
     #[inline]
@@ -216,83 +282,43 @@ impl BlockPool {
         self.plane_divisor.divide(block.0) as usize
     }
 
-    #[inline]
-    fn bucket(&self, block: BlockId) -> usize {
-        self.plane(block) * (self.pages_per_block as usize + 1) + self.entries[block.index()].valid as usize
-    }
-
-    #[inline]
-    fn link(&mut self, block: BlockId) {
-        let bucket = self.bucket(block);
-        let head = self.bucket_head[bucket];
-        let entry = &mut self.entries[block.index()];
-        entry.next = head;
-        entry.prev = NONE;
-        if head != NONE {
-            self.entries[head as usize].prev = block.0;
-        }
-        self.bucket_head[bucket] = block.0;
-    }
-
-    #[inline]
-    fn unlink(&mut self, block: BlockId) {
-        let Entry { prev, next, .. } = self.entries[block.index()];
-        if prev != NONE {
-            self.entries[prev as usize].next = next;
-        } else {
-            let bucket = self.bucket(block);
-            debug_assert_eq!(self.bucket_head[bucket], block.0);
-            self.bucket_head[bucket] = next;
-        }
-        if next != NONE {
-            self.entries[next as usize].prev = prev;
-        }
-    }
-
     /// Full check of the index against the block states (used by `PageFtl::check`).
     pub fn check(&self) -> Result<(), String> {
-        let mut listed = vec![false; self.entries.len()];
-        let planes = self.free.len();
-        for plane in 0..planes {
-            for valid in 0..=self.pages_per_block as usize {
-                let mut cursor = self.bucket_head[plane * (self.pages_per_block as usize + 1) + valid];
-                let mut prev = NONE;
-                while cursor != NONE {
-                    let b = cursor as usize;
-                    if listed[b] {
-                        return Err(format!("block_pool: block {b} listed twice"));
-                    }
-                    listed[b] = true;
-                    let entry = self.entries[b];
-                    if self.entries[b].state != BlockState::Full
-                        || entry.valid as usize != valid
-                        || self.plane(BlockId(cursor)) != plane
-                        || entry.prev != prev
-                    {
-                        return Err(format!(
-                            "block_pool: block {b} in bucket (plane {plane}, valid {valid}) but has state {:?}, valid {}",
-                            self.entries[b].state, entry.valid
-                        ));
-                    }
-                    prev = cursor;
-                    cursor = entry.next;
-                }
+        // The victim index: full blocks' stamps distinct (the greedy choice has no ties) and
+        // taken (not beyond the counter); valid counts within a block.
+        let mut stamps = Vec::new();
+        for (b, (word, &stamp)) in self.words.iter().zip(&self.stamps).enumerate() {
+            if word.valid() > self.pages_per_block || word.0 >> STATE_SHIFT > 2 {
+                return Err(format!("block_pool: block {b} has word {:#x}", word.0));
             }
-            for block in &self.free[plane] {
-                if self.entries[block.index()].state != BlockState::Free
-                    || self.entries[block.index()].valid != 0
-                {
-                    return Err(format!("block_pool: free list holds non-free {block:?}"));
+            if word.state() == BlockState::Full {
+                if stamp == 0 || stamp > self.stamp_counter {
+                    return Err(format!(
+                        "block_pool: full block {b} has stamp {stamp} of {}",
+                        self.stamp_counter
+                    ));
                 }
+                stamps.push(stamp);
             }
         }
-        for (b, state) in self.entries.iter().map(|e| &e.state).enumerate() {
-            if (*state == BlockState::Full) != listed[b] {
-                return Err(format!("block_pool: block {b} state {state:?} but listed={}", listed[b]));
+        stamps.sort_unstable();
+        if let Some(pair) = stamps.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(format!("block_pool: two full blocks have stamp {}", pair[0]));
+        }
+        for plane in 0..self.free.len() {
+            for &block in &self.free[plane] {
+                if self.state(block) != BlockState::Free
+                    || self.valid(block) != 0
+                    || self.plane(block) != plane
+                {
+                    return Err(format!(
+                        "block_pool: free list of plane {plane} holds {block:?}, not free there"
+                    ));
+                }
             }
         }
         let free_total: usize = self.free.iter().map(|f| f.len()).sum();
-        let free_states = self.entries.iter().filter(|e| e.state == BlockState::Free).count();
+        let free_states = self.words.iter().filter(|w| w.state() == BlockState::Free).count();
         if free_total != free_states {
             return Err(format!("block_pool: {free_states} free blocks but {free_total} in free lists"));
         }
@@ -331,7 +357,85 @@ impl Divisor {
 
 #[cfg(test)]
 mod tests {
-    use super::Divisor;
+    use super::{BlockPool, BlockState, Divisor};
+    use crate::victim::VictimPolicy;
+    use trimlab_nand::{BlockId, Geometry};
+
+    /// Greedy's choice must be exactly the doubly-linked lists' it replaced, ties included: the
+    /// reference keeps one list per (plane, valid count), pushes a block at the head when it
+    /// enters (closed, or a page invalidated) and takes the head of the lowest non-empty list.
+    /// Random closes (with pages invalidated while open), invalidations and collections over
+    /// a small pool, so buckets fill with ties and empty again; the check runs throughout.
+    #[test]
+    fn greedy_victim_matches_linked_lists() {
+        let geometry = Geometry {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 3,
+            blocks_per_plane: 23,
+            pages_per_block: 8,
+            page_bytes: 4096,
+            flash_page_bytes: 4096,
+        };
+        let (ppb, planes, bpp) = (8u32, 3usize, 23u32);
+        let mut pool = BlockPool::new(&geometry, VictimPolicy::Greedy);
+        // lists[plane][valid]: blocks in order of entry, head (latest) last.
+        let mut lists = vec![vec![Vec::<u32>::new(); ppb as usize + 1]; planes];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let (mut chosen, mut tied) = (0, 0);
+        for step in 0..200_000 {
+            let plane = next(planes as u64) as usize;
+            match next(10) {
+                0..=2 => {
+                    let Some(block) = pool.take_free(plane) else { continue };
+                    let pages = next(ppb as u64 + 1) as u32;
+                    for _ in 0..pages {
+                        pool.add_valid(block);
+                    }
+                    for _ in 0..next(pages as u64 + 1) {
+                        pool.remove_valid(block);
+                    }
+                    pool.close(block, step);
+                    lists[plane][pool.valid(block) as usize].push(block.0);
+                }
+                3..=7 => {
+                    let block = BlockId(plane as u32 * bpp + next(bpp as u64) as u32);
+                    if pool.state(block) != BlockState::Full || pool.valid(block) == 0 {
+                        continue;
+                    }
+                    let valid = pool.valid(block) as usize;
+                    lists[plane][valid].retain(|&b| b != block.0);
+                    pool.remove_valid(block);
+                    lists[plane][valid - 1].push(block.0);
+                }
+                _ => {
+                    let expected = lists[plane].iter().find_map(|list| list.last().copied()).map(BlockId);
+                    let victim = pool.select_victim(plane, VictimPolicy::Greedy, step);
+                    assert_eq!(victim, expected, "step {step}, plane {plane}");
+                    let Some(victim) = victim else { continue };
+                    let list = &mut lists[plane][pool.valid(victim) as usize];
+                    tied += (list.len() > 1) as u32;
+                    chosen += 1;
+                    list.retain(|&b| b != victim.0);
+                    pool.begin_collect(victim);
+                    pool.remove_valid_open(victim, pool.valid(victim));
+                    pool.release(victim);
+                }
+            }
+            if step % 1000 == 0 {
+                pool.check().unwrap_or_else(|e| panic!("step {step}: {e}"));
+            }
+        }
+        // The test must have exercised ties, or it could not tell the orders apart.
+        assert!(chosen > 10_000 && tied > 1_000, "{chosen} victims, {tied} among ties");
+    }
 
     /// The multiply-and-shift must equal `/` for every divisor shape (powers of two, odd, even,
     /// near 2^32) at the dividends where an off-by-one would show: multiples of the divisor, one

@@ -319,7 +319,10 @@ impl PageFtl {
     pub fn heap_bytes(&self) -> usize {
         let blocks = self.geometry.block_count();
         self.map.heap_bytes()
-            + blocks * (16 + 8) // pool entry (state, valid, next, prev; 16-byte aligned), closed_at
+            // Block pool: state and valid count (4), victim-index stamp (8), free-list slot (4);
+            // closed_at (8). (The same 24 as the 16-byte entries of the linked-list index it
+            // replaced, whose free lists were not counted.)
+            + blocks * (16 + 8)
             + blocks * (4 + 4) // next_page, erase_count (flash)
             + self.tags.as_ref().map_or(0, |t| t.capacity() * 8)
     }
