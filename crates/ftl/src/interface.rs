@@ -87,6 +87,10 @@ pub trait Ftl: Send {
     /// Touches the map entries of pages about to be written (with their data tags, as the
     /// write buffer hands them over) so their cache misses overlap.
     fn warm(&self, _pages: &[(Lpn, u64)]) {}
+    /// A hint that `lpn` is about to be trimmed: start fetching its map entry, so that the
+    /// miss overlaps what the caller does first (a TRIM engine's write-buffer lookup, the
+    /// pages before it in a drain). Changes nothing the model holds.
+    fn prefetch_map(&self, _lpn: Lpn) {}
     /// The next plane that asked for garbage collection since the last call.
     fn take_gc_request(&mut self) -> Option<usize> {
         None
@@ -154,6 +158,10 @@ impl Ftl for PageFtl {
     }
     fn warm(&self, pages: &[(Lpn, u64)]) {
         PageFtl::warm(self, pages)
+    }
+    #[inline]
+    fn prefetch_map(&self, lpn: Lpn) {
+        PageFtl::prefetch_map(self, lpn)
     }
     #[inline]
     fn take_gc_request(&mut self) -> Option<usize> {

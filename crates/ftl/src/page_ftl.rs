@@ -350,6 +350,12 @@ impl PageFtl {
         std::hint::black_box(acc);
     }
 
+    /// Prefetches the forward entry of `lpn` (see [`crate::Ftl::prefetch_map`]).
+    #[inline]
+    pub fn prefetch_map(&self, lpn: Lpn) {
+        prefetch_index(self.map.forward_raw(), lpn.index());
+    }
+
     /// Prefetches the forward entries of the victim's pages in `slots` (raw physical pages)
     /// ahead of the copy loop, which rewrites them. Branch-free (an invalid slot, `NONE`,
     /// fetches the map's last entry): a branch on validity mispredicts about one slot in five.

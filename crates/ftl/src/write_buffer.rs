@@ -7,6 +7,7 @@
 //! drops it (TRIM step 2 in 002).
 
 use crate::lpn::Lpn;
+use prefetch_index::prefetch_index;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use trimlab_sim::SimTime;
@@ -57,6 +58,14 @@ impl DirtyIndex {
             i = (i + 1) & mask;
         }
         i
+    }
+
+    /// Starts fetching the home slot of `lpn` (a lookup of it is coming); a hint, no change.
+    #[inline]
+    fn prefetch(&self, lpn: u32) {
+        if !self.slots.is_empty() {
+            prefetch_index(&self.slots, self.home(lpn));
+        }
     }
 
     #[inline]
@@ -204,6 +213,13 @@ impl WriteBuffer {
             }
             None => false,
         }
+    }
+
+    /// A hint that `lpn` is about to be looked up or discarded (a TRIM engine's step 2): starts
+    /// fetching its slot of the dirty index, so the miss overlaps the caller's other misses.
+    #[inline]
+    pub fn prefetch(&self, lpn: Lpn) {
+        self.dirty.prefetch(lpn.0);
     }
 
     /// Drops a dirty page (it was trimmed). True if it was there.

@@ -17,6 +17,9 @@ use serde::{Deserialize, Serialize};
 use trimlab_ftl::{Ftl, Lpn};
 use trimlab_sim::{ByteSize, SimTime};
 
+/// Pages a drain takes from the trim buffer at a time (see `DelayedTrim::drain`).
+const DRAIN_CHUNK: usize = 16;
+
 impl EngineKind {
     #[allow(non_upper_case_globals)]
     pub const Delayed: EngineKind = EngineKind("delayed");
@@ -194,22 +197,37 @@ impl DelayedTrim {
         let buffered = ctl.buffer.is_enabled();
         let mut steps = TrimSteps::default();
         let (mut taken, mut applied, mut unmapped, mut dropped) = (0u64, 0u64, 0u64, 0u64);
+        // Pages are taken a chunk at a time and their bitmap words, write-buffer slots and map
+        // entries prefetched together: each is a random miss, and one page after another they did not overlap
+        // (the pages are applied in the same order, and applying one never touches the buffer).
+        let mut chunk = [Lpn(0); DRAIN_CHUNK];
         while taken < max_pages {
-            let Some(lpn) = self.buffer.pop_page() else { break };
-            taken += 1;
-            steps.step3_ns += self.cost.bitmap_check_ns;
-            if !self.bitmap.clear(lpn.0) {
-                continue;
+            let want = (max_pages - taken).min(DRAIN_CHUNK as u64) as usize;
+            let got = self.buffer.pop_pages(&mut chunk[..want]);
+            for &lpn in &chunk[..got] {
+                self.bitmap.prefetch(lpn.0);
+                ctl.buffer.prefetch(lpn);
+                ctl.ftl.prefetch_map(lpn);
             }
-            applied += 1;
-            if buffered && ctl.buffer.discard(lpn) {
-                dropped += 1;
+            for &lpn in &chunk[..got] {
+                taken += 1;
+                steps.step3_ns += self.cost.bitmap_check_ns;
+                if !self.bitmap.clear(lpn.0) {
+                    continue;
+                }
+                applied += 1;
+                if buffered && ctl.buffer.discard(lpn) {
+                    dropped += 1;
+                }
+                let mapped = ctl.ftl.trim(ctl.now, lpn, 1) > 0;
+                unmapped += mapped as u64;
+                let (s2, s3) = self.cost.steps23_ns(buffered, mapped);
+                steps.step2_ns += s2;
+                steps.step3_ns += s3;
             }
-            let mapped = ctl.ftl.trim(ctl.now, lpn, 1) > 0;
-            unmapped += mapped as u64;
-            let (s2, s3) = self.cost.steps23_ns(buffered, mapped);
-            steps.step2_ns += s2;
-            steps.step3_ns += s3;
+            if got < want {
+                break;
+            }
         }
         self.changed_since_flush |= taken > 0;
         let s = &mut self.stats;

@@ -34,6 +34,11 @@ impl TrimEngine for ImmediateTrim {
     fn trim(&mut self, ranges: &[PageRange], ctl: Controller<'_>) -> TrimSteps {
         let buffered = ctl.buffer.is_enabled();
         let (mut pages, mut dropped, mut unmapped) = (0u64, 0u64, 0u64);
+        // Each range's first map entry is a random miss, which the write-buffer lookups below
+        // would otherwise wait for in turn (a range's later entries follow in its lines).
+        for range in ranges {
+            ctl.ftl.prefetch_map(range.start);
+        }
         for range in ranges {
             for lpn in range.pages() {
                 pages += 1;

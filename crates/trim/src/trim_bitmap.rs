@@ -7,6 +7,7 @@
 //! small bitmap per region of the logical space on first use and frees it when its last pending
 //! page is drained, trading a directory of pointers for memory proportional to what is pending.
 
+use prefetch_index::prefetch_index;
 use serde::{Deserialize, Serialize};
 
 /// Which layout a delayed engine uses.
@@ -37,6 +38,14 @@ impl TrimBitmap {
         match self {
             TrimBitmap::Full(b) => b.set_range(start, count),
             TrimBitmap::Partial(b) => b.set_range(start, count),
+        }
+    }
+
+    /// Starts fetching the word of `page`'s bit (a drain about to clear it); a hint, no change.
+    #[inline]
+    pub fn prefetch(&self, page: u32) {
+        if let TrimBitmap::Full(b) = self {
+            prefetch_index(&b.words, (page / 64) as usize);
         }
     }
 

@@ -61,6 +61,19 @@ impl TrimBuffer {
         Some(lpn)
     }
 
+    /// Takes up to `out.len()` pages to drain into `out`, in `pop_page`'s order; returns how
+    /// many (fewer only when the buffer runs out).
+    #[inline]
+    pub fn pop_pages(&mut self, out: &mut [Lpn]) -> usize {
+        for (taken, slot) in out.iter_mut().enumerate() {
+            match self.pop_page() {
+                Some(lpn) => *slot = lpn,
+                None => return taken,
+            }
+        }
+        out.len()
+    }
+
     /// Heap bytes of the entries held now (8 bytes each, as a firmware would store them).
     pub fn heap_bytes(&self) -> u64 {
         self.entries.len() as u64 * 8
@@ -83,8 +96,10 @@ mod tests {
         assert_eq!((b.len(), b.pages(), b.room()), (2, 4, 2));
         assert_eq!(b.pop_page(), Some(Lpn(10)));
         assert_eq!(b.ranges().next(), Some(&PageRange { start: Lpn(11), count: 2 }));
-        let rest: Vec<_> = std::iter::from_fn(|| b.pop_page()).collect();
-        assert_eq!(rest, vec![Lpn(11), Lpn(12), Lpn(2)]);
+        let mut rest = [Lpn(0); 4];
+        assert_eq!(b.pop_pages(&mut rest[..2]), 2);
+        assert_eq!(b.pop_pages(&mut rest[2..]), 1);
+        assert_eq!(rest[..3], [Lpn(11), Lpn(12), Lpn(2)]);
         assert!(b.is_empty());
         assert_eq!(b.pages(), 0);
     }
