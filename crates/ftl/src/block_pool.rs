@@ -29,6 +29,9 @@ struct Word(u32);
 const STATE_SHIFT: u32 = 30;
 const VALID_MASK: u32 = (1 << STATE_SHIFT) - 1;
 
+/// Blocks per chunk of the greedy victim search's bounds (`BlockPool::chunk_low`).
+const CHUNK_BLOCKS: usize = 64;
+
 impl Word {
     #[inline]
     fn new(state: BlockState, valid: u32) -> Self {
@@ -73,11 +76,20 @@ pub struct BlockPool {
     /// invalidation store into three random block entries (both neighbours in the old list, the
     /// new list's head; profiled: `remove_valid`'s stalls were there, and a TRIM waited on them
     /// behind its forward-map and pool misses); a stamp is one store, never read on that path.
-    /// The price is a scan of the plane's words and stamps per victim (contiguous, a few
-    /// hundred on the presets), where a GC-steady 8 GiB drive invalidates 20-40 pages per
-    /// victim.
+    /// The price is a search per victim, which `chunk_low` keeps short.
     stamps: Vec<u64>,
     stamp_counter: u64,
+    /// Per chunk of `CHUNK_BLOCKS` consecutive blocks of a plane (a plane's last chunk may be
+    /// shorter): a lower bound of its full blocks' valid counts (`u32::MAX`: no full block).
+    /// A full block's count only falls, and a close or an invalidation lowers its chunk's
+    /// bound to the count (a block leaving the index leaves the bound low, still a bound), so
+    /// greedy GC reads the plane's bounds, checks the lowest chunk exactly (raising its bound
+    /// if it was low) until the lowest bound is exact, and then looks for the latest stamp
+    /// only in the chunks whose bound is that count: `blocks_per_plane / 64` bounds and a few
+    /// chunks per victim instead of the whole plane (a plane of a 1 TB drive with 512 KiB
+    /// blocks has 35 000 blocks).
+    chunk_low: Vec<u32>,
+    chunks_per_plane: usize,
     /// Host-write sequence number when the block was closed (its age for cost-benefit).
     closed_at: Vec<u64>,
     free: Vec<VecDeque<BlockId>>,
@@ -91,6 +103,7 @@ impl BlockPool {
         let blocks = geometry.block_count();
         let planes = geometry.plane_count();
         assert!(geometry.pages_per_block <= VALID_MASK, "block_pool: pages per block beyond a word's count");
+        let chunks_per_plane = (geometry.blocks_per_plane as usize).div_ceil(CHUNK_BLOCKS);
         let free = (0..planes)
             .map(|p| {
                 let first = geometry.first_block_of_plane(p).0;
@@ -104,6 +117,8 @@ impl BlockPool {
             words: vec![Word::new(BlockState::Free, 0); blocks],
             stamps: vec![0; blocks],
             stamp_counter: 0,
+            chunk_low: vec![u32::MAX; planes * chunks_per_plane],
+            chunks_per_plane,
             closed_at: vec![0; blocks],
             free,
             closed_order: vec![VecDeque::new(); if policy == VictimPolicy::Fifo { planes } else { 0 }],
@@ -153,6 +168,7 @@ impl BlockPool {
         debug_assert_eq!(self.state(block), BlockState::Open);
         self.set_state(block, BlockState::Full);
         self.stamps[block.index()] = self.next_stamp();
+        self.lower_chunk_bound(block);
         self.closed_at[block.index()] = sequence;
         if self.track_closed_order {
             let plane = self.plane(block);
@@ -194,6 +210,19 @@ impl BlockPool {
         // open block is stamped again when it closes.
         let stamp = self.next_stamp();
         self.stamps[block.index()] = stamp;
+        // Also whatever the state: a lower bound may be lower than it needs to be.
+        self.lower_chunk_bound(block);
+    }
+
+    /// Lowers the bound of `block`'s chunk to its valid count.
+    #[inline]
+    fn lower_chunk_bound(&mut self, block: BlockId) {
+        let plane = self.plane(block);
+        let local = block.index() - plane * self.blocks_per_plane as usize;
+        let chunk = plane * self.chunks_per_plane + local / CHUNK_BLOCKS;
+        let valid = self.words[block.index()].valid();
+        let low = &mut self.chunk_low[chunk];
+        *low = (*low).min(valid);
     }
 
     /// Removes a victim from the index before GC moves its pages.
@@ -216,7 +245,12 @@ impl BlockPool {
     }
 
     /// Chooses a victim in `plane` under `policy`; `now_sequence` is the current host-write count.
-    pub fn select_victim(&self, plane: usize, policy: VictimPolicy, now_sequence: u64) -> Option<BlockId> {
+    pub fn select_victim(
+        &mut self,
+        plane: usize,
+        policy: VictimPolicy,
+        now_sequence: u64,
+    ) -> Option<BlockId> {
         match policy {
             VictimPolicy::Greedy => self.greedy_victim(plane),
             VictimPolicy::Fifo => self.closed_order[plane].front().copied(),
@@ -225,30 +259,55 @@ impl BlockPool {
     }
 
     /// The full block of `plane` with the fewest valid pages, the latest stamped among equals
-    /// (stamps are distinct: no ties). Two passes: the least word of the plane (a full block's
-    /// word is its count, any other's is larger), a minimum over contiguous `u32`s the compiler
-    /// vectorizes; then the latest stamp among the blocks whose word is that count, a branch
-    /// taken for those few only.
-    fn greedy_victim(&self, plane: usize) -> Option<BlockId> {
-        let first = plane * self.blocks_per_plane as usize;
-        let range = first..first + self.blocks_per_plane as usize;
-        let words = &self.words[range.clone()];
-        let fewest = words.iter().map(|w| w.0).min()?;
-        if fewest > VALID_MASK {
-            return None;
-        }
-        // Stamps are read for the matching blocks only (twice the words' bytes otherwise).
-        let stamps = &self.stamps[range];
+    /// (stamps are distinct: no ties). First the fewest: the chunk with the lowest bound is
+    /// checked exactly (a full block's word is its count, any other's is larger), its bound
+    /// raised if it was low, until the lowest bound is exact. Then the latest stamp among the
+    /// blocks with that count, which can only be in chunks whose bound is that count; their
+    /// exact minimums are stored on the way.
+    fn greedy_victim(&mut self, plane: usize) -> Option<BlockId> {
+        let chunks = plane * self.chunks_per_plane..(plane + 1) * self.chunks_per_plane;
+        let fewest = loop {
+            let (offset, low) = self.chunk_low[chunks.clone()]
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, &low)| low)
+                .map(|(offset, &low)| (offset, low))?;
+            if low == u32::MAX {
+                return None;
+            }
+            let exact = self.chunk_words(plane, offset).iter().map(|w| w.0).min().unwrap_or(u32::MAX);
+            let exact = if exact > VALID_MASK { u32::MAX } else { exact };
+            if exact == low {
+                break low;
+            }
+            self.chunk_low[chunks.start + offset] = exact;
+        };
         let mut best = (0u64, 0usize);
-        for (i, word) in words.iter().enumerate() {
-            if word.0 == fewest {
-                let stamp = stamps[i];
-                if stamp > best.0 {
-                    best = (stamp, i);
+        for offset in 0..self.chunks_per_plane {
+            if self.chunk_low[chunks.start + offset] != fewest {
+                continue;
+            }
+            let first = plane * self.blocks_per_plane as usize + offset * CHUNK_BLOCKS;
+            let mut exact = u32::MAX;
+            for (i, word) in self.chunk_words(plane, offset).iter().enumerate() {
+                exact = exact.min(word.0);
+                if word.0 == fewest && self.stamps[first + i] > best.0 {
+                    best = (self.stamps[first + i], first + i);
                 }
             }
+            self.chunk_low[chunks.start + offset] = if exact > VALID_MASK { u32::MAX } else { exact };
         }
-        Some(BlockId((first + best.1) as u32))
+        debug_assert!(best.0 > 0, "block_pool: no block of plane {plane} has its fewest count {fewest}");
+        Some(BlockId(best.1 as u32))
+    }
+
+    /// The words of chunk `offset` of `plane`.
+    #[inline]
+    fn chunk_words(&self, plane: usize, offset: usize) -> &[Word] {
+        let plane_first = plane * self.blocks_per_plane as usize;
+        let first = plane_first + offset * CHUNK_BLOCKS;
+        let end = (first + CHUNK_BLOCKS).min(plane_first + self.blocks_per_plane as usize);
+        &self.words[first..end]
     }
 
     fn cost_benefit_victim(&self, plane: usize, now_sequence: u64) -> Option<BlockId> {
@@ -304,6 +363,17 @@ impl BlockPool {
         stamps.sort_unstable();
         if let Some(pair) = stamps.windows(2).find(|pair| pair[0] == pair[1]) {
             return Err(format!("block_pool: two full blocks have stamp {}", pair[0]));
+        }
+        for plane in 0..self.free.len() {
+            for offset in 0..self.chunks_per_plane {
+                let low = self.chunk_low[plane * self.chunks_per_plane + offset];
+                let exact = self.chunk_words(plane, offset).iter().map(|w| w.0).min().unwrap_or(u32::MAX);
+                if exact <= VALID_MASK && low > exact {
+                    return Err(format!(
+                        "block_pool: chunk {offset} of plane {plane} has bound {low} above its fewest {exact}"
+                    ));
+                }
+            }
         }
         for plane in 0..self.free.len() {
             for &block in &self.free[plane] {
@@ -365,7 +435,8 @@ mod tests {
     /// reference keeps one list per (plane, valid count), pushes a block at the head when it
     /// enters (closed, or a page invalidated) and takes the head of the lowest non-empty list.
     /// Random closes (with pages invalidated while open), invalidations and collections over
-    /// a small pool, so buckets fill with ties and empty again; the check runs throughout.
+    /// a small pool (three chunks of the bounds per plane, the last one short), so buckets
+    /// fill with ties and empty again; the check runs throughout.
     #[test]
     fn greedy_victim_matches_linked_lists() {
         let geometry = Geometry {
@@ -373,12 +444,12 @@ mod tests {
             chips_per_channel: 1,
             dies_per_chip: 1,
             planes_per_die: 3,
-            blocks_per_plane: 23,
+            blocks_per_plane: 150,
             pages_per_block: 8,
             page_bytes: 4096,
             flash_page_bytes: 4096,
         };
-        let (ppb, planes, bpp) = (8u32, 3usize, 23u32);
+        let (ppb, planes, bpp) = (8u32, 3usize, 150u32);
         let mut pool = BlockPool::new(&geometry, VictimPolicy::Greedy);
         // lists[plane][valid]: blocks in order of entry, head (latest) last.
         let mut lists = vec![vec![Vec::<u32>::new(); ppb as usize + 1]; planes];

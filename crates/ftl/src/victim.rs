@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 pub enum VictimPolicy {
     /// Fewest valid pages (004 §4.1; the policy the analytic models of Desnoyers and Van Houdt
-    /// describe). O(pages per block) per choice through valid-count buckets.
+    /// describe). O(blocks per plane) per choice: a vectorized scan of the plane's valid counts
+    /// (see `BlockPool::greedy_victim`), nothing per page invalidated.
     #[default]
     Greedy,
     /// Rosenblum and Ousterhout's LFS cleaner: maximise (1 - u) * age / (1 + u), where u is the
