@@ -1,5 +1,6 @@
 //! The block pool: every erase block's state and valid-page count, each plane's free blocks,
-//! and an index of full blocks by valid count so greedy GC finds its victim without a scan.
+//! and the greedy victim index (a stamp per block, per-chunk bounds of the valid counts) so
+//! greedy GC finds its victim without scanning the plane.
 
 use crate::victim::VictimPolicy;
 use std::collections::VecDeque;
@@ -61,8 +62,9 @@ impl Word {
 pub struct BlockPool {
     pages_per_block: u32,
     blocks_per_plane: u32,
-    /// `blocks_per_plane` as a multiply-and-shift: the block's plane for its free list and
-    /// FIFO's bookkeeping (a division was a sixth of the old victim index's time).
+    /// `blocks_per_plane` as a multiply-and-shift: the block's plane for its chunk bound (every
+    /// invalidation), its free list and FIFO's bookkeeping (a division per invalidation was a
+    /// sixth of the old victim index's time).
     plane_divisor: Divisor,
     /// Per block: state and valid count (`Word`). 4 bytes a block, so the pool is 16 entries a
     /// line and mostly cached (a host write reads its old block's, a random one).
