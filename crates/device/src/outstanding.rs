@@ -17,22 +17,23 @@
 //! not go back in time; the device's callers submit in arrival order, and when one does not, the
 //! list first drops what the previous (latest) arrival dropped, as the heap did then.
 //!
-//! The "heap" of a nearly full queue is not a binary heap either ([`Runs`]): a trace replayed
+//! The "heap" of a nearly full queue is not a binary heap either ([`RunQueue`]): a trace replayed
 //! faster than the drive serves it keeps the queue full, and its sift down at every arrival was
 //! a third of `Ssd::submit` there (issue 27). Completions come in a few ascending runs (writes
 //! finish in order behind the link and the buffer, TRIMs in order on the controller, earlier
 //! than the writes queued before them), so they are kept as such runs, with a binary heap only
 //! for a completion that extends none of them.
 
-use trimlab_sim::{MinHeap, SimTime};
+use trimlab_sim::{RunQueue, SimTime};
 
 #[derive(Default)]
 pub(crate) struct Outstanding {
     /// Completion times in no order; those at or before `last_arrival` have left the queue
     /// already (all but the last one pushed, which came after that arrival's retirements).
     list: Vec<SimTime>,
-    /// The queue while it is nearly full (`list` is then empty).
-    heap: Runs,
+    /// The queue while it is nearly full (`list` is then empty): two runs, a replay's writes
+    /// and its TRIMs.
+    heap: RunQueue<SimTime, 2>,
     is_heap: bool,
     last_arrival: SimTime,
 }
@@ -103,156 +104,11 @@ impl Outstanding {
     }
 }
 
-/// A FIFO of times: a vector and the index of its front. Leaner than a `VecDeque` (whose
-/// wrap-around arithmetic cost more instructions than the sift it replaced): the vector
-/// restarts when the run empties, which in a queue of at most `queue_depth` commands split
-/// over two runs happens often, and the taken front part is dropped when it is most of it.
-#[derive(Default)]
-struct Run {
-    items: Vec<SimTime>,
-    head: usize,
-}
-
-impl Run {
-    #[inline(always)]
-    fn front(&self) -> Option<SimTime> {
-        self.items.get(self.head).copied()
-    }
-
-    #[inline(always)]
-    fn back(&self) -> Option<SimTime> {
-        if self.head < self.items.len() {
-            self.items.last().copied()
-        } else {
-            None
-        }
-    }
-
-    #[inline(always)]
-    fn push_back(&mut self, t: SimTime) {
-        if self.head == self.items.len() {
-            self.items.clear();
-            self.head = 0;
-        } else if self.head >= 64 && self.head * 2 >= self.items.len() {
-            self.items.drain(..self.head);
-            self.head = 0;
-        }
-        self.items.push(t);
-    }
-
-    #[inline(always)]
-    fn pop_front(&mut self) {
-        self.head += 1;
-    }
-
-    fn iter(&self) -> impl Iterator<Item = SimTime> + '_ {
-        self.items[self.head..].iter().copied()
-    }
-
-    fn clear(&mut self) {
-        self.items.clear();
-        self.head = 0;
-    }
-}
-
-/// Ascending runs a completion joins when it is at or after the run's last one.
-const RUNS: usize = 2;
-
-/// A min-queue of completion times kept as [`RUNS`] ascending runs (each a FIFO: its front is
-/// its least) and a binary heap for a time that extends no run. The least is the least of the
-/// runs' fronts and the heap's root: a few compares instead of a sift whose every level is a
-/// branch the CPU cannot predict. Exact whatever the order of pushes: it holds the same
-/// multiset of times as a heap would and always yields the least, and equal times are
-/// indistinguishable. A time joins the run whose last time is the latest at or before it (best
-/// fit, so a later time never lands behind an earlier run's tail when a better one exists).
-#[derive(Default)]
-struct Runs {
-    runs: [Run; RUNS],
-    rest: MinHeap<SimTime>,
-    len: usize,
-}
-
-impl Runs {
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline(always)]
-    fn push(&mut self, done: SimTime) {
-        self.len += 1;
-        // An empty run fits anything and ranks below every run with a tail.
-        let mut best: Option<(usize, Option<SimTime>)> = None;
-        for (i, run) in self.runs.iter().enumerate() {
-            let back = run.back();
-            if back.is_none_or(|b| b <= done) && best.is_none_or(|(_, best_back)| back > best_back) {
-                best = Some((i, back));
-            }
-        }
-        match best {
-            Some((i, _)) => self.runs[i].push_back(done),
-            None => self.rest.push(done),
-        }
-    }
-
-    /// Where the least time is: a run's index, or `RUNS` for the heap; `None` when empty.
-    #[inline]
-    fn least(&self) -> Option<(usize, SimTime)> {
-        let mut least = self.rest.peek().map(|t| (RUNS, t));
-        for (i, run) in self.runs.iter().enumerate() {
-            if let Some(t) = run.front() {
-                if least.is_none_or(|(_, l)| t < l) {
-                    least = Some((i, t));
-                }
-            }
-        }
-        least
-    }
-
-    #[inline(always)]
-    fn take(&mut self, from: usize) {
-        self.len -= 1;
-        if from == RUNS {
-            self.rest.pop();
-        } else {
-            self.runs[from].pop_front();
-        }
-    }
-
-    #[inline]
-    fn pop(&mut self) -> Option<SimTime> {
-        let (from, t) = self.least()?;
-        self.take(from);
-        Some(t)
-    }
-
-    /// Removes every time at or before `now`.
-    #[inline]
-    fn pop_through(&mut self, now: SimTime) {
-        while let Some((from, t)) = self.least() {
-            if t > now {
-                break;
-            }
-            self.take(from);
-        }
-    }
-
-    /// The times in no particular order.
-    fn iter(&self) -> impl Iterator<Item = SimTime> + '_ {
-        self.runs.iter().flat_map(Run::iter).chain(self.rest.iter().copied())
-    }
-
-    fn clear(&mut self) {
-        self.runs.iter_mut().for_each(Run::clear);
-        self.rest.clear();
-        self.len = 0;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::Rng;
-    use trimlab_sim::SeedTree;
+    use trimlab_sim::{MinHeap, SeedTree};
 
     /// The heap the device kept before: drop what completed by the arrival, then the earliest
     /// when `queue_depth` remain; a drain is the maximum and empties it.
@@ -275,49 +131,6 @@ mod tests {
             let latest = self.0.iter().copied().max();
             self.0.clear();
             latest
-        }
-    }
-
-    /// The runs yield what a binary heap yields, whatever the order of pushes: ascending
-    /// streams (one run each), two interleaved streams (the replay's writes and TRIMs), three
-    /// (one more than there are runs), and random times (mostly the heap), with pops and
-    /// `pop_through` between them; and every order kind uses both the runs and the heap.
-    #[test]
-    fn runs_yield_the_least_as_a_heap_does() {
-        let mut rng = SeedTree::new(9).fork("runs");
-        for streams in 1..=4u64 {
-            let (mut runs, mut heap) = (Runs::default(), MinHeap::<SimTime>::new());
-            let mut clocks = vec![0u64; streams as usize];
-            let mut in_heap = 0;
-            for step in 0..50_000u32 {
-                match rng.gen_range(0..10) {
-                    0..=4 => {
-                        let s = rng.gen_range(0..streams) as usize;
-                        clocks[s] += rng.gen_range(0..50);
-                        let t = if streams == 4 { SimTime(rng.gen_range(0..100_000)) } else { SimTime(clocks[s]) };
-                        runs.push(t);
-                        heap.push(t);
-                    }
-                    5..=8 => assert_eq!(runs.pop(), heap.pop(), "{streams} streams, step {step}"),
-                    _ => {
-                        let now = SimTime(rng.gen_range(0..clocks[0].max(1) + 100));
-                        runs.pop_through(now);
-                        while heap.peek().is_some_and(|t| t <= now) {
-                            heap.pop();
-                        }
-                    }
-                }
-                assert_eq!(runs.len(), heap.len());
-                in_heap += runs.rest.len();
-                let mut all: Vec<SimTime> = runs.iter().collect();
-                let mut expected: Vec<SimTime> = heap.iter().copied().collect();
-                if step % 97 == 0 {
-                    all.sort_unstable();
-                    expected.sort_unstable();
-                    assert_eq!(all, expected);
-                }
-            }
-            assert_eq!(in_heap > 0, streams > RUNS as u64, "{streams} streams: {in_heap} item-steps in the heap");
         }
     }
 
