@@ -381,7 +381,8 @@ mod tests {
                 };
             } else if rng.gen_range(0..2) == 0 {
                 // Drifting within and across buckets, as a replay's queue waits do.
-                latency_ns = latency_ns.saturating_add(rng.gen_range(0..40)).saturating_sub(rng.gen_range(0..20));
+                latency_ns =
+                    latency_ns.saturating_add(rng.gen_range(0..40)).saturating_sub(rng.gen_range(0..20));
             }
             ours.record(kind, latency_ns);
             single[kind as usize].saturating_record(latency_ns);
