@@ -58,6 +58,15 @@ pub enum ReplayError {
     Device { index: u64, error: CommandError },
 }
 
+/// A reader's error boxed, as the trace reader thread hands it over: the records it passes
+/// are then 40 bytes (the record's own size), not the 80 of a `Result` sized for the error,
+/// which the replay loop copied for every record (issue 27).
+impl From<Box<TraceError>> for ReplayError {
+    fn from(error: Box<TraceError>) -> Self {
+        ReplayError::Trace(*error)
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ReplayStats {
     pub requests: u64,
@@ -294,23 +303,25 @@ impl<D: BlockDevice> Replayer<'_, D> {
 }
 
 /// Replays `records` on `ssd` from time zero; measurement covers the whole trace.
-pub fn replay<I>(ssd: &mut Ssd, records: I, options: ReplayOptions) -> Result<ReplayOutcome, ReplayError>
+pub fn replay<I, E>(ssd: &mut Ssd, records: I, options: ReplayOptions) -> Result<ReplayOutcome, ReplayError>
 where
-    I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+    I: IntoIterator<Item = Result<TraceRecord, E>>,
+    ReplayError: From<E>,
 {
     replay_from(ssd, SimTime::ZERO, records, options)
 }
 
 /// [`replay`] on a device that has already run until `start` (a preconditioned drive, as
 /// `trimlab bench` uses): the trace's time zero is `start`, and measurement starts there.
-pub fn replay_from<I>(
+pub fn replay_from<I, E>(
     ssd: &mut Ssd,
     start: SimTime,
     records: I,
     options: ReplayOptions,
 ) -> Result<ReplayOutcome, ReplayError>
 where
-    I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+    I: IntoIterator<Item = Result<TraceRecord, E>>,
+    ReplayError: From<E>,
 {
     ssd.start_measurement(start);
     let (stats, end) = replay_on(ssd, start, records, options)?;
@@ -320,14 +331,15 @@ where
 
 /// Replays `records` on any [`BlockDevice`] from `start`: the statistics and when the last
 /// command completed.
-pub fn replay_on<D: BlockDevice, I>(
+pub fn replay_on<D: BlockDevice, I, E>(
     dev: &mut D,
     start: SimTime,
     records: I,
     options: ReplayOptions,
 ) -> Result<(ReplayStats, SimTime), ReplayError>
 where
-    I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+    I: IntoIterator<Item = Result<TraceRecord, E>>,
+    ReplayError: From<E>,
 {
     let next_fstrim_ns = match options.trims {
         TrimHandling::Periodic { period_ns } => start.0.saturating_add(period_ns.max(1)),
@@ -375,9 +387,10 @@ fn divided_trace_time(t: u64, speed: f64) -> u64 {
 impl<D: BlockDevice> Replayer<'_, D> {
     /// Each request at its trace time over `speed` (or when the previous one completes);
     /// returns when the last command completed.
-    fn open_loop<I>(&mut self, start: SimTime, speed: f64, records: I) -> Result<SimTime, ReplayError>
+    fn open_loop<I, E>(&mut self, start: SimTime, speed: f64, records: I) -> Result<SimTime, ReplayError>
     where
-        I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+        I: IntoIterator<Item = Result<TraceRecord, E>>,
+        ReplayError: From<E>,
     {
         let (mut end, mut last_arrival, mut last_done) = (start, start, start);
         for (index, record) in records.into_iter().enumerate() {
@@ -402,9 +415,15 @@ impl<D: BlockDevice> Replayer<'_, D> {
 
     /// `queue_depth` requests outstanding, each slot taking the next record when its last one
     /// completes; returns when the last command completed.
-    fn closed_loop<I>(&mut self, start: SimTime, queue_depth: u32, records: I) -> Result<SimTime, ReplayError>
+    fn closed_loop<I, E>(
+        &mut self,
+        start: SimTime,
+        queue_depth: u32,
+        records: I,
+    ) -> Result<SimTime, ReplayError>
     where
-        I: IntoIterator<Item = Result<TraceRecord, TraceError>>,
+        I: IntoIterator<Item = Result<TraceRecord, E>>,
+        ReplayError: From<E>,
     {
         let mut records = records.into_iter();
         let mut queue: EventQueue<u32> = EventQueue::new();

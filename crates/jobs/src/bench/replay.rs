@@ -163,7 +163,12 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path, ui: &mut dyn Ui) -> Resul
     let mut first_us = None;
     let records = Requests::new(requests, logical_bytes, &seeds).map(|(time_us, op, offset)| {
         let first = *first_us.get_or_insert(time_us);
-        Ok(TraceRecord { time_ns: Some((time_us - first) * 1000), op, offset, bytes: REQUEST_BYTES })
+        Ok::<_, trimlab_trace::TraceError>(TraceRecord {
+            time_ns: Some((time_us - first) * 1000),
+            op,
+            offset,
+            bytes: REQUEST_BYTES,
+        })
     });
     let simulated = trimlab_trace::replay_from(&mut ssd, start, records, options)?;
     let simulate_s = wall.elapsed().as_secs_f64();
