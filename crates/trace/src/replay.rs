@@ -196,11 +196,20 @@ impl<D: BlockDevice> Replayer<'_, D> {
         Ok((at, commands))
     }
 
-    /// A TRIM of one range within the device's limits: the one command the splitter would make
-    /// of it (one range, the bytes whole), sent from a command kept for it. Through the splitter
-    /// each of a replay's TRIMs paid for its batching and a `Result` returned through memory,
-    /// 4 % of the simulation thread (issue 27).
-    fn one_trim(&mut self, index: u64, at: SimTime, offset: u64, bytes: u64) -> Result<SimTime, ReplayError> {
+    /// A recorded TRIM, sent when it was recorded. One within the device's limits goes out as
+    /// the one command the splitter would make of it (one range, the bytes whole), from a
+    /// command kept for it: through the splitter each of a replay's TRIMs paid for its batching
+    /// and a `Result` returned through memory, 4 % of the simulation thread (issue 27).
+    fn recorded_trim(
+        &mut self,
+        index: u64,
+        at: SimTime,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<SimTime, ReplayError> {
+        if bytes > self.limits.max_trim_bytes {
+            return Ok(self.trim_ranges(index, at, &[(offset, bytes)])?.0);
+        }
         let mut command = std::mem::replace(&mut self.one_trim, Command::Flush);
         if let Command::Trim { ranges } = &mut command {
             ranges.clear();
@@ -282,10 +291,7 @@ impl<D: BlockDevice> Replayer<'_, D> {
                 self.stats.trims += 1;
                 self.stats.trim_bytes_recorded += bytes;
                 match self.options.trims {
-                    TrimHandling::AsRecorded if bytes <= self.limits.max_trim_bytes => {
-                        self.one_trim(index, at, offset, bytes)
-                    }
-                    TrimHandling::AsRecorded => Ok(self.trim_ranges(index, at, &[(offset, bytes)])?.0),
+                    TrimHandling::AsRecorded => self.recorded_trim(index, at, offset, bytes),
                     TrimHandling::Drop => {
                         self.stats.trims_dropped += 1;
                         Ok(at)
