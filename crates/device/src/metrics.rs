@@ -53,19 +53,33 @@ pub(crate) fn is_zero(n: &u64) -> bool {
 
 pub(crate) struct Latencies {
     histograms: [Histogram<u64>; 4],
-    /// The latest latency, its kind and how many commands in a row took exactly it, not yet in
-    /// `histograms`: in a closed loop most writes take exactly as long as the one before (the
-    /// firmware and link times), and counting them costs a compare where the histogram pays its
-    /// bucket arithmetic and three stores per command. A histogram holds counts only, so
-    /// recording the run as one count of n gives the same histogram as n single records.
-    run: LatencyRun,
+    /// Per kind, the latencies not yet in `histograms`: how many commands in a row of that
+    /// kind took a latency the histogram cannot tell from the run's first one (the same bucket:
+    /// hdrhistogram keeps counts per bucket, and its min, max, mean and percentiles are read
+    /// per bucket too, so n records of equivalent values and one record of n counts of the
+    /// first give the same histogram). In a closed loop most writes take exactly as long as the
+    /// one before (the firmware and link times); in a trace replayed faster than the drive
+    /// serves it, latency is mostly queue wait and drifts by microseconds from one command to
+    /// the next while a bucket spans milliseconds. Recording costs a subtraction and a compare
+    /// there, where the histogram pays its bucket arithmetic and three stores per command (4 %
+    /// of a replay's simulation thread, issue 27). A run per kind, so a replay's TRIMs do not
+    /// break its writes' runs.
+    runs: [LatencyRun; 4],
 }
 
 #[derive(Clone, Copy)]
 struct LatencyRun {
-    kind: CommandKind,
+    /// The run's first latency, what is recorded for all of it.
     latency_ns: u64,
+    /// The bucket of `latency_ns`: a latency belongs to the run when `latency - low <= span`.
+    low: u64,
+    span: u64,
     count: u64,
+}
+
+impl LatencyRun {
+    /// Matches nothing but `u64::MAX`, which it would record as itself.
+    const EMPTY: LatencyRun = LatencyRun { latency_ns: u64::MAX, low: u64::MAX, span: 0, count: 0 };
 }
 
 /// A histogram of latencies in nanoseconds: 1 ns .. ~13 simulated days at 3 significant
@@ -77,40 +91,45 @@ pub fn latency_histogram() -> Histogram<u64> {
 impl Latencies {
     pub(crate) fn new() -> Self {
         let make = latency_histogram;
-        Latencies {
-            histograms: [make(), make(), make(), make()],
-            run: LatencyRun { kind: CommandKind::Read, latency_ns: 0, count: 0 },
-        }
+        Latencies { histograms: [make(), make(), make(), make()], runs: [LatencyRun::EMPTY; 4] }
     }
 
     #[inline]
     pub(crate) fn record(&mut self, kind: CommandKind, latency_ns: u64) {
-        let run = &mut self.run;
-        if run.latency_ns == latency_ns && run.kind == kind {
+        let run = &mut self.runs[kind as usize];
+        if latency_ns.wrapping_sub(run.low) <= run.span {
             run.count += 1;
             return;
         }
-        self.close_run();
-        self.run = LatencyRun { kind, latency_ns, count: 1 };
+        self.start_run(kind, latency_ns);
     }
 
-    /// Records the pending run. Latencies beyond the histogram's upper bound (~13 simulated
-    /// days) are clamped to it.
-    fn close_run(&mut self) {
-        let run = self.run;
+    #[inline(never)]
+    fn start_run(&mut self, kind: CommandKind, latency_ns: u64) {
+        let h = &mut self.histograms[kind as usize];
+        let run = &mut self.runs[kind as usize];
         if run.count > 0 {
-            self.histograms[run.kind as usize].saturating_record_n(run.latency_ns, run.count);
+            h.saturating_record_n(run.latency_ns, run.count);
         }
+        // Past the upper bound the histogram clamps; such a run holds only its exact value.
+        let (low, span) = if latency_ns <= h.high() {
+            let low = h.lowest_equivalent(latency_ns);
+            (low, h.highest_equivalent(latency_ns) - low)
+        } else {
+            (latency_ns, 0)
+        };
+        *run = LatencyRun { latency_ns, low, span, count: 1 };
     }
 
-    /// `kind`'s histogram with the pending run in it (a copy only when the run is `kind`'s).
+    /// `kind`'s histogram with its pending run in it (a copy when there is one).
     pub(crate) fn histogram(&self, kind: CommandKind) -> Cow<'_, Histogram<u64>> {
         let recorded = &self.histograms[kind as usize];
-        if self.run.count == 0 || self.run.kind != kind {
+        let run = &self.runs[kind as usize];
+        if run.count == 0 {
             return Cow::Borrowed(recorded);
         }
         let mut h = recorded.clone();
-        h.saturating_record_n(self.run.latency_ns, self.run.count);
+        h.saturating_record_n(run.latency_ns, run.count);
         Cow::Owned(h)
     }
 
@@ -352,11 +371,18 @@ mod tests {
         for step in 0..200_000u32 {
             if rng.gen_range(0..4) == 0 {
                 kind = CommandKind::ALL[rng.gen_range(0..4)];
-                latency_ns = match rng.gen_range(0..10) {
+                latency_ns = match rng.gen_range(0..12) {
                     0 => u64::MAX - rng.gen_range(0..2),
                     1 => 0,
+                    // Around the upper bound, where the histogram starts to clamp.
+                    2 => (1 << 50) - 20_000 + rng.gen_range(0..40_000),
+                    3 => rng.gen_range(1..3),
                     _ => rng.gen_range(1..100_000),
                 };
+            } else if rng.gen_range(0..2) == 0 {
+                // Drifting within and across buckets, as a replay's queue waits do.
+                latency_ns =
+                    latency_ns.saturating_add(rng.gen_range(0..40)).saturating_sub(rng.gen_range(0..20));
             }
             ours.record(kind, latency_ns);
             single[kind as usize].saturating_record(latency_ns);

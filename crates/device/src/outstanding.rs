@@ -16,16 +16,24 @@
 //! them later, with a later arrival's time, which drops the same ones as long as arrivals do
 //! not go back in time; the device's callers submit in arrival order, and when one does not, the
 //! list first drops what the previous (latest) arrival dropped, as the heap did then.
+//!
+//! The "heap" of a nearly full queue is not a binary heap either ([`RunQueue`]): a trace replayed
+//! faster than the drive serves it keeps the queue full, and its sift down at every arrival was
+//! a third of `Ssd::submit` there (issue 27). Completions come in a few ascending runs (writes
+//! finish in order behind the link and the buffer, TRIMs in order on the controller, earlier
+//! than the writes queued before them), so they are kept as such runs, with a binary heap only
+//! for a completion that extends none of them.
 
-use trimlab_sim::{MinHeap, SimTime};
+use trimlab_sim::{RunQueue, SimTime};
 
 #[derive(Default)]
 pub(crate) struct Outstanding {
     /// Completion times in no order; those at or before `last_arrival` have left the queue
     /// already (all but the last one pushed, which came after that arrival's retirements).
     list: Vec<SimTime>,
-    /// The queue while it is nearly full (`list` is then empty).
-    heap: MinHeap<SimTime>,
+    /// The queue while it is nearly full (`list` is then empty): two runs, a replay's writes
+    /// and its TRIMs.
+    heap: RunQueue<SimTime, 2>,
     is_heap: bool,
     last_arrival: SimTime,
 }
@@ -54,6 +62,8 @@ impl Outstanding {
             return None;
         }
         self.heap.clear();
+        // Sorted, the list becomes one run rather than a scatter across runs and heap.
+        self.list.sort_unstable();
         self.list.drain(..).for_each(|done| self.heap.push(done));
         self.is_heap = true;
         self.admit_to_heap(arrival, queue_depth)
@@ -61,13 +71,11 @@ impl Outstanding {
 
     #[inline]
     fn admit_to_heap(&mut self, arrival: SimTime, queue_depth: usize) -> Option<SimTime> {
-        while self.heap.peek().is_some_and(|done| done <= arrival) {
-            self.heap.pop();
-        }
+        self.heap.pop_through(arrival);
         self.last_arrival = arrival;
         let waited = if self.heap.len() >= queue_depth { self.heap.pop() } else { None };
         if self.heap.len() * 2 < queue_depth {
-            self.list.extend(self.heap.iter().copied());
+            self.list.extend(self.heap.iter());
             self.heap.clear();
             self.is_heap = false;
         }
@@ -88,7 +96,7 @@ impl Outstanding {
     /// command waits for the queue to drain). Completions in the list that have left already are
     /// at or before the arrival just admitted, so they never exceed the new command's start.
     pub(crate) fn drain(&mut self) -> Option<SimTime> {
-        let latest = self.list.iter().chain(self.heap.iter()).copied().max();
+        let latest = self.list.iter().copied().chain(self.heap.iter()).max();
         self.list.clear();
         self.heap.clear();
         self.is_heap = false;
@@ -100,7 +108,7 @@ impl Outstanding {
 mod tests {
     use super::*;
     use rand::Rng;
-    use trimlab_sim::SeedTree;
+    use trimlab_sim::{MinHeap, SeedTree};
 
     /// The heap the device kept before: drop what completed by the arrival, then the earliest
     /// when `queue_depth` remain; a drain is the maximum and empties it.

@@ -7,11 +7,13 @@ pub mod min_heap;
 pub mod names;
 mod registry;
 pub mod rng;
+pub mod run_queue;
 pub mod time;
 pub mod units;
 
 pub use event_queue::EventQueue;
 pub use min_heap::MinHeap;
 pub use rng::{SeedTree, SimRng};
+pub use run_queue::RunQueue;
 pub use time::SimTime;
 pub use units::{ByteSize, ByteUnit, DurationNs};

@@ -120,7 +120,9 @@ fn out_of_range_requests_are_refused_or_remapped() {
 fn periodic_fstrim_reaches_a_request_at_the_end_of_the_clock() {
     use trimlab_trace::{CommandKind, TraceRecord};
     const DAY_NS: u64 = 86_400_000_000_000;
-    let record = |time_ns, op, offset| Ok(TraceRecord { time_ns: Some(time_ns), op, offset, bytes: 4096 });
+    let record = |time_ns, op, offset| {
+        Ok::<_, trimlab_trace::TraceError>(TraceRecord { time_ns: Some(time_ns), op, offset, bytes: 4096 })
+    };
     let records = vec![
         record(0, CommandKind::Write, 0),
         record(1, CommandKind::Trim, 0),

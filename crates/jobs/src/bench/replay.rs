@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trimlab_device::{Ssd, SsdConfig};
 use trimlab_sim::{SeedTree, SimTime};
-use trimlab_trace::{CommandKind, LbaMode, Pacing, ReaderOptions, ReplayOptions, TraceRecord, TrimHandling};
+use trimlab_trace::{
+    CommandKind, LbaMode, Pacing, ReaderOptions, ReplayOptions, TraceError, TraceRecord, TrimHandling,
+};
 use trimlab_workload::{Precondition, Volume, WorkloadConfig};
 
 /// The workload: 4 KiB random writes with 10 % TRIMs.
@@ -67,6 +69,14 @@ impl Iterator for Requests {
         let op = if self.rng.gen_bool(TRIM_SHARE) { CommandKind::Trim } else { CommandKind::Write };
         Some((self.time_us, op, offset))
     }
+}
+
+/// A generated request as the reader makes it, its time relative to the first request's.
+fn relative(
+    first_us: u64,
+    (time_us, op, offset): (u64, CommandKind, u64),
+) -> Result<TraceRecord, TraceError> {
+    Ok(TraceRecord { time_ns: Some((time_us - first_us) * 1000), op, offset, bytes: REQUEST_BYTES })
 }
 
 /// The requests as fio iolog v3, as fio writes them.
@@ -161,10 +171,8 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path, ui: &mut dyn Ui) -> Resul
     let wall = Instant::now();
     // Times relative to the first request, as the reader makes them.
     let mut first_us = None;
-    let records = Requests::new(requests, logical_bytes, &seeds).map(|(time_us, op, offset)| {
-        let first = *first_us.get_or_insert(time_us);
-        Ok(TraceRecord { time_ns: Some((time_us - first) * 1000), op, offset, bytes: REQUEST_BYTES })
-    });
+    let records =
+        Requests::new(requests, logical_bytes, &seeds).map(|r| relative(*first_us.get_or_insert(r.0), r));
     let simulated = trimlab_trace::replay_from(&mut ssd, start, records, options)?;
     let simulate_s = wall.elapsed().as_secs_f64();
     // The text path must deliver exactly the requests: the two replays end in the same state.
