@@ -156,6 +156,19 @@ impl FioOption<'_> {
         fio_size(&v).ok_or_else(|| self.bad(&v, &format!("expected {what}")))
     }
 
+    /// A request size: a size, a positive whole number of 512-byte sectors (the device's unit;
+    /// checked here so the error names the job file's line, not the config key it becomes).
+    fn block_size(&self, what: &str) -> Result<u64, FioError> {
+        let bytes = self.size(what)?;
+        match bytes > 0 && bytes.is_multiple_of(512) {
+            true => Ok(bytes),
+            false => Err(self.bad(
+                self.value.unwrap_or(""),
+                "a block size must be a positive multiple of 512 bytes (whole sectors), like 4k",
+            )),
+        }
+    }
+
     fn size_or_percent(&self) -> Result<FioSize, FioError> {
         let v = self.need("a size like 1g or a percentage like 50%")?;
         fio_size_or_percent(&v)
@@ -235,9 +248,10 @@ pub fn apply(opt: &FioOption, w: &mut WorkloadConfig, shape: &mut Shape) -> Resu
 fn apply_size(opt: &FioOption, w: &mut WorkloadConfig) -> Result<bool, FioError> {
     match opt.key {
         "bs" | "blocksize" => {
-            w.block_bytes = ByteSize(
-                opt.size("one size like 4k or 128k (per-direction lists like 4k,8k are not supported)")?,
-            );
+            w.block_bytes =
+                ByteSize(opt.block_size(
+                    "one size like 4k or 128k (per-direction lists like 4k,8k are not supported)",
+                )?);
         }
         "bsrange" | "blocksize_range" => {
             let v = opt.need("a range like 4k-4k")?;
