@@ -257,7 +257,14 @@ fn apply_size(opt: &FioOption, w: &mut WorkloadConfig) -> Result<bool, FioError>
             let v = opt.need("a range like 4k-4k")?;
             let (lo, hi) = v.split_once('-').ok_or_else(|| opt.bad(&v, "expected a range like 4k-16k"))?;
             match (fio_size(lo), fio_size(hi)) {
-                (Some(lo), Some(hi)) if lo == hi => w.block_bytes = ByteSize(lo),
+                (Some(lo), Some(hi)) if lo == hi && lo > 0 && lo.is_multiple_of(512) => {
+                    w.block_bytes = ByteSize(lo)
+                }
+                (Some(lo), Some(hi)) if lo == hi => {
+                    return Err(
+                        opt.bad(&v, "a block size must be a positive multiple of 512 bytes, like 4k-4k")
+                    )
+                }
                 _ => {
                     return Err(opt
                         .bad(&v, "only a single size (4k-4k) is supported; use bssplit for a mix of sizes"))

@@ -126,6 +126,7 @@ fn bad_values_and_shapes_are_errors() {
     bad("[j]\nbs=4k,8k\n", "4k,8k", 2);
     bad("[j]\nrw=write\nbs=0\n", "`bs=0`: a block size must be a positive multiple of 512", 3);
     bad("[j]\nblocksize=1000\n", "multiple of 512 bytes", 2);
+    bad("[j]\nbsrange=0-0\n", "multiple of 512 bytes", 2);
     bad("[j]\nnumjobs=0\n", "1..=1024", 2);
     bad("[j]\nrandom_distribution=zoned:60/10:30/90\n", "add up to 100", 2);
     bad("[j]\nrandom_distribution=zoned_abs:50/:50/1g\n", "needs a size", 2);
