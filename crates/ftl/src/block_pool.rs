@@ -430,7 +430,9 @@ impl Divisor {
 mod tests {
     use super::{BlockPool, BlockState, Divisor};
     use crate::victim::VictimPolicy;
+    use rand::Rng;
     use trimlab_nand::{BlockId, Geometry};
+    use trimlab_sim::SeedTree;
 
     /// Greedy's choice must be exactly the doubly-linked lists' it replaced, ties included: the
     /// reference keeps one list per (plane, valid count), pushes a block at the head when it
@@ -454,13 +456,8 @@ mod tests {
         let mut pool = BlockPool::new(&geometry, VictimPolicy::Greedy);
         // lists[plane][valid]: blocks in order of entry, head (latest) last.
         let mut lists = vec![vec![Vec::<u32>::new(); ppb as usize + 1]; planes];
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = SeedTree::new(1).fork("block_pool.greedy");
+        let mut next = |n: u64| rng.gen_range(0..n);
         let (mut chosen, mut tied) = (0, 0);
         for step in 0..200_000 {
             let plane = next(planes as u64) as usize;
@@ -514,13 +511,8 @@ mod tests {
     /// below them, and the ends of the range.
     #[test]
     fn divisor_matches_division() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u32
-        };
+        let mut rng = SeedTree::new(1).fork("block_pool.divisor");
+        let mut next = || rng.gen::<u32>();
         let divisors =
             [1, 2, 3, 5, 7, 64, 100, 143, 1000, 4576, 18_304, 65_535, 1 << 24, u32::MAX - 1, u32::MAX];
         let mut random_divisors = Vec::new();
