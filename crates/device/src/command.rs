@@ -30,6 +30,33 @@ pub enum Command {
     Flush,
 }
 
+/// A one-range TRIM command kept for reuse: a caller sending a TRIM per request (a workload's
+/// draws, a trace's records) rewrites its range instead of allocating a command each time.
+/// `Default` holds no allocation, so it can stand in while the command is lent out.
+#[derive(Clone, Debug, Default)]
+pub struct OneRangeTrim {
+    ranges: Vec<ByteRange>,
+}
+
+impl OneRangeTrim {
+    /// The TRIM of `bytes` at `offset`.
+    #[inline]
+    pub fn of(&mut self, offset: u64, bytes: u64) -> Command {
+        let mut ranges = std::mem::take(&mut self.ranges);
+        ranges.clear();
+        ranges.push(ByteRange { offset, bytes });
+        Command::Trim { ranges }
+    }
+
+    /// Takes back a command made by [`OneRangeTrim::of`], to reuse its vector.
+    #[inline]
+    pub fn put_back(&mut self, command: Command) {
+        if let Command::Trim { ranges } = command {
+            self.ranges = ranges;
+        }
+    }
+}
+
 /// Eight bytes wide, so a struct of a kind and two `u64`s (the workload generator's `Op`) has no
 /// padding: moving an `Option` of one between inlined calls copied the padding bytes with two
 /// overlapping 4-byte loads, which the CPU cannot forward from the stores that wrote them, and
@@ -95,4 +122,25 @@ pub enum CommandError {
     /// A device that requires non-decreasing arrivals (the thin volume) got an earlier one.
     #[error("command arriving at {arrival_ns} ns before the previous arrival at {previous_ns} ns")]
     OutOfOrder { arrival_ns: u64, previous_ns: u64 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each TRIM is the one range asked for, and a command given back lends its vector to the
+    /// next: no allocation per TRIM.
+    #[test]
+    fn one_range_trim_reuses_its_vector() {
+        let mut trim = OneRangeTrim::default();
+        let first = trim.of(4096, 512);
+        assert_eq!(first, Command::Trim { ranges: vec![ByteRange { offset: 4096, bytes: 512 }] });
+        let Command::Trim { ranges } = &first else { unreachable!() };
+        let vector = ranges.as_ptr();
+        trim.put_back(first);
+        let second = trim.of(0, 8192);
+        assert_eq!(second, Command::Trim { ranges: vec![ByteRange { offset: 0, bytes: 8192 }] });
+        let Command::Trim { ranges } = &second else { unreachable!() };
+        assert_eq!(ranges.as_ptr(), vector);
+    }
 }

@@ -19,7 +19,7 @@ pub mod thin_volume;
 pub mod timeseries;
 
 pub use block_device::{BlockDevice, Limits, Served};
-pub use command::{ByteRange, Command, CommandError, CommandKind};
+pub use command::{ByteRange, Command, CommandError, CommandKind, OneRangeTrim};
 pub use config::{
     BackwardMap, ConfigError, DeviceKind, DeviceSection, DeviceSpec, FtlSection, FtlSpec, SsdConfig,
     TrimSection,

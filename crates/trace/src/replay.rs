@@ -8,7 +8,8 @@ use crate::reader::TraceError;
 use crate::record::{CommandKind, TraceRecord};
 use serde::Serialize;
 use trimlab_device::{
-    transfer_chunks, BlockDevice, ByteRange, Command, CommandError, DeviceReport, Limits, Ssd, TrimSplitter,
+    transfer_chunks, BlockDevice, Command, CommandError, DeviceReport, Limits, OneRangeTrim, Ssd,
+    TrimSplitter,
 };
 use trimlab_sim::{ByteUnit, EventQueue, SimTime};
 
@@ -136,9 +137,9 @@ struct Replayer<'a, D> {
     pending_fstrim: IntervalSet,
     next_fstrim_ns: u64,
     trims: TrimSplitter,
-    /// A one-range TRIM command, its range rewritten for each recorded TRIM that fits the
-    /// device's limits whole (what the splitter would send for it, without its batching).
-    one_trim: Command,
+    /// The one-range TRIM command of each recorded TRIM that fits the device's limits whole
+    /// (what the splitter would send for it, without its batching).
+    one_trim: OneRangeTrim,
 }
 
 impl<D: BlockDevice> Replayer<'_, D> {
@@ -210,13 +211,9 @@ impl<D: BlockDevice> Replayer<'_, D> {
         if bytes > self.limits.max_trim_bytes {
             return Ok(self.trim_ranges(index, at, &[(offset, bytes)])?.0);
         }
-        let mut command = std::mem::replace(&mut self.one_trim, Command::Flush);
-        if let Command::Trim { ranges } = &mut command {
-            ranges.clear();
-            ranges.push(ByteRange { offset, bytes });
-        }
+        let command = self.one_trim.of(offset, bytes);
         let done = self.submit(index, at, &command);
-        self.one_trim = command;
+        self.one_trim.put_back(command);
         done
     }
 
@@ -362,7 +359,7 @@ where
         pending_fstrim: IntervalSet::default(),
         next_fstrim_ns,
         trims: TrimSplitter::for_device(&limits),
-        one_trim: Command::Trim { ranges: Vec::with_capacity(1) },
+        one_trim: OneRangeTrim::default(),
     };
     let end = match options.pacing {
         Pacing::OpenLoop { speed } => r.open_loop(start, speed, records)?,

@@ -2,7 +2,7 @@
 //! one completes (plus think time), ordered through the event queue.
 
 use crate::generator::{Generator, Op};
-use trimlab_device::{BlockDevice, ByteRange, Command, CommandError, CommandKind};
+use trimlab_device::{BlockDevice, Command, CommandError, CommandKind, OneRangeTrim};
 use trimlab_sim::{ByteUnit, EventQueue, SimTime};
 
 /// When a phase ends.
@@ -88,7 +88,7 @@ pub fn run_phase<D: BlockDevice>(
     // scheduled, so commands still reach the device in arrival order.
     let mut flush_due = vec![false; drive.queue_depth as usize];
     let mut held = held_slots(generator, drive.queue_depth);
-    let mut trim = Command::Trim { ranges: Vec::with_capacity(1) };
+    let mut trim = OneRangeTrim::default();
     while let Some((now, submitter)) = queue.pop() {
         let achieved = if by_ops { result.ops } else { result.bytes_written };
         if achieved >= goal {
@@ -134,21 +134,21 @@ pub fn run_phase<D: BlockDevice>(
     Ok(result)
 }
 
-/// Sends `op` (its pages tagged from `tag`) and returns when it completes. A TRIM's range goes
-/// in `trim`, a vector kept across the phase, not one allocated per TRIM.
+/// Sends `op` (its pages tagged from `tag`) and returns when it completes. A TRIM is made from
+/// `trim`, kept across the phase, not allocated per TRIM.
 #[inline]
 fn submit_op<D: BlockDevice>(
     dev: &mut D,
     now: SimTime,
     op: Op,
     tag: u64,
-    trim: &mut Command,
+    trim: &mut OneRangeTrim,
 ) -> Result<SimTime, CommandError> {
     if op.kind == CommandKind::Trim {
-        let Command::Trim { ranges } = trim else { unreachable!("runner: the TRIM command is a TRIM") };
-        ranges.clear();
-        ranges.push(ByteRange { offset: op.offset, bytes: op.bytes });
-        return Ok(dev.submit(now, trim, None)?.done);
+        let command = trim.of(op.offset, op.bytes);
+        let done = dev.submit(now, &command, None);
+        trim.put_back(command);
+        return Ok(done?.done);
     }
     Ok(dev.submit(now, &op.command(tag), None)?.done)
 }
