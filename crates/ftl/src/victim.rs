@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 pub enum VictimPolicy {
     /// Fewest valid pages (004 §4.1; the policy the analytic models of Desnoyers and Van Houdt
-    /// describe). Per choice, a read of the plane's per-64-block lower bounds of the valid
-    /// counts and a few of its chunks (see `BlockPool::greedy_victim`).
+    /// describe). Per choice, a read of the plane's per-64-block summaries (fewest valid count,
+    /// latest block at it; see `BlockPool::greedy_victim`).
     #[default]
     Greedy,
     /// Rosenblum and Ousterhout's LFS cleaner: maximise (1 - u) * age / (1 + u), where u is the

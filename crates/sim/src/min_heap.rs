@@ -46,8 +46,9 @@ impl<T: Copy + Ord> MinHeap<T> {
         }
     }
 
-    /// Inlined always: a device's queue pushes once per command, and called it lost a tenth of
-    /// the trace replay's host-side time.
+    /// Inlined always: a device's queue pushed here once per command (now through `RunQueue`'s
+    /// heap, for what fits none of its runs), and called it lost a tenth of the trace replay's
+    /// host-side time.
     #[inline(always)]
     pub fn push(&mut self, item: T) {
         if self.root_taken {

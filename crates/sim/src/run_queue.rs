@@ -89,11 +89,6 @@ impl<T: Copy + Ord, const N: usize> RunQueue<T, N> {
         self.len == 0
     }
 
-    /// Items in the heap rather than in a run (how well the runs fit the order of pushes).
-    pub fn in_heap(&self) -> usize {
-        self.rest.len()
-    }
-
     #[inline(always)]
     pub fn push(&mut self, item: T) {
         self.len += 1;
@@ -221,7 +216,7 @@ mod tests {
                     }
                 }
                 assert_eq!((runs.len(), runs.is_empty()), (heap.len(), heap.is_empty()));
-                in_heap += runs.in_heap();
+                in_heap += runs.shape().1;
                 if step % 97 == 0 {
                     let mut all: Vec<u64> = runs.iter().collect();
                     let mut expected: Vec<u64> = heap.iter().copied().collect();

@@ -198,8 +198,9 @@ impl DelayedTrim {
         let mut steps = TrimSteps::default();
         let (mut taken, mut applied, mut unmapped, mut dropped) = (0u64, 0u64, 0u64, 0u64);
         // Pages are taken a chunk at a time and their bitmap words, write-buffer slots and map
-        // entries prefetched together: each is a random miss, and one page after another they did not overlap
-        // (the pages are applied in the same order, and applying one never touches the buffer).
+        // entries prefetched together: each is a random miss, and one page after another they
+        // did not overlap (the pages are applied in the same order, and applying one never
+        // touches the buffer).
         let mut chunk = [Lpn(0); DRAIN_CHUNK];
         while taken < max_pages {
             let want = (max_pages - taken).min(DRAIN_CHUNK as u64) as usize;

@@ -101,9 +101,9 @@ impl TrimBitmap {
                 if ones != b.set_count {
                     return Err(format!("trim bitmap B1: {ones} bits set but count says {}", b.set_count));
                 }
-                for (group, words) in b.words.chunks(1 << GROUP_WORDS_SHIFT).enumerate() {
-                    let ones: u32 = words.iter().map(|w| w.count_ones()).sum();
-                    if ones != b.group_pending[group] as u32 {
+                for group in 0..b.group_pending.len() {
+                    let ones = b.group_ones(group);
+                    if ones != b.group_pending[group] {
                         return Err(format!(
                             "trim bitmap B4: group {group} has {ones} bits set but its summary says {}",
                             b.group_pending[group]
@@ -176,12 +176,17 @@ impl FullBitmap {
             let first_group = (start / 64) as usize >> GROUP_WORDS_SHIFT;
             let last_group = ((start + count - 1) / 64) as usize >> GROUP_WORDS_SHIFT;
             for group in first_group..=last_group {
-                let words = &self.words[group << GROUP_WORDS_SHIFT..];
-                let ones: u32 = words.iter().take(1 << GROUP_WORDS_SHIFT).map(|w| w.count_ones()).sum();
-                self.group_pending[group] = ones as u16;
+                self.group_pending[group] = self.group_ones(group);
             }
         }
         (newly, touched)
+    }
+
+    /// The bits set in summary group `group`, counted from its words (at most 512).
+    fn group_ones(&self, group: usize) -> u16 {
+        let first = group << GROUP_WORDS_SHIFT;
+        let end = (first + (1 << GROUP_WORDS_SHIFT)).min(self.words.len());
+        self.words[first..end].iter().map(|w| w.count_ones()).sum::<u32>() as u16
     }
 
     #[inline]
