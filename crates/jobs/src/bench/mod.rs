@@ -34,6 +34,18 @@ struct Case {
     trim_fraction: f64,
     precondition_random: f64,
     measured: f64,
+    shape: Shape,
+}
+
+/// The device's layout: the preset's 64 planes, or a single plane.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Preset,
+    /// One channel, chip, die and plane with 64-page blocks: 18 000 blocks in one plane, where
+    /// the preset has a few hundred per plane. GC's victim choice scans per plane, so this
+    /// shape times what the many-plane cases hide (a victim index once ran 1.6-2.2x slower
+    /// here and nowhere else, docs/performance.md "Session 14").
+    OnePlane,
 }
 
 /// `ftl`: the FTL kind of the device cases. Under uniform random writes FAST fully merges a
@@ -65,7 +77,7 @@ pub fn run_large(only: Option<&str>, ui: &mut dyn Ui) -> Result<()> {
 
 /// The 8 GiB page-mapped case's map sizes, which the head-to-head comparison uses.
 fn limit_maps_8gib() -> Result<limit::Maps> {
-    let config = ssd_config(8 << 30, FtlKind::Page, trimlab_trim::EngineKind::Immediate)?;
+    let config = ssd_config(8 << 30, FtlKind::Page, trimlab_trim::EngineKind::Immediate, Shape::Preset)?;
     let logical_pages = (8u64 << 30) / config.geometry.page_bytes as u64;
     Ok(limit::Maps::new(logical_pages as u32, config.geometry.physical_pages() as u32))
 }
@@ -87,6 +99,9 @@ pub fn run(quick: bool, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
     ));
     for mut case in cases(quick) {
         if ftl == FtlKind::Hybrid {
+            if case.shape == Shape::OnePlane {
+                continue; // FAST's log blocks are per chip: the hybrid cases keep the preset's
+            }
             case.logical_bytes /= 16;
             case.name = match case.name {
                 "8GiB immediate" => "512MiB hybrid",
@@ -106,7 +121,7 @@ pub fn run(quick: bool, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
     Ok(())
 }
 
-/// The device cases: 8 GiB three ways, and 256 GiB unless `quick`.
+/// The device cases: 8 GiB three ways, 4 GiB on one plane, and 256 GiB unless `quick`.
 fn cases(quick: bool) -> Vec<Case> {
     let mut cases = vec![
         Case {
@@ -116,6 +131,7 @@ fn cases(quick: bool) -> Vec<Case> {
             trim_fraction: 0.0,
             precondition_random: 1.0,
             measured: 2.0,
+            shape: Shape::Preset,
         },
         Case {
             name: "8GiB immediate trim10%",
@@ -124,6 +140,7 @@ fn cases(quick: bool) -> Vec<Case> {
             trim_fraction: 0.1,
             precondition_random: 1.0,
             measured: 2.0,
+            shape: Shape::Preset,
         },
         // The same workload with Delayed TRIM: no idle time, so GC applies the pending TRIMs.
         Case {
@@ -133,6 +150,16 @@ fn cases(quick: bool) -> Vec<Case> {
             trim_fraction: 0.1,
             precondition_random: 1.0,
             measured: 2.0,
+            shape: Shape::Preset,
+        },
+        Case {
+            name: "4GiB one-plane trim10%",
+            logical_bytes: 4 << 30,
+            engine: trimlab_trim::EngineKind::Immediate,
+            trim_fraction: 0.1,
+            precondition_random: 1.0,
+            measured: 1.0,
+            shape: Shape::OnePlane,
         },
     ];
     if !quick {
@@ -143,6 +170,7 @@ fn cases(quick: bool) -> Vec<Case> {
             trim_fraction: 0.0,
             precondition_random: 0.5,
             measured: 0.25,
+            shape: Shape::Preset,
         });
     }
     cases
@@ -221,20 +249,32 @@ fn bench_hybrid(ui: &mut dyn Ui) -> Result<()> {
 }
 
 /// The bench's device: the `nvme-tlc` preset at `logical_bytes` with 10 % spare (35 % for the
-/// hybrid FTL).
-fn ssd_config(logical_bytes: u64, ftl: FtlKind, engine: trimlab_trim::EngineKind) -> Result<SsdConfig> {
-    let device = DeviceSection {
+/// hybrid FTL), in `shape`.
+fn ssd_config(
+    logical_bytes: u64,
+    ftl: FtlKind,
+    engine: trimlab_trim::EngineKind,
+    shape: Shape,
+) -> Result<SsdConfig> {
+    let mut device = DeviceSection {
         preset: Some("nvme-tlc".into()),
         logical_bytes: Some(ByteSize(logical_bytes)),
         spare_factor: Some(if ftl == FtlKind::Hybrid { 0.35 } else { 0.10 }),
         ..Default::default()
     };
+    if shape == Shape::OnePlane {
+        device.channels = Some(1);
+        device.chips_per_channel = Some(1);
+        device.dies_per_chip = Some(1);
+        device.planes_per_die = Some(1);
+        device.pages_per_block = Some(64);
+    }
     let trim = TrimSection { engine: Some(engine), ..Default::default() };
     Ok(SsdConfig::resolve(&device, &FtlSection { kind: Some(ftl), ..Default::default() }, &trim)?)
 }
 
 fn bench_case(case: &Case, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
-    let config = ssd_config(case.logical_bytes, ftl, case.engine)?;
+    let config = ssd_config(case.logical_bytes, ftl, case.engine, case.shape)?;
     let physical_pages = config.geometry.physical_pages();
     let mut ssd = Ssd::new(config);
     let workload = WorkloadConfig {
