@@ -6,6 +6,7 @@ pub mod detail;
 pub mod interface;
 pub mod lpn;
 pub mod map_agreement;
+mod map_array;
 pub mod page_ftl;
 pub mod page_map;
 pub mod variant;

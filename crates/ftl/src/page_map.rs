@@ -4,18 +4,22 @@
 //! per physical page, which is what keeps a 256 GiB device under 10 bytes of RAM per page.
 
 use crate::lpn::Lpn;
+use crate::map_array::MapArray;
 use trimlab_nand::Ppa;
 
 pub const NONE: u32 = u32::MAX;
 
 pub struct PageMap {
-    forward: Vec<u32>,
-    backward: Vec<u32>,
+    forward: MapArray,
+    backward: MapArray,
 }
 
 impl PageMap {
     pub fn new(logical_pages: usize, physical_pages: usize) -> Self {
-        PageMap { forward: vec![NONE; logical_pages], backward: vec![NONE; physical_pages] }
+        PageMap {
+            forward: MapArray::filled(logical_pages, NONE),
+            backward: MapArray::filled(physical_pages, NONE),
+        }
     }
 
     pub fn logical_pages(&self) -> usize {
@@ -108,6 +112,6 @@ impl PageMap {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        (self.forward.capacity() + self.backward.capacity()) * 4
+        self.forward.bytes() + self.backward.bytes()
     }
 }
