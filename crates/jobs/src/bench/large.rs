@@ -212,6 +212,7 @@ pub fn run_drive(config: &SsdConfig, label: &str, ui: &mut dyn Ui) -> Result<Dri
         rss_before_bytes,
     };
     ui.line(&row(label, "fill", &figures.fill, &figures));
+    ui.line(&huge_pages_line(label));
     ssd.start_measurement(fill_end);
     let random = WorkloadConfig {
         pattern: AccessPattern::UniformRandom,
@@ -250,6 +251,28 @@ fn cpu_s() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
     Some(ns as f64 / 1e9)
+}
+
+/// How much of the resident set the kernel backs with transparent huge pages, after the fill
+/// has touched every map page: the maps ask for them (crates/ftl/src/map_array.rs), and the
+/// random phase runs about 1.3x faster with them on the 61T drive (docs/performance.md), so a
+/// user whose kernel refuses them (THP `never`, fragmented memory) learns why it is slower.
+fn huge_pages_line(label: &str) -> String {
+    let field = |name: &str| -> Option<u64> {
+        let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+        let line = rollup.lines().find(|l| l.starts_with(name))?;
+        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+    };
+    let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .map_or_else(|_| "unknown".to_string(), |m| m.trim().to_string());
+    match (field("AnonHugePages:"), field("Rss:")) {
+        (Some(huge), Some(rss)) => format!(
+            "huge pages ({label}): {:.2} of {:.2} GB resident in transparent huge pages (THP mode: {mode})",
+            huge as f64 / 1e9,
+            rss as f64 / 1e9
+        ),
+        _ => format!("huge pages ({label}): unknown (/proc/self/smaps_rollup unreadable; THP mode: {mode})"),
+    }
 }
 
 /// The process's resident set now (VmRSS), where /proc exists.
@@ -348,6 +371,11 @@ mod tests {
             assert!(f.fill.wall_s > 0.0 && f.random.wall_s > 0.0 && f.heap_bytes > 4 * units);
             let rows: Vec<_> = ui.0.iter().filter(|l| l.starts_with(drive.name)).collect();
             assert_eq!(rows.len(), 2, "{:?}", ui.0);
+            assert!(
+                ui.0.iter().any(|l| l.starts_with(&format!("huge pages ({})", drive.name))),
+                "{:?}",
+                ui.0
+            );
         }
     }
 
