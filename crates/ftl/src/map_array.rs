@@ -4,7 +4,8 @@
 //! Why: on a large drive a random map entry is a TLB miss as well as a cache miss, and its
 //! page walk reads page-table entries that are themselves not cached. With 2 MiB pages the
 //! tables are 512 times smaller. Measured (docs/performance.md, "Large drives"): the 61.44 TB
-//! case's random phase took 459 s with huge pages against 702 s without, with the same results.
+//! case's random phase took 524 s with these maps against 702 s without, the 30.72 TB case's
+//! 929 s against 1283 s, with the same results.
 //! Linux's default THP mode (`madvise`) grants huge pages to anonymous memory only where it is
 //! asked to, which `memmap2` does without `unsafe`. Arrays under one huge page stay in a `Vec`.
 //! Where huge pages are refused or unknown the map works as it is: the advice is a hint.

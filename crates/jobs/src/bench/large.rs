@@ -258,11 +258,8 @@ fn cpu_s() -> Option<f64> {
 /// random phase runs about 1.3x faster with them on the 61T drive (docs/performance.md), so a
 /// user whose kernel refuses them (THP `never`, fragmented memory) learns why it is slower.
 fn huge_pages_line(label: &str) -> String {
-    let field = |name: &str| -> Option<u64> {
-        let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
-        let line = rollup.lines().find(|l| l.starts_with(name))?;
-        Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
-    };
+    let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
+    let field = |name: &str| super::kib_field_bytes(&rollup, name);
     let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
         .map_or_else(|_| "unknown".to_string(), |m| m.trim().to_string());
     match (field("AnonHugePages:"), field("Rss:")) {
