@@ -68,11 +68,7 @@ pub struct Ssd {
 impl Ssd {
     pub fn new(config: SsdConfig) -> Self {
         let ftl = config.ftl.build(&config);
-        // A flush programs one flash page on every plane (with multi-plane programs, one tPROG
-        // per die): whole flash pages, as the write buffer of a drive fills them.
-        let flush_batch_pages =
-            config.geometry.plane_count() * config.geometry.pages_per_flash_page() as usize;
-        let buffer = WriteBuffer::new(config.write_buffer_pages as usize, flush_batch_pages);
+        let buffer = WriteBuffer::new(config.write_buffer_pages as usize, config.flush_batch_pages());
         let engine = config.trim_engine.build(
             config.trim_cost.clone(),
             &config.trim_delayed,

@@ -176,6 +176,12 @@ impl SsdConfig {
         })
     }
 
+    /// Pages the write buffer hands the FTL per flush: one flash page on every plane (with
+    /// multi-plane programs, one tPROG per die), whole flash pages as a drive's buffer fills them.
+    pub fn flush_batch_pages(&self) -> usize {
+        self.geometry.plane_count() * self.geometry.pages_per_flash_page() as usize
+    }
+
     pub fn ftl_config(&self) -> trimlab_ftl::FtlConfig {
         trimlab_ftl::FtlConfig {
             logical_pages: self.logical_pages,

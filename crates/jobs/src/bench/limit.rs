@@ -68,6 +68,15 @@ pub(super) fn rust_pass(maps: Maps, writes: u64, seed: u64) -> Pass {
     Pass { writes_per_s: writes as f64 / seconds, checksum }
 }
 
+/// One step of xorshift64 (Marsaglia 13/7/17), as limit.c draws: the state after it.
+#[inline(always)]
+pub(super) fn xorshift64(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
 /// `writes` page writes; returns the generator's state. `forward.len()` must be a power of two
 /// (so `& mask` keeps every index in range without a check) and `backward` non-empty.
 #[inline(never)]
@@ -80,11 +89,7 @@ fn map_loop(forward: &mut [u32], backward: &mut [u32], writes: u64, mut x: u64) 
     while left > 0 {
         let lap = left.min(backward.len() as u64) as usize;
         for next in 0..lap {
-            // xorshift64 (Marsaglia 13/7/17), as limit.c draws.
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let lpn = x as usize & mask;
+            let lpn = xorshift64(&mut x) as usize & mask;
             let old = std::mem::replace(&mut forward[lpn], next as u32);
             // NONE is beyond any backward map, so one compare is both the bounds check and
             // the "was it mapped" test.
