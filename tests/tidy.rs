@@ -378,3 +378,71 @@ fn clippy_toml_bans_what_style_promises() {
     .collect();
     assert!(missing.is_empty(), "clippy.toml no longer bans {missing:?} (STYLE.md, Determinism)");
 }
+
+#[path = "tidy/file_imports.rs"]
+mod file_imports;
+
+/// Every directory whose Rust files form one crate: the workspace's crates, the binary, the
+/// Python module.
+fn crate_sources(root: &Path) -> Vec<PathBuf> {
+    let mut crates: Vec<_> =
+        std::fs::read_dir(root.join("crates")).unwrap().flatten().map(|e| e.path().join("src")).collect();
+    crates.sort();
+    crates.push(root.join("src"));
+    crates.push(root.join("python/src"));
+    crates
+}
+
+/// No circle between files: when file A takes names from file B, B takes none from A, directly
+/// or around a ring. A circle means neither file can be read, changed or moved without the
+/// other; the shared names belong in the file that owns the concept.
+#[test]
+fn no_file_level_import_circle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    for src in crate_sources(root) {
+        let edges = file_imports::edges(&src);
+        for ring in file_imports::circles(&edges) {
+            let inside = |f: &PathBuf| ring.contains(f);
+            let ties: Vec<String> = edges
+                .iter()
+                .filter(|(a, b)| inside(a) && inside(b))
+                .map(|(a, b)| format!("  {} -> {}", short(root, a), short(root, b)))
+                .collect();
+            problems.push(format!("a circle of {} files:\n{}", ring.len(), ties.join("\n")));
+        }
+    }
+    assert!(problems.is_empty(), "file-level import circles:\n{}", problems.join("\n"));
+}
+
+fn short(root: &Path, file: &Path) -> String {
+    file.strip_prefix(root).unwrap_or(file).display().to_string()
+}
+
+/// The circle rule can fail: a crate made here with a deliberate circle (an interface that
+/// names its implementation in code, reached through a re-export) is refused, and the same
+/// crate before the circle was made passes.
+#[test]
+fn the_circle_rule_finds_a_deliberate_circle() {
+    let dir = std::env::temp_dir().join(format!("trimlab-tidy-circle-{}", std::process::id()));
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(src.join(name), text).unwrap();
+    write("lib.rs", "//! root\nmod delayed;\nmod engine;\npub use delayed::Delayed;\n");
+    write("engine.rs", "//! the interface\npub trait Engine {}\n");
+    write(
+        "delayed.rs",
+        "//! one engine\nuse crate::engine::Engine;\npub struct Delayed;\nimpl Engine for Delayed {}\n",
+    );
+    let before = file_imports::circles(&file_imports::edges(&src));
+    write(
+        "engine.rs",
+        "//! the interface\npub trait Engine {}\npub fn make() -> crate::Delayed {\n    crate::Delayed\n}\n",
+    );
+    let after = file_imports::circles(&file_imports::edges(&src));
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(before.is_empty(), "no circle before: {before:?}");
+    assert_eq!(after.len(), 1, "{after:?}");
+    let files: Vec<String> = after[0].iter().map(|f| short(&src, f)).collect();
+    assert_eq!(files, ["delayed.rs", "engine.rs"]);
+}
