@@ -446,3 +446,47 @@ fn the_circle_rule_finds_a_deliberate_circle() {
     let files: Vec<String> = after[0].iter().map(|f| short(&src, f)).collect();
     assert_eq!(files, ["delayed.rs", "engine.rs"]);
 }
+
+/// Every path into the source that the docs name (`crates/…`, `src/…`, `tests/…`, `scripts/…`,
+/// `examples/…`, `python/…` in backticks or parentheses) exists, so that a moved file cannot
+/// leave a reader at a dead end.
+#[test]
+fn paths_the_docs_name_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut docs = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
+    let mut listed: Vec<_> =
+        std::fs::read_dir(root.join("docs")).unwrap().flatten().map(|e| e.path()).collect();
+    listed.sort();
+    // performance.md is a dated log of measurements: its paths are where things were then.
+    docs.extend(
+        listed
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "md") && !p.ends_with("performance.md")),
+    );
+    // A crate's code map entry names its own tests as `tests/x.rs`.
+    let mut bases = vec![root.to_path_buf(), root.join("python")];
+    let mut crates: Vec<_> =
+        std::fs::read_dir(root.join("crates")).unwrap().flatten().map(|e| e.path()).collect();
+    crates.sort();
+    bases.extend(crates);
+    let mut problems = Vec::new();
+    for doc in docs {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            for piece in line.split(['`', '(', ')', ' ', ',', ';']) {
+                let path = piece.trim_end_matches([':', '.']);
+                let rooted = ["crates/", "src/", "tests/", "scripts/", "examples/", "python/"]
+                    .iter()
+                    .any(|p| path.starts_with(p));
+                // Only whole file or folder names: no globs, placeholders or `file:line` forms.
+                let plain = path.chars().all(|c| c.is_alphanumeric() || "/._-".contains(c))
+                    && !path.contains("NAME")
+                    && !path.contains("-N.");
+                if rooted && plain && path.contains('.') && !bases.iter().any(|b| b.join(path).exists()) {
+                    problems.push(format!("{}:{}: {path}", short(root, &doc), i + 1));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "the docs name files that do not exist:\n{}", problems.join("\n"));
+}
