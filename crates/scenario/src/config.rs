@@ -2,7 +2,7 @@
 //! sweeps and reproductions share. Only this crate knows it.
 
 use crate::host::{HostPlan, HostSection, ThinSection};
-use crate::phase::{PhaseKind, PhaseSection};
+use crate::phase::{Phase, PhaseKind, PhaseSection};
 use crate::ScenarioError;
 use serde::{Deserialize, Serialize};
 use trimlab_device::{
@@ -77,8 +77,11 @@ impl OutputSection {
     }
 }
 
-/// A configuration resolved against its device and checked.
+/// A configuration resolved against its device and checked: everything a run reads.
 pub struct Resolved {
+    /// `seed` as written (a run's `seed` argument overrides it; default 1).
+    pub seed: Option<u64>,
+    pub seed_path: Option<String>,
     /// The SSD (for `[device] kind = "thin"`: the default preset's, unused but valid).
     pub device: SsdConfig,
     pub workload: WorkloadConfig,
@@ -86,8 +89,10 @@ pub struct Resolved {
     pub thin: Option<ThinConfig>,
     /// Set for `[host] fs = "ext4"`.
     pub host: Option<HostPlan>,
-    /// The phases, each `workload` phase with its merged workload.
-    pub phases: Vec<(PhaseSection, Option<WorkloadConfig>)>,
+    /// The run's phases, in order: the `[[phase]]` list (each `workload` phase with its merged
+    /// workload), or the implicit ones a run without it is made of (`phases::implicit`).
+    pub phases: Vec<Phase>,
+    pub output: OutputSection,
 }
 
 impl RunConfig {
@@ -215,12 +220,23 @@ impl RunConfig {
             } else {
                 None
             };
-            phases.push((phase.clone(), merged));
+            phases.push(Phase { section: phase.clone(), workload: merged, written: true });
         }
         if self.phases.is_empty() {
             stack.check_workload(&self.workload, "workload")?;
+            let (section, workload) = crate::phases::implicit(&self.workload, on_fs);
+            phases.push(Phase { section, workload, written: false });
         }
-        Ok(Resolved { device, workload: self.workload.clone(), thin, host, phases })
+        Ok(Resolved {
+            seed: self.seed,
+            seed_path: self.seed_path.clone(),
+            device,
+            workload: self.workload.clone(),
+            thin,
+            host,
+            phases,
+            output: self.output.clone(),
+        })
     }
 }
 

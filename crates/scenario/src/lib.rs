@@ -1,22 +1,23 @@
 //! One configuration, one stack: the TOML schema every command reads (`config`, with the
 //! `[host]` / `[thin]` sections in `host` and `[[phase]]` in `phase`), `--set` overrides
-//! (`overrides`), the built device (`stack`), running a configured stack to its metrics (`run`;
-//! a file-system run in `host_run`) and the metrics as flat columns (`flatten`). The binary, the sweep runner and the Python module all come
+//! (`overrides`), the built stack (`stack`: the device and the file system on it), the phase
+//! kinds (`phases`, a registry), the one run loop that drives them to a run's metrics (`run`)
+//! and the metrics as flat columns (`flatten`). The binary, the sweep runner and the Python module all come
 //! through here, so a point of a sweep, a `trimlab run` and a reproduction point are one thing.
 
 pub mod config;
 pub mod flatten;
 pub mod host;
-mod host_run;
 pub mod overrides;
 pub mod phase;
+pub mod phases;
 pub mod run;
 pub mod stack;
 
 pub use config::{OutputSection, Resolved, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
-pub use run::{run, run_recorded, RunResult, Series};
+pub use run::{run, run_recorded, run_resolved, RunResult, Series};
 
 /// Why a configuration could not be read, resolved or run.
 #[derive(Debug, thiserror::Error)]
