@@ -51,22 +51,24 @@ pub fn run(
 ) -> Result<Ran> {
     let mut notes = Vec::new();
     let from_fio = fio.is_some();
+    // The device first (a fio job sizes itself by its capacity), the rest once the workload
+    // is complete: each part of the config is resolved once.
+    let device = config.resolve_device();
     if let Some(fio) = fio {
-        apply_fio(&mut config, config_given, &fio, &mut notes)?;
+        let capacity = device.as_ref().ok().map(|d| d.ssd.logical_bytes());
+        apply_fio(&mut config, config_given, &fio, capacity, &mut notes)?;
     }
     // --log-interval wins over [output] interval; the run samples what the config says.
     config.output.interval = config.output.interval_ns(log_interval)?.map(trimlab_sim::DurationNs);
+    let resolved = config.resolve_on(device?)?;
     // What the capacity fit chose and whether GC is left too little spare: said before the run.
-    if let Ok(resolved) = config.resolve() {
-        if !resolved.device.geometry_note.is_empty() {
-            notes.push(resolved.device.geometry_note.clone());
-        }
-        notes.extend(resolved.device.spare_warning());
+    if !resolved.device.geometry_note.is_empty() {
+        notes.push(resolved.device.geometry_note.clone());
     }
-    let result = trimlab_scenario::run_recorded(&config, seed, progress, record)?;
+    notes.extend(resolved.device.spare_warning());
+    let result = trimlab_scenario::run_resolved(&resolved, seed, progress, record)?;
     if from_fio {
-        let buffer_pages = result.metrics["config"]["device"]["write_buffer_pages"].as_u64().unwrap_or(0);
-        notes.extend(waf_below_one(&result.report, buffer_pages));
+        notes.extend(waf_below_one(&result.report, resolved.device.write_buffer_pages as u64));
     }
     if config.output.interval.is_some() && result.series.is_none() {
         notes.push(
@@ -86,6 +88,7 @@ fn apply_fio(
     config: &mut RunConfig,
     config_given: bool,
     fio: &FioJob,
+    capacity: Option<u64>,
     notes: &mut Vec<String>,
 ) -> Result<()> {
     use trimlab_scenario::phase::{PhaseKind, PhaseSection};
@@ -97,7 +100,6 @@ fn apply_fio(
     if !config_given {
         base.precondition = Precondition::None;
     }
-    let capacity = config.resolve().map(|r| r.device.logical_bytes()).ok();
     let file = trimlab_workload::fio::parse_fio_file(fio.text, fio.origin, &base, capacity)?;
     notes.extend(file.ignored.iter().map(|i| format!("{i} ignored (no effect on a simulated drive)")));
     notes.extend(file.notes.iter().map(|n| format!("{}: {n}", fio.origin)));

@@ -77,6 +77,13 @@ impl OutputSection {
     }
 }
 
+/// The device sections resolved: the SSD (for `[device] kind = "thin"`: the default preset's,
+/// unused but valid) and the thin volume when there is one.
+pub struct ResolvedDevice {
+    pub ssd: SsdConfig,
+    pub thin: Option<ThinConfig>,
+}
+
 /// A configuration resolved against its device and checked: everything a run reads.
 pub struct Resolved {
     /// `seed` as written (a run's `seed` argument overrides it; default 1).
@@ -180,9 +187,18 @@ impl RunConfig {
         toml::to_string(&doc).map_err(|e| fail(&e))
     }
 
+    /// Resolves and checks the whole config: [`RunConfig::resolve_device`], then
+    /// [`RunConfig::resolve_on`] that device.
     pub fn resolve(&self) -> Result<Resolved, ConfigError> {
+        self.resolve_on(self.resolve_device()?)
+    }
+
+    /// The device sections alone (`[device]`, `[ftl]`, `[trim]`, `[thin]`), for a caller that
+    /// needs the drive before the rest of the config is complete (`run --fio` sizes its jobs
+    /// by the capacity) and then hands it to [`RunConfig::resolve_on`]: each part is resolved once.
+    pub fn resolve_device(&self) -> Result<ResolvedDevice, ConfigError> {
         let thin_device = self.device.kind == Some(DeviceKind::Thin);
-        let device = if thin_device {
+        let ssd = if thin_device {
             check_thin_device(self)?;
             SsdConfig::resolve(&DeviceSection::default(), &FtlSection::default(), &TrimSection::default())?
         } else {
@@ -196,10 +212,18 @@ impl RunConfig {
             SsdConfig::resolve(&self.device, &self.ftl, &self.trim)?
         };
         let thin = thin_device
-            .then(|| self.thin.resolve(self.device.logical_bytes.map_or(device.logical_bytes(), |b| b.0)));
+            .then(|| self.thin.resolve(self.device.logical_bytes.map_or(ssd.logical_bytes(), |b| b.0)));
         if let Some(t) = &thin {
             trimlab_device::ThinVolume::new(t.clone()).map_err(|e| ConfigError::new("thin", "", e))?;
         }
+        Ok(ResolvedDevice { ssd, thin })
+    }
+
+    /// The rest of the config resolved and checked on `device` (from
+    /// [`RunConfig::resolve_device`] of this config's device sections).
+    pub fn resolve_on(&self, device: ResolvedDevice) -> Result<Resolved, ConfigError> {
+        let ResolvedDevice { ssd: device, thin } = device;
+        let thin_device = thin.is_some();
         let host = self.host.resolve()?;
         let on_fs = host.is_some();
         let stack = Stack { on_fs, thin: thin_device, device: &device };

@@ -14,7 +14,7 @@ pub mod phases;
 pub mod run;
 pub mod stack;
 
-pub use config::{OutputSection, Resolved, RunConfig};
+pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
 pub use run::{run, run_recorded, run_resolved, RunResult, Series};
