@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use trimlab_device::DeviceReport;
-pub use trimlab_scenario::script_error;
+pub use trimlab_scenario::{script_error, waf_text};
 use trimlab_scenario::{RunConfig, RunResult};
 pub use trimlab_workload::runner::Progress as RunProgress;
 
@@ -166,15 +166,6 @@ pub fn run_text(text: &str, origin: &str, seed: Option<u64>, set: &[String]) -> 
         anyhow::bail!("{e}");
     }
     Ok(metrics)
-}
-
-/// "n/a" when no host page was written: a WAF of 0 would read as a perfect drive.
-pub fn waf_text(report: &DeviceReport) -> String {
-    if report.host.pages_written == 0 {
-        "n/a (no host writes)".into()
-    } else {
-        format!("{:.3}", report.waf)
-    }
 }
 
 /// What `trimlab run` prints after a run: phases, then the totals (or the thin volume's).

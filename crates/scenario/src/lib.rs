@@ -5,6 +5,7 @@
 //! and the metrics as flat columns (`flatten`). The binary, the sweep runner and the Python module all come
 //! through here, so a point of a sweep, a `trimlab run` and a reproduction point are one thing.
 
+pub mod catalog;
 pub mod config;
 pub mod flatten;
 pub mod host;
@@ -57,6 +58,16 @@ pub fn run_text(
 /// that line, so callers that want a result treat it as an error.
 pub fn script_error(metrics: &serde_json::Value) -> Option<&str> {
     metrics.get("error").and_then(|e| e.as_str())
+}
+
+/// A run's WAF as text: "n/a" when no host page was written, since a WAF of 0 would read as
+/// a perfect drive.
+pub fn waf_text(report: &trimlab_device::DeviceReport) -> String {
+    if report.host.pages_written == 0 {
+        "n/a (no host writes)".into()
+    } else {
+        format!("{:.3}", report.waf)
+    }
 }
 
 /// Every device preset resolved with its defaults, as JSON objects (name, about, geometry,
