@@ -5,7 +5,6 @@
 //! callers write and print.
 
 use crate::config::{Resolved, RunConfig};
-use crate::flatten::config_hash;
 use crate::host::HostPlan;
 use crate::phase::{Outcome, PhaseRun, Report};
 use crate::stack::{file_entry, mkfs_hash_seed, BlockStack, Device, FileStack, Stack, Streams};
@@ -115,8 +114,8 @@ pub fn run_resolved(
 
 const RECORD_NEEDS_FS: &str = "--record records the commands a file system sends (host.fs = \"ext4\"); a block workload's commands are its generator's (for a live client use `trimlab serve --record`)";
 
-/// The resolved config as metrics.json's `config`, and its hash. Keys only a host, thin or
-/// phased run has are added when set: a block run's hash stays what it was.
+/// The resolved config as metrics.json's `config` (keys only a host, thin or phased run has
+/// are added when set), and its hash over the canonical form (`canonical.rs`).
 fn identity(resolved: &Resolved) -> (Value, String) {
     let mut config_json = json!({ "device": resolved.device, "workload": resolved.workload });
     if let Some(path) = &resolved.seed_path {
@@ -132,8 +131,7 @@ fn identity(resolved: &Resolved) -> (Value, String) {
     if !written.is_empty() {
         config_json["phases"] = json!(written);
     }
-    let hash = config_hash(&config_json);
-    (config_json, hash)
+    (config_json, crate::canonical::config_hash(resolved))
 }
 
 /// A new SSD for `resolved`, sampling its time series when `[output] interval` asks.
