@@ -3,30 +3,15 @@
 
 use anyhow::Result;
 use trimlab_device::DeviceReport;
+pub use trimlab_scenario::fio_job::with_filebench;
+pub use trimlab_scenario::Progress as RunProgress;
 pub use trimlab_scenario::{script_error, waf_text};
 use trimlab_scenario::{RunConfig, RunResult};
-pub use trimlab_workload::runner::Progress as RunProgress;
 
 /// A fio job file given beside (or instead of) a config: its text and the name errors give it.
 pub struct FioJob<'a> {
     pub text: &'a str,
     pub origin: &'a str,
-}
-
-/// Makes a Filebench model file (`run --filebench FILE.f`) the run's workload: its text and
-/// the name errors give it. Without a config (`config_given` false) the drive gets the
-/// default ext4 file system the model needs.
-pub fn with_filebench(config: &mut RunConfig, text: String, origin: &str, config_given: bool) {
-    config.workload = trimlab_workload::WorkloadConfig {
-        kind: trimlab_workload::WorkloadKind::Filebench,
-        operations: Some(text),
-        filebench: Some(origin.to_string()),
-        stream: config.workload.stream.clone(),
-        ..Default::default()
-    };
-    if !config_given || config.host.fs.is_none() {
-        config.host.fs = Some(trimlab_scenario::host::FsKind::Ext4);
-    }
 }
 
 /// A run's result and what the adapter should tell the user before and after it.
@@ -56,7 +41,13 @@ pub fn run(
     let device = config.resolve_device();
     if let Some(fio) = fio {
         let capacity = device.as_ref().ok().map(|d| d.ssd.logical_bytes());
-        apply_fio(&mut config, config_given, &fio, capacity, &mut notes)?;
+        notes.extend(trimlab_scenario::fio_job::apply_fio(
+            &mut config,
+            config_given,
+            fio.text,
+            fio.origin,
+            capacity,
+        )?);
     }
     // --log-interval wins over [output] interval; the run samples what the config says.
     config.output.interval = config.output.interval_ns(log_interval)?.map(trimlab_sim::DurationNs);
@@ -77,67 +68,6 @@ pub fn run(
         );
     }
     Ok(Ran { result, notes })
-}
-
-/// Makes `fio`'s jobs the run's workload: one job alone (no clones, no ramp) is `[workload]`
-/// as before; otherwise each group of jobs that run at once (between stonewalls) is a
-/// `[[phase]] kind = "workload"` whose streams are the jobs' clones, preceded by its ramp phase
-/// and a `measure` when a job has `ramp_time`. A config's precondition comes first as a fill or
-/// age phase; without a config the drive starts empty, as fio finds a new one.
-fn apply_fio(
-    config: &mut RunConfig,
-    config_given: bool,
-    fio: &FioJob,
-    capacity: Option<u64>,
-    notes: &mut Vec<String>,
-) -> Result<()> {
-    use trimlab_scenario::phase::{PhaseKind, PhaseSection};
-    use trimlab_workload::Precondition;
-    if !config.phases.is_empty() {
-        anyhow::bail!("{}: --fio makes the run's phases from the job file; the config's [[phase]] list would be replaced (drop one or the other)", fio.origin);
-    }
-    let mut base = config.workload.clone();
-    if !config_given {
-        base.precondition = Precondition::None;
-    }
-    let file = trimlab_workload::fio::parse_fio_file(fio.text, fio.origin, &base, capacity)?;
-    notes.extend(file.ignored.iter().map(|i| format!("{i} ignored (no effect on a simulated drive)")));
-    notes.extend(file.notes.iter().map(|n| format!("{}: {n}", fio.origin)));
-    if let [group] = file.groups.as_slice() {
-        if let ([stream], []) = (group.streams.as_slice(), group.ramp.as_slice()) {
-            config.workload =
-                trimlab_workload::WorkloadConfig { precondition: base.precondition, ..stream.clone() };
-            return Ok(());
-        }
-    }
-    let named = |kind: PhaseKind, name: String| PhaseSection { name: Some(name), ..PhaseSection::new(kind) };
-    match base.precondition {
-        Precondition::None => {}
-        Precondition::Fill => config.phases.push(named(PhaseKind::Fill, "precondition fill".into())),
-        Precondition::Steady => config.phases.push(named(PhaseKind::Age, "precondition".into())),
-    }
-    if base.precondition != Precondition::None {
-        config.phases.push(PhaseSection::new(PhaseKind::Measure));
-    }
-    for group in &file.groups {
-        let streams = |jobs: &[trimlab_workload::WorkloadConfig]| trimlab_workload::WorkloadConfig {
-            jobs: Some(jobs.to_vec()),
-            ..trimlab_workload::WorkloadConfig::default()
-        };
-        let label = group.names.join("+");
-        if !group.ramp.is_empty() {
-            config.phases.push(PhaseSection {
-                name: Some(format!("{label} ramp")),
-                ..PhaseSection::workload(&streams(&group.ramp))
-            });
-            // fio leaves ramp I/O out of its figures: the device report starts after it.
-            config.phases.push(named(PhaseKind::Measure, format!("{label} measure")));
-        }
-        config
-            .phases
-            .push(PhaseSection { name: Some(label), ..PhaseSection::workload(&streams(&group.streams)) });
-    }
-    Ok(())
 }
 
 /// Why a fio run's WAF can be below 1: host pages still in the device's write buffer (not yet

@@ -8,6 +8,7 @@
 pub mod canonical;
 pub mod catalog;
 pub mod config;
+pub mod fio_job;
 pub mod flatten;
 pub mod host;
 pub mod overrides;
@@ -20,6 +21,8 @@ pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
 pub use run::{run, run_recorded, run_resolved, RunResult, Series};
+/// The progress hook a run reports to (a bar per phase on a terminal).
+pub use trimlab_workload::Progress;
 
 /// Why a configuration could not be read, resolved or run.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +39,9 @@ pub enum ScenarioError {
     /// The stack refused a command of the workload (a bug in the workload or the model).
     #[error("{0}")]
     Run(String),
+    /// A fio job file that cannot be the run's workload (`run --fio`).
+    #[error(transparent)]
+    Fio(#[from] trimlab_workload::FioError),
 }
 
 /// Runs one configuration (TOML text; `origin` names it in errors) with `--set`-style overrides
