@@ -2,7 +2,8 @@
 //! CLI's help, docs/config.md's lists (checked by a test here) and anything else that lists them
 //! can never name what the code does not know.
 
-use trimlab_workload::kind::{Level, KINDS};
+pub use trimlab_replay::trace_options::{trace_format_layouts, trace_formats};
+use trimlab_scenario::catalog::{device_presets, ftl_kinds, host_policies, trim_engines, workload_kinds};
 
 /// (title, rows of (name, description)) for each registry.
 pub fn registries() -> Vec<(&'static str, Vec<(String, String)>)> {
@@ -14,57 +15,12 @@ pub fn registries() -> Vec<(&'static str, Vec<(String, String)>)> {
             "EXPERIMENTS (trimlab reproduce NAME)",
             rows(trimlab_experiments::EXPERIMENTS.iter().map(|e| (e.name, e.about))),
         ),
-        (
-            "FTL KINDS ([ftl] kind = ...)",
-            rows(trimlab_device::FtlKind::ALL.iter().map(|(_, name, about)| (*name, *about))),
-        ),
+        ("FTL KINDS ([ftl] kind = ...)", ftl_kinds()),
         ("TRIM ENGINES ([trim] engine = ...)", trim_engines()),
         ("HOST TRIM POLICIES ([host] discard = ...; docs/host-fs.md)", host_policies()),
         ("WORKLOAD KINDS ([workload] kind = ...)", workload_kinds()),
-        ("DEVICE PRESETS ([device] preset = ...)", rows(trimlab_device::config::preset_list())),
+        ("DEVICE PRESETS ([device] preset = ...)", device_presets()),
     ]
-}
-
-/// The TRIM engines: name, help (and the table of the engine's own keys).
-pub fn trim_engines() -> Vec<(String, String)> {
-    trimlab_trim::ENGINES.iter().map(|s| (s.kind.name().to_string(), s.help.to_string())).collect()
-}
-
-/// The host TRIM policies as `[host] discard` spells them (`selective:LOW:HIGH`; the bare name
-/// takes the defaults its help gives).
-pub fn host_policies() -> Vec<(String, String)> {
-    trimlab_fs::policy::POLICIES
-        .iter()
-        .map(|s| {
-            let name = s.args.map_or_else(|| s.name.to_string(), |a| format!("{}:{a}", s.name));
-            (name, s.help.to_string())
-        })
-        .collect()
-}
-
-/// The workload kinds, each with what it drives.
-pub fn workload_kinds() -> Vec<(String, String)> {
-    KINDS
-        .iter()
-        .map(|s| {
-            let on = match s.level {
-                Level::Block => "block device",
-                Level::ClusterHost => "block device, 004's cluster host",
-                Level::File => "file system",
-            };
-            (s.kind.name().to_string(), format!("{} [{on}]", s.help))
-        })
-        .collect()
-}
-
-/// The trace formats `replay` and `advise` read, in the order detection tries them.
-pub fn trace_formats() -> Vec<&'static str> {
-    trimlab_trace::TraceFormat::ALL.iter().map(|f| f.name()).collect()
-}
-
-/// Each trace format with the layout of its lines.
-pub fn trace_format_layouts() -> Vec<(String, String)> {
-    trimlab_trace::format::FORMATS.iter().map(|s| (s.kind.name().to_string(), s.layout.to_string())).collect()
 }
 
 /// The lists docs/config.md carries between `<!-- registry:NAME:begin -->` and
@@ -116,7 +72,7 @@ mod tests {
                 .map(|(_, r)| r.iter().map(|(n, _)| n.clone()).collect())
                 .unwrap()
         };
-        assert_eq!(names("TRIM ENGINES").len(), trimlab_trim::ENGINES.len());
+        assert_eq!(names("TRIM ENGINES").len(), trimlab_scenario::catalog::trim_engine_count());
         assert!(names("HOST TRIM POLICIES").contains(&"selective:LOW:HIGH".to_string()));
         assert!(names("WORKLOAD KINDS").contains(&"postmark".to_string()));
     }

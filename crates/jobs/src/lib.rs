@@ -15,15 +15,13 @@
 //! | `--help` | [`catalog`] (every name a config accepts, from the registries) |
 //!
 //! Boundary: this crate reads no file and no clock. Traces come in as readers the adapter
-//! opened; replays parse the trace on a reader thread (`parsed_trace`), which cannot change a
-//! result.
+//! opened; replays parse the trace on a reader thread (`trimlab_replay`), which cannot change
+//! a result. What is logic rather than an entry lives below: `trimlab-replay`,
+//! `trimlab-advise`, `trimlab-bench`.
 
-pub mod advise;
-pub mod bench;
 pub mod catalog;
 pub mod compare;
 pub mod expected_claims;
-mod parsed_trace;
 pub mod presets;
 pub mod replay;
 pub mod reproduce;
@@ -32,10 +30,15 @@ pub mod run_report;
 pub mod serve;
 pub mod sweep;
 pub mod sweep_report;
-pub mod trace_options;
 
 pub use anyhow::{Error, Result};
+/// `advise` (a trace replayed once per discard choice, a config's file workload run once per
+/// host TRIM policy): its entries [`advise::advise`] and [`advise::advise_file`].
+pub use trimlab_advise as advise;
+/// `bench`: the simulator's speed on this machine ([`bench::run`], `run_limit`, `run_large`).
+pub use trimlab_bench as bench;
 pub use trimlab_device::verify;
+pub use trimlab_replay::trace_options;
 pub use trimlab_report as report;
 pub use trimlab_scenario::{config_hash, flatten, RunConfig, Series};
 

@@ -3,30 +3,15 @@
 
 use anyhow::Result;
 use trimlab_device::DeviceReport;
-pub use trimlab_scenario::script_error;
+pub use trimlab_scenario::fio_job::with_filebench;
+pub use trimlab_scenario::Progress as RunProgress;
+pub use trimlab_scenario::{script_error, waf_text};
 use trimlab_scenario::{RunConfig, RunResult};
-pub use trimlab_workload::runner::Progress as RunProgress;
 
 /// A fio job file given beside (or instead of) a config: its text and the name errors give it.
 pub struct FioJob<'a> {
     pub text: &'a str,
     pub origin: &'a str,
-}
-
-/// Makes a Filebench model file (`run --filebench FILE.f`) the run's workload: its text and
-/// the name errors give it. Without a config (`config_given` false) the drive gets the
-/// default ext4 file system the model needs.
-pub fn with_filebench(config: &mut RunConfig, text: String, origin: &str, config_given: bool) {
-    config.workload = trimlab_workload::WorkloadConfig {
-        kind: trimlab_workload::WorkloadKind::Filebench,
-        operations: Some(text),
-        filebench: Some(origin.to_string()),
-        stream: config.workload.stream.clone(),
-        ..Default::default()
-    };
-    if !config_given || config.host.fs.is_none() {
-        config.host.fs = Some(trimlab_scenario::host::FsKind::Ext4);
-    }
 }
 
 /// A run's result and what the adapter should tell the user before and after it.
@@ -51,22 +36,30 @@ pub fn run(
 ) -> Result<Ran> {
     let mut notes = Vec::new();
     let from_fio = fio.is_some();
+    // The device first (a fio job sizes itself by its capacity), the rest once the workload
+    // is complete: each part of the config is resolved once.
+    let device = config.resolve_device();
     if let Some(fio) = fio {
-        apply_fio(&mut config, config_given, &fio, &mut notes)?;
+        let capacity = device.as_ref().ok().map(|d| d.ssd.logical_bytes());
+        notes.extend(trimlab_scenario::fio_job::apply_fio(
+            &mut config,
+            config_given,
+            fio.text,
+            fio.origin,
+            capacity,
+        )?);
     }
     // --log-interval wins over [output] interval; the run samples what the config says.
     config.output.interval = config.output.interval_ns(log_interval)?.map(trimlab_sim::DurationNs);
+    let resolved = config.resolve_on(device?)?;
     // What the capacity fit chose and whether GC is left too little spare: said before the run.
-    if let Ok(resolved) = config.resolve() {
-        if !resolved.device.geometry_note.is_empty() {
-            notes.push(resolved.device.geometry_note.clone());
-        }
-        notes.extend(resolved.device.spare_warning());
+    if !resolved.device.geometry_note.is_empty() {
+        notes.push(resolved.device.geometry_note.clone());
     }
-    let result = trimlab_scenario::run_recorded(&config, seed, progress, record)?;
+    notes.extend(resolved.device.spare_warning());
+    let result = trimlab_scenario::run_resolved(&resolved, seed, progress, record)?;
     if from_fio {
-        let buffer_pages = result.metrics["config"]["device"]["write_buffer_pages"].as_u64().unwrap_or(0);
-        notes.extend(waf_below_one(&result.report, buffer_pages));
+        notes.extend(waf_below_one(&result.report, resolved.device.write_buffer_pages as u64));
     }
     if config.output.interval.is_some() && result.series.is_none() {
         notes.push(
@@ -75,67 +68,6 @@ pub fn run(
         );
     }
     Ok(Ran { result, notes })
-}
-
-/// Makes `fio`'s jobs the run's workload: one job alone (no clones, no ramp) is `[workload]`
-/// as before; otherwise each group of jobs that run at once (between stonewalls) is a
-/// `[[phase]] kind = "workload"` whose streams are the jobs' clones, preceded by its ramp phase
-/// and a `measure` when a job has `ramp_time`. A config's precondition comes first as a fill or
-/// age phase; without a config the drive starts empty, as fio finds a new one.
-fn apply_fio(
-    config: &mut RunConfig,
-    config_given: bool,
-    fio: &FioJob,
-    notes: &mut Vec<String>,
-) -> Result<()> {
-    use trimlab_scenario::phase::{PhaseKind, PhaseSection};
-    use trimlab_workload::Precondition;
-    if !config.phases.is_empty() {
-        anyhow::bail!("{}: --fio makes the run's phases from the job file; the config's [[phase]] list would be replaced (drop one or the other)", fio.origin);
-    }
-    let mut base = config.workload.clone();
-    if !config_given {
-        base.precondition = Precondition::None;
-    }
-    let capacity = config.resolve().map(|r| r.device.logical_bytes()).ok();
-    let file = trimlab_workload::fio::parse_fio_file(fio.text, fio.origin, &base, capacity)?;
-    notes.extend(file.ignored.iter().map(|i| format!("{i} ignored (no effect on a simulated drive)")));
-    notes.extend(file.notes.iter().map(|n| format!("{}: {n}", fio.origin)));
-    if let [group] = file.groups.as_slice() {
-        if let ([stream], []) = (group.streams.as_slice(), group.ramp.as_slice()) {
-            config.workload =
-                trimlab_workload::WorkloadConfig { precondition: base.precondition, ..stream.clone() };
-            return Ok(());
-        }
-    }
-    let named = |kind: PhaseKind, name: String| PhaseSection { name: Some(name), ..PhaseSection::new(kind) };
-    match base.precondition {
-        Precondition::None => {}
-        Precondition::Fill => config.phases.push(named(PhaseKind::Fill, "precondition fill".into())),
-        Precondition::Steady => config.phases.push(named(PhaseKind::Age, "precondition".into())),
-    }
-    if base.precondition != Precondition::None {
-        config.phases.push(PhaseSection::new(PhaseKind::Measure));
-    }
-    for group in &file.groups {
-        let streams = |jobs: &[trimlab_workload::WorkloadConfig]| trimlab_workload::WorkloadConfig {
-            jobs: Some(jobs.to_vec()),
-            ..trimlab_workload::WorkloadConfig::default()
-        };
-        let label = group.names.join("+");
-        if !group.ramp.is_empty() {
-            config.phases.push(PhaseSection {
-                name: Some(format!("{label} ramp")),
-                ..PhaseSection::workload(&streams(&group.ramp))
-            });
-            // fio leaves ramp I/O out of its figures: the device report starts after it.
-            config.phases.push(named(PhaseKind::Measure, format!("{label} measure")));
-        }
-        config
-            .phases
-            .push(PhaseSection { name: Some(label), ..PhaseSection::workload(&streams(&group.streams)) });
-    }
-    Ok(())
 }
 
 /// Why a fio run's WAF can be below 1: host pages still in the device's write buffer (not yet
@@ -164,15 +96,6 @@ pub fn run_text(text: &str, origin: &str, seed: Option<u64>, set: &[String]) -> 
         anyhow::bail!("{e}");
     }
     Ok(metrics)
-}
-
-/// "n/a" when no host page was written: a WAF of 0 would read as a perfect drive.
-pub fn waf_text(report: &DeviceReport) -> String {
-    if report.host.pages_written == 0 {
-        "n/a (no host writes)".into()
-    } else {
-        format!("{:.3}", report.waf)
-    }
 }
 
 /// What `trimlab run` prints after a run: phases, then the totals (or the thin volume's).

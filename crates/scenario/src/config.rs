@@ -2,7 +2,7 @@
 //! sweeps and reproductions share. Only this crate knows it.
 
 use crate::host::{HostPlan, HostSection, ThinSection};
-use crate::phase::{PhaseKind, PhaseSection};
+use crate::phase::{Phase, PhaseKind, PhaseSection};
 use crate::ScenarioError;
 use serde::{Deserialize, Serialize};
 use trimlab_device::{
@@ -77,8 +77,18 @@ impl OutputSection {
     }
 }
 
-/// A configuration resolved against its device and checked.
+/// The device sections resolved: the SSD (for `[device] kind = "thin"`: the default preset's,
+/// unused but valid) and the thin volume when there is one.
+pub struct ResolvedDevice {
+    pub ssd: SsdConfig,
+    pub thin: Option<ThinConfig>,
+}
+
+/// A configuration resolved against its device and checked: everything a run reads.
 pub struct Resolved {
+    /// `seed` as written (a run's `seed` argument overrides it; default 1).
+    pub seed: Option<u64>,
+    pub seed_path: Option<String>,
     /// The SSD (for `[device] kind = "thin"`: the default preset's, unused but valid).
     pub device: SsdConfig,
     pub workload: WorkloadConfig,
@@ -86,8 +96,10 @@ pub struct Resolved {
     pub thin: Option<ThinConfig>,
     /// Set for `[host] fs = "ext4"`.
     pub host: Option<HostPlan>,
-    /// The phases, each `workload` phase with its merged workload.
-    pub phases: Vec<(PhaseSection, Option<WorkloadConfig>)>,
+    /// The run's phases, in order: the `[[phase]]` list (each `workload` phase with its merged
+    /// workload), or the implicit ones a run without it is made of (`phases::implicit`).
+    pub phases: Vec<Phase>,
+    pub output: OutputSection,
 }
 
 impl RunConfig {
@@ -175,9 +187,18 @@ impl RunConfig {
         toml::to_string(&doc).map_err(|e| fail(&e))
     }
 
+    /// Resolves and checks the whole config: [`RunConfig::resolve_device`], then
+    /// [`RunConfig::resolve_on`] that device.
     pub fn resolve(&self) -> Result<Resolved, ConfigError> {
+        self.resolve_on(self.resolve_device()?)
+    }
+
+    /// The device sections alone (`[device]`, `[ftl]`, `[trim]`, `[thin]`), for a caller that
+    /// needs the drive before the rest of the config is complete (`run --fio` sizes its jobs
+    /// by the capacity) and then hands it to [`RunConfig::resolve_on`]: each part is resolved once.
+    pub fn resolve_device(&self) -> Result<ResolvedDevice, ConfigError> {
         let thin_device = self.device.kind == Some(DeviceKind::Thin);
-        let device = if thin_device {
+        let ssd = if thin_device {
             check_thin_device(self)?;
             SsdConfig::resolve(&DeviceSection::default(), &FtlSection::default(), &TrimSection::default())?
         } else {
@@ -191,10 +212,18 @@ impl RunConfig {
             SsdConfig::resolve(&self.device, &self.ftl, &self.trim)?
         };
         let thin = thin_device
-            .then(|| self.thin.resolve(self.device.logical_bytes.map_or(device.logical_bytes(), |b| b.0)));
+            .then(|| self.thin.resolve(self.device.logical_bytes.map_or(ssd.logical_bytes(), |b| b.0)));
         if let Some(t) = &thin {
             trimlab_device::ThinVolume::new(t.clone()).map_err(|e| ConfigError::new("thin", "", e))?;
         }
+        Ok(ResolvedDevice { ssd, thin })
+    }
+
+    /// The rest of the config resolved and checked on `device` (from
+    /// [`RunConfig::resolve_device`] of this config's device sections).
+    pub fn resolve_on(&self, device: ResolvedDevice) -> Result<Resolved, ConfigError> {
+        let ResolvedDevice { ssd: device, thin } = device;
+        let thin_device = thin.is_some();
         let host = self.host.resolve()?;
         let on_fs = host.is_some();
         let stack = Stack { on_fs, thin: thin_device, device: &device };
@@ -215,12 +244,23 @@ impl RunConfig {
             } else {
                 None
             };
-            phases.push((phase.clone(), merged));
+            phases.push(Phase { section: phase.clone(), workload: merged, written: true });
         }
         if self.phases.is_empty() {
             stack.check_workload(&self.workload, "workload")?;
+            let (section, workload) = crate::phases::implicit(&self.workload, on_fs);
+            phases.push(Phase { section, workload, written: false });
         }
-        Ok(Resolved { device, workload: self.workload.clone(), thin, host, phases })
+        Ok(Resolved {
+            seed: self.seed,
+            seed_path: self.seed_path.clone(),
+            device,
+            workload: self.workload.clone(),
+            thin,
+            host,
+            phases,
+            output: self.output.clone(),
+        })
     }
 }
 

@@ -28,11 +28,16 @@ fn walk(prefix: &str, value: &Value, out: &mut Vec<(String, Value)>) {
     }
 }
 
-/// FNV-1a of a canonical JSON rendering: the config hash every run prints.
+/// FNV-1a of a JSON value's text (a sweep plan's hash). A run's config hash is
+/// `canonical::config_hash`, over the resolved config's canonical form.
 pub fn config_hash(value: &Value) -> String {
-    let text = value.to_string();
+    fnv1a_hex(value.to_string().as_bytes())
+}
+
+/// FNV-1a (64 bits) of `bytes`, as 16 hex digits.
+pub fn fnv1a_hex(bytes: &[u8]) -> String {
     let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for b in text.bytes() {
+    for &b in bytes {
         hash ^= b as u64;
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
     }

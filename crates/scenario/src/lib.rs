@@ -1,22 +1,28 @@
 //! One configuration, one stack: the TOML schema every command reads (`config`, with the
 //! `[host]` / `[thin]` sections in `host` and `[[phase]]` in `phase`), `--set` overrides
-//! (`overrides`), the built device (`stack`), running a configured stack to its metrics (`run`;
-//! a file-system run in `host_run`) and the metrics as flat columns (`flatten`). The binary, the sweep runner and the Python module all come
+//! (`overrides`), the built stack (`stack`: the device and the file system on it), the phase
+//! kinds (`phases`, a registry), the one run loop that drives them to a run's metrics (`run`)
+//! and the metrics as flat columns (`flatten`). The binary, the sweep runner and the Python module all come
 //! through here, so a point of a sweep, a `trimlab run` and a reproduction point are one thing.
 
+pub mod canonical;
+pub mod catalog;
 pub mod config;
+pub mod fio_job;
 pub mod flatten;
 pub mod host;
-mod host_run;
 pub mod overrides;
 pub mod phase;
+pub mod phases;
 pub mod run;
 pub mod stack;
 
-pub use config::{OutputSection, Resolved, RunConfig};
+pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
-pub use run::{run, run_recorded, RunResult, Series};
+pub use run::{run, run_recorded, run_resolved, RunResult, Series};
+/// The progress hook a run reports to (a bar per phase on a terminal).
+pub use trimlab_workload::Progress;
 
 /// Why a configuration could not be read, resolved or run.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +39,9 @@ pub enum ScenarioError {
     /// The stack refused a command of the workload (a bug in the workload or the model).
     #[error("{0}")]
     Run(String),
+    /// A fio job file that cannot be the run's workload (`run --fio`).
+    #[error(transparent)]
+    Fio(#[from] trimlab_workload::FioError),
 }
 
 /// Runs one configuration (TOML text; `origin` names it in errors) with `--set`-style overrides
@@ -56,6 +65,16 @@ pub fn run_text(
 /// that line, so callers that want a result treat it as an error.
 pub fn script_error(metrics: &serde_json::Value) -> Option<&str> {
     metrics.get("error").and_then(|e| e.as_str())
+}
+
+/// A run's WAF as text: "n/a" when no host page was written, since a WAF of 0 would read as
+/// a perfect drive.
+pub fn waf_text(report: &trimlab_device::DeviceReport) -> String {
+    if report.host.pages_written == 0 {
+        "n/a (no host writes)".into()
+    } else {
+        format!("{:.3}", report.waf)
+    }
 }
 
 /// Every device preset resolved with its defaults, as JSON objects (name, about, geometry,

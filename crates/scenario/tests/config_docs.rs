@@ -141,6 +141,8 @@ fn phase_keys_are_the_ones_the_phase_table_names() {
             // The kind is the table's first column; `name` is described above the table.
             "kind" => true,
             "name" => section.contains("an optional `name`"),
+            // Rounds are the loop's, read for every kind: described above the table.
+            "repeat" => section.contains("`repeat = N`"),
             _ => table.contains(&format!("`{key}`")),
         };
         assert!(documented, "[[phase]] {key} is in the schema but not in the phase table");

@@ -194,3 +194,41 @@ fn sync_phase_writes_dirty_pages_and_ops_phases_split_at_their_phase_lines() {
     assert!(written(3) >= (4 << 20) + (256 << 10), "the sync wrote {}", written(3));
     assert_eq!(phase(&m, 3)["kind"], "sync");
 }
+
+/// `repeat = N` is the loop's: a phase repeated three times runs as three phases naming one
+/// stream do (the same commands at the same instants), and each round is an entry of its own.
+#[test]
+fn a_repeated_phase_runs_as_its_rounds_written_out() {
+    let workload = "[workload]\nops = 400\nread_fraction = 0.2\n";
+    let repeated = format!(
+        "{SMALL_SSD}{workload}[[phase]]\nkind = \"fill\"\n[[phase]]\nkind = \"workload\"\nrepeat = 3\n[[phase]]\nkind = \"idle\"\nduration = \"10ms\"\nrepeat = 2\n"
+    );
+    let written = format!(
+        "{SMALL_SSD}{workload}[[phase]]\nkind = \"fill\"\n{}{}",
+        "[[phase]]\nkind = \"workload\"\nstream = \"phase1\"\n".repeat(3),
+        "[[phase]]\nkind = \"idle\"\nduration = \"10ms\"\n".repeat(2)
+    );
+    let (a, b) = (run(&repeated), run(&written));
+    assert_eq!(a["report"], b["report"], "the rounds are the phases written out");
+    let (pa, pb) = (a["phases"].as_array().unwrap(), b["phases"].as_array().unwrap());
+    assert_eq!(pa.len(), 6);
+    for (i, (x, y)) in pa.iter().zip(pb).enumerate() {
+        assert_eq!(
+            (&x["start_ns"], &x["end_ns"], &x["device"]),
+            (&y["start_ns"], &y["end_ns"], &y["device"]),
+            "{i}"
+        );
+    }
+    let rounds: Vec<_> = pa.iter().map(|p| p["round"].as_u64()).collect();
+    assert_eq!(rounds, [None, Some(0), Some(1), Some(2), Some(0), Some(1)]);
+    assert!(pa[3]["end_ns"].as_u64() > pa[2]["end_ns"].as_u64(), "each round runs");
+    let e = trimlab_scenario::run_text(
+        &format!("{SMALL_SSD}[[phase]]\nkind = \"fill\"\nrepeat = 0\n"),
+        "t",
+        None,
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("phase[0].repeat"), "{e}");
+}

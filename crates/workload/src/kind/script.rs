@@ -30,7 +30,7 @@ pub fn parse(w: &WorkloadConfig, origin: &str) -> Result<Script, String> {
 }
 
 /// Runs the whole script as one phase (its `phase` lines only mark; a run whose only workload
-/// is a script reports each of them as a phase instead, crates/scenario/src/host_run.rs).
+/// is a script reports each of them as a phase instead, crates/scenario/src/phases/ops.rs).
 pub(super) fn run<D: BlockDevice>(
     fs: &mut FileSystem<D>,
     w: &WorkloadConfig,

@@ -38,7 +38,7 @@ enum Batch {
 /// Reading and parsing text is I/O, not simulation: the single-threaded replay sees the same
 /// records, the same error and the same skipped count in the same order as from the reader
 /// itself, so no result changes.
-pub(crate) struct ParsedTrace {
+pub struct ParsedTrace {
     format: TraceFormat,
     batches: Receiver<Batch>,
     /// Emptied batches go back to the reader thread to be filled again, in groups.

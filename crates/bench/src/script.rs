@@ -10,7 +10,7 @@
 // Bench measures wall-clock speed of the model; the model itself runs on simulated time.
 #![allow(clippy::disallowed_methods)]
 
-use super::Ui;
+use crate::ui::Ui;
 use anyhow::{Context, Result};
 use std::time::Instant;
 
@@ -48,7 +48,7 @@ pub fn run(ui: &mut dyn Ui) -> Result<()> {
         "\n{:<26} {:>10} {:>8} {:>12} {:>8} {:>12}",
         "file-operation script", "file ops", "wall s", "file ops/s", "x goal", "peak RSS MiB"
     ));
-    let config = crate::parse_config(CONFIG, "bench script", &[])?;
+    let config = trimlab_scenario::RunConfig::parse_with(CONFIG, "bench script", &[])?;
     let wall = Instant::now();
     let result = trimlab_scenario::run(&config, Some(1), &mut ()).context("bench script")?;
     let wall_s = wall.elapsed().as_secs_f64();
@@ -65,7 +65,7 @@ pub fn run(ui: &mut dyn Ui) -> Result<()> {
         wall_s,
         rate,
         rate / GOAL_OPS_PER_S,
-        super::peak_rss_bytes().map_or(0.0, |b| b as f64 / (1 << 20) as f64)
+        crate::machine::peak_rss_bytes().map_or(0.0, |b| b as f64 / (1 << 20) as f64)
     ));
     Ok(())
 }

@@ -7,7 +7,7 @@
 // Bench measures wall-clock speed of the model; the model itself runs on simulated time.
 #![allow(clippy::disallowed_methods)]
 
-use super::Ui;
+use crate::ui::Ui;
 use anyhow::{Context, Result};
 use rand::Rng;
 use std::io::Write;
@@ -155,15 +155,15 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path, ui: &mut dyn Ui) -> Resul
     let mut peak_quarter = None;
     let wall = Instant::now();
     let reader = open_trace(&trace.0)?;
-    let records = crate::parsed_trace::ParsedTrace::spawn(reader)?.enumerate().map(|(i, r)| {
+    let records = trimlab_replay::parsed_trace::ParsedTrace::spawn(reader)?.enumerate().map(|(i, r)| {
         if i as u64 == quarter {
-            peak_quarter = super::peak_rss_bytes();
+            peak_quarter = crate::machine::peak_rss_bytes();
         }
         r
     });
     let replayed = trimlab_trace::replay_from(&mut ssd, start, records, options)?;
     let replay_s = wall.elapsed().as_secs_f64();
-    let peak_end = super::peak_rss_bytes();
+    let peak_end = crate::machine::peak_rss_bytes();
     ssd.check().map_err(anyhow::Error::msg).context("consistency check after the bench replay")?;
     drop(ssd);
 
@@ -203,7 +203,7 @@ fn case(requests: u64, device: &SsdConfig, dir: &Path, ui: &mut dyn Ui) -> Resul
 /// The replay case: 6 M requests, and with the full bench 24 M as well (4x the trace, the
 /// same peak memory).
 pub fn run(quick: bool, ui: &mut dyn Ui) -> Result<()> {
-    let config = crate::default_config(&[])?;
+    let config = trimlab_scenario::RunConfig::parse_with("", "<defaults>", &[])?;
     let device = SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
     let lengths: &[u64] = if quick { &[6_000_000] } else { &[6_000_000, 24_000_000] };
     // The rows come after the cases' progress lines.

@@ -1,46 +1,30 @@
-//! `trimlab bench`: simulator speed in GC steady state and memory per physical page, and the
-//! hybrid FAST FTL's speed in simulated operations per second.
-//!
-//! Each device case is also set against the bare-map limit (`limit.rs`), measured in the same
-//! run: the tightest loop that does only what a page-mapping FTL cannot avoid per NAND program
-//! (one random forward-map swap, one random backward-map invalidation, one append) over maps of
-//! the case's size. The bench opens with that loop head to head with the same loop in C.
-//! `x limit` is the case's NAND programs per second over the loop's writes per second;
-//! everything else the simulator does (events, timelines, GC victim choice, TRIM, counters) is
-//! what separates the two (docs/performance.md, "The limit").
-//!
-//! Wall-clock time and /proc are read here, at the edge (this job measures the machine), never
-//! inside the model. Rows go to the adapter's `Ui` as they are measured.
+//! The device cases: an SSD of each size and shape driven to GC steady state, timed, with its
+//! model bytes per page and peak resident set beside the bare-map limit; FAST's case.
 // Bench measures wall-clock speed of the model; the model itself runs on simulated time.
 #![allow(clippy::disallowed_methods)]
 
-mod ftl_alone;
-mod large;
-mod limit;
-mod replay;
-mod script;
-mod strace;
-
-use crate::run::RunProgress;
+use crate::limit;
+use crate::machine::peak_rss_bytes;
+use crate::ui::Ui;
 use anyhow::Result;
 use std::time::Instant;
 use trimlab_device::{DeviceSection, FtlKind, FtlSection, Ssd, SsdConfig, TrimSection};
 use trimlab_sim::{ByteSize, SeedTree};
 use trimlab_workload::{run_phase, Drive, Generator, Precondition, Target, Volume, WorkloadConfig};
 
-struct Case {
-    name: &'static str,
-    logical_bytes: u64,
-    engine: trimlab_trim::EngineKind,
-    trim_fraction: f64,
-    precondition_random: f64,
-    measured: f64,
-    shape: Shape,
+pub struct Case {
+    pub name: &'static str,
+    pub logical_bytes: u64,
+    pub engine: trimlab_trim::EngineKind,
+    pub trim_fraction: f64,
+    pub precondition_random: f64,
+    pub measured: f64,
+    pub shape: Shape,
 }
 
 /// The device's layout: the preset's 64 planes, or a single plane.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Shape {
+pub enum Shape {
     Preset,
     /// One channel, chip, die and plane with 64-page blocks: 18 000 blocks in one plane, where
     /// the preset has a few hundred per plane. GC's victim choice scans per plane, so this
@@ -49,84 +33,8 @@ enum Shape {
     OnePlane,
 }
 
-/// `ftl`: the FTL kind of the device cases. Under uniform random writes FAST fully merges a
-/// logical block for nearly every page of a reclaimed RW log (WAF in the hundreds), so the
-/// hybrid cases run at 1/16 of the size with 35 % spare (FAST needs 7 log and reserve blocks
-/// on each of the preset's 32 chips).
-/// Where the bench's rows and progress go: the terminal, for the CLI.
-pub trait Ui {
-    /// One line of the tables, printed as soon as it is measured.
-    fn line(&mut self, text: &str);
-    /// A progress display for a case's precondition and measured phase.
-    fn progress(&mut self, label: &str) -> Box<dyn BenchProgress>;
-}
-
-/// A case's progress display: the workload's progress, plus its end.
-pub trait BenchProgress: RunProgress {
-    fn finish(&mut self);
-}
-
-/// `trimlab bench --limit`: only the limit, the Rust loop against the C loop.
-pub fn run_limit(ui: &mut dyn Ui) -> Result<()> {
-    limit::compare(limit_maps_8gib()?, ui)
-}
-
-/// `trimlab bench --large [NAME]`: the 61.44 TB and 30.72 TB drives at full size, or one.
-pub fn run_large(only: Option<&str>, ui: &mut dyn Ui) -> Result<()> {
-    large::run(only, ui)
-}
-
-/// The 8 GiB page-mapped case's map sizes, which the head-to-head comparison uses.
-fn limit_maps_8gib() -> Result<limit::Maps> {
-    let config = ssd_config(8 << 30, FtlKind::Page, trimlab_trim::EngineKind::Immediate, Shape::Preset)?;
-    let logical_pages = (8u64 << 30) / config.geometry.page_bytes as u64;
-    Ok(limit::Maps::new(logical_pages as u32, config.geometry.physical_pages() as u32))
-}
-
-pub fn run(quick: bool, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
-    limit::compare(limit_maps_8gib()?, ui)?;
-    ui.line("");
-    ui.line(&format!(
-        "{:<24} {:>10} {:>14} {:>14} {:>7} {:>12} {:>14} {:>14} {:>7}",
-        "case",
-        "physical",
-        "host writes/s",
-        "NAND progs/s",
-        "WAF",
-        "model B/page",
-        "peak RSS MiB",
-        "limit w/s",
-        "x limit"
-    ));
-    for mut case in cases(quick) {
-        if ftl == FtlKind::Hybrid {
-            if case.shape == Shape::OnePlane {
-                continue; // FAST's log blocks are per chip: the hybrid cases keep the preset's
-            }
-            case.logical_bytes /= 16;
-            case.name = match case.name {
-                "8GiB immediate" => "512MiB hybrid",
-                "8GiB immediate trim10%" => "512MiB hybrid trim10%",
-                "8GiB delayed trim10%" => "512MiB hybrid delayed",
-                _ => "16GiB hybrid",
-            };
-        }
-        bench_case(&case, ftl, ui)?;
-    }
-    bench_hybrid(ui)?;
-    if ftl == FtlKind::Page {
-        replay::run(quick, ui)?;
-        script::run(ui)?;
-        strace::run(quick, ui)?;
-        // Last: what it allocates would stay in the allocator's heap and raise the peak
-        // resident sets the replay, script and strace cases report.
-        ftl_alone::run(ui)?;
-    }
-    Ok(())
-}
-
 /// The device cases: 8 GiB three ways, 4 GiB on one plane, and 256 GiB unless `quick`.
-fn cases(quick: bool) -> Vec<Case> {
+pub fn cases(quick: bool) -> Vec<Case> {
     let mut cases = vec![
         Case {
             name: "8GiB immediate",
@@ -184,7 +92,7 @@ fn cases(quick: bool) -> Vec<Case> {
 /// pages per block): a sequential fill, then a measured mix of 64 KiB sequential runs from a
 /// block's first page (switch merges), random 2 KiB writes (RW logs, full merges) and 64 KiB
 /// TRIMs (the trimmed-range list). Reports simulated operations per wall second.
-fn bench_hybrid(ui: &mut dyn Ui) -> Result<()> {
+pub fn bench_hybrid(ui: &mut dyn Ui) -> Result<()> {
     use rand::Rng;
     use trimlab_hybrid::{HybridConfig, HybridFtl};
     use trimlab_sim::SimTime;
@@ -254,7 +162,7 @@ fn bench_hybrid(ui: &mut dyn Ui) -> Result<()> {
 
 /// The bench's device: the `nvme-tlc` preset at `logical_bytes` with 10 % spare (35 % for the
 /// hybrid FTL), in `shape`.
-fn ssd_config(
+pub fn ssd_config(
     logical_bytes: u64,
     ftl: FtlKind,
     engine: trimlab_trim::EngineKind,
@@ -277,7 +185,7 @@ fn ssd_config(
     Ok(SsdConfig::resolve(&device, &FtlSection { kind: Some(ftl), ..Default::default() }, &trim)?)
 }
 
-fn bench_case(case: &Case, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
+pub fn bench_case(case: &Case, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
     let config = ssd_config(case.logical_bytes, ftl, case.engine, case.shape)?;
     let physical_pages = config.geometry.physical_pages();
     let mut ssd = Ssd::new(config);
@@ -322,21 +230,4 @@ fn bench_case(case: &Case, ftl: FtlKind, ui: &mut dyn Ui) -> Result<()> {
         nand_per_s / limit,
     ));
     Ok(())
-}
-
-/// The process's peak resident set (VmHWM), where /proc exists.
-pub(crate) fn peak_rss_bytes() -> Option<u64> {
-    status_bytes("VmHWM:")
-}
-
-/// A size field of /proc/self/status (`VmHWM:`, `VmRSS:`, in KiB there), in bytes.
-pub(crate) fn status_bytes(field: &str) -> Option<u64> {
-    kib_field_bytes(&std::fs::read_to_string("/proc/self/status").ok()?, field)
-}
-
-/// A `Name:   1234 kB` line of a /proc file's `text` (status, smaps_rollup), in bytes.
-pub(crate) fn kib_field_bytes(text: &str, field: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with(field))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }

@@ -14,7 +14,7 @@
 // Bench measures wall-clock speed of the model; the model itself runs on simulated time.
 #![allow(clippy::disallowed_methods)]
 
-use super::Ui;
+use crate::ui::Ui;
 use anyhow::{bail, Result};
 use std::time::Instant;
 use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
@@ -180,7 +180,7 @@ fn shape(config: &SsdConfig) -> String {
 /// (queue depth 32, no TRIM), timed apart, each phase's row printed as it ends; the drive's
 /// peak memory is its own.
 pub fn run_drive(config: &SsdConfig, label: &str, ui: &mut dyn Ui) -> Result<DriveFigures> {
-    super::replay::reset_peak_rss();
+    crate::replay::reset_peak_rss();
     let rss_before_bytes = rss_bytes();
     let unit = config.geometry.page_bytes as u64;
     let wall = Instant::now();
@@ -196,7 +196,7 @@ pub fn run_drive(config: &SsdConfig, label: &str, ui: &mut dyn Ui) -> Result<Dri
         nand_programs: ssd.ftl().flash().counters().pages_programmed,
         wall_s: wall.elapsed().as_secs_f64(),
         cpu_s: cpu_s().zip(cpu).map(|(end, start)| end - start),
-        peak_rss_bytes: super::peak_rss_bytes(),
+        peak_rss_bytes: crate::machine::peak_rss_bytes(),
     };
     let mut figures = DriveFigures {
         fill,
@@ -239,7 +239,7 @@ pub fn run_drive(config: &SsdConfig, label: &str, ui: &mut dyn Ui) -> Result<Dri
         nand_programs: ssd.report(phase.end).nand_pages_programmed,
         wall_s: random_s,
         cpu_s: cpu_s().zip(cpu).map(|(end, start)| end - start),
-        peak_rss_bytes: super::peak_rss_bytes(),
+        peak_rss_bytes: crate::machine::peak_rss_bytes(),
     };
     ui.line(&row(label, "random", &figures.random, &figures));
     Ok(figures)
@@ -259,7 +259,7 @@ fn cpu_s() -> Option<f64> {
 /// user whose kernel refuses them (THP `never`, fragmented memory) learns why it is slower.
 fn huge_pages_line(label: &str) -> String {
     let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
-    let field = |name: &str| super::kib_field_bytes(&rollup, name);
+    let field = |name: &str| crate::machine::kib_field_bytes(&rollup, name);
     let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
         .map_or_else(|_| "unknown".to_string(), |m| m.trim().to_string());
     match (field("AnonHugePages:"), field("Rss:")) {
@@ -274,7 +274,7 @@ fn huge_pages_line(label: &str) -> String {
 
 /// The process's resident set now (VmRSS), where /proc exists.
 fn rss_bytes() -> Option<u64> {
-    super::status_bytes("VmRSS:")
+    crate::machine::status_bytes("VmRSS:")
 }
 
 fn header() -> String {
@@ -321,11 +321,11 @@ mod tests {
     struct Quiet(Vec<String>);
     struct NoBar;
 
-    impl crate::run::RunProgress for NoBar {
+    impl trimlab_workload::Progress for NoBar {
         fn update(&mut self, _permille: u64) {}
     }
 
-    impl super::super::BenchProgress for NoBar {
+    impl crate::ui::BenchProgress for NoBar {
         fn finish(&mut self) {}
     }
 
@@ -333,7 +333,7 @@ mod tests {
         fn line(&mut self, text: &str) {
             self.0.push(text.to_string());
         }
-        fn progress(&mut self, _label: &str) -> Box<dyn super::super::BenchProgress> {
+        fn progress(&mut self, _label: &str) -> Box<dyn crate::ui::BenchProgress> {
             Box::new(NoBar)
         }
     }

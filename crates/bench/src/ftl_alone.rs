@@ -14,7 +14,9 @@
 // Bench measures wall-clock speed of the model; the model itself runs on simulated time.
 #![allow(clippy::disallowed_methods)]
 
-use super::{limit, ssd_config, Shape, Ui};
+use crate::cases::{ssd_config, Shape};
+use crate::limit;
+use crate::ui::Ui;
 use anyhow::Result;
 use std::time::Instant;
 use trimlab_device::FtlKind;

@@ -1,13 +1,13 @@
 //! `advise` on a block trace: the trace replayed once per way of handling its discards (and
 //! per TRIM engine), then a recommendation with its reason.
 
-use super::mapping_units::{Role, UnitComparison, UnitRun};
-use super::{ms, us, Advice};
-use crate::replay::{replay_on, Replayed, TraceInput};
-use crate::trace_options::{parse_periods, TraceOptions};
+use crate::advice::{ms, us, Advice};
+use crate::mapping_units::{Role, UnitComparison, UnitRun};
 use anyhow::Result;
 use trimlab_device::{DeviceReport, SsdConfig};
 use trimlab_experiments::{parallel_map, Progress};
+use trimlab_replay::trace_options::{parse_periods, TraceOptions};
+use trimlab_replay::{replay_on, Replayed, TraceInput};
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
 use trimlab_scenario::RunConfig;
 use trimlab_trace::advice::{period_label, scenarios, Scenario};
@@ -27,7 +27,7 @@ pub fn advise(
     let base = SsdConfig::resolve(&config.device, &config.ftl, &config.trim)?;
     let parsed = TraceOptions { closed_loop: None, ..options.clone() }.parse()?;
     let periods = parse_periods(fstrim_periods)?;
-    let units = super::mapping_units::units_to_compare(config, &base, mapping_units)?;
+    let units = crate::mapping_units::units_to_compare(config, &base, mapping_units)?;
     let list = scenarios(base.trim_engine, &periods);
     let results = parallel_map(progress, &list, "advise", |s| {
         let mut device = base.clone();
@@ -41,7 +41,7 @@ pub fn advise(
     let fstrim = fstrim_warning(&periods, results[0].stats.trace_span_ns);
     let mut report = advice_report(trace, parsed.speed, &base, &list, &results, fstrim.as_deref());
     let replay_at = |unit: u64, s: &Scenario| -> Result<Replayed> {
-        replay_on(&super::mapping_units::resolve_at(config, unit)?, open()?, &parsed, s.trims, None)
+        replay_on(&crate::mapping_units::resolve_at(config, unit)?, open()?, &parsed, s.trims, None)
     };
     let comparison = unit_comparison(&base, &units, &list, &results, &replay_at, progress)?;
     comparison.add_to(
@@ -112,7 +112,7 @@ fn fstrim_warning(periods_ns: &[u64], span_ns: u64) -> Option<String> {
     }
     let all = never.len() == periods_ns.len();
     // Suggest periods that fire a few times: a tenth and a third of the trace.
-    let suggest = |share: u64| trimlab_sim::DurationNs(super::span_share_ns(span_ns, share));
+    let suggest = |share: u64| trimlab_sim::DurationNs(crate::advice::span_share_ns(span_ns, share));
     Some(format!(
         "{} no fstrim in this {:.3} s trace (fstrim {}), so {} the same as \"no discard\"; pass shorter periods, e.g. --fstrim-periods {},{}",
         if all { "no fstrim period fits in the trace:" } else { "some fstrim periods never run:" },

@@ -123,6 +123,16 @@ pub fn parse_periods(texts: &[String]) -> Result<Vec<u64>> {
     Ok(periods)
 }
 
+/// The trace formats `replay` and `advise` read, in the order detection tries them.
+pub fn trace_formats() -> Vec<&'static str> {
+    trimlab_trace::TraceFormat::ALL.iter().map(|f| f.name()).collect()
+}
+
+/// Each trace format with the layout of its lines.
+pub fn trace_format_layouts() -> Vec<(String, String)> {
+    trimlab_trace::format::FORMATS.iter().map(|s| (s.kind.name().to_string(), s.layout.to_string())).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

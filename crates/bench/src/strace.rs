@@ -16,7 +16,7 @@
 // Bench measures wall-clock speed of the model; the model itself runs on simulated time.
 #![allow(clippy::disallowed_methods)]
 
-use super::Ui;
+use crate::ui::Ui;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -66,8 +66,8 @@ fn case(lines: u64, ui: &mut dyn Ui) -> Result<()> {
          [workload]\nkind = \"strace\"\nstrace = {:?}\nstrace_root = \"/w\"\n",
         path.display().to_string(),
     );
-    let config = crate::parse_config(&config, "bench strace", &[])?;
-    super::replay::reset_peak_rss();
+    let config = trimlab_scenario::RunConfig::parse_with(&config, "bench strace", &[])?;
+    crate::replay::reset_peak_rss();
     let wall = Instant::now();
     let cpu0 = cpu_seconds();
     let result = trimlab_scenario::run(&config, Some(1), &mut ()).context("bench strace")?;
@@ -93,7 +93,7 @@ fn case(lines: u64, ui: &mut dyn Ui) -> Result<()> {
         cpu_s,
         lines as f64 / cpu_s,
         figure("file_ops"),
-        super::peak_rss_bytes().map_or(0.0, |b| b as f64 / (1 << 20) as f64)
+        crate::machine::peak_rss_bytes().map_or(0.0, |b| b as f64 / (1 << 20) as f64)
     ));
     Ok(())
 }

@@ -14,7 +14,7 @@
 // Bench measures wall-clock speed of the machine; the model itself runs on simulated time.
 #![allow(clippy::disallowed_methods)]
 
-use super::Ui;
+use crate::ui::Ui;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,7 +23,7 @@ use std::time::Instant;
 /// An unmapped entry in either map.
 const NONE: u32 = u32::MAX;
 /// The C loop's source, built at bench time.
-const C_SOURCE: &str = include_str!("../../../../scripts/bench/limit.c");
+const C_SOURCE: &str = include_str!("../../../scripts/bench/limit.c");
 /// Rounds of the head-to-head comparison (Rust and C alternate) and writes per pass: about
 /// 0.2 s per pass at 40 M writes/s, short so that each pair of passes shares the machine's
 /// load of the moment, and many, so that the medians hold on a loaded machine.

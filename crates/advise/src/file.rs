@@ -3,16 +3,16 @@
 //! at each period, Lazy TRIM, Selective TRIM) on the same device and seed, its host-side and
 //! device-side costs side by side, and the recommendation of `file_rule`.
 
-use super::file_rule::{recommend, Costs, FileAdvice, TIME_SAME, TIME_WORTH, WAF_SAME};
-use super::mapping_units::{Role, UnitComparison, UnitRun};
-use super::{ms, us, Advice};
-use crate::trace_options::parse_periods;
+use crate::advice::{ms, us, Advice};
+use crate::file_rule::{recommend, Costs, FileAdvice, TIME_SAME, TIME_WORTH, WAF_SAME};
+use crate::mapping_units::{Role, UnitComparison, UnitRun};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use serde_json::Value;
 use trimlab_device::DeviceReport;
 use trimlab_experiments::{parallel_map, Progress};
 use trimlab_fs::{Kernel, Layout};
+use trimlab_replay::trace_options::parse_periods;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table};
 use trimlab_scenario::host::HostSection;
 use trimlab_scenario::{Resolved, RunConfig};
@@ -113,7 +113,7 @@ pub fn advise_file(
 ) -> Result<Advice> {
     let resolved = check_file_level(config, name)?;
     let given = parse_periods(fstrim_periods)?;
-    let units = super::mapping_units::units_to_compare(config, &resolved.device, mapping_units)?;
+    let units = crate::mapping_units::units_to_compare(config, &resolved.device, mapping_units)?;
     let baseline =
         if given.is_empty() { Some(run_choice(config, &choices(&config.host, &[])[0])?) } else { None };
     let periods = match &baseline {
@@ -175,7 +175,7 @@ fn unit_comparison(
                 Some(j) => &measured[j].report,
                 None => &results[i].report,
             };
-            let trim_bytes = super::mapping_units::trim_bytes_received(report, unit);
+            let trim_bytes = crate::mapping_units::trim_bytes_received(report, unit);
             runs.push(UnitRun::new(unit, &list[i].label, role, report, trim_bytes));
         }
     }
@@ -184,7 +184,8 @@ fn unit_comparison(
 
 /// A tenth and a third of the program time, in whole milliseconds (at least 1 ms).
 fn derived_periods(span_ns: u64) -> Vec<u64> {
-    let mut periods: Vec<u64> = [10, 3].iter().map(|&share| super::span_share_ns(span_ns, share)).collect();
+    let mut periods: Vec<u64> =
+        [10, 3].iter().map(|&share| crate::advice::span_share_ns(span_ns, share)).collect();
     periods.dedup();
     periods
 }

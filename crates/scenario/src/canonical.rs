@@ -1,0 +1,95 @@
+//! The config hash every run prints: FNV-1a over the resolved config's canonical form, a text
+//! that depends only on what the run does, not on how the model types happen to serialize.
+//!
+//! The canonical form is one line per set key of the resolved config, `path = value`, sorted
+//! by path (bytewise), joined by `\n`:
+//! - the sections: `device.` (the resolved device: preset expanded, geometry fitted, GC
+//!   targets derived), `workload.` (`[workload]` with its defaults), `host.` (the file system
+//!   mkfs makes, with `host.fs.policy` the policy as `[host] discard` spells it), `thin.` (the
+//!   thin volume), `phases.N.` (the `[[phase]]` tables as written), `seed_path`; a section the
+//!   run does not have contributes no line;
+//! - a path is the dotted key path, array items numbered (`phases.0.kind`);
+//! - a value is its JSON text (strings quoted, numbers as written by serde_json);
+//! - unset keys (null) and empty tables and lists give no line, so whether a type leaves an
+//!   unset key out or writes it as null, and in which order it writes its keys, does not
+//!   change the hash.
+//!
+//! The seed is not part of it (the same config under two seeds has one hash).
+
+use crate::config::Resolved;
+use crate::flatten::flatten;
+use serde_json::{json, Value};
+
+/// The canonical form of `resolved` (module doc).
+pub fn canonical_form(resolved: &Resolved) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    section(&mut lines, "device", json!(resolved.device), &[]);
+    section(&mut lines, "workload", json!(resolved.workload), &[]);
+    if let Some(host) = &resolved.host {
+        // The policy by its config spelling, whatever shape its type serializes to.
+        section(&mut lines, "host", json!(host), &["fs.policy"]);
+        lines.push(format!("host.fs.policy = {}", json!(host.fs.policy.config_name())));
+    }
+    if let Some(thin) = &resolved.thin {
+        section(&mut lines, "thin", json!(thin), &[]);
+    }
+    let written: Vec<_> = resolved.phases.iter().filter(|p| p.written).map(|p| &p.section).collect();
+    section(&mut lines, "phases", json!(written), &[]);
+    if let Some(path) = &resolved.seed_path {
+        lines.push(format!("seed_path = {}", json!(path)));
+    }
+    lines.sort();
+    lines.join("\n")
+}
+
+/// The lines of one section: its set leaves, but those under `skip` (which the caller writes
+/// itself).
+fn section(lines: &mut Vec<String>, name: &str, value: Value, skip: &[&str]) {
+    for (key, leaf) in flatten(&json!({ name: value })) {
+        let dropped = skip.iter().any(|s| {
+            let s = format!("{name}.{s}");
+            key == s || key.starts_with(&format!("{s}."))
+        });
+        if !leaf.is_null() && !dropped {
+            lines.push(format!("{key} = {leaf}"));
+        }
+    }
+}
+
+/// The config hash: FNV-1a (64 bits, hex) of [`canonical_form`].
+pub fn config_hash(resolved: &Resolved) -> String {
+    crate::flatten::fnv1a_hex(canonical_form(resolved).as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RunConfig;
+
+    fn resolved(text: &str) -> Resolved {
+        RunConfig::parse(text, "t").unwrap().resolve().unwrap()
+    }
+
+    #[test]
+    fn the_form_is_sorted_lines_of_set_keys() {
+        let r =
+            resolved("[host]\nfs = \"ext4\"\ndiscard = \"selective:40:90\"\n[[phase]]\nkind = \"fill\"\n");
+        let form = canonical_form(&r);
+        let lines: Vec<&str> = form.lines().collect();
+        let mut sorted = lines.clone();
+        sorted.sort();
+        assert_eq!(lines, sorted);
+        assert!(lines.contains(&"host.fs.policy = \"selective:40:90\""), "{form}");
+        assert!(lines.contains(&"phases.0.kind = \"fill\""), "{form}");
+        assert!(!form.contains("null") && !form.contains("seed_path"), "{form}");
+    }
+
+    #[test]
+    fn the_hash_follows_what_the_run_does_not_how_it_was_spelled() {
+        // A preset's value written out, and the seed, change nothing; a key changes the hash.
+        let base = config_hash(&resolved("[device]\npreset = \"nvme-tlc\"\n"));
+        assert_eq!(base, config_hash(&resolved("seed = 7\n[device]\npreset = \"nvme-tlc\"\n")));
+        assert_ne!(base, config_hash(&resolved("[device]\npreset = \"nvme-tlc\"\nqueue_depth = 3\n")));
+        assert_eq!(base.len(), 16);
+    }
+}

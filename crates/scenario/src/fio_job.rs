@@ -1,0 +1,83 @@
+//! A job file of another tool made the run's workload: `run --fio` (one fio job as
+//! `[workload]`, or each group of jobs that run at once as a `workload` phase) and `run
+//! --filebench` (a Filebench model as the file-level workload).
+
+use crate::phase::{PhaseKind, PhaseSection};
+use crate::{RunConfig, ScenarioError};
+use trimlab_workload::{Precondition, WorkloadConfig, WorkloadKind};
+
+/// Makes a Filebench model file (`run --filebench FILE.f`) the run's workload: its text and
+/// the name errors give it. Without a config (`config_given` false) the drive gets the
+/// default ext4 file system the model needs.
+pub fn with_filebench(config: &mut RunConfig, text: String, origin: &str, config_given: bool) {
+    config.workload = WorkloadConfig {
+        kind: WorkloadKind::Filebench,
+        operations: Some(text),
+        filebench: Some(origin.to_string()),
+        stream: config.workload.stream.clone(),
+        ..Default::default()
+    };
+    if !config_given || config.host.fs.is_none() {
+        config.host.fs = Some(crate::host::FsKind::Ext4);
+    }
+}
+
+/// Makes `fio`'s jobs the run's workload: one job alone (no clones, no ramp) is `[workload]`
+/// as before; otherwise each group of jobs that run at once (between stonewalls) is a
+/// `[[phase]] kind = "workload"` whose streams are the jobs' clones, preceded by its ramp phase
+/// and a `measure` when a job has `ramp_time`. A config's precondition comes first as a fill or
+/// age phase; without a config the drive starts empty, as fio finds a new one. Returns the
+/// notes to print (options ignored, the parser's notes), each naming `origin`.
+pub fn apply_fio(
+    config: &mut RunConfig,
+    config_given: bool,
+    text: &str,
+    origin: &str,
+    capacity: Option<u64>,
+) -> Result<Vec<String>, ScenarioError> {
+    let mut notes = Vec::new();
+    if !config.phases.is_empty() {
+        return Err(ScenarioError::Parse(format!("{origin}: --fio makes the run's phases from the job file; the config's [[phase]] list would be replaced (drop one or the other)")));
+    }
+    let mut base = config.workload.clone();
+    if !config_given {
+        base.precondition = Precondition::None;
+    }
+    let file = trimlab_workload::fio::parse_fio_file(text, origin, &base, capacity)?;
+    notes.extend(file.ignored.iter().map(|i| format!("{i} ignored (no effect on a simulated drive)")));
+    notes.extend(file.notes.iter().map(|n| format!("{}: {n}", origin)));
+    if let [group] = file.groups.as_slice() {
+        if let ([stream], []) = (group.streams.as_slice(), group.ramp.as_slice()) {
+            config.workload = WorkloadConfig { precondition: base.precondition, ..stream.clone() };
+            return Ok(notes);
+        }
+    }
+    let named = |kind: PhaseKind, name: String| PhaseSection { name: Some(name), ..PhaseSection::new(kind) };
+    match base.precondition {
+        Precondition::None => {}
+        Precondition::Fill => config.phases.push(named(PhaseKind::Fill, "precondition fill".into())),
+        Precondition::Steady => config.phases.push(named(PhaseKind::Age, "precondition".into())),
+    }
+    if base.precondition != Precondition::None {
+        config.phases.push(PhaseSection::new(PhaseKind::Measure));
+    }
+    for group in &file.groups {
+        let streams = |jobs: &[WorkloadConfig]| WorkloadConfig {
+            jobs: Some(jobs.to_vec()),
+            ..WorkloadConfig::default()
+        };
+        let label = group.names.join("+");
+        if !group.ramp.is_empty() {
+            config.phases.push(PhaseSection {
+                name: Some(format!("{label} ramp")),
+                ..PhaseSection::workload(&streams(&group.ramp))
+            });
+            // fio leaves ramp I/O out of its figures: the device report starts after it.
+            config.phases.push(named(PhaseKind::Measure, format!("{label} measure")));
+        }
+        config
+            .phases
+            .push(PhaseSection { name: Some(label), ..PhaseSection::workload(&streams(&group.streams)) });
+    }
+    Ok(notes)
+}

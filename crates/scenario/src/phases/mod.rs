@@ -1,0 +1,181 @@
+//! The phase kinds: one file per kind, each defining its `PhaseKind` constant and its `SPEC`
+//! ([`PhaseSpec`]: name, help, the keys it reads on each stack, how it reports, and its one
+//! entry, which gets the stack). Adding a kind is its file plus its module's name in the
+//! `registry!` list of [`PHASES`] (one line); the run loop (`run.rs`) drives every kind alike.
+//! Here too: checking a `[[phase]]` table against its kind, and the phases a run without
+//! `[[phase]]` is made of.
+
+mod shared;
+
+use crate::phase::{PhaseKind, PhaseSection, PhaseSpec};
+use trimlab_device::ConfigError;
+use trimlab_sim::ByteSize;
+use trimlab_workload::{WorkloadConfig, WorkloadKind};
+
+trimlab_sim::registry! {
+    /// Every phase kind, in the order help and docs list them.
+    pub const PHASES: PhaseSpec = [
+        pub fill,
+        pub age,
+        pub delete,
+        pub utilization,
+        pub trim_burst,
+        pub idle,
+        pub workload,
+        pub fstrim,
+        pub remount,
+        pub mkfs,
+        pub measure,
+        pub sync,
+        pub ops,
+        pub block_workload, // implicit: [workload] alone on a bare SSD
+        pub cluster_host, // implicit: 004's cluster host
+    ];
+}
+
+trimlab_sim::registry_handle!(PhaseKind, PhaseSpec, PHASES, "phase kind");
+
+/// The kinds a config may name (the implicit ones are made only at resolution).
+pub fn written_kinds() -> impl Iterator<Item = &'static PhaseSpec> {
+    PHASES.iter().copied().filter(|s| !s.implicit)
+}
+
+impl PhaseKind {
+    /// The keys the kind reads on a file system and on a bare block device (None: the kind
+    /// needs the other stack).
+    fn keys(self, on_fs: bool) -> Option<&'static [&'static str]> {
+        let spec = self.spec();
+        if on_fs {
+            spec.fs_keys
+        } else {
+            spec.block_keys
+        }
+    }
+}
+
+/// The phases of a run without `[[phase]]`, made explicit: on a file system its `[workload]`
+/// as one `workload` phase, or a script's phases (its `phase` lines split it); on a bare SSD
+/// the `[workload]` alone, or 004's cluster host.
+pub fn implicit(w: &WorkloadConfig, on_fs: bool) -> (PhaseSection, Option<WorkloadConfig>) {
+    if on_fs {
+        if w.kind == WorkloadKind::Script {
+            let ops = PhaseSection {
+                name: Some("script".into()),
+                operations: w.operations.clone(),
+                script: w.script.clone(),
+                stream: w.stream.clone(),
+                ..PhaseSection::new(PhaseKind::Ops)
+            };
+            return (ops, None);
+        }
+        return (PhaseSection::new(PhaseKind::Workload), Some(w.clone()));
+    }
+    let kind = if w.kind.is_cluster_host() { PhaseKind::ClusterHost } else { PhaseKind::BlockWorkload };
+    (PhaseSection::new(kind), None)
+}
+
+impl PhaseSection {
+    /// Checks the keys against the kind and the stack (`on_fs`: `[host] fs = "ext4"`).
+    pub fn validate(&self, index: usize, on_fs: bool) -> Result<(), ConfigError> {
+        let at = |key: &str| format!("phase[{index}].{key}");
+        let stack = if on_fs { "host.fs = \"ext4\"" } else { "host.fs = \"none\"" };
+        let allowed = match self.kind.keys(on_fs) {
+            Some(keys) if !self.kind.spec().implicit => keys,
+            _ => {
+                let needs = if self.kind.spec().implicit {
+                    "no [[phase]] (it is how a run without phases runs its [workload])"
+                } else if on_fs {
+                    "a bare block device (host.fs = \"none\")"
+                } else {
+                    "host.fs = \"ext4\""
+                };
+                return Err(ConfigError::new(
+                    &at("kind"),
+                    format!("{:?}", self.kind.name()),
+                    format!("needs {needs}; with {stack} the kinds are {}", kinds_for(on_fs)),
+                ));
+            }
+        };
+        let table = match toml::Value::try_from(self) {
+            Ok(toml::Value::Table(t)) => t,
+            _ => toml::Table::new(),
+        };
+        for (key, value) in &table {
+            // `repeat` is the loop's, read for every kind.
+            if !["kind", "name", "repeat"].contains(&key.as_str()) && !allowed.contains(&key.as_str()) {
+                return Err(ConfigError::new(
+                    &at(key),
+                    value,
+                    format!(
+                        "is not read by kind = {:?} with {stack}; its keys: {}",
+                        self.kind.name(),
+                        if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") }
+                    ),
+                ));
+            }
+        }
+        if let Some(key) = self.kind.spec().required {
+            if !table.contains_key(key) {
+                return Err(ConfigError::new(
+                    &at(key),
+                    "missing",
+                    format!("kind = {:?} needs it", self.kind.name()),
+                ));
+            }
+        }
+        if self.repeat == Some(0) {
+            return Err(ConfigError::new(&at("repeat"), 0, "must be at least 1 (the number of rounds)"));
+        }
+        if let Some(text) = &self.operations {
+            let origin = self.script.clone().unwrap_or_else(|| at("operations"));
+            trimlab_workload::script::Script::parse(text, &origin)
+                .map_err(|e| ConfigError::new(&at("operations"), "", e.to_string()))?;
+        }
+        if self.command_bytes == Some(ByteSize(0)) {
+            return Err(ConfigError::new(&at("command_bytes"), "0B", "must be at least one page"));
+        }
+        if let Some(u) = self.utilization {
+            if !(0.0..=1.0).contains(&u) {
+                return Err(ConfigError::new(&at("utilization"), u, "must be in 0.0..=1.0"));
+            }
+        }
+        if let Some(text) = &self.discard {
+            crate::host::parse_discard(text)
+                .map_err(|e| ConfigError::new(&at("discard"), format!("{text:?}"), e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The kinds a config may name on a stack, as text.
+fn kinds_for(on_fs: bool) -> String {
+    written_kinds()
+        .filter(|s| s.kind.keys(on_fs).is_some())
+        .map(|s| s.kind.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_unique_have_help_and_round_trip() {
+        let mut names: Vec<_> = PHASES.iter().map(|s| s.kind.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PHASES.len(), "phase kind names are unique");
+        for spec in PHASES {
+            assert!(!spec.help.is_empty(), "{} has help", spec.kind.name());
+            assert_eq!(PhaseKind::parse(spec.kind.name()), Ok(spec.kind));
+            assert_eq!(spec.kind.spec().kind, spec.kind);
+            assert!(
+                spec.block_keys.is_some() || spec.fs_keys.is_some(),
+                "{} runs somewhere",
+                spec.kind.name()
+            );
+        }
+        assert_eq!(format!("{:?}", PhaseKind::TrimBurst), "TrimBurst", "Debug as the old enum variant");
+    }
+}
