@@ -34,7 +34,7 @@
 //!   not to the cluster, so FITRIM (`btrfs_trim_block_group` walks the free-space tree only)
 //!   trims them and not the cluster. An exhausted cluster is set up again the same way.
 
-use super::btrfs::ChunkKind;
+use super::btrfs_chunk::ChunkKind;
 use super::*;
 
 /// BTRFS_LEAF_DATA_SIZE for 16 KiB nodes: the node less its 101-byte header.
@@ -443,7 +443,7 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// btrfs_alloc_from_cluster, with setup_cluster_no_bitmap when the cluster is empty or
     /// holds no node.
-    fn btrfs_cluster_take(&mut self, c: &btrfs::Chunk, node: u64) -> Option<u64> {
+    fn btrfs_cluster_take(&mut self, c: &btrfs_chunk::Chunk, node: u64) -> Option<u64> {
         for attempt in 0..2 {
             let b = self.btrfs.as_mut()?;
             if attempt == 1 || !b.meta_cluster {

@@ -143,7 +143,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.wait_until(|fs| fs.fitrim.is_none());
         let bs = self.config.block_bytes;
         let end = (start_bytes.saturating_add(len_bytes) / bs).min(self.layout.total_blocks);
-        if self.flavor() == inode_alloc::Flavor::Xfs {
+        if self.flavor() == layout::Flavor::Xfs {
             return self.xfs_fstrim(start_bytes / bs, end, minlen_bytes.div_ceil(bs).max(1));
         }
         self.start_fitrim(self.now, start_bytes / bs, end, minlen_bytes.div_ceil(bs));

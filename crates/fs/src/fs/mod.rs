@@ -21,6 +21,7 @@ use trimlab_device::{transfer_chunks, BlockDevice, Command, TrimSplitter};
 use trimlab_sim::{EventQueue, SimTime};
 
 mod btrfs;
+mod btrfs_chunk;
 mod btrfs_tree;
 mod call_latency;
 mod discard_worker;
@@ -735,7 +736,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 // continue after them.
                 None if self.small_file(ino, end) => self.allocate_small(ino, want)?,
                 None => {
-                    let goal = match self.flavor() == inode_alloc::Flavor::Xfs {
+                    let goal = match self.flavor() == layout::Flavor::Xfs {
                         true => self.xfs_goal(ino, l, want),
                         false => self.goal_for(ino, l),
                     };

@@ -3,7 +3,7 @@
 //! dropped from the queue.
 
 use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use crate::config::PolicyParams;
+use super::PolicyParams;
 use crate::extent::{FreedRun, Run};
 use std::collections::BTreeMap;
 use trimlab_sim::SimTime;

@@ -3,7 +3,7 @@
 //! Lazy + Reuse (lazy_reuse.rs) is this policy with the allocator taking queued blocks.
 
 use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use crate::config::PolicyParams;
+use super::PolicyParams;
 use crate::extent::{FreedRun, Run};
 use std::collections::{BTreeMap, VecDeque};
 use trimlab_sim::SimTime;

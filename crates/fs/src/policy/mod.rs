@@ -11,8 +11,10 @@
 //! `registry!` list of [`POLICIES`] (one line).
 
 mod online;
+mod params;
 
-use crate::config::PolicyParams;
+pub use params::PolicyParams;
+
 use crate::extent::{FreedRun, Run};
 use serde::ser::SerializeStructVariant;
 use serde::{Serialize, Serializer};

@@ -3,7 +3,7 @@
 //! FITRIM. Each of those policies' files builds one of these with its own choices.
 
 use super::{CommitPlan, PolicyStats, TrimMode, TrimPolicy};
-use crate::config::{PolicyKind, PolicyParams};
+use super::{PolicyKind, PolicyParams};
 use crate::extent::{FreedRun, Run};
 use trimlab_sim::SimTime;
 
