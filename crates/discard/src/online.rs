@@ -4,7 +4,7 @@
 
 use super::{CommitPlan, PolicyStats, TrimMode, TrimPolicy};
 use super::{PolicyKind, PolicyParams};
-use crate::extent::{FreedRun, Run};
+use crate::run::{FreedRun, Run};
 use trimlab_sim::SimTime;
 
 pub(super) struct Online {

@@ -4,7 +4,7 @@
 
 use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
 use super::PolicyParams;
-use crate::extent::{FreedRun, Run};
+use crate::run::{FreedRun, Run};
 use std::collections::BTreeMap;
 use trimlab_sim::SimTime;
 

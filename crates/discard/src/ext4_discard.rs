@@ -9,7 +9,7 @@
 //! overlapping TRIMs where merging every adjacent extent would send one.
 
 use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use crate::extent::{FreedRun, Run};
+use crate::run::{FreedRun, Run};
 use std::collections::VecDeque;
 use trimlab_sim::SimTime;
 

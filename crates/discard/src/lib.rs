@@ -12,10 +12,11 @@
 
 mod online;
 mod params;
+mod run;
 
 pub use params::PolicyParams;
+pub use run::{FreedRun, Run};
 
-use crate::extent::{FreedRun, Run};
 use serde::ser::SerializeStructVariant;
 use serde::{Serialize, Serializer};
 use std::fmt;
