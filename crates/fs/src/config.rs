@@ -67,7 +67,7 @@ impl Default for HostCosts {
 }
 
 /// The host TRIM policies (see docs/host-fs.md): a handle each policy's file defines its values
-/// of (crates/fs/src/policy/), re-exported here beside the config that holds it.
+/// of (crates/discard/src/), re-exported here beside the config that holds it.
 pub use crate::policy::{PolicyKind, PolicyParams};
 
 /// XFS's deferred inode inactivation (Linux 5.14+, fs/xfs/xfs_icache.c). An unlinked inode

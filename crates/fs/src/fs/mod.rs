@@ -253,13 +253,24 @@ impl<D: BlockDevice> FileSystem<D> {
                 "inodegc.tick_ns = 0 (must be > 0: the scheduler tick, 4 ms at CONFIG_HZ = 250)".into(),
             ));
         }
+        let mut fs = FileSystem::unformatted(dev, config, start)?;
+        let bitmap = BlockBitmap::new(fs.layout.total_blocks, fs.layout.bpg);
+        if discard {
+            fs.mkfs_discard_device();
+        }
+        fs.mkfs_write_metadata(bitmap);
+        Ok(fs)
+    }
+
+    /// The file system's in-memory state over `dev` before mkfs writes anything: its layout,
+    /// an empty namespace and journal, the policy built, no thread running.
+    fn unformatted(dev: D, config: FsConfig, start: SimTime) -> Result<Self, FsError> {
         let layout = Layout::new(dev.capacity_bytes(), &config)?;
         let btrfs = match config.btrfs_layout {
             true => Some(btrfs::Btrfs::mkfs(layout.total_blocks, config.block_bytes)?),
             false => None,
         };
-        let mut bitmap = BlockBitmap::new(layout.total_blocks, layout.bpg);
-        let mut fs = FileSystem {
+        Ok(FileSystem {
             policy: policy::build(config.policy, &config.params, config.block_bytes),
             group_trimmed: vec![None; layout.groups as usize],
             dev,
@@ -298,32 +309,42 @@ impl<D: BlockDevice> FileSystem<D> {
             config,
             layout,
             btrfs,
-        };
-        let bs = fs.config.block_bytes;
-        if discard {
-            // mke2fs_discard_device first tries one block (so that it can stop before printing
-            // progress if discard fails); e2fsprogs 1.47 on Linux 6.18 sends it at block 0
-            // (tests/data/discard-patterns/ext4.trims), then the whole device.
-            if fs.config.mkfs_discard_probe {
-                let reqs = fs.trim_requests(Run::new(0, 1));
-                fs.app_io(reqs, false);
-            }
-            let step = 2u64 << 30;
-            let cap = fs.layout.total_blocks * bs;
-            let mut off = 0;
-            while off < cap {
-                let len = step.min(cap - off);
-                let reqs = fs.trim_requests(Run::new(off / bs, len / bs));
-                fs.app_io(reqs, false);
-                off += len;
-            }
+        })
+    }
+
+    /// mke2fs_discard_device: optionally a one-block probe, then the whole device in 2 GiB
+    /// steps, each split at the device's largest TRIM and issued back to back.
+    fn mkfs_discard_device(&mut self) {
+        let bs = self.config.block_bytes;
+        // mke2fs_discard_device first tries one block (so that it can stop before printing
+        // progress if discard fails); e2fsprogs 1.47 on Linux 6.18 sends it at block 0
+        // (tests/data/discard-patterns/ext4.trims), then the whole device.
+        if self.config.mkfs_discard_probe {
+            let reqs = self.trim_requests(Run::new(0, 1));
+            self.app_io(reqs, false);
         }
+        let step = 2u64 << 30;
+        let cap = self.layout.total_blocks * bs;
+        let mut off = 0;
+        while off < cap {
+            let len = step.min(cap - off);
+            let reqs = self.trim_requests(Run::new(off / bs, len / bs));
+            self.app_io(reqs, false);
+            off += len;
+        }
+    }
+
+    /// The static metadata: its blocks taken in `bitmap` (which becomes the file system's),
+    /// mke2fs' zeroing, superblock, descriptors, bitmaps, journal and root directory written and
+    /// flushed; then the allocators' goal, btrfs' mount state and lazyinit's start.
+    fn mkfs_write_metadata(&mut self, mut bitmap: BlockBitmap) {
+        let bs = self.config.block_bytes;
         let mut writes = Vec::new();
-        for r in fs.static_runs() {
+        for r in self.static_runs() {
             bitmap.take(r.start, r.len);
         }
-        fs.bitmap = bitmap;
-        fs.layout.static_blocks = fs.bitmap.used_count();
+        self.bitmap = bitmap;
+        self.layout.static_blocks = self.bitmap.used_count();
         // superblock + descriptors, each group's bitmaps, the journal, the directory.
         // mke2fs zeroes (BLKZEROOUT) the journal (ext2fs_zero_blocks2) and, with
         // `mke2fs_layout`, also the inode-table blocks of the inodes it uses and the last 16
@@ -332,37 +353,36 @@ impl<D: BlockDevice> FileSystem<D> {
         // they are written, as blkdev_issue_zeroout does for a device without it (a loop
         // device over NBD punches holes instead, which `trimlab serve` serves as a TRIM);
         // counted as `zeroout_*`, apart from `trim_*`.
-        let journal = Run::new(fs.layout.journal_start, fs.layout.journal_blocks);
+        let journal = Run::new(self.layout.journal_start, self.layout.journal_blocks);
         let mut zero = vec![journal];
-        if fs.config.mke2fs_layout {
-            let bpb = fs.layout.itable_used_blocks(0, bs, fs.config.inode_bytes);
-            let tail = 16.min(fs.layout.total_blocks);
+        if self.config.mke2fs_layout {
+            let bpb = self.layout.itable_used_blocks(0, bs, self.config.inode_bytes);
+            let tail = 16.min(self.layout.total_blocks);
             zero = vec![
-                Run::new(fs.layout.itable_start(0), bpb),
-                Run::new(fs.layout.total_blocks - tail, tail),
+                Run::new(self.layout.itable_start(0), bpb),
+                Run::new(self.layout.total_blocks - tail, tail),
                 journal,
             ];
         }
-        fs.stats.zeroout_commands += fs.write_requests_meta(&zero).len() as u64;
-        fs.stats.zeroout_bytes += zero.iter().map(|r| r.len * bs).sum::<u64>();
-        writes.push(Run::new(0, 1 + fs.layout.gdt_blocks + 2));
-        for g in 1..fs.layout.groups {
-            writes.push(Run::new(g * fs.layout.bpg, 2));
+        self.stats.zeroout_commands += self.write_requests_meta(&zero).len() as u64;
+        self.stats.zeroout_bytes += zero.iter().map(|r| r.len * bs).sum::<u64>();
+        writes.push(Run::new(0, 1 + self.layout.gdt_blocks + 2));
+        for g in 1..self.layout.groups {
+            writes.push(Run::new(g * self.layout.bpg, 2));
         }
         writes.extend(zero);
-        writes.push(Run::new(fs.layout.dir_start, 1));
+        writes.push(Run::new(self.layout.dir_start, 1));
         // mkfs.btrfs writes its tree nodes (both copies of DUP).
-        writes.extend(fs.btrfs.as_ref().map_or(Vec::new(), |b| b.static_runs()));
-        let reqs = fs.write_requests_meta(&writes);
-        fs.app_io(reqs, false);
-        fs.app_io(vec![Command::Flush], true);
-        fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
-        fs.btrfs_mounted();
-        if fs.config.lazy_itable_init {
-            fs.lazy_init_group = Some(0);
-            fs.events.push(fs.now.after(LAZY_INIT_START_NS), Ev::LazyInit);
+        writes.extend(self.btrfs.as_ref().map_or(Vec::new(), |b| b.static_runs()));
+        let reqs = self.write_requests_meta(&writes);
+        self.app_io(reqs, false);
+        self.app_io(vec![Command::Flush], true);
+        self.stream_goal = (self.config.first_data_group * self.layout.bpg) % self.layout.total_blocks;
+        self.btrfs_mounted();
+        if self.config.lazy_itable_init {
+            self.lazy_init_group = Some(0);
+            self.events.push(self.now.after(LAZY_INIT_START_NS), Ev::LazyInit);
         }
-        Ok(fs)
     }
 
     // ----- accessors -----
