@@ -105,7 +105,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 }
                 return;
             };
-            if self.btrfs.is_some() {
+            if self.layout_fs.btrfs().is_some() {
                 // btrfs_trim_fs: no per-group "trimmed" flag (btrfs_trim_free_extents keeps its
                 // own for the unallocated space).
                 job.pending = self.btrfs_fitrim_runs(g as usize, job.start, job.end, job.minlen).into();

@@ -197,13 +197,7 @@ pub(super) enum Flavor {
 
 impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn flavor(&self) -> Flavor {
-        if self.btrfs.is_some() {
-            Flavor::Btrfs
-        } else if self.config.inodegc.is_some() {
-            Flavor::Xfs
-        } else {
-            Flavor::Ext4
-        }
+        self.layout_fs.flavor()
     }
 }
 

@@ -33,6 +33,7 @@ mod inode_table;
 mod inodegc;
 mod journal;
 mod layout;
+mod layout_fs;
 mod lg_prealloc;
 mod namespace;
 mod page_cache;
@@ -47,10 +48,9 @@ use discard_worker::Worker;
 use fitrim::Fitrim;
 use inode_alloc::InodeGroups;
 use inode_table::InodeTable;
-use inodegc::InodeGcQueue;
 use journal::{Commit, Transaction};
 use layout::Layout;
-use lg_prealloc::LocalityGroup;
+use layout_fs::LayoutFs;
 use namespace::{Dir, RootSlots};
 
 pub type Ino = u32;
@@ -183,8 +183,8 @@ pub struct FileSystem<D: BlockDevice> {
     dev: D,
     config: FsConfig,
     layout: Layout,
-    /// btrfs' block groups (`FsConfig::btrfs_layout`).
-    btrfs: Option<btrfs::Btrfs>,
+    /// The layout's own state: ext4's, XFS's or btrfs' (layout_fs.rs).
+    layout_fs: LayoutFs,
     bitmap: BlockBitmap,
     inodes: InodeTable,
     /// Directories other than the root, by inode, each with its entries (namespace.rs).
@@ -222,12 +222,6 @@ pub struct FileSystem<D: BlockDevice> {
     group_trimmed: Vec<Option<u64>>,
     /// Where the last allocation ended: the goal of a file's first extent.
     stream_goal: u64,
-    /// mballoc's locality group: the small-file chunks' unused tails (lg_prealloc.rs).
-    lg_prealloc: LocalityGroup,
-    /// The next group whose inode table `ext4lazyinit` zeroes.
-    lazy_init_group: Option<u64>,
-    /// XFS's inodes waiting for inactivation (`FsConfig::inodegc`).
-    inodegc: InodeGcQueue,
     /// What the TRIM being submitted is: a discard of held free blocks, or zeroing.
     zeroing: Zeroing,
     /// Run [`FileSystem::check`] after every commit (tests).
@@ -266,10 +260,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// an empty namespace and journal, the policy built, no thread running.
     fn unformatted(dev: D, config: FsConfig, start: SimTime) -> Result<Self, FsError> {
         let layout = Layout::new(dev.capacity_bytes(), &config)?;
-        let btrfs = match config.btrfs_layout {
-            true => Some(btrfs::Btrfs::mkfs(layout.total_blocks, config.block_bytes)?),
-            false => None,
-        };
+        let layout_fs = LayoutFs::new(&config, &layout)?;
         Ok(FileSystem {
             policy: policy::build(config.policy, &config.params, config.block_bytes),
             group_trimmed: vec![None; layout.groups as usize],
@@ -299,16 +290,13 @@ impl<D: BlockDevice> FileSystem<D> {
             fitrim: None,
             fitrim_timer_armed: false,
             stream_goal: 0,
-            lg_prealloc: LocalityGroup::default(),
-            lazy_init_group: None,
-            inodegc: InodeGcQueue::default(),
             zeroing: Zeroing::No,
             verify: false,
             stats: FsStats::default(),
             calls: call_latency::CallLatency::new(),
             config,
             layout,
-            btrfs,
+            layout_fs,
         })
     }
 
@@ -373,14 +361,14 @@ impl<D: BlockDevice> FileSystem<D> {
         writes.extend(zero);
         writes.push(Run::new(self.layout.dir_start, 1));
         // mkfs.btrfs writes its tree nodes (both copies of DUP).
-        writes.extend(self.btrfs.as_ref().map_or(Vec::new(), |b| b.static_runs()));
+        writes.extend(self.layout_fs.btrfs().map_or(Vec::new(), |b| b.static_runs()));
         let reqs = self.write_requests_meta(&writes);
         self.app_io(reqs, false);
         self.app_io(vec![Command::Flush], true);
         self.stream_goal = (self.config.first_data_group * self.layout.bpg) % self.layout.total_blocks;
         self.btrfs_mounted();
-        if self.config.lazy_itable_init {
-            self.lazy_init_group = Some(0);
+        if let Some(ext4) = self.layout_fs.ext4_mut().filter(|_| self.config.lazy_itable_init) {
+            ext4.lazy_init_group = Some(0);
             self.events.push(self.now.after(LAZY_INIT_START_NS), Ev::LazyInit);
         }
     }
@@ -433,10 +421,7 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn utilization(&self) -> f64 {
         // Locality-group preallocations' unused tails are free to statfs too (the kernel counts
         // only the blocks a file took, ext4_mb_mark_diskspace_used).
-        let used = self.bitmap.used_count()
-            - self.layout.static_blocks
-            - self.inodegc.queued_blocks
-            - self.lg_prealloc.reserved_blocks();
+        let used = self.bitmap.used_count() - self.layout.static_blocks - self.layout_fs.free_to_statfs();
         used as f64 / self.data_blocks() as f64
     }
     pub fn available_blocks(&self) -> u64 {
@@ -512,7 +497,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// with sb_issue_zeroout (a hole punch, i.e. a TRIM, on a loop or NBD device), then sleep
     /// for s_li_wait_mult (10) times as long as that took before the next group.
     fn lazy_init_step(&mut self, t: SimTime) {
-        let Some(g) = self.lazy_init_group else { return };
+        let Some(g) = self.layout_fs.ext4().and_then(|e| e.lazy_init_group) else { return };
         let bs = self.config.block_bytes;
         let used = self.layout.itable_used_blocks(g, bs, self.config.inode_bytes);
         let run = Run::new(self.layout.itable_start(g) + used, self.layout.itable_blocks - used);
@@ -526,12 +511,12 @@ impl<D: BlockDevice> FileSystem<D> {
             self.zeroing = Zeroing::No;
         }
         let done = done.after(self.config.host.complete_ns);
-        let next = g + 1;
-        if next < self.layout.groups {
-            self.lazy_init_group = Some(next);
+        let next = Some(g + 1).filter(|n| *n < self.layout.groups);
+        if let Some(ext4) = self.layout_fs.ext4_mut() {
+            ext4.lazy_init_group = next;
+        }
+        if next.is_some() {
             self.events.push(done.after(10 * done.since(t)), Ev::LazyInit);
-        } else {
-            self.lazy_init_group = None;
         }
     }
 
@@ -747,7 +732,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     self.release(self.now, rel);
                     run
                 }
-                None if self.btrfs.is_some() => {
+                None if self.layout_fs.btrfs().is_some() => {
                     let run = self.btrfs_allocate(want).ok_or(FsError::NoSpace)?;
                     self.policy.on_allocate(run);
                     run
@@ -1074,7 +1059,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// written home then, so a block journaled again later is written home again. XFS and
     /// btrfs keep their metadata in their own caches, which that write-back does not reach.
     pub fn write_back_checkpoint(&mut self) {
-        if self.config.inodegc.is_none() && self.btrfs.is_none() && !self.checkpoint.is_empty() {
+        if self.config.inodegc.is_none() && self.layout_fs.btrfs().is_none() && !self.checkpoint.is_empty() {
             let reqs = self.checkpoint_requests();
             self.app_io(reqs, false);
         }
@@ -1112,12 +1097,12 @@ impl<D: BlockDevice> FileSystem<D> {
         self.fitrim_timer_armed = false;
         self.inode_alloc_mounted();
         let now = self.now;
-        if self.lazy_init_group.is_some() {
+        if self.layout_fs.ext4().is_some_and(|e| e.lazy_init_group.is_some()) {
             // ext4lazyinit resumes where umount stopped it, after the same start delay as at
             // the first mount.
             self.events.push(now.after(LAZY_INIT_START_NS), Ev::LazyInit);
         }
-        if let Some(b) = self.btrfs.as_mut() {
+        if let Some(b) = self.layout_fs.btrfs_mut() {
             // In-memory only: the metadata cluster, the device's CHUNK_TRIMMED bits, the
             // unused list (the block groups are in use now); the transaction kthread restarts.
             b.meta_cluster = false;
@@ -1130,7 +1115,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// Static metadata runs: the layout's, and with btrfs mkfs' tree nodes; sorted, disjoint.
     fn static_runs(&self) -> Vec<Run> {
         let mut v = self.layout.static_runs();
-        if let Some(b) = &self.btrfs {
+        if let Some(b) = self.layout_fs.btrfs() {
             v.extend(b.static_runs());
         }
         v.sort_by_key(|r| r.start);
@@ -1142,7 +1127,8 @@ impl<D: BlockDevice> FileSystem<D> {
     fn held_runs(&self) -> Vec<(Run, u8, &'static str)> {
         let policy = self.policy.held().into_iter().map(|r| (r, 4, "TRIM policy"));
         let workers = self.workers.iter().flat_map(|w| &w.held).map(|f| (f.run, 4, "discard worker"));
-        let pas = self.lg_prealloc.runs().map(|r| (r, 7, "locality-group preallocation"));
+        let ext4 = self.layout_fs.ext4().into_iter();
+        let pas = ext4.flat_map(|e| e.lg_prealloc.runs()).map(|r| (r, 7, "locality-group preallocation"));
         policy.chain(workers).chain(pas).collect()
     }
 
@@ -1169,7 +1155,8 @@ impl<D: BlockDevice> FileSystem<D> {
             mark(r, 1, &"static metadata")?;
         }
         // Unlinked inodes awaiting XFS's inodegc still own their extents; directories (6) too.
-        let files = self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (*i, n)));
+        let gc = self.layout_fs.xfs().into_iter().flat_map(|x| x.inodegc.queued.iter());
+        let files = self.inodes.iter().chain(gc.map(|(i, n)| (*i, n)));
         for (ino, extents, who) in files.map(|(i, n)| (i, &n.extents, 2)).chain(self.dir_blocks()) {
             for e in extents.iter() {
                 mark(Run::new(e.physical, e.len), who, &format_args!("inode {ino}"))?;

@@ -429,7 +429,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// their slots in the directory.
     pub fn readdir(&self, dir: &str) -> Result<Vec<(String, Ino, bool)>, FsError> {
         let mut entries = self.children(dir)?;
-        if self.btrfs.is_none() && self.config.inodegc.is_none() {
+        if self.layout_fs.btrfs().is_none() && self.config.inodegc.is_none() {
             let seed = self.inode_groups.hash_seed;
             entries.sort_by_cached_key(|e| dir_name_hash(seed, &e.0));
         } else {
