@@ -12,7 +12,7 @@ use super::btrfs::Btrfs;
 use super::inodegc::InodeGcQueue;
 use super::layout::{Flavor, Layout};
 use super::lg_prealloc::LocalityGroup;
-use super::FsError;
+use super::{FsError, Ino, Inode};
 use crate::config::FsConfig;
 
 /// ext4's own state.
@@ -111,6 +111,11 @@ impl LayoutFs {
             LayoutFs::Xfs(x) => x,
             other => unreachable!("XFS's inodegc on a {:?} layout", other.flavor()),
         }
+    }
+
+    /// XFS's inodes awaiting inactivation (none on another layout).
+    pub(super) fn inodegc_queued(&self) -> &[(Ino, Inode)] {
+        self.xfs().map_or(&[], |x| &x.inodegc.queued)
     }
 
     /// Blocks another layout's state holds that `df` counts as free: XFS's inodes awaiting

@@ -25,7 +25,6 @@ mod btrfs_chunk;
 mod btrfs_tree;
 mod call_latency;
 mod discard_worker;
-mod ext4_free_data;
 mod fallocate;
 mod fitrim;
 mod inode_alloc;
@@ -1155,8 +1154,7 @@ impl<D: BlockDevice> FileSystem<D> {
             mark(r, 1, &"static metadata")?;
         }
         // Unlinked inodes awaiting XFS's inodegc still own their extents; directories (6) too.
-        let gc = self.layout_fs.xfs().into_iter().flat_map(|x| x.inodegc.queued.iter());
-        let files = self.inodes.iter().chain(gc.map(|(i, n)| (*i, n)));
+        let files = self.inodes.iter().chain(self.layout_fs.inodegc_queued().iter().map(|(i, n)| (*i, n)));
         for (ino, extents, who) in files.map(|(i, n)| (i, &n.extents, 2)).chain(self.dir_blocks()) {
             for e in extents.iter() {
                 mark(Run::new(e.physical, e.len), who, &format_args!("inode {ino}"))?;
