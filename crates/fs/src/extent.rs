@@ -2,31 +2,8 @@
 //! ext4's extent tree: adjacent extents merge up to the largest extent length.
 
 use std::collections::BTreeMap;
-use trimlab_sim::SimTime;
 
-/// A run of contiguous file-system blocks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Run {
-    pub start: u64,
-    pub len: u64,
-}
-
-impl Run {
-    pub fn new(start: u64, len: u64) -> Self {
-        Run { start, len }
-    }
-    pub fn end(&self) -> u64 {
-        self.start + self.len
-    }
-}
-
-/// Blocks freed at `freed_at` and not yet allocatable again: the unit every TRIM policy
-/// queues, so it can report how long freed space stayed unusable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FreedRun {
-    pub run: Run,
-    pub freed_at: SimTime,
-}
+pub use trimlab_discard::{FreedRun, Run};
 
 /// One extent: `len` file blocks from `logical` stored at `physical`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

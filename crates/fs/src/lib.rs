@@ -13,7 +13,9 @@ pub mod bitmap;
 pub mod config;
 pub mod extent;
 pub mod fs;
-pub mod policy;
+/// The host TRIM policies live in their own crate below this one; `trimlab_fs::policy` keeps
+/// naming them for the crates above.
+pub use trimlab_discard as policy;
 
 pub use config::{FsConfig, HostCosts, InodeGc, Kernel, Layout, PolicyKind};
 pub use extent::{ExtentMap, FreedRun, Run};

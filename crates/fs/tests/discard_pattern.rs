@@ -503,7 +503,7 @@ fn rm_dir_model(order: &[usize]) -> (Vec<(u64, u64)>, Vec<u64>) {
 /// Linux 6.18 sent 11, 13 and 15 TRIMs in three traced runs (the run: 10 TRIMs, 3.33 MB), each
 /// from a freed extent to the end of its free run, where the model sent 2 (it merged every
 /// adjacent freed extent). Why: since Linux 6.17 `ext4_mb_free_metadata` merges a freed extent
-/// only with the node its red-black tree descent stops at (fs/ext4_free_data.rs), and rm frees
+/// only with the node its red-black tree descent stops at (trimlab-discard's ext4_free_data.rs), and rm frees
 /// the files in readdir's hash order, so most merges do not happen; the discard worker then
 /// trims every entry of the list with `ext4_try_to_trim_range`. Held, per kernel trace, with
 /// the model unlinking the files in the traced order: the same TRIMs in the same order, each
@@ -513,7 +513,7 @@ fn rm_dir_model(order: &[usize]) -> (Vec<(u64, u64)>, Vec<u64>) {
 fn ext4_rm_dir_trims_each_entry_of_the_freed_extents_tree() {
     // Trace 2's kernel put the locality group's chunk boundary (a 2-block gap) after file 184,
     // the model (as traces 1 and 3) after file 169: different neighbours, different merges.
-    // fs/ext4_free_data.rs's tests replay all three traces on the kernel's own blocks.
+    // trimlab-discard's ext4_free_data.rs tests replay all three traces on the kernel's own blocks.
     for n in [1, 3] {
         let trace = rm_dir_trace(n);
         let (model, first_block) = rm_dir_model(&trace.unlinked);

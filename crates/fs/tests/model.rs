@@ -259,6 +259,11 @@ fn random_operations_with_xfs_inodegc() {
     {
         for seed in seeds() {
             run_case_with(small_ssd(), policy, seed + 200, 400, |c| {
+                // XFS's layout: none of the seed's ext4 or btrfs behaviours (mkfs refuses
+                // them with inodegc).
+                c.btrfs_layout = false;
+                c.lazy_itable_init = false;
+                c.small_file_chunk_blocks = 0;
                 c.inodegc = Some(InodeGc { kick_inodes: 2, tick_ns: 4_000_000, evict_page_ns: 0 });
             });
         }

@@ -17,58 +17,9 @@
 //! rounded up to 16 MiB, at most 1 GiB, in the first unallocated hole that holds it (else the
 //! largest; find_free_dev_extent), and the next logical address.
 
+use super::btrfs_chunk::{Chunk, ChunkKind, SizeClass, KIB, MIB};
 use super::btrfs_tree::Trees;
 use super::*;
-
-const KIB: u64 = 1024;
-const MIB: u64 = 1024 * 1024;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum ChunkKind {
-    Data,
-    System,
-    Metadata,
-}
-
-/// A data block group's size class (block-group.c, btrfs_calc_block_group_size_class, Linux
-/// 6.3+): set by its first allocation; find_free_extent tries block groups of the request's
-/// class first, then unclassed ones, then allocates a chunk, then takes any.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum SizeClass {
-    /// <= 128 KiB
-    Small,
-    /// <= 8 MiB
-    Medium,
-    Large,
-}
-
-impl SizeClass {
-    fn of(bytes: u64) -> SizeClass {
-        if bytes <= 128 * KIB {
-            SizeClass::Small
-        } else if bytes <= 8 * MIB {
-            SizeClass::Medium
-        } else {
-            SizeClass::Large
-        }
-    }
-}
-
-/// One block group: its kind, length (blocks) and the physical start of each copy (one for
-/// single, two for DUP).
-#[derive(Clone, Debug)]
-pub(super) struct Chunk {
-    pub(super) kind: ChunkKind,
-    pub(super) len: u64,
-    pub(super) stripes: Vec<u64>,
-    pub(super) size_class: Option<SizeClass>,
-}
-
-impl Chunk {
-    fn run(&self, stripe: usize) -> Run {
-        Run::new(self.stripes[stripe], self.len)
-    }
-}
 
 #[derive(Clone, Debug)]
 pub(super) struct Btrfs {
@@ -243,18 +194,18 @@ impl<D: BlockDevice> FileSystem<D> {
     /// `want` blocks.
     pub(super) fn btrfs_allocate(&mut self, want: u64) -> Option<Run> {
         let class = SizeClass::of(want * self.config.block_bytes);
-        let bt = self.btrfs.as_ref()?;
+        let bt = self.layout_fs.btrfs()?;
         let data: Vec<usize> =
             (0..bt.chunks.len()).filter(|&i| bt.chunks[i].kind == ChunkKind::Data).collect();
         let largest = |fs: &Self, i: usize| -> Option<Run> {
-            let r = fs.btrfs.as_ref()?.chunks[i].run(0);
+            let r = fs.layout_fs.btrfs()?.chunks[i].run(0);
             fs.bitmap
                 .avail_runs(r.start, r.end(), 1)
                 .into_iter()
                 .max_by_key(|x| (x.len, std::cmp::Reverse(x.start)))
         };
         let holding = |fs: &Self, i: usize| largest(fs, i).filter(|r| r.len >= want);
-        let classes = |fs: &Self, i: usize| fs.btrfs.as_ref().and_then(|b| b.chunks[i].size_class);
+        let classes = |fs: &Self, i: usize| fs.layout_fs.btrfs().and_then(|b| b.chunks[i].size_class);
         let mut found = None;
         for pass in 0..2 {
             found = data
@@ -270,7 +221,7 @@ impl<D: BlockDevice> FileSystem<D> {
             }
         }
         if found.is_none() {
-            if let Some(i) = self.btrfs.as_mut().and_then(|b| b.add_data_chunk()) {
+            if let Some(i) = self.layout_fs.btrfs_mut().and_then(|b| b.add_data_chunk()) {
                 found = largest(self, i).map(|r| (i, r));
                 self.arm_btrfs_cleaner();
             }
@@ -286,7 +237,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 .max_by_key(|(_, r)| (r.len, std::cmp::Reverse(r.start)));
         }
         let (i, run) = found?;
-        if let Some(c) = self.btrfs.as_mut().map(|b| &mut b.chunks[i]) {
+        if let Some(c) = self.layout_fs.btrfs_mut().map(|b| &mut b.chunks[i]) {
             c.size_class.get_or_insert(class);
         }
         let run = Run::new(run.start, run.len.min(want));
@@ -301,7 +252,7 @@ impl<D: BlockDevice> FileSystem<D> {
     fn arm_btrfs_cleaner(&mut self) {
         let period = self.config.commit_interval_ns.max(1);
         let now = self.now;
-        let Some(b) = self.btrfs.as_mut() else { return };
+        let Some(b) = self.layout_fs.btrfs_mut() else { return };
         if b.cleaner_armed || b.unused.is_empty() {
             return;
         }
@@ -320,7 +271,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// rm). (An unused, fully trimmed block group would be removed; the model's chunks are
     /// never empty here, as it allocates at write().)
     pub(super) fn btrfs_cleaner(&mut self, now: SimTime) {
-        let Some(b) = self.btrfs.as_mut() else { return };
+        let Some(b) = self.layout_fs.btrfs_mut() else { return };
         b.cleaner_armed = false;
         let runs: Vec<Run> = std::mem::take(&mut b.unused).into_iter().map(|i| b.chunks[i].run(0)).collect();
         let mut any = false;
@@ -336,7 +287,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// entries never cross a block group (the async worker's merged run must not take the
     /// unallocated space next to it).
     pub(super) fn btrfs_clip(&self, run: Run, anchor: u64) -> Run {
-        match self.btrfs.as_ref().and_then(|b| b.chunk_of(anchor)) {
+        match self.layout_fs.btrfs().and_then(|b| b.chunk_of(anchor)) {
             Some((_, c)) => {
                 let s = run.start.max(c.start);
                 Run::new(s, run.end().min(c.end()) - s)
@@ -349,7 +300,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// least `minlen` in [start, end) in logical order, each on every copy, except what the
     /// metadata cluster holds; then the unallocated device space unless trimmed since mount.
     pub(super) fn btrfs_fitrim_runs(&mut self, unit: usize, start: u64, end: u64, minlen: u64) -> Vec<Run> {
-        let Some(bt) = self.btrfs.as_ref() else { return Vec::new() };
+        let Some(bt) = self.layout_fs.btrfs() else { return Vec::new() };
         let clip = |r: Run| -> Option<Run> {
             let (s, e) = (r.start.max(start), r.end().min(end));
             (e > s).then(|| Run::new(s, e - s))
@@ -376,7 +327,7 @@ impl<D: BlockDevice> FileSystem<D> {
             return Vec::new();
         }
         let holes = bt.unallocated();
-        if let Some(b) = self.btrfs.as_mut() {
+        if let Some(b) = self.layout_fs.btrfs_mut() {
             b.unallocated_trimmed = true;
         }
         holes
@@ -408,7 +359,7 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// FITRIM's units on btrfs: each block group, then the device.
     pub(super) fn btrfs_fitrim_units(&self) -> usize {
-        self.btrfs.as_ref().map_or(0, |b| b.chunks.len() + 1)
+        self.layout_fs.btrfs().map_or(0, |b| b.chunks.len() + 1)
     }
 }
 

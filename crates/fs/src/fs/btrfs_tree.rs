@@ -34,7 +34,7 @@
 //!   not to the cluster, so FITRIM (`btrfs_trim_block_group` walks the free-space tree only)
 //!   trims them and not the cluster. An exhausted cluster is set up again the same way.
 
-use super::btrfs::ChunkKind;
+use super::btrfs_chunk::ChunkKind;
 use super::*;
 
 /// BTRFS_LEAF_DATA_SIZE for 16 KiB nodes: the node less its 101-byte header.
@@ -253,11 +253,11 @@ impl<D: BlockDevice> FileSystem<D> {
     /// and their internal nodes copied into the cluster, the old nodes pinned until the commit
     /// ends (`btrfs_unpin_tree_nodes`).
     pub(super) fn btrfs_cow_trees(&mut self) {
-        if self.btrfs.is_none() {
+        if self.layout_fs.btrfs().is_none() {
             return;
         }
         // mkfs wrote no dev-stats item; the first commit after mount does.
-        if let Some(b) = self.btrfs.as_mut() {
+        if let Some(b) = self.layout_fs.btrfs_mut() {
             b.trees.dev_stats = true;
         }
         let mut any = false;
@@ -273,7 +273,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// Applies `want` to tree `id` and copies what changed (everything when `force`: the root
     /// tree's root items change whenever another root moved). Returns whether anything was.
     fn btrfs_cow_tree(&mut self, id: TreeId, want: &Items, force: bool) -> bool {
-        let Some(b) = self.btrfs.as_mut() else { return false };
+        let Some(b) = self.layout_fs.btrfs_mut() else { return false };
         let Some(ti) = b.trees.trees.iter().position(|t| t.id == id) else { return false };
         let mut tree = b.trees.trees[ti].clone();
         let (mut dirty, freed) =
@@ -314,7 +314,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 None => tree.fold_into_previous(f),
             }
         }
-        if let Some(b) = self.btrfs.as_mut() {
+        if let Some(b) = self.layout_fs.btrfs_mut() {
             b.trees.trees[ti] = tree;
             b.trees.pinned.extend(pinned);
         }
@@ -323,7 +323,7 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// The items tree `id` should hold now (key -> bytes, item headers included).
     fn btrfs_items(&self, id: TreeId) -> Items {
-        let Some(b) = self.btrfs.as_ref() else { return BTreeMap::new() };
+        let Some(b) = self.layout_fs.btrfs() else { return BTreeMap::new() };
         let bs = self.config.block_bytes;
         let mut items = BTreeMap::new();
         let mut add = |k: u64, bytes: u64| *items.entry(k).or_insert(0) += bytes + ITEM_HEADER_BYTES;
@@ -419,7 +419,7 @@ impl<D: BlockDevice> FileSystem<D> {
     fn btrfs_alloc_node(&mut self, id: TreeId) -> Option<u64> {
         let node = 16 * 1024 / self.config.block_bytes;
         let kind = if id == TreeId::Chunk { ChunkKind::System } else { ChunkKind::Metadata };
-        let b = self.btrfs.as_ref()?;
+        let b = self.layout_fs.btrfs()?;
         let c = b.chunks.iter().find(|c| c.kind == kind)?.clone();
         let both_free = |fs: &Self, s: u64| {
             c.stripes.iter().all(|&st| (0..node).all(|k| fs.bitmap.is_avail(st + s - c.stripes[0] + k)))
@@ -443,9 +443,9 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// btrfs_alloc_from_cluster, with setup_cluster_no_bitmap when the cluster is empty or
     /// holds no node.
-    fn btrfs_cluster_take(&mut self, c: &btrfs::Chunk, node: u64) -> Option<u64> {
+    fn btrfs_cluster_take(&mut self, c: &btrfs_chunk::Chunk, node: u64) -> Option<u64> {
         for attempt in 0..2 {
-            let b = self.btrfs.as_mut()?;
+            let b = self.layout_fs.btrfs_mut()?;
             if attempt == 1 || !b.meta_cluster {
                 b.meta_cluster = true;
                 let r = Run::new(c.stripes[0], c.len);
@@ -458,7 +458,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     .map(|f| Run::new(f.start - dup, f.len))
                     .collect();
             }
-            let b = self.btrfs.as_mut()?;
+            let b = self.layout_fs.btrfs_mut()?;
             while let Some(first) = b.trees.cluster.first().copied() {
                 if first.len >= node {
                     b.trees.cluster[0] = Run::new(first.start + node, first.len - node);
@@ -477,12 +477,12 @@ impl<D: BlockDevice> FileSystem<D> {
     /// leaf as the first commit will find it.
     pub(super) fn btrfs_mounted(&mut self) {
         let now = self.now;
-        if let Some(b) = self.btrfs.as_mut() {
+        if let Some(b) = self.layout_fs.btrfs_mut() {
             b.mounted_at = now;
         }
         for id in [TreeId::Fs, TreeId::Csum, TreeId::Dev, TreeId::Chunk, TreeId::Extent, TreeId::FreeSpace] {
             let want = self.btrfs_items(id);
-            let Some(b) = self.btrfs.as_mut() else { return };
+            let Some(b) = self.layout_fs.btrfs_mut() else { return };
             if let Some(t) = b.trees.trees.iter_mut().find(|t| t.id == id) {
                 if let Some(l) = t.leaves.get_mut(&0) {
                     l.items = want;
@@ -496,7 +496,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// btrfs_discard_queue_work takes data-only block groups).
     pub(super) fn btrfs_unpin_tree_nodes(&mut self) {
         let node = 16 * 1024 / self.config.block_bytes;
-        let Some(b) = self.btrfs.as_mut() else { return };
+        let Some(b) = self.layout_fs.btrfs_mut() else { return };
         let pinned = std::mem::take(&mut b.trees.pinned);
         let copies: Vec<u64> = pinned
             .iter()

@@ -105,7 +105,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 }
                 return;
             };
-            if self.btrfs.is_some() {
+            if self.layout_fs.btrfs().is_some() {
                 // btrfs_trim_fs: no per-group "trimmed" flag (btrfs_trim_free_extents keeps its
                 // own for the unallocated space).
                 job.pending = self.btrfs_fitrim_runs(g as usize, job.start, job.end, job.minlen).into();
@@ -143,7 +143,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.wait_until(|fs| fs.fitrim.is_none());
         let bs = self.config.block_bytes;
         let end = (start_bytes.saturating_add(len_bytes) / bs).min(self.layout.total_blocks);
-        if self.flavor() == inode_alloc::Flavor::Xfs {
+        if self.flavor() == layout::Flavor::Xfs {
             return self.xfs_fstrim(start_bytes / bs, end, minlen_bytes.div_ceil(bs).max(1));
         }
         self.start_fitrim(self.now, start_bytes / bs, end, minlen_bytes.div_ceil(bs));

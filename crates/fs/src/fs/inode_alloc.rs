@@ -17,7 +17,8 @@
 //! has free inodes and blocks (the kernel then hashes to another group; the model fills the
 //! next group).
 
-use super::namespace::ROOT;
+use super::layout::Flavor;
+use super::namespace::{dir_name_hash, ROOT};
 use super::*;
 
 /// Groups per flex group of mke2fs' flex_bg (`-G 16`, the default of the ext4 feature set).
@@ -42,14 +43,6 @@ pub(super) struct InodeGroups {
     ag_rotor: u64,
     /// ext4's `s_hash_seed` (random at mkfs; here fixed per run, see `set_hash_seed`).
     pub(super) hash_seed: u64,
-}
-
-/// Which kernel's allocators the file system follows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Flavor {
-    Ext4,
-    Xfs,
-    Btrfs,
 }
 
 impl InodeGroups {
@@ -77,19 +70,6 @@ impl InodeGroups {
     }
 }
 
-/// ext4's directory-name hash stands here as FNV-1a over the seed and the name, finished by
-/// splitmix64: the kernel's half-MD4 with a random per-mkfs seed only has to spread names
-/// over the groups, which any well-mixed seeded hash does.
-pub(super) fn dir_name_hash(seed: u64, name: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in seed.to_le_bytes().iter().chain(name.as_bytes()) {
-        h = (h ^ *b as u64).wrapping_mul(0x100_0000_01b3);
-    }
-    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    h ^ (h >> 31)
-}
-
 impl<D: BlockDevice> FileSystem<D> {
     /// The seed of ext4's directory-name hash (`s_hash_seed`, which mke2fs draws at random):
     /// where top-level directories go. Callers fork it from the run's seed.
@@ -103,16 +83,6 @@ impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn inode_alloc_mounted(&mut self) {
         self.inode_groups.ag_rotor = 0;
         self.dirs.values_mut().for_each(|d| d.last_alloc_group = None);
-    }
-
-    pub(super) fn flavor(&self) -> Flavor {
-        if self.btrfs.is_some() {
-            Flavor::Btrfs
-        } else if self.config.inodegc.is_some() {
-            Flavor::Xfs
-        } else {
-            Flavor::Ext4
-        }
     }
 
     /// Groups per flex group: ext4 as current mke2fs makes it (`first_data_group` > 0, the

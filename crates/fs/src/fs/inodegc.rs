@@ -69,10 +69,12 @@ impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn inodegc_queue(&mut self, ino: Ino, inode: Inode, gc: &InodeGc) {
         let bs = self.config.block_bytes;
         self.dirty_meta(self.layout.inode_block(ino, bs, self.config.inode_bytes));
-        let items = self.inodegc.queued.len() as u64;
-        self.inodegc.queued_blocks += inode.extents.iter().map(|e| e.len).sum::<u64>();
-        self.inodegc.queued.push((ino, inode));
-        self.inodegc.generation += 1;
+        let q = &mut self.layout_fs.xfs_mut().inodegc;
+        let items = q.queued.len() as u64;
+        q.queued_blocks += inode.extents.iter().map(|e| e.len).sum::<u64>();
+        q.queued.push((ino, inode));
+        q.generation += 1;
+        let generation = q.generation;
         // xfs_inodegc_want_queue_work: a cluster's worth queued, or free space below 5 %.
         let low_space = self.bitmap.avail_count() < self.layout.total_blocks / 100 * 5;
         if items > gc.kick_inodes || low_space {
@@ -81,13 +83,13 @@ impl<D: BlockDevice> FileSystem<D> {
             self.inodegc_run(self.now, true);
         } else {
             let at = SimTime((self.now.0 / gc.tick_ns + 2) * gc.tick_ns);
-            self.events.push(at, Ev::InodeGc(self.inodegc.generation));
+            self.events.push(at, Ev::InodeGc(generation));
         }
     }
 
     /// The delayed work fired; stale if re-armed or run since.
     pub(super) fn inodegc_timer(&mut self, t: SimTime, generation: u64) {
-        if generation == self.inodegc.generation {
+        if self.layout_fs.xfs().is_some_and(|x| x.inodegc.generation == generation) {
             self.inodegc_run(t, false);
         }
     }
@@ -97,9 +99,10 @@ impl<D: BlockDevice> FileSystem<D> {
     /// `charge_app`: the worker ran on the application's CPU in its stead (then the per-block
     /// cost of freeing is the application's time, as a synchronous unlink's is).
     pub(super) fn inodegc_run(&mut self, t: SimTime, charge_app: bool) {
-        self.inodegc.generation += 1;
-        let queued = std::mem::take(&mut self.inodegc.queued);
-        self.inodegc.queued_blocks = 0;
+        let q = &mut self.layout_fs.xfs_mut().inodegc;
+        q.generation += 1;
+        let queued = std::mem::take(&mut q.queued);
+        q.queued_blocks = 0;
         let bs = self.config.block_bytes;
         let mut blocks = 0;
         // The kernel's llist hands the inodes over newest first.
@@ -120,7 +123,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// `xfs_inodegc_flush` (on ENOSPC, `xfs_blockgc_free_space`; at umount,
     /// `xfs_unmount_flush_inodes` -> `xfs_inodegc_stop`): inactivate everything queued now.
     pub(super) fn inodegc_flush(&mut self) -> bool {
-        if self.inodegc.queued.is_empty() {
+        if self.layout_fs.xfs().is_none_or(|x| x.inodegc.queued.is_empty()) {
             return false;
         }
         self.inodegc_run(self.now, true);
@@ -130,16 +133,18 @@ impl<D: BlockDevice> FileSystem<D> {
     /// `check`'s part: queued inodes are neither live nor free, and `queued_blocks` is what
     /// their extents hold.
     pub(super) fn inodegc_check(&self) -> Result<(), String> {
-        for (ino, _) in &self.inodegc.queued {
+        let Some(xfs) = self.layout_fs.xfs() else { return Ok(()) };
+        let gc = &xfs.inodegc;
+        for (ino, _) in &gc.queued {
             if self.inodes.contains_key(*ino) || self.inode_groups.freed.contains(ino) {
                 return Err(format!("fs: inode {ino} awaiting inactivation is also live or free"));
             }
         }
-        let queued: u64 = self.inodegc.queued.iter().flat_map(|(_, i)| i.extents.iter()).map(|e| e.len).sum();
-        if queued != self.inodegc.queued_blocks {
+        let queued: u64 = gc.queued.iter().flat_map(|(_, i)| i.extents.iter()).map(|e| e.len).sum();
+        if queued != gc.queued_blocks {
             return Err(format!(
                 "fs: inodegc counts {} queued blocks, its inodes hold {queued}",
-                self.inodegc.queued_blocks
+                gc.queued_blocks
             ));
         }
         Ok(())

@@ -85,7 +85,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let tid = self.running.tid;
         let txn = std::mem::replace(&mut self.running, Transaction { tid: tid + 1, ..Default::default() });
         let merged = if self.policy.takes_ext4_free_data() {
-            ext4_free_data::ext4_freed_entries(&txn.freed, self.layout.bpg)
+            policy::ext4_free_data::ext4_freed_entries(&txn.freed, self.layout.bpg)
         } else {
             coalesced_in_block_order(txn.freed)
         };

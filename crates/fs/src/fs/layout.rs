@@ -187,6 +187,20 @@ pub(super) fn default_journal_blocks(blocks: u64) -> Option<u64> {
     })
 }
 
+/// Which kernel's allocators the file system follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Flavor {
+    Ext4,
+    Xfs,
+    Btrfs,
+}
+
+impl<D: BlockDevice> FileSystem<D> {
+    pub(super) fn flavor(&self) -> Flavor {
+        self.layout_fs.flavor()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -135,7 +135,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// when the free run found was).
     pub(super) fn allocate_small(&mut self, ino: Ino, want: u64) -> Result<Run, FsError> {
         let goal = self.lg_goal(ino);
-        if let Some(pa) = self.lg_prealloc.take_fitting(want, goal) {
+        if let Some(pa) = self.layout_fs.ext4_mut().and_then(|e| e.lg_prealloc.take_fitting(want, goal)) {
             let run = Run::new(pa.start, want);
             self.keep_pa(GroupPa { start: pa.start + want, free: pa.free - want });
             return Ok(run);
@@ -159,7 +159,10 @@ impl<D: BlockDevice> FileSystem<D> {
     /// used-up one is dropped, `ext4_mb_put_pa`); those the list sheds become free.
     fn keep_pa(&mut self, pa: GroupPa) {
         if pa.free > 0 {
-            let discarded = self.lg_prealloc.add_n_trim(pa);
+            let Some(ext4) = self.layout_fs.ext4_mut() else {
+                unreachable!("a locality-group preallocation on a {:?} layout", self.flavor())
+            };
+            let discarded = ext4.lg_prealloc.add_n_trim(pa);
             self.release_pa_runs(discarded);
         }
     }
@@ -175,7 +178,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// Discards every locality-group preallocation (ENOSPC's `ext4_mb_discard_preallocations`,
     /// umount); whether any blocks became free.
     pub(super) fn discard_lg_preallocations(&mut self) -> bool {
-        let runs = self.lg_prealloc.discard_all();
+        let runs = self.layout_fs.ext4_mut().map_or(Vec::new(), |e| e.lg_prealloc.discard_all());
         let any = !runs.is_empty();
         self.release_pa_runs(runs);
         any
@@ -256,7 +259,7 @@ mod tests {
         fs.sync();
         let last = fs.file_runs(files[2])[0];
         let tail = Run::new(last.end(), 512 - 3 * 6);
-        assert_eq!(fs.lg_prealloc.runs().collect::<Vec<_>>(), vec![tail]);
+        assert_eq!(fs.layout_fs.ext4().unwrap().lg_prealloc.runs().collect::<Vec<_>>(), vec![tail]);
         // The last file sits against the chunk's tail: its TRIM stops there instead of running
         // on to the end of the group's free space.
         fs.unlink("f2").unwrap();
@@ -282,23 +285,23 @@ mod tests {
         let (mut fs, _) = ext4_discard();
         create(&mut fs, "a", 64 << 10);
         fs.sync();
-        assert_eq!(fs.lg_prealloc.reserved_blocks(), 512 - 16);
+        assert_eq!(fs.layout_fs.ext4().unwrap().lg_prealloc.reserved_blocks(), 512 - 16);
         create(&mut fs, "b", 68 << 10);
         fs.sync();
-        assert_eq!(fs.lg_prealloc.reserved_blocks(), 512 - 16);
+        assert_eq!(fs.layout_fs.ext4().unwrap().lg_prealloc.reserved_blocks(), 512 - 16);
     }
 
     #[test]
     fn when_space_runs_out_the_tails_are_given_back() {
         let (mut fs, _) = ext4_discard();
         create(&mut fs, "small", 8 << 10);
-        let reserved = fs.lg_prealloc.reserved_blocks();
+        let reserved = fs.layout_fs.ext4().unwrap().lg_prealloc.reserved_blocks();
         assert!(reserved > 0);
         // A file as large as everything available: only with the tail given back.
         let need = fs.available_blocks() + reserved;
         create(&mut fs, "big", need * BS);
         fs.sync();
-        assert_eq!(fs.lg_prealloc.reserved_blocks(), 0);
+        assert_eq!(fs.layout_fs.ext4().unwrap().lg_prealloc.reserved_blocks(), 0);
     }
 
     fn lg(pas: &[(u64, u64)]) -> LocalityGroup {

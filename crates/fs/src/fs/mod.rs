@@ -21,10 +21,10 @@ use trimlab_device::{transfer_chunks, BlockDevice, Command, TrimSplitter};
 use trimlab_sim::{EventQueue, SimTime};
 
 mod btrfs;
+mod btrfs_chunk;
 mod btrfs_tree;
 mod call_latency;
 mod discard_worker;
-mod ext4_free_data;
 mod fallocate;
 mod fitrim;
 mod inode_alloc;
@@ -32,6 +32,7 @@ mod inode_table;
 mod inodegc;
 mod journal;
 mod layout;
+mod layout_fs;
 mod lg_prealloc;
 mod namespace;
 mod page_cache;
@@ -46,10 +47,9 @@ use discard_worker::Worker;
 use fitrim::Fitrim;
 use inode_alloc::InodeGroups;
 use inode_table::InodeTable;
-use inodegc::InodeGcQueue;
 use journal::{Commit, Transaction};
 use layout::Layout;
-use lg_prealloc::LocalityGroup;
+use layout_fs::LayoutFs;
 use namespace::{Dir, RootSlots};
 
 pub type Ino = u32;
@@ -182,8 +182,8 @@ pub struct FileSystem<D: BlockDevice> {
     dev: D,
     config: FsConfig,
     layout: Layout,
-    /// btrfs' block groups (`FsConfig::btrfs_layout`).
-    btrfs: Option<btrfs::Btrfs>,
+    /// The layout's own state: ext4's, XFS's or btrfs' (layout_fs.rs).
+    layout_fs: LayoutFs,
     bitmap: BlockBitmap,
     inodes: InodeTable,
     /// Directories other than the root, by inode, each with its entries (namespace.rs).
@@ -221,12 +221,6 @@ pub struct FileSystem<D: BlockDevice> {
     group_trimmed: Vec<Option<u64>>,
     /// Where the last allocation ended: the goal of a file's first extent.
     stream_goal: u64,
-    /// mballoc's locality group: the small-file chunks' unused tails (lg_prealloc.rs).
-    lg_prealloc: LocalityGroup,
-    /// The next group whose inode table `ext4lazyinit` zeroes.
-    lazy_init_group: Option<u64>,
-    /// XFS's inodes waiting for inactivation (`FsConfig::inodegc`).
-    inodegc: InodeGcQueue,
     /// What the TRIM being submitted is: a discard of held free blocks, or zeroing.
     zeroing: Zeroing,
     /// Run [`FileSystem::check`] after every commit (tests).
@@ -252,13 +246,21 @@ impl<D: BlockDevice> FileSystem<D> {
                 "inodegc.tick_ns = 0 (must be > 0: the scheduler tick, 4 ms at CONFIG_HZ = 250)".into(),
             ));
         }
+        let mut fs = FileSystem::unformatted(dev, config, start)?;
+        let bitmap = BlockBitmap::new(fs.layout.total_blocks, fs.layout.bpg);
+        if discard {
+            fs.mkfs_discard_device();
+        }
+        fs.mkfs_write_metadata(bitmap);
+        Ok(fs)
+    }
+
+    /// The file system's in-memory state over `dev` before mkfs writes anything: its layout,
+    /// an empty namespace and journal, the policy built, no thread running.
+    fn unformatted(dev: D, config: FsConfig, start: SimTime) -> Result<Self, FsError> {
         let layout = Layout::new(dev.capacity_bytes(), &config)?;
-        let btrfs = match config.btrfs_layout {
-            true => Some(btrfs::Btrfs::mkfs(layout.total_blocks, config.block_bytes)?),
-            false => None,
-        };
-        let mut bitmap = BlockBitmap::new(layout.total_blocks, layout.bpg);
-        let mut fs = FileSystem {
+        let layout_fs = LayoutFs::new(&config, &layout)?;
+        Ok(FileSystem {
             policy: policy::build(config.policy, &config.params, config.block_bytes),
             group_trimmed: vec![None; layout.groups as usize],
             dev,
@@ -287,42 +289,49 @@ impl<D: BlockDevice> FileSystem<D> {
             fitrim: None,
             fitrim_timer_armed: false,
             stream_goal: 0,
-            lg_prealloc: LocalityGroup::default(),
-            lazy_init_group: None,
-            inodegc: InodeGcQueue::default(),
             zeroing: Zeroing::No,
             verify: false,
             stats: FsStats::default(),
             calls: call_latency::CallLatency::new(),
             config,
             layout,
-            btrfs,
-        };
-        let bs = fs.config.block_bytes;
-        if discard {
-            // mke2fs_discard_device first tries one block (so that it can stop before printing
-            // progress if discard fails); e2fsprogs 1.47 on Linux 6.18 sends it at block 0
-            // (tests/data/discard-patterns/ext4.trims), then the whole device.
-            if fs.config.mkfs_discard_probe {
-                let reqs = fs.trim_requests(Run::new(0, 1));
-                fs.app_io(reqs, false);
-            }
-            let step = 2u64 << 30;
-            let cap = fs.layout.total_blocks * bs;
-            let mut off = 0;
-            while off < cap {
-                let len = step.min(cap - off);
-                let reqs = fs.trim_requests(Run::new(off / bs, len / bs));
-                fs.app_io(reqs, false);
-                off += len;
-            }
+            layout_fs,
+        })
+    }
+
+    /// mke2fs_discard_device: optionally a one-block probe, then the whole device in 2 GiB
+    /// steps, each split at the device's largest TRIM and issued back to back.
+    fn mkfs_discard_device(&mut self) {
+        let bs = self.config.block_bytes;
+        // mke2fs_discard_device first tries one block (so that it can stop before printing
+        // progress if discard fails); e2fsprogs 1.47 on Linux 6.18 sends it at block 0
+        // (tests/data/discard-patterns/ext4.trims), then the whole device.
+        if self.config.mkfs_discard_probe {
+            let reqs = self.trim_requests(Run::new(0, 1));
+            self.app_io(reqs, false);
         }
+        let step = 2u64 << 30;
+        let cap = self.layout.total_blocks * bs;
+        let mut off = 0;
+        while off < cap {
+            let len = step.min(cap - off);
+            let reqs = self.trim_requests(Run::new(off / bs, len / bs));
+            self.app_io(reqs, false);
+            off += len;
+        }
+    }
+
+    /// The static metadata: its blocks taken in `bitmap` (which becomes the file system's),
+    /// mke2fs' zeroing, superblock, descriptors, bitmaps, journal and root directory written and
+    /// flushed; then the allocators' goal, btrfs' mount state and lazyinit's start.
+    fn mkfs_write_metadata(&mut self, mut bitmap: BlockBitmap) {
+        let bs = self.config.block_bytes;
         let mut writes = Vec::new();
-        for r in fs.static_runs() {
+        for r in self.static_runs() {
             bitmap.take(r.start, r.len);
         }
-        fs.bitmap = bitmap;
-        fs.layout.static_blocks = fs.bitmap.used_count();
+        self.bitmap = bitmap;
+        self.layout.static_blocks = self.bitmap.used_count();
         // superblock + descriptors, each group's bitmaps, the journal, the directory.
         // mke2fs zeroes (BLKZEROOUT) the journal (ext2fs_zero_blocks2) and, with
         // `mke2fs_layout`, also the inode-table blocks of the inodes it uses and the last 16
@@ -331,37 +340,36 @@ impl<D: BlockDevice> FileSystem<D> {
         // they are written, as blkdev_issue_zeroout does for a device without it (a loop
         // device over NBD punches holes instead, which `trimlab serve` serves as a TRIM);
         // counted as `zeroout_*`, apart from `trim_*`.
-        let journal = Run::new(fs.layout.journal_start, fs.layout.journal_blocks);
+        let journal = Run::new(self.layout.journal_start, self.layout.journal_blocks);
         let mut zero = vec![journal];
-        if fs.config.mke2fs_layout {
-            let bpb = fs.layout.itable_used_blocks(0, bs, fs.config.inode_bytes);
-            let tail = 16.min(fs.layout.total_blocks);
+        if self.config.mke2fs_layout {
+            let bpb = self.layout.itable_used_blocks(0, bs, self.config.inode_bytes);
+            let tail = 16.min(self.layout.total_blocks);
             zero = vec![
-                Run::new(fs.layout.itable_start(0), bpb),
-                Run::new(fs.layout.total_blocks - tail, tail),
+                Run::new(self.layout.itable_start(0), bpb),
+                Run::new(self.layout.total_blocks - tail, tail),
                 journal,
             ];
         }
-        fs.stats.zeroout_commands += fs.write_requests_meta(&zero).len() as u64;
-        fs.stats.zeroout_bytes += zero.iter().map(|r| r.len * bs).sum::<u64>();
-        writes.push(Run::new(0, 1 + fs.layout.gdt_blocks + 2));
-        for g in 1..fs.layout.groups {
-            writes.push(Run::new(g * fs.layout.bpg, 2));
+        self.stats.zeroout_commands += self.write_requests_meta(&zero).len() as u64;
+        self.stats.zeroout_bytes += zero.iter().map(|r| r.len * bs).sum::<u64>();
+        writes.push(Run::new(0, 1 + self.layout.gdt_blocks + 2));
+        for g in 1..self.layout.groups {
+            writes.push(Run::new(g * self.layout.bpg, 2));
         }
         writes.extend(zero);
-        writes.push(Run::new(fs.layout.dir_start, 1));
+        writes.push(Run::new(self.layout.dir_start, 1));
         // mkfs.btrfs writes its tree nodes (both copies of DUP).
-        writes.extend(fs.btrfs.as_ref().map_or(Vec::new(), |b| b.static_runs()));
-        let reqs = fs.write_requests_meta(&writes);
-        fs.app_io(reqs, false);
-        fs.app_io(vec![Command::Flush], true);
-        fs.stream_goal = (fs.config.first_data_group * fs.layout.bpg) % fs.layout.total_blocks;
-        fs.btrfs_mounted();
-        if fs.config.lazy_itable_init {
-            fs.lazy_init_group = Some(0);
-            fs.events.push(fs.now.after(LAZY_INIT_START_NS), Ev::LazyInit);
+        writes.extend(self.layout_fs.btrfs().map_or(Vec::new(), |b| b.static_runs()));
+        let reqs = self.write_requests_meta(&writes);
+        self.app_io(reqs, false);
+        self.app_io(vec![Command::Flush], true);
+        self.stream_goal = (self.config.first_data_group * self.layout.bpg) % self.layout.total_blocks;
+        self.btrfs_mounted();
+        if let Some(ext4) = self.layout_fs.ext4_mut().filter(|_| self.config.lazy_itable_init) {
+            ext4.lazy_init_group = Some(0);
+            self.events.push(self.now.after(LAZY_INIT_START_NS), Ev::LazyInit);
         }
-        Ok(fs)
     }
 
     // ----- accessors -----
@@ -412,10 +420,7 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn utilization(&self) -> f64 {
         // Locality-group preallocations' unused tails are free to statfs too (the kernel counts
         // only the blocks a file took, ext4_mb_mark_diskspace_used).
-        let used = self.bitmap.used_count()
-            - self.layout.static_blocks
-            - self.inodegc.queued_blocks
-            - self.lg_prealloc.reserved_blocks();
+        let used = self.bitmap.used_count() - self.layout.static_blocks - self.layout_fs.free_to_statfs();
         used as f64 / self.data_blocks() as f64
     }
     pub fn available_blocks(&self) -> u64 {
@@ -491,7 +496,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// with sb_issue_zeroout (a hole punch, i.e. a TRIM, on a loop or NBD device), then sleep
     /// for s_li_wait_mult (10) times as long as that took before the next group.
     fn lazy_init_step(&mut self, t: SimTime) {
-        let Some(g) = self.lazy_init_group else { return };
+        let Some(g) = self.layout_fs.ext4().and_then(|e| e.lazy_init_group) else { return };
         let bs = self.config.block_bytes;
         let used = self.layout.itable_used_blocks(g, bs, self.config.inode_bytes);
         let run = Run::new(self.layout.itable_start(g) + used, self.layout.itable_blocks - used);
@@ -505,12 +510,12 @@ impl<D: BlockDevice> FileSystem<D> {
             self.zeroing = Zeroing::No;
         }
         let done = done.after(self.config.host.complete_ns);
-        let next = g + 1;
-        if next < self.layout.groups {
-            self.lazy_init_group = Some(next);
+        let next = Some(g + 1).filter(|n| *n < self.layout.groups);
+        if let Some(ext4) = self.layout_fs.ext4_mut() {
+            ext4.lazy_init_group = next;
+        }
+        if next.is_some() {
             self.events.push(done.after(10 * done.since(t)), Ev::LazyInit);
-        } else {
-            self.lazy_init_group = None;
         }
     }
 
@@ -726,7 +731,7 @@ impl<D: BlockDevice> FileSystem<D> {
                     self.release(self.now, rel);
                     run
                 }
-                None if self.btrfs.is_some() => {
+                None if self.layout_fs.btrfs().is_some() => {
                     let run = self.btrfs_allocate(want).ok_or(FsError::NoSpace)?;
                     self.policy.on_allocate(run);
                     run
@@ -735,7 +740,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 // continue after them.
                 None if self.small_file(ino, end) => self.allocate_small(ino, want)?,
                 None => {
-                    let goal = match self.flavor() == inode_alloc::Flavor::Xfs {
+                    let goal = match self.flavor() == layout::Flavor::Xfs {
                         true => self.xfs_goal(ino, l, want),
                         false => self.goal_for(ino, l),
                     };
@@ -1053,7 +1058,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// written home then, so a block journaled again later is written home again. XFS and
     /// btrfs keep their metadata in their own caches, which that write-back does not reach.
     pub fn write_back_checkpoint(&mut self) {
-        if self.config.inodegc.is_none() && self.btrfs.is_none() && !self.checkpoint.is_empty() {
+        if self.config.inodegc.is_none() && self.layout_fs.btrfs().is_none() && !self.checkpoint.is_empty() {
             let reqs = self.checkpoint_requests();
             self.app_io(reqs, false);
         }
@@ -1091,12 +1096,12 @@ impl<D: BlockDevice> FileSystem<D> {
         self.fitrim_timer_armed = false;
         self.inode_alloc_mounted();
         let now = self.now;
-        if self.lazy_init_group.is_some() {
+        if self.layout_fs.ext4().is_some_and(|e| e.lazy_init_group.is_some()) {
             // ext4lazyinit resumes where umount stopped it, after the same start delay as at
             // the first mount.
             self.events.push(now.after(LAZY_INIT_START_NS), Ev::LazyInit);
         }
-        if let Some(b) = self.btrfs.as_mut() {
+        if let Some(b) = self.layout_fs.btrfs_mut() {
             // In-memory only: the metadata cluster, the device's CHUNK_TRIMMED bits, the
             // unused list (the block groups are in use now); the transaction kthread restarts.
             b.meta_cluster = false;
@@ -1109,7 +1114,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// Static metadata runs: the layout's, and with btrfs mkfs' tree nodes; sorted, disjoint.
     fn static_runs(&self) -> Vec<Run> {
         let mut v = self.layout.static_runs();
-        if let Some(b) = &self.btrfs {
+        if let Some(b) = self.layout_fs.btrfs() {
             v.extend(b.static_runs());
         }
         v.sort_by_key(|r| r.start);
@@ -1121,7 +1126,8 @@ impl<D: BlockDevice> FileSystem<D> {
     fn held_runs(&self) -> Vec<(Run, u8, &'static str)> {
         let policy = self.policy.held().into_iter().map(|r| (r, 4, "TRIM policy"));
         let workers = self.workers.iter().flat_map(|w| &w.held).map(|f| (f.run, 4, "discard worker"));
-        let pas = self.lg_prealloc.runs().map(|r| (r, 7, "locality-group preallocation"));
+        let ext4 = self.layout_fs.ext4().into_iter();
+        let pas = ext4.flat_map(|e| e.lg_prealloc.runs()).map(|r| (r, 7, "locality-group preallocation"));
         policy.chain(workers).chain(pas).collect()
     }
 
@@ -1148,7 +1154,7 @@ impl<D: BlockDevice> FileSystem<D> {
             mark(r, 1, &"static metadata")?;
         }
         // Unlinked inodes awaiting XFS's inodegc still own their extents; directories (6) too.
-        let files = self.inodes.iter().chain(self.inodegc.queued.iter().map(|(i, n)| (*i, n)));
+        let files = self.inodes.iter().chain(self.layout_fs.inodegc_queued().iter().map(|(i, n)| (*i, n)));
         for (ino, extents, who) in files.map(|(i, n)| (i, &n.extents, 2)).chain(self.dir_blocks()) {
             for e in extents.iter() {
                 mark(Run::new(e.physical, e.len), who, &format_args!("inode {ino}"))?;

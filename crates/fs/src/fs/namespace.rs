@@ -23,7 +23,7 @@
 //! * btrfs: directory items are in the metadata trees: no blocks of their own; an entry
 //!   dirties one of the model's static directory blocks (its stand-in for tree leaves).
 
-use super::inode_alloc::Flavor;
+use super::layout::Flavor;
 use super::*;
 use std::borrow::Cow;
 
@@ -39,6 +39,19 @@ const NAME_MAX: usize = 255;
 /// inode is numbered 0 (group 0's first is 2, inode_alloc.rs), so 0 stands for the root,
 /// which has no inode of its own in the model.
 pub(super) const ROOT: Ino = 0;
+
+/// ext4's directory-name hash stands here as FNV-1a over the seed and the name, finished by
+/// splitmix64: the kernel's half-MD4 with a random per-mkfs seed only has to spread names
+/// over the groups, which any well-mixed seeded hash does.
+pub(super) fn dir_name_hash(seed: u64, name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in seed.to_le_bytes().iter().chain(name.as_bytes()) {
+        h = (h ^ *b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
 
 /// A directory entry: the inode it names, and whether that is a directory (in `dirs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -416,9 +429,9 @@ impl<D: BlockDevice> FileSystem<D> {
     /// their slots in the directory.
     pub fn readdir(&self, dir: &str) -> Result<Vec<(String, Ino, bool)>, FsError> {
         let mut entries = self.children(dir)?;
-        if self.btrfs.is_none() && self.config.inodegc.is_none() {
+        if self.layout_fs.btrfs().is_none() && self.config.inodegc.is_none() {
             let seed = self.inode_groups.hash_seed;
-            entries.sort_by_cached_key(|e| super::inode_alloc::dir_name_hash(seed, &e.0));
+            entries.sort_by_cached_key(|e| dir_name_hash(seed, &e.0));
         } else {
             let slot = |e: &(String, Ino, bool)| match e.2 {
                 true => self.dirs.get(&e.1).map_or(u64::MAX, |d| d.slot),

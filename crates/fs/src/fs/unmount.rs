@@ -35,7 +35,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.fitrim_timer_armed = false;
         // Their pending wake-ups went with the queue; the next mount wakes them again.
         self.workers.iter_mut().for_each(|w| w.scheduled = false);
-        if let Some(b) = self.btrfs.as_mut() {
+        if let Some(b) = self.layout_fs.btrfs_mut() {
             b.cleaner_armed = false;
         }
     }

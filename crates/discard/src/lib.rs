@@ -10,10 +10,14 @@
 //! and its module's name in the
 //! `registry!` list of [`POLICIES`] (one line).
 
+pub mod ext4_free_data;
 mod online;
+mod params;
+mod run;
 
-use crate::config::PolicyParams;
-use crate::extent::{FreedRun, Run};
+pub use params::PolicyParams;
+pub use run::{FreedRun, Run};
+
 use serde::ser::SerializeStructVariant;
 use serde::{Serialize, Serializer};
 use std::fmt;
@@ -304,7 +308,7 @@ pub trait TrimPolicy {
     fn on_commit(&mut self, now: SimTime, freed: Vec<FreedRun>, utilization: f64) -> CommitPlan;
     /// Whether `on_commit` gets the freed runs as ext4 (Linux 6.17+) keeps them for the
     /// discard worker, in its list's order and merged only as its tree merges them
-    /// (fs/ext4_free_data.rs), instead of coalesced in block order.
+    /// (ext4_free_data.rs), instead of coalesced in block order.
     fn takes_ext4_free_data(&self) -> bool {
         false
     }

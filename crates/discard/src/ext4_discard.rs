@@ -3,13 +3,13 @@
 //! `ext4_try_to_trim_range(minblocks = 1)`: every free extent inside it, the last one extended to
 //! the end of its free run in the group (commit 68da4c44b994, v6.8), so a freed file next to free
 //! space trims that space too (overlaps with other TRIMs). The worker's list holds the entries
-//! of ext4's tree of freed extents (fs/ext4_free_data.rs: since Linux 6.17 a freed extent merges
+//! of ext4's tree of freed extents (ext4_free_data.rs: since Linux 6.17 a freed extent merges
 //! only with the node its tree descent stops at), so `rm -rf` of many small contiguous files
 //! sends one TRIM per entry, each from the entry's start to the end of the free run: 9-15
 //! overlapping TRIMs where merging every adjacent extent would send one.
 
 use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use crate::extent::{FreedRun, Run};
+use crate::run::{FreedRun, Run};
 use std::collections::VecDeque;
 use trimlab_sim::SimTime;
 

@@ -3,8 +3,8 @@
 //! FITRIM. Each of those policies' files builds one of these with its own choices.
 
 use super::{CommitPlan, PolicyStats, TrimMode, TrimPolicy};
-use crate::config::{PolicyKind, PolicyParams};
-use crate::extent::{FreedRun, Run};
+use super::{PolicyKind, PolicyParams};
+use crate::run::{FreedRun, Run};
 use trimlab_sim::SimTime;
 
 pub(super) struct Online {

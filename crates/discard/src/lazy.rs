@@ -3,8 +3,8 @@
 //! Lazy + Reuse (lazy_reuse.rs) is this policy with the allocator taking queued blocks.
 
 use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use crate::config::PolicyParams;
-use crate::extent::{FreedRun, Run};
+use super::PolicyParams;
+use crate::run::{FreedRun, Run};
 use std::collections::{BTreeMap, VecDeque};
 use trimlab_sim::SimTime;
 

@@ -3,8 +3,8 @@
 //! dropped from the queue.
 
 use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use crate::config::PolicyParams;
-use crate::extent::{FreedRun, Run};
+use super::PolicyParams;
+use crate::run::{FreedRun, Run};
 use std::collections::BTreeMap;
 use trimlab_sim::SimTime;
 

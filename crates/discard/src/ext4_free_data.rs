@@ -18,12 +18,12 @@
 //! Simplification: the kernel's tree also holds the previous transaction's entries while that
 //! one commits, which can change the shape; here each commit's tree starts empty.
 
-use crate::extent::{FreedRun, Run};
+use crate::run::{FreedRun, Run};
 use std::collections::BTreeMap;
 
 /// A transaction's freed runs, in the order they were freed, as the entries ext4 keeps for it,
 /// in the order of its freed-data list (each where its surviving node was linked).
-pub(super) fn ext4_freed_entries(freed: &[FreedRun], blocks_per_group: u64) -> Vec<FreedRun> {
+pub fn ext4_freed_entries(freed: &[FreedRun], blocks_per_group: u64) -> Vec<FreedRun> {
     let mut trees: BTreeMap<u64, GroupTree> = BTreeMap::new();
     let mut list: Vec<(u64, usize)> = Vec::new();
     for f in freed {
@@ -341,9 +341,9 @@ mod tests {
     #[test]
     fn the_entries_are_the_kernels_on_three_traces() {
         let traces = [
-            include_str!("../../../../tests/data/discard-patterns/ext4-rm-dir-1.txt"),
-            include_str!("../../../../tests/data/discard-patterns/ext4-rm-dir-2.txt"),
-            include_str!("../../../../tests/data/discard-patterns/ext4-rm-dir-3.txt"),
+            include_str!("../../../tests/data/discard-patterns/ext4-rm-dir-1.txt"),
+            include_str!("../../../tests/data/discard-patterns/ext4-rm-dir-2.txt"),
+            include_str!("../../../tests/data/discard-patterns/ext4-rm-dir-3.txt"),
         ];
         for (i, text) in traces.iter().enumerate() {
             let (mut frees, mut trims) = (Vec::new(), Vec::new());

@@ -3,7 +3,7 @@
 //! watermarks; the bare name means 40:90.
 
 use super::{CommitPlan, ParsedPolicy, PolicyKind, PolicySpec, PolicyStats, TrimMode, TrimPolicy};
-use crate::extent::{FreedRun, Run};
+use crate::run::{FreedRun, Run};
 use trimlab_sim::SimTime;
 
 const NAME: &str = "selective";
