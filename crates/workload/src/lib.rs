@@ -9,6 +9,7 @@ pub mod file;
 pub mod fio;
 pub mod generator;
 pub mod kind;
+pub mod op;
 pub mod random_map;
 pub mod rate;
 pub mod runner;
