@@ -6,16 +6,18 @@
 pub mod cluster_host;
 pub mod config;
 pub mod file;
-pub mod filebench;
 pub mod fio;
 pub mod generator;
 pub mod kind;
+pub mod op;
 pub mod random_map;
 pub mod rate;
 pub mod runner;
 pub mod scenario;
 pub mod script;
-pub mod strace;
+
+// The translators moved to trimlab-importers; their old paths keep working.
+pub use trimlab_importers::{filebench, strace};
 
 pub use config::{AccessPattern, BlockShare, Precondition, Volume, WorkloadConfig, WorkloadKind};
 pub use fio::{parse_fio_job, FioError, FioJob};

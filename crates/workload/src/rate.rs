@@ -10,7 +10,7 @@
 //! smallest block, as fio converts it (`rate_bps = rate_iops * min_bs`).
 
 use crate::config::{RateProcess, WorkloadConfig};
-use crate::generator::{direction, Op};
+use crate::op::{direction, Op};
 use rand::Rng;
 use trimlab_sim::{SimRng, SimTime};
 

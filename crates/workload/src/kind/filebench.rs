@@ -1,6 +1,6 @@
 //! A Filebench workload model (`filebench = "FILE.f"`, read into `operations` by the config
 //! loader, or `trimlab run --filebench FILE.f`), run with Filebench's semantics
-//! (crates/workload/src/filebench/).
+//! (crates/importers/src/filebench/).
 
 use super::{KindSpec, Level, WorkloadKind};
 use crate::config::WorkloadConfig;

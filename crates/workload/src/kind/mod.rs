@@ -5,37 +5,14 @@
 //! Adding a kind: one file that defines its `WorkloadKind` constant and its `SPEC` (and, for a
 //! file-level kind, `run`), and one line in the `workload_kinds!` list below.
 
+mod spec;
+
+pub use spec::{KindSpec, Level, WorkloadKind};
+
 use crate::config::WorkloadConfig;
 use crate::file::{Figures, FileState};
 use trimlab_device::BlockDevice;
 use trimlab_fs::{FileSystem, FsError};
-
-/// A workload kind's identity: its name in `[workload] kind`. Values come from a kind's file
-/// (`WorkloadKind::Postmark`) or from [`WorkloadKind::parse`], so each is registered.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct WorkloadKind(&'static str);
-
-/// What a kind drives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    /// The block device, through the fio-like generator (`host.fs = "none"`).
-    Block,
-    /// 004's NTFS-like cluster host on an SSD (crates/workload/src/cluster_host.rs).
-    ClusterHost,
-    /// A mounted file system (`host.fs = "ext4"`); the kind's file has `run`.
-    File,
-}
-
-/// A kind as the registry knows it.
-pub struct KindSpec {
-    pub kind: WorkloadKind,
-    /// One line for `--help` and docs/config.md.
-    pub help: &'static str,
-    pub level: Level,
-    /// The file-workload keys this kind reads (docs/config.md gives their defaults); the block
-    /// generator's keys are not listed: every block config has them.
-    pub keys: &'static [&'static str],
-}
 
 /// Lists every kind once: `module => level`, in the order help and docs list them. It declares
 /// the modules, builds [`KINDS`] and the dispatch of the file-level kinds to their `run`
@@ -84,45 +61,6 @@ workload_kinds! {
 pub use filebench::parse as filebench_parse;
 pub use script::parse as script_parse;
 pub use strace::options as strace_options;
-
-const COUNT: usize = KINDS.len();
-
-impl WorkloadKind {
-    /// Every kind's name, in [`KINDS`] order.
-    pub const NAMES: &'static [&'static str] = &{
-        let mut names = [""; COUNT];
-        let mut i = 0;
-        while i < COUNT {
-            names[i] = KINDS[i].kind.0;
-            i += 1;
-        }
-        names
-    };
-
-    /// True for the kinds that drive a file system rather than the block device.
-    pub fn is_file_level(self) -> bool {
-        self.spec().level == Level::File
-    }
-
-    /// True for 004's kinds, which bring their own cluster host and SSD (scenario runs them
-    /// through `cluster_host::run`).
-    pub fn is_cluster_host(self) -> bool {
-        self.spec().level == Level::ClusterHost
-    }
-
-    /// The file-workload keys this kind reads (docs/config.md gives their defaults).
-    pub fn file_keys(self) -> &'static [&'static str] {
-        self.spec().keys
-    }
-}
-
-impl Default for WorkloadKind {
-    fn default() -> Self {
-        WorkloadKind::Block
-    }
-}
-
-trimlab_sim::registry_handle!(WorkloadKind, KindSpec, KINDS, "workload kind");
 
 #[cfg(test)]
 mod tests {

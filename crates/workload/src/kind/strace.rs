@@ -1,5 +1,5 @@
 //! A real program's file operations: an `strace -f -ttt` trace of it (`strace = "FILE"`),
-//! replayed through the file system (crates/workload/src/strace/).
+//! replayed through the file system (crates/importers/src/strace/).
 
 use super::{KindSpec, Level, WorkloadKind};
 use crate::config::WorkloadConfig;

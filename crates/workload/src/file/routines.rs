@@ -1,7 +1,7 @@
 //! File-level workloads of the source documents, driving a mounted `trimlab_fs::FileSystem`:
 //! the Lazy TRIM micro-benchmark (000), file-system aging and Postmark (001), and parallel
-//! large-file writes for a bulk `rm` (003), Table II's remove-on-a-full-fs, and file churn;
-//! [`run_file_workload`] runs the one `[workload] kind` names (each kind's file in kind/).
+//! large-file writes for a bulk `rm` (003), Table II's remove-on-a-full-fs, and file churn,
+//! with the state they share across phases (`FileState`) and the figures they report.
 
 use crate::config::WorkloadConfig;
 use rand::seq::SliceRandom;
@@ -391,16 +391,4 @@ pub fn remove_when_full<D: BlockDevice>(
     let t1 = fs.now();
     fs.write(new, 0, 4096)?;
     Ok(vec![("write_ns", fs.now().since(t1)), ("fsync_ns", fsync_ns), ("removed_extents", removed_extents)])
-}
-
-/// Runs the file-level workload `w` (its kind's defaults fill unset keys; docs/config.md) on
-/// `fs`, whose device holds `capacity_bytes`: the kind's own file (crates/workload/src/kind/)
-/// runs it.
-pub fn run_file_workload<D: BlockDevice>(
-    fs: &mut FileSystem<D>,
-    w: &WorkloadConfig,
-    state: &mut FileState,
-    capacity_bytes: u64,
-) -> Result<Figures, FsError> {
-    crate::kind::run_file(fs, w, state, capacity_bytes)
 }
