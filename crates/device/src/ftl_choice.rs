@@ -1,42 +1,13 @@
 //! Which FTL the controller runs (`[ftl] kind`) and its kind-specific options, resolved into
 //! an [`FtlChoice`] and built behind the one `Ftl` seam.
 
-use crate::config::{BackwardMap, ConfigError, FtlSection, FtlSpec, SsdConfig};
-use serde::{Deserialize, Serialize};
-use trimlab_ftl::{BackwardUpdate, Ftl, PageFtl, StripeUnit};
+use crate::config::{BackwardMap, ConfigError, FtlSection, FtlSpec};
+/// The `[ftl]` keys' types, declared with the section.
+pub use crate::config::{FtlKind, StripingChoice};
+use serde::Serialize;
+use trimlab_ftl::{BackwardUpdate, Ftl, FtlConfig, PageFtl, StripeUnit};
 use trimlab_hybrid::{HybridConfig, HybridFtl, Striping};
-
-/// `[ftl] kind`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FtlKind {
-    /// Page mapping: any logical page in any physical page, greedy / cost-benefit / FIFO GC.
-    #[default]
-    Page,
-    /// FAST hybrid mapping (004): block-mapped data blocks, page-mapped SW and RW log blocks,
-    /// switch / partial / full merges.
-    Hybrid,
-}
-
-impl FtlKind {
-    /// Every kind with a one-line description: the registry help texts and errors come from.
-    pub const ALL: [(FtlKind, &'static str, &'static str); 2] = [
-        (FtlKind::Page, "page", "page mapping with greedy / cost-benefit / FIFO GC (default)"),
-        (
-            FtlKind::Hybrid,
-            "hybrid",
-            "FAST hybrid mapping with log blocks and merges, optional trimmed-range list (004)",
-        ),
-    ];
-}
-
-/// `[ftl] striping`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StripingChoice {
-    Page,
-    Block,
-}
+use trimlab_nand::{Geometry, Timing};
 
 /// The resolved FTL: kind plus every option of that kind (the others keep their defaults).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -121,9 +92,9 @@ impl FtlChoice {
         Ok(())
     }
 
-    pub(crate) fn hybrid_config(&self, config: &SsdConfig) -> HybridConfig {
+    fn hybrid_config(&self, ftl: &FtlConfig) -> HybridConfig {
         HybridConfig {
-            logical_pages: config.logical_pages,
+            logical_pages: ftl.logical_pages,
             sequential_logs: self.log_blocks_sequential,
             random_logs: self.log_blocks_random,
             striping: match self.striping {
@@ -131,24 +102,23 @@ impl FtlChoice {
                 StripingChoice::Block => Striping::Block,
             },
             trim_groups: self.trimmed_list_groups,
-            track_data: config.track_data,
+            track_data: ftl.track_data,
         }
     }
 
     /// Checks the chosen kind fits the geometry; the message names the setting.
-    pub(crate) fn check(&self, config: &SsdConfig) -> Result<(), String> {
+    pub(crate) fn check(&self, geometry: &Geometry, ftl: &FtlConfig) -> Result<(), String> {
         match self.kind {
-            FtlKind::Page => PageFtl::check_config(&config.geometry, &config.ftl_config()),
-            FtlKind::Hybrid => HybridFtl::check_config(&config.geometry, &self.hybrid_config(config)),
+            FtlKind::Page => PageFtl::check_config(geometry, ftl),
+            FtlKind::Hybrid => HybridFtl::check_config(geometry, &self.hybrid_config(ftl)),
         }
     }
 
     /// Builds the FTL over an erased array.
-    pub fn build(&self, config: &SsdConfig) -> Box<dyn Ftl> {
+    pub fn build(&self, geometry: &Geometry, timing: &Timing, ftl: FtlConfig) -> Box<dyn Ftl> {
         match self.kind {
             FtlKind::Page => {
-                let mut ftl =
-                    PageFtl::new(config.geometry.clone(), config.timing.clone(), config.ftl_config());
+                let mut ftl = PageFtl::new(geometry.clone(), timing.clone(), ftl);
                 // The defaults leave the FTL exactly as built; only non-default options are set.
                 if self.striping == StripingChoice::Block {
                     ftl.set_stripe_unit(StripeUnit::Block);
@@ -160,11 +130,9 @@ impl FtlChoice {
                 ftl.set_gc_gain_blocks_max(self.gc_gain_blocks_max);
                 Box::new(ftl)
             }
-            FtlKind::Hybrid => Box::new(HybridFtl::new(
-                config.geometry.clone(),
-                config.timing.clone(),
-                self.hybrid_config(config),
-            )),
+            FtlKind::Hybrid => {
+                Box::new(HybridFtl::new(geometry.clone(), timing.clone(), self.hybrid_config(&ftl)))
+            }
         }
     }
 }
