@@ -3,6 +3,7 @@
 //! targets per plane that follow from the thresholds and the geometry.
 
 use super::ConfigError;
+use crate::ftl_kind::{FtlKind, StripingChoice};
 use serde::{Deserialize, Serialize};
 use trimlab_ftl::VictimPolicy;
 use trimlab_sim::ByteSize;
@@ -16,38 +17,6 @@ pub enum BackwardMap {
     Eager,
     /// TRIM clears the forward entry; the rest is reconciled later (`reconcile_every_pages`).
     Lazy,
-}
-
-/// `[ftl] kind`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FtlKind {
-    /// Page mapping: any logical page in any physical page, greedy / cost-benefit / FIFO GC.
-    #[default]
-    Page,
-    /// FAST hybrid mapping (004): block-mapped data blocks, page-mapped SW and RW log blocks,
-    /// switch / partial / full merges.
-    Hybrid,
-}
-
-impl FtlKind {
-    /// Every kind with a one-line description: the registry help texts and errors come from.
-    pub const ALL: [(FtlKind, &'static str, &'static str); 2] = [
-        (FtlKind::Page, "page", "page mapping with greedy / cost-benefit / FIFO GC (default)"),
-        (
-            FtlKind::Hybrid,
-            "hybrid",
-            "FAST hybrid mapping with log blocks and merges, optional trimmed-range list (004)",
-        ),
-    ];
-}
-
-/// `[ftl] striping`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StripingChoice {
-    Page,
-    Block,
 }
 
 trimlab_sim::config_section! {

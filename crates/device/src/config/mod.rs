@@ -16,7 +16,7 @@ pub use bounds::{at_most, ps_per_byte, OPERATION_NS_MAX, PER_PAGE_NS_MAX, PS_PER
 pub use device::{DeviceKind, DeviceSection, DeviceSpec};
 pub use error::ConfigError;
 pub use flash::{spare_factor_seen_by_gc, MIN_SPARE_SEEN_SHARE};
-pub use ftl::{BackwardMap, FtlKind, FtlSection, FtlSpec, GcThreshold, StripingChoice, MAPPING_UNITS};
+pub use ftl::{BackwardMap, FtlSection, FtlSpec, GcThreshold, MAPPING_UNITS};
 pub use preset::{preset_infos, preset_list, presets, Preset, PresetInfo, DEFAULT_PRESET};
 pub use trim::TrimSection;
 /// The types of `[trim.cost]` and `[trim.delayed]`, declared beside what they configure.
