@@ -68,7 +68,7 @@ fn measure(logical_bytes: u64, trim_share: f64, measured: f64) -> Result<Measure
     let batch_pages = config.flush_batch_pages();
     let maps = limit::Maps::new(config.logical_pages, config.geometry.physical_pages() as u32);
     let mut driver = Driver {
-        ftl: config.ftl.build(&config),
+        ftl: config.build_ftl(),
         batch: Vec::with_capacity(batch_pages),
         batch_pages,
         logical_pages: config.logical_pages,

@@ -1,63 +1,12 @@
-//! Which FTL the controller runs (`[ftl] kind`) and its kind-specific options, resolved into
-//! an [`FtlChoice`] and built behind the one `Ftl` seam.
+//! Which FTL the controller runs (`[ftl] kind`) and its kind-specific options, resolved from
+//! `[ftl]` into an [`FtlChoice`]; the kinds themselves are registered in crate::ftl_kind.
 
-use crate::config::{BackwardMap, ConfigError, FtlSection, FtlSpec, SsdConfig};
-use serde::{Deserialize, Serialize};
-use trimlab_ftl::{BackwardUpdate, Ftl, PageFtl, StripeUnit};
-use trimlab_hybrid::{HybridConfig, HybridFtl, Striping};
+use crate::config::{BackwardMap, ConfigError, FtlSection, FtlSpec};
+/// The kinds and the resolved options, declared with the registry.
+pub use crate::ftl_kind::{FtlChoice, FtlKind, StripingChoice, FTL_KINDS};
+use trimlab_ftl::BackwardUpdate;
 
-/// `[ftl] kind`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FtlKind {
-    /// Page mapping: any logical page in any physical page, greedy / cost-benefit / FIFO GC.
-    #[default]
-    Page,
-    /// FAST hybrid mapping (004): block-mapped data blocks, page-mapped SW and RW log blocks,
-    /// switch / partial / full merges.
-    Hybrid,
-}
-
-impl FtlKind {
-    /// Every kind with a one-line description: the registry help texts and errors come from.
-    pub const ALL: [(FtlKind, &'static str, &'static str); 2] = [
-        (FtlKind::Page, "page", "page mapping with greedy / cost-benefit / FIFO GC (default)"),
-        (
-            FtlKind::Hybrid,
-            "hybrid",
-            "FAST hybrid mapping with log blocks and merges, optional trimmed-range list (004)",
-        ),
-    ];
-}
-
-/// `[ftl] striping`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StripingChoice {
-    Page,
-    Block,
-}
-
-/// The resolved FTL: kind plus every option of that kind (the others keep their defaults).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FtlChoice {
-    pub kind: FtlKind,
-    /// Page FTL default: page; hybrid default: block (004's setup).
-    pub striping: StripingChoice,
-    /// Page FTL (004 §4.1): "eager" or "lazy" (with reconcile_every_pages).
-    pub backward_map: BackwardUpdate,
-    /// Page FTL: erase a full block as soon as its last valid page is invalidated.
-    pub erase_when_invalid: bool,
-    /// Page FTL: at most this many blocks gained per GC invocation (None: up to the threshold).
-    pub gc_gain_blocks_max: Option<u32>,
-    /// Hybrid: SW and RW log blocks per chip (004: 1 and 4).
-    pub log_blocks_sequential: u32,
-    pub log_blocks_random: u32,
-    /// Hybrid: keep TRIMs in 004's trimmed-range list (merges drop listed pages) with this many
-    /// hash groups; `None` unmaps trimmed pages at once.
-    pub trimmed_list_groups: Option<u32>,
-}
-
+/// Resolution from `[ftl]` (the kinds' files build what it resolves).
 impl FtlChoice {
     /// The FTL of `spec` (the user's keys over the preset's); `set` (the user's keys) says
     /// which keys were written, so that a key of the other kind is refused.
@@ -81,10 +30,7 @@ impl FtlChoice {
         }
         let choice = FtlChoice {
             kind,
-            striping: spec.striping.unwrap_or(match kind {
-                FtlKind::Page => StripingChoice::Page,
-                FtlKind::Hybrid => StripingChoice::Block,
-            }),
+            striping: spec.striping.unwrap_or(kind.spec().default_striping),
             backward_map,
             erase_when_invalid: spec.erase_when_invalid,
             gc_gain_blocks_max: spec.gc_gain_blocks_max,
@@ -96,75 +42,19 @@ impl FtlChoice {
         Ok(choice)
     }
 
-    /// A key that only the other kind reads is an error, not silently ignored.
+    /// A key that only another kind reads is an error, not silently ignored.
     fn check_kind_keys(&self, ftl: &FtlSection) -> Result<(), ConfigError> {
-        let hybrid_only = [
-            ("ftl.log_blocks_sequential", ftl.log_blocks_sequential.is_some()),
-            ("ftl.log_blocks_random", ftl.log_blocks_random.is_some()),
-            ("ftl.trimmed_list", ftl.trimmed_list.is_some()),
-            ("ftl.trimmed_list_groups", ftl.trimmed_list_groups.is_some()),
-        ];
-        let page_only = [
-            ("ftl.backward_map", ftl.backward_map.is_some()),
-            ("ftl.erase_when_invalid", ftl.erase_when_invalid.is_some()),
-            ("ftl.gc_gain_blocks_max", ftl.gc_gain_blocks_max.is_some()),
-            ("ftl.gc_victim", ftl.gc_victim.is_some()),
-            ("ftl.gc_free_blocks", ftl.gc_free_blocks.is_some()),
-        ];
-        let (wrong, other) = match self.kind {
-            FtlKind::Page => (&hybrid_only[..], "hybrid"),
-            FtlKind::Hybrid => (&page_only[..], "page"),
-        };
-        if let Some((key, _)) = wrong.iter().find(|(_, set)| *set) {
-            return Err(ConfigError::new(key, "set", format!("only read by ftl.kind = \"{other}\"")));
+        let set = ftl.set_keys();
+        let own = self.kind.spec().own_keys;
+        for other in FTL_KINDS.iter().filter(|s| s.kind != self.kind) {
+            if let Some(key) = other.own_keys.iter().find(|k| !own.contains(k) && set.contains(k)) {
+                return Err(ConfigError::new(
+                    &format!("ftl.{key}"),
+                    "set",
+                    format!("only read by ftl.kind = \"{}\"", other.kind.name()),
+                ));
+            }
         }
         Ok(())
-    }
-
-    pub(crate) fn hybrid_config(&self, config: &SsdConfig) -> HybridConfig {
-        HybridConfig {
-            logical_pages: config.logical_pages,
-            sequential_logs: self.log_blocks_sequential,
-            random_logs: self.log_blocks_random,
-            striping: match self.striping {
-                StripingChoice::Page => Striping::Page,
-                StripingChoice::Block => Striping::Block,
-            },
-            trim_groups: self.trimmed_list_groups,
-            track_data: config.track_data,
-        }
-    }
-
-    /// Checks the chosen kind fits the geometry; the message names the setting.
-    pub(crate) fn check(&self, config: &SsdConfig) -> Result<(), String> {
-        match self.kind {
-            FtlKind::Page => PageFtl::check_config(&config.geometry, &config.ftl_config()),
-            FtlKind::Hybrid => HybridFtl::check_config(&config.geometry, &self.hybrid_config(config)),
-        }
-    }
-
-    /// Builds the FTL over an erased array.
-    pub fn build(&self, config: &SsdConfig) -> Box<dyn Ftl> {
-        match self.kind {
-            FtlKind::Page => {
-                let mut ftl =
-                    PageFtl::new(config.geometry.clone(), config.timing.clone(), config.ftl_config());
-                // The defaults leave the FTL exactly as built; only non-default options are set.
-                if self.striping == StripingChoice::Block {
-                    ftl.set_stripe_unit(StripeUnit::Block);
-                }
-                if self.backward_map != BackwardUpdate::Eager {
-                    ftl.set_backward_update(self.backward_map);
-                }
-                ftl.set_erase_when_invalid(self.erase_when_invalid);
-                ftl.set_gc_gain_blocks_max(self.gc_gain_blocks_max);
-                Box::new(ftl)
-            }
-            FtlKind::Hybrid => Box::new(HybridFtl::new(
-                config.geometry.clone(),
-                config.timing.clone(),
-                self.hybrid_config(config),
-            )),
-        }
     }
 }

@@ -26,7 +26,6 @@
 //! [`BlockDevice::use_tag_bytes`]: crate::BlockDevice::use_tag_bytes
 
 use crate::config::SsdConfig;
-use crate::ssd::Ssd;
 use trimlab_ftl::{Ftl, Lpn, WriteBuffer};
 use trimlab_trim::TrimEngine;
 
@@ -61,7 +60,7 @@ impl<'a> UnitData<'a> {
 }
 
 impl HostPageTags {
-    fn new(config: &SsdConfig) -> Self {
+    pub(crate) fn new(config: &SsdConfig) -> Self {
         let pages_per_unit = config.pages_per_unit();
         let pages =
             if config.track_data { config.logical_pages as usize * pages_per_unit as usize } else { 0 };
@@ -71,6 +70,11 @@ impl HostPageTags {
             tags: vec![0; pages],
             scratch: Vec::new(),
         }
+    }
+
+    /// The host page each tag covers.
+    pub fn page_bytes(&self) -> u64 {
+        self.page_bytes
     }
 
     pub fn heap_bytes(&self) -> usize {
@@ -125,88 +129,5 @@ impl HostPageTags {
             }
             out.push(if zeros { 0 } else { self.tags[page as usize] });
         }
-    }
-}
-
-/// The host's choice of tag unit (nbdkit-style negotiation at the block interface).
-impl Ssd {
-    /// The unit a read returns one tag for: the mapping unit, or the host page once asked.
-    pub fn data_tag_bytes(&self) -> u64 {
-        self.host_page_tags.as_ref().map_or(self.page_bytes(), |t| t.page_bytes)
-    }
-
-    /// Carry one data tag per `tag_bytes` from now on: the mapping unit (always), or the host
-    /// page (`device.page_bytes`) on a drive whose unit is larger. Asked before anything is
-    /// written, as the tags of what the drive already holds are per unit only.
-    pub fn use_tag_bytes(&mut self, tag_bytes: u64) -> Result<(), String> {
-        if tag_bytes == self.data_tag_bytes() {
-            return Ok(());
-        }
-        let (unit, page) = (self.page_bytes(), self.config().host_page_bytes as u64);
-        if tag_bytes != page {
-            return Err(format!(
-                "the device carries one data tag per {} bytes (accepted: {unit}, its mapping unit{})",
-                self.data_tag_bytes(),
-                if unit > page { format!(", or {page}, its page") } else { String::new() }
-            ));
-        }
-        if self.ftl().valid_pages() > 0 || self.buffered_pages() > 0 {
-            return Err(format!(
-                "tags per {page}-byte page asked after data was written (the drive holds tags per {unit}-byte unit only): ask before the first write"
-            ));
-        }
-        self.host_page_tags = Some(HostPageTags::new(self.config()));
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{BlockDevice, Command, DeviceSection, FtlSection, TrimSection};
-    use trimlab_sim::{ByteSize, SimTime};
-
-    fn drive(unit: u64, track_data: bool) -> Ssd {
-        let device = DeviceSection {
-            logical_bytes: Some(ByteSize(16 << 20)),
-            pages_per_block: Some(64),
-            ..Default::default()
-        };
-        let ftl = FtlSection {
-            mapping_unit: Some(ByteSize(unit)),
-            track_data: Some(track_data),
-            ..Default::default()
-        };
-        Ssd::new(SsdConfig::resolve(&device, &ftl, &TrimSection::default()).unwrap())
-    }
-
-    #[test]
-    fn tags_per_page_cost_nothing_until_asked_and_only_with_data_tracked() {
-        let mut ssd = drive(16 << 10, true);
-        let before = ssd.heap_bytes();
-        assert_eq!(ssd.limits().tag_bytes, 16 << 10);
-        ssd.use_tag_bytes(16 << 10).unwrap();
-        assert_eq!(ssd.heap_bytes(), before, "the unit itself allocates nothing");
-        let e = ssd.use_tag_bytes(8192).unwrap_err();
-        assert!(e.contains("accepted: 16384, its mapping unit, or 4096, its page"), "{e}");
-        ssd.use_tag_bytes(4096).unwrap();
-        assert_eq!(ssd.limits().tag_bytes, 4096);
-        assert_eq!(ssd.heap_bytes(), before + (16 << 20) / 4096 * 8);
-        let mut untracked = drive(16 << 10, false);
-        let before = untracked.heap_bytes();
-        untracked.use_tag_bytes(4096).unwrap();
-        assert_eq!(untracked.heap_bytes(), before);
-        let mut out = Vec::new();
-        untracked.submit(SimTime(0), &Command::Write { offset: 4096, bytes: 8192, tag: 7 }, None).unwrap();
-        untracked.submit(SimTime(0), &Command::Read { offset: 0, bytes: 32768 }, Some(&mut out)).unwrap();
-        assert_eq!(out, [0; 8], "an untracked drive reads 0, one per page");
-    }
-
-    #[test]
-    fn asking_after_a_write_is_refused() {
-        let mut ssd = drive(64 << 10, true);
-        ssd.submit(SimTime(0), &Command::Write { offset: 0, bytes: 4096, tag: 1 }, None).unwrap();
-        let e = ssd.use_tag_bytes(4096).unwrap_err();
-        assert!(e.contains("after data was written"), "{e}");
     }
 }

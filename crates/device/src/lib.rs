@@ -8,6 +8,7 @@ pub mod block_device;
 pub mod command;
 pub mod config;
 pub mod ftl_choice;
+pub mod ftl_kind;
 pub mod host_page_tags;
 pub mod host_queue;
 pub mod metered;
@@ -24,7 +25,7 @@ pub use config::{
     BackwardMap, ConfigError, DeviceKind, DeviceSection, DeviceSpec, FtlSection, FtlSpec, SsdConfig,
     TrimSection,
 };
-pub use ftl_choice::{FtlChoice, FtlKind, StripingChoice};
+pub use ftl_kind::{FtlChoice, FtlKind, FtlKindSpec, StripingChoice, FTL_KINDS};
 pub use host_queue::{transfer_chunks, TrimSplitter};
 pub use metered::{Metered, Traffic};
 pub use metrics::{DeviceReport, LatencySummary};

@@ -67,7 +67,7 @@ pub struct Ssd {
 
 impl Ssd {
     pub fn new(config: SsdConfig) -> Self {
-        let ftl = config.ftl.build(&config);
+        let ftl = config.build_ftl();
         let buffer = WriteBuffer::new(config.write_buffer_pages as usize, config.flush_batch_pages());
         let engine = config.trim_engine.build(
             config.trim_cost.clone(),
@@ -715,4 +715,36 @@ pub struct PowerCut {
     /// Pages whose unflushed rewrite was lost and whose flushed, still pending TRIM stands:
     /// they read as zeros.
     pub retrimmed: Vec<u64>,
+}
+
+/// The host's choice of tag unit (nbdkit-style negotiation at the block interface).
+impl Ssd {
+    /// The unit a read returns one tag for: the mapping unit, or the host page once asked.
+    pub fn data_tag_bytes(&self) -> u64 {
+        self.host_page_tags.as_ref().map_or(self.page_bytes(), HostPageTags::page_bytes)
+    }
+
+    /// Carry one data tag per `tag_bytes` from now on: the mapping unit (always), or the host
+    /// page (`device.page_bytes`) on a drive whose unit is larger. Asked before anything is
+    /// written, as the tags of what the drive already holds are per unit only.
+    pub fn use_tag_bytes(&mut self, tag_bytes: u64) -> Result<(), String> {
+        if tag_bytes == self.data_tag_bytes() {
+            return Ok(());
+        }
+        let (unit, page) = (self.page_bytes(), self.config().host_page_bytes as u64);
+        if tag_bytes != page {
+            return Err(format!(
+                "the device carries one data tag per {} bytes (accepted: {unit}, its mapping unit{})",
+                self.data_tag_bytes(),
+                if unit > page { format!(", or {page}, its page") } else { String::new() }
+            ));
+        }
+        if self.ftl().valid_pages() > 0 || self.buffered_pages() > 0 {
+            return Err(format!(
+                "tags per {page}-byte page asked after data was written (the drive holds tags per {unit}-byte unit only): ask before the first write"
+            ));
+        }
+        self.host_page_tags = Some(HostPageTags::new(self.config()));
+        Ok(())
+    }
 }

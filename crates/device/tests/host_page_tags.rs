@@ -18,7 +18,9 @@ mod common;
 
 use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet};
-use trimlab_device::{BlockDevice, ByteRange, Command, FtlKind, FtlSection, Ssd, SsdConfig, TrimSection};
+use trimlab_device::{
+    BlockDevice, ByteRange, Command, DeviceSection, FtlKind, FtlSection, Ssd, SsdConfig, TrimSection,
+};
 use trimlab_sim::{ByteSize, SeedTree, SimTime};
 use trimlab_trim::EngineKind;
 
@@ -166,4 +168,46 @@ fn four_kib_blocks_on_a_16_kib_unit() {
     ssd.submit(t, &Command::Write { offset: 6 * PAGE, bytes: PAGE, tag: 16 }, None).unwrap();
     assert_eq!(read(&mut ssd), [10, 11, 12, 0, 0, 0, 16, 0], "block 5's old tag does not come back");
     ssd.check().unwrap();
+}
+
+/// The host's choice of tag unit, at the block interface.
+fn unit_drive(unit: u64, track_data: bool) -> Ssd {
+    let device = DeviceSection {
+        logical_bytes: Some(ByteSize(16 << 20)),
+        pages_per_block: Some(64),
+        ..Default::default()
+    };
+    let ftl =
+        FtlSection { mapping_unit: Some(ByteSize(unit)), track_data: Some(track_data), ..Default::default() };
+    Ssd::new(SsdConfig::resolve(&device, &ftl, &TrimSection::default()).unwrap())
+}
+
+#[test]
+fn tags_per_page_cost_nothing_until_asked_and_only_with_data_tracked() {
+    let mut ssd = unit_drive(16 << 10, true);
+    let before = ssd.heap_bytes();
+    assert_eq!(ssd.limits().tag_bytes, 16 << 10);
+    ssd.use_tag_bytes(16 << 10).unwrap();
+    assert_eq!(ssd.heap_bytes(), before, "the unit itself allocates nothing");
+    let e = ssd.use_tag_bytes(8192).unwrap_err();
+    assert!(e.contains("accepted: 16384, its mapping unit, or 4096, its page"), "{e}");
+    ssd.use_tag_bytes(4096).unwrap();
+    assert_eq!(ssd.limits().tag_bytes, 4096);
+    assert_eq!(ssd.heap_bytes(), before + (16 << 20) / 4096 * 8);
+    let mut untracked = unit_drive(16 << 10, false);
+    let before = untracked.heap_bytes();
+    untracked.use_tag_bytes(4096).unwrap();
+    assert_eq!(untracked.heap_bytes(), before);
+    let mut out = Vec::new();
+    untracked.submit(SimTime(0), &Command::Write { offset: 4096, bytes: 8192, tag: 7 }, None).unwrap();
+    untracked.submit(SimTime(0), &Command::Read { offset: 0, bytes: 32768 }, Some(&mut out)).unwrap();
+    assert_eq!(out, [0; 8], "an untracked drive reads 0, one per page");
+}
+
+#[test]
+fn asking_after_a_write_is_refused() {
+    let mut ssd = unit_drive(64 << 10, true);
+    ssd.submit(SimTime(0), &Command::Write { offset: 0, bytes: 4096, tag: 1 }, None).unwrap();
+    let e = ssd.use_tag_bytes(4096).unwrap_err();
+    assert!(e.contains("after data was written"), "{e}");
 }

@@ -1,7 +1,7 @@
 //! Streaming trace reader: one line in memory at a time, whatever the trace's length.
 
 use crate::format::TraceFormat;
-use crate::line::{self, BlkAction, FioTimeUnit, Line, LineOptions};
+use crate::line::{BlkAction, FioTimeUnit, Line, LineOptions};
 use crate::record::TraceRecord;
 use std::io::BufRead;
 
@@ -285,7 +285,7 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                 }
                 Ok(true) => {}
             }
-            match line::parse(self.format, &self.buf, &self.options) {
+            match self.format.parse_line(&self.buf, &self.options) {
                 Line::Skip => {}
                 Line::OtherAction => self.other_action_events += 1,
                 Line::Bad(message) => {

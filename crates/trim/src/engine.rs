@@ -2,7 +2,7 @@
 //! engine registers itself ([`EngineSpec`]: its name, help and constructor, in its own file).
 
 use crate::cost_model::TrimCostModel;
-use crate::delayed::DelayedConfig;
+use crate::delayed_config::DelayedConfig;
 use serde::Serialize;
 use trimlab_ftl::{Ftl, Lpn, WriteBuffer};
 use trimlab_sim::SimTime;

@@ -8,12 +8,14 @@
 //! `registry!` list of [`ENGINES`] (one line).
 
 pub mod cost_model;
+pub mod delayed_config;
 pub mod engine;
 pub mod trim_bitmap;
 pub mod trim_buffer;
 
 pub use cost_model::{TrimCostModel, TrimCostOverrides};
-pub use delayed::{BeforeGcCap, DelayedConfig, DelayedTrim};
+pub use delayed::DelayedTrim;
+pub use delayed_config::{BeforeGcCap, DelayedConfig};
 pub use engine::{
     Controller, DeferredStats, EngineInputs, EngineKind, EngineSpec, PageRange, TrimEngine, TrimStats,
     TrimSteps,

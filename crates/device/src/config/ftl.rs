@@ -3,7 +3,7 @@
 //! targets per plane that follow from the thresholds and the geometry.
 
 use super::ConfigError;
-use crate::ftl_choice::{FtlKind, StripingChoice};
+use crate::ftl_kind::{FtlKind, StripingChoice};
 use serde::{Deserialize, Serialize};
 use trimlab_ftl::VictimPolicy;
 use trimlab_sim::ByteSize;

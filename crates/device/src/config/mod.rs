@@ -5,6 +5,7 @@
 
 mod bounds;
 mod device;
+mod error;
 mod flash;
 mod ftl;
 mod host_interface;
@@ -13,6 +14,7 @@ mod trim;
 
 pub use bounds::{at_most, ps_per_byte, OPERATION_NS_MAX, PER_PAGE_NS_MAX, PS_PER_BYTE_MAX};
 pub use device::{DeviceKind, DeviceSection, DeviceSpec};
+pub use error::ConfigError;
 pub use flash::{spare_factor_seen_by_gc, MIN_SPARE_SEEN_SHARE};
 pub use ftl::{BackwardMap, FtlSection, FtlSpec, GcThreshold, MAPPING_UNITS};
 pub use preset::{preset_infos, preset_list, presets, Preset, PresetInfo, DEFAULT_PRESET};
@@ -27,21 +29,6 @@ use serde::Serialize;
 use trimlab_ftl::VictimPolicy;
 use trimlab_nand::{Geometry, Timing};
 use trimlab_trim::EngineKind;
-
-/// A configuration value that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("config: {key} = {value} ({accepted})")]
-pub struct ConfigError {
-    pub key: String,
-    pub value: String,
-    pub accepted: String,
-}
-
-impl ConfigError {
-    pub fn new(key: &str, value: impl ToString, accepted: impl ToString) -> Self {
-        ConfigError { key: key.to_string(), value: value.to_string(), accepted: accepted.to_string() }
-    }
-}
 
 /// A fully resolved, checked device configuration.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -154,7 +141,7 @@ impl SsdConfig {
         self.trim_delayed
             .validate(self.trim_max_ranges)
             .map_err(|(key, value, accepted)| ConfigError::new(key, value, accepted))?;
-        self.ftl.check(self).map_err(|message| {
+        self.ftl.check(&self.geometry, &self.ftl_config()).map_err(|message| {
             if message.starts_with("ftl.gc_free_blocks") {
                 match flash::geometry_key_at_fault(device, ftl) {
                     // The threshold was not set: the geometry left too few blocks per plane.
@@ -180,6 +167,11 @@ impl SsdConfig {
     /// multi-plane programs, one tPROG per die), whole flash pages as a drive's buffer fills them.
     pub fn flush_batch_pages(&self) -> usize {
         self.geometry.plane_count() * self.geometry.pages_per_flash_page() as usize
+    }
+
+    /// The FTL this config chooses, over an erased array.
+    pub fn build_ftl(&self) -> Box<dyn trimlab_ftl::Ftl> {
+        self.ftl.build(&self.geometry, &self.timing, self.ftl_config())
     }
 
     pub fn ftl_config(&self) -> trimlab_ftl::FtlConfig {

@@ -64,6 +64,15 @@ impl TraceFormat {
         self.spec().layout
     }
 
+    /// One line of this format: blank lines and `#` comments skip, the rest goes to its parser.
+    pub(crate) fn parse_line(self, line: &str, options: &LineOptions) -> Line {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            return Line::Skip;
+        }
+        (self.spec().parse)(trimmed, options)
+    }
+
     /// Guesses the format from the first non-empty, non-comment line.
     pub fn detect(first_line: &str) -> Option<TraceFormat> {
         let line = first_line.trim();
@@ -74,20 +83,13 @@ impl TraceFormat {
 
 trimlab_sim::registry_handle!(TraceFormat, FormatSpec, FORMATS, "trace format");
 
-/// `MAJ,MIN`.
-pub(crate) fn is_dev(token: &str) -> bool {
-    token.split_once(',').is_some_and(|(a, b)| {
-        !a.is_empty()
-            && !b.is_empty()
-            && a.bytes().all(|c| c.is_ascii_digit())
-            && b.bytes().all(|c| c.is_ascii_digit())
-    })
-}
-
 /// DiskSim's and MQSim's lines: five numbers.
 fn five_numbers(tokens: &[&str]) -> bool {
     tokens.len() == 5 && tokens.iter().all(|t| t.parse::<f64>().is_ok())
 }
+
+#[cfg(test)]
+mod line_tests;
 
 #[cfg(test)]
 mod tests {
