@@ -22,9 +22,9 @@ pub struct Limits {
     /// Largest READ/WRITE one command may carry.
     pub max_transfer_bytes: u64,
     /// Largest TRIM one command may carry (all its ranges together).
-    pub max_trim_bytes: u64,
+    pub trim_max_bytes: u64,
     /// Most ranges one TRIM may carry.
-    pub max_trim_ranges: usize,
+    pub trim_max_ranges: usize,
 }
 
 /// What [`BlockDevice::submit`] returns: the command's completion, or why the device refused it.
@@ -57,8 +57,8 @@ pub trait BlockDevice {
     fn tag_bytes(&self) -> u64 {
         self.limits().tag_bytes
     }
-    fn max_trim_bytes(&self) -> u64 {
-        self.limits().max_trim_bytes
+    fn trim_max_bytes(&self) -> u64 {
+        self.limits().trim_max_bytes
     }
     fn max_transfer_bytes(&self) -> u64 {
         self.limits().max_transfer_bytes
@@ -73,8 +73,8 @@ impl BlockDevice for Ssd {
             sector_bytes: c.sector_bytes,
             tag_bytes: self.data_tag_bytes(),
             max_transfer_bytes: c.max_transfer_bytes,
-            max_trim_bytes: c.trim_max_bytes,
-            max_trim_ranges: c.trim_max_ranges as usize,
+            trim_max_bytes: c.trim_max_bytes,
+            trim_max_ranges: c.trim_max_ranges as usize,
         }
     }
     fn submit(&mut self, at: SimTime, command: &Command, read_out: Option<&mut Vec<u64>>) -> Served {

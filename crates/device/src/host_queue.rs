@@ -1,7 +1,7 @@
 //! The host side of the block interface: how a request larger than the device takes becomes
 //! commands that fit its [`Limits`]. READ/WRITE split at `max_transfer_bytes`
-//! ([`transfer_chunks`]); TRIM ranges are packed into commands of at most `max_trim_ranges`
-//! ranges and `max_trim_bytes` bytes ([`TrimSplitter`]), in order. Every driver (trace replay,
+//! ([`transfer_chunks`]); TRIM ranges are packed into commands of at most `trim_max_ranges`
+//! ranges and `trim_max_bytes` bytes ([`TrimSplitter`]), in order. Every driver (trace replay,
 //! the NBD drive, 004's cluster host, the file system's discards, scenario's TRIM bursts) splits
 //! here; a driver whose host sends fewer ranges or smaller pieces than the device takes says so
 //! with [`TrimSplitter::ranges_per_command`] or [`TrimSplitter::aligned_to`]. When the pieces
@@ -43,7 +43,7 @@ impl TrimSplitter {
 
     /// Commands as large as the device takes.
     pub fn for_device(limits: &Limits) -> Self {
-        Self::new(limits.max_trim_bytes, limits.max_trim_ranges)
+        Self::new(limits.trim_max_bytes, limits.trim_max_ranges)
     }
 
     /// A host that sends at most `n` ranges per command (Linux: one range per discard bio;

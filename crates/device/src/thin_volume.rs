@@ -1,7 +1,7 @@
 //! A thin-provisioned volume (the array of 003): space is allocated in chunks on first write and
 //! released by a TRIM that covers whole chunks. Commands run on a few parallel service lanes;
 //! a TRIM costs a per-command time, a per-byte time for the address range it walks and a
-//! per-byte time for the allocated space it releases, and carries at most `max_trim_bytes`.
+//! per-byte time for the allocated space it releases, and carries at most `trim_max_bytes`.
 
 use crate::block_device::{BlockDevice, Limits, Served};
 use crate::command::{Command, CommandError};
@@ -24,7 +24,7 @@ pub struct ThinConfig {
     pub trim_ps_per_byte: u64,
     /// Releasing allocated space.
     pub unmap_ps_per_byte: u64,
-    pub max_trim_bytes: u64,
+    pub trim_max_bytes: u64,
     pub max_transfer_bytes: u64,
     pub flush_ns: u64,
 }
@@ -48,7 +48,7 @@ impl ThinConfig {
             trim_command_ns: 200_000,
             trim_ps_per_byte: 111,
             unmap_ps_per_byte: 250,
-            max_trim_bytes: 32 << 20,
+            trim_max_bytes: 32 << 20,
             max_transfer_bytes: 2 << 20,
             flush_ns: 50_000,
         }
@@ -93,8 +93,8 @@ impl ThinVolume {
                 config.capacity_bytes
             ));
         }
-        if config.lanes == 0 || config.max_trim_bytes < tag_bytes {
-            return Err("thin: lanes must be >= 1 and max_trim_bytes >= 4096".into());
+        if config.lanes == 0 || config.trim_max_bytes < tag_bytes {
+            return Err("thin: lanes must be >= 1 and trim_max_bytes >= 4096".into());
         }
         // Issue 26: bounds that keep every cost a u64 of nanoseconds and the lanes allocatable.
         if config.lanes > 65_536 {
@@ -233,9 +233,9 @@ impl BlockDevice for ThinVolume {
             sector_bytes: self.tag_bytes,
             tag_bytes: self.tag_bytes,
             max_transfer_bytes: self.config.max_transfer_bytes,
-            max_trim_bytes: self.config.max_trim_bytes,
+            trim_max_bytes: self.config.trim_max_bytes,
             // The array bounds a TRIM's bytes, not how many ranges carry them.
-            max_trim_ranges: usize::MAX,
+            trim_max_ranges: usize::MAX,
         }
     }
 
@@ -287,11 +287,11 @@ impl BlockDevice for ThinVolume {
             }
             Command::Trim { ranges } => {
                 let total: u64 = ranges.iter().map(|r| r.bytes).sum();
-                if total > c.max_trim_bytes {
-                    return Err(CommandError::TooLarge { kind, bytes: total, max_bytes: c.max_trim_bytes });
+                if total > c.trim_max_bytes {
+                    return Err(CommandError::TooLarge { kind, bytes: total, max_bytes: c.trim_max_bytes });
                 }
                 for r in ranges {
-                    self.check_range(kind, r.offset, r.bytes, c.max_trim_bytes)?;
+                    self.check_range(kind, r.offset, r.bytes, c.trim_max_bytes)?;
                 }
                 self.stats.trims += 1;
                 let mut cost = c.trim_command_ns;

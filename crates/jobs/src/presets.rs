@@ -46,7 +46,7 @@ pub fn describe() -> Result<Vec<String>> {
     ));
     lines.push(format!(
         "  TRIM: {} ns per command + {} ps per byte of range walked + {} ps per allocated byte released; at most {} B per command",
-        thin.trim_command_ns, thin.trim_ps_per_byte, thin.unmap_ps_per_byte, thin.max_trim_bytes
+        thin.trim_command_ns, thin.trim_ps_per_byte, thin.unmap_ps_per_byte, thin.trim_max_bytes
     ));
     lines.push(format!("  TRIM cost source: {}", trimlab_device::ThinConfig::TRIM_SOURCE));
     Ok(lines)

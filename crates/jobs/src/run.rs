@@ -34,7 +34,7 @@ pub fn run(
     progress: &mut dyn RunProgress,
     record: Option<Box<dyn std::io::Write + Send>>,
 ) -> Result<Ran> {
-    let mut notes = Vec::new();
+    let mut notes = config.thin.deprecations();
     let from_fio = fio.is_some();
     // The device first (a fio job sizes itself by its capacity), the rest once the workload
     // is complete: each part of the config is resolved once.

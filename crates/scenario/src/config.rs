@@ -212,7 +212,8 @@ impl RunConfig {
             SsdConfig::resolve(&self.device, &self.ftl, &self.trim)?
         };
         let thin = thin_device
-            .then(|| self.thin.resolve(self.device.logical_bytes.map_or(ssd.logical_bytes(), |b| b.0)));
+            .then(|| self.thin.resolve(self.device.logical_bytes.map_or(ssd.logical_bytes(), |b| b.0)))
+            .transpose()?;
         if let Some(t) = &thin {
             trimlab_device::ThinVolume::new(t.clone()).map_err(|e| ConfigError::new("thin", "", e))?;
         }

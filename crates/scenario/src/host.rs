@@ -216,6 +216,10 @@ pub struct ThinSection {
     pub trim_ps_per_byte: Option<u64>,
     pub unmap_ps_per_byte: Option<u64>,
     #[serde(default, deserialize_with = "size")]
+    pub trim_max_bytes: Option<ByteSize>,
+    /// The old spelling of `trim_max_bytes` (`[device]` spells it so): still read, with the
+    /// note of [`ThinSection::deprecations`].
+    #[serde(default, deserialize_with = "size", skip_serializing_if = "Option::is_none")]
     pub max_trim_bytes: Option<ByteSize>,
     #[serde(default, deserialize_with = "size")]
     pub max_transfer_bytes: Option<ByteSize>,
@@ -228,7 +232,18 @@ impl ThinSection {
         *self == ThinSection::default()
     }
 
-    pub fn resolve(&self, capacity_bytes: u64) -> ThinConfig {
+    /// The volume's costs, or the error when a key is set under both its spellings.
+    pub fn resolve(&self, capacity_bytes: u64) -> Result<ThinConfig, ConfigError> {
+        if let (Some(new), Some(old)) = (self.trim_max_bytes, self.max_trim_bytes) {
+            return Err(ConfigError::new(
+                "thin.max_trim_bytes",
+                old.0,
+                format!(
+                    "is the old spelling of thin.trim_max_bytes (set to {}): set only trim_max_bytes",
+                    new.0
+                ),
+            ));
+        }
         let mut c = ThinConfig::xtremio_like(capacity_bytes);
         let set = |v: Option<u64>, to: &mut u64| {
             if let Some(v) = v {
@@ -241,13 +256,21 @@ impl ThinSection {
         set(self.trim_command.map(|d| d.0), &mut c.trim_command_ns);
         set(self.trim_ps_per_byte, &mut c.trim_ps_per_byte);
         set(self.unmap_ps_per_byte, &mut c.unmap_ps_per_byte);
-        set(self.max_trim_bytes.map(|b| b.0), &mut c.max_trim_bytes);
+        set(self.trim_max_bytes.or(self.max_trim_bytes).map(|b| b.0), &mut c.trim_max_bytes);
         set(self.max_transfer_bytes.map(|b| b.0), &mut c.max_transfer_bytes);
         set(self.flush.map(|d| d.0), &mut c.flush_ns);
         if let Some(n) = self.lanes {
             c.lanes = n;
         }
-        c
+        Ok(c)
+    }
+
+    /// A note per key set under its deprecated spelling, for the user to update the config.
+    pub fn deprecations(&self) -> Vec<String> {
+        let old = self.max_trim_bytes.is_some();
+        old.then(|| "deprecated: [thin] max_trim_bytes is now trim_max_bytes (as [device] spells it); the old spelling is still read".to_string())
+            .into_iter()
+            .collect()
     }
 }
 
@@ -358,5 +381,20 @@ mod tests {
         let plain = HostSection { fs: Some(FsKind::Ext4), ..Default::default() };
         assert!(!serde_json::to_string(&plain).unwrap().contains("layout"));
         assert!(!plain.resolve().unwrap().unwrap().fs.btrfs_layout);
+    }
+
+    #[test]
+    fn thin_reads_the_old_trim_max_spelling_with_a_note_and_refuses_both() {
+        let thin =
+            |text: &str| crate::RunConfig::parse(&format!("[thin]\n{text}"), "test.toml").unwrap().thin;
+        let new = thin("trim_max_bytes = \"1MiB\"\n");
+        assert_eq!(new.resolve(1 << 30).unwrap().trim_max_bytes, 1 << 20);
+        assert!(new.deprecations().is_empty());
+        let old = thin("max_trim_bytes = \"1MiB\"\n");
+        assert_eq!(old.resolve(1 << 30).unwrap().trim_max_bytes, 1 << 20);
+        assert!(old.deprecations()[0].contains("trim_max_bytes"), "{:?}", old.deprecations());
+        let both = thin("trim_max_bytes = \"1MiB\"\nmax_trim_bytes = \"2MiB\"\n");
+        let e = both.resolve(1 << 30).unwrap_err().to_string();
+        assert!(e.contains("thin.max_trim_bytes") && e.contains("set only trim_max_bytes"), "{e}");
     }
 }

@@ -208,7 +208,7 @@ impl<D: BlockDevice> Replayer<'_, D> {
         offset: u64,
         bytes: u64,
     ) -> Result<SimTime, ReplayError> {
-        if bytes > self.limits.max_trim_bytes {
+        if bytes > self.limits.trim_max_bytes {
             return Ok(self.trim_ranges(index, at, &[(offset, bytes)])?.0);
         }
         let command = self.one_trim.of(offset, bytes);
