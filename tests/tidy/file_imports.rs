@@ -3,10 +3,10 @@
 //! made the run loop bounce between two files and an interface import its implementation).
 //!
 //! A file imports another when one of its `use` paths or in-code paths (`crate::…`, `super::…`,
-//! `self::…`, or a child module's name) resolves to an item that other file defines. A name
-//! re-exported by `pub use` is followed to the file that defines it, so a crate root or a
-//! `mod.rs` that only re-exports is not a hub that closes every circle. Test modules (from the
-//! first `#[cfg(test)]` on) are left out, as tidy's other rules do.
+//! `self::…`, or a child module's name) names that other file's module: a name taken through a
+//! `mod.rs` that re-exports it ties the file to that `mod.rs`, as a reader who follows the path
+//! meets it (import from the file that defines a name to keep a facade out of a circle). Test
+//! modules (from the first `#[cfg(test)]` on) are left out, as tidy's other rules do.
 //!
 //! A file's use of an enclosing module (its `mod.rs` or the crate root: the type it adds `impl`
 //! blocks to, the crate's error type) is not counted: the enclosing modules are the file's
@@ -16,13 +16,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// One source file of the crate: its module path and what it defines, re-exports and uses.
+/// One source file of the crate: what it defines and the paths it names.
 struct Module {
     file: PathBuf,
     /// Names defined at the file's top level (items and child modules).
     defines: BTreeSet<String>,
-    /// `pub use` re-exports: the exported name and the path it stands for (`*` for a glob).
-    reexports: Vec<(String, Vec<String>)>,
     /// Every path the file names into its own crate, as written (relative or absolute).
     paths: Vec<Vec<String>>,
 }
@@ -40,7 +38,7 @@ pub fn edges(src: &Path) -> BTreeSet<(PathBuf, PathBuf)> {
     for (path, module) in &krate.modules {
         for written in &module.paths {
             let Some(absolute) = krate.absolute(path, written) else { continue };
-            if let Some(target) = krate.resolve(&absolute, &mut 0) {
+            if let Some(target) = krate.resolve(&absolute) {
                 if target != module.file && !krate.encloses(&target, path) {
                     out.insert((module.file.clone(), target));
                 }
@@ -143,58 +141,29 @@ impl Crate {
         Some(base)
     }
 
-    /// The file that defines what `path` (from the root) names: the deepest module file on the
-    /// path, or, when the last name is a re-export there, the file it stands for.
-    fn resolve(&self, path: &[String], depth: &mut u32) -> Option<PathBuf> {
-        *depth += 1;
-        if *depth > 64 {
-            return None;
-        }
+    /// The file of the deepest module on `path` (from the root): what the path names is there
+    /// or re-exported there.
+    fn resolve(&self, path: &[String]) -> Option<PathBuf> {
         let mut module: Vec<String> = Vec::new();
-        let mut i = 0;
-        while i < path.len() {
+        for name in path {
             let mut child = module.clone();
-            child.push(path[i].clone());
+            child.push(name.clone());
             if !self.modules.contains_key(&child) {
                 break;
             }
             module = child;
-            i += 1;
         }
-        let here = self.modules.get(&module)?;
-        let Some(name) = path.get(i) else { return Some(here.file.clone()) };
-        if here.defines.contains(name) || name == "*" {
-            return Some(here.file.clone());
-        }
-        for (exported, target) in &here.reexports {
-            if exported == name || exported == "*" {
-                let Some(mut absolute) = self.absolute(&module, target) else { continue };
-                if exported == "*" {
-                    absolute.push(name.clone());
-                }
-                if let Some(file) = self.resolve(&absolute, depth) {
-                    if exported == name || file != here.file {
-                        return Some(file);
-                    }
-                }
-            }
-        }
-        Some(here.file.clone())
+        self.modules.get(&module).map(|m| m.file.clone())
     }
 }
 
 impl Module {
     fn parse(file: PathBuf, text: &str) -> Module {
         let code = strip(text);
-        let mut module = Module { file, defines: BTreeSet::new(), reexports: Vec::new(), paths: Vec::new() };
+        let mut module = Module { file, defines: BTreeSet::new(), paths: Vec::new() };
         for statement in use_statements(&code) {
-            let public = statement.starts_with("pub");
             let tree = statement.split_once("use ").map_or("", |(_, t)| t).trim_end_matches(';');
             for (path, alias) in expand(tree) {
-                if public {
-                    let name = alias.clone().unwrap_or_else(|| path.last().cloned().unwrap_or_default());
-                    module.reexports.push((name, path.clone()));
-                }
                 if let Some(alias) = alias {
                     module.defines.insert(alias);
                 }

@@ -140,7 +140,7 @@ impl<'de> Deserialize<'de> for Volume {
 
 /// What drives the stack: the block generator, or a file-level workload on the host file
 /// system; the kinds are registered in crates/workload/src/kind/.
-pub use crate::kind::WorkloadKind;
+pub use crate::kind::spec::WorkloadKind;
 
 fn is_block(kind: &WorkloadKind) -> bool {
     *kind == WorkloadKind::Block

@@ -22,5 +22,6 @@ pub use trimlab_importers::{filebench, strace};
 pub use config::{AccessPattern, BlockShare, Precondition, Volume, WorkloadConfig, WorkloadKind};
 pub use fio::{parse_fio_job, FioError, FioJob};
 pub use generator::{Generator, Op};
+pub use kind::run_file_workload;
 pub use runner::{run_phase, Drive, PhaseResult, Progress, Target};
 pub use scenario::{measured_drive, precondition, precondition_from, run_workload, RunOutcome};

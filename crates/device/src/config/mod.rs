@@ -68,7 +68,7 @@ pub struct SsdConfig {
     /// What the capacity fit chose, when it changed the preset's shape (empty otherwise).
     #[serde(skip)]
     pub geometry_note: String,
-    pub ftl: crate::ftl_choice::FtlChoice,
+    pub ftl: crate::ftl_kind::FtlChoice,
 }
 
 impl SsdConfig {
@@ -128,7 +128,7 @@ impl SsdConfig {
             trim_cost: spec.trim_cost.clone(),
             trim_delayed: spec.trim_delayed.clone(),
             geometry_note: flash.note,
-            ftl: crate::ftl_choice::FtlChoice::resolve(&spec.ftl, ftl)?,
+            ftl: crate::ftl_kind::FtlChoice::resolve(&spec.ftl, ftl)?,
             geometry: flash.geometry,
             timing,
         })

@@ -5,7 +5,7 @@
 use super::shared;
 use crate::phase::{Outcome, PhaseKind, PhaseRun, PhaseSection, PhaseSpec, Report};
 use crate::stack::Stack;
-use trimlab_workload::file::run_file_workload;
+use trimlab_workload::run_file_workload;
 use trimlab_workload::{measured_drive, run_phase, Generator, WorkloadConfig};
 
 impl PhaseKind {

@@ -5,7 +5,7 @@
 //! Adding a kind: one file that defines its `WorkloadKind` constant and its `SPEC` (and, for a
 //! file-level kind, `run`), and one line in the `workload_kinds!` list below.
 
-mod spec;
+pub mod spec;
 
 pub use spec::{KindSpec, Level, WorkloadKind};
 
@@ -61,6 +61,18 @@ workload_kinds! {
 pub use filebench::parse as filebench_parse;
 pub use script::parse as script_parse;
 pub use strace::options as strace_options;
+
+/// Runs the file-level workload `w` (its kind's defaults fill unset keys; docs/config.md) on
+/// `fs`, whose device holds `capacity_bytes`: the kind's own file (crates/workload/src/kind/)
+/// runs it.
+pub fn run_file_workload<D: BlockDevice>(
+    fs: &mut FileSystem<D>,
+    w: &WorkloadConfig,
+    state: &mut FileState,
+    capacity_bytes: u64,
+) -> Result<Figures, FsError> {
+    run_file(fs, w, state, capacity_bytes)
+}
 
 #[cfg(test)]
 mod tests {
