@@ -144,7 +144,7 @@ impl Driver {
         done = done.max(self.ftl.program_ready(now));
         self.batch.clear();
         while let Some(plane) = self.ftl.take_gc_request() {
-            self.ftl.collect(now, plane);
+            self.ftl.collect_garbage(now, plane);
         }
         self.now = done;
     }

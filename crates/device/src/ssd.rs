@@ -458,7 +458,7 @@ impl Ssd {
             } else {
                 now
             };
-            self.ftl.collect(gc_start, plane);
+            self.ftl.collect_garbage(gc_start, plane);
         }
     }
 

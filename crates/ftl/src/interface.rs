@@ -96,7 +96,7 @@ pub trait Ftl: Send {
         None
     }
     /// Garbage-collects `plane` from `now` (only after `take_gc_request` named it).
-    fn collect(&mut self, _now: SimTime, _plane: usize) {}
+    fn collect_garbage(&mut self, _now: SimTime, _plane: usize) {}
     /// Idle-time GC: reclaims one victim in `plane` if it is under `target` free blocks and has
     /// something to reclaim; returns when its die is done (`None`: nothing done). Kinds without
     /// idle-time GC do nothing.
@@ -167,8 +167,8 @@ impl Ftl for PageFtl {
     fn take_gc_request(&mut self) -> Option<usize> {
         PageFtl::take_gc_request(self)
     }
-    fn collect(&mut self, now: SimTime, plane: usize) {
-        PageFtl::collect(self, now, plane);
+    fn collect_garbage(&mut self, now: SimTime, plane: usize) {
+        PageFtl::collect_garbage(self, now, plane);
     }
     fn collect_idle(&mut self, now: SimTime, plane: usize, target: u32) -> Option<SimTime> {
         PageFtl::collect_idle_victim(self, now, plane, target)

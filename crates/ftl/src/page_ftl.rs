@@ -386,7 +386,7 @@ impl PageFtl {
     /// controller's page buffer for the rest of its flash page (or, with multi-plane programs,
     /// for the die's other planes): [`PageFtl::program_ready`] and [`PageFtl::sync`] program
     /// those. May queue a GC request for the plane it used: the caller runs
-    /// [`PageFtl::take_gc_request`] / [`PageFtl::collect`].
+    /// [`PageFtl::take_gc_request`] / [`PageFtl::collect_garbage`].
     pub fn write(&mut self, now: SimTime, lpn: Lpn, tag: u64) -> SimTime {
         let plane = match self.next_host_plane(lpn) {
             Some(plane) => plane,
@@ -639,7 +639,7 @@ impl PageFtl {
 
     /// Reclaims blocks in `plane` until it has `gc_free_blocks_min` free blocks again, or until
     /// no block has an invalid page left.
-    pub fn collect(&mut self, now: SimTime, plane: usize) -> GcOutcome {
+    pub fn collect_garbage(&mut self, now: SimTime, plane: usize) -> GcOutcome {
         let ppb = self.geometry.pages_per_block;
         // Host flash pages staged on this die are programmed first: GC may pick their block.
         self.program_staged_before(now, self.geometry.first_block_of_plane(plane));
@@ -781,7 +781,7 @@ impl PageFtl {
                 self.gc_requests.retain(|&p| p != plane);
             }
             self.host_write_gc_invocations += 1;
-            self.collect(now, plane);
+            self.collect_garbage(now, plane);
         }
     }
 
@@ -934,7 +934,7 @@ impl PageFtl {
 
     /// Idle-time GC: when `plane` has fewer than `target` free blocks and a block with an invalid
     /// page, reclaims the policy's victim and returns when its die is done; `None` when there is
-    /// nothing worth doing. Runs on die timelines from `now` like [`PageFtl::collect`], and counts
+    /// nothing worth doing. Runs on die timelines from `now` like [`PageFtl::collect_garbage`], and counts
     /// into `idle_gc_*` as well as the GC totals (the NAND work is the same).
     pub fn collect_idle_victim(&mut self, now: SimTime, plane: usize, target: u32) -> Option<SimTime> {
         if self.pool.free_count(plane) >= target as usize || !self.pending_stale.is_empty() {
@@ -1224,7 +1224,7 @@ mod tests {
                 let lpn = x % 64;
                 now = now.max(f.write(now, Lpn(lpn), 2 + round));
                 while let Some(plane) = f.take_gc_request() {
-                    f.collect(now, plane);
+                    f.collect_garbage(now, plane);
                 }
             }
             round += 1;
@@ -1273,7 +1273,7 @@ mod tests {
                 }
                 now = now.max(f.sync(now));
                 while let Some(plane) = f.take_gc_request() {
-                    now = now.max(f.collect(now, plane).done);
+                    now = now.max(f.collect_garbage(now, plane).done);
                 }
                 f.check().unwrap();
             }

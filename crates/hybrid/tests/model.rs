@@ -64,14 +64,14 @@ fn exercise(seed: u64, ftl: &mut dyn Ftl, rng: &mut impl Rng, ppb: u32) {
             // The host's FLUSH: partly filled flash pages are padded and programmed.
             done = done.max(ftl.sync(now));
             while let Some(plane) = ftl.take_gc_request() {
-                ftl.collect(now, plane);
+                ftl.collect_garbage(now, plane);
             }
         }
         let mut write = |ftl: &mut dyn Ftl, first: u32, count: u32, reference: &mut BTreeMap<u32, u64>| {
             for lpn in first..first + count {
                 done = done.max(ftl.write(now, Lpn(lpn), tag));
                 while let Some(plane) = ftl.take_gc_request() {
-                    ftl.collect(now, plane);
+                    ftl.collect_garbage(now, plane);
                 }
                 reference.insert(lpn, tag);
                 tag += 1;

@@ -31,6 +31,9 @@ pub(super) struct Xfs {
     pub(super) inodegc: InodeGcQueue,
 }
 
+// One value per mounted file system, never in a collection: its size costs nothing, while a
+// box around ext4's state would add a pointer chase to every allocation and free.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum LayoutFs {
     Ext4(Ext4),
     Xfs(Xfs),
