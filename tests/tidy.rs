@@ -23,6 +23,14 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The workspace's crate folders (`crates/*`), in name order.
+fn crate_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<_> =
+        std::fs::read_dir(root.join("crates")).unwrap().flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    dirs
+}
+
 fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     // Test modules may use anything; stop at the first `#[cfg(test)]`.
     text.lines().enumerate().take_while(|(_, l)| !l.trim_start().starts_with("#[cfg(test)]")).filter(
@@ -94,10 +102,7 @@ fn crate_dependencies_follow_the_layer_table() {
     let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
     let layer_of = layer_table(&architecture);
     let mut problems = Vec::new();
-    let mut crates: Vec<_> =
-        std::fs::read_dir(root.join("crates")).unwrap().flatten().map(|e| e.path()).collect();
-    crates.sort();
-    for dir in crates {
+    for dir in crate_dirs(root) {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else { continue };
         let Some(&layer) = layer_of.get(&name) else {
@@ -344,10 +349,7 @@ fn every_source_file_is_in_the_code_map() {
             }
         }
     };
-    let mut crates: Vec<_> =
-        std::fs::read_dir(root.join("crates")).unwrap().flatten().map(|e| e.path()).collect();
-    crates.sort();
-    for dir in crates {
+    for dir in crate_dirs(root) {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         check(&format!("crates/{name}"), dir.join("src"));
     }
@@ -385,9 +387,7 @@ mod file_imports;
 /// Every directory whose Rust files form one crate: the workspace's crates, the binary, the
 /// Python module.
 fn crate_sources(root: &Path) -> Vec<PathBuf> {
-    let mut crates: Vec<_> =
-        std::fs::read_dir(root.join("crates")).unwrap().flatten().map(|e| e.path().join("src")).collect();
-    crates.sort();
+    let mut crates: Vec<_> = crate_dirs(root).into_iter().map(|dir| dir.join("src")).collect();
     crates.push(root.join("src"));
     crates.push(root.join("python/src"));
     crates
@@ -465,10 +465,7 @@ fn paths_the_docs_name_exist() {
     );
     // A crate's code map entry names its own tests as `tests/x.rs`.
     let mut bases = vec![root.to_path_buf(), root.join("python")];
-    let mut crates: Vec<_> =
-        std::fs::read_dir(root.join("crates")).unwrap().flatten().map(|e| e.path()).collect();
-    crates.sort();
-    bases.extend(crates);
+    bases.extend(crate_dirs(root));
     let mut problems = Vec::new();
     for doc in docs {
         let text = std::fs::read_to_string(&doc).unwrap();
