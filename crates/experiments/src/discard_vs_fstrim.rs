@@ -15,7 +15,7 @@ use trimlab_scenario::host::HostSection;
 use trimlab_scenario::phase::{PhaseKind, PhaseSection};
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
-use trimlab_workload::{Volume, WorkloadConfig, WorkloadKind};
+use trimlab_workload::{kind, Volume, WorkloadConfig, WorkloadKind};
 
 /// 003's 10 TB volume and 64 x 16 GB files, divided by this at scale 1.
 const SHRINK: u64 = 256;
@@ -50,13 +50,12 @@ fn thin_config(discard: bool, o: &Options) -> RunConfig {
         logical_bytes: Some(ByteSize(volume_bytes(o))),
         ..DeviceSection::default()
     };
-    let bulk_rm = WorkloadConfig {
-        kind: WorkloadKind::BulkRm,
+    let keys = kind::bulk_rm::Keys {
         files: Some(64),
         file_bytes: Some(ByteSize(file_bytes(o))),
         append_bytes: Some(ByteSize(1 << 20)),
-        ..WorkloadConfig::default()
     };
+    let bulk_rm = WorkloadConfig::of_kind(WorkloadKind::BulkRm, &keys);
     RunConfig {
         seed: Some(o.seed),
         device,
@@ -112,16 +111,17 @@ fn wear_config(policy: PolicyKind, idle_gc: bool, o: &Options) -> RunConfig {
         p.file_bytes_max = Some(ByteSize(8 << 20));
         p.append_bytes = Some(ByteSize(1 << 20));
     };
-    let churn = WorkloadConfig {
-        kind: WorkloadKind::FileChurn,
+    let keys = kind::file_churn::Keys {
         utilization: Some(0.5),
         file_bytes_min: Some(ByteSize(1 << 20)),
         file_bytes_max: Some(ByteSize(8 << 20)),
         append_bytes: Some(ByteSize(1 << 20)),
-        writes: Volume::Bytes(2 * SSD_BYTES),
         prefix: Some("c".into()),
         stream: Some("churn".into()),
-        ..WorkloadConfig::default()
+    };
+    let churn = WorkloadConfig {
+        writes: Volume::Bytes(2 * SSD_BYTES),
+        ..WorkloadConfig::of_kind(WorkloadKind::FileChurn, &keys)
     };
     RunConfig {
         seed: Some(o.seed),

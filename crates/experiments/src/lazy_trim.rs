@@ -19,7 +19,7 @@ use trimlab_fs::PolicyKind;
 use trimlab_report::{Cell, ExperimentReport, Plot, PlotKind, Table, Verdict};
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
-use trimlab_workload::{WorkloadConfig, WorkloadKind};
+use trimlab_workload::{kind, WorkloadConfig, WorkloadKind};
 
 /// 000 ran on a Galaxy S8 (64 GB UFS 2.1): the experiment's default drive is of that era.
 const PRESET: &str = "ufs-2018";
@@ -44,12 +44,8 @@ struct MicroResult {
 /// One micro-benchmark point on the era drive, its per-command TRIM cost replaced by `cost`.
 fn micro_config(policy: PolicyKind, append: u64, cost: Option<u64>, o: &Options) -> RunConfig {
     let file = file_bytes(o);
-    let workload = WorkloadConfig {
-        kind: WorkloadKind::AppendHoles,
-        append_bytes: Some(ByteSize(append)),
-        file_bytes: Some(ByteSize(file)),
-        ..WorkloadConfig::default()
-    };
+    let keys = kind::append_holes::Keys { append_bytes: Some(ByteSize(append)), file_bytes: Some(ByteSize(file)) };
+    let workload = WorkloadConfig::of_kind(WorkloadKind::AppendHoles, &keys);
     RunConfig { seed: Some(o.seed), host: ext4(policy), workload, ..ssd(PRESET, file * 2, cost, None) }
 }
 

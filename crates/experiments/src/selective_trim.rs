@@ -26,7 +26,7 @@ use trimlab_scenario::RunConfig;
 use trimlab_sim::{ByteSize, DurationNs};
 use trimlab_trim::TrimCostModel;
 use trimlab_workload::file::Postmark;
-use trimlab_workload::{WorkloadConfig, WorkloadKind};
+use trimlab_workload::{kind, WorkloadConfig, WorkloadKind};
 
 /// 001 ran on a 60 GB SATA SSD of 2011: the experiment's default drive is of that era.
 const PRESET: &str = "sata-mlc-2011";
@@ -72,8 +72,7 @@ fn base(drive: RunConfig, seed_path: String, o: &Options) -> RunConfig {
 /// Postmark as a phase: `prefix` names its files, `stream` its random stream.
 fn postmark_phase(o: &Options, prefix: String, stream: &str) -> PhaseSection {
     let pm = postmark(o);
-    PhaseSection::workload(&WorkloadConfig {
-        kind: WorkloadKind::Postmark,
+    let keys = kind::postmark::Keys {
         files: Some(pm.files as u64),
         transactions: Some(pm.transactions as u64),
         file_bytes_min: Some(ByteSize(pm.min_bytes)),
@@ -81,8 +80,8 @@ fn postmark_phase(o: &Options, prefix: String, stream: &str) -> PhaseSection {
         append_bytes: Some(ByteSize(pm.block_bytes)),
         prefix: Some(prefix),
         stream: Some(stream.into()),
-        ..WorkloadConfig::default()
-    })
+    };
+    PhaseSection::workload(&WorkloadConfig::of_kind(WorkloadKind::Postmark, &keys))
 }
 
 /// Aging files of 001: 1-8 MiB written in 256 KiB appends.

@@ -124,15 +124,16 @@ impl RunConfig {
                 ))
             })
         };
-        if let (Some(file), None) = (&self.workload.script, &self.workload.operations) {
-            self.workload.operations = Some(read("workload.script", file)?);
-        }
-        if let (Some(file), None) = (&self.workload.filebench, &self.workload.operations) {
-            self.workload.operations = Some(read("workload.filebench", file)?);
+        let keys = &mut self.workload.keys;
+        for key in ["script", "filebench"] {
+            if let (Some(file), None) = (keys.text(key), keys.text("operations")) {
+                let text = read(&format!("workload.{key}"), file)?;
+                keys.set_text("operations", &text);
+            }
         }
         // A trace is streamed at run time (it may be millions of lines): only its place is
         // resolved here, and that it can be opened checked.
-        if let Some(file) = &self.workload.strace {
+        if let Some(file) = keys.text("strace") {
             let path = base.join(file);
             std::fs::File::open(&path).map_err(|e| {
                 ScenarioError::Parse(format!(
@@ -140,8 +141,8 @@ impl RunConfig {
                     path.display()
                 ))
             })?;
-            self.workload.strace_path = Some(path);
         }
+        self.workload.dir = Some(base.to_path_buf());
         for (i, phase) in self.phases.iter_mut().enumerate() {
             if let (Some(file), None) = (&phase.script, &phase.operations) {
                 phase.operations = Some(read(&format!("phase[{i}].script"), file)?);
@@ -240,23 +241,27 @@ impl RunConfig {
             phase.validate(i, on_fs)?;
             let merged = if phase.kind == PhaseKind::Workload {
                 let w = merge_workload(&self.workload, phase.workload.as_ref(), i)?;
-                stack.check_workload(&w, &format!("phase[{i}].workload"))?;
-                Some(w)
+                Some(stack.check_workload(w, &format!("phase[{i}].workload"))?)
             } else {
                 None
             };
             phases.push(Phase { section: phase.clone(), workload: merged, written: true });
         }
-        if self.phases.is_empty() {
-            stack.check_workload(&self.workload, "workload")?;
-            let (section, workload) = crate::phases::implicit(&self.workload, on_fs);
+        let workload = if self.phases.is_empty() {
+            let w = stack.check_workload(self.workload.clone(), "workload")?;
+            let (section, workload) = crate::phases::implicit(&w, on_fs);
             phases.push(Phase { section, workload, written: false });
-        }
+            w
+        } else {
+            // The phases complete it: its kind may not be the one its keys are for yet.
+            trimlab_workload::kind::check_known_keys(&self.workload).map_err(|e| key_error("workload", e))?;
+            self.workload.clone()
+        };
         Ok(Resolved {
             seed: self.seed,
             seed_path: self.seed_path.clone(),
             device,
-            workload: self.workload.clone(),
+            workload,
             thin,
             host,
             phases,
@@ -314,10 +319,8 @@ fn merge_workload(
     }
     let mut merged = WorkloadConfig::deserialize(toml::Value::Table(table))
         .map_err(|e| ConfigError::new(&key, "", e.to_string().trim_end()))?;
-    // Where [workload]'s trace is (not a key, so the merge above dropped it).
-    if merged.strace == base.strace {
-        merged.strace_path = base.strace_path.clone();
-    }
+    // The config's directory (not a key, so the merge above dropped it).
+    merged.dir = base.dir.clone();
     Ok(merged)
 }
 
@@ -329,14 +332,15 @@ struct Stack<'a> {
 }
 
 impl Stack<'_> {
-    fn check_workload(&self, w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
-        self.check_kind(w, at)?;
-        check_file_keys(w, at)?;
+    /// The section checked, its kind's keys in their canonical form.
+    fn check_workload(&self, mut w: WorkloadConfig, at: &str) -> Result<WorkloadConfig, ConfigError> {
+        self.check_kind(&w, at)?;
+        trimlab_workload::kind::check_keys(&mut w).map_err(|e| key_error(at, e))?;
         if !self.on_fs && !self.thin {
             let d = self.device;
             w.validate(d.logical_bytes(), d.geometry.page_bytes as u64, d.max_transfer_bytes)?;
         }
-        Ok(())
+        Ok(w)
     }
 
     /// The workload's kind must fit the stack: file-level kinds need a file system, block
@@ -387,58 +391,9 @@ impl Stack<'_> {
     }
 }
 
-/// The file-level keys: only those the kind reads, each in its range.
-fn check_file_keys(w: &WorkloadConfig, at: &str) -> Result<(), ConfigError> {
-    if w.kind == WorkloadKind::Script {
-        trimlab_workload::kind::script_parse(w, &format!("{at}.operations"))
-            .map_err(|e| ConfigError::new(&format!("{at}.operations"), "", e))?;
-    }
-    if w.kind == WorkloadKind::Filebench {
-        trimlab_workload::kind::filebench_parse(w, &format!("{at}.operations"))
-            .map_err(|e| ConfigError::new(&format!("{at}.operations"), "", e))?;
-    }
-    if w.kind == WorkloadKind::Strace {
-        trimlab_workload::kind::strace_options(w)
-            .map_err(|(key, value, why)| ConfigError::new(&format!("{at}.{key}"), value, why))?;
-    }
-    let allowed = w.kind.file_keys();
-    if let Some(extra) = w.set_file_keys().into_iter().find(|k| !allowed.contains(k)) {
-        return Err(ConfigError::new(
-            &format!("{at}.{extra}"),
-            "set",
-            format!(
-                "is not read by kind = {:?}; its keys: {}",
-                w.kind.name(),
-                if allowed.is_empty() {
-                    "the block generator's (docs/config.md)".to_string()
-                } else {
-                    allowed.join(", ")
-                }
-            ),
-        ));
-    }
-    if let Some(u) = w.utilization {
-        if !(0.0..=1.0).contains(&u) {
-            return Err(ConfigError::new(&format!("{at}.utilization"), u, "must be in 0.0..=1.0"));
-        }
-    }
-    if let (Some(lo), Some(hi)) = (w.file_bytes_min, w.file_bytes_max) {
-        if lo.0 > hi.0 {
-            return Err(ConfigError::new(
-                &format!("{at}.file_bytes_min"),
-                lo,
-                format!("must be <= file_bytes_max ({hi})"),
-            ));
-        }
-    }
-    for (name, v) in
-        [("append_bytes", w.append_bytes), ("file_bytes", w.file_bytes), ("file_bytes_min", w.file_bytes_min)]
-    {
-        if v.is_some_and(|b| b.0 == 0) {
-            return Err(ConfigError::new(&format!("{at}.{name}"), "0B", "must be > 0"));
-        }
-    }
-    Ok(())
+/// A kind's key at fault, named within the section at `at`.
+fn key_error(at: &str, (key, value, why): trimlab_workload::kind::KeyError) -> ConfigError {
+    ConfigError::new(&format!("{at}.{key}"), value, why)
 }
 
 #[cfg(test)]

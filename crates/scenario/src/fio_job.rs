@@ -4,19 +4,19 @@
 
 use crate::phase::{PhaseKind, PhaseSection};
 use crate::{RunConfig, ScenarioError};
+use trimlab_workload::kind::filebench;
 use trimlab_workload::{Precondition, WorkloadConfig, WorkloadKind};
 
 /// Makes a Filebench model file (`run --filebench FILE.f`) the run's workload: its text and
 /// the name errors give it. Without a config (`config_given` false) the drive gets the
 /// default ext4 file system the model needs.
 pub fn with_filebench(config: &mut RunConfig, text: String, origin: &str, config_given: bool) {
-    config.workload = WorkloadConfig {
-        kind: WorkloadKind::Filebench,
+    let keys = filebench::Keys {
         operations: Some(text),
         filebench: Some(origin.to_string()),
-        stream: config.workload.stream.clone(),
-        ..Default::default()
+        stream: config.workload.keys.text("stream").map(str::to_string),
     };
+    config.workload = WorkloadConfig::of_kind(WorkloadKind::Filebench, &keys);
     if !config_given || config.host.fs.is_none() {
         config.host.fs = Some(crate::host::FsKind::Ext4);
     }

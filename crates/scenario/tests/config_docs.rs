@@ -1,53 +1,25 @@
 //! docs/config.md's key tables list exactly the schema's keys, so the docs cannot drift: every
-//! section's keys come from its type (serde's own field list, read through a deserializer that
-//! stops at the struct), and each key table of the page is compared with them. The `[trim.cost]`
+//! section's keys come from its type (serde's own field list, `trimlab_sim::field_names`; for
+//! `[workload]`, the generator's list and each kind's own keys), and each key table of the page is compared with them. The `[trim.cost]`
 //! table's "002 default" column is compared with `TrimCostModel::default()` as well.
 
-use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::Deserialize;
 use std::collections::BTreeSet;
 use trimlab_device::config::{DelayedConfig, TrimCostModel, TrimCostOverrides};
 use trimlab_device::{DeviceSection, FtlSection, TrimSection};
 use trimlab_scenario::host::{HostSection, ThinSection};
 use trimlab_scenario::phase::PhaseSection;
 use trimlab_scenario::{OutputSection, RunConfig};
+use trimlab_workload::kind::KINDS;
 use trimlab_workload::WorkloadConfig;
 
 const DOC: &str = include_str!("../../../docs/config.md");
 
-/// A deserializer that records the field list a derived `Deserialize` hands to
-/// `deserialize_struct`, and stops there.
-struct FieldList(&'static [&'static str]);
-
-impl<'de> Deserializer<'de> for &mut FieldList {
-    type Error = de::value::Error;
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        fields: &'static [&'static str],
-        _visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.0 = fields;
-        Err(de::Error::custom("fields recorded"))
-    }
-
-    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Self::Error> {
-        Err(de::Error::custom("not a struct"))
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
-        ignored_any
-    }
-}
-
 /// The keys of a serde struct, as a config file spells them.
 fn keys_of<T: for<'de> Deserialize<'de>>() -> BTreeSet<&'static str> {
-    let mut list = FieldList(&[]);
-    let _ = T::deserialize(&mut list);
-    assert!(!list.0.is_empty(), "{} is not a struct with named keys", std::any::type_name::<T>());
-    list.0.iter().copied().collect()
+    let list = trimlab_sim::field_names::<T>();
+    assert!(!list.is_empty(), "{} is not a struct with named keys", std::any::type_name::<T>());
+    list.iter().copied().collect()
 }
 
 /// The rows of every `| key | ...` table between `heading` and the next heading of its level
@@ -122,7 +94,12 @@ fn host_thin_workload_output_and_top_level_tables_list_the_schema_keys() {
         .nth(1)
         .and_then(|s| s.split("\n## ").next())
         .expect("the file-level workloads section");
-    let all = keys_of::<WorkloadConfig>();
+    let all: BTreeSet<&str> = WorkloadConfig::GENERATOR_KEYS
+        .iter()
+        .copied()
+        .chain(["kind"])
+        .chain(KINDS.iter().flat_map(|s| (s.keys.names)().iter().copied()))
+        .collect();
     for key in keys(&block[0]) {
         assert!(all.contains(key), "[workload] documents {key}, which the schema does not have");
     }

@@ -3,6 +3,7 @@
 
 mod config_section;
 pub mod event_queue;
+pub mod field_names;
 pub mod min_heap;
 pub mod names;
 mod registry;
@@ -12,6 +13,7 @@ pub mod time;
 pub mod units;
 
 pub use event_queue::EventQueue;
+pub use field_names::field_names;
 pub use min_heap::MinHeap;
 pub use rng::{SeedTree, SimRng};
 pub use run_queue::RunQueue;

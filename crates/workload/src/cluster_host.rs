@@ -21,6 +21,7 @@
 //! of a phase is the device's service time of its requests.
 
 use crate::config::{Volume, WorkloadConfig, WorkloadKind};
+use crate::kind::{iozone, os_install, KeyError};
 use rand::Rng;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -35,6 +36,8 @@ pub enum HostError {
     Full { free: u64, wanted: u32 },
     #[error("host: the device refused a command: {0}")]
     Refused(#[from] CommandError),
+    #[error("workload.{0} = {1}: {2}")]
+    Key(String, String, String),
 }
 
 type Result<T> = std::result::Result<T, HostError>;
@@ -465,13 +468,28 @@ pub struct ClusterRun {
 /// draws come from `{stream}.host` and `{stream}.image` (stream default `cluster-host`).
 pub fn run(ssd: &mut Ssd, w: &WorkloadConfig, seeds: &SeedTree) -> Result<ClusterRun> {
     let capacity = ssd.capacity_bytes();
-    let stream = w.stream.as_deref().unwrap_or("cluster-host");
+    let read_keys = |e: KeyError| HostError::Key(e.0, e.1, e.2);
+    // os-install's keys are some of IOZone's: one read serves both kinds.
+    let k: iozone::Keys = match w.kind {
+        WorkloadKind::Iozone => w.keys.read().map_err(read_keys)?,
+        _ => {
+            let os: os_install::Keys = w.keys.read().map_err(read_keys)?;
+            iozone::Keys {
+                volume: os.volume,
+                host_discard: os.host_discard,
+                first_fit: os.first_fit,
+                stream: os.stream,
+                ..Default::default()
+            }
+        }
+    };
+    let stream = k.stream.as_deref().unwrap_or("cluster-host");
     let mut rng = seeds.fork(&format!("{stream}.host"));
-    let mut host = Host::new(ssd, w.host_discard.unwrap_or(true), w.first_fit.unwrap_or(true));
+    let mut host = Host::new(ssd, k.host_discard.unwrap_or(true), k.first_fit.unwrap_or(true));
     let (measures_before, start, phases) = match w.kind {
         WorkloadKind::Iozone => {
             // The installed system: files written once and kept.
-            let mut left = w.image.unwrap_or(IOZONE_IMAGE).bytes(capacity);
+            let mut left = k.image.unwrap_or(IOZONE_IMAGE).bytes(capacity);
             let mut image_rng = seeds.fork(&format!("{stream}.image"));
             while left > 0 {
                 // Drawn as i32, as ftl-trim always drew them: another type draws another stream.
@@ -480,13 +498,13 @@ pub fn run(ssd: &mut Ssd, w: &WorkloadConfig, seeds: &SeedTree) -> Result<Cluste
                 host.write_file(&file, INSTALL_REQUEST_BYTES)?;
                 left -= bytes;
             }
-            let pause = w.pause.unwrap_or(IOZONE_PAUSE).0;
+            let pause = k.pause.unwrap_or(IOZONE_PAUSE).0;
             host.idle(pause);
             let start = host.now;
             host.ssd.start_measurement(start);
             let before = host.ssd.ftl().measures();
-            let file_bytes = w.volume.unwrap_or(IOZONE_FILE).bytes(capacity);
-            let records: Vec<u64> = match &w.record_bytes {
+            let file_bytes = k.volume.unwrap_or(IOZONE_FILE).bytes(capacity);
+            let records: Vec<u64> = match &k.record_bytes {
                 Some(r) => r.iter().map(|b| b.0).collect(),
                 None => IOZONE_RECORDS.to_vec(),
             };
@@ -496,7 +514,7 @@ pub fn run(ssd: &mut Ssd, w: &WorkloadConfig, seeds: &SeedTree) -> Result<Cluste
         _ => {
             host.ssd.start_measurement(SimTime::ZERO);
             let before = host.ssd.ftl().measures();
-            let meter = os_install(&mut host, w.volume.unwrap_or(OS_VOLUME).bytes(capacity), &mut rng)?;
+            let meter = os_install(&mut host, k.volume.unwrap_or(OS_VOLUME).bytes(capacity), &mut rng)?;
             (before, SimTime::ZERO, vec![meter])
         }
     };
@@ -548,13 +566,13 @@ mod tests {
             let config =
                 SsdConfig::resolve(&device, &ftl, &TrimSection::default()).expect("valid test device");
             let mut ssd = Ssd::new(config);
-            let w = WorkloadConfig {
-                kind: WorkloadKind::Iozone,
+            let keys = iozone::Keys {
                 image: Some(Volume::Capacity(image)),
                 record_bytes: Some(vec![ByteSize(16 << 10)]),
                 host_discard: Some(false),
                 ..Default::default()
             };
+            let w = WorkloadConfig::of_kind(WorkloadKind::Iozone, &keys);
             run(&mut ssd, &w, &SeedTree::new(3)).expect("iozone runs").phases
         };
         let roomy = run_with_image(0.2);

@@ -141,93 +141,29 @@ impl<'de> Deserialize<'de> for Volume {
 /// What drives the stack: the block generator, or a file-level workload on the host file
 /// system; the kinds are registered in crates/workload/src/kind/.
 pub use crate::kind::spec::WorkloadKind;
+use crate::kind::KindKeys;
 
 fn is_block(kind: &WorkloadKind) -> bool {
     *kind == WorkloadKind::Block
 }
 
-/// `[workload]`. Every key has a default; see docs/config.md.
+/// `[workload]`: the kind, the block generator's keys and the kind's own. Every key has a
+/// default; see docs/config.md. Keys that are not the generator's are the kind's, checked
+/// against the kind's own declaration when the config is resolved.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct WorkloadConfig {
     /// Left out of the serialized form when `block`, so block configs keep their hash.
     #[serde(skip_serializing_if = "is_block")]
     pub kind: WorkloadKind,
-    // ----- keys of the file-level kinds -----
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub append_bytes: Option<ByteSize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hole_bytes: Option<ByteSize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file_bytes: Option<ByteSize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file_bytes_min: Option<ByteSize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file_bytes_max: Option<ByteSize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub utilization: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub files: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub transactions: Option<u64>,
-    /// File names are `{prefix}{n}` (names order the deletion victims, so a reproduction keeps them).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prefix: Option<String>,
-    /// The named random stream the workload draws from (phases naming one stream share it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stream: Option<String>,
-    // ----- keys of the script kind -----
-    /// The file-operation script itself (docs/config.md, "Scripts").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub operations: Option<String>,
-    /// A file holding the script, relative to the config's directory; the config loader reads
-    /// it into `operations` (so a run's config hash covers the script's text).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub script: Option<String>,
-    // ----- keys of the filebench kind -----
-    /// A Filebench model file, relative to the config's directory; the config loader reads it
-    /// into `operations` (docs/config.md, "Filebench workload models").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub filebench: Option<String>,
-    // ----- keys of the strace kind -----
-    /// A trace of `strace -f -ttt` (docs/config.md, "strace replay"), relative to the config's
-    /// directory; streamed at run time from [`WorkloadConfig::strace_path`].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub strace: Option<String>,
-    /// The traced program's directory that stands for the mount point; paths outside it are
-    /// skipped and counted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub strace_root: Option<String>,
-    /// Pauses in the trace longer than this are cut to it (unset: kept; "0s": none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub strace_gap_max: Option<DurationNs>,
-    /// Replay reads as well (default false: reads only move file positions).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub strace_reads: Option<bool>,
-    /// Where `strace` is on this machine: the config loader joins it to the config's
-    /// directory. Not a key: a config written back keeps `strace` as the user wrote it.
+    /// The keys of the kind `kind` names, declared in the kind's own file
+    /// (crates/workload/src/kind/): every key of the section that is not the generator's.
+    #[serde(flatten)]
+    pub keys: KindKeys,
+    /// The directory of the config file, which a kind's file keys (`strace`) are relative to.
+    /// Not a key.
     #[serde(skip)]
-    pub strace_path: Option<std::path::PathBuf>,
-    // ----- keys of 004's cluster-host kinds (os-install, iozone) -----
-    /// os-install: bytes of files installed; iozone: the size of its test file.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub volume: Option<Volume>,
-    /// iozone: installed files written (and kept) before the tests.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub image: Option<Volume>,
-    /// iozone: one write / re-write / random-write round per record size.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub record_bytes: Option<Vec<ByteSize>>,
-    /// iozone: the host idles this long after each test (file close, IOZone's own work).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pause: Option<DurationNs>,
-    /// The host sends TRIM for freed clusters (and, as Windows 7 does on a TRIM drive, updates
-    /// files copy-on-write); false: no TRIM, updates in place.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host_discard: Option<bool>,
-    /// The allocator reuses freed clusters at once (default) instead of placing them next-fit.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_fit: Option<bool>,
+    pub dir: Option<std::path::PathBuf>,
     // ----- keys of the block generator -----
     pub pattern: AccessPattern,
     pub hot_fraction: f64,
@@ -346,30 +282,8 @@ impl Default for WorkloadConfig {
     fn default() -> Self {
         WorkloadConfig {
             kind: WorkloadKind::Block,
-            append_bytes: None,
-            hole_bytes: None,
-            file_bytes: None,
-            file_bytes_min: None,
-            file_bytes_max: None,
-            utilization: None,
-            files: None,
-            transactions: None,
-            prefix: None,
-            stream: None,
-            operations: None,
-            script: None,
-            filebench: None,
-            strace: None,
-            strace_root: None,
-            strace_gap_max: None,
-            strace_reads: None,
-            strace_path: None,
-            volume: None,
-            image: None,
-            record_bytes: None,
-            pause: None,
-            host_discard: None,
-            first_fit: None,
+            keys: KindKeys::default(),
+            dir: None,
             pattern: AccessPattern::UniformRandom,
             hot_fraction: 0.2,
             hot_access: 0.8,
@@ -409,34 +323,21 @@ impl Default for WorkloadConfig {
 }
 
 impl WorkloadConfig {
-    /// The file-workload keys that are set, in declaration order.
-    pub fn set_file_keys(&self) -> Vec<&'static str> {
-        let all: [(&'static str, bool); 23] = [
-            ("append_bytes", self.append_bytes.is_some()),
-            ("hole_bytes", self.hole_bytes.is_some()),
-            ("file_bytes", self.file_bytes.is_some()),
-            ("file_bytes_min", self.file_bytes_min.is_some()),
-            ("file_bytes_max", self.file_bytes_max.is_some()),
-            ("utilization", self.utilization.is_some()),
-            ("files", self.files.is_some()),
-            ("transactions", self.transactions.is_some()),
-            ("prefix", self.prefix.is_some()),
-            ("stream", self.stream.is_some()),
-            ("operations", self.operations.is_some()),
-            ("script", self.script.is_some()),
-            ("filebench", self.filebench.is_some()),
-            ("strace", self.strace.is_some()),
-            ("strace_root", self.strace_root.is_some()),
-            ("strace_gap_max", self.strace_gap_max.is_some()),
-            ("strace_reads", self.strace_reads.is_some()),
-            ("volume", self.volume.is_some()),
-            ("image", self.image.is_some()),
-            ("record_bytes", self.record_bytes.is_some()),
-            ("pause", self.pause.is_some()),
-            ("host_discard", self.host_discard.is_some()),
-            ("first_fit", self.first_fit.is_some()),
-        ];
-        all.iter().filter(|(_, set)| *set).map(|(k, _)| *k).collect()
+    /// The block generator's keys (every kind's section has them; the rest are the kind's own).
+    /// A test holds it to the struct's fields.
+    pub const GENERATOR_KEYS: &'static [&'static str] = &[
+        "pattern", "hot_fraction", "hot_access", "zipf_theta", "read_fraction", "trim_fraction",
+        "block_bytes", "trim_bytes", "region_offset", "region_bytes", "queue_depth", "writes",
+        "ops", "idle_every", "idle", "think_time", "precondition", "precondition_writes",
+        "flush_every", "io_bytes", "runtime", "random_map", "block_split", "pareto_h",
+        "normal_deviation_percent", "zones", "trim_then_write", "sequential_skip_bytes",
+        "random_run", "rate_iops", "rate_bytes", "rate_process", "stream_seed", "jobs"
+    ];
+
+    /// A section of `kind` with its own keys `keys` (the struct its file declares) and the
+    /// generator's defaults.
+    pub fn of_kind<T: crate::kind::OwnKeys>(kind: WorkloadKind, keys: &T) -> WorkloadConfig {
+        WorkloadConfig { kind, keys: KindKeys::of(keys), ..WorkloadConfig::default() }
     }
 
     /// Checks the section against a device of `capacity_bytes` with `page_bytes` pages.
@@ -791,6 +692,55 @@ mod tests {
         assert_eq!(Volume::Capacity(0.5).bytes(1000), 500);
         assert!(Volume::parse("lots").is_err());
         assert!(Volume::parse("-2x").is_err());
+    }
+
+    #[test]
+    fn the_generator_keys_are_the_fields() {
+        // Every field named (no `..`), so a new field fails to compile here until it is listed.
+        let all = WorkloadConfig {
+            kind: WorkloadKind::Postmark,
+            keys: crate::kind::KindKeys::default(),
+            dir: None,
+            pattern: AccessPattern::Zoned,
+            hot_fraction: 0.2,
+            hot_access: 0.8,
+            zipf_theta: 0.99,
+            read_fraction: 0.0,
+            trim_fraction: 0.0,
+            block_bytes: ByteSize(4096),
+            trim_bytes: Some(ByteSize(4096)),
+            region_offset: ByteSize(0),
+            region_bytes: Some(ByteSize(4096)),
+            queue_depth: 1,
+            writes: Volume::Capacity(1.0),
+            ops: Some(1),
+            idle_every: 0,
+            idle: DurationNs(0),
+            think_time: DurationNs(0),
+            precondition: Precondition::None,
+            precondition_writes: Volume::Capacity(1.0),
+            flush_every: 0,
+            io_bytes: Some(ByteSize(1)),
+            runtime: Some(DurationNs(1)),
+            random_map: Some(true),
+            block_split: Some(vec![]),
+            pareto_h: Some(0.5),
+            normal_deviation_percent: Some(1.0),
+            zones: Some(vec![]),
+            trim_then_write: Some(true),
+            sequential_skip_bytes: Some(0),
+            random_run: Some(1),
+            rate_iops: Some(vec![]),
+            rate_bytes: Some(vec![]),
+            rate_process: Some(RateProcess::Linear),
+            stream_seed: Some(1),
+            jobs: Some(vec![]),
+        };
+        let table = toml::Table::try_from(&all).unwrap();
+        let written: Vec<&str> = table.keys().map(String::as_str).filter(|k| *k != "kind").collect();
+        let mut listed = WorkloadConfig::GENERATOR_KEYS.to_vec();
+        listed.sort();
+        assert_eq!(written, listed);
     }
 
     #[test]

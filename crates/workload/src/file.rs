@@ -3,13 +3,12 @@
 //! large-file writes for a bulk `rm` (003), Table II's remove-on-a-full-fs, and file churn,
 //! with the state they share across phases (`FileState`) and the figures they report.
 
-use crate::config::WorkloadConfig;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use std::collections::BTreeMap;
 use trimlab_device::BlockDevice;
 use trimlab_fs::{FileSystem, FsError, Ino};
-use trimlab_sim::{SeedTree, SimRng, SimTime};
+use trimlab_sim::{ByteSize, SeedTree, SimRng, SimTime};
 
 /// One run of the 000 micro-benchmark.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -263,14 +262,21 @@ pub struct FileShape {
 }
 
 impl FileShape {
-    /// 001's aging files: 1-8 MiB written in 256 KiB appends, no holes.
-    pub fn aging(w: &WorkloadConfig) -> FileShape {
+    /// 001's aging files: 1-8 MiB written in 256 KiB appends, no holes; the keys given
+    /// (`prefix`, `file_bytes_min`, `file_bytes_max`, `append_bytes`, `hole_bytes`) replace those.
+    pub fn aging(
+        prefix: Option<&str>,
+        min: Option<ByteSize>,
+        max: Option<ByteSize>,
+        append: Option<ByteSize>,
+        hole: Option<ByteSize>,
+    ) -> FileShape {
         FileShape {
-            prefix: w.prefix.clone().unwrap_or_else(|| "age".into()),
-            min_bytes: w.file_bytes_min.map_or(1 << 20, |b| b.0),
-            max_bytes: w.file_bytes_max.map_or(8 << 20, |b| b.0),
-            chunk_bytes: w.append_bytes.map_or(256 << 10, |b| b.0),
-            hole_bytes: w.hole_bytes.map_or(0, |b| b.0),
+            prefix: prefix.unwrap_or("age").to_string(),
+            min_bytes: min.map_or(1 << 20, |b| b.0),
+            max_bytes: max.map_or(8 << 20, |b| b.0),
+            chunk_bytes: append.map_or(256 << 10, |b| b.0),
+            hole_bytes: hole.map_or(0, |b| b.0),
         }
     }
 }

@@ -18,6 +18,7 @@ use trimlab_report::ExperimentReport;
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
 use trimlab_workload::cluster_host::PhaseMeter;
+use trimlab_workload::kind::{iozone, os_install};
 use trimlab_workload::{Volume, WorkloadConfig, WorkloadKind};
 
 /// Blocks per plane at scale 1: the K9LAG08U0M's 2048, so the default device is the paper's
@@ -228,16 +229,23 @@ fn config(point: &Point, options: &Options) -> RunConfig {
         device,
         ftl,
         trim,
-        workload: WorkloadConfig {
-            kind,
-            // The random streams keep the names this experiment always used.
-            stream: Some("ftl-trim".into()),
-            image: (point.workload == Workload::IozoneGc).then_some(Volume::Capacity(IOZONE_GC_IMAGE_SHARE)),
-            host_discard: Some(point.trim),
-            first_fit: point.next_fit.then_some(false),
-            ..Default::default()
-        },
+        workload: cluster_workload(kind, point),
         ..Default::default()
+    }
+}
+
+/// The point's `os-install` or `iozone` section.
+fn cluster_workload(kind: WorkloadKind, point: &Point) -> WorkloadConfig {
+    // The random streams keep the names this experiment always used.
+    let stream = Some("ftl-trim".to_string());
+    let (host_discard, first_fit) = (Some(point.trim), point.next_fit.then_some(false));
+    if kind == WorkloadKind::Iozone {
+        let image = (point.workload == Workload::IozoneGc).then_some(Volume::Capacity(IOZONE_GC_IMAGE_SHARE));
+        let keys = iozone::Keys { image, host_discard, first_fit, stream, ..Default::default() };
+        WorkloadConfig::of_kind(kind, &keys)
+    } else {
+        let keys = os_install::Keys { host_discard, first_fit, stream, ..Default::default() };
+        WorkloadConfig::of_kind(kind, &keys)
     }
 }
 

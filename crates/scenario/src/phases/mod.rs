@@ -61,9 +61,9 @@ pub fn implicit(w: &WorkloadConfig, on_fs: bool) -> (PhaseSection, Option<Worklo
         if w.kind == WorkloadKind::Script {
             let ops = PhaseSection {
                 name: Some("script".into()),
-                operations: w.operations.clone(),
-                script: w.script.clone(),
-                stream: w.stream.clone(),
+                operations: w.keys.text("operations").map(str::to_string),
+                script: w.keys.text("script").map(str::to_string),
+                stream: w.keys.text("stream").map(str::to_string),
                 ..PhaseSection::new(PhaseKind::Ops)
             };
             return (ops, None);

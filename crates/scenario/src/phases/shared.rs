@@ -56,15 +56,8 @@ pub fn stream(phase: &PhaseSection) -> String {
 /// A phase's file shape: the keys it sets, the aging defaults for the rest, and a prefix of
 /// its own so that files of two phases never share a name.
 pub fn shape(phase: &PhaseSection, index: usize) -> FileShape {
-    let keys = WorkloadConfig {
-        prefix: Some(phase.prefix.clone().unwrap_or_else(|| format!("p{index}_"))),
-        file_bytes_min: phase.file_bytes_min,
-        file_bytes_max: phase.file_bytes_max,
-        append_bytes: phase.append_bytes,
-        hole_bytes: phase.hole_bytes,
-        ..WorkloadConfig::default()
-    };
-    FileShape::aging(&keys)
+    let prefix = phase.prefix.clone().unwrap_or_else(|| format!("p{index}_"));
+    FileShape::aging(Some(&prefix), phase.file_bytes_min, phase.file_bytes_max, phase.append_bytes, phase.hole_bytes)
 }
 
 /// The keys a file-creating phase reads (`fill`, `age`, `utilization` on a file system).

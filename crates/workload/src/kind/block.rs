@@ -1,5 +1,6 @@
 //! The fio-like generator on the block device (crates/workload/src/generator.rs): `host.fs = "none"`.
 
+use super::keys::{KeysSpec, NoKeys};
 use super::{KindSpec, Level, WorkloadKind};
 
 impl WorkloadKind {
@@ -11,5 +12,5 @@ pub(super) const SPEC: KindSpec = KindSpec {
     kind: WorkloadKind::Block,
     help: "the fio-like generator on the block device (the generator keys of [workload])",
     level: Level::Block,
-    keys: &[],
+    keys: KeysSpec::of::<NoKeys>(),
 };

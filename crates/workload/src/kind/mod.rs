@@ -2,11 +2,14 @@
 //! declares ([`KindSpec`]: name, help, what it drives, the keys it reads). Each kind lives in
 //! its own file here; a file-level kind's file also holds how it runs on the file system.
 //!
-//! Adding a kind: one file that defines its `WorkloadKind` constant and its `SPEC` (and, for a
-//! file-level kind, `run`), and one line in the `workload_kinds!` list below.
+//! Adding a kind: one file that defines its `WorkloadKind` constant, its keys (a serde struct,
+//! keys.rs) and its `SPEC` (and, for a file-level kind, `run`), and one line in the
+//! `workload_kinds!` list below.
 
+pub mod keys;
 pub mod spec;
 
+pub use keys::{KeyError, KeysSpec, KindKeys, OwnKeys};
 pub use spec::{KindSpec, Level, WorkloadKind};
 
 use crate::config::WorkloadConfig;
@@ -19,7 +22,7 @@ use trimlab_fs::{FileSystem, FsError};
 /// (generic over the device, so a plain table of function pointers cannot hold it).
 macro_rules! workload_kinds {
     ($($module:ident => $level:ident),* $(,)?) => {
-        $(mod $module;)*
+        $(pub mod $module;)*
 
         /// Every kind, in the order help and docs list them.
         pub const KINDS: &[&KindSpec] = &[$(&$module::SPEC),*];
@@ -58,9 +61,34 @@ workload_kinds! {
     iozone => ClusterHost,
 }
 
-pub use filebench::parse as filebench_parse;
-pub use script::parse as script_parse;
-pub use strace::options as strace_options;
+/// The keys of `w`'s kind, as its file declares them (resolution has checked them; a config
+/// built in code meets the same check here).
+pub(crate) fn own<T: OwnKeys>(w: &WorkloadConfig) -> Result<T, FsError> {
+    w.keys.read().map_err(|(key, value, why)| FsError::Layout(format!("workload.{key} = {value}: {why}")))
+}
+
+/// Checks the keys of `w`'s kind and puts them in their canonical form; the error names the
+/// key within `[workload]`.
+pub fn check_keys(w: &mut WorkloadConfig) -> Result<(), KeyError> {
+    let spec = w.kind.spec();
+    let names = (spec.keys.names)();
+    if let Some(key) = w.keys.names().find(|k| !names.contains(k)) {
+        let reader = format!("kind = {:?}", w.kind.name());
+        return Err(keys::unknown_key(key, &reader, names, WorkloadConfig::GENERATOR_KEYS));
+    }
+    w.keys = (spec.keys.check)(&w.keys)?;
+    Ok(())
+}
+
+/// Every key some kind reads, for a section whose kind is not yet known (a `[workload]` that
+/// only `[[phase]]` tables complete): a key outside it is a typo whatever the kind.
+pub fn check_known_keys(w: &WorkloadConfig) -> Result<(), KeyError> {
+    let all: Vec<&str> = KINDS.iter().flat_map(|s| (s.keys.names)().iter().copied()).collect();
+    match w.keys.names().find(|k| !all.contains(k)) {
+        Some(key) => Err(keys::unknown_key(key, "any workload kind", &[], WorkloadConfig::GENERATOR_KEYS)),
+        None => Ok(()),
+    }
+}
 
 /// Runs the file-level workload `w` (its kind's defaults fill unset keys; docs/config.md) on
 /// `fs`, whose device holds `capacity_bytes`: the kind's own file (crates/workload/src/kind/)
@@ -92,8 +120,8 @@ mod tests {
             assert_eq!(WorkloadKind::deserialize(text), Ok(s.kind), "the config's spelling");
             assert_eq!(
                 s.level == Level::Block,
-                s.keys.is_empty(),
-                "{name}: only block kinds read no file keys"
+                (s.keys.names)().is_empty(),
+                "{name}: only block kinds read no keys of their own"
             );
         }
     }

@@ -1,12 +1,14 @@
 //! A person's own file workload: a script of file operations (`operations`, or a `script` file
 //! the config loader reads into `operations`), run line by line (crates/workload/src/script/).
 
+use super::keys::{KeyError, KeysSpec, OwnKeys};
 use super::{KindSpec, Level, WorkloadKind};
 use crate::config::WorkloadConfig;
 use crate::file::{FileState, Figures};
 use crate::script::{with_interpreter, Script};
 use trimlab_device::BlockDevice;
 use trimlab_fs::{FileSystem, FsError};
+use serde::{Deserialize, Serialize};
 
 impl WorkloadKind {
     #[allow(non_upper_case_globals)]
@@ -17,15 +19,29 @@ pub(super) const SPEC: KindSpec = KindSpec {
     kind: WorkloadKind::Script,
     help: "your own file workload: a script of file operations (mkdir, create, rm -r, mv, punch-hole, fstrim, ...; docs/config.md \"Scripts\")",
     level: Level::File,
-    keys: &["operations", "script", "stream"],
+    keys: KeysSpec::of::<Keys>(),
 };
 
-/// The script of `w`, parsed (`origin` names it in errors).
-pub fn parse(w: &WorkloadConfig, origin: &str) -> Result<Script, String> {
-    let text = w.operations.as_deref().ok_or_else(|| {
+/// Its keys (docs/config.md gives the defaults).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Keys {
+    pub operations: Option<String>,
+    pub script: Option<String>,
+    pub stream: Option<String>,
+}
+
+impl OwnKeys for Keys {
+    fn check(&self) -> Result<(), KeyError> {
+        parse(self, "workload.operations").map(|_| ()).map_err(|e| ("operations".into(), String::new(), e))
+    }
+}
+
+/// The script of `k`, parsed (`origin` names it in errors).
+pub fn parse(k: &Keys, origin: &str) -> Result<Script, String> {
+    let text = k.operations.as_deref().ok_or_else(|| {
         "kind = \"script\" needs operations = \"\"\"...\"\"\" or script = \"FILE\"".to_string()
     })?;
-    let origin = w.script.as_deref().unwrap_or(origin);
+    let origin = k.script.as_deref().unwrap_or(origin);
     Script::parse(text, origin).map_err(|e| e.to_string())
 }
 
@@ -37,8 +53,9 @@ pub(super) fn run<D: BlockDevice>(
     state: &mut FileState,
     _capacity_bytes: u64,
 ) -> Result<Figures, FsError> {
-    let script = parse(w, "workload.operations").map_err(FsError::Layout)?;
-    let (done, ops) = with_interpreter(fs, state, w.stream.as_deref(), |it, fs| {
+    let k: Keys = super::own(w)?;
+    let script = parse(&k, "workload.operations").map_err(FsError::Layout)?;
+    let (done, ops) = with_interpreter(fs, state, k.stream.as_deref(), |it, fs| {
         (it.run(fs, &script, &script.lines), it.file_ops)
     });
     done.map_err(|e| FsError::Layout(e.to_string()))?;

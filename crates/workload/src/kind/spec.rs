@@ -3,6 +3,7 @@
 //! ([`KindSpec`]). The config names kinds through this file alone, not through the registry's
 //! list, which dispatches to the kinds and so reads the config.
 
+use super::keys::KeysSpec;
 use super::KINDS;
 
 /// A workload kind's identity: its name in `[workload] kind`. Values come from a kind's file
@@ -27,9 +28,9 @@ pub struct KindSpec {
     /// One line for `--help` and docs/config.md.
     pub help: &'static str,
     pub level: Level,
-    /// The file-workload keys this kind reads (docs/config.md gives their defaults); the block
-    /// generator's keys are not listed: every block config has them.
-    pub keys: &'static [&'static str],
+    /// The keys of its own this kind reads, declared in its file (docs/config.md gives their
+    /// defaults); the block generator's keys are not among them: every config has those.
+    pub keys: KeysSpec,
 }
 
 const COUNT: usize = KINDS.len();
@@ -57,9 +58,9 @@ impl WorkloadKind {
         self.spec().level == Level::ClusterHost
     }
 
-    /// The file-workload keys this kind reads (docs/config.md gives their defaults).
+    /// The keys of its own this kind reads (docs/config.md gives their defaults).
     pub fn file_keys(self) -> &'static [&'static str] {
-        self.spec().keys
+        (self.spec().keys.names)()
     }
 }
 

@@ -1,12 +1,15 @@
 //! A real program's file operations: an `strace -f -ttt` trace of it (`strace = "FILE"`),
 //! replayed through the file system (crates/importers/src/strace/).
 
+use super::keys::{KeyError, KeysSpec, OwnKeys};
 use super::{KindSpec, Level, WorkloadKind};
 use crate::config::WorkloadConfig;
 use crate::file::{Figures, FileState};
 use crate::strace::{check_root, replay, StraceOptions};
 use trimlab_device::BlockDevice;
 use trimlab_fs::{FileSystem, FsError};
+use serde::{Deserialize, Serialize};
+use trimlab_sim::DurationNs;
 
 impl WorkloadKind {
     #[allow(non_upper_case_globals)]
@@ -17,27 +20,39 @@ pub(super) const SPEC: KindSpec = KindSpec {
     kind: WorkloadKind::Strace,
     help: "a real program's file operations: an `strace -f -ttt` trace replayed on the file system (docs/config.md \"strace replay\")",
     level: Level::File,
-    keys: &["strace", "strace_root", "strace_gap_max", "strace_reads"],
+    keys: KeysSpec::of::<Keys>(),
 };
 
-/// A key at fault: (key within `[workload]`, its value, what is accepted).
-pub type KeyError = (&'static str, String, String);
+/// Its keys (docs/config.md gives the defaults).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Keys {
+    pub strace: Option<String>,
+    pub strace_root: Option<String>,
+    pub strace_gap_max: Option<DurationNs>,
+    pub strace_reads: Option<bool>,
+}
 
-/// The replay options of `w`, checked.
-pub fn options(w: &WorkloadConfig) -> Result<StraceOptions, KeyError> {
-    if w.strace.is_none() {
-        let why = "kind = \"strace\" needs the trace: strace = \"FILE\" (the output of strace -f -ttt -o FILE)";
-        return Err(("strace", "unset".into(), why.into()));
+impl OwnKeys for Keys {
+    fn check(&self) -> Result<(), KeyError> {
+        options(self).map(|_| ())
     }
-    let Some(root) = w.strace_root.as_deref() else {
+}
+
+/// The replay options of `k`, checked.
+pub fn options(k: &Keys) -> Result<StraceOptions, KeyError> {
+    if k.strace.is_none() {
+        let why = "kind = \"strace\" needs the trace: strace = \"FILE\" (the output of strace -f -ttt -o FILE)";
+        return Err(("strace".into(), "unset".into(), why.into()));
+    }
+    let Some(root) = k.strace_root.as_deref() else {
         let why = "kind = \"strace\" needs strace_root = \"/DIR\": the directory the traced program worked in, which stands for the mount point";
-        return Err(("strace_root", "unset".into(), why.into()));
+        return Err(("strace_root".into(), "unset".into(), why.into()));
     };
-    let root = check_root(root).map_err(|e| ("strace_root", format!("{root:?}"), e))?;
+    let root = check_root(root).map_err(|e| ("strace_root".to_string(), format!("{root:?}"), e))?;
     Ok(StraceOptions {
         root,
-        gap_max_ns: w.strace_gap_max.map(|d| d.0),
-        reads: w.strace_reads.unwrap_or(false),
+        gap_max_ns: k.strace_gap_max.map(|d| d.0),
+        reads: k.strace_reads.unwrap_or(false),
     })
 }
 
@@ -50,10 +65,11 @@ pub(super) fn run<D: BlockDevice>(
     _state: &mut FileState,
     _capacity_bytes: u64,
 ) -> Result<Figures, FsError> {
+    let k: Keys = super::own(w)?;
     let options =
-        options(w).map_err(|(key, value, why)| FsError::Layout(format!("workload.{key} = {value} ({why})")))?;
-    let written = w.strace.as_deref().unwrap_or_default();
-    let path = w.strace_path.clone().unwrap_or_else(|| written.into());
+        options(&k).map_err(|(key, value, why)| FsError::Layout(format!("workload.{key} = {value} ({why})")))?;
+    let written = k.strace.as_deref().unwrap_or_default();
+    let path = w.dir.as_ref().map_or_else(|| written.into(), |dir| dir.join(written));
     let origin = path.display().to_string();
     let file = std::fs::File::open(&path)
         .map_err(|e| FsError::Layout(format!("workload.strace = {written:?}: cannot read {origin}: {e}")))?;
