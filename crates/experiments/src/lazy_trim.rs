@@ -44,7 +44,8 @@ struct MicroResult {
 /// One micro-benchmark point on the era drive, its per-command TRIM cost replaced by `cost`.
 fn micro_config(policy: PolicyKind, append: u64, cost: Option<u64>, o: &Options) -> RunConfig {
     let file = file_bytes(o);
-    let keys = kind::append_holes::Keys { append_bytes: Some(ByteSize(append)), file_bytes: Some(ByteSize(file)) };
+    let keys =
+        kind::append_holes::Keys { append_bytes: Some(ByteSize(append)), file_bytes: Some(ByteSize(file)) };
     let workload = WorkloadConfig::of_kind(WorkloadKind::AppendHoles, &keys);
     RunConfig { seed: Some(o.seed), host: ext4(policy), workload, ..ssd(PRESET, file * 2, cost, None) }
 }

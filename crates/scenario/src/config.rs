@@ -106,8 +106,35 @@ impl RunConfig {
     pub fn parse(text: &str, origin: &str) -> Result<RunConfig, ScenarioError> {
         let mut config: RunConfig = toml::from_str(text)
             .map_err(|e| ScenarioError::Parse(format!("{origin}: {}", e.to_string().trim_end())))?;
+        config.refuse_unknown_workload_keys(text, origin)?;
         config.read_scripts(origin)?;
         Ok(config)
+    }
+
+    /// Refuses a `[workload]` key (of the section or of a phase's `workload`) that neither the
+    /// generator nor any kind reads, naming its line in `text`. Whether the kind reads it is
+    /// checked at resolution, when the phases have given each section its kind.
+    fn refuse_unknown_workload_keys(&self, text: &str, origin: &str) -> Result<(), ScenarioError> {
+        use crate::key_lines::{line_of, Step};
+        let mut tables = vec![(None, self.workload.keys.names().collect::<Vec<_>>())];
+        for (i, phase) in self.phases.iter().enumerate() {
+            if let Some(over) = &phase.workload {
+                tables.push((Some(i), over.keys().map(String::as_str).collect()));
+            }
+        }
+        for (phase, names) in tables {
+            let Err((key, value, why)) = trimlab_workload::kind::unknown_anywhere(names) else { continue };
+            let (at, path) = match phase {
+                None => ("workload".to_string(), vec![Step::Key("workload"), Step::Key(&key)]),
+                Some(i) => (
+                    format!("phase[{i}].workload"),
+                    vec![Step::Key("phase"), Step::Entry(i), Step::Key("workload"), Step::Key(&key)],
+                ),
+            };
+            let line = line_of(text, &path).map(|n| format!(", line {n}")).unwrap_or_default();
+            return Err(ScenarioError::Parse(format!("{origin}{line}: {at}.{key} = {value} ({why})")));
+        }
+        Ok(())
     }
 
     /// Reads every `script = "FILE"` (of `[workload]` and of `ops` phases) that has no
@@ -170,6 +197,7 @@ impl RunConfig {
                 e.to_string().trim_end()
             ))
         })?;
+        config.refuse_unknown_workload_keys(text, origin)?;
         config.read_scripts(origin)?;
         Ok(config)
     }
@@ -253,8 +281,8 @@ impl RunConfig {
             phases.push(Phase { section, workload, written: false });
             w
         } else {
-            // The phases complete it: its kind may not be the one its keys are for yet.
-            trimlab_workload::kind::check_known_keys(&self.workload).map_err(|e| key_error("workload", e))?;
+            // The phases complete it: its kind may not be the one its keys are for yet (keys no
+            // kind reads were refused when the config was read).
             self.workload.clone()
         };
         Ok(Resolved {

@@ -11,6 +11,7 @@ pub mod config;
 pub mod fio_job;
 pub mod flatten;
 pub mod host;
+pub mod key_lines;
 pub mod overrides;
 pub mod phase;
 pub mod phases;

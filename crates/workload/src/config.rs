@@ -138,10 +138,10 @@ impl<'de> Deserialize<'de> for Volume {
     }
 }
 
+use crate::kind::keys::KindKeys;
 /// What drives the stack: the block generator, or a file-level workload on the host file
 /// system; the kinds are registered in crates/workload/src/kind/.
 pub use crate::kind::spec::WorkloadKind;
-use crate::kind::KindKeys;
 
 fn is_block(kind: &WorkloadKind) -> bool {
     *kind == WorkloadKind::Block
@@ -326,17 +326,45 @@ impl WorkloadConfig {
     /// The block generator's keys (every kind's section has them; the rest are the kind's own).
     /// A test holds it to the struct's fields.
     pub const GENERATOR_KEYS: &'static [&'static str] = &[
-        "pattern", "hot_fraction", "hot_access", "zipf_theta", "read_fraction", "trim_fraction",
-        "block_bytes", "trim_bytes", "region_offset", "region_bytes", "queue_depth", "writes",
-        "ops", "idle_every", "idle", "think_time", "precondition", "precondition_writes",
-        "flush_every", "io_bytes", "runtime", "random_map", "block_split", "pareto_h",
-        "normal_deviation_percent", "zones", "trim_then_write", "sequential_skip_bytes",
-        "random_run", "rate_iops", "rate_bytes", "rate_process", "stream_seed", "jobs"
+        "pattern",
+        "hot_fraction",
+        "hot_access",
+        "zipf_theta",
+        "read_fraction",
+        "trim_fraction",
+        "block_bytes",
+        "trim_bytes",
+        "region_offset",
+        "region_bytes",
+        "queue_depth",
+        "writes",
+        "ops",
+        "idle_every",
+        "idle",
+        "think_time",
+        "precondition",
+        "precondition_writes",
+        "flush_every",
+        "io_bytes",
+        "runtime",
+        "random_map",
+        "block_split",
+        "pareto_h",
+        "normal_deviation_percent",
+        "zones",
+        "trim_then_write",
+        "sequential_skip_bytes",
+        "random_run",
+        "rate_iops",
+        "rate_bytes",
+        "rate_process",
+        "stream_seed",
+        "jobs",
     ];
 
     /// A section of `kind` with its own keys `keys` (the struct its file declares) and the
     /// generator's defaults.
-    pub fn of_kind<T: crate::kind::OwnKeys>(kind: WorkloadKind, keys: &T) -> WorkloadConfig {
+    pub fn of_kind<T: crate::kind::keys::OwnKeys>(kind: WorkloadKind, keys: &T) -> WorkloadConfig {
         WorkloadConfig { kind, keys: KindKeys::of(keys), ..WorkloadConfig::default() }
     }
 

@@ -57,7 +57,13 @@ pub fn stream(phase: &PhaseSection) -> String {
 /// its own so that files of two phases never share a name.
 pub fn shape(phase: &PhaseSection, index: usize) -> FileShape {
     let prefix = phase.prefix.clone().unwrap_or_else(|| format!("p{index}_"));
-    FileShape::aging(Some(&prefix), phase.file_bytes_min, phase.file_bytes_max, phase.append_bytes, phase.hole_bytes)
+    FileShape::aging(
+        Some(&prefix),
+        phase.file_bytes_min,
+        phase.file_bytes_max,
+        phase.append_bytes,
+        phase.hole_bytes,
+    )
 }
 
 /// The keys a file-creating phase reads (`fill`, `age`, `utilization` on a file system).

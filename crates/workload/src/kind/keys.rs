@@ -123,7 +123,9 @@ pub mod checks {
     /// `value`, when set, in 0.0..=1.0.
     pub fn fraction(key: &str, value: Option<f64>) -> Result<(), KeyError> {
         match value {
-            Some(v) if !(0.0..=1.0).contains(&v) => Err((key.into(), v.to_string(), "must be in 0.0..=1.0".into())),
+            Some(v) if !(0.0..=1.0).contains(&v) => {
+                Err((key.into(), v.to_string(), "must be in 0.0..=1.0".into()))
+            }
             _ => Ok(()),
         }
     }
@@ -173,7 +175,10 @@ mod tests {
         assert_eq!(k.read::<Two>().unwrap(), Two { files: Some(3), file_bytes: Some(ByteSize(1 << 20)) });
         let (key, _, why) = keys("files = 3\nfile_byte = 1").read::<Two>().unwrap_err();
         assert_eq!(key, "file_byte");
-        assert!(why.contains("did you mean \"file_bytes\"?") && why.contains("keys: files, file_bytes"), "{why}");
+        assert!(
+            why.contains("did you mean \"file_bytes\"?") && why.contains("keys: files, file_bytes"),
+            "{why}"
+        );
         let (key, value, _) = keys("files = 3\nfile_bytes = \"lots\"").read::<Two>().unwrap_err();
         assert_eq!((key.as_str(), value.as_str()), ("file_bytes", "\"lots\""));
         let (key, _, why) = keys("files = 1").read::<NoKeys>().unwrap_err();

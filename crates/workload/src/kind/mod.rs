@@ -80,11 +80,12 @@ pub fn check_keys(w: &mut WorkloadConfig) -> Result<(), KeyError> {
     Ok(())
 }
 
-/// Every key some kind reads, for a section whose kind is not yet known (a `[workload]` that
-/// only `[[phase]]` tables complete): a key outside it is a typo whatever the kind.
-pub fn check_known_keys(w: &WorkloadConfig) -> Result<(), KeyError> {
-    let all: Vec<&str> = KINDS.iter().flat_map(|s| (s.keys.names)().iter().copied()).collect();
-    match w.keys.names().find(|k| !all.contains(k)) {
+/// The first of `names` (keys of a `[workload]` table) that neither the generator nor any
+/// kind reads: a typo whatever the kind (which `[[phase]]` tables may still change).
+pub fn unknown_anywhere<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), KeyError> {
+    let kinds: Vec<&str> = KINDS.iter().flat_map(|s| (s.keys.names)().iter().copied()).collect();
+    let known = |k: &str| k == "kind" || kinds.contains(&k) || WorkloadConfig::GENERATOR_KEYS.contains(&k);
+    match names.into_iter().find(|k| !known(k)) {
         Some(key) => Err(keys::unknown_key(key, "any workload kind", &[], WorkloadConfig::GENERATOR_KEYS)),
         None => Ok(()),
     }
