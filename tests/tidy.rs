@@ -322,7 +322,8 @@ fn long_functions_only_shrink() {
 }
 
 /// Every source file is named in ARCHITECTURE.md's code map, under its crate's entry (by its
-/// path inside `src/`, e.g. `fs/mod.rs`, or its file name).
+/// path inside `src/`, e.g. `fs/mod.rs`, or its file name, or for a registry's folder of kinds
+/// by the folder, `kind/*.rs`).
 #[test]
 fn every_source_file_is_in_the_code_map() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -344,7 +345,12 @@ fn every_source_file_is_in_the_code_map() {
             if name == "lib.rs" || name == "main.rs" {
                 continue;
             }
-            if !entry.contains(&format!("`{inner}`")) && !entry.contains(&format!("`{name}`")) {
+            // A registry's folder of kinds is named once (`kind/*.rs`): each kind's file is
+            // found through the registry's one line, so the map need not list it again.
+            let folder =
+                file.parent().and_then(|p| p.strip_prefix(&src).ok()).map(|p| p.display().to_string());
+            let in_folder = folder.is_some_and(|f| !f.is_empty() && entry.contains(&format!("`{f}/*.rs`")));
+            if !entry.contains(&format!("`{inner}`")) && !entry.contains(&format!("`{name}`")) && !in_folder {
                 problems.push(format!("{heading}: `{inner}` is not in its code map entry"));
             }
         }
