@@ -3,7 +3,9 @@
 //! can never name what the code does not know.
 
 pub use trimlab_replay::trace_options::{trace_format_layouts, trace_formats};
-use trimlab_scenario::catalog::{device_presets, ftl_kinds, host_policies, trim_engines, workload_kinds};
+use trimlab_scenario::catalog::{
+    device_presets, ftl_kinds, host_policies, phase_kinds, trim_engines, workload_kinds,
+};
 
 /// (title, rows of (name, description)) for each registry.
 pub fn registries() -> Vec<(&'static str, Vec<(String, String)>)> {
@@ -19,6 +21,7 @@ pub fn registries() -> Vec<(&'static str, Vec<(String, String)>)> {
         ("TRIM ENGINES ([trim] engine = ...)", trim_engines()),
         ("HOST TRIM POLICIES ([host] discard = ...; docs/host-fs.md)", host_policies()),
         ("WORKLOAD KINDS ([workload] kind = ...)", workload_kinds()),
+        ("PHASE KINDS ([[phase]] kind = ...)", phase_kinds()),
         ("DEVICE PRESETS ([device] preset = ...)", device_presets()),
     ]
 }
@@ -75,5 +78,9 @@ mod tests {
         assert_eq!(names("TRIM ENGINES").len(), trimlab_scenario::catalog::trim_engine_count());
         assert!(names("HOST TRIM POLICIES").contains(&"selective:LOW:HIGH".to_string()));
         assert!(names("WORKLOAD KINDS").contains(&"postmark".to_string()));
+        let phases = names("PHASE KINDS");
+        assert!(
+            phases.contains(&"trim-burst".to_string()) && !phases.contains(&"block-workload".to_string())
+        );
     }
 }

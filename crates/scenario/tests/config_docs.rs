@@ -1,7 +1,8 @@
 //! docs/config.md's key tables list exactly the schema's keys, so the docs cannot drift: every
 //! section's keys come from its type (serde's own field list, `trimlab_sim::field_names`; for
-//! `[workload]`, the generator's list and each kind's own keys), and each key table of the page is compared with them. The `[trim.cost]`
-//! table's "002 default" column is compared with `TrimCostModel::default()` as well.
+//! `[workload]`, the generator's list and each kind's own keys), and each key table of the page
+//! is compared with them; the phase table's rows are the registered phase kinds. The
+//! `[trim.cost]` table's "002 default" column is compared with `TrimCostModel::default()` as well.
 
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -124,6 +125,9 @@ fn phase_keys_are_the_ones_the_phase_table_names() {
         };
         assert!(documented, "[[phase]] {key} is in the schema but not in the phase table");
     }
+    let rows: Vec<&str> = table.lines().filter_map(|l| l.strip_prefix("| `")?.split('`').next()).collect();
+    let kinds: Vec<String> = trimlab_scenario::catalog::phase_kinds().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(rows, kinds, "the phase table's rows, in order, are the phase kinds a [[phase]] may name");
 }
 
 /// One cell of the presets table: parentheses dropped, the result of an `a × b = c` product
