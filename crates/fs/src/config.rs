@@ -161,6 +161,8 @@ pub struct FsConfig {
     pub dirty_limit_bytes: u64,
     pub host: HostCosts,
     pub policy: PolicyKind,
+    /// The policies' keys that are set (each policy's file declares its own and their
+    /// defaults); every policy's may be set, whichever is selected, and each reads its own.
     pub params: PolicyParams,
 }
 
@@ -214,8 +216,7 @@ impl FsConfig {
         self.inode_bytes = 32;
         self.mkfs_discard_probe = false;
         self.commit_interval_ns = 30_000_000_000;
-        self.params.async_merge_free = true;
-        self.params.async_tick_ns = 4_000_000;
+        crate::policy::btrfs_async::as_in_linux_6_18(&mut self.params);
         self
     }
 
@@ -241,9 +242,7 @@ impl FsConfig {
             (Layout::Ext4, Kernel::Paper) => FsConfig::default(),
             (Layout::Ext4, Kernel::Linux6_18) => {
                 let mut fs = FsConfig::default().ext4_defaults();
-                fs.params.async_merge_free = true;
-                // CONFIG_HZ = 250 (Debian's kernels, the recording's): 4 ms ticks.
-                fs.params.async_tick_ns = 4_000_000;
+                crate::policy::btrfs_async::as_in_linux_6_18(&mut fs.params);
                 fs
             }
             (Layout::Btrfs, _) => FsConfig::default().btrfs_defaults(),
