@@ -141,15 +141,11 @@ pub struct FsConfig {
     /// device), size classes, FITRIM per block group (DUP metadata and system on both copies)
     /// and over the unallocated device space. The model's own inode, directory and journal
     /// blocks (its stand-in for btrfs' trees) sit in the first MiB, which btrfs never
-    /// allocates or trims. Off by default, and then left out of the serialized config, so that
-    /// every existing run's config hash stays what it was.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// allocates or trims. Off by default.
     pub btrfs_layout: bool,
     /// XFS's deferred inode inactivation (`xfs_defaults`): unlinked files' extents are freed
     /// by a background worker, after the unlink's transaction. None (the default): unlink
-    /// frees at once, as ext4 does; then left out of the serialized config, so that every
-    /// existing run's config hash stays what it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// frees at once, as ext4 does.
     pub inodegc: Option<InodeGc>,
     /// Directory entries per directory block.
     pub dir_entries_per_block: u64,
@@ -273,21 +269,5 @@ mod tests {
         }
         let e = PolicyKind::parse("selective:90:40").unwrap_err();
         assert!(e.contains("LOW <= HIGH"), "{e}");
-    }
-
-    #[test]
-    fn btrfs_layout_off_leaves_the_serialized_config_as_it_was() {
-        let off = serde_json::to_value(FsConfig::default()).unwrap();
-        assert!(off.get("btrfs_layout").is_none(), "config hashes of existing runs must not move");
-        let on = serde_json::to_value(FsConfig::default().btrfs_defaults()).unwrap();
-        assert_eq!(on["btrfs_layout"], serde_json::json!(true));
-    }
-
-    #[test]
-    fn inodegc_off_leaves_the_serialized_config_as_it_was() {
-        let off = serde_json::to_value(FsConfig::default()).unwrap();
-        assert!(off.get("inodegc").is_none(), "config hashes of existing runs must not move");
-        let on = serde_json::to_value(FsConfig::default().xfs_defaults()).unwrap();
-        assert_eq!(on["inodegc"]["kick_inodes"], serde_json::json!(32));
     }
 }

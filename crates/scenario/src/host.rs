@@ -50,8 +50,6 @@ pub struct HostSection {
     /// btrfs' 30 s commit and its async discard as Linux 6.18 does it) or "xfs" (256 MiB
     /// allocation groups, XFS's 30 s log worker and deferred inode inactivation), whatever
     /// `kernel` says; docs/host-fs.md.
-    /// Left out of the serialized config when unset, so existing config hashes stay.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<Layout>,
     #[serde(default, deserialize_with = "size")]
     pub block_bytes: Option<ByteSize>,
@@ -518,7 +516,7 @@ mod tests {
     }
 
     #[test]
-    fn layout_selects_btrfs_or_xfs_and_stays_out_of_the_config_hash_when_unset() {
+    fn layout_selects_btrfs_or_xfs() {
         for kernel in [None, Some(Kernel::Linux6_18)] {
             let h = HostSection {
                 fs: Some(FsKind::Ext4),
@@ -540,7 +538,6 @@ mod tests {
         let e = host("layout = \"zfs\"\n").unwrap_err();
         assert!(e.contains("layout") && e.contains("zfs") && e.contains("btrfs") && e.contains("xfs"), "{e}");
         let plain = HostSection { fs: Some(FsKind::Ext4), ..Default::default() };
-        assert!(!serde_json::to_string(&plain).unwrap().contains("layout"));
         assert!(!plain.resolve().unwrap().unwrap().fs.btrfs_layout);
     }
 
