@@ -138,26 +138,33 @@ fn host_table_lists_its_own_keys_and_the_policies() {
     use trimlab_fs::policy;
     let table = &key_tables("## [host]")[0];
     let policy_keys: Vec<_> = policy::keys().into_iter().filter(|k| k.in_host).collect();
-    let mut wanted = keys_of::<HostSection>();
-    for key in &policy_keys {
-        assert!(wanted.insert(key.name), "[host] {} is both a file-system and a policy key", key.name);
-    }
-    assert_eq!(keys(table), wanted, "## [host]: the file system's keys and the TRIM policies'");
     // As the page writes defaults: numbers bare, sizes and durations quoted in code.
     let spelled = |key: &policy::PolicyKey| match key.unit {
         policy::Unit::Count => key.unit.spell(key.default),
         _ => format!("`{}`", key.unit.spell(key.default)),
     };
+    let row = |key: &policy::PolicyKey| {
+        let readers = policy::readers(key).join(", ");
+        format!("| `{}` | {} | {} | {} ({readers}) |", key.name, key.unit.type_name(), spelled(key), key.help)
+    };
+    let mut wanted = keys_of::<HostSection>();
+    for key in &policy_keys {
+        assert!(wanted.insert(key.name), "[host] {} is both a file-system and a policy key", key.name);
+    }
+    let missing: Vec<String> = policy_keys
+        .iter()
+        .filter(|k| !table.iter().any(|(name, _)| name == k.name))
+        .map(|k| row(k))
+        .collect();
+    assert_eq!(
+        keys(table),
+        wanted,
+        "## [host]: the file system's keys and the TRIM policies'; rows to add:\n{}",
+        missing.join("\n")
+    );
     for key in policy_keys {
         let (_, cells) = table.iter().find(|(k, _)| k == key.name).expect("listed");
-        let row = format!(
-            "| `{}` | {} | {} | {} ({}) |",
-            key.name,
-            key.unit.type_name(),
-            spelled(key),
-            key.help,
-            policy::readers(key).join(", ")
-        );
+        let row = row(key);
         assert_eq!(cells[0], key.unit.type_name(), "[host] {}'s type; the row could read:\n{row}", key.name);
         assert_eq!(cells[1], spelled(key), "[host] {}'s default; the row could read:\n{row}", key.name);
     }
