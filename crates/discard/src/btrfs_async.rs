@@ -17,7 +17,7 @@ impl PolicyKind {
 }
 
 /// BTRFS_DISCARD_DELAY: the time a freed extent waits before it is discarded (120 s).
-pub const DELAY: PolicyKey = PolicyKey::host(
+pub const DELAY: PolicyKey = PolicyKey::new(
     "async_delay",
     Unit::Duration,
     120_000_000_000,
@@ -25,17 +25,17 @@ pub const DELAY: PolicyKey = PolicyKey::host(
 );
 /// The discard iops_limit (1000 since Linux 6.2, i.e. one discard per ms).
 pub const IOPS_LIMIT: PolicyKey =
-    PolicyKey::host("async_iops_limit", Unit::Count, 1000, "btrfs: discards per second").positive();
+    PolicyKey::new("async_iops_limit", Unit::Count, 1000, "btrfs: discards per second").positive();
 /// BTRFS_ASYNC_DISCARD_DEFAULT_MAX_SIZE (64 MiB).
 pub const MAX_BYTES: PolicyKey =
-    PolicyKey::host("async_max_bytes", Unit::Bytes, 64 << 20, "btrfs: largest discard").positive();
+    PolicyKey::new("async_max_bytes", Unit::Bytes, 64 << 20, "btrfs: largest discard").positive();
 /// BTRFS_ASYNC_DISCARD_MAX_FILTER (1 MiB): extents from this size go on the first list.
 pub const LARGE_BYTES: PolicyKey =
-    PolicyKey::host("async_large_bytes", Unit::Bytes, 1 << 20, "btrfs: the large extents' list from this size")
+    PolicyKey::new("async_large_bytes", Unit::Bytes, 1 << 20, "btrfs: the large extents' list from this size")
         .model_only();
 /// BTRFS_ASYNC_DISCARD_MIN_FILTER (32 KiB): smaller extents are left to fstrim.
 pub const MIN_BYTES: PolicyKey =
-    PolicyKey::host("async_min_bytes", Unit::Bytes, 32 << 10, "btrfs: smaller extents are left to fstrim")
+    PolicyKey::new("async_min_bytes", Unit::Bytes, 32 << 10, "btrfs: smaller extents are left to fstrim")
         .model_only();
 /// The free-space cache lets an untrimmed (freed) extent merge with the free space on both
 /// sides ("we opt to let untrimmed regions merge with everything", discard.c), so the worker
@@ -43,13 +43,13 @@ pub const MIN_BYTES: PolicyKey =
 /// Off by default (the experiments' async trims exactly the freed extents); on as Linux 6.18
 /// does it ([`as_in_linux_6_18`]).
 pub const MERGE_FREE: PolicyKey =
-    PolicyKey::host("async_merge_free", Unit::Flag, 0, "btrfs: trim the free run around a freed extent")
+    PolicyKey::new("async_merge_free", Unit::Flag, 0, "btrfs: trim the free run around a freed extent")
         .model_only();
 /// The worker's delay goes through nsecs_to_jiffies, which rounds down to a scheduler tick:
 /// 1 ms (iops_limit 1000) is 0 ticks at CONFIG_HZ = 250 (4 ms), so the discards go back to
 /// back. 0 = no rounding (the default).
 pub const TICK: PolicyKey =
-    PolicyKey::host("async_tick", Unit::Duration, 0, "btrfs: the scheduler tick the delay rounds down to")
+    PolicyKey::new("async_tick", Unit::Duration, 0, "btrfs: the scheduler tick the delay rounds down to")
         .model_only();
 
 /// What Linux 6.18 does (the discard-pattern recordings): free-space merging, and 4 ms ticks

@@ -12,10 +12,10 @@ impl PolicyKind {
 
 /// FITRIM's minlen.
 pub const MINLEN_BYTES: PolicyKey =
-    PolicyKey::host("fstrim_minlen_bytes", Unit::Bytes, 0, "periodic FITRIM's minlen");
+    PolicyKey::new("fstrim_minlen_bytes", Unit::Bytes, 0, "periodic FITRIM's minlen");
 /// The period of the periodic FITRIM (util-linux fstrim.timer: weekly); `fstrim:PERIOD` sets it.
 pub const PERIOD: PolicyKey =
-    PolicyKey::host("fstrim_period", Unit::Duration, 7 * 24 * 3600 * 1_000_000_000, "the FITRIM period")
+    PolicyKey::new("fstrim_period", Unit::Duration, 7 * 24 * 3600 * 1_000_000_000, "the FITRIM period")
         .model_only();
 
 pub(super) const SPEC: PolicySpec = PolicySpec {

@@ -17,9 +17,9 @@ impl PolicyKind {
 
 /// Most discard workers (the Galaxy S8 of 000 has 4 big cores).
 pub const WORKERS_MAX: PolicyKey =
-    PolicyKey::host("lazy_workers_max", Unit::Count, 4, "Lazy TRIM: most discard workers").positive();
+    PolicyKey::new("lazy_workers_max", Unit::Count, 4, "Lazy TRIM: most discard workers").positive();
 /// Queued TRIMs per worker before another worker is woken.
-pub const TRIMS_PER_WORKER: PolicyKey = PolicyKey::host(
+pub const TRIMS_PER_WORKER: PolicyKey = PolicyKey::new(
     "lazy_trims_per_worker",
     Unit::Count,
     64,

@@ -63,8 +63,9 @@ pub struct PolicyKey {
 }
 
 impl PolicyKey {
-    /// A key `[host]` takes, of `unit`, that may be any value from 0.
-    pub const fn host(name: &'static str, unit: Unit, default: u64, help: &'static str) -> Self {
+    /// A key `[host]` takes (unless [`PolicyKey::model_only`]), of `unit`, that may be any
+    /// value from 0.
+    pub const fn new(name: &'static str, unit: Unit, default: u64, help: &'static str) -> Self {
         PolicyKey { name, unit, default, min: 0, in_host: true, help }
     }
 
