@@ -3,7 +3,7 @@
 //! dropped from the queue.
 
 use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use super::PolicyParams;
+use super::{PolicyKey, PolicyParams, Unit};
 use crate::run::{FreedRun, Run};
 use std::collections::BTreeMap;
 use trimlab_sim::SimTime;
@@ -16,13 +16,55 @@ impl PolicyKind {
     pub const Async: PolicyKind = PolicyKind::plain("async");
 }
 
+/// BTRFS_DISCARD_DELAY: the time a freed extent waits before it is discarded (120 s).
+pub const DELAY: PolicyKey = PolicyKey::new(
+    "async_delay",
+    Unit::Duration,
+    120_000_000_000,
+    "btrfs: reuse delay before a freed extent is discarded",
+);
+/// The discard iops_limit (1000 since Linux 6.2, i.e. one discard per ms).
+pub const IOPS_LIMIT: PolicyKey =
+    PolicyKey::new("async_iops_limit", Unit::Count, 1000, "btrfs: discards per second").positive();
+/// BTRFS_ASYNC_DISCARD_DEFAULT_MAX_SIZE (64 MiB).
+pub const MAX_BYTES: PolicyKey =
+    PolicyKey::new("async_max_bytes", Unit::Bytes, 64 << 20, "btrfs: largest discard").positive();
+/// BTRFS_ASYNC_DISCARD_MAX_FILTER (1 MiB): extents from this size go on the first list.
+pub const LARGE_BYTES: PolicyKey =
+    PolicyKey::new("async_large_bytes", Unit::Bytes, 1 << 20, "btrfs: the large extents' list from this size")
+        .model_only();
+/// BTRFS_ASYNC_DISCARD_MIN_FILTER (32 KiB): smaller extents are left to fstrim.
+pub const MIN_BYTES: PolicyKey =
+    PolicyKey::new("async_min_bytes", Unit::Bytes, 32 << 10, "btrfs: smaller extents are left to fstrim")
+        .model_only();
+/// The free-space cache lets an untrimmed (freed) extent merge with the free space on both
+/// sides ("we opt to let untrimmed regions merge with everything", discard.c), so the worker
+/// trims the whole free run around a freed extent; the size filters then apply to that run.
+/// Off by default (the experiments' async trims exactly the freed extents); on as Linux 6.18
+/// does it ([`as_in_linux_6_18`]).
+pub const MERGE_FREE: PolicyKey =
+    PolicyKey::new("async_merge_free", Unit::Flag, 0, "btrfs: trim the free run around a freed extent")
+        .model_only();
+/// The worker's delay goes through nsecs_to_jiffies, which rounds down to a scheduler tick:
+/// 1 ms (iops_limit 1000) is 0 ticks at CONFIG_HZ = 250 (4 ms), so the discards go back to
+/// back. 0 = no rounding (the default).
+pub const TICK: PolicyKey =
+    PolicyKey::new("async_tick", Unit::Duration, 0, "btrfs: the scheduler tick the delay rounds down to")
+        .model_only();
+
+/// What Linux 6.18 does (the discard-pattern recordings): free-space merging, and 4 ms ticks
+/// (CONFIG_HZ = 250 on Debian's kernels, the recording's).
+pub fn as_in_linux_6_18(params: &mut PolicyParams) {
+    params.set(&MERGE_FREE, 1);
+    params.set(&TICK, 4_000_000);
+}
+
 pub(super) const SPEC: PolicySpec = PolicySpec {
     name: PolicyKind::Async.name(),
-    variant: "Async",
-    fields: &[],
+    arg_names: &[],
     args: None,
     help: "btrfs discard=async: reuse delay, size-ordered lists, IOPS limit, max size",
-    keys: &["async_delay", "async_iops_limit", "async_max_bytes"],
+    keys: &[DELAY, IOPS_LIMIT, MAX_BYTES, LARGE_BYTES, MIN_BYTES, MERGE_FREE, TICK],
     example: PolicyKind::Async,
     parse: |args| no_args(args, PolicyKind::Async),
     label: None,
@@ -41,7 +83,7 @@ pub(super) struct Async {
     /// list 0: large, list 1: medium; keyed by start block, value (len, eligible at).
     lists: [BTreeMap<u64, (u64, SimTime)>; 2],
     in_flight: BTreeMap<u64, FreedRun>,
-    /// `async_merge_free`: the file system extends and holds the run (TrimMerged).
+    /// [`MERGE_FREE`]: the file system extends and holds the run (TrimMerged).
     merge_free: bool,
     merged_in_flight: Option<u64>,
     next_ticket: u64,
@@ -54,20 +96,20 @@ pub(super) struct Async {
 
 impl Async {
     pub(super) fn new(p: &PolicyParams, block_bytes: u64) -> Self {
-        let interval_ns = 1_000_000_000u64.checked_div(p.async_iops_limit).unwrap_or(0);
+        let interval_ns = 1_000_000_000u64.checked_div(p.get(&IOPS_LIMIT)).unwrap_or(0);
         // nsecs_to_jiffies rounds down to whole scheduler ticks.
-        let interval_ns = match p.async_tick_ns {
+        let interval_ns = match p.get(&TICK) {
             0 => interval_ns,
             tick => interval_ns / tick * tick,
         };
         Async {
-            delay_ns: p.async_delay_ns,
+            delay_ns: p.get(&DELAY),
             interval_ns,
-            merge_free: p.async_merge_free,
+            merge_free: p.flag(&MERGE_FREE),
             merged_in_flight: None,
-            max_blocks: (p.async_max_bytes / block_bytes).max(1),
-            large_blocks: (p.async_large_bytes / block_bytes).max(1),
-            min_blocks: (p.async_min_bytes / block_bytes).max(1),
+            max_blocks: (p.get(&MAX_BYTES) / block_bytes).max(1),
+            large_blocks: (p.get(&LARGE_BYTES) / block_bytes).max(1),
+            min_blocks: (p.get(&MIN_BYTES) / block_bytes).max(1),
             lists: [BTreeMap::new(), BTreeMap::new()],
             in_flight: BTreeMap::new(),
             next_ticket: 0,

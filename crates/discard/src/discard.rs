@@ -12,8 +12,7 @@ impl PolicyKind {
 
 pub(super) const SPEC: PolicySpec = PolicySpec {
     name: PolicyKind::Discard.name(),
-    variant: "Discard",
-    fields: &[],
+    arg_names: &[],
     args: None,
     help: "ext4 -o discard (4.4): one synchronous TRIM per freed extent at commit",
     keys: &[],

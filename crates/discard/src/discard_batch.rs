@@ -10,8 +10,7 @@ impl PolicyKind {
 
 pub(super) const SPEC: PolicySpec = PolicySpec {
     name: PolicyKind::DiscardBatch.name(),
-    variant: "DiscardBatch",
-    fields: &[],
+    arg_names: &[],
     args: None,
     help: "ext4 -o discard (4.x+): a commit's TRIMs issued together, one wait",
     keys: &[],

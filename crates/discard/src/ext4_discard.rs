@@ -25,8 +25,7 @@ impl PolicyKind {
 
 pub(super) const SPEC: PolicySpec = PolicySpec {
     name: PolicyKind::Ext4Discard.name(),
-    variant: "Ext4Discard",
-    fields: &[],
+    arg_names: &[],
     args: None,
     help: "ext4 -o discard (Linux >= 6.8): a worker trims each freed extent to the end of its free run",
     keys: &[],

@@ -3,7 +3,7 @@
 //! Lazy + Reuse (lazy_reuse.rs) is this policy with the allocator taking queued blocks.
 
 use super::{no_args, CommitPlan, PolicyKind, PolicySpec, PolicyStats, TrimPolicy, WorkerPick};
-use super::PolicyParams;
+use super::{PolicyKey, PolicyParams, Unit};
 use crate::run::{FreedRun, Run};
 use std::collections::{BTreeMap, VecDeque};
 use trimlab_sim::SimTime;
@@ -15,18 +15,37 @@ impl PolicyKind {
     pub const Lazy: PolicyKind = PolicyKind::plain("lazy");
 }
 
+/// Most discard workers (the Galaxy S8 of 000 has 4 big cores).
+pub const WORKERS_MAX: PolicyKey =
+    PolicyKey::new("lazy_workers_max", Unit::Count, 4, "Lazy TRIM: most discard workers").positive();
+/// Queued TRIMs per worker before another worker is woken.
+pub const TRIMS_PER_WORKER: PolicyKey = PolicyKey::new(
+    "lazy_trims_per_worker",
+    Unit::Count,
+    64,
+    "Lazy TRIM: queued TRIMs per worker before another wakes",
+)
+.positive();
+/// Lazy TRIM's keys (Lazy + Reuse reads the same).
+pub(super) const KEYS: &[PolicyKey] = &[WORKERS_MAX, TRIMS_PER_WORKER];
+
 pub(super) const SPEC: PolicySpec = PolicySpec {
     name: PolicyKind::Lazy.name(),
-    variant: "Lazy",
-    fields: &[],
+    arg_names: &[],
     args: None,
     help: "Lazy TRIM (000): TRIM queue + adaptive background workers",
-    keys: &["lazy_workers_max", "lazy_trims_per_worker"],
+    keys: KEYS,
     example: PolicyKind::Lazy,
     parse: |args| no_args(args, PolicyKind::Lazy),
     label: None,
     build: |kind, params, _| Box::new(Lazy::new(kind, params)),
 };
+
+/// A count key's value as a length, at least 1 (`[host]` refuses 0; a config built in code
+/// may not have been checked).
+fn count(value: u64) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX).max(1)
+}
 
 struct LazyEntry {
     ticket: u64,
@@ -61,8 +80,8 @@ impl Lazy {
         Lazy {
             kind,
             reuse: kind == PolicyKind::LazyReuse,
-            workers_max: params.lazy_workers_max.max(1),
-            per_worker: params.lazy_trims_per_worker.max(1),
+            workers_max: count(params.get(&WORKERS_MAX)),
+            per_worker: count(params.get(&TRIMS_PER_WORKER)),
             queue: VecDeque::new(),
             in_flight: BTreeMap::new(),
             batches: BTreeMap::new(),

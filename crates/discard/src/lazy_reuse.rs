@@ -1,7 +1,8 @@
 //! Lazy + Reuse TRIM (000): Lazy TRIM whose allocator takes blocks from the TRIM queue and
 //! cancels their TRIMs (the policy itself is lazy.rs's, with reuse on).
 
-use super::{lazy::Lazy, no_args, PolicyKind, PolicySpec};
+use super::lazy::{self, Lazy};
+use super::{no_args, PolicyKind, PolicySpec};
 
 impl PolicyKind {
     /// Lazy + Reuse TRIM (000): the allocator takes blocks from the TRIM queue and cancels them.
@@ -11,11 +12,10 @@ impl PolicyKind {
 
 pub(super) const SPEC: PolicySpec = PolicySpec {
     name: PolicyKind::LazyReuse.name(),
-    variant: "LazyReuse",
-    fields: &[],
+    arg_names: &[],
     args: None,
     help: "Lazy + Reuse TRIM (000): allocator reuses queued blocks, cancels TRIM",
-    keys: &["lazy_workers_max", "lazy_trims_per_worker"],
+    keys: lazy::KEYS,
     example: PolicyKind::LazyReuse,
     parse: |args| no_args(args, PolicyKind::LazyReuse),
     label: None,

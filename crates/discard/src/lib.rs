@@ -5,20 +5,20 @@
 //! policy holds (queued for TRIM, or being trimmed) are free on disk but not allocatable.
 //!
 //! Adding a policy: one file here that defines it, its [`PolicyKind`] constant (or, for a
-//! policy with arguments, a `const fn` that makes its kinds) and its `SPEC` ([`PolicySpec`]:
-//! name, serialized name, help, its `[host]` keys, how it reads `NAME:ARGS`, its constructor),
-//! and its module's name in the
-//! `registry!` list of [`POLICIES`] (one line).
+//! policy with arguments, a `const fn` that makes its kinds), its keys ([`PolicyKey`]
+//! constants: `[host]` reads them from the registry, the policy reads their values from
+//! [`PolicyParams`] when it is built) and its `SPEC` ([`PolicySpec`]: name, help, keys, how it
+//! reads `NAME:ARGS`, its constructor), and its module's name in the `registry!` list of
+//! [`POLICIES`] (one line).
 
 pub mod ext4_free_data;
 mod online;
 mod params;
 mod run;
 
-pub use params::PolicyParams;
+pub use params::{PolicyKey, PolicyParams, Unit};
 pub use run::{FreedRun, Run};
 
-use serde::ser::SerializeStructVariant;
 use serde::{Serialize, Serializer};
 use std::fmt;
 use trimlab_sim::SimTime;
@@ -26,15 +26,15 @@ use trimlab_sim::SimTime;
 trimlab_sim::registry! {
     /// Every host TRIM policy, in the order help and docs list them.
     pub const POLICIES: PolicySpec = [
-        nodiscard,
-        discard,
-        discard_batch,
-        ext4_discard,
-        lazy,
-        lazy_reuse,
-        selective,
-        btrfs_async,
-        fstrim,
+        pub nodiscard,
+        pub discard,
+        pub discard_batch,
+        pub ext4_discard,
+        pub lazy,
+        pub lazy_reuse,
+        pub selective,
+        pub btrfs_async,
+        pub fstrim,
     ];
 }
 
@@ -42,18 +42,15 @@ trimlab_sim::registry! {
 pub struct PolicySpec {
     /// The name `[host] discard` takes (before any `:ARGS`): its `PolicyKind`'s name.
     pub name: &'static str,
-    /// The name serde and `Debug` give its kinds: the variant of the enum `PolicyKind` was
-    /// (btrfs-async's is `Async`), which metrics.json and every config hash hold.
-    pub variant: &'static str,
-    /// The names of the arguments its kinds carry, in order (`low_pct`, `high_pct`): the
-    /// fields of the old struct variant, serialized and printed as such; empty for a unit.
-    pub fields: &'static [&'static str],
+    /// The names of the arguments its kinds carry, in order (`low_pct`, `high_pct`); empty
+    /// for a policy whose kinds carry none.
+    pub arg_names: &'static [&'static str],
     /// The arguments after `name:` it accepts, as shown in help (`LOW:HIGH`), if any.
     pub args: Option<&'static str>,
     /// One line for `--help` and docs/config.md.
     pub help: &'static str,
-    /// The `[host]` keys that tune it (docs/config.md gives their defaults).
-    pub keys: &'static [&'static str],
+    /// The keys it reads (declared in its file; those with `in_host` are `[host]` keys).
+    pub keys: &'static [PolicyKey],
     /// A representative value: the instance the model tests run.
     pub example: PolicyKind,
     /// Reads the text after `name:` (`None` for the bare name).
@@ -63,6 +60,28 @@ pub struct PolicySpec {
     pub build: fn(PolicyKind, &PolicyParams, u64) -> Box<dyn TrimPolicy>,
 }
 
+/// Every key of the registered policies, once (a key two policies share is one key), in
+/// registry order.
+pub fn keys() -> Vec<&'static PolicyKey> {
+    let mut out: Vec<&'static PolicyKey> = Vec::new();
+    for key in POLICIES.iter().flat_map(|s| s.keys) {
+        if !out.iter().any(|k| k.name == key.name) {
+            out.push(key);
+        }
+    }
+    out
+}
+
+/// The `[host]` key named `name`, if a registered policy declares one.
+pub fn host_key(name: &str) -> Option<&'static PolicyKey> {
+    keys().into_iter().find(|k| k.in_host && k.name == name)
+}
+
+/// The names of the policies that read `key`.
+pub fn readers(key: &PolicyKey) -> Vec<&'static str> {
+    POLICIES.iter().filter(|s| s.keys.iter().any(|k| k.name == key.name)).map(|s| s.name).collect()
+}
+
 /// A host TRIM policy's identity: its name in `[host] discard` and, for a policy with
 /// arguments, their values (selective's watermarks). Values come from a policy's file
 /// (`PolicyKind::Lazy`, `PolicyKind::selective(40, 90)`) or from [`parse`], so each names a
@@ -70,8 +89,8 @@ pub struct PolicySpec {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct PolicyKind {
     name: &'static str,
-    /// The arguments in the order of the spec's `fields`; the unused ones are 0. Two suffice
-    /// for every policy so far; a policy with more widens the array.
+    /// The arguments in the order of the spec's `arg_names`; the unused ones are 0. Two
+    /// suffice for every policy so far; a policy with more widens the array.
     args: [u32; 2],
 }
 
@@ -92,37 +111,28 @@ impl PolicyKind {
 
     /// The registered spec of this policy.
     pub fn spec(self) -> &'static PolicySpec {
-        self.registered().1
-    }
-
-    /// Its spec and that spec's place in [`POLICIES`] (the old enum's variant index in serde).
-    fn registered(self) -> (usize, &'static PolicySpec) {
         POLICIES
             .iter()
-            .enumerate()
-            .find(|(_, s)| s.name == self.name)
-            .map(|(i, s)| (i, *s))
+            .find(|s| s.name == self.name)
             .unwrap_or_else(|| unreachable!("policy {:?} has no spec in POLICIES", self.name))
     }
 
-    /// The arguments its spec names, paired with their field names.
-    fn named_args(self) -> impl Iterator<Item = (&'static str, u32)> {
-        self.spec().fields.iter().copied().zip(self.args)
-    }
-
-    /// `NAME` or `NAME:ARGS` (see [`parse`]); a period in the text (`fstrim:PERIOD`) is
-    /// refused here: only `[host] discard` can carry it into the params.
+    /// `NAME` or `NAME:ARGS` (see [`parse`]); text that sets a key (`fstrim:PERIOD`) is
+    /// refused here: only a `discard` key of a config carries it into the params.
     pub fn parse(text: &str) -> Result<PolicyKind, String> {
         let parsed = parse(text)?;
-        match parsed.period_ns {
-            None => Ok(parsed.kind),
-            Some(_) => Err(format!("\"{text}\": a period is set through [host] discard, not here")),
+        match parsed.params.is_empty() {
+            true => Ok(parsed.kind),
+            false => Err(format!(
+                "\"{text}\": the keys a policy's text sets (fstrim's period) are taken only by a \
+                 config's discard ([host], [[phase]], a script's mount)"
+            )),
         }
     }
 
     /// The name `parse` reads back: the arguments joined by `:` (`selective:LOW:HIGH`).
     pub fn config_name(&self) -> String {
-        let args = self.named_args().map(|(_, value)| format!(":{value}"));
+        let args = self.args.iter().take(self.spec().arg_names.len()).map(|value| format!(":{value}"));
         std::iter::once(self.name.to_string()).chain(args).collect()
     }
 
@@ -136,49 +146,31 @@ impl PolicyKind {
     }
 }
 
-/// As the enum `PolicyKind` was derived: a unit variant (`"NoDiscard"`) or a struct variant
-/// (`{"Selective": {"low_pct": 40, "high_pct": 90}}`), so metrics.json and config hashes stay.
+/// As a config spells it (`"selective:40:90"`).
 impl Serialize for PolicyKind {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (index, spec) = self.registered();
-        let index = u32::try_from(index).unwrap_or_else(|_| unreachable!("{} policies", POLICIES.len()));
-        if spec.fields.is_empty() {
-            return s.serialize_unit_variant("PolicyKind", index, spec.variant);
-        }
-        let mut v = s.serialize_struct_variant("PolicyKind", index, spec.variant, spec.fields.len())?;
-        for (field, value) in self.named_args() {
-            v.serialize_field(field, &value)?;
-        }
-        v.end()
+        s.serialize_str(&self.config_name())
     }
 }
 
-/// As the derived enum printed it (`NoDiscard`, `Selective { low_pct: 40, high_pct: 90 }`).
+/// As a config spells it (`selective:40:90`).
 impl fmt::Debug for PolicyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let spec = self.spec();
-        if spec.fields.is_empty() {
-            return f.write_str(spec.variant);
-        }
-        let mut d = f.debug_struct(spec.variant);
-        for (field, value) in self.named_args() {
-            d.field(field, &value);
-        }
-        d.finish()
+        f.write_str(&self.config_name())
     }
 }
 
-/// What `[host] discard = "NAME[:ARGS]"` selects: the policy and, for a periodic one given
-/// a period in its text (`fstrim:PERIOD`), that period.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// What `[host] discard = "NAME[:ARGS]"` selects: the policy and the keys its text sets
+/// (`fstrim:PERIOD`: fstrim's period).
+#[derive(Clone, Debug, PartialEq)]
 pub struct ParsedPolicy {
     pub kind: PolicyKind,
-    pub period_ns: Option<u64>,
+    pub params: PolicyParams,
 }
 
 impl ParsedPolicy {
     fn plain(kind: PolicyKind) -> Self {
-        ParsedPolicy { kind, period_ns: None }
+        ParsedPolicy { kind, params: PolicyParams::default() }
     }
 }
 
@@ -381,44 +373,47 @@ mod tests {
     fn every_policy_is_unique_helped_and_round_trips() {
         for (i, s) in POLICIES.iter().enumerate() {
             assert!(POLICIES[..i].iter().all(|o| o.name != s.name), "{} registered twice", s.name);
-            assert!(POLICIES[..i].iter().all(|o| o.variant != s.variant), "{}: variant taken", s.name);
             assert!(!s.help.trim().is_empty(), "{} has no help", s.name);
             assert_eq!(s.example.name(), s.name, "{}'s example is of its own kind", s.name);
-            assert_eq!(s.example.spec().variant, s.variant, "the spec found for its example is itself");
             let text = s.example.config_name();
             assert_eq!(parse(&text), Ok(ParsedPolicy::plain(s.example)), "{text} round-trips");
             assert_eq!(PolicyKind::parse(&text), Ok(s.example));
             assert!(parse(s.name).is_ok(), "the bare name {} parses", s.name);
             assert_eq!(build(s.example, &PolicyParams::default(), 4096).kind(), s.example);
+            assert_eq!(serde_json::to_string(&s.example).unwrap(), format!("\"{text}\""));
+            assert_eq!(format!("{:?}", s.example), text);
         }
     }
 
     #[test]
-    fn serde_and_debug_keep_the_old_enum_form() {
-        // What `#[derive(Serialize, Debug)]` on the enum gave for the policies it had:
-        // metrics.json and config hashes. (A policy added later has no old form to keep.)
-        let unit = |kind: PolicyKind, variant: &str| (kind, format!("\"{variant}\""), variant.to_string());
-        let old = [
-            unit(PolicyKind::NoDiscard, "NoDiscard"),
-            unit(PolicyKind::Discard, "Discard"),
-            unit(PolicyKind::DiscardBatch, "DiscardBatch"),
-            unit(PolicyKind::Ext4Discard, "Ext4Discard"),
-            unit(PolicyKind::Lazy, "Lazy"),
-            unit(PolicyKind::LazyReuse, "LazyReuse"),
-            (
-                PolicyKind::selective(40, 90),
-                r#"{"Selective":{"low_pct":40,"high_pct":90}}"#.to_string(),
-                "Selective { low_pct: 40, high_pct: 90 }".to_string(),
-            ),
-            unit(PolicyKind::Async, "Async"),
-            unit(PolicyKind::Fstrim, "Fstrim"),
-        ];
-        for (kind, json, debug) in old {
-            assert_eq!(serde_json::to_string(&kind).unwrap(), json);
-            assert_eq!(format!("{kind:?}"), debug);
+    fn keys_are_one_declaration_each_and_their_defaults_pass_their_check() {
+        let all = keys();
+        for key in POLICIES.iter().flat_map(|s| s.keys) {
+            let first = all.iter().find(|k| k.name == key.name).unwrap();
+            assert_eq!(*first, key, "{}: two policies declare it differently", key.name);
+            assert!(!key.help.trim().is_empty(), "{} has no help", key.name);
+            assert_eq!(key.check(key.default), Ok(()), "{}'s default", key.name);
         }
-        let pretty = "Selective {\n    low_pct: 0,\n    high_pct: 100,\n}";
-        assert_eq!(format!("{:#?}", PolicyKind::selective(0, 100)), pretty);
+        assert_eq!(host_key("lazy_workers_max"), Some(&lazy::WORKERS_MAX));
+        assert_eq!(host_key("async_tick"), None, "set by the model only");
+        assert_eq!(readers(&lazy::WORKERS_MAX), ["lazy", "lazy-reuse"]);
+        assert_eq!(lazy::WORKERS_MAX.check(0), Err("must be > 0".to_string()));
+    }
+
+    #[test]
+    fn params_read_defaults_until_set_and_serialize_only_what_is_set() {
+        let mut p = PolicyParams::default();
+        assert_eq!(p.get(&btrfs_async::DELAY), 120_000_000_000);
+        assert_eq!(serde_json::to_string(&p).unwrap(), "{}");
+        p.set(&btrfs_async::DELAY, 5_000_000_000);
+        p.set(&btrfs_async::MERGE_FREE, 1);
+        p.set(&lazy::WORKERS_MAX, 8);
+        assert!(p.flag(&btrfs_async::MERGE_FREE) && p.get(&lazy::WORKERS_MAX) == 8);
+        let json = r#"{"async_delay":"5s","async_merge_free":true,"lazy_workers_max":8}"#;
+        assert_eq!(serde_json::to_string(&p).unwrap(), json);
+        let mut q = PolicyParams::default().with(&lazy::WORKERS_MAX, 2).with(&fstrim::PERIOD, 1);
+        q.overlay(&p);
+        assert_eq!((q.get(&lazy::WORKERS_MAX), q.get(&fstrim::PERIOD)), (8, 1));
     }
 
     #[test]
@@ -429,7 +424,10 @@ mod tests {
         assert!(parse("selective:x").unwrap_err().contains("selective:LOW:HIGH"));
         assert_eq!(
             parse("fstrim:2s"),
-            Ok(ParsedPolicy { kind: PolicyKind::Fstrim, period_ns: Some(2_000_000_000) })
+            Ok(ParsedPolicy {
+                kind: PolicyKind::Fstrim,
+                params: PolicyParams::default().with(&fstrim::PERIOD, 2_000_000_000)
+            })
         );
         assert!(parse("fstrim:2").unwrap_err().contains("needs a unit"));
         assert!(parse("fstrim:0s").unwrap_err().contains("> 0"));
@@ -479,7 +477,7 @@ mod tests {
 
     #[test]
     fn async_waits_for_delay_and_prefers_large() {
-        let params = PolicyParams { async_delay_ns: 100, ..Default::default() };
+        let params = PolicyParams::default().with(&btrfs_async::DELAY, 100);
         let mut p = build(PolicyKind::Async, &params, 4096);
         // 16 blocks = 64 KiB (medium list), 512 blocks = 2 MiB (large list), 2 blocks ignored.
         let plan = p.on_commit(SimTime(0), vec![fr(0, 16), fr(100, 512), fr(1000, 2)], 0.5);
@@ -495,7 +493,7 @@ mod tests {
     #[test]
     fn async_restart_delay_requeues_a_block_group() {
         // iops_limit 0: no spacing between discards, to see the delays alone.
-        let params = PolicyParams { async_delay_ns: 100, async_iops_limit: 0, ..Default::default() };
+        let params = PolicyParams::default().with(&btrfs_async::DELAY, 100).with(&btrfs_async::IOPS_LIMIT, 0);
         let mut p = build(PolicyKind::Async, &params, 4096);
         p.on_commit(SimTime(0), vec![fr(0, 512), fr(1000, 512)], 0.5);
         // The cleaner requeues the block group [900, 2000) at 50: its run waits until 150.

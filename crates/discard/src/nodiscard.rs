@@ -10,8 +10,7 @@ impl PolicyKind {
 
 pub(super) const SPEC: PolicySpec = PolicySpec {
     name: PolicyKind::NoDiscard.name(),
-    variant: "NoDiscard",
-    fields: &[],
+    arg_names: &[],
     args: None,
     help: "no online TRIM; freed blocks reusable at commit",
     keys: &[],

@@ -2,8 +2,7 @@
 //! a commit trims its freed runs itself or releases them untrimmed; fstrim adds a periodic
 //! FITRIM. Each of those policies' files builds one of these with its own choices.
 
-use super::{CommitPlan, PolicyStats, TrimMode, TrimPolicy};
-use super::{PolicyKind, PolicyParams};
+use super::{CommitPlan, PolicyKind, PolicyStats, TrimMode, TrimPolicy};
 use crate::run::{FreedRun, Run};
 use trimlab_sim::SimTime;
 
@@ -21,9 +20,9 @@ impl Online {
         Online { kind, commit_trim, fitrim: None, stats: PolicyStats::default() }
     }
 
-    pub(super) fn with_fitrim(kind: PolicyKind, params: &PolicyParams) -> Self {
-        let fitrim = Some((params.fstrim_period_ns, params.fstrim_minlen_bytes));
-        Online { fitrim, ..Online::new(kind, None) }
+    /// No online TRIM, and a FITRIM every `period_ns` of extents from `minlen_bytes`.
+    pub(super) fn with_fitrim(kind: PolicyKind, period_ns: u64, minlen_bytes: u64) -> Self {
+        Online { fitrim: Some((period_ns, minlen_bytes)), ..Online::new(kind, None) }
     }
 }
 

@@ -24,8 +24,7 @@ impl PolicyKind {
 
 pub(super) const SPEC: PolicySpec = PolicySpec {
     name: NAME,
-    variant: "Selective",
-    fields: &["low_pct", "high_pct"],
+    arg_names: &["low_pct", "high_pct"],
     args: Some("LOW:HIGH"),
     help: "Selective TRIM (001), watermarks in % (bare selective = 40:90)",
     keys: &[],
@@ -45,7 +44,7 @@ pub(super) const SPEC: PolicySpec = PolicySpec {
 
 fn parse(args: Option<&str>) -> Result<ParsedPolicy, String> {
     let Some(args) = args else {
-        return Ok(ParsedPolicy { kind: PolicyKind::selective(40, 90), period_ns: None });
+        return Ok(ParsedPolicy::plain(PolicyKind::selective(40, 90)));
     };
     let bad = || {
         format!(
@@ -58,7 +57,7 @@ fn parse(args: Option<&str>) -> Result<ParsedPolicy, String> {
     if low > high || high > 100 {
         return Err(format!("selective:{low}:{high}: watermarks must satisfy 0 <= LOW <= HIGH <= 100"));
     }
-    Ok(ParsedPolicy { kind: PolicyKind::selective(low, high), period_ns: None })
+    Ok(ParsedPolicy::plain(PolicyKind::selective(low, high)))
 }
 
 /// SeT (001): the watermarks decide; between them the utilization trend does.

@@ -141,15 +141,11 @@ pub struct FsConfig {
     /// device), size classes, FITRIM per block group (DUP metadata and system on both copies)
     /// and over the unallocated device space. The model's own inode, directory and journal
     /// blocks (its stand-in for btrfs' trees) sit in the first MiB, which btrfs never
-    /// allocates or trims. Off by default, and then left out of the serialized config, so that
-    /// every existing run's config hash stays what it was.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// allocates or trims. Off by default.
     pub btrfs_layout: bool,
     /// XFS's deferred inode inactivation (`xfs_defaults`): unlinked files' extents are freed
     /// by a background worker, after the unlink's transaction. None (the default): unlink
-    /// frees at once, as ext4 does; then left out of the serialized config, so that every
-    /// existing run's config hash stays what it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// frees at once, as ext4 does.
     pub inodegc: Option<InodeGc>,
     /// Directory entries per directory block.
     pub dir_entries_per_block: u64,
@@ -161,6 +157,8 @@ pub struct FsConfig {
     pub dirty_limit_bytes: u64,
     pub host: HostCosts,
     pub policy: PolicyKind,
+    /// The policies' keys that are set (each policy's file declares its own and their
+    /// defaults); every policy's may be set, whichever is selected, and each reads its own.
     pub params: PolicyParams,
 }
 
@@ -214,8 +212,7 @@ impl FsConfig {
         self.inode_bytes = 32;
         self.mkfs_discard_probe = false;
         self.commit_interval_ns = 30_000_000_000;
-        self.params.async_merge_free = true;
-        self.params.async_tick_ns = 4_000_000;
+        crate::policy::btrfs_async::as_in_linux_6_18(&mut self.params);
         self
     }
 
@@ -241,9 +238,7 @@ impl FsConfig {
             (Layout::Ext4, Kernel::Paper) => FsConfig::default(),
             (Layout::Ext4, Kernel::Linux6_18) => {
                 let mut fs = FsConfig::default().ext4_defaults();
-                fs.params.async_merge_free = true;
-                // CONFIG_HZ = 250 (Debian's kernels, the recording's): 4 ms ticks.
-                fs.params.async_tick_ns = 4_000_000;
+                crate::policy::btrfs_async::as_in_linux_6_18(&mut fs.params);
                 fs
             }
             (Layout::Btrfs, _) => FsConfig::default().btrfs_defaults(),
@@ -274,21 +269,5 @@ mod tests {
         }
         let e = PolicyKind::parse("selective:90:40").unwrap_err();
         assert!(e.contains("LOW <= HIGH"), "{e}");
-    }
-
-    #[test]
-    fn btrfs_layout_off_leaves_the_serialized_config_as_it_was() {
-        let off = serde_json::to_value(FsConfig::default()).unwrap();
-        assert!(off.get("btrfs_layout").is_none(), "config hashes of existing runs must not move");
-        let on = serde_json::to_value(FsConfig::default().btrfs_defaults()).unwrap();
-        assert_eq!(on["btrfs_layout"], serde_json::json!(true));
-    }
-
-    #[test]
-    fn inodegc_off_leaves_the_serialized_config_as_it_was() {
-        let off = serde_json::to_value(FsConfig::default()).unwrap();
-        assert!(off.get("inodegc").is_none(), "config hashes of existing runs must not move");
-        let on = serde_json::to_value(FsConfig::default().xfs_defaults()).unwrap();
-        assert_eq!(on["inodegc"]["kick_inodes"], serde_json::json!(32));
     }
 }

@@ -400,14 +400,14 @@ fn btrfs_async_discard_matches_the_recording() {
 /// re-arms itself with iops_limit's delay_ms (1 ms at the default 1000) through
 /// nsecs_to_jiffies, which rounds down: 0 ticks at CONFIG_HZ = 250 (the recording's kernel),
 /// so the next discard follows the completion of the previous one; at HZ = 1000 it is one
-/// tick. The model's gaps: below one 4 ms tick with `async_tick_ns = 4 ms` (each is the
+/// tick. The model's gaps: below one 4 ms tick with `async_tick = 4 ms` (each is the
 /// previous TRIM's service time plus the host's submit and complete costs), at least 1 ms with
 /// 1 ms ticks.
 #[test]
 fn btrfs_async_discards_wait_for_a_tick_only_when_the_iops_delay_rounds_to_one() {
     let gaps = |tick_ns: u64| {
         let mut config = FsConfig::default().btrfs_defaults();
-        config.params.async_tick_ns = tick_ns;
+        config.params.set(&trimlab_fs::policy::btrfs_async::TICK, tick_ns);
         let run = run_script(config, PolicyKind::Async, 200);
         run.rm_trims_ns.windows(2).map(|w| w[1] - w[0]).collect::<Vec<u64>>()
     };

@@ -18,6 +18,7 @@ use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use trimlab_device::{BlockDevice, Ssd, ThinConfig, ThinVolume};
 use trimlab_fs::config::PolicyParams;
+use trimlab_fs::policy::{btrfs_async, fstrim, lazy};
 use trimlab_fs::{FileSystem, FsConfig, FsError, InodeGc, PolicyKind};
 use trimlab_sim::{SimRng, SimTime};
 
@@ -29,14 +30,12 @@ fn config(policy: PolicyKind) -> FsConfig {
         inode_ratio_bytes: 65536,
         dirty_limit_bytes: 1 << 20,
         commit_interval_ns: 1_000_000_000,
-        params: PolicyParams {
-            lazy_trims_per_worker: 2,
-            async_delay_ns: 500_000_000,
-            async_min_bytes: 8192,
-            async_large_bytes: 65536,
-            fstrim_period_ns: 3_000_000_000,
-            ..Default::default()
-        },
+        params: PolicyParams::default()
+            .with(&lazy::TRIMS_PER_WORKER, 2)
+            .with(&btrfs_async::DELAY, 500_000_000)
+            .with(&btrfs_async::MIN_BYTES, 8192)
+            .with(&btrfs_async::LARGE_BYTES, 65536)
+            .with(&fstrim::PERIOD, 3_000_000_000),
         ..Default::default()
     }
     .with_policy(policy)
@@ -71,8 +70,7 @@ fn run_case_with<D: BlockDevice>(
         // Even seeds run what a current kernel does: lazy inode-table init, locality-group
         // chunks, data from group 1, btrfs' free-space merging for async.
         config = config.ext4_defaults();
-        config.params.async_merge_free = true;
-        config.params.async_tick_ns = 4_000_000;
+        btrfs_async::as_in_linux_6_18(&mut config.params);
     }
     if seed % 4 == 3 {
         // And every fourth seed btrfs' chunk layout (block groups, size classes, FITRIM per

@@ -1,11 +1,20 @@
 //! The `[host]` section (the file system and its TRIM policy) and the `[thin]` section (the
 //! thin-provisioned volume `[device] kind = "thin"` selects), resolved into the model's
 //! `FsConfig` and `ThinConfig`. Sizes and durations here need a unit ("64KiB", "5s").
+//!
+//! `[host]` declares only the file system's keys; every other key it takes is a TRIM policy's,
+//! declared in that policy's file (`trimlab_fs::policy::keys()`) and read here by its unit. Any
+//! registered policy's key may be set whichever policy `discard` selects (as before the keys
+//! moved): each policy reads its own, so a script or phase that mounts with another policy
+//! finds its keys set.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
 use trimlab_device::{ConfigError, ThinConfig};
 use trimlab_fs::config::PolicyParams;
-use trimlab_fs::{FsConfig, Kernel, Layout, PolicyKind};
+use trimlab_fs::policy::{self, ParsedPolicy, PolicyKey, Unit};
+use trimlab_fs::{FsConfig, Kernel, Layout};
 use trimlab_sim::{ByteSize, DurationNs};
 
 /// `[host] fs`.
@@ -19,9 +28,12 @@ pub enum FsKind {
     Ext4,
 }
 
-/// `[host]`. Unset keys take `FsConfig::default()`'s values (docs/config.md lists them).
+/// `[host]`. Unset keys take `FsConfig::default()`'s values (docs/config.md lists them), and
+/// a policy's unset keys their policy's defaults.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+// The derives become `HostSection::serialize`/`deserialize`, which the trait impls below wrap:
+// reading sets the policies' keys aside (`SplitPolicyKeys`).
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct HostSection {
     pub fs: Option<FsKind>,
     /// The TRIM policy: `nodiscard`, `discard`, ..., `selective:LOW:HIGH`, `fstrim:PERIOD`.
@@ -38,8 +50,6 @@ pub struct HostSection {
     /// btrfs' 30 s commit and its async discard as Linux 6.18 does it) or "xfs" (256 MiB
     /// allocation groups, XFS's 30 s log worker and deferred inode inactivation), whatever
     /// `kernel` says; docs/host-fs.md.
-    /// Left out of the serialized config when unset, so existing config hashes stay.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<Layout>,
     #[serde(default, deserialize_with = "size")]
     pub block_bytes: Option<ByteSize>,
@@ -53,15 +63,169 @@ pub struct HostSection {
     pub commit_interval: Option<DurationNs>,
     #[serde(default, deserialize_with = "size")]
     pub dirty_limit_bytes: Option<ByteSize>,
-    pub lazy_workers_max: Option<usize>,
-    pub lazy_trims_per_worker: Option<usize>,
-    #[serde(default, deserialize_with = "duration")]
-    pub async_delay: Option<DurationNs>,
-    pub async_iops_limit: Option<u64>,
-    #[serde(default, deserialize_with = "size")]
-    pub async_max_bytes: Option<ByteSize>,
-    #[serde(default, deserialize_with = "size")]
-    pub fstrim_minlen_bytes: Option<ByteSize>,
+    /// The TRIM policies' keys set here (`lazy_workers_max = 8`), written back beside the
+    /// file system's.
+    #[serde(flatten, skip_deserializing)]
+    pub policy_keys: PolicyParams,
+}
+
+impl Serialize for HostSection {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        HostSection::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for HostSection {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut keys = PolicyParams::default();
+        let mut host = HostSection::deserialize(SplitPolicyKeys { inner: d, keys: &mut keys })?;
+        host.policy_keys = keys;
+        Ok(host)
+    }
+}
+
+/// `[host]`'s table handed to the derived reader with the policies' keys taken out: each is
+/// read where it stands (so a bad value is reported at its line, under its key) by its
+/// policy's unit, and a key that is neither the file system's nor a policy's is refused with
+/// both lists.
+struct SplitPolicyKeys<'a, D> {
+    inner: D,
+    keys: &'a mut PolicyParams,
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for SplitPolicyKeys<'_, D> {
+    type Error = D::Error;
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.inner.deserialize_struct(name, fields, SplitVisitor { visitor, fields, keys: self.keys })
+    }
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.inner.deserialize_any(visitor)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
+struct SplitVisitor<'a, V> {
+    visitor: V,
+    /// `[host]`'s own keys (the derive's field list).
+    fields: &'static [&'static str],
+    keys: &'a mut PolicyParams,
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for SplitVisitor<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.visitor.expecting(f)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.visitor.visit_map(SplitMap { map, fields: self.fields, keys: self.keys })
+    }
+}
+
+struct SplitMap<'a, A> {
+    map: A,
+    fields: &'static [&'static str],
+    keys: &'a mut PolicyParams,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for SplitMap<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        while let Some(key) = self.map.next_key_seed(HostKeyName(self.fields))? {
+            match key {
+                HostKey::Own(name) => {
+                    return seed.deserialize(IntoDeserializer::<A::Error>::into_deserializer(name)).map(Some);
+                }
+                HostKey::Policy(key) => {
+                    let value = self.map.next_value_seed(PolicyValue(key))?;
+                    self.keys.set(key, value);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+enum HostKey {
+    /// One of `[host]`'s own keys.
+    Own(&'static str),
+    Policy(&'static PolicyKey),
+}
+
+/// A `[host]` key's name: `[host]`'s own (these fields), a registered policy's, or an error
+/// listing both.
+struct HostKeyName(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for HostKeyName {
+    type Value = HostKey;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<HostKey, D::Error> {
+        let name = String::deserialize(d)?;
+        if let Some(own) = self.0.iter().find(|f| **f == name) {
+            return Ok(HostKey::Own(own));
+        }
+        match policy::host_key(&name) {
+            Some(key) => Ok(HostKey::Policy(key)),
+            None => Err(de::Error::custom(unknown_key(&name, self.0))),
+        }
+    }
+}
+
+/// `unknown field `x` (did you mean ...?), expected one of` `[host]`'s keys, then the
+/// policies' with the policies that read each.
+fn unknown_key(name: &str, own: &[&'static str]) -> String {
+    let policy_keys: Vec<&PolicyKey> = policy::keys().into_iter().filter(|k| k.in_host).collect();
+    let all: Vec<&str> = own.iter().copied().chain(policy_keys.iter().map(|k| k.name)).collect();
+    // `did_you_mean` reads `_` as `-` (policy names); key names are compared the same way.
+    let dashed: Vec<String> = all.iter().map(|k| k.replace('_', "-")).collect();
+    let hint = trimlab_sim::names::did_you_mean(name, dashed.iter().map(String::as_str))
+        .and_then(|d| dashed.iter().position(|x| x == d))
+        .map(|i| format!(" (did you mean `{}`?)", all[i]))
+        .unwrap_or_default();
+    let quoted = |k: &str| format!("`{k}`");
+    let own: Vec<String> = own.iter().map(|k| quoted(k)).collect();
+    let theirs: Vec<String> =
+        policy_keys.iter().map(|k| format!("`{}` ({})", k.name, policy::readers(k).join(", "))).collect();
+    format!(
+        "unknown field `{name}`{hint}, expected one of {}, or a TRIM policy's key: {}",
+        own.join(", "),
+        theirs.join(", ")
+    )
+}
+
+/// A policy key's value, read by its unit as `[host]` reads its own (sizes and durations
+/// with their unit).
+struct PolicyValue(&'static PolicyKey);
+
+impl<'de> DeserializeSeed<'de> for PolicyValue {
+    type Value = u64;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
+        match self.0.unit {
+            Unit::Count => u64::deserialize(d),
+            Unit::Bytes => unit_value(d, ByteSize::parse, SIZE_EXAMPLE).map(|b| b.0),
+            Unit::Duration => unit_value(d, DurationNs::parse, DURATION_EXAMPLE).map(|t| t.0),
+            Unit::Flag => bool::deserialize(d).map(u64::from),
+        }
+    }
 }
 
 /// A resolved `[host]`: the file system to make and how mkfs treats the device.
@@ -71,10 +235,10 @@ pub struct HostPlan {
     pub mkfs_discard: bool,
 }
 
-/// `discard` text to the policy and, for `fstrim:PERIOD`, its period: a call into the fs
-/// policy registry, where each policy parses its own arguments (`selective:LOW:HIGH`).
-pub fn parse_discard(text: &str) -> Result<(PolicyKind, Option<u64>), String> {
-    trimlab_fs::policy::parse(text).map(|p| (p.kind, p.period_ns))
+/// `discard` text to the policy and the keys its text sets (`fstrim:PERIOD`): a call into
+/// the fs policy registry, where each policy parses its own arguments (`selective:LOW:HIGH`).
+pub fn parse_discard(text: &str) -> Result<ParsedPolicy, String> {
+    policy::parse(text)
 }
 
 impl HostSection {
@@ -97,12 +261,10 @@ impl HostSection {
         }
         let mut fs = FsConfig::defaults_for(self.kernel.unwrap_or_default(), self.layout.unwrap_or_default());
         if let Some(text) = &self.discard {
-            let (policy, period) =
+            let parsed =
                 parse_discard(text).map_err(|e| ConfigError::new("host.discard", format!("{text:?}"), e))?;
-            fs.policy = policy;
-            if let Some(p) = period {
-                fs.params.fstrim_period_ns = p;
-            }
+            fs.policy = parsed.kind;
+            fs.params.overlay(&parsed.params);
         }
         self.apply_layout_keys(&mut fs)?;
         self.apply_policy_keys(&mut fs.params)?;
@@ -168,26 +330,13 @@ impl HostSection {
         Ok(())
     }
 
-    /// The TRIM policies' knobs, laid over the kernel's and layout's defaults.
+    /// The TRIM policies' keys, laid over the kernel's and layout's defaults, each checked
+    /// against its declaration.
     fn apply_policy_keys(&self, p: &mut PolicyParams) -> Result<(), ConfigError> {
-        if let Some(n) = self.lazy_workers_max {
-            p.lazy_workers_max = positive("host.lazy_workers_max", n as u64)? as usize;
+        for (key, value) in self.policy_keys.iter() {
+            key.check(value).map_err(|e| ConfigError::new(&format!("host.{}", key.name), value, e))?;
         }
-        if let Some(n) = self.lazy_trims_per_worker {
-            p.lazy_trims_per_worker = positive("host.lazy_trims_per_worker", n as u64)? as usize;
-        }
-        if let Some(d) = self.async_delay {
-            p.async_delay_ns = d.0;
-        }
-        if let Some(n) = self.async_iops_limit {
-            p.async_iops_limit = positive("host.async_iops_limit", n)?;
-        }
-        if let Some(b) = self.async_max_bytes {
-            p.async_max_bytes = positive("host.async_max_bytes", b.0)?;
-        }
-        if let Some(b) = self.fstrim_minlen_bytes {
-            p.fstrim_minlen_bytes = b.0;
-        }
+        p.overlay(&self.policy_keys);
         Ok(())
     }
 }
@@ -296,22 +445,25 @@ fn unit_value<'de, D: Deserializer<'de>, T>(
     d: D,
     parse: fn(&str) -> Result<T, String>,
     example: &str,
-) -> Result<Option<T>, D::Error> {
+) -> Result<T, D::Error> {
     let text =
         match Raw::deserialize(d).map_err(|_| serde::de::Error::custom(format!("expected {example}")))? {
             Raw::Int(n) => n.to_string(),
             Raw::Float(x) => x.to_string(),
             Raw::Text(t) => t,
         };
-    with_unit(&text, parse, example).map(Some).map_err(serde::de::Error::custom)
+    with_unit(&text, parse, example).map_err(serde::de::Error::custom)
 }
 
+const SIZE_EXAMPLE: &str = "a byte size with its unit, like \"64KiB\", \"4MiB\", \"0B\"";
+const DURATION_EXAMPLE: &str = "a duration with its unit, like \"100ms\", \"5s\", \"200us\"";
+
 pub(crate) fn size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ByteSize>, D::Error> {
-    unit_value(d, ByteSize::parse, "a byte size with its unit, like \"64KiB\", \"4MiB\", \"0B\"")
+    unit_value(d, ByteSize::parse, SIZE_EXAMPLE).map(Some)
 }
 
 pub(crate) fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DurationNs>, D::Error> {
-    unit_value(d, DurationNs::parse, "a duration with its unit, like \"100ms\", \"5s\", \"200us\"")
+    unit_value(d, DurationNs::parse, DURATION_EXAMPLE).map(Some)
 }
 
 #[cfg(test)]
@@ -320,8 +472,13 @@ mod tests {
 
     #[test]
     fn discard_names_parse_with_fstrim_period() {
-        assert_eq!(parse_discard("lazy").unwrap(), (PolicyKind::Lazy, None));
-        assert_eq!(parse_discard("fstrim:2s").unwrap(), (PolicyKind::Fstrim, Some(2_000_000_000)));
+        use trimlab_fs::policy::fstrim;
+        use trimlab_fs::PolicyKind;
+        let lazy = parse_discard("lazy").unwrap();
+        assert_eq!((lazy.kind, lazy.params), (PolicyKind::Lazy, PolicyParams::default()));
+        let periodic = parse_discard("fstrim:2s").unwrap();
+        assert_eq!(periodic.kind, PolicyKind::Fstrim);
+        assert_eq!(periodic.params.get(&fstrim::PERIOD), 2_000_000_000);
         let e = parse_discard("fstrim:2").unwrap_err();
         assert!(e.contains("needs a unit"), "{e}");
         let e = parse_discard("sometimes").unwrap_err();
@@ -349,7 +506,8 @@ mod tests {
         assert_eq!(h.kernel, Some(Kernel::Linux6_18));
         let fs = h.resolve().unwrap().unwrap().fs;
         assert!(fs.lazy_itable_init && fs.first_data_group == 1 && fs.small_file_chunk_blocks == 512);
-        assert!(fs.params.async_merge_free && fs.params.async_tick_ns == 4_000_000);
+        use trimlab_fs::policy::btrfs_async::{MERGE_FREE, TICK};
+        assert!(fs.params.flag(&MERGE_FREE) && fs.params.get(&TICK) == 4_000_000);
         let e = host("kernel = \"4.4\"\n").unwrap_err();
         assert!(
             e.contains("line 3") && e.contains("kernel") && e.contains("4.4") && e.contains("linux-6.18"),
@@ -358,7 +516,7 @@ mod tests {
     }
 
     #[test]
-    fn layout_selects_btrfs_or_xfs_and_stays_out_of_the_config_hash_when_unset() {
+    fn layout_selects_btrfs_or_xfs() {
         for kernel in [None, Some(Kernel::Linux6_18)] {
             let h = HostSection {
                 fs: Some(FsKind::Ext4),
@@ -367,7 +525,8 @@ mod tests {
                 ..Default::default()
             };
             let fs = h.resolve().unwrap().unwrap().fs;
-            assert!(fs.btrfs_layout && fs.commit_interval_ns == 30_000_000_000 && fs.params.async_merge_free);
+            let merge = fs.params.flag(&trimlab_fs::policy::btrfs_async::MERGE_FREE);
+            assert!(fs.btrfs_layout && fs.commit_interval_ns == 30_000_000_000 && merge);
             assert!(!fs.mke2fs_layout, "mke2fs' journal has no place in btrfs' layout");
         }
         // A key set after the layout still wins.
@@ -379,8 +538,47 @@ mod tests {
         let e = host("layout = \"zfs\"\n").unwrap_err();
         assert!(e.contains("layout") && e.contains("zfs") && e.contains("btrfs") && e.contains("xfs"), "{e}");
         let plain = HostSection { fs: Some(FsKind::Ext4), ..Default::default() };
-        assert!(!serde_json::to_string(&plain).unwrap().contains("layout"));
         assert!(!plain.resolve().unwrap().unwrap().fs.btrfs_layout);
+    }
+
+    #[test]
+    fn policy_keys_are_read_by_their_units_and_reach_the_params() {
+        use trimlab_fs::policy::{btrfs_async, fstrim, lazy};
+        let text = "discard = \"lazy\"\nlazy_workers_max = 8\nasync_delay = \"5s\"\n\
+                    async_max_bytes = \"1MiB\"\nfstrim_minlen_bytes = \"64KiB\"\nkernel = \"paper\"\n";
+        let h = host(text).unwrap();
+        assert_eq!(h.kernel, Some(Kernel::Paper), "the file system's keys are read as before");
+        let p = h.resolve().unwrap().unwrap().fs.params;
+        assert_eq!(p.get(&lazy::WORKERS_MAX), 8);
+        assert_eq!(p.get(&lazy::TRIMS_PER_WORKER), 64, "unset: the policy's default");
+        assert_eq!(p.get(&btrfs_async::DELAY), 5_000_000_000, "another policy's key is kept");
+        assert_eq!(p.get(&btrfs_async::MAX_BYTES), 1 << 20);
+        assert_eq!(p.get(&fstrim::MINLEN_BYTES), 64 << 10);
+        // Written back, [host] reads the same.
+        let back = toml::to_string(&h).unwrap();
+        assert!(back.contains("async_delay = \"5s\"") && back.contains("lazy_workers_max = 8"), "{back}");
+        assert_eq!(host(&back.replace("fs = \"ext4\"\n", "")).unwrap(), h);
+    }
+
+    #[test]
+    fn bad_policy_keys_are_named_with_their_line_and_what_is_accepted() {
+        let e = host("async_delay = 5\n").unwrap_err();
+        assert!(e.contains("line 3") && e.contains("needs a unit"), "{e}");
+        let e = host("fstrim_minlen_bytes = \"12 parsecs\"\n").unwrap_err();
+        assert!(e.contains("line 3") && e.contains("not a byte size"), "{e}");
+        let e = host("lazy_workers_max = -1\n").unwrap_err();
+        assert!(e.contains("line 3") && e.contains("-1"), "{e}");
+        let e = host("lazy_workerz_max = 3\n").unwrap_err();
+        assert!(e.contains("line 3") && e.contains("did you mean `lazy_workers_max`?"), "{e}");
+        assert!(e.contains("`dirty_limit_bytes`") && e.contains("`async_delay` (async)"), "{e}");
+        assert!(e.contains("`lazy_workers_max` (lazy, lazy-reuse)"), "{e}");
+        let e = host("async_tick = \"4ms\"\n").unwrap_err();
+        assert!(e.contains("unknown field `async_tick`"), "the model's own keys stay out of [host]: {e}");
+        let zero = host("lazy_workers_max = 0\n").unwrap().resolve().unwrap_err().to_string();
+        assert!(zero.contains("host.lazy_workers_max = 0 (must be > 0)"), "{zero}");
+        let none = crate::RunConfig::parse("[host]\nasync_iops_limit = 5\n", "t").unwrap().host;
+        let e = none.resolve().unwrap_err().to_string();
+        assert!(e.contains("host.async_iops_limit") && e.contains("needs host.fs"), "{e}");
     }
 
     #[test]

@@ -78,7 +78,7 @@ fn device_ftl_and_trim_tables_list_the_schema_keys() {
 
 #[test]
 fn host_thin_workload_output_and_top_level_tables_list_the_schema_keys() {
-    assert_eq!(keys(&key_tables("## [host]")[0]), keys_of::<HostSection>(), "## [host]");
+    host_table_lists_its_own_keys_and_the_policies();
     assert_eq!(keys(&key_tables("## [thin]")[0]), keys_of::<ThinSection>(), "## [thin]");
     assert_eq!(keys(&key_tables("## [output]")[0]), keys_of::<OutputSection>(), "## [output]");
     let sections = BTreeSet::from(["device", "ftl", "trim", "thin", "host", "workload", "phase", "output"]);
@@ -107,6 +107,44 @@ fn host_thin_workload_output_and_top_level_tables_list_the_schema_keys() {
     for key in &all {
         let documented = keys(&block[0]).contains(key) || file_level.contains(&format!("`{key}`"));
         assert!(documented, "[workload] {key} is in the schema but not in docs/config.md");
+    }
+}
+
+/// `[host]`'s table: its own keys (the file system's), then every key a registered TRIM policy
+/// lets `[host]` set, each with the type and default its policy's file declares.
+fn host_table_lists_its_own_keys_and_the_policies() {
+    use trimlab_fs::policy;
+    let table = &key_tables("## [host]")[0];
+    let policy_keys: Vec<_> = policy::keys().into_iter().filter(|k| k.in_host).collect();
+    // As the page writes defaults: numbers bare, sizes and durations quoted in code.
+    let spelled = |key: &policy::PolicyKey| match key.unit {
+        policy::Unit::Count => key.unit.spell(key.default),
+        _ => format!("`{}`", key.unit.spell(key.default)),
+    };
+    let row = |key: &policy::PolicyKey| {
+        let readers = policy::readers(key).join(", ");
+        format!("| `{}` | {} | {} | {} ({readers}) |", key.name, key.unit.type_name(), spelled(key), key.help)
+    };
+    let mut wanted = keys_of::<HostSection>();
+    for key in &policy_keys {
+        assert!(wanted.insert(key.name), "[host] {} is both a file-system and a policy key", key.name);
+    }
+    let missing: Vec<String> = policy_keys
+        .iter()
+        .filter(|k| !table.iter().any(|(name, _)| name == k.name))
+        .map(|k| row(k))
+        .collect();
+    assert_eq!(
+        keys(table),
+        wanted,
+        "## [host]: the file system's keys and the TRIM policies'; rows to add:\n{}",
+        missing.join("\n")
+    );
+    for key in policy_keys {
+        let (_, cells) = table.iter().find(|(k, _)| k == key.name).expect("listed");
+        let row = row(key);
+        assert_eq!(cells[0], key.unit.type_name(), "[host] {}'s type; the row could read:\n{row}", key.name);
+        assert_eq!(cells[1], spelled(key), "[host] {}'s default; the row could read:\n{row}", key.name);
     }
 }
 

@@ -17,7 +17,12 @@ pub(super) struct Worker {
 
 impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn wake_workers(&mut self, now: SimTime) {
-        let want = self.policy.workers_wanted().min(self.workers.len());
+        // The policy bounds its own pool (Lazy TRIM's `lazy_workers_max`); a worker, once
+        // there, stays for the policies of later mounts.
+        let want = self.policy.workers_wanted();
+        if want > self.workers.len() {
+            self.workers.resize_with(want, Worker::default);
+        }
         for i in 0..want {
             if !self.workers[i].scheduled {
                 self.workers[i].scheduled = true;

@@ -285,7 +285,7 @@ impl<D: BlockDevice> FileSystem<D> {
             last_arrival: SimTime::ZERO,
             next_tag: 1,
             journal_tag: 1 << 63,
-            workers: (0..config.params.lazy_workers_max.max(1)).map(|_| Worker::default()).collect(),
+            workers: Vec::new(),
             fitrim: None,
             fitrim_timer_armed: false,
             stream_goal: 0,

@@ -70,15 +70,14 @@ pub fn shape(phase: &PhaseSection, index: usize) -> FileShape {
 pub const FILE_KEYS: &[&str] =
     &["utilization", "file_bytes_min", "file_bytes_max", "append_bytes", "hole_bytes", "prefix", "stream"];
 
-/// The file system with `discard` (and its fstrim period) replacing the policy of `base`.
+/// The file system with `discard` (and the keys its text sets, fstrim's period) replacing the
+/// policy of `base`.
 pub fn with_policy(base: &FsConfig, discard: Option<&str>) -> Result<FsConfig, FsError> {
     let mut config = base.clone();
     if let Some(text) = discard {
-        let (policy, period) = parse_discard(text).map_err(FsError::Layout)?;
-        config.policy = policy;
-        if let Some(p) = period {
-            config.params.fstrim_period_ns = p;
-        }
+        let parsed = parse_discard(text).map_err(FsError::Layout)?;
+        config.policy = parsed.kind;
+        config.params.overlay(&parsed.params);
     }
     Ok(config)
 }

@@ -347,9 +347,7 @@ impl Interpreter<'_> {
         if let Some(text) = discard {
             let p = trimlab_fs::policy::parse(text).map_err(|e| format!("discard={text}: {e}"))?;
             config.policy = p.kind;
-            if let Some(period) = p.period_ns {
-                config.params.fstrim_period_ns = period;
-            }
+            config.params.overlay(&p.params);
         }
         match remount && self.unmounted_at.is_none() {
             true => fs.remount_with(config.policy, config.params),
