@@ -11,7 +11,8 @@ impl EngineKind {
 pub const SPEC: EngineSpec = EngineSpec {
     kind: EngineKind::Immediate,
     help: "steps 1-3 in the foreground (conventional TRIM)",
-    section: None,
+    keys: None,
+    figures: &[],
     build: |i| Box::new(ImmediateTrim::new(i.cost)),
 };
 
