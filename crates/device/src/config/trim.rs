@@ -4,7 +4,7 @@
 
 use super::bounds::{at_most, operation_ns, PER_PAGE_NS_MAX};
 use super::ConfigError;
-use serde::de::{Error as _, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Error as _, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -66,24 +66,77 @@ impl<'de> Visitor<'de> for TrimVisitor {
             match key.as_str() {
                 "engine" => section.engine = map.next_value()?,
                 "cost" => section.cost = map.next_value()?,
-                _ => {
-                    let Some(engine) = EngineKind::with_section(&format!("trim.{key}")) else {
-                        let mut accepted = vec!["engine".to_string(), "cost".to_string()];
-                        accepted.extend(
-                            trimlab_trim::engine_sections().iter().map(|s| s["trim.".len()..].to_string()),
-                        );
-                        return Err(A::Error::custom(format!(
-                            "trim.{key}: no such key or engine section; [trim] accepts: {}",
-                            accepted.join(", ")
-                        )));
-                    };
-                    let keys: KeyTable = map.next_value()?;
-                    engine_keys(engine, &keys).map_err(|e| A::Error::custom(e.to_string()))?;
-                    section.engines.insert(engine, keys);
-                }
+                _ => match EngineKind::with_section(&format!("trim.{key}")) {
+                    Some(engine) => {
+                        let keys = map.next_value_seed(SectionSeed(engine))?;
+                        section.engines.insert(engine, keys);
+                    }
+                    // Refused as the section's value, so that the message points at it.
+                    None => map.next_value_seed(UnknownSection(key))?,
+                },
             }
         }
         Ok(section)
+    }
+}
+
+/// `[trim.<engine>]` as written; each key is checked as it is read, so that the message of a
+/// bad one points at its line.
+struct SectionSeed(EngineKind);
+
+impl<'de> DeserializeSeed<'de> for SectionSeed {
+    type Value = KeyTable;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<KeyTable, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for SectionSeed {
+    type Value = KeyTable;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "the [{}] table", self.0.spec().section())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KeyTable, A::Error> {
+        let mut keys = KeyTable::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(KeySeed(self.0, &key))?;
+            keys.insert(key, value);
+        }
+        Ok(keys)
+    }
+}
+
+/// One key of an engine's section, checked alone against the engine's keys.
+struct KeySeed<'a>(EngineKind, &'a str);
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = toml::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<toml::Value, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        let one = KeyTable::from_iter([(self.1.to_string(), value.clone())]);
+        engine_keys(self.0, &one).map_err(|e| D::Error::custom(format!("{}: {}", e.key, e.accepted)))?;
+        Ok(value)
+    }
+}
+
+/// A `[trim]` key that is neither a key of its own nor an engine's section.
+struct UnknownSection(String);
+
+impl<'de> DeserializeSeed<'de> for UnknownSection {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, _d: D) -> Result<(), D::Error> {
+        let mut accepted = vec!["engine".to_string(), "cost".to_string()];
+        accepted.extend(trimlab_trim::engine_sections().iter().map(|s| s["trim.".len()..].to_string()));
+        Err(D::Error::custom(format!(
+            "trim.{}: no such key or engine section; [trim] accepts: {} (an engine's section is [trim.<engine>] for a registered engine that has keys)",
+            self.0,
+            accepted.join(", ")
+        )))
     }
 }
 
