@@ -5,9 +5,9 @@
 //! files, which `every_preset_file_is_complete` catches.
 
 use super::device::{DeviceSection, DeviceSpec};
+use super::error::ConfigError;
 use super::ftl::{FtlSection, FtlSpec};
 use super::trim::{EngineKeys, TrimSection};
-use super::ConfigError;
 use serde::Deserialize;
 use std::sync::OnceLock;
 use trimlab_trim::{EngineKind, TrimCostModel};

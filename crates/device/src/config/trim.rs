@@ -3,7 +3,7 @@
 //! every cost must keep.
 
 use super::bounds::{at_most, operation_ns, PER_PAGE_NS_MAX};
-use super::ConfigError;
+use super::error::ConfigError;
 use serde::de::{DeserializeSeed, Error as _, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
