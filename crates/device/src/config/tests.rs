@@ -278,9 +278,9 @@ fn trim_engine_sections_are_read_by_their_engines() {
     assert!(e.contains("trim.delayed.befor_gc: no such key") && e.contains("before_gc, bitmap"), "{e}");
     let e = read("[delayed]\nbefore_gc = \"lots\"\n").unwrap_err();
     assert!(e.contains("trim.delayed.before_gc: \"lots\"") && e.contains("512MiB"), "{e}");
-    let e = read("[batched]\nbatch_pages = 4\n").unwrap_err();
+    let e = read("[nosuch]\nkey = 4\n").unwrap_err();
     assert!(
-        e.contains("trim.batched: no such key or engine section; [trim] accepts: engine, cost, delayed"),
+        e.contains("trim.nosuch: no such key or engine section; [trim] accepts: engine, cost, delayed"),
         "{e}"
     );
     let e = read("[immediate]\nx = 1\n").unwrap_err();
