@@ -33,7 +33,7 @@ pub fn advise(
         let mut device = base.clone();
         if let Some((engine, cap)) = s.engine {
             device.trim_engine = engine;
-            device.trim_delayed.before_gc = cap;
+            device.trim_keys.set(trimlab_device::config::EngineKind::Delayed, "before_gc", &cap);
         }
         replay_on(&device, open()?, &parsed, s.trims, None)
     });

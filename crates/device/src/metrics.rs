@@ -9,7 +9,7 @@ use trimlab_ftl::FtlStats;
 /// The report's FTL section names these; callers read them here, not from the FTL crate.
 pub use trimlab_ftl::{FtlDetail, FtlMeasures};
 use trimlab_nand::FlashCounters;
-use trimlab_trim::TrimStats;
+use trimlab_trim::{TrimEngine, TrimStats};
 
 /// Host-side counters, kept by the device as commands arrive.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -202,7 +202,7 @@ pub struct GcReport {
     pub idle_pages_copied: u64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TrimReport {
     pub engine: String,
     pub commands: u64,
@@ -215,30 +215,70 @@ pub struct TrimReport {
     pub foreground_step2_ns: u64,
     pub foreground_step3_ns: u64,
     pub foreground_total_ns: u64,
-    /// Deferred steps 2 and 3 done at idle (no host command waited for them).
-    pub idle_step2_ns: u64,
-    pub idle_step3_ns: u64,
-    pub idle_total_ns: u64,
-    /// Deferred work forced before GC or by a full trim buffer (included in foreground).
-    pub before_gc_ns: u64,
-    pub buffer_full_ns: u64,
-    pub idle_chunks: u64,
-    pub idle_preemptions: u64,
-    pub before_gc_drains: u64,
-    pub before_gc_capped: u64,
-    pub buffer_full_drains: u64,
-    pub pages_applied: u64,
-    pub pages_rewritten: u64,
-    /// Gauges at the end of the run.
-    pub pages_pending: u64,
-    pub trim_buffer_entries: u64,
-    pub trim_buffer_entries_max: u64,
-    pub bitmap_bytes: u64,
-    pub bitmap_bytes_max: u64,
+    /// The engines' own figures (`trimlab_trim::report_figures`: every registered engine's,
+    /// the running engine's values, 0 for figures it does not keep), serialized as keys of
+    /// this section in that order. Read them with [`TrimReport::figure`].
+    pub figures: Vec<(&'static str, u64)>,
     /// With `[ftl] mapping_unit`: bytes of TRIM ranges in units they covered only in part,
     /// which stay mapped (a TRIM deallocates whole units only). Not serialized at zero.
-    #[serde(skip_serializing_if = "is_zero")]
     pub trim_bytes_ineffective: u64,
+}
+
+impl TrimReport {
+    /// The engine figure `key` (0 when the running engine does not keep it). A key no
+    /// registered engine reports is a bug in the caller.
+    pub fn figure(&self, key: &str) -> u64 {
+        match self.figures.iter().find(|(k, _)| *k == key) {
+            Some((_, value)) => *value,
+            None => unreachable!("no TRIM engine reports {key:?}; the figures are {:?}", self.figures),
+        }
+    }
+}
+
+impl Default for TrimReport {
+    /// Every figure present, at 0: the report of a run without an SSD has the same keys.
+    fn default() -> Self {
+        TrimReport {
+            engine: String::new(),
+            commands: 0,
+            ranges: 0,
+            pages_requested: 0,
+            pages_unmapped: 0,
+            buffer_pages_dropped: 0,
+            foreground_step1_ns: 0,
+            foreground_step2_ns: 0,
+            foreground_step3_ns: 0,
+            foreground_total_ns: 0,
+            figures: trimlab_trim::report_figures().iter().map(|f| (f.key, 0)).collect(),
+            trim_bytes_ineffective: 0,
+        }
+    }
+}
+
+impl Serialize for TrimReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("TrimReport", 11 + self.figures.len())?;
+        out.serialize_field("engine", &self.engine)?;
+        out.serialize_field("commands", &self.commands)?;
+        out.serialize_field("ranges", &self.ranges)?;
+        out.serialize_field("pages_requested", &self.pages_requested)?;
+        out.serialize_field("pages_unmapped", &self.pages_unmapped)?;
+        out.serialize_field("buffer_pages_dropped", &self.buffer_pages_dropped)?;
+        out.serialize_field("foreground_step1_ns", &self.foreground_step1_ns)?;
+        out.serialize_field("foreground_step2_ns", &self.foreground_step2_ns)?;
+        out.serialize_field("foreground_step3_ns", &self.foreground_step3_ns)?;
+        out.serialize_field("foreground_total_ns", &self.foreground_total_ns)?;
+        for (key, value) in &self.figures {
+            out.serialize_field(key, value)?;
+        }
+        if is_zero(&self.trim_bytes_ineffective) {
+            out.skip_field("trim_bytes_ineffective")?;
+        } else {
+            out.serialize_field("trim_bytes_ineffective", &self.trim_bytes_ineffective)?;
+        }
+        out.end()
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -303,40 +343,34 @@ pub(crate) struct Baseline {
     pub flash: FlashCounters,
     pub ftl: FtlStats,
     pub trim: TrimStats,
+    pub trim_figures: Vec<(&'static str, u64)>,
 }
 
-pub(crate) fn trim_report(engine: &str, now: &TrimStats, base: &TrimStats) -> TrimReport {
-    let (d, b) = (&now.deferred, &base.deferred);
-    let steps = now.foreground.since(&base.foreground);
-    let idle = d.idle.since(&b.idle);
+pub(crate) fn trim_report(engine: &dyn TrimEngine, base: &Baseline) -> TrimReport {
+    let (now, base_stats) = (engine.stats(), &base.trim);
+    let steps = now.foreground.since(&base_stats.foreground);
+    let own = engine.figures();
+    let value =
+        |figures: &[(&str, u64)], key: &str| figures.iter().find(|(k, _)| *k == key).map_or(0, |f| f.1);
+    let figures = trimlab_trim::report_figures()
+        .iter()
+        .map(|f| {
+            let now = value(&own, f.key);
+            (f.key, if f.gauge { now } else { now - value(&base.trim_figures, f.key) })
+        })
+        .collect();
     TrimReport {
-        engine: engine.to_string(),
-        commands: now.commands - base.commands,
-        ranges: now.ranges - base.ranges,
-        pages_requested: now.pages_requested - base.pages_requested,
-        pages_unmapped: now.pages_unmapped - base.pages_unmapped,
-        buffer_pages_dropped: now.buffer_pages_dropped - base.buffer_pages_dropped,
+        engine: engine.name().to_string(),
+        commands: now.commands - base_stats.commands,
+        ranges: now.ranges - base_stats.ranges,
+        pages_requested: now.pages_requested - base_stats.pages_requested,
+        pages_unmapped: now.pages_unmapped - base_stats.pages_unmapped,
+        buffer_pages_dropped: now.buffer_pages_dropped - base_stats.buffer_pages_dropped,
         foreground_step1_ns: steps.step1_ns,
         foreground_step2_ns: steps.step2_ns,
         foreground_step3_ns: steps.step3_ns,
         foreground_total_ns: steps.total_ns(),
-        idle_step2_ns: idle.step2_ns,
-        idle_step3_ns: idle.step3_ns,
-        idle_total_ns: idle.total_ns(),
-        before_gc_ns: d.before_gc.total_ns() - b.before_gc.total_ns(),
-        buffer_full_ns: d.buffer_full.total_ns() - b.buffer_full.total_ns(),
-        idle_chunks: d.idle_chunks - b.idle_chunks,
-        idle_preemptions: d.idle_preemptions - b.idle_preemptions,
-        before_gc_drains: d.before_gc_drains - b.before_gc_drains,
-        before_gc_capped: d.before_gc_capped - b.before_gc_capped,
-        buffer_full_drains: d.buffer_full_drains - b.buffer_full_drains,
-        pages_applied: d.pages_applied - b.pages_applied,
-        pages_rewritten: d.pages_rewritten - b.pages_rewritten,
-        pages_pending: d.pages_pending,
-        trim_buffer_entries: d.trim_buffer_entries,
-        trim_buffer_entries_max: d.trim_buffer_entries_max,
-        bitmap_bytes: d.bitmap_bytes,
-        bitmap_bytes_max: d.bitmap_bytes_max,
+        figures,
         trim_bytes_ineffective: 0,
     }
 }

@@ -71,7 +71,7 @@ impl Ssd {
         let buffer = WriteBuffer::new(config.write_buffer_pages as usize, config.flush_batch_pages());
         let engine = config.trim_engine.build(
             config.trim_cost.clone(),
-            &config.trim_delayed,
+            config.trim_keys.of(config.trim_engine),
             config.logical_pages,
             config.geometry.page_bytes as u64,
         );
@@ -130,10 +130,9 @@ impl Ssd {
 
     /// Bytes of heap the model holds (maps, block state, buffer); excludes allocator overhead.
     pub fn heap_bytes(&self) -> usize {
-        let deferred = &self.engine.stats().deferred;
         self.ftl.heap_bytes()
             + self.buffer.capacity_pages() * 32
-            + (deferred.bitmap_bytes + deferred.trim_buffer_entries * 8) as usize
+            + self.engine.heap_bytes()
             + self.host_page_tags.as_ref().map_or(0, HostPageTags::heap_bytes)
     }
 
@@ -143,6 +142,7 @@ impl Ssd {
             flash: self.ftl.flash().counters().clone(),
             ftl: self.ftl.stats(),
             trim: self.engine.stats().clone(),
+            trim_figures: self.engine.figures(),
         };
         self.host = HostCounters::default();
         self.latencies = Latencies::new();
@@ -548,7 +548,7 @@ impl Ssd {
             gc: metrics::gc_report(&self.ftl.stats(), &base.ftl),
             trim: TrimReport {
                 trim_bytes_ineffective: self.host.trim_bytes_ineffective,
-                ..metrics::trim_report(self.engine.name(), self.engine.stats(), &base.trim)
+                ..metrics::trim_report(self.engine.as_ref(), base)
             },
             latency: LatencyReport {
                 read: self.latencies.summary(CommandKind::Read),

@@ -27,7 +27,11 @@ fn device(delayed: DelayedConfig, buffer_pages: u64) -> Ssd {
     let ftl = FtlSection { track_data: Some(true), ..Default::default() };
     // 002's cost model (the Delayed TRIM paper's OpenSSD): the chunk bound below is in its terms.
     let cost = Some(trimlab_trim::TrimCostOverrides::all(&trimlab_trim::TrimCostModel::openssd_002()));
-    let trim = TrimSection { engine: Some(EngineKind::Delayed), cost, delayed: Some(delayed) };
+    let trim = TrimSection {
+        engine: Some(EngineKind::Delayed),
+        cost,
+        engines: TrimSection::keys_of(EngineKind::Delayed, Some(&delayed)),
+    };
     Ssd::new(SsdConfig::resolve(&device, &ftl, &trim).expect("test device resolves"))
 }
 
@@ -57,18 +61,18 @@ fn a_write_after_a_pending_trim_survives_the_drain() {
         let mut ssd = device(DelayedConfig::default(), buffer_pages);
         let mut t = write(&mut ssd, SimTime::ZERO, 100, 4, 10);
         t = trim(&mut ssd, t, 100, 4);
-        assert_eq!(ssd.engine().stats().deferred.pages_pending, 4);
+        assert_eq!(ssd.engine().figure("pages_pending").unwrap_or(0), 4);
         assert_eq!(read(&mut ssd, t, 100, 4), vec![0, 0, 0, 0], "pending TRIM reads as zeros");
         t = write(&mut ssd, t, 100, 1, 500);
         t = write(&mut ssd, t, 101, 1, 600);
-        assert_eq!(ssd.engine().stats().deferred.pages_rewritten, 2);
+        assert_eq!(ssd.engine().figure("pages_rewritten").unwrap_or(0), 2);
         ssd.idle_until(t.after(10_000_000_000));
         let end = t.after(10_000_000_000);
         assert_eq!(read(&mut ssd, end, 100, 4), vec![500, 600, 0, 0]);
         let trim_stats = &ssd.report(end).trim;
-        assert_eq!(trim_stats.pages_pending, 0);
-        assert_eq!(trim_stats.pages_applied, 2);
-        assert!(trim_stats.idle_total_ns > 0);
+        assert_eq!(trim_stats.figure("pages_pending"), 0);
+        assert_eq!(trim_stats.figure("pages_applied"), 2);
+        assert!(trim_stats.figure("idle_total_ns") > 0);
         ssd.check().unwrap();
     }
 }
@@ -87,8 +91,8 @@ fn a_host_command_pauses_the_idle_drain_after_one_chunk() {
     let arrival = t.after(1_000_000 + 2_000);
     let done = ssd.submit(arrival, &Command::Read { offset: 700 * PAGE, bytes: PAGE }, None).unwrap();
     let report = ssd.report(done.done);
-    assert_eq!(report.trim.idle_preemptions, 1);
-    assert!(report.trim.pages_pending > 0 && report.trim.pages_pending < 600);
+    assert_eq!(report.trim.figure("idle_preemptions"), 1);
+    assert!(report.trim.figure("pages_pending") > 0 && report.trim.figure("pages_pending") < 600);
     let chunk_ns_max = 16 * 200;
     assert!(
         done.start.since(arrival) <= chunk_ns_max,
@@ -97,7 +101,7 @@ fn a_host_command_pauses_the_idle_drain_after_one_chunk() {
     );
     // The drain resumes in the next idle period and finishes.
     ssd.idle_until(done.done.after(1_000_000_000));
-    assert_eq!(ssd.engine().stats().deferred.pages_pending, 0);
+    assert_eq!(ssd.engine().figure("pages_pending").unwrap_or(0), 0);
     assert_eq!(read(&mut ssd, done.done.after(1_000_000_000), 0, 3), vec![0, 0, 0]);
     ssd.check().unwrap();
 }
@@ -138,9 +142,9 @@ fn without_idle_time_gc_applies_pending_trims() {
     trimlab_device::verify::enable();
     let (mut ssd, t, pages) = trim_then_churn(BeforeGcCap::All, 65_536);
     let trim_stats = ssd.report(t).trim;
-    assert!(trim_stats.before_gc_drains >= 1);
-    assert_eq!(trim_stats.pages_pending, 0);
-    assert_eq!(trim_stats.idle_total_ns, 0, "no idle period in this run");
+    assert!(trim_stats.figure("before_gc_drains") >= 1);
+    assert_eq!(trim_stats.figure("pages_pending"), 0);
+    assert_eq!(trim_stats.figure("idle_total_ns"), 0, "no idle period in this run");
     let data = read(&mut ssd, t, 0, pages);
     for (lpn, tag) in data.iter().enumerate() {
         let want = if (lpn as u64) < pages / 2 { 0 } else { 900_000 + lpn as u64 };
@@ -155,9 +159,9 @@ fn a_pre_gc_cap_leaves_trims_pending_and_costs_copies() {
     let (capped, t_capped, pages) = trim_then_churn(BeforeGcCap::Bytes(16 * PAGE), 65_536);
     let (none, t_none, _) = trim_then_churn(BeforeGcCap::Bytes(0), 65_536);
     let (a, c, n) = (all.report(t_all), capped.report(t_capped), none.report(t_none));
-    assert_eq!(c.trim.pages_pending, pages / 2 - 16, "exactly the cap was applied");
-    assert!(c.trim.before_gc_capped > 0);
-    assert_eq!(n.trim.pages_applied, 0);
+    assert_eq!(c.trim.figure("pages_pending"), pages / 2 - 16, "exactly the cap was applied");
+    assert!(c.trim.figure("before_gc_capped") > 0);
+    assert_eq!(n.trim.figure("pages_applied"), 0);
     assert!(a.gc.pages_copied < c.gc.pages_copied, "{} vs {}", a.gc.pages_copied, c.gc.pages_copied);
     assert!(c.gc.pages_copied <= n.gc.pages_copied);
     assert!(a.trim.foreground_total_ns > c.trim.foreground_total_ns);
@@ -168,8 +172,8 @@ fn a_full_trim_buffer_drains_in_the_foreground() {
     trimlab_device::verify::enable();
     let (ssd, t, _) = trim_then_churn(BeforeGcCap::Bytes(0), 64);
     let report = ssd.report(t);
-    assert!(report.trim.buffer_full_drains > 0);
-    assert!(report.trim.buffer_full_ns > 0);
-    assert!(report.trim.trim_buffer_entries_max <= 64);
-    assert!(report.trim.foreground_total_ns >= report.trim.buffer_full_ns);
+    assert!(report.trim.figure("buffer_full_drains") > 0);
+    assert!(report.trim.figure("buffer_full_ns") > 0);
+    assert!(report.trim.figure("trim_buffer_entries_max") <= 64);
+    assert!(report.trim.foreground_total_ns >= report.trim.figure("buffer_full_ns"));
 }

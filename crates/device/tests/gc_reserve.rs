@@ -143,7 +143,11 @@ fn device(p: &Params) -> Option<SsdConfig> {
         idle_chunk_pages: 16,
         ..DelayedConfig::default()
     });
-    let trim = TrimSection { engine: Some(p.engine), cost: None, delayed };
+    let trim = TrimSection {
+        engine: Some(p.engine),
+        cost: None,
+        engines: TrimSection::keys_of(EngineKind::Delayed, delayed.as_ref()),
+    };
     SsdConfig::resolve(&device, &ftl, &trim).ok()
 }
 

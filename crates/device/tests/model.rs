@@ -87,7 +87,11 @@ fn device_for(rng: &mut impl Rng, bitmap: BitmapKind) -> SsdConfig {
             [rng.gen_range(0..3)],
         idle_chunk_pages: rng.gen_range(1..=32),
     };
-    let trim = TrimSection { engine: Some(engine), cost: None, delayed: Some(delayed) };
+    let trim = TrimSection {
+        engine: Some(engine),
+        cost: None,
+        engines: TrimSection::keys_of(EngineKind::Delayed, Some(&delayed)),
+    };
     SsdConfig::resolve(&device, &ftl, &trim).expect("model test geometry must resolve")
 }
 
@@ -207,7 +211,7 @@ fn run_once(case: &Case, bitmap: BitmapKind) -> Option<Observed> {
     ssd.idle_until(now);
     ssd.check().unwrap_or_else(|e| panic!("after the final idle drain: {e}; {}", context()));
     if engine == EngineKind::Delayed {
-        let pending = ssd.engine().stats().deferred.pages_pending;
+        let pending = ssd.engine().figure("pages_pending").unwrap_or(0);
         assert_eq!(pending, 0, "pages still pending after a long idle period; {}", context());
     }
     for lpn in 0..pages {

@@ -25,7 +25,11 @@ fn device(engine: EngineKind, buffer_pages: u64) -> Ssd {
     };
     let ftl = FtlSection { track_data: Some(true), ..Default::default() };
     let delayed = (engine == EngineKind::Delayed).then(DelayedConfig::default);
-    let trim = TrimSection { engine: Some(engine), cost: None, delayed };
+    let trim = TrimSection {
+        engine: Some(engine),
+        cost: None,
+        engines: TrimSection::keys_of(EngineKind::Delayed, delayed.as_ref()),
+    };
     Ssd::new(SsdConfig::resolve(&device, &ftl, &trim).expect("test device resolves"))
 }
 
@@ -83,12 +87,12 @@ fn a_flushed_delayed_trim_never_brings_its_data_back() {
     // set (trim buffer + bitmap) says the pages are gone, so it must have been persisted.
     t = trim(&mut ssd, t, 100, 4);
     t = flush(&mut ssd, t);
-    assert_eq!(ssd.engine().stats().deferred.pages_pending, 4);
+    assert_eq!(ssd.engine().figure("pages_pending").unwrap_or(0), 4);
     ssd.power_cut();
     assert_eq!(read(&mut ssd, t, 100, 4), vec![0; 4], "trimmed data came back after the cut");
-    assert_eq!(ssd.engine().stats().deferred.pages_pending, 4, "still pending, so it will be applied");
+    assert_eq!(ssd.engine().figure("pages_pending").unwrap_or(0), 4, "still pending, so it will be applied");
     ssd.idle_until(t.after(1_000_000_000));
-    assert_eq!(ssd.engine().stats().deferred.pages_pending, 0);
+    assert_eq!(ssd.engine().figure("pages_pending").unwrap_or(0), 0);
     assert_eq!(read(&mut ssd, t.after(2_000_000_000), 100, 4), vec![0; 4]);
     assert!(!ssd.ftl().is_mapped(trimlab_ftl::Lpn(100)), "the drain unmapped it");
     ssd.check().unwrap();

@@ -149,7 +149,11 @@ fn sections(point: &Point) -> (DeviceSection, FtlSection, TrimSection) {
     // the sweep replaces its per-command cost.
     let era = TrimCostOverrides::all(&TrimCostModel::openssd_002());
     let cost = TrimCostOverrides { command_ns: point.trim_command_ns.or(era.command_ns), ..era };
-    let trim = TrimSection { engine: Some(engine), cost: Some(cost), delayed };
+    let trim = TrimSection {
+        engine: Some(engine),
+        cost: Some(cost),
+        engines: TrimSection::keys_of(EngineKind::Delayed, delayed.as_ref()),
+    };
     // 002's OpenSSD firmware collects only on demand; idle-time GC is the sensitivity run's.
     let ftl = FtlSection { idle_gc: Some(point.idle_gc), ..Default::default() };
     (device, ftl, trim)
@@ -309,7 +313,7 @@ impl Judged {
 }
 
 fn gc_total_ns(r: &DeviceReport) -> u64 {
-    r.gc.busy_ns + r.trim.before_gc_ns
+    r.gc.busy_ns + r.trim.figure("before_gc_ns")
 }
 
 /// Every run, in the order `run` reads them: the policies at scale; the idle-gap sweep (DT-512MB
@@ -498,7 +502,7 @@ fn gc_table(list: &[Policy], main: &[Outcome]) -> Table {
                 Cell::Text(policy.label()),
                 Cell::Int(r.gc.invocations as i64),
                 Cell::Num(ms(r.gc.busy_ns)),
-                Cell::Num(ms(r.trim.before_gc_ns)),
+                Cell::Num(ms(r.trim.figure("before_gc_ns"))),
                 Cell::Num(ms(total)),
                 Cell::Num(total as f64 / base_gc),
                 Cell::Num(if r.gc.invocations == 0 {
@@ -557,9 +561,9 @@ fn fig4_table(list: &[Policy], main: &[Outcome]) -> Table {
                 share(t.foreground_total_ns),
                 paper(*policy).1.map_or(Cell::Empty, Cell::Num),
                 Cell::Num(ms(t.foreground_total_ns)),
-                Cell::Num(ms(t.idle_total_ns)),
-                Cell::Num(ms(t.before_gc_ns)),
-                Cell::Num(ms(t.buffer_full_ns)),
+                Cell::Num(ms(t.figure("idle_total_ns"))),
+                Cell::Num(ms(t.figure("before_gc_ns"))),
+                Cell::Num(ms(t.figure("buffer_full_ns"))),
                 Cell::Text(o.pending_at_writes_text()),
             ]
         }),
@@ -578,8 +582,8 @@ fn memory_table(list: &[Policy], main: &[Outcome]) -> Table {
             Some([
                 Cell::Text(policy.label()),
                 Cell::Text(format!("{bitmap:?}").to_lowercase()),
-                Cell::Int(t.bitmap_bytes_max as i64),
-                Cell::Int(t.trim_buffer_entries_max as i64),
+                Cell::Int(t.figure("bitmap_bytes_max") as i64),
+                Cell::Int(t.figure("trim_buffer_entries_max") as i64),
                 Cell::Int(o.heap_bytes as i64),
             ])
         }),
@@ -608,8 +612,8 @@ fn gap_sweep_table(scale: f64, list: &[Policy], gap_sweep: &[Outcome]) -> Table 
                 Cell::Text(names[i % 2].clone()),
                 Cell::Num(r.waf),
                 Cell::Num(ms(r.trim.foreground_total_ns)),
-                Cell::Num(ms(r.trim.idle_total_ns)),
-                Cell::Num(ms(r.trim.before_gc_ns)),
+                Cell::Num(ms(r.trim.figure("idle_total_ns"))),
+                Cell::Num(ms(r.trim.figure("before_gc_ns"))),
                 Cell::Num(ms(gc_total_ns(r))),
                 Cell::Text(o.pending_at_writes_text()),
             ]
@@ -749,7 +753,7 @@ fn plots(list: &[Policy], main: &[Outcome], swept: &[Judged]) -> Vec<Plot> {
 /// Fig. 3: GC time and the TRIM work forced before GC, per policy.
 fn gc_plot(labels: &[String], main: &[Outcome]) -> Plot {
     let pick = |f: &dyn Fn(&Outcome) -> f64| -> Vec<f64> { main.iter().map(f).collect() };
-    let forced_any = main.iter().any(|o| o.report.trim.before_gc_ns > 0);
+    let forced_any = main.iter().any(|o| o.report.trim.figure("before_gc_ns") > 0);
     Plot {
         name: "fig3_gc_latency".into(),
         // GC runs for minutes, forced TRIM work for tens of ms: only a log axis shows both.
@@ -770,7 +774,7 @@ fn gc_plot(labels: &[String], main: &[Outcome]) -> Plot {
             series: if forced_any {
                 vec![
                     ("GC".into(), pick(&|o| secs(o.report.gc.busy_ns))),
-                    ("forced TRIM before GC".into(), pick(&|o| secs(o.report.trim.before_gc_ns))),
+                    ("forced TRIM before GC".into(), pick(&|o| secs(o.report.trim.figure("before_gc_ns")))),
                 ]
             } else {
                 vec![("GC".into(), pick(&|o| secs(o.report.gc.busy_ns)))]
@@ -902,7 +906,8 @@ fn bitmap_verdict(runs: &Runs) -> Result<Verdict> {
         partial_json == full_json,
         format!(
             "DT-ALL full bitmap {} B vs partial at most {} B",
-            full.trim.bitmap_bytes_max, partial.trim.bitmap_bytes_max
+            full.trim.figure("bitmap_bytes_max"),
+            partial.trim.figure("bitmap_bytes_max")
         ),
     ))
 }

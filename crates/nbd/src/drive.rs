@@ -712,15 +712,15 @@ mod tests {
         let data = vec![7u8; 1 << 20];
         let t = d.write(SimTime(1000), 0, &data, false).unwrap();
         let t = d.trim(t, 0, 1 << 20, false).unwrap();
-        assert_eq!(d.stats(t).device.trim.pages_pending, 256, "the TRIM is deferred");
+        assert_eq!(d.stats(t).device.trim.figure("pages_pending"), 256, "the TRIM is deferred");
         // The next request comes 50 ms later: the engine drains while the host is idle.
         let later = t.after(50_000_000);
         let mut buf = vec![1u8; 4096];
         d.read(later, 0, &mut buf).unwrap();
         assert!(buf.iter().all(|&b| b == 0));
         let s = d.stats(later);
-        assert_eq!(s.device.trim.pages_pending, 0);
-        assert!(s.device.trim.idle_total_ns > 0 && s.device.trim.foreground_step3_ns == 0);
+        assert_eq!(s.device.trim.figure("pages_pending"), 0);
+        assert!(s.device.trim.figure("idle_total_ns") > 0 && s.device.trim.foreground_step3_ns == 0);
         d.check().unwrap();
     }
 

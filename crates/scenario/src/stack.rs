@@ -182,7 +182,7 @@ impl Stack {
                     "elapsed_ns": now.since(start),
                     "device": delta,
                     // What a deferring TRIM engine still holds when the phase ends (0 for the others).
-                    "trim_pending_pages": b.ssd.engine().stats().deferred.pages_pending,
+                    "trim_pending_pages": b.ssd.engine().figure("pages_pending").unwrap_or(0),
                 })
             }
             Stack::File(f) => file_entry(f.fs(), name, kind, start, traffic0),

@@ -11,7 +11,8 @@
 
 use crate::cost_model::TrimCostModel;
 pub use crate::delayed_config::{BeforeGcCap, DelayedConfig};
-use crate::engine::{Controller, EngineKind, EngineSpec, PageRange, TrimEngine, TrimStats, TrimSteps};
+use crate::engine::{Controller, EngineKind, EngineSpec, Figure, PageRange, TrimEngine, TrimStats, TrimSteps};
+use crate::engine_keys::EngineSection;
 use crate::trim_bitmap::TrimBitmap;
 use crate::trim_buffer::TrimBuffer;
 use trimlab_ftl::{Ftl, Lpn};
@@ -28,9 +29,64 @@ impl EngineKind {
 pub const SPEC: EngineSpec = EngineSpec {
     kind: EngineKind::Delayed,
     help: "Delayed TRIM: step 1 now, steps 2-3 at idle or before GC ([trim.delayed])",
-    section: Some("trim.delayed"),
-    build: |i| Box::new(DelayedTrim::new(i.cost, i.delayed, i.logical_pages, i.page_bytes)),
+    keys: Some(EngineSection::of::<DelayedConfig>()),
+    figures: &FIGURES,
+    build: |i| {
+        let keys = i.keys("trim.delayed");
+        Box::new(DelayedTrim::new(i.cost, &keys, i.logical_pages, i.page_bytes))
+    },
 };
+
+/// The report's figures of deferred work ([`DeferredStats`]), in the order reports have always
+/// listed them.
+const FIGURES: [Figure; 17] = [
+    Figure::count("idle_step2_ns"),
+    Figure::count("idle_step3_ns"),
+    Figure::count("idle_total_ns"),
+    Figure::count("before_gc_ns"),
+    Figure::count("buffer_full_ns"),
+    Figure::count("idle_chunks"),
+    Figure::count("idle_preemptions"),
+    Figure::count("before_gc_drains"),
+    Figure::count("before_gc_capped"),
+    Figure::count("buffer_full_drains"),
+    Figure::count("pages_applied"),
+    Figure::count("pages_rewritten"),
+    Figure::gauge("pages_pending"),
+    Figure::gauge("trim_buffer_entries"),
+    Figure::gauge("trim_buffer_entries_max"),
+    Figure::gauge("bitmap_bytes"),
+    Figure::gauge("bitmap_bytes_max"),
+];
+
+/// What the engine did with the work it put off, and where that work ran.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeferredStats {
+    /// Steps 2 and 3 done while the device was idle: no host command waited for them.
+    pub idle: TrimSteps,
+    /// Steps 2 and 3 forced before a GC (host commands wait; part of `foreground`).
+    pub before_gc: TrimSteps,
+    /// Steps 2 and 3 forced because the trim buffer was full (part of `foreground`).
+    pub buffer_full: TrimSteps,
+    pub idle_chunks: u64,
+    /// Idle drains that stopped with work left because a host command arrived.
+    pub idle_preemptions: u64,
+    /// GCs that first applied pending TRIMs.
+    pub before_gc_drains: u64,
+    /// GCs that met pending TRIMs but had used up the pre-GC budget.
+    pub before_gc_capped: u64,
+    pub buffer_full_drains: u64,
+    /// Pending pages whose deferred steps 2 and 3 ran.
+    pub pages_applied: u64,
+    /// Pending pages a later host write took back before the drain reached them.
+    pub pages_rewritten: u64,
+    /// Gauges at the time of the report.
+    pub pages_pending: u64,
+    pub trim_buffer_entries: u64,
+    pub trim_buffer_entries_max: u64,
+    pub bitmap_bytes: u64,
+    pub bitmap_bytes_max: u64,
+}
 
 /// Where a drain's time goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -49,6 +105,7 @@ pub struct DelayedTrim {
     gc_budget_pages: Option<u64>,
     idle_chunk_pages: u64,
     stats: TrimStats,
+    deferred: DeferredStats,
     /// The trim buffer and bitmap as of the last host FLUSH: what survives a power cut.
     persisted: (TrimBitmap, TrimBuffer),
     /// Whether the buffer or bitmap changed since they were persisted.
@@ -73,6 +130,7 @@ impl DelayedTrim {
             gc_budget_pages: cap_pages,
             idle_chunk_pages: config.idle_chunk_pages as u64,
             stats: TrimStats::default(),
+            deferred: DeferredStats::default(),
         };
         engine.refresh_gauges();
         engine
@@ -82,8 +140,12 @@ impl DelayedTrim {
         self.bitmap.set_count()
     }
 
+    pub fn deferred(&self) -> &DeferredStats {
+        &self.deferred
+    }
+
     fn refresh_gauges(&mut self) {
-        let d = &mut self.stats.deferred;
+        let d = &mut self.deferred;
         d.pages_pending = self.bitmap.set_count();
         d.trim_buffer_entries = self.buffer.len() as u64;
         d.trim_buffer_entries_max = d.trim_buffer_entries_max.max(d.trim_buffer_entries);
@@ -135,11 +197,11 @@ impl DelayedTrim {
         let s = &mut self.stats;
         s.pages_unmapped += unmapped;
         s.buffer_pages_dropped += dropped;
-        s.deferred.pages_applied += applied;
+        self.deferred.pages_applied += applied;
         let sink = match kind {
-            Drain::Idle => &mut s.deferred.idle,
-            Drain::BeforeGc => &mut s.deferred.before_gc,
-            Drain::BufferFull => &mut s.deferred.buffer_full,
+            Drain::Idle => &mut self.deferred.idle,
+            Drain::BeforeGc => &mut self.deferred.before_gc,
+            Drain::BufferFull => &mut self.deferred.buffer_full,
         };
         *sink += steps;
         if kind != Drain::Idle {
@@ -159,7 +221,7 @@ impl TrimEngine for DelayedTrim {
         let mut steps = TrimSteps::default();
         if self.buffer.room() < ranges.len() {
             // No room to defer: apply the oldest entries now, in the foreground.
-            self.stats.deferred.buffer_full_drains += 1;
+            self.deferred.buffer_full_drains += 1;
             while self.buffer.room() < ranges.len() {
                 let front = self.buffer.ranges().next().map_or(0, |r| r.count as u64);
                 let (forced, _) = self.drain(front, &mut ctl, Drain::BufferFull);
@@ -190,7 +252,7 @@ impl TrimEngine for DelayedTrim {
     fn on_write(&mut self, lpn: Lpn) {
         if self.bitmap.set_count() != 0 && self.bitmap.clear(lpn.0) {
             self.changed_since_flush = true;
-            self.stats.deferred.pages_rewritten += 1;
+            self.deferred.pages_rewritten += 1;
             self.refresh_gauges();
         }
     }
@@ -205,11 +267,11 @@ impl TrimEngine for DelayedTrim {
         let mut now = from;
         while now < until && !self.buffer.is_empty() {
             let (steps, _) = self.drain(self.idle_chunk_pages, &mut ctl, Drain::Idle);
-            self.stats.deferred.idle_chunks += 1;
+            self.deferred.idle_chunks += 1;
             now = now.after(steps.total_ns());
         }
         if !self.buffer.is_empty() {
-            self.stats.deferred.idle_preemptions += 1;
+            self.deferred.idle_preemptions += 1;
         }
         now
     }
@@ -220,10 +282,10 @@ impl TrimEngine for DelayedTrim {
         }
         let allowed = self.gc_budget_pages.unwrap_or(u64::MAX);
         if allowed == 0 {
-            self.stats.deferred.before_gc_capped += 1;
+            self.deferred.before_gc_capped += 1;
             return now;
         }
-        self.stats.deferred.before_gc_drains += 1;
+        self.deferred.before_gc_drains += 1;
         let (steps, taken) = self.drain(allowed, &mut ctl, Drain::BeforeGc);
         if let Some(budget) = self.gc_budget_pages.as_mut() {
             *budget -= taken;
@@ -233,6 +295,35 @@ impl TrimEngine for DelayedTrim {
 
     fn stats(&self) -> &TrimStats {
         &self.stats
+    }
+
+    fn figures(&self) -> Vec<(&'static str, u64)> {
+        let d = &self.deferred;
+        let values = [
+            d.idle.step2_ns,
+            d.idle.step3_ns,
+            d.idle.total_ns(),
+            d.before_gc.total_ns(),
+            d.buffer_full.total_ns(),
+            d.idle_chunks,
+            d.idle_preemptions,
+            d.before_gc_drains,
+            d.before_gc_capped,
+            d.buffer_full_drains,
+            d.pages_applied,
+            d.pages_rewritten,
+            d.pages_pending,
+            d.trim_buffer_entries,
+            d.trim_buffer_entries_max,
+            d.bitmap_bytes,
+            d.bitmap_bytes_max,
+        ];
+        FIGURES.iter().map(|f| f.key).zip(values).collect()
+    }
+
+    /// The trim bitmap and 8 bytes per trim-buffer entry.
+    fn heap_bytes(&self) -> usize {
+        (self.deferred.bitmap_bytes + self.deferred.trim_buffer_entries * 8) as usize
     }
 
     /// What Delayed TRIM persists so that trimmed data never comes back: the pending set
@@ -317,10 +408,30 @@ mod tests {
 
     #[test]
     fn validation_names_the_key() {
+        use crate::engine_keys::{table_of, EngineConfig, EngineLimits};
+        let limits = |trim_max_ranges| EngineLimits { trim_max_ranges };
         let c = DelayedConfig { trim_buffer_entries: 8, ..DelayedConfig::default() };
-        assert_eq!(c.validate(64).unwrap_err().0, "trim.delayed.trim_buffer_entries");
+        assert_eq!(c.validate(&limits(64)).unwrap_err().0, "trim_buffer_entries");
         let c = DelayedConfig { partial_region_pages: 100, ..DelayedConfig::default() };
-        assert_eq!(c.validate(64).unwrap_err().0, "trim.delayed.partial_region_pages");
-        assert!(DelayedConfig::default().validate(256).is_ok());
+        let e = (SPEC.keys.unwrap().validate)("trim.delayed", &table_of(&c), &limits(64)).unwrap_err();
+        assert_eq!(e.key, "trim.delayed.partial_region_pages");
+        assert!(DelayedConfig::default().validate(&limits(256)).is_ok());
+    }
+
+    #[test]
+    fn keys_are_read_and_refused_by_name() {
+        let complete = SPEC.keys.unwrap().complete;
+        let keys: crate::KeyTable = toml::from_str("before_gc = \"512MiB\"").unwrap();
+        let full = complete("trim.delayed", &keys).unwrap();
+        assert_eq!(full["before_gc"].as_str(), Some("512MiB"));
+        assert_eq!(full["idle_chunk_pages"].as_integer(), Some(1024), "defaults filled in");
+        let bad: crate::KeyTable = toml::from_str("before_gc = \"lots\"").unwrap();
+        let e = complete("trim.delayed", &bad).unwrap_err();
+        assert_eq!(e.key, "trim.delayed.before_gc");
+        assert!(e.accepted.contains("512MiB"), "{e}");
+        let unknown: crate::KeyTable = toml::from_str("before_gcc = 1").unwrap();
+        let e = complete("trim.delayed", &unknown).unwrap_err();
+        assert_eq!(e.key, "trim.delayed.before_gcc");
+        assert!(e.accepted.contains("before_gc, bitmap"), "{e}");
     }
 }

@@ -1,6 +1,7 @@
-//! `[trim.delayed]`: the keys of the Delayed TRIM engine (crate::delayed), typed and checked,
-//! apart from the engine so that what builds engines can carry them without importing one.
+//! `[trim.delayed]`: the keys of the Delayed TRIM engine (crate::delayed), typed and checked;
+//! only the engine's file names them (its `SPEC` registers them with the section).
 
+use crate::engine_keys::{EngineConfig, EngineLimits};
 use crate::trim_bitmap::BitmapKind;
 use serde::{Deserialize, Serialize};
 use trimlab_sim::ByteSize;
@@ -79,26 +80,22 @@ impl Default for DelayedConfig {
     }
 }
 
-impl DelayedConfig {
-    /// Checks the knobs; `Err((key, value, accepted))` names the first bad one.
-    pub fn validate(&self, trim_max_ranges: u32) -> Result<(), (&'static str, String, String)> {
+impl EngineConfig for DelayedConfig {
+    fn validate(&self, limits: &EngineLimits) -> Result<(), (&'static str, String, String)> {
+        let trim_max_ranges = limits.trim_max_ranges;
         let r = self.partial_region_pages;
         if !(r.is_power_of_two() && (64..=1 << 24).contains(&r)) {
-            return Err((
-                "trim.delayed.partial_region_pages",
-                r.to_string(),
-                "a power of two, 64..=16777216".into(),
-            ));
+            return Err(("partial_region_pages", r.to_string(), "a power of two, 64..=16777216".into()));
         }
         if self.trim_buffer_entries < trim_max_ranges.max(1) {
             return Err((
-                "trim.delayed.trim_buffer_entries",
+                "trim_buffer_entries",
                 self.trim_buffer_entries.to_string(),
                 format!("at least device.trim_max_ranges ({trim_max_ranges}) so one TRIM always fits"),
             ));
         }
         if self.idle_chunk_pages == 0 {
-            return Err(("trim.delayed.idle_chunk_pages", "0".into(), "at least 1".into()));
+            return Err(("idle_chunk_pages", "0".into(), "at least 1".into()));
         }
         Ok(())
     }

@@ -1,8 +1,9 @@
-//! The interface every TRIM engine implements, what engines count, and the record by which an
-//! engine registers itself ([`EngineSpec`]: its name, help and constructor, in its own file).
+//! The interface every TRIM engine implements, what every engine counts, and the record by which
+//! an engine registers itself ([`EngineSpec`]: its name, help, keys, report figures and
+//! constructor, in its own file).
 
 use crate::cost_model::TrimCostModel;
-use crate::delayed_config::DelayedConfig;
+use crate::engine_keys::{EngineConfig, EngineSection, KeyTable};
 use serde::Serialize;
 use trimlab_ftl::{Ftl, Lpn, WriteBuffer};
 use trimlab_sim::SimTime;
@@ -59,7 +60,8 @@ impl std::ops::AddAssign for TrimSteps {
     }
 }
 
-/// Counters every engine keeps.
+/// Counters every engine keeps; what only some engines count is their own
+/// ([`TrimEngine::figures`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TrimStats {
     pub commands: u64,
@@ -70,39 +72,28 @@ pub struct TrimStats {
     /// Dirty write-buffer pages dropped before they were programmed.
     pub buffer_pages_dropped: u64,
     /// Foreground time (delays the TRIM's completion, a GC, or the commands behind them), per
-    /// step; for a deferring engine this includes the forced work counted in `deferred`.
+    /// step; for a deferring engine this includes the deferred work it was forced to do.
     pub foreground: TrimSteps,
-    /// Deferred work (zero for engines that do not defer).
-    pub deferred: DeferredStats,
 }
 
-/// What a deferring engine did with the work it put off, and where that work ran.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct DeferredStats {
-    /// Steps 2 and 3 done while the device was idle: no host command waited for them.
-    pub idle: TrimSteps,
-    /// Steps 2 and 3 forced before a GC (host commands wait; part of `foreground`).
-    pub before_gc: TrimSteps,
-    /// Steps 2 and 3 forced because the trim buffer was full (part of `foreground`).
-    pub buffer_full: TrimSteps,
-    pub idle_chunks: u64,
-    /// Idle drains that stopped with work left because a host command arrived.
-    pub idle_preemptions: u64,
-    /// GCs that first applied pending TRIMs.
-    pub before_gc_drains: u64,
-    /// GCs that met pending TRIMs but had used up the pre-GC budget.
-    pub before_gc_capped: u64,
-    pub buffer_full_drains: u64,
-    /// Pending pages whose deferred steps 2 and 3 ran.
-    pub pages_applied: u64,
-    /// Pending pages a later host write took back before the drain reached them.
-    pub pages_rewritten: u64,
-    /// Gauges at the time of the report.
-    pub pages_pending: u64,
-    pub trim_buffer_entries: u64,
-    pub trim_buffer_entries_max: u64,
-    pub bitmap_bytes: u64,
-    pub bitmap_bytes_max: u64,
+/// One figure of an engine's own report, as its `SPEC` declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Figure {
+    /// Its key in the report's `trim` section.
+    pub key: &'static str,
+    /// A value at the time of the report; otherwise a count since the engine was built, of
+    /// which a report gives the measured phase's share.
+    pub gauge: bool,
+}
+
+impl Figure {
+    pub const fn count(key: &'static str) -> Figure {
+        Figure { key, gauge: false }
+    }
+
+    pub const fn gauge(key: &'static str) -> Figure {
+        Figure { key, gauge: true }
+    }
 }
 
 pub trait TrimEngine {
@@ -134,6 +125,23 @@ pub trait TrimEngine {
 
     fn stats(&self) -> &TrimStats;
 
+    /// The engine's own figures, the keys of its `SPEC.figures` in that order: counts since the
+    /// engine was built, gauges as of now.
+    fn figures(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
+    /// The value of one of [`TrimEngine::figures`], if the engine reports it.
+    fn figure(&self, key: &str) -> Option<u64> {
+        self.figures().into_iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// Heap bytes of the engine's modelled controller state (the trim buffer and bitmap of a
+    /// deferring engine), for the model's memory report.
+    fn heap_bytes(&self) -> usize {
+        0
+    }
+
     /// The host's FLUSH (or a FUA command) completed: persist now whatever must survive a
     /// power cut. Engines without volatile state have nothing to do.
     fn on_flush(&mut self) {}
@@ -155,22 +163,43 @@ pub trait TrimEngine {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EngineKind(pub(crate) &'static str);
 
-/// What any engine may be built from: the device's cost model and geometry, and the engines'
-/// own config tables (only the delayed engine has one today).
+/// What any engine may be built from: the device's cost model and geometry, and the engine's
+/// own keys (its `[trim.<engine>]` section, completed and checked at resolution; empty for an
+/// engine without keys).
 pub struct EngineInputs<'a> {
     pub cost: TrimCostModel,
-    pub delayed: &'a DelayedConfig,
+    pub keys: &'a KeyTable,
     pub logical_pages: u32,
     pub page_bytes: u64,
 }
 
+impl EngineInputs<'_> {
+    /// The engine's keys as its own type. Resolution checked them, so a failure here is a bug:
+    /// whatever builds an engine passes the keys `EngineSection::complete` accepted.
+    pub fn keys<T: EngineConfig>(&self, section: &str) -> T {
+        crate::engine_keys::parse(section, self.keys)
+            .unwrap_or_else(|e| unreachable!("[{section}] was checked at resolution: {e}"))
+    }
+}
+
 /// An engine as the registry knows it (nbdkit style: each engine's file defines its `SPEC`, and
-/// `crate::ENGINES` lists the specs, one line each). Help, the catalog, docs and parsing read it.
+/// `crate::ENGINES` lists the specs, one line each). Help, the catalog, docs, config parsing
+/// and the report read it.
 pub struct EngineSpec {
     pub kind: EngineKind,
     /// One line for `--help` and docs/config.md.
     pub help: &'static str,
-    /// The config table holding the engine's own keys, if it has any.
-    pub section: Option<&'static str>,
+    /// The engine's own keys, in the table `[trim.<name>]` ([`EngineSpec::section`]), if it
+    /// has any.
+    pub keys: Option<EngineSection>,
+    /// The figures of the engine's own report ([`TrimEngine::figures`]).
+    pub figures: &'static [Figure],
     pub build: fn(EngineInputs<'_>) -> Box<dyn TrimEngine + Send>,
+}
+
+impl EngineSpec {
+    /// The config table of the engine's own keys: `trim.<name>`.
+    pub fn section(&self) -> String {
+        format!("trim.{}", self.kind.name())
+    }
 }

@@ -11,7 +11,8 @@ impl EngineKind {
 pub const SPEC: EngineSpec = EngineSpec {
     kind: EngineKind::None,
     help: "TRIM acknowledged and ignored (no TRIM support)",
-    section: None,
+    keys: None,
+    figures: &[],
     build: |i| Box::new(NoTrim::new(i.cost)),
 };
 

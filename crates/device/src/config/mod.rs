@@ -18,9 +18,9 @@ pub use error::ConfigError;
 pub use flash::{spare_factor_seen_by_gc, MIN_SPARE_SEEN_SHARE};
 pub use ftl::{BackwardMap, FtlSection, FtlSpec, GcThreshold, MAPPING_UNITS};
 pub use preset::{preset_infos, preset_list, presets, Preset, PresetInfo, DEFAULT_PRESET};
-pub use trim::TrimSection;
+pub use trim::{EngineKeys, TrimSection};
 /// The types of `[trim.cost]` and `[trim.delayed]`, declared beside what they configure.
-pub use trimlab_trim::{DelayedConfig, TrimCostModel, TrimCostOverrides};
+pub use trimlab_trim::{DelayedConfig, EngineKind, TrimCostModel, TrimCostOverrides};
 
 use flash::Flash;
 use host_interface::HostInterface;
@@ -28,7 +28,6 @@ use preset::Layered;
 use serde::Serialize;
 use trimlab_ftl::VictimPolicy;
 use trimlab_nand::{Geometry, Timing};
-use trimlab_trim::EngineKind;
 
 /// A fully resolved, checked device configuration.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -64,7 +63,9 @@ pub struct SsdConfig {
     pub host_page_bytes: u32,
     pub trim_engine: EngineKind,
     pub trim_cost: TrimCostModel,
-    pub trim_delayed: DelayedConfig,
+    /// Every engine's own keys, completed (`trim_delayed`: `[trim.delayed]`).
+    #[serde(flatten)]
+    pub trim_keys: EngineKeys,
     /// What the capacity fit chose, when it changed the preset's shape (empty otherwise).
     #[serde(skip)]
     pub geometry_note: String,
@@ -126,7 +127,7 @@ impl SsdConfig {
             host_page_bytes: flash.geometry.page_bytes,
             trim_engine: spec.trim_engine,
             trim_cost: spec.trim_cost.clone(),
-            trim_delayed: spec.trim_delayed.clone(),
+            trim_keys: spec.trim_keys.clone(),
             geometry_note: flash.note,
             ftl: crate::ftl_kind::FtlChoice::resolve(&spec.ftl, ftl)?,
             geometry: flash.geometry,
@@ -134,13 +135,11 @@ impl SsdConfig {
         })
     }
 
-    /// The checks that need the whole config: TRIM costs, the delayed engine against the
+    /// The checks that need the whole config: TRIM costs, the engines' keys against the
     /// device's limits, and the FTL against the geometry, blaming the key the user set.
     fn check(&self, spec: &Layered, device: &DeviceSection, ftl: &FtlSection) -> Result<(), ConfigError> {
         trim::check_trim_cost(&self.trim_cost)?;
-        self.trim_delayed
-            .validate(self.trim_max_ranges)
-            .map_err(|(key, value, accepted)| ConfigError::new(key, value, accepted))?;
+        self.trim_keys.check(&trimlab_trim::EngineLimits { trim_max_ranges: self.trim_max_ranges })?;
         self.ftl.check(&self.geometry, &self.ftl_config()).map_err(|message| {
             if message.starts_with("ftl.gc_free_blocks") {
                 match flash::geometry_key_at_fault(device, ftl) {

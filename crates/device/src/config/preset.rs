@@ -5,12 +5,12 @@
 //! files, which `every_preset_file_is_complete` catches.
 
 use super::device::{DeviceSection, DeviceSpec};
+use super::error::ConfigError;
 use super::ftl::{FtlSection, FtlSpec};
-use super::trim::TrimSection;
-use super::ConfigError;
+use super::trim::{EngineKeys, TrimSection};
 use serde::Deserialize;
 use std::sync::OnceLock;
-use trimlab_trim::{DelayedConfig, EngineKind, TrimCostModel};
+use trimlab_trim::{EngineKind, TrimCostModel};
 
 /// The preset a config without `[device] preset` gets.
 pub const DEFAULT_PRESET: &str = "nvme-tlc";
@@ -60,7 +60,7 @@ pub(super) struct Layered {
     pub ftl: FtlSpec,
     pub trim_engine: EngineKind,
     pub trim_cost: TrimCostModel,
-    pub trim_delayed: DelayedConfig,
+    pub trim_keys: EngineKeys,
 }
 
 fn parse(name: &str, text: &str) -> Result<PresetFile, ConfigError> {
@@ -79,7 +79,12 @@ fn load() -> Result<Vec<Preset>, ConfigError> {
             cost: Some(
                 file.trim.cost.unwrap_or_default().or(&defaults.trim.cost.clone().unwrap_or_default()),
             ),
-            delayed: file.trim.delayed.or(defaults.trim.delayed.clone()),
+            engines: {
+                // An engine's section replaces the defaults' whole, as a user's replaces the preset's.
+                let mut engines = defaults.trim.engines.clone();
+                engines.extend(file.trim.engines);
+                engines
+            },
         };
         presets.push(Preset {
             name,
@@ -132,7 +137,7 @@ impl Preset {
                 .or(self.trim.cost.as_ref().unwrap_or(&Default::default()))
                 .complete()
                 .map_err(|k| missing("trim.cost", k))?,
-            trim_delayed: trim.delayed.clone().or_else(|| self.trim.delayed.clone()).unwrap_or_default(),
+            trim_keys: EngineKeys::resolve(trim, &self.trim)?,
         })
     }
 }

@@ -263,3 +263,49 @@ fn drives_beyond_32_bit_page_addresses_are_refused_by_name() {
     assert_eq!(e.key, "device.logical_bytes", "{e}");
     assert!(e.accepted.contains("blocks per plane") && e.accepted.contains("pages_per_block"), "{e}");
 }
+
+/// `[trim]` reads each engine's section through the engine's own keys: a bad key or value is
+/// refused by its full name, a section no engine owns lists what `[trim]` accepts, and the
+/// section is written back as read.
+#[test]
+fn trim_engine_sections_are_read_by_their_engines() {
+    let read = |text: &str| toml::from_str::<TrimSection>(text).map_err(|e| e.to_string());
+    let ok = read("engine = \"delayed\"\n[delayed]\nbefore_gc = \"512MiB\"\n").unwrap();
+    assert_eq!(ok.engines[&EngineKind::Delayed]["before_gc"].as_str(), Some("512MiB"));
+    let text = toml::to_string(&ok).unwrap();
+    assert_eq!(read(&text), Ok(ok), "written back as read: {text}");
+    let e = read("[delayed]\nbefor_gc = \"all\"\n").unwrap_err();
+    assert!(e.contains("trim.delayed.befor_gc: no such key") && e.contains("before_gc, bitmap"), "{e}");
+    let e = read("[delayed]\nbefore_gc = \"lots\"\n").unwrap_err();
+    assert!(e.contains("trim.delayed.before_gc: \"lots\"") && e.contains("512MiB"), "{e}");
+    let e = read("[nosuch]\nkey = 4\n").unwrap_err();
+    assert!(
+        e.contains("trim.nosuch: no such key or engine section; [trim] accepts: engine, cost, delayed"),
+        "{e}"
+    );
+    let e = read("[immediate]\nx = 1\n").unwrap_err();
+    assert!(e.contains("trim.immediate: no such key"), "an engine without keys has no section: {e}");
+}
+
+/// The resolved config carries every keyed engine's section completed, where `trim_delayed`
+/// always was (the config hash and echo keep their keys); a bad key is refused by its name.
+#[test]
+fn engine_keys_resolve_complete_and_checked() {
+    let trim = TrimSection {
+        engine: Some(EngineKind::Delayed),
+        engines: TrimSection::keys_of(EngineKind::Delayed, Some(&toml::toml! { idle_chunk_pages = 8 })),
+        ..Default::default()
+    };
+    let c = SsdConfig::resolve(&DeviceSection::default(), &FtlSection::default(), &trim).unwrap();
+    let keys = c.trim_keys.of(EngineKind::Delayed);
+    assert_eq!(keys["idle_chunk_pages"].as_integer(), Some(8));
+    assert_eq!(keys["before_gc"].as_str(), Some("all"), "defaults filled in");
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["trim_delayed"]["idle_chunk_pages"], 8, "{json}");
+    let bad = TrimSection {
+        engines: TrimSection::keys_of(EngineKind::Delayed, Some(&toml::toml! { idle_chunk_pages = 0 })),
+        ..Default::default()
+    };
+    let e = SsdConfig::resolve(&DeviceSection::default(), &FtlSection::default(), &bad).unwrap_err();
+    assert_eq!((e.key.as_str(), e.value.as_str()), ("trim.delayed.idle_chunk_pages", "0"));
+}
