@@ -4,7 +4,8 @@
 //! The canonical form is one line per set key of the resolved config, `path = value`, sorted
 //! by path (bytewise), joined by `\n`:
 //! - the sections: `device.` (the resolved device: preset expanded, geometry fitted, GC
-//!   targets derived), `workload.` (`[workload]` with its defaults), `host.` (the file system
+//!   targets derived; of the TRIM engines' own keys, `device.trim_<engine>.`, only the
+//!   selected engine's), `workload.` (`[workload]` with its defaults), `host.` (the file system
 //!   mkfs makes, with `host.fs.policy` the policy as `[host] discard` spells it), `thin.` (the
 //!   thin volume), `phases.N.` (the `[[phase]]` tables as written), `seed_path`; a section the
 //!   run does not have contributes no line;
@@ -23,7 +24,13 @@ use serde_json::{json, Value};
 /// The canonical form of `resolved` (module doc).
 pub fn canonical_form(resolved: &Resolved) -> String {
     let mut lines: Vec<String> = Vec::new();
-    section(&mut lines, "device", json!(resolved.device), &[]);
+    // Only the selected engine's own keys: the others' sections do not change what the run
+    // does, and a newly registered engine must not change every config's hash.
+    let engine = resolved.device.trim_engine;
+    let others: Vec<String> =
+        trimlab_trim::ENGINES.iter().filter(|s| s.kind != engine).map(|s| format!("trim_{}", s.kind.name())).collect();
+    let others: Vec<&str> = others.iter().map(String::as_str).collect();
+    section(&mut lines, "device", json!(resolved.device), &others);
     section(&mut lines, "workload", json!(resolved.workload), &[]);
     if let Some(host) = &resolved.host {
         // The policy by its config spelling, whatever shape its type serializes to.
