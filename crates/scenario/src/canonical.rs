@@ -27,8 +27,11 @@ pub fn canonical_form(resolved: &Resolved) -> String {
     // Only the selected engine's own keys: the others' sections do not change what the run
     // does, and a newly registered engine must not change every config's hash.
     let engine = resolved.device.trim_engine;
-    let others: Vec<String> =
-        trimlab_trim::ENGINES.iter().filter(|s| s.kind != engine).map(|s| format!("trim_{}", s.kind.name())).collect();
+    let others: Vec<String> = trimlab_trim::ENGINES
+        .iter()
+        .filter(|s| s.kind != engine)
+        .map(|s| format!("trim_{}", s.kind.name()))
+        .collect();
     let others: Vec<&str> = others.iter().map(String::as_str).collect();
     section(&mut lines, "device", json!(resolved.device), &others);
     section(&mut lines, "workload", json!(resolved.workload), &[]);

@@ -33,7 +33,7 @@ pub const SPEC: EngineSpec = EngineSpec {
     figures: &FIGURES,
     build: |i| {
         let keys = i.keys("trim.delayed");
-        Box::new(DelayedTrim::new(i.cost, &keys, i.logical_pages, i.page_bytes))
+        Box::new(DelayedTrim::new(i.cost, &keys, i.logical_pages, i.unit_bytes))
     },
 };
 
@@ -113,10 +113,10 @@ pub struct DelayedTrim {
 }
 
 impl DelayedTrim {
-    pub fn new(cost: TrimCostModel, config: &DelayedConfig, logical_pages: u32, page_bytes: u64) -> Self {
+    pub fn new(cost: TrimCostModel, config: &DelayedConfig, logical_pages: u32, unit_bytes: u64) -> Self {
         let cap_pages = match config.before_gc {
             BeforeGcCap::All => None,
-            BeforeGcCap::Bytes(b) => Some(b / page_bytes),
+            BeforeGcCap::Bytes(b) => Some(b / unit_bytes),
         };
         let bitmap = TrimBitmap::new(config.bitmap, logical_pages, config.partial_region_pages);
         let buffer = TrimBuffer::new(config.trim_buffer_entries as usize);

@@ -170,7 +170,8 @@ pub struct EngineInputs<'a> {
     pub cost: TrimCostModel,
     pub keys: &'a KeyTable,
     pub logical_pages: u32,
-    pub page_bytes: u64,
+    /// Bytes per logical page number: the FTL's mapping unit (not the host's page).
+    pub unit_bytes: u64,
 }
 
 impl EngineInputs<'_> {

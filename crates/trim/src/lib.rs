@@ -44,9 +44,9 @@ impl EngineKind {
         cost: TrimCostModel,
         keys: &KeyTable,
         logical_pages: u32,
-        page_bytes: u64,
+        unit_bytes: u64,
     ) -> Box<dyn TrimEngine + Send> {
-        (self.spec().build)(EngineInputs { cost, keys, logical_pages, page_bytes })
+        (self.spec().build)(EngineInputs { cost, keys, logical_pages, unit_bytes })
     }
 
     /// The registered engine whose keys are the config table `section` (`"trim.delayed"`).
