@@ -215,9 +215,9 @@ pub struct TrimReport {
     pub foreground_step2_ns: u64,
     pub foreground_step3_ns: u64,
     pub foreground_total_ns: u64,
-    /// The engines' own figures (`trimlab_trim::report_figures`: every registered engine's,
-    /// the running engine's values, 0 for figures it does not keep), serialized as keys of
-    /// this section in that order. Read them with [`TrimReport::figure`].
+    /// The engines' own figures (`trimlab_trim::report_figures`: the running engine's, and
+    /// those every report carries, 0 where the engine does not keep them), serialized as keys
+    /// of this section in that order. Read them with [`TrimReport::figure`].
     pub figures: Vec<(&'static str, u64)>,
     /// With `[ftl] mapping_unit`: bytes of TRIM ranges in units they covered only in part,
     /// which stay mapped (a TRIM deallocates whole units only). Not serialized at zero.
@@ -249,7 +249,7 @@ impl Default for TrimReport {
             foreground_step2_ns: 0,
             foreground_step3_ns: 0,
             foreground_total_ns: 0,
-            figures: trimlab_trim::report_figures().iter().map(|f| (f.key, 0)).collect(),
+            figures: trimlab_trim::report_figures(None).iter().map(|f| (f.key, 0)).collect(),
             trim_bytes_ineffective: 0,
         }
     }
@@ -352,7 +352,7 @@ pub(crate) fn trim_report(engine: &dyn TrimEngine, base: &Baseline) -> TrimRepor
     let own = engine.figures();
     let value =
         |figures: &[(&str, u64)], key: &str| figures.iter().find(|(k, _)| *k == key).map_or(0, |f| f.1);
-    let figures = trimlab_trim::report_figures()
+    let figures = trimlab_trim::report_figures(trimlab_trim::EngineKind::parse(engine.name()).ok())
         .iter()
         .map(|f| {
             let now = value(&own, f.key);

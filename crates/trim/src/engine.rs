@@ -84,15 +84,24 @@ pub struct Figure {
     /// A value at the time of the report; otherwise a count since the engine was built, of
     /// which a report gives the measured phase's share.
     pub gauge: bool,
+    /// Reported by every run, whatever its engine (0 where another engine runs): the delayed
+    /// engine's figures, which reports listed for every engine before engines owned their
+    /// figures. Any other figure is reported only by its own engine's runs.
+    pub every_report: bool,
 }
 
 impl Figure {
     pub const fn count(key: &'static str) -> Figure {
-        Figure { key, gauge: false }
+        Figure { key, gauge: false, every_report: false }
     }
 
     pub const fn gauge(key: &'static str) -> Figure {
-        Figure { key, gauge: true }
+        Figure { key, gauge: true, every_report: false }
+    }
+
+    /// The figure, reported by every run ([`Figure::every_report`]).
+    pub const fn in_every_report(self) -> Figure {
+        Figure { every_report: true, ..self }
     }
 }
 
