@@ -85,10 +85,16 @@ pub fn check_keys(w: &mut WorkloadConfig) -> Result<(), KeyError> {
 pub fn unknown_anywhere<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), KeyError> {
     let kinds: Vec<&str> = KINDS.iter().flat_map(|s| (s.keys.names)().iter().copied()).collect();
     let known = |k: &str| k == "kind" || kinds.contains(&k) || WorkloadConfig::GENERATOR_KEYS.contains(&k);
-    match names.into_iter().find(|k| !known(k)) {
-        Some(key) => Err(keys::unknown_key(key, "any workload kind", &[], WorkloadConfig::GENERATOR_KEYS)),
-        None => Ok(()),
-    }
+    let Some(key) = names.into_iter().find(|k| !known(k)) else { return Ok(()) };
+    let hint =
+        trimlab_sim::names::did_you_mean(key, kinds.iter().chain(WorkloadConfig::GENERATOR_KEYS).copied())
+            .map(|m| format!("did you mean \"{m}\"? "))
+            .unwrap_or_default();
+    Err((
+        key.to_string(),
+        "set".into(),
+        format!("is read neither by the block generator nor by any workload kind; {hint}docs/config.md lists the keys of each"),
+    ))
 }
 
 /// Runs the file-level workload `w` (its kind's defaults fill unset keys; docs/config.md) on
