@@ -36,9 +36,9 @@ pub fn canonical_form(resolved: &Resolved) -> String {
     section(&mut lines, "device", json!(resolved.device), &others);
     section(&mut lines, "workload", json!(resolved.workload), &[]);
     if let Some(host) = &resolved.host {
-        // The policy by its config spelling, whatever shape its type serializes to.
-        section(&mut lines, "host", json!(host), &["fs.policy"]);
-        lines.push(format!("host.fs.policy = {}", json!(host.fs.policy.config_name())));
+        // `PolicyKind` serializes as its config spelling, so `host.fs.policy` is the policy as
+        // `[host] discard` spells it.
+        section(&mut lines, "host", json!(host), &[]);
     }
     if let Some(thin) = &resolved.thin {
         section(&mut lines, "thin", json!(thin), &[]);
