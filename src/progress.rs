@@ -96,6 +96,14 @@ impl trimlab_jobs::run::RunProgress for Bar {
     fn phase(&mut self, name: &str) {
         Bar::phase(self, name);
     }
+
+    /// Rounds and steady-state status: above the bar on a terminal, a line otherwise.
+    fn note(&mut self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(format!("trimlab {}: {line}", self.label)),
+            None => eprintln!("trimlab {}: {line}", self.label),
+        }
+    }
 }
 
 impl trimlab_jobs::bench::BenchProgress for Bar {

@@ -104,15 +104,22 @@ pub fn summary(result: &RunResult) -> Vec<String> {
     if let Some(phases) = result.metrics["phases"].as_array() {
         for (i, p) in phases.iter().enumerate() {
             let d = &p["device"];
+            let name = match p["round"].as_u64() {
+                Some(r) => format!("{} #{}", p["name"].as_str().unwrap_or("?"), r + 1),
+                None => p["name"].as_str().unwrap_or("?").to_string(),
+            };
             lines.push(format!(
                 "phase[{i}] {:<14} {:>10.3} ms  TRIM {} commands, {} bytes; writes {} bytes",
-                p["name"].as_str().unwrap_or("?"),
+                name,
                 p["elapsed_ns"].as_u64().unwrap_or(0) as f64 / 1e6,
                 d["trim_commands"],
                 d["trim_bytes"],
                 d["write_bytes"]
             ));
         }
+    }
+    for s in result.metrics["steady_state"].as_array().into_iter().flatten() {
+        lines.push(s["verdict"].as_str().unwrap_or("steady state: ?").to_string());
     }
     if result.metrics.get("thin").is_some() {
         lines.push(format!(

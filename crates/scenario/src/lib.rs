@@ -17,6 +17,7 @@ pub mod phase;
 pub mod phases;
 pub mod run;
 pub mod stack;
+pub mod steady_state;
 
 pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
 pub use flatten::{config_hash, flatten};

@@ -143,6 +143,13 @@ pub struct PhaseSection {
     /// entry of its own with its `round`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// `"steady"`: rounds run until the steady-state rule holds, `repeat` being the cap
+    /// (default 25, PTS's); `steady_state.rs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+    /// `[phase.steady]`: the rule's figures and bounds (SNIA PTS's by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::steady_state::SteadyKeys>,
 }
 
 impl PhaseSection {
@@ -169,12 +176,40 @@ impl PhaseSection {
             operations: None,
             script: None,
             repeat: None,
+            until: None,
+            steady: None,
         }
     }
 
-    /// How many rounds the loop runs (`repeat`, default 1).
+    /// How many rounds the loop runs at most (`repeat`; default 1, or PTS's 25 rounds with
+    /// `until = "steady"`).
     pub fn rounds(&self) -> u32 {
-        self.repeat.unwrap_or(1)
+        let default = if self.until.is_some() { crate::steady_state::DEFAULT_MAX_ROUNDS } else { 1 };
+        self.repeat.unwrap_or(default)
+    }
+
+    /// The steady-state rule `until = "steady"` and `[phase.steady]` ask for (`None`: a fixed
+    /// number of rounds). `index` names the phase in errors.
+    pub fn steady_rule(
+        &self,
+        index: usize,
+    ) -> Result<Option<trimlab_sim::steady_state::SteadyRule>, trimlab_device::ConfigError> {
+        use crate::steady_state::UNTIL_STEADY;
+        use trimlab_device::ConfigError;
+        let at = |key: &str| format!("phase[{index}].{key}");
+        match (&self.until, &self.steady) {
+            (None, None) => Ok(None),
+            (None, Some(_)) => Err(ConfigError::new(&at("steady"), "set", format!("needs until = {UNTIL_STEADY:?}"))),
+            (Some(u), _) if u != UNTIL_STEADY => Err(ConfigError::new(
+                &at("until"),
+                format!("{u:?}"),
+                format!("the one accepted value is {UNTIL_STEADY:?} (rounds until steady state; a fixed count is `repeat`)"),
+            )),
+            (Some(_), keys) => {
+                let keys = keys.clone().unwrap_or_default();
+                keys.rule(&|k| at(&format!("steady.{k}"))).map(Some)
+            }
+        }
     }
 
     pub fn label(&self) -> String {

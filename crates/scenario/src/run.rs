@@ -8,6 +8,7 @@ use crate::config::{Resolved, RunConfig};
 use crate::host::HostPlan;
 use crate::phase::{Outcome, PhaseRun, Report};
 use crate::stack::{file_entry, mkfs_hash_seed, BlockStack, Device, FileStack, Stack, Streams};
+use crate::steady_state::Rounds;
 use crate::ScenarioError;
 use serde_json::{json, Map, Value};
 use trimlab_device::{DeviceReport, Metered, Recording, Ssd, ThinVolume, Traffic};
@@ -99,6 +100,9 @@ pub fn run_resolved(
     for (k, v) in ran.metrics {
         metrics[k] = v;
     }
+    if !ran.steady.is_empty() {
+        metrics["steady_state"] = Value::Array(ran.steady);
+    }
     let (report, series) = finish(stack, reports, ran.stopped, &mut metrics)?;
     metrics["report"] = json!(report);
     // The clock stops at u64::MAX instead of wrapping (SimTime::after); every cost and duration
@@ -187,6 +191,8 @@ struct Ran {
     cluster_host: Option<ClusterRun>,
     /// The error a phase stopped the run at (a script's failing line).
     stopped: Option<String>,
+    /// metrics.json's `steady_state`: one entry per phase that ran `until = "steady"`.
+    steady: Vec<Value>,
 }
 
 /// Runs every round of every phase through its kind's entry, reporting each in `reports`.
@@ -196,13 +202,16 @@ fn run_phases(
     reports: &mut Vec<Value>,
     progress: &mut dyn Progress,
 ) -> Result<Ran, ScenarioError> {
-    let mut ran = Ran { metrics: Map::new(), cluster_host: None, stopped: None };
+    let mut ran = Ran { metrics: Map::new(), cluster_host: None, stopped: None, steady: Vec::new() };
     let count = resolved.phases.len() as u64;
     for (i, phase) in resolved.phases.iter().enumerate() {
         let spec = phase.section.kind.spec();
         let label = phase.section.label();
         let at = |e: &str| format!("phase[{i}] ({label}): {e}");
-        for round in 0..phase.section.rounds() {
+        let cap = phase.section.rounds();
+        let rule = phase.section.steady_rule(i).map_err(|e| ScenarioError::Run(at(&e.to_string())))?;
+        let mut rounds = Rounds::for_rule(rule, stack).map_err(|e| ScenarioError::Run(at(&e)))?;
+        for round in 0..cap {
             let (start, traffic0) = (stack.now(), stack.traffic());
             if spec.report != Report::Parts {
                 stack.mark_phase(start, &label);
@@ -228,28 +237,53 @@ fn run_phases(
                 return Ok(ran);
             }
             if spec.report == Report::Entry {
-                let mut e = stack.entry(&label, spec.kind.name(), start, traffic0);
-                if let Stack::File(_) = stack {
-                    if let Some(w) = &phase.workload {
-                        e["workload"] = json!(w.kind.name());
-                    }
-                    e["figures"] = Value::Object(
-                        outcome.figures.into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect(),
-                    );
-                }
-                if phase.section.repeat.is_some() {
-                    e["round"] = json!(round);
-                }
-                reports.push(e);
+                let numbered = phase.section.repeat.is_some() || rounds.is_some();
+                reports.push(round_entry(
+                    stack,
+                    phase,
+                    &label,
+                    (start, traffic0),
+                    outcome.figures,
+                    numbered.then_some(round),
+                ));
             }
             ran.metrics.extend(outcome.metrics);
             ran.cluster_host = ran.cluster_host.or(outcome.cluster_host);
+            if rounds.as_mut().is_some_and(|r| r.close(round, stack, (&label, cap), progress)) {
+                break;
+            }
+        }
+        if let Some(r) = &rounds {
+            ran.steady.push(r.report(i, &label, cap));
         }
         if let Stack::File(_) = stack {
             progress.update(1000 * (i as u64 + 1) / count);
         }
     }
     Ok(ran)
+}
+
+/// A round's entry of metrics.json's `phases`: the stack's span and traffic since `since`,
+/// a file workload's kind and figures, and the round when the phase has several.
+fn round_entry(
+    stack: &mut Stack,
+    phase: &crate::phase::Phase,
+    label: &str,
+    since: (SimTime, Traffic),
+    figures: crate::phase::Figures,
+    round: Option<u32>,
+) -> Value {
+    let mut e = stack.entry(label, phase.section.kind.spec().kind.name(), since.0, since.1);
+    if let Stack::File(_) = stack {
+        if let Some(w) = &phase.workload {
+            e["workload"] = json!(w.kind.name());
+        }
+        e["figures"] = Value::Object(figures.into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect());
+    }
+    if let Some(r) = round {
+        e["round"] = json!(r);
+    }
+    e
 }
 
 /// Ends the run on its stack: the model's consistency check, the device report and series,

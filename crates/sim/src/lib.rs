@@ -9,6 +9,7 @@ pub mod names;
 mod registry;
 pub mod rng;
 pub mod run_queue;
+pub mod steady_state;
 pub mod time;
 pub mod units;
 

@@ -56,6 +56,9 @@ pub trait Progress {
     fn update(&mut self, permille: u64);
     /// A new phase starts (its share restarts at 0).
     fn phase(&mut self, _name: &str) {}
+    /// A status line for a long run's terminal (rounds run, steady-state status); callers
+    /// without a terminal ignore it.
+    fn note(&mut self, _line: &str) {}
 }
 
 impl Progress for () {

@@ -7,7 +7,7 @@
 
 mod shared;
 
-use crate::phase::{PhaseKind, PhaseSection, PhaseSpec};
+use crate::phase::{PhaseKind, PhaseSection, PhaseSpec, Report};
 use trimlab_device::ConfigError;
 use trimlab_sim::ByteSize;
 use trimlab_workload::{WorkloadConfig, WorkloadKind};
@@ -101,8 +101,10 @@ impl PhaseSection {
             _ => toml::Table::new(),
         };
         for (key, value) in &table {
-            // `repeat` is the loop's, read for every kind.
-            if !["kind", "name", "repeat"].contains(&key.as_str()) && !allowed.contains(&key.as_str()) {
+            // `repeat`, `until` and `steady` are the loop's, read for every kind.
+            if !["kind", "name", "repeat", "until", "steady"].contains(&key.as_str())
+                && !allowed.contains(&key.as_str())
+            {
                 return Err(ConfigError::new(
                     &at(key),
                     value,
@@ -123,9 +125,32 @@ impl PhaseSection {
                 ));
             }
         }
+        self.validate_rounds(index)?;
+        self.validate_values(index)
+    }
+
+    /// `repeat`, `until` and `[phase.steady]`: the loop's keys.
+    fn validate_rounds(&self, index: usize) -> Result<(), ConfigError> {
+        let at = |key: &str| format!("phase[{index}].{key}");
         if self.repeat == Some(0) {
             return Err(ConfigError::new(&at("repeat"), 0, "must be at least 1 (the number of rounds)"));
         }
+        if self.steady_rule(index)?.is_some() && self.kind.spec().report != Report::Entry {
+            return Err(ConfigError::new(
+                &at("until"),
+                "\"steady\"",
+                format!(
+                    "needs a kind whose rounds are measured one by one; kind = {:?} reports its own parts",
+                    self.kind.name()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The values of the kinds' keys.
+    fn validate_values(&self, index: usize) -> Result<(), ConfigError> {
+        let at = |key: &str| format!("phase[{index}].{key}");
         if let Some(text) = &self.operations {
             let origin = self.script.clone().unwrap_or_else(|| at("operations"));
             trimlab_workload::script::Script::parse(text, &origin)
