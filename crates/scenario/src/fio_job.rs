@@ -47,7 +47,7 @@ pub fn apply_fio(
     notes.extend(file.ignored.iter().map(|i| format!("{i} ignored (no effect on a simulated drive)")));
     notes.extend(file.notes.iter().map(|n| format!("{}: {n}", origin)));
     if let [group] = file.groups.as_slice() {
-        if let ([stream], []) = (group.streams.as_slice(), group.ramp.as_slice()) {
+        if let ([stream], [], None) = (group.streams.as_slice(), group.ramp.as_slice(), &group.steady) {
             config.workload = WorkloadConfig { precondition: base.precondition, ..stream.clone() };
             return Ok(notes);
         }
@@ -75,9 +75,54 @@ pub fn apply_fio(
             // fio leaves ramp I/O out of its figures: the device report starts after it.
             config.phases.push(named(PhaseKind::Measure, format!("{label} measure")));
         }
-        config
-            .phases
-            .push(PhaseSection { name: Some(label), ..PhaseSection::workload(&streams(&group.streams)) });
+        let phase = match &group.steady {
+            None => PhaseSection { name: Some(label), ..PhaseSection::workload(&streams(&group.streams)) },
+            Some(rule) => steady_phase(label, &group.streams, rule, origin, &mut notes)?,
+        };
+        config.phases.push(phase);
     }
     Ok(notes)
+}
+
+/// A group with fio's `ss=`: its streams run in rounds of the check interval (each stream's
+/// generator continues from round to round), at most its `runtime`, until fio's criterion holds
+/// over the window (`steady_state.rs`).
+fn steady_phase(
+    label: String,
+    streams: &[WorkloadConfig],
+    rule: &trimlab_workload::fio::GroupSteady,
+    origin: &str,
+    notes: &mut Vec<String>,
+) -> Result<PhaseSection, ScenarioError> {
+    let time_based = |w: &WorkloadConfig| w.runtime.is_some() && w.io_bytes.is_none() && w.ops.is_none();
+    if !streams.iter().all(time_based) {
+        return Err(ScenarioError::Parse(format!(
+            "{origin}: [{label}]: ss= runs the group in rounds of ss_interval of simulated time until steady or runtime ends; give its jobs time_based with runtime"
+        )));
+    }
+    let runtime = streams.iter().filter_map(|w| w.runtime).map(|d| d.0).max().unwrap_or(0);
+    let rounds = runtime.div_ceil(rule.interval_ns).max(1);
+    if runtime % rule.interval_ns != 0 {
+        notes.push(format!(
+            "{origin}: [{label}]: runtime is not a whole number of ss_interval samples; the last round runs a whole interval"
+        ));
+    }
+    let round = |w: &WorkloadConfig| WorkloadConfig {
+        runtime: Some(trimlab_sim::DurationNs(rule.interval_ns)),
+        ..w.clone()
+    };
+    let jobs: Vec<WorkloadConfig> = streams.iter().map(round).collect();
+    let steady = crate::steady_state::SteadyKeys {
+        fio: Some(rule.criterion.clone()),
+        window: Some(rule.window),
+        ramp: Some(rule.ramp),
+        ..Default::default()
+    };
+    Ok(PhaseSection {
+        name: Some(label),
+        until: Some(crate::steady_state::UNTIL_STEADY.into()),
+        repeat: Some(u32::try_from(rounds).unwrap_or(u32::MAX)),
+        steady: Some(steady),
+        ..PhaseSection::workload(&WorkloadConfig { jobs: Some(jobs), ..WorkloadConfig::default() })
+    })
 }

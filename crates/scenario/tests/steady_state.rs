@@ -112,3 +112,71 @@ fn steady_state_keys_are_checked_with_their_place() {
     let e = trimlab_scenario::run_text(&text, "test.toml", None, &[]).unwrap_err().to_string();
     assert!(e.contains("needs until = \"steady\""), "{e}");
 }
+
+/// A fio job file with `ss=` run on a filled 64 MiB drive, as `run --fio` runs it.
+fn run_fio(job: &str) -> Value {
+    let device = "seed = 3\n[device]\npreset = \"nvme-tlc\"\nlogical_bytes = \"64MiB\"\nspare_factor = 0.07\npages_per_block = 64\n[workload]\nprecondition = \"fill\"\n";
+    let mut config = trimlab_scenario::RunConfig::parse(device, "dev.toml").unwrap();
+    trimlab_scenario::fio_job::apply_fio(&mut config, true, job, "ss.fio", Some(64 << 20)).unwrap();
+    trimlab_scenario::run(&config, None, &mut ()).unwrap().metrics
+}
+
+/// fio's `iops_slope` test as steadystate.c computes it: the least-squares slope of the
+/// window's samples against 0..n, as a percentage of their mean, strictly below the limit.
+fn fio_slope_holds(window: &[f64], limit_pct: f64) -> bool {
+    let n = window.len() as f64;
+    let (sum_x, sum_x_sq) = (n * (n - 1.0) / 2.0, (n - 1.0) * n * (2.0 * n - 1.0) / 6.0);
+    let sum_y: f64 = window.iter().sum();
+    let sum_xy: f64 = window.iter().enumerate().map(|(i, y)| i as f64 * y).sum();
+    let slope = (sum_xy - sum_x * sum_y / n) / (sum_x_sq - sum_x * sum_x / n);
+    (100.0 * slope / (sum_y / n)).abs() < limit_pct
+}
+
+#[test]
+fn a_fio_job_with_ss_stops_when_fios_slope_rule_says_so() {
+    let job = "[global]\ntime_based\nruntime=40s\n[rand]\nrw=randwrite\nbs=4k\niodepth=16\nss=iops_slope:1%\nss_dur=5s\n";
+    let m = run_fio(job);
+    let s = &m["steady_state"][0];
+    assert_eq!(s["rule"], "fio");
+    let iops = figures(s, "iops");
+    let expected = (5..=iops.len()).find(|&end| fio_slope_holds(&iops[end - 5..end], 1.0)).map(|end| end - 1);
+    assert_eq!(s["steady_round"].as_u64().map(|r| r as usize), expected, "iops per 1 s sample: {iops:?}");
+    // Not trivially the first full window: GC's cycles on the small drive move the IOPS.
+    assert!(expected.unwrap() > 4, "{iops:?}");
+    assert_eq!(iops.len(), expected.unwrap() + 1, "the job stops at the steady sample");
+    // Each round is one ss_interval (1 s) of simulated time, give or take the last commands.
+    let r = &s["rounds"][1];
+    let span = r["end_ns"].as_u64().unwrap() - r["start_ns"].as_u64().unwrap();
+    assert!((1_000_000_000..1_100_000_000).contains(&span), "{span}");
+}
+
+#[test]
+fn a_fio_job_whose_criterion_never_holds_runs_its_whole_runtime() {
+    let job = "[rand]\ntime_based\nruntime=12s\nrw=randwrite\nbs=4k\niodepth=16\nss=iops_slope:0.3%\nss_dur=5s\nss_ramp=2s\n";
+    let s = &run_fio(job)["steady_state"][0];
+    assert_eq!(s["reached"], false, "{s:#}");
+    assert_eq!(s["rounds_run"], 12);
+    // ss_ramp=2s: fio records from one second after the ramp, so 3 samples are left out.
+    assert_eq!(s["ramp"], 3);
+}
+
+#[test]
+fn fio_steady_state_options_are_checked() {
+    let device = "[device]\npreset = \"nvme-tlc\"\nlogical_bytes = \"64MiB\"\n";
+    for (job, needle) in [
+        ("[a]\nrw=write\nsize=1m\nss=iops:10%\nss_dur=5s\n", "give its jobs time_based with runtime"),
+        ("[a]\nrw=write\ntime_based\nruntime=5s\nss=wat:10%\nss_dur=5s\n", "is not fio's"),
+        ("[a]\nrw=write\ntime_based\nruntime=5s\nss_dur=5s\n", "ss_dur without ss="),
+        ("[a]\nrw=write\ntime_based\nruntime=5s\nss=iops:1%\nss_dur=1s\n", "at least two ss_interval samples"),
+        (
+            "[a]\nrw=write\ntime_based\nruntime=5s\nss=iops:1%\nss_dur=5s\n[b]\nrw=read\ntime_based\nruntime=5s\nss=iops:2%\nss_dur=5s\n",
+            "consistent within a group",
+        ),
+    ] {
+        let mut config = trimlab_scenario::RunConfig::parse(device, "dev.toml").unwrap();
+        let e = trimlab_scenario::fio_job::apply_fio(&mut config, true, job, "ss.fio", Some(64 << 20))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(needle), "{job}: {e}");
+    }
+}

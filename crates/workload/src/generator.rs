@@ -417,6 +417,18 @@ impl Generator {
         Some(self.jobs.partition_point(|j| j.end <= submitter).min(self.jobs.len() - 1))
     }
 
+    /// Starts another round of the same streams (a repeated phase): each stream's end (its
+    /// `io_bytes`, `ops`, `runtime`) counts again from the round's first command, while the
+    /// random draws and the sequential cursors go on.
+    pub fn restart_ends(&mut self) {
+        if let Some(l) = &mut self.limits {
+            (l.start, l.bytes, l.issued) = (None, 0, 0);
+        }
+        for job in &mut self.jobs {
+            job.generator.restart_ends();
+        }
+    }
+
     /// Whether any stream has a rate limit (the runner then asks [`Generator::issue_at`]).
     pub fn paced(&self) -> bool {
         self.pacer.is_some() || self.jobs.iter().any(|j| j.generator.paced())

@@ -60,6 +60,10 @@ fn run(stack: &mut Stack, p: &mut PhaseRun) -> Result<Outcome, String> {
                     "stream = {stream:?} continues phase[{first}]'s generator, but this phase's workload differs from that one's; name another stream"
                 ));
             }
+            if p.round > 0 {
+                // A round is the workload again: its streams' ends count from this round.
+                generator.restart_ends();
+            }
             let drive = measured_drive(w, capacity);
             let end = run_phase(&mut b.ssd, generator, b.now, drive, &mut b.tag, p.progress)
                 .map_err(shared::refused)?

@@ -16,6 +16,7 @@ mod sections;
 mod units;
 
 use crate::config::WorkloadConfig;
+pub use options::GroupSteady;
 use options::{apply, FioOption, Shape, IGNORED};
 use std::fmt;
 use trimlab_sim::DurationNs;
@@ -37,7 +38,7 @@ impl fmt::Display for FioError {
 impl std::error::Error for FioError {}
 
 /// The options we map; listed in errors so a user sees what is possible.
-pub const SUPPORTED: &str = "rw (write, randwrite, read, randread, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite, each with an optional :N), bs, bsrange (one size), bssplit, size, filesize and offset (bytes or %), offset_increment, io_size, loops, iodepth, number_ios, rwmixread, rwmixwrite, random_distribution (random, zipf:THETA, pareto:H, normal:DEV, zoned:A/S:..., zoned_abs:A/BYTES:...), rate, rate_iops, rate_process, norandommap, random_generator, randseed, thinktime, fsync, numjobs, runtime, time_based, ramp_time, stonewall, wait_for";
+pub const SUPPORTED: &str = "rw (write, randwrite, read, randread, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite, each with an optional :N), bs, bsrange (one size), bssplit, size, filesize and offset (bytes or %), offset_increment, io_size, loops, iodepth, number_ios, rwmixread, rwmixwrite, random_distribution (random, zipf:THETA, pareto:H, normal:DEV, zoned:A/S:..., zoned_abs:A/BYTES:...), rate, rate_iops, rate_process, norandommap, random_generator, randseed, thinktime, fsync, numjobs, runtime, time_based, ramp_time, steadystate (ss, ss_dur, ss_ramp, ss_interval), stonewall, wait_for";
 
 /// One job of a file as the single workload (the whole file must be one job).
 #[derive(Clone, Debug, PartialEq)]
@@ -59,6 +60,9 @@ pub struct FioGroup {
     /// The streams of the jobs with `ramp_time`, each running for its ramp: they run before
     /// `streams`, which then start afresh (fio's counters restart after the ramp).
     pub ramp: Vec<WorkloadConfig>,
+    /// fio's steady-state rule (`ss=` with `ss_dur`): the group runs in rounds of its check
+    /// interval until the rule holds over the group's combined figures or `runtime` ends.
+    pub steady: Option<GroupSteady>,
 }
 
 /// A whole job file.
@@ -141,9 +145,16 @@ fn group_jobs(
             }
         }
         if new_group {
-            file.groups.push(FioGroup { names: Vec::new(), streams: Vec::new(), ramp: Vec::new() });
+            file.groups.push(FioGroup {
+                names: Vec::new(),
+                streams: Vec::new(),
+                ramp: Vec::new(),
+                steady: None,
+            });
         }
         let group = file.groups.last_mut().expect("a group was pushed for the first job");
+        group_steady(spec, group, &mut file.notes)
+            .map_err(|m| err(spec.line, format!("[{}]: {m}", spec.name)))?;
         group.names.push(spec.name.clone());
         for clone in 0..spec.shape.numjobs.unwrap_or(1) {
             thread += 1;
@@ -166,6 +177,32 @@ fn group_jobs(
     Ok(())
 }
 
+/// Adds `spec`'s steady-state rule to its group: fio judges a reporting group's jobs
+/// together (`steadystate_setup` with group_reporting) and refuses a group whose jobs'
+/// options differ (`td_steadystate_init`).
+fn group_steady(spec: &JobSpec, group: &mut FioGroup, notes: &mut Vec<String>) -> Result<(), String> {
+    let rule = spec.shape.steady.rule()?;
+    if spec.shape.steady.is_set() && rule.is_none() {
+        notes.push(format!("[{}]: ss= without ss_dur (or ss_dur=0) checks nothing, as in fio", spec.name));
+    }
+    let first = group.names.is_empty();
+    if first {
+        group.steady = rule;
+    } else if group.steady != rule {
+        return Err("steadystate options must be consistent within a group of jobs that run at once (fio refuses them too)".into());
+    }
+    if group.steady.is_some()
+        && (!first || spec.shape.numjobs.unwrap_or(1) > 1)
+        && !notes.iter().any(|n| n.contains("judged on the group"))
+    {
+        notes.push(format!(
+            "[{}]: steady state is judged on the group's combined IOPS / bandwidth (fio's group_reporting); without group_reporting fio judges each job alone",
+            spec.name
+        ));
+    }
+    Ok(())
+}
+
 /// Imports a job file of exactly one job (no clones, no ramp) as one workload.
 pub fn parse_fio_job(text: &str, origin: &str, base: &WorkloadConfig) -> Result<FioJob, FioError> {
     parse_one(text, origin, base, None)
@@ -181,7 +218,7 @@ pub fn parse_one(
     let names = sections::read_sections(text, origin)?;
     let file = parse_fio_file(text, origin, base, capacity)?;
     match file.groups.as_slice() {
-        [g] if g.streams.len() == 1 && g.ramp.is_empty() => {
+        [g] if g.streams.len() == 1 && g.ramp.is_empty() && g.steady.is_none() => {
             let mut workload = g.streams[0].clone();
             workload.precondition = base.precondition;
             Ok(FioJob { name: g.names[0].clone(), workload, ignored: file.ignored })
@@ -189,7 +226,7 @@ pub fn parse_one(
         _ => Err(FioError {
             origin: origin.to_owned(),
             line: names.get(1).map_or(1, |s| s.line),
-            message: "the file has several jobs, clones or a ramp_time: run it with `trimlab run --fio`, which makes a phase of each group".into(),
+            message: "the file has several jobs, clones, a ramp_time or steady state: run it with `trimlab run --fio`, which makes a phase of each group".into(),
         }),
     }
 }

@@ -69,8 +69,6 @@ const EQUIVALENTS: &[(&str, &str)] = &[
     ("fill_device", "use size=100% (with rw=write) to fill the device"),
     ("nrfiles", "several files are not modelled; use size, or a file-level [workload] on host.fs = \"ext4\""),
     ("zonemode", "zoned devices are not modelled; drop zonemode to run the job on a conventional drive, or give each zone's range as its own job with offset and size"),
-    ("steadystate", "steady-state detection is not modelled; use time_based with runtime, or a [[phase]] list (age, measure, workload)"),
-    ("ss", "steady-state detection is not modelled; use time_based with runtime, or a [[phase]] list (age, measure, workload)"),
     ("latency_target", "fio's search for the deepest queue within a latency target is not modelled; set iodepth (trimlab reports latency percentiles)"),
     ("continue_on_error", "trimlab injects no I/O errors; remove it"),
     ("percentage_random", "a sequential/random mix is not modelled; use two jobs without stonewall"),
@@ -231,6 +229,65 @@ pub struct Shape {
     pub numjobs: Option<u32>,
     pub stonewall: bool,
     pub wait_for: Option<String>,
+    pub steady: FioSteady,
+}
+
+/// fio's steady-state options as written (`ss=`, `ss_dur`, `ss_ramp`, `ss_interval`); the
+/// group's rule is made from them when the jobs are grouped.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FioSteady {
+    /// `steadystate=` / `ss=`: fio's criterion, e.g. `iops_slope:0.3%`.
+    pub criterion: Option<String>,
+    /// `steadystate_duration` / `ss_dur`: the rolling window (0, fio's default, disables it).
+    pub dur_ns: Option<u64>,
+    /// `steadystate_ramp_time` / `ss_ramp`: time before data collection begins.
+    pub ramp_ns: Option<u64>,
+    /// `steadystate_check_interval` / `ss_interval`: one sample per interval (default 1 s).
+    pub interval_ns: Option<u64>,
+}
+
+/// A group's steady-state rule in rounds of `interval_ns` of simulated time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupSteady {
+    pub criterion: String,
+    /// Samples in the rolling window: `ss_dur / ss_interval` (fio's `intervals`).
+    pub window: u32,
+    /// Samples before the first one judged: fio records from one second after `ss_ramp`.
+    pub ramp: u32,
+    pub interval_ns: u64,
+}
+
+impl FioSteady {
+    pub fn is_set(&self) -> bool {
+        *self != FioSteady::default()
+    }
+
+    /// The rule in rounds, or why the options cannot make one; `None` when fio would not check
+    /// (no `ss_dur`, or 0).
+    pub fn rule(&self) -> Result<Option<GroupSteady>, String> {
+        let dur = match self.dur_ns {
+            Some(d) if d > 0 => d,
+            _ => return Ok(None),
+        };
+        let criterion =
+            self.criterion.clone().ok_or("ss_dur without ss= (fio's criterion, e.g. ss=iops:10%)")?;
+        trimlab_sim::steady_state::fio_criterion(&criterion).map_err(|e| format!("ss={criterion}: {e}"))?;
+        let interval = self.interval_ns.unwrap_or(1_000_000_000);
+        let window = u32::try_from(dur / interval).unwrap_or(u32::MAX);
+        if window < 2 {
+            return Err(format!(
+                "ss_dur ({} ms) must span at least two ss_interval samples ({} ms each)",
+                dur / 1_000_000,
+                interval / 1_000_000
+            ));
+        }
+        // steadystate.c: data is recorded from one second after ss_ramp has elapsed.
+        let ramp = match self.ramp_ns {
+            Some(r) if r > 0 => u32::try_from((r + 1_000_000_000).div_ceil(interval)).unwrap_or(u32::MAX),
+            _ => 0,
+        };
+        Ok(Some(GroupSteady { criterion, window, ramp, interval_ns: interval }))
+    }
 }
 
 /// Applies one option to the stream `w` or the `shape`. Returns false for an option that is
@@ -355,6 +412,18 @@ fn apply_schedule(opt: &FioOption, shape: &mut Shape) -> Result<bool, FioError> 
                 return Err(opt.bad(&n.to_string(), "expected 1..=1024"));
             }
             shape.numjobs = Some(n);
+        }
+        "steadystate" | "ss" => {
+            let v = opt.need("a criterion like iops:10% or bw_slope:1%")?;
+            trimlab_sim::steady_state::fio_criterion(&v).map_err(|e| opt.bad(&v, &e))?;
+            shape.steady.criterion = Some(v);
+        }
+        "steadystate_duration" | "ss_dur" => shape.steady.dur_ns = Some(opt.time(1_000_000_000, "seconds")?),
+        "steadystate_ramp_time" | "ss_ramp" => {
+            shape.steady.ramp_ns = Some(opt.time(1_000_000_000, "seconds")?)
+        }
+        "steadystate_check_interval" | "ss_interval" => {
+            shape.steady.interval_ns = Some(opt.time(1_000_000_000, "seconds")?).filter(|&ns| ns > 0)
         }
         "stonewall" | "wait_for_previous" => shape.stonewall = opt.flag()?,
         "wait_for" => shape.wait_for = Some(opt.need("a job name")?),
