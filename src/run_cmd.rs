@@ -142,7 +142,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if args.html {
         let title = format!("trimlab run: {origin}{fio}, seed {}", result.seed);
         let rows = result.series.as_ref().and_then(|s| s.timeseries.as_deref()).unwrap_or(&[]);
-        let report = trimlab_jobs::run_report::run_report(&title, &result.report, rows, unit);
+        let mut report = trimlab_jobs::run_report::run_report(&title, &result.report, rows, unit);
+        trimlab_jobs::steady_report::add_steady_state(&mut report, &result.metrics["steady_state"]);
         let index = trimlab_jobs::run_report::write_job_page(out, PageKind::Run, &report, &[])?;
         if !args.json {
             println!("wrote {}", index.display());

@@ -28,6 +28,7 @@ pub mod reproduce;
 pub mod run;
 pub mod run_report;
 pub mod serve;
+pub mod steady_report;
 pub mod sweep;
 pub mod sweep_report;
 
