@@ -5,6 +5,7 @@
 //! and the metrics as flat columns (`flatten`). The binary, the sweep runner and the Python module all come
 //! through here, so a point of a sweep, a `trimlab run` and a reproduction point are one thing.
 
+pub mod between_rounds;
 pub mod canonical;
 pub mod catalog;
 pub mod config;

@@ -150,6 +150,10 @@ pub struct PhaseSection {
     /// `[phase.steady]`: the rule's figures and bounds (SNIA PTS's by default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::steady_state::SteadyKeys>,
+    /// What a file workload's files become between rounds: `own`, `remove` or `rename`
+    /// (`between_rounds.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub between: Option<String>,
 }
 
 impl PhaseSection {
@@ -178,6 +182,7 @@ impl PhaseSection {
             repeat: None,
             until: None,
             steady: None,
+            between: None,
         }
     }
 

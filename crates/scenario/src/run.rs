@@ -4,6 +4,7 @@
 //! a kind runs one round and knows nothing of the others. No files, clocks or terminals:
 //! callers write and print.
 
+use crate::between_rounds::{Between, RoundFiles};
 use crate::config::{Resolved, RunConfig};
 use crate::host::HostPlan;
 use crate::phase::{Outcome, PhaseRun, Report};
@@ -205,47 +206,22 @@ fn run_phases(
     let mut ran = Ran { metrics: Map::new(), cluster_host: None, stopped: None, steady: Vec::new() };
     let count = resolved.phases.len() as u64;
     for (i, phase) in resolved.phases.iter().enumerate() {
-        let spec = phase.section.kind.spec();
         let label = phase.section.label();
-        let at = |e: &str| format!("phase[{i}] ({label}): {e}");
+        let at = |e: &str| ScenarioError::Run(format!("phase[{i}] ({label}): {e}"));
         let cap = phase.section.rounds();
-        let rule = phase.section.steady_rule(i).map_err(|e| ScenarioError::Run(at(&e.to_string())))?;
-        let mut rounds = Rounds::for_rule(rule, stack).map_err(|e| ScenarioError::Run(at(&e)))?;
+        let rule = phase.section.steady_rule(i).map_err(|e| at(&e.to_string()))?;
+        let mut rounds = Rounds::for_rule(rule, stack).map_err(|e| at(&e))?;
+        let mut files = round_files(&phase.section, stack).map_err(|e| at(&e))?;
         for round in 0..cap {
-            let (start, traffic0) = (stack.now(), stack.traffic());
-            if spec.report != Report::Parts {
-                stack.mark_phase(start, &label);
+            if let (Some(f), Stack::File(fs), true) = (&mut files, &mut *stack, round > 0) {
+                let (fs, state) = fs.parts();
+                f.before_round(round, fs, state).map_err(|e| at(&e))?;
             }
-            if matches!(stack, Stack::Block(_)) && spec.report == Report::Entry {
-                progress.phase(&label);
-            }
-            let mut run = PhaseRun {
-                index: i,
-                round,
-                section: &phase.section,
-                workload: phase.workload.as_ref(),
-                base: &resolved.workload,
-                progress: &mut *progress,
-                parts: &mut *reports,
-            };
-            let outcome: Outcome = (spec.run)(stack, &mut run).map_err(|e| {
-                // A kind that is the whole run reports its errors as the run's.
-                ScenarioError::Run(if spec.report == Report::TopLevel { e } else { at(&e) })
-            })?;
+            let numbered = phase.section.repeat.is_some() || rounds.is_some();
+            let outcome = run_round(resolved, stack, (i, phase), (round, numbered), reports, progress)?;
             if let Some(e) = outcome.stopped {
-                ran.stopped = Some(at(&e));
+                ran.stopped = Some(format!("phase[{i}] ({label}): {e}"));
                 return Ok(ran);
-            }
-            if spec.report == Report::Entry {
-                let numbered = phase.section.repeat.is_some() || rounds.is_some();
-                reports.push(round_entry(
-                    stack,
-                    phase,
-                    &label,
-                    (start, traffic0),
-                    outcome.figures,
-                    numbered.then_some(round),
-                ));
             }
             ran.metrics.extend(outcome.metrics);
             ran.cluster_host = ran.cluster_host.or(outcome.cluster_host);
@@ -261,6 +237,64 @@ fn run_phases(
         }
     }
     Ok(ran)
+}
+
+/// What `between` does to a file workload's files between its rounds (`None`: nothing).
+fn round_files(section: &crate::phase::PhaseSection, stack: &Stack) -> Result<Option<RoundFiles>, String> {
+    match (&section.between, stack) {
+        (Some(text), Stack::File(f)) => Ok(Some(RoundFiles::start(Between::parse(text)?, f.fs()))),
+        _ => Ok(None),
+    }
+}
+
+/// One round of phase `i` through its kind's entry, and (for a kind reported per round) its
+/// entry in `reports`, numbered when the phase has rounds.
+fn run_round(
+    resolved: &Resolved,
+    stack: &mut Stack,
+    (i, phase): (usize, &crate::phase::Phase),
+    (round, numbered): (u32, bool),
+    reports: &mut Vec<Value>,
+    progress: &mut dyn Progress,
+) -> Result<Outcome, ScenarioError> {
+    let spec = phase.section.kind.spec();
+    let label = phase.section.label();
+    let (start, traffic0) = (stack.now(), stack.traffic());
+    if spec.report != Report::Parts {
+        stack.mark_phase(start, &label);
+    }
+    if matches!(stack, Stack::Block(_)) && spec.report == Report::Entry {
+        progress.phase(&label);
+    }
+    let mut run = PhaseRun {
+        index: i,
+        round,
+        section: &phase.section,
+        workload: phase.workload.as_ref(),
+        base: &resolved.workload,
+        progress: &mut *progress,
+        parts: &mut *reports,
+    };
+    let mut outcome: Outcome = (spec.run)(stack, &mut run).map_err(|e| {
+        // A kind that is the whole run reports its errors as the run's.
+        ScenarioError::Run(if spec.report == Report::TopLevel {
+            e
+        } else {
+            format!("phase[{i}] ({label}): {e}")
+        })
+    })?;
+    if outcome.stopped.is_none() && spec.report == Report::Entry {
+        let figures = std::mem::take(&mut outcome.figures);
+        reports.push(round_entry(
+            stack,
+            phase,
+            &label,
+            (start, traffic0),
+            figures,
+            numbered.then_some(round),
+        ));
+    }
+    Ok(outcome)
 }
 
 /// A round's entry of metrics.json's `phases`: the stack's span and traffic since `since`,

@@ -166,6 +166,7 @@ fn phase_keys_are_the_ones_the_phase_table_names() {
             "name" => section.contains("an optional `name`"),
             // Rounds are the loop's, read for every kind: described above the table.
             "repeat" => section.contains("`repeat = N`"),
+            "between" => section.contains("`between`"),
             "until" | "steady" => {
                 section.contains("`until = \"steady\"`") && section.contains("`[phase.steady]`")
             }

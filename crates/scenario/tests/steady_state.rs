@@ -180,3 +180,51 @@ fn fio_steady_state_options_are_checked() {
         assert!(e.contains(needle), "{job}: {e}");
     }
 }
+
+/// A script run in four rounds on ext4, with `between` saying what its files become.
+fn repeated_script(between: &str) -> Result<Value, String> {
+    let text = format!(
+        r#"
+seed = 1
+[device]
+preset = "nvme-tlc"
+logical_bytes = "256MiB"
+[host]
+fs = "ext4"
+discard = "discard"
+[workload]
+kind = "script"
+operations = """
+mkdir proj
+create proj/a{{1..50}} size=64KiB
+create proj/big size=4MiB
+rm proj/a{{1..25}}
+sync
+"""
+[[phase]]
+kind = "workload"
+repeat = 4
+between = "{between}"
+"#
+    );
+    trimlab_scenario::run_text(&text, "test.toml", None, &[]).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_file_workload_repeats_with_its_files_removed_or_kept_between_rounds() {
+    let kept = repeated_script("rename").unwrap();
+    let removed = repeated_script("remove").unwrap();
+    let used = |m: &Value| {
+        let p = m["phases"].as_array().unwrap();
+        p[p.len() - 2]["utilization"].as_f64().unwrap()
+    };
+    // Each round leaves 25 × 64 KiB + 4 MiB; renamed, four rounds' worth stays.
+    assert!(used(&kept) > 3.0 * used(&removed), "kept {} removed {}", used(&kept), used(&removed));
+    let trims = |m: &Value| m["host"]["stats"]["trim_commands"].as_u64().unwrap();
+    assert!(trims(&removed) > trims(&kept), "removing the rounds' files discards them");
+    // Without between the script's own mkdir meets the first round's directory.
+    let e = repeated_script("own").unwrap_err();
+    assert!(e.contains("already exists"), "{e}");
+    let e = repeated_script("shred").unwrap_err();
+    assert!(e.contains("phase[0].between") && e.contains("\"remove\""), "{e}");
+}

@@ -101,8 +101,8 @@ impl PhaseSection {
             _ => toml::Table::new(),
         };
         for (key, value) in &table {
-            // `repeat`, `until` and `steady` are the loop's, read for every kind.
-            if !["kind", "name", "repeat", "until", "steady"].contains(&key.as_str())
+            // `repeat`, `until`, `steady` and `between` are the loop's, read for every kind.
+            if !["kind", "name", "repeat", "until", "steady", "between"].contains(&key.as_str())
                 && !allowed.contains(&key.as_str())
             {
                 return Err(ConfigError::new(
@@ -125,15 +125,29 @@ impl PhaseSection {
                 ));
             }
         }
-        self.validate_rounds(index)?;
+        self.validate_rounds(index, on_fs)?;
         self.validate_values(index)
     }
 
     /// `repeat`, `until` and `[phase.steady]`: the loop's keys.
-    fn validate_rounds(&self, index: usize) -> Result<(), ConfigError> {
+    fn validate_rounds(&self, index: usize, on_fs: bool) -> Result<(), ConfigError> {
         let at = |key: &str| format!("phase[{index}].{key}");
         if self.repeat == Some(0) {
             return Err(ConfigError::new(&at("repeat"), 0, "must be at least 1 (the number of rounds)"));
+        }
+        if let Some(text) = &self.between {
+            crate::between_rounds::Between::parse(text)
+                .map_err(|e| ConfigError::new(&at("between"), format!("{text:?}"), e))?;
+            if !on_fs
+                || self.kind.spec().report != Report::Entry
+                || (self.repeat.is_none() && self.until.is_none())
+            {
+                return Err(ConfigError::new(
+                    &at("between"),
+                    format!("{text:?}"),
+                    "is what a file workload's files become between its rounds: it needs a file system, a kind reported per round (workload) and repeat or until",
+                ));
+            }
         }
         if self.steady_rule(index)?.is_some() && self.kind.spec().report != Report::Entry {
             return Err(ConfigError::new(
