@@ -27,6 +27,22 @@ pub struct AdviseArgs {
     /// 16KiB, 64KiB and its own unit.
     #[arg(long, value_delimiter = ',')]
     pub mapping_units: Vec<String>,
+    /// A config's file workload: run it once on a freshly made file system, as it is, instead
+    /// of the default (the file system aged to --utilization, then the workload repeated until
+    /// its WAF is steady).
+    #[arg(long)]
+    pub as_is: bool,
+    /// A config's file workload: how full the aged file system is before the rounds.
+    #[arg(long, default_value_t = trimlab_jobs::advise::life::DEFAULT_UTILIZATION)]
+    pub utilization: f64,
+    /// A config's file workload: at most this many rounds (runs of the workload) toward
+    /// steady state.
+    #[arg(long, default_value_t = 25)]
+    pub rounds: u32,
+    /// A config's file workload: capacities of file turnover the aging writes after its fill
+    /// (SNIA PTS preconditions with 2).
+    #[arg(long, default_value_t = trimlab_jobs::advise::life::DEFAULT_CHURN)]
+    pub churn: f64,
     #[arg(long, default_value = "out/advise")]
     pub out: PathBuf,
 }
@@ -49,6 +65,16 @@ fn is_config(path: &Path) -> bool {
 }
 
 fn advise_trace(args: &AdviseArgs) -> Result<Advice> {
+    if args.as_is
+        || args.utilization != trimlab_jobs::advise::life::DEFAULT_UTILIZATION
+        || args.rounds != 25
+        || args.churn != trimlab_jobs::advise::life::DEFAULT_CHURN
+    {
+        bail!(
+            "{}: --as-is, --utilization, --rounds and --churn shape a config's file workload (aged, then repeated); a trace is replayed as recorded",
+            args.trace.trace.display()
+        );
+    }
     if args.trace.trace == Path::new("-") {
         bail!("advise replays the trace several times: give a file, not standard input");
     }
@@ -79,7 +105,7 @@ fn advise_config(args: &AdviseArgs) -> Result<Advice> {
     let set: Vec<&str> = trace_flags.iter().filter(|f| f.1).map(|f| f.0).collect();
     if !set.is_empty() {
         bail!(
-            "{}: a config brings its own device and workload; {} {} only for a trace (accepted with a config: --set, --fstrim-periods, --mapping-units, --out)",
+            "{}: a config brings its own device and workload; {} {} only for a trace (accepted with a config: --set, --fstrim-periods, --mapping-units, --as-is, --utilization, --rounds, --out)",
             t.trace.display(),
             set.join(", "),
             if set.len() == 1 { "is" } else { "are" }
@@ -87,5 +113,11 @@ fn advise_config(args: &AdviseArgs) -> Result<Advice> {
     }
     let config = crate::config_arg::load(&t.trace, &t.set)?;
     let name = t.trace.display().to_string();
-    trimlab_jobs::advise::advise_file(&config, &name, &args.fstrim_periods, &args.mapping_units, &Bars)
+    let life = trimlab_jobs::advise::life::Life {
+        utilization: args.utilization,
+        rounds: args.rounds,
+        churn: args.churn,
+    };
+    let life = (!args.as_is).then_some(&life);
+    trimlab_jobs::advise::advise_file(&config, &name, &args.fstrim_periods, &args.mapping_units, life, &Bars)
 }

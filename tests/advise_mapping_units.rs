@@ -136,7 +136,7 @@ fn a_file_workload_runs_at_each_unit() {
     let dir = scratch("advise-units-file");
     let config = root.join("examples/scenarios/small-file-churn.toml");
     let config = config.to_str().unwrap();
-    let report = advise(&[config, "--mapping-units", "16KiB,64KiB"], &dir.join("out"));
+    let report = advise(&[config, "--as-is", "--mapping-units", "16KiB,64KiB"], &dir.join("out"));
     let rows = unit_rows(&report).unwrap();
     assert_eq!(rows.len(), 12, "three units x (no discard, online, two fstrim periods): {rows:?}");
     let online =
@@ -151,7 +151,7 @@ fn a_file_workload_runs_at_each_unit() {
     assert_eq!(run_waf, unit_waf);
     // On a drive of 64 KiB units the file system runs on the unit itself (its 4 KiB blocks
     // carried by the drive's tags per page), and the comparison comes unasked.
-    let qlc = advise(&[config, "--set", "ftl.mapping_unit=64KiB"], &dir.join("qlc"));
+    let qlc = advise(&[config, "--as-is", "--set", "ftl.mapping_unit=64KiB"], &dir.join("qlc"));
     let rows = unit_rows(&qlc).expect("a drive with a unit gets the comparison unasked");
     let at_64: Vec<_> = rows.iter().filter(|r| r.0 == "64KiB").collect();
     assert_eq!(at_64.len(), 4, "{rows:?}");

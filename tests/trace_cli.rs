@@ -228,8 +228,10 @@ fn shipped_traces_replay_on_the_hybrid_ftl() {
 
 /// `advise CONFIG.toml` on a file workload: its report (one row per policy, from the job's
 /// JSON) and the recommendation it prints.
+/// `advise CONFIG --as-is`: the workload once on a fresh file system (the aged, repeated
+/// default is tests/advise_life.rs's).
 fn advise_config(config: &Path, out: &Path, extra: &[&str]) -> (String, serde_json::Value) {
-    let mut args = vec!["advise", config.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    let mut args = vec!["advise", config.to_str().unwrap(), "--out", out.to_str().unwrap(), "--as-is"];
     args.extend_from_slice(extra);
     let o = trimlab(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

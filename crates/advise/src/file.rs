@@ -5,6 +5,7 @@
 
 use crate::advice::{ms, us, Advice};
 use crate::file_rule::{recommend, Costs, FileAdvice, TIME_SAME, TIME_WORTH, WAF_SAME};
+use crate::life::Life;
 use crate::mapping_units::{Role, UnitComparison, UnitRun};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
@@ -80,6 +81,8 @@ struct Latency {
 
 /// One policy's run, as the report shows it.
 struct Measured {
+    /// Its metrics.json (the steady-state rounds for the sentence on how the runs went).
+    metrics: Value,
     costs: Costs,
     report: DeviceReport,
     commits: u64,
@@ -109,13 +112,20 @@ pub fn advise_file(
     name: &str,
     fstrim_periods: &[String],
     mapping_units: &[String],
+    life: Option<&Life>,
     progress: &dyn Progress,
 ) -> Result<Advice> {
+    check_file_level(config, name)?;
+    let aged = life.map(|l| crate::life::aged(config, l, name)).transpose()?;
+    let config = aged.as_ref().unwrap_or(config);
     let resolved = check_file_level(config, name)?;
     let given = parse_periods(fstrim_periods)?;
     let units = crate::mapping_units::units_to_compare(config, &resolved.device, mapping_units)?;
-    let baseline =
-        if given.is_empty() { Some(run_choice(config, &choices(&config.host, &[])[0])?) } else { None };
+    let baseline = if given.is_empty() {
+        Some(run_choice(config, &choices(&config.host, &[])[0]).map_err(|e| crate::life::hint(e, life))?)
+    } else {
+        None
+    };
     let periods = match &baseline {
         Some(b) => derived_periods(b.costs.program_ns),
         None => given,
@@ -123,10 +133,29 @@ pub fn advise_file(
     let list = choices(&config.host, &periods);
     let skip = usize::from(baseline.is_some());
     let runs = parallel_map(progress, &list[skip..], "advise", |c| run_choice(config, c));
-    let results: Vec<Measured> = baseline.into_iter().map(Ok).chain(runs).collect::<Result<_>>()?;
+    let results: Vec<Measured> = baseline
+        .into_iter()
+        .map(Ok)
+        .chain(runs)
+        .collect::<Result<_>>()
+        .map_err(|e| crate::life::hint(e, life))?;
     let span_ns = results[0].costs.program_ns;
     let warning = fstrim_warning(&periods, span_ns);
     let mut report = file_report(config, &resolved, name, &list, &results, &periods, warning.as_deref());
+    if let (Some(l), Some(first)) = (life, results.first()) {
+        let how = crate::life::sentence(l, &first.metrics);
+        report.summary = format!(
+            "{how} {}",
+            report.summary.replace(
+                "each run covers mkfs, the workload and umount",
+                "each run covers mkfs, the aging, the rounds and umount"
+            )
+        );
+        report.notes.insert(0, how);
+        report
+            .params
+            .push(("life".into(), format!("aged to {:.2}, at most {} rounds", l.utilization, l.rounds)));
+    }
     let comparison = unit_comparison(config, &resolved, &units, &list, &results, progress)?;
     comparison.add_to(
         &mut report,
@@ -243,7 +272,11 @@ fn measured(m: &Value, report: DeviceReport) -> Result<Measured> {
     let stats = |key: &str| field(m, &["host", "stats", key]);
     let costs = Costs {
         waf: report.waf,
-        program_ns: field(m, &["host", "phases_end_ns"])?.saturating_sub(field(m, &["host", "mkfs_ns"])?),
+        // With rounds after aging, the program's time is the rounds' (`life.rs`).
+        program_ns: match crate::life::rounds_ns(m) {
+            Some(ns) => ns,
+            None => field(m, &["host", "phases_end_ns"])?.saturating_sub(field(m, &["host", "mkfs_ns"])?),
+        },
         calls: stats("syscalls")?,
         policy_trim_commands: field(m, &["host", "policy", "trim_commands"])?,
         trim_commands: stats("trim_commands")?,
@@ -257,6 +290,7 @@ fn measured(m: &Value, report: DeviceReport) -> Result<Measured> {
         phases.push(PhaseTimes { name, elapsed_ns: field(p, &["elapsed_ns"])?, figures: times.collect() });
     }
     Ok(Measured {
+        metrics: m.clone(),
         costs,
         commits: stats("commits")?,
         commit_ns_total: stats("commit_ns_total")?,
@@ -346,7 +380,7 @@ fn serde_name(value: impl serde::Serialize) -> String {
 fn rule_note() -> String {
     let p = |x: f64| format!("{} %", x * 100.0);
     format!(
-        "Rule (its thresholds are assumptions): the workload frees nothing (online discard sent no TRIM) -> nothing to decide; else among the policies whose WAF is within {} of the lowest, the least program time per file-system call (mkfs end to the last operation, over the calls made: fsync waits, commit-time discards and space stalls are in it), among those within {} of it the fewest TRIM commands, then the lowest WAF; the one of least time per call among those more than {} below that which keep at least half of its WAF gain over no discard wins instead.",
+        "Rule (its thresholds are assumptions): the workload frees nothing (online discard sent no TRIM) -> nothing to decide; else among the policies whose WAF is within {} of the lowest, the least program time per file-system call (mkfs end to the last operation, or the rounds' own spans after aging, over the calls made: fsync waits, commit-time discards and space stalls are in it), among those within {} of it the fewest TRIM commands, then the lowest WAF; the one of least time per call among those more than {} below that which keep at least half of its WAF gain over no discard wins instead.",
         p(WAF_SAME),
         p(TIME_SAME),
         p(TIME_WORTH)

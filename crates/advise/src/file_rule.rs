@@ -138,7 +138,8 @@ fn reason_for(
             "{} keeps WAF at {:.3} ({} below no discard's {:.3}; the best is {:.3}) and takes {}, {} within {} of the best WAF",
             labels[pick],
             c.waf,
-            pct(costs[none].waf / c.waf - 1.0),
+            // "x % below" is of the figure it is below.
+            pct(1.0 - c.waf / costs[none].waf),
             costs[none].waf,
             best_waf,
             show(per_call(c)),

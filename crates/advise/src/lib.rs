@@ -7,6 +7,7 @@
 mod advice;
 pub mod file;
 pub mod file_rule;
+pub mod life;
 pub mod mapping_units;
 pub mod trace;
 

@@ -37,8 +37,8 @@ fn band_of(limit: &str) -> Option<f64> {
 
 fn rounds_table(i: usize, name: &str, rounds: &[&Value]) -> Table {
     let mut t = Table::new(
-        &format!("steady_state_{i}"),
-        &format!("{name}: rounds toward steady state"),
+        format!("steady_state_{i}"),
+        format!("{name}: rounds toward steady state"),
         &[
             "round",
             "host MiB written",

@@ -150,6 +150,14 @@ pub struct PhaseSection {
     /// `[phase.steady]`: the rule's figures and bounds (SNIA PTS's by default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::steady_state::SteadyKeys>,
+    /// age (file system): after the fill and the deletes, create and delete files around
+    /// `utilization` until this many capacities more were written (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub churn: Option<f64>,
+    /// measure: also restart the file system's call latencies (fsync, write), so that
+    /// `host.calls` covers only what follows (default false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<bool>,
     /// What a file workload's files become between rounds: `own`, `remove` or `rename`
     /// (`between_rounds.rs`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -183,6 +191,8 @@ impl PhaseSection {
             until: None,
             steady: None,
             between: None,
+            calls: None,
+            churn: None,
         }
     }
 

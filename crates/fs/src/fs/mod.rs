@@ -391,9 +391,16 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn into_device(self) -> D {
         self.dev
     }
-    /// Latency percentiles of the application's fsync and write calls since mkfs.
+    /// Latency percentiles of the application's fsync and write calls since mkfs (or since
+    /// [`FileSystem::restart_call_latencies`]).
     pub fn call_latencies(&self) -> CallLatencies {
         self.calls.summary()
+    }
+
+    /// Forgets the calls timed so far: the figures cover from here (advise's measured rounds
+    /// after aging).
+    pub fn restart_call_latencies(&mut self) {
+        self.calls = call_latency::CallLatency::new();
     }
 
     pub fn stats(&self) -> &FsStats {

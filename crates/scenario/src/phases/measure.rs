@@ -13,14 +13,14 @@ pub const SPEC: PhaseSpec = PhaseSpec {
     kind: PhaseKind::Measure,
     help: "the device report covers from here (background work finishes first)",
     block_keys: Some(&[]),
-    fs_keys: Some(&[]),
+    fs_keys: Some(&["calls"]),
     required: None,
     implicit: false,
     report: Report::Entry,
     run,
 };
 
-fn run(stack: &mut Stack, _: &mut PhaseRun) -> Result<Outcome, String> {
+fn run(stack: &mut Stack, p: &mut PhaseRun) -> Result<Outcome, String> {
     match stack {
         Stack::Block(b) => {
             b.ssd.start_measurement(b.now);
@@ -29,6 +29,9 @@ fn run(stack: &mut Stack, _: &mut PhaseRun) -> Result<Outcome, String> {
         Stack::File(f) => {
             let fs = f.fs_mut();
             fs.quiesce();
+            if p.section.calls == Some(true) {
+                fs.restart_call_latencies();
+            }
             let now = fs.now();
             if let Device::Ssd(ssd) = &mut fs.device_mut().device {
                 ssd.start_measurement(now);

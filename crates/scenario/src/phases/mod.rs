@@ -173,6 +173,11 @@ impl PhaseSection {
         if self.command_bytes == Some(ByteSize(0)) {
             return Err(ConfigError::new(&at("command_bytes"), "0B", "must be at least one page"));
         }
+        if let Some(c) = self.churn {
+            if !(c.is_finite() && (0.0..=100.0).contains(&c)) {
+                return Err(ConfigError::new(&at("churn"), c, "must be in 0.0..=100.0 (capacities written)"));
+            }
+        }
         if let Some(u) = self.utilization {
             if !(0.0..=1.0).contains(&u) {
                 return Err(ConfigError::new(&at("utilization"), u, "must be in 0.0..=1.0"));

@@ -1,0 +1,143 @@
+//! advise's default for a file workload: the question is months of use on a full, aged drive,
+//! not one run on an empty one. So each policy's run first ages the file system (the `age`
+//! phase: filled, then random files deleted down to the utilization, all under that policy),
+//! starts measuring there (device report and the application's call latencies), and repeats
+//! the workload in rounds, one round being one run of the program with what it left removed
+//! before the next (`between = "remove"`), until its per-round WAF is steady by SNIA PTS's rule
+//! or the round cap. `--as-is` keeps the single run on a fresh file system.
+
+use anyhow::{bail, Result};
+use serde_json::Value;
+use trimlab_scenario::phase::{PhaseKind, PhaseSection};
+use trimlab_scenario::steady_state::{SteadyKeys, UNTIL_STEADY};
+use trimlab_scenario::RunConfig;
+
+/// How the runs reach the state they are compared in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Life {
+    /// The aged file system's fullness before the rounds (default 0.70).
+    pub utilization: f64,
+    /// At most this many rounds (default PTS's 25).
+    pub rounds: u32,
+    /// Capacities written by the aging's turnover after its fill (default 2, SNIA PTS's
+    /// preconditioning: a drive is measured after writing twice its capacity).
+    pub churn: f64,
+}
+
+pub const DEFAULT_UTILIZATION: f64 = 0.70;
+pub const DEFAULT_CHURN: f64 = 2.0;
+
+impl Default for Life {
+    fn default() -> Life {
+        Life {
+            utilization: DEFAULT_UTILIZATION,
+            rounds: trimlab_scenario::steady_state::DEFAULT_MAX_ROUNDS,
+            churn: DEFAULT_CHURN,
+        }
+    }
+}
+
+/// `config` as the aged, repeated run: aging and a `measure` first, then the config's own
+/// phases with its one `workload` phase repeated in rounds (a config without phases: its
+/// workload alone). A config with several workload phases, or one that repeats its own, is
+/// refused: its phases are a plan of their own (run it with `--as-is`).
+pub fn aged(config: &RunConfig, life: &Life, name: &str) -> Result<RunConfig> {
+    if !(0.0..1.0).contains(&life.utilization) {
+        bail!(
+            "--utilization {}: the aged file system's fullness must be in 0.0..1.0 (0.70 is 70 %)",
+            life.utilization
+        );
+    }
+    if !(life.churn.is_finite() && (0.0..=100.0).contains(&life.churn)) {
+        bail!("--churn {}: capacities of turnover must be in 0..=100", life.churn);
+    }
+    if life.rounds < 5 {
+        bail!(
+            "--rounds {}: steady state needs at least 5 rounds (PTS's window); give 5 or more",
+            life.rounds
+        );
+    }
+    let mut phases = config.phases.clone();
+    if phases.is_empty() {
+        phases.push(PhaseSection { name: Some("workload".into()), ..PhaseSection::new(PhaseKind::Workload) });
+    }
+    let workloads: Vec<usize> =
+        (0..phases.len()).filter(|&i| phases[i].kind == PhaseKind::Workload).collect();
+    let own_plan = |why: &str| {
+        anyhow::anyhow!(
+            "{name}: its [[phase]] list {why}; advise ages the file system and repeats the one workload phase itself, so run this config with --as-is"
+        )
+    };
+    let [w] = workloads.as_slice() else {
+        return Err(own_plan(&format!("has {} workload phases", workloads.len())));
+    };
+    let phase = &mut phases[*w];
+    if phase.repeat.is_some() || phase.until.is_some() || phase.between.is_some() {
+        return Err(own_plan("repeats its workload phase itself"));
+    }
+    if phases.iter().any(|p| matches!(p.kind, PhaseKind::Mkfs | PhaseKind::Measure)) {
+        return Err(own_plan("makes a file system or starts measuring itself"));
+    }
+    let phase = &mut phases[*w];
+    phase.until = Some(UNTIL_STEADY.into());
+    phase.repeat = Some(life.rounds);
+    phase.between = Some("remove".into());
+    phase.steady = Some(SteadyKeys { track: Some(vec!["waf".into()]), ..SteadyKeys::default() });
+    let age = PhaseSection {
+        name: Some("aging".into()),
+        utilization: Some(life.utilization),
+        churn: Some(life.churn),
+        ..PhaseSection::new(PhaseKind::Age)
+    };
+    let measure = PhaseSection { calls: Some(true), ..PhaseSection::new(PhaseKind::Measure) };
+    let mut c = config.clone();
+    c.phases = [age, measure].into_iter().chain(phases).collect();
+    Ok(c)
+}
+
+/// The rounds' program time: the sum of their spans (the aging before them is not the
+/// program's).
+pub fn rounds_ns(m: &Value) -> Option<u64> {
+    let rounds = m["steady_state"].get(0)?["rounds"].as_array()?;
+    Some(
+        rounds
+            .iter()
+            .map(|r| r["end_ns"].as_u64().unwrap_or(0).saturating_sub(r["start_ns"].as_u64().unwrap_or(0)))
+            .sum(),
+    )
+}
+
+/// What the runs did, in one sentence ("aged to 70 %, 14 rounds, steady from round 9 …"),
+/// from the first (no discard) run's metrics.
+pub fn sentence(life: &Life, m: &Value) -> String {
+    let s = &m["steady_state"][0];
+    let ran = s["rounds_run"].as_u64().unwrap_or(0);
+    let steady = match s["steady_round"].as_u64() {
+        Some(r) => format!("WAF steady from round {} (SNIA PTS: 5 rounds within 20 % of their mean, fitted slope within 10 %)", r + 1),
+        None => format!("WAF NOT steady within {ran} rounds (the figures compare the last rounds, not a steady state)"),
+    };
+    let host_mib = s["rounds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| r["host_write_bytes"].as_u64().unwrap_or(0))
+        .sum::<u64>() as f64
+        / (1u64 << 20) as f64;
+    format!(
+        "Each policy's run aged the file system to {:.0} % under that policy (filled, thinned, then {} capacities of file turnover), then ran the workload {ran} times (one round = one run, its leftovers removed before the next; {host_mib:.1} MiB written by the rounds of the no-discard run): {steady}. Device figures and call latencies cover the rounds only; --as-is runs the workload once on a fresh file system.",
+        life.utilization * 100.0,
+        life.churn
+    )
+}
+
+/// An error of an aged run, with what to change when the workload did not fit beside the
+/// aging's files.
+pub fn hint(e: anyhow::Error, life: Option<&Life>) -> anyhow::Error {
+    match life {
+        Some(l) if format!("{e:#}").contains("no space left") => e.context(format!(
+            "the workload does not fit in the {:.0} % the aging leaves free: pass a lower --utilization (the aged fullness), or --as-is for one run on a fresh file system",
+            (1.0 - l.utilization) * 100.0
+        )),
+        _ => e,
+    }
+}
