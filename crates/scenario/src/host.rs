@@ -18,7 +18,7 @@ use trimlab_fs::{FsConfig, Kernel, Layout};
 use trimlab_sim::{ByteSize, DurationNs};
 
 /// `[host] fs`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FsKind {
     /// No file system: the workload talks to the block device.
@@ -26,6 +26,23 @@ pub enum FsKind {
     None,
     /// The ext4-like journaling file system of trimlab-fs.
     Ext4,
+}
+
+/// `fs = "xfs"` and `"btrfs"` are layouts of the one file system model: the error says so.
+impl<'de> Deserialize<'de> for FsKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<FsKind, D::Error> {
+        let text = String::deserialize(d)?;
+        match text.as_str() {
+            "none" => Ok(FsKind::None),
+            "ext4" => Ok(FsKind::Ext4),
+            "xfs" | "btrfs" => Err(serde::de::Error::custom(format!(
+                "fs = \"{text}\": trimlab has one file-system model with ext4's, XFS's and btrfs's layouts and discard paths; write fs = \"ext4\" and layout = \"{text}\" (docs/host-fs.md)"
+            ))),
+            _ => Err(serde::de::Error::custom(format!(
+                "unknown fs {text:?}: accepted \"none\" (the block device alone) or \"ext4\" (the file-system model; XFS and btrfs are its layout = \"xfs\" / \"btrfs\")"
+            ))),
+        }
+    }
 }
 
 /// `[host]`. Unset keys take `FsConfig::default()`'s values (docs/config.md lists them), and
@@ -259,7 +276,15 @@ impl HostSection {
         if self.fs_kind() == FsKind::None {
             return self.refuse_keys_without_fs().map(|()| None);
         }
-        let mut fs = FsConfig::defaults_for(self.kernel.unwrap_or_default(), self.layout.unwrap_or_default());
+        let layout = self.layout.unwrap_or_default();
+        if self.kernel == Some(Kernel::Paper) && layout != trimlab_fs::Layout::Ext4 {
+            return Err(ConfigError::new(
+                "host.kernel",
+                "\"paper\"",
+                "is ext4's setup of the papers; the XFS and btrfs layouts follow Linux 6.18 (their kernel recordings), so drop kernel or write \"linux-6.18\"",
+            ));
+        }
+        let mut fs = FsConfig::defaults_for(self.kernel.unwrap_or_default(), layout);
         if let Some(text) = &self.discard {
             let parsed =
                 parse_discard(text).map_err(|e| ConfigError::new("host.discard", format!("{text:?}"), e))?;
@@ -498,6 +523,30 @@ mod tests {
         crate::RunConfig::parse(&format!("[host]\nfs = \"ext4\"\n{text}"), "test.toml")
             .map(|c| c.host)
             .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn xfs_and_btrfs_are_layouts_and_paper_is_ext4s_kernel() {
+        for fs in ["xfs", "btrfs"] {
+            let e = crate::RunConfig::parse(&format!("[host]\nfs = \"{fs}\"\n"), "t.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("layout = \"{fs}\"")) && e.contains("line 2"), "{e}");
+        }
+        let e = crate::RunConfig::parse("[host]\nfs = \"zfs\"\n", "t.toml").unwrap_err().to_string();
+        assert!(e.contains("\"zfs\"") && e.contains("layout"), "{e}");
+        for layout in ["xfs", "btrfs"] {
+            let h = host(&format!("layout = \"{layout}\"\nkernel = \"paper\"\n")).unwrap();
+            let e = h.resolve().unwrap_err().to_string();
+            assert!(e.contains("host.kernel") && e.contains("Linux 6.18"), "{e}");
+            let h = host(&format!("layout = \"{layout}\"\nkernel = \"linux-6.18\"\n")).unwrap();
+            let plain = host(&format!("layout = \"{layout}\"\n")).unwrap();
+            assert_eq!(
+                h.resolve().unwrap().unwrap().fs,
+                plain.resolve().unwrap().unwrap().fs,
+                "6.18 is what {layout} models"
+            );
+        }
     }
 
     #[test]
