@@ -136,9 +136,16 @@ impl ByteUnit {
 
 impl DurationNs {
     pub const ACCEPTED: &'static str =
-        "a string with a unit like \"200us\", \"5ms\", \"2s\", \"1min\", \"1d\" (ns, us, ms, s, min, h, d), or 0";
+        "a string with a unit like \"200us\", \"5ms\", \"2s\", \"1min\", \"1d\", \"1w\" (ns, us, ms, s, min, h, d, w), \"hourly\", \"daily\", \"weekly\", or 0";
 
     pub fn parse(text: &str) -> Result<DurationNs, String> {
+        // systemd's calendar words, as fstrim.timer's `OnCalendar=weekly` writes its period.
+        match text.trim() {
+            "hourly" => return Ok(DurationNs(3_600_000_000_000)),
+            "daily" => return Ok(DurationNs(86_400_000_000_000)),
+            "weekly" => return Ok(DurationNs(7 * 86_400_000_000_000)),
+            _ => {}
+        }
         let bad = || format!("\"{text}\" is not a duration (expected {})", DurationNs::ACCEPTED);
         let (number, unit) = split_number(text).ok_or_else(bad)?;
         let is_zero = match number {
@@ -155,6 +162,7 @@ impl DurationNs {
             "min" => 60_000_000_000,
             "h" => 3_600_000_000_000,
             "d" => 86_400_000_000_000,
+            "w" | "week" | "weeks" => 7 * 86_400_000_000_000,
             _ => return Err(bad()),
         };
         let ns = match (scaled(number, multiplier), number) {
@@ -185,7 +193,7 @@ impl DurationNs {
     /// The error for a bare number: say what it would have meant and how to write it.
     fn no_unit(number: impl fmt::Display) -> String {
         format!(
-            "{number} has no unit; write it with one, e.g. \"{number}ms\" or \"{number}s\" (accepted units: ns, us, ms, s, min, h, d)"
+            "{number} has no unit; write it with one, e.g. \"{number}ms\" or \"{number}s\" (accepted units: ns, us, ms, s, min, h, d, w)"
         )
     }
 }
@@ -308,6 +316,14 @@ mod tests {
         assert_eq!(DurationNs::parse("0").unwrap().0, 0);
         assert_eq!(DurationNs::parse("2d").unwrap().0, 2 * 86_400_000_000_000);
         assert!(DurationNs::parse("5 fortnights").is_err());
+        // fstrim.timer's period, as systemd and fstrim(8) users write it.
+        let week = 7 * 86_400_000_000_000;
+        for text in ["1w", "1week", "weekly"] {
+            assert_eq!(DurationNs::parse(text).unwrap().0, week, "{text}");
+        }
+        assert_eq!(DurationNs::parse("daily").unwrap().0, 86_400_000_000_000);
+        assert_eq!(DurationNs::parse("2weeks").unwrap().0, 2 * week);
+        assert!(DurationNs::parse("53w").is_err(), "past a year");
         assert_eq!(DurationNs(1_500_000).to_string(), "1500us");
     }
 
