@@ -1,6 +1,6 @@
 //! `trimlab compare A B`: two recordings side by side per phase (crates/jobs/src/compare.rs).
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::PathBuf;
 
 /// `trimlab compare`'s arguments.
@@ -20,8 +20,7 @@ pub struct CompareArgs {
 
 pub fn run(args: &CompareArgs) -> Result<()> {
     let read = |path: &PathBuf| -> Result<_> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let text = trimlab_jobs::input::read_text(path, &path.display().to_string())?;
         trimlab_jobs::compare::read_recording(&text, &path.display().to_string())
     };
     let (a, b) = (read(&args.a)?, read(&args.b)?);

@@ -95,12 +95,12 @@ impl Replayer {
             }
             "chdir" => {
                 if let Some(abs) = arg(0).and_then(string).and_then(|p| self.resolve(pid, None, &p)) {
-                    self.procs.get(pid).cwd = abs;
+                    self.procs.get(pid).cwd = abs.into();
                 }
             }
             "fchdir" => {
                 if let Some(Target::Dir(p)) = self.fd(pid, arg(0)).map(|f| f.target) {
-                    self.procs.get(pid).cwd = p;
+                    self.procs.get(pid).cwd = p.into();
                 }
             }
             _ => self.fcntl(pid, argv, r),
@@ -124,10 +124,13 @@ impl Replayer {
         let only_cloexec = argv.get(2).is_some_and(|f| has_flag(f, "CLOSE_RANGE_CLOEXEC"));
         let table = self.procs.get(pid).fds.clone();
         let mut table = table.borrow_mut();
-        match only_cloexec {
+        if first > last {
+            return; // the kernel refuses it (EINVAL); a range with its ends swapped would panic here
+        }
+        table.change(|table| match only_cloexec {
             true => table.range_mut(first..=last).for_each(|(_, fd)| fd.cloexec = true),
             false => table.retain(|n, _| !(first..=last).contains(n)),
-        }
+        });
     }
 
     /// fcntl: F_DUPFD/F_DUPFD_CLOEXEC duplicate, F_SETFD sets close-on-exec, F_SETFL O_APPEND;
