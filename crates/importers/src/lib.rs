@@ -5,4 +5,5 @@
 
 pub mod filebench;
 pub mod input;
+pub mod space;
 pub mod strace;

@@ -206,11 +206,11 @@ impl Replayer {
         };
         self.preexisting.remove(&ino);
         if r > 0 {
-            let done = fs.write(ino, at, r);
+            let done = crate::space::check_fits(fs, ino, at, r).and_then(|()| fs.write(ino, at, r));
             self.fs_done(done)?;
         }
         if offset.is_none() {
-            self.set_pos(pid, n, at + r);
+            self.set_pos(pid, n, at.saturating_add(r));
         }
         Ok(())
     }
@@ -280,7 +280,7 @@ impl Replayer {
         let now = fs.file_size(ino).unwrap_or(size);
         if size > now {
             self.counts.preexisting_bytes += size - now;
-            let done = fs.write(ino, now, size - now);
+            let done = crate::space::check_fits(fs, ino, now, size - now).and_then(|()| fs.write(ino, now, size - now));
             self.fs_done(done)?;
         }
         Ok(())
@@ -397,7 +397,7 @@ impl Replayer {
             len = len.min(fs.file_size(ino).unwrap_or(0).saturating_sub(offset));
         }
         if len > 0 {
-            let done = fs.fallocate(ino, offset, len);
+            let done = crate::space::check_fits(fs, ino, offset, len).and_then(|()| fs.fallocate(ino, offset, len));
             self.fs_done(done)?;
         }
         Ok(())
