@@ -16,6 +16,7 @@ mod sections;
 mod units;
 
 use crate::config::WorkloadConfig;
+use crate::script::clip;
 use options::{apply, FioOption, Shape, IGNORED};
 use std::fmt;
 use trimlab_sim::DurationNs;
@@ -96,7 +97,8 @@ pub fn parse_fio_file(
             if !apply(&opt, &mut w, &mut shape)? {
                 if !IGNORED.contains(&key.as_str()) {
                     return Err(opt.err(format!(
-                        "fio option `{key}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})",
+                        "fio option `{}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})",
+                        clip(key),
                         IGNORED.join(", ")
                     )));
                 }
@@ -145,7 +147,21 @@ fn group_jobs(
         }
         let group = file.groups.last_mut().expect("a group was pushed for the first job");
         group.names.push(spec.name.clone());
-        for clone in 0..spec.shape.numjobs.unwrap_or(1) {
+        // fio's job limit counts every clone; checked before any is built (numjobs clones
+        // of many jobs once took 3.5 GB before a later check of the streams).
+        let clones = spec.shape.numjobs.unwrap_or(1);
+        if thread + u64::from(clones) > sections::JOBS_MAX as u64 {
+            return Err(err(
+                spec.line,
+                format!(
+                    "[{}]: numjobs={clones} makes more than {} jobs in the file, counting clones (fio's own \
+                     limit, REAL_MAX_JOBS)",
+                    clip(&spec.name),
+                    sections::JOBS_MAX
+                ),
+            ));
+        }
+        for clone in 0..clones {
             thread += 1;
             let mut w = spec.workload.clone();
             spec.shape
