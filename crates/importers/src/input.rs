@@ -105,6 +105,20 @@ pub fn read_text_from(input: impl Read, origin: &str, max: u64) -> Result<String
     })
 }
 
+/// How much of an error message is printed: enough for any message of ours, with the values
+/// it quotes; a message quoting a hostile value whole (a 1 MiB word) is cut here.
+pub const MESSAGE_CHARS_MAX: usize = 1000;
+
+/// `text` whole if it has at most `max_chars` characters, else its start and how long it was
+/// (an error echoing a 400 KB line is unreadable, and a log of such errors grows with the
+/// input).
+pub fn clip(text: &str, max_chars: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        Some((at, _)) => format!("{}... ({} bytes)", &text[..at], text.len()).into(),
+        None => text.into(),
+    }
+}
+
 /// The message for a line past [`LINE_BYTES_MAX`].
 pub fn line_too_long() -> String {
     format!(

@@ -15,6 +15,7 @@ mod replayer;
 pub use line::{parse as parse_line, Body, Line};
 pub use replayer::Replayer;
 
+use crate::input::{clip, MESSAGE_CHARS_MAX};
 use std::fmt;
 use std::io::BufRead;
 use trimlab_device::BlockDevice;
@@ -109,8 +110,8 @@ pub struct StraceError {
 impl fmt::Display for StraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
-            0 => write!(f, "{}: {}", self.origin, self.message),
-            n => write!(f, "{}:{}: {}", self.origin, n, self.message),
+            0 => write!(f, "{}: {}", self.origin, clip(&self.message, MESSAGE_CHARS_MAX)),
+            n => write!(f, "{}:{}: {}", self.origin, n, clip(&self.message, MESSAGE_CHARS_MAX)),
         }
     }
 }

@@ -27,7 +27,8 @@ pub struct ScriptError {
 
 impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: `{}`: {}", self.origin, self.line, self.text, self.message)
+        let message = trimlab_importers::input::clip(&self.message, trimlab_importers::input::MESSAGE_CHARS_MAX);
+        write!(f, "{}:{}: `{}`: {}", self.origin, self.line, self.text, message)
     }
 }
 

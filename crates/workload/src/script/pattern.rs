@@ -17,6 +17,13 @@ pub const EXPANSION_MAX: usize = 10_000_000;
 /// a hostile line from making every path pay for its depth.
 pub const NESTING_MAX: usize = 32;
 
+/// The longest name a path component may have and the longest path, as the kernel takes
+/// them (include/uapi/linux/limits.h: NAME_MAX 255, PATH_MAX 4096 with its NUL): a word
+/// whose every path is longer is refused when the script is parsed, before its paths are
+/// built (52,000 alternatives after a 105 KB prefix are 5.5 GB of paths).
+pub const NAME_MAX: usize = 255;
+pub const PATH_MAX: usize = 4096;
+
 /// How much of a hostile value an error quotes (the rest is counted, not echoed).
 const QUOTE_MAX: usize = 120;
 
@@ -28,10 +35,7 @@ pub fn quoted(text: &str) -> String {
 /// `text` whole if short, else its start and how long it was (an error echoing a 400 KB line
 /// is unreadable, and a log of such errors grows with the input).
 pub fn clip(text: &str) -> String {
-    match text.char_indices().nth(QUOTE_MAX) {
-        Some((at, _)) => format!("{}... ({} bytes)", &text[..at], text.len()),
-        None => text.to_string(),
-    }
+    trimlab_importers::input::clip(text, QUOTE_MAX).into_owned()
 }
 
 /// Expands every brace group of `word` (cartesian, leftmost slowest: bash's order).
@@ -167,6 +171,7 @@ impl Pattern {
         if p.count > EXPANSION_MAX as u64 {
             return Err(format!("{} expands to more than {EXPANSION_MAX} paths", quoted(word)));
         }
+        p.check_lengths()?;
         Ok(p)
     }
 
@@ -229,6 +234,40 @@ impl Pattern {
             };
         }
         self.first.map_or(1, |f| onward[f as usize])
+    }
+
+    /// Refuses a word whose literal text has a component longer than NAME_MAX (every path
+    /// has it) or whose shortest path is longer than PATH_MAX (a path's literal text and a
+    /// digit per range item at least; the same backward pass as `count_paths`).
+    fn check_lengths(&self) -> Result<(), String> {
+        for item in &self.items {
+            if let Kind::Literal(start, end) = item.kind {
+                let longest = self.word[start..end].split('/').map(str::len).max().unwrap_or(0);
+                if longest > NAME_MAX {
+                    return Err(format!(
+                        "{} has a name of {longest} bytes, longer than the kernel's NAME_MAX ({NAME_MAX})",
+                        quoted(&self.word)
+                    ));
+                }
+            }
+        }
+        let mut shortest = vec![0u64; self.items.len()];
+        for i in (0..self.items.len()).rev() {
+            let after = self.items[i].next.map_or(0, |n| shortest[n as usize]);
+            shortest[i] = match &self.items[i].kind {
+                Kind::Literal(start, end) => (end - start) as u64 + after,
+                Kind::Range(_) => 1 + after,
+                Kind::Alternatives(alts) => alts.iter().map(|a| a.map_or(0, |f| shortest[f as usize])).min().unwrap_or(0),
+            };
+        }
+        let least = self.first.map_or(0, |f| shortest[f as usize]);
+        if least >= PATH_MAX as u64 {
+            return Err(format!(
+                "{}: every path it names is at least {least} bytes long, past the kernel's PATH_MAX ({PATH_MAX})",
+                quoted(&self.word)
+            ));
+        }
+        Ok(())
     }
 
     /// How many paths the word expands to.
@@ -541,15 +580,20 @@ mod tests {
         let nested = format!("{}x{}", "{".repeat(NESTING_MAX), "}".repeat(NESTING_MAX));
         assert_eq!(Pattern::parse(&nested).unwrap().expand(), ["x"]);
         // A long prefix before many alternatives is held once (the old parser copied it per
-        // alternative: 1.98 GB for 210 KB).
-        let wide = format!("{}{{{}z}}", "p".repeat(105_000), "a,".repeat(52_000));
-        let p = Pattern::parse(&wide).unwrap();
+        // alternative: 1.98 GB for 210 KB); its paths, each longer than the kernel takes, are
+        // refused before any is built.
+        let prefix = "p/".repeat(52_000);
+        let wide = format!("{prefix}{{{}z}}", "a,".repeat(52_000));
+        let e = Pattern::parse(&wide).unwrap_err();
+        assert!(e.contains("at least 104001 bytes long, past the kernel's PATH_MAX"), "{e}");
+        assert!(Pattern::parse(&"n".repeat(256)).unwrap_err().contains("NAME_MAX"));
+        let p = Pattern::parse(&format!("{}{{{}z}}", &prefix[..2000], "a,".repeat(52_000))).unwrap();
         assert_eq!(p.count(), 52_001);
-        assert!(p.items.len() <= 52_005 && p.word.len() == wide.len());
+        assert!(p.items.len() <= 52_005);
         let mut n = 0;
         p.each(&mut |path| -> Result<(), ()> {
             n += 1;
-            assert_eq!(path.len(), 105_001);
+            assert_eq!(path.len(), 2001);
             Ok(())
         })
         .unwrap();
