@@ -11,7 +11,8 @@ pub fn read(path: &Path) -> Result<(String, String)> {
     // ends at its first megabyte with an error, not with the machine's memory.
     if path == Path::new("-") {
         let max = input::held_bytes_max()?;
-        let text = input::read_text_from(std::io::stdin(), "<stdin>", max).context("cannot read the config")?;
+        let text =
+            input::read_text_from(std::io::stdin(), "<stdin>", max).context("cannot read the config")?;
         Ok((text, "<stdin>".to_string()))
     } else {
         let origin = path.display().to_string();

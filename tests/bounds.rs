@@ -31,7 +31,8 @@ fn expand(recipe: &str) -> Vec<u8> {
     let mut out = Vec::new();
     for line in recipe.lines().filter(|l| !l.is_empty()) {
         let (count, text) = line.split_once(' ').unwrap_or((line, ""));
-        let count: usize = count.parse().unwrap_or_else(|_| panic!("a recipe line starts with a count: {line:.60}"));
+        let count: usize =
+            count.parse().unwrap_or_else(|_| panic!("a recipe line starts with a count: {line:.60}"));
         let text = text.replace("\\n", "\n");
         for i in 0..count {
             let piece = text.replace("{i}", &i.to_string()).replace("{j}", &(100_000 + i).to_string());
@@ -110,13 +111,19 @@ fn args_of(kind: &str, input: &Path, dir: &Path) -> Vec<String> {
     let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     match kind {
         "script" => {
-            let config = write("c.toml", format!("{DEVICE}{HOST}[workload]\nkind = \"script\"\nscript = {input:?}\n"));
+            let config =
+                write("c.toml", format!("{DEVICE}{HOST}[workload]\nkind = \"script\"\nscript = {input:?}\n"));
             strings(&["run", &config, "--out", &out])
         }
         "fio" => strings(&["run", &write("c.toml", DEVICE.to_string()), "--fio", &input, "--out", &out]),
-        "filebench" => {
-            strings(&["run", &write("c.toml", format!("{DEVICE}{HOST}")), "--filebench", &input, "--out", &out])
-        }
+        "filebench" => strings(&[
+            "run",
+            &write("c.toml", format!("{DEVICE}{HOST}")),
+            "--filebench",
+            &input,
+            "--out",
+            &out,
+        ]),
         "strace" => {
             let config = write("c.toml", format!("{DEVICE}{HOST}"));
             let root = "workload.strace_root=\"/tmp/work\"";
@@ -158,7 +165,10 @@ fn judge(args: &[String], o: &Option<Output>, expect: &str) -> Option<String> {
 fn every_reproducer_ends_in_bounded_time_and_memory() {
     let prlimit = has_prlimit();
     if !prlimit {
-        skip("bounds::every_reproducer_ends_in_bounded_time_and_memory (the memory cap)", "no prlimit (util-linux)");
+        skip(
+            "bounds::every_reproducer_ends_in_bounded_time_and_memory (the memory cap)",
+            "no prlimit (util-linux)",
+        );
     }
     let cases = std::fs::read_to_string(corpus().join("cases.txt")).unwrap();
     let mut failures = Vec::new();
@@ -187,7 +197,19 @@ fn endless_and_special_files_end_with_an_error() {
     let line = "a line longer than 1048576 bytes";
     let cases: [(Vec<&str>, &str); 5] = [
         (vec!["run", "/dev/zero"], line),
-        (vec!["run", &config, "--strace", "/dev/zero", "--set", "workload.strace_root=\"/w\"", "--out", &out], line),
+        (
+            vec![
+                "run",
+                &config,
+                "--strace",
+                "/dev/zero",
+                "--set",
+                "workload.strace_root=\"/w\"",
+                "--out",
+                &out,
+            ],
+            line,
+        ),
         (vec!["run", &config, "--fio", "/dev/zero", "--out", &out], line),
         (vec!["compare", "/dev/zero", "/dev/zero"], line),
         (vec!["run", "/"], "is a directory"),

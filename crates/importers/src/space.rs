@@ -10,7 +10,12 @@ use trimlab_fs::{FileSystem, FsError, Ino};
 /// `Err(NoSpace)` when `bytes` at `offset` of `ino` need more new blocks than the whole file
 /// system has (the blocks the file already maps are the most the range can reuse); Ok when
 /// the model must decide (it then walks at most the file system's size).
-pub fn check_fits<D: BlockDevice>(fs: &FileSystem<D>, ino: Ino, offset: u64, bytes: u64) -> Result<(), FsError> {
+pub fn check_fits<D: BlockDevice>(
+    fs: &FileSystem<D>,
+    ino: Ino,
+    offset: u64,
+    bytes: u64,
+) -> Result<(), FsError> {
     let bs = fs.config().block_bytes.max(1);
     let Some(end) = offset.checked_add(bytes) else { return Err(FsError::NoSpace) };
     let blocks = end.div_ceil(bs) - offset / bs;

@@ -12,7 +12,7 @@
 //! panics, and prints a bounded message; the file system is consistent after a replay; the
 //! whole target runs in a child under a 1 GiB address space.
 //!
-//! Time: 1500 models and 1500 traces, a few seconds; the runner's stream is fixed, so a
+//! Time: 3000 models and 3000 traces, a few seconds; the runner's stream is fixed, so a
 //! failure repeats and prints the shrunk input.
 
 use proptest::prelude::*;
@@ -26,13 +26,46 @@ use trimlab_sim::{ByteSize, SimRng, SimTime};
 /// Tokens an edit inserts: what the parsers split on, numbers at their limits, hostile
 /// lengths' seeds.
 const TOKENS: &[&str] = &[
-    "{", "}", ",", "..", "{0..9}", "{a,b}", "-", "\n", "=", "$", "#", ";", "[", "]", "(", ")", "\"", "/", "..", " ",
-    "0", "1", "-1", "4096", "9999999999", "18446744073709551615", "9223372036854775807", "1e300", "4e9",
-    "1PiB", "8EiB", "k", "t", "nan", "\u{0}", "\u{fffd}",
+    "{",
+    "}",
+    ",",
+    "..",
+    "{0..9}",
+    "{a,b}",
+    "-",
+    "\n",
+    "=",
+    "$",
+    "#",
+    ";",
+    "[",
+    "]",
+    "(",
+    ")",
+    "\"",
+    "/",
+    "..",
+    " ",
+    "0",
+    "1",
+    "-1",
+    "4096",
+    "9999999999",
+    "18446744073709551615",
+    "9223372036854775807",
+    "1e300",
+    "4e9",
+    "1PiB",
+    "8EiB",
+    "k",
+    "t",
+    "nan",
+    "\u{0}",
+    "\u{fffd}",
 ];
 
 /// One edit of a seed: at `at` (a position scaled to the seed), replace, insert a token,
-/// delete, or repeat the line there up to 200 times.
+/// delete, or repeat the line there up to 200 times (while the text stays under 1 MB).
 fn edit(text: &mut Vec<u8>, (at, what, n): (u16, u8, u8)) {
     let at = if text.is_empty() { 0 } else { usize::from(at) * text.len() / 65536 };
     match what % 4 {
@@ -49,7 +82,9 @@ fn edit(text: &mut Vec<u8>, (at, what, n): (u16, u8, u8)) {
             let start = text[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
             let end = text[at..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| at + i + 1);
             let line = text[start..end].to_vec();
-            for _ in 0..usize::from(n % 200) {
+            // The input stays under about 1 MB whatever the edits (the fuzzer's own memory).
+            let room = 1_000_000usize.saturating_sub(text.len()) / line.len().max(1);
+            for _ in 0..usize::from(n % 200).min(room) {
                 text.splice(end..end, line.iter().copied());
             }
         }
@@ -81,7 +116,8 @@ fn seeds(dir: &std::path::Path, exts: &[&str]) -> Vec<String> {
     paths.sort();
     for path in paths {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let Some(ext) = exts.iter().find(|e| name.ends_with(*e) || name.ends_with(&format!("{e}.gen"))) else {
+        let Some(ext) = exts.iter().find(|e| name.ends_with(*e) || name.ends_with(&format!("{e}.gen")))
+        else {
             continue;
         };
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
@@ -146,8 +182,9 @@ fn fs() -> FileSystem<Ssd> {
         logical_bytes: Some(ByteSize(48 << 20)),
         ..Default::default()
     };
-    let ssd =
-        Ssd::new(SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).expect("device"));
+    let ssd = Ssd::new(
+        SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).expect("device"),
+    );
     let config = FsConfig { blocks_per_group: 2048, inode_ratio_bytes: 65536, ..Default::default() }
         .with_policy(PolicyKind::Discard);
     FileSystem::mkfs(ssd, config, SimTime::ZERO, false).expect("mkfs")
@@ -158,7 +195,7 @@ fn filebench_parser() {
     capped("filebench_parser", || {
         let mut s = seeds(&root().join("tests/data/fuzz/filebench"), &[".f"]);
         s.extend(seeds(&root().join("examples/filebench"), &[".f"]));
-        let result = runner(1500).run(&inputs(s), |text| {
+        let result = runner(3000).run(&inputs(s), |text| {
             match filebench::parse(&text, "fuzz.f") {
                 Ok(mut model) => {
                     let entries: u64 = model.filesets.iter().map(|f| f.entries).sum();
@@ -188,9 +225,10 @@ fn filebench_parser() {
 #[test]
 fn strace_reader() {
     capped("strace_reader", || {
-        let mut s = seeds(&root().join("tests/data/fuzz/strace"), &[".strace"]);
-        let options = strace::StraceOptions { root: "/tmp/work".into(), gap_max_ns: Some(1_000_000), reads: true };
-        let result = runner(1500).run(&inputs(s), |text| {
+        let s = seeds(&root().join("tests/data/fuzz/strace"), &[".strace"]);
+        let options =
+            strace::StraceOptions { root: "/tmp/work".into(), gap_max_ns: Some(1_000_000), reads: true };
+        let result = runner(3000).run(&inputs(s), |text| {
             let mut fs = fs();
             match strace::replay(text.as_bytes(), "fuzz.strace", &mut fs, &options) {
                 Ok(counts) => prop_assert!(counts.lines <= text.len() as u64 + 1),

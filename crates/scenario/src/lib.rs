@@ -22,10 +22,10 @@ pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
 pub use run::{run, run_recorded, run_resolved, RunResult, Series};
-/// The progress hook a run reports to (a bar per phase on a terminal).
-pub use trimlab_workload::Progress;
 /// Bounded reading of input files (the binary reads its files through it).
 pub use trimlab_workload::input;
+/// The progress hook a run reports to (a bar per phase on a terminal).
+pub use trimlab_workload::Progress;
 
 /// Why a configuration could not be read, resolved or run.
 #[derive(Debug, thiserror::Error)]

@@ -375,12 +375,19 @@ pub(crate) fn sim_ascii(line: &str, disksim: bool) -> Line {
     let time_ns = if disksim {
         match tokens[0].parse::<f64>() {
             Ok(ms) if ms >= 0.0 && ms.is_finite() => (ms * 1e6).round() as u64,
-            _ => return Line::Bad(format!("arrival \"{}\" is not a non-negative number of ms", clip(tokens[0]))),
+            _ => {
+                return Line::Bad(format!(
+                    "arrival \"{}\" is not a non-negative number of ms",
+                    clip(tokens[0])
+                ))
+            }
         }
     } else {
         match tokens[0].parse::<u64>() {
             Ok(ns) => ns,
-            Err(_) => return Line::Bad(format!("arrival \"{}\" is not an integer number of ns", clip(tokens[0]))),
+            Err(_) => {
+                return Line::Bad(format!("arrival \"{}\" is not an integer number of ns", clip(tokens[0])))
+            }
         }
     };
     if time_ns > ARRIVAL_NS_MAX {

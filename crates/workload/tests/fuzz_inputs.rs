@@ -10,7 +10,7 @@
 //! expand lazily (the first thousand are walked); the whole target runs in a child under a
 //! 1 GiB address space.
 //!
-//! Time: 3000 scripts and 3000 fio files, a few seconds; the runner's stream is fixed, so a
+//! Time: 8000 scripts and 5000 fio files, a few seconds; the runner's stream is fixed, so a
 //! failure repeats and prints the shrunk input.
 
 use proptest::prelude::*;
@@ -22,13 +22,46 @@ use trimlab_workload::WorkloadConfig;
 /// Tokens an edit inserts: what the parsers split on, numbers at their limits, hostile
 /// lengths' seeds.
 const TOKENS: &[&str] = &[
-    "{", "}", ",", "..", "{0..9}", "{a,b}", "-", "\n", "=", "$", "#", ";", "[", "]", "(", ")", "\"", "/", "..", " ",
-    "0", "1", "-1", "4096", "9999999999", "18446744073709551615", "9223372036854775807", "1e300", "4e9",
-    "1PiB", "8EiB", "k", "t", "nan", "\u{0}", "\u{fffd}",
+    "{",
+    "}",
+    ",",
+    "..",
+    "{0..9}",
+    "{a,b}",
+    "-",
+    "\n",
+    "=",
+    "$",
+    "#",
+    ";",
+    "[",
+    "]",
+    "(",
+    ")",
+    "\"",
+    "/",
+    "..",
+    " ",
+    "0",
+    "1",
+    "-1",
+    "4096",
+    "9999999999",
+    "18446744073709551615",
+    "9223372036854775807",
+    "1e300",
+    "4e9",
+    "1PiB",
+    "8EiB",
+    "k",
+    "t",
+    "nan",
+    "\u{0}",
+    "\u{fffd}",
 ];
 
 /// One edit of a seed: at `at` (a position scaled to the seed), replace, insert a token,
-/// delete, or repeat the line there up to 200 times.
+/// delete, or repeat the line there up to 200 times (while the text stays under 1 MB).
 fn edit(text: &mut Vec<u8>, (at, what, n): (u16, u8, u8)) {
     let at = if text.is_empty() { 0 } else { usize::from(at) * text.len() / 65536 };
     match what % 4 {
@@ -45,7 +78,9 @@ fn edit(text: &mut Vec<u8>, (at, what, n): (u16, u8, u8)) {
             let start = text[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
             let end = text[at..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| at + i + 1);
             let line = text[start..end].to_vec();
-            for _ in 0..usize::from(n % 200) {
+            // The input stays under about 1 MB whatever the edits (the fuzzer's own memory).
+            let room = 1_000_000usize.saturating_sub(text.len()) / line.len().max(1);
+            for _ in 0..usize::from(n % 200).min(room) {
                 text.splice(end..end, line.iter().copied());
             }
         }
@@ -77,7 +112,8 @@ fn seeds(dir: &std::path::Path, exts: &[&str]) -> Vec<String> {
     paths.sort();
     for path in paths {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let Some(ext) = exts.iter().find(|e| name.ends_with(*e) || name.ends_with(&format!("{e}.gen"))) else {
+        let Some(ext) = exts.iter().find(|e| name.ends_with(*e) || name.ends_with(&format!("{e}.gen")))
+        else {
             continue;
         };
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
@@ -153,7 +189,7 @@ fn script_parser() {
     capped("script_parser", || {
         let mut s = seeds(&root().join("tests/data/fuzz/script"), &[".ops"]);
         s.extend(seeds(&root().join("examples/scenarios"), &[".ops"]));
-        let result = runner(3000).run(&inputs(s), |text| {
+        let result = runner(8000).run(&inputs(s), |text| {
             match Script::parse(&text, "fuzz.ops") {
                 Ok(script) => {
                     for line in &script.lines {
@@ -188,7 +224,7 @@ fn fio_parser() {
         let mut s = seeds(&root().join("tests/data/fuzz/fio"), &[".fio"]);
         s.extend(seeds(&root().join("examples/fio"), &[".fio"]));
         let base = WorkloadConfig::default();
-        let result = runner(3000).run(&inputs(s), |text| {
+        let result = runner(5000).run(&inputs(s), |text| {
             match parse_fio_file(&text, "fuzz.fio", &base, Some(1 << 30)) {
                 Ok(file) => {
                     let streams: usize = file.groups.iter().map(|g| g.streams.len() + g.ramp.len()).sum();

@@ -132,13 +132,14 @@ pub fn replay<R: BufRead, D: BlockDevice>(
         buf.clear();
         // A line is capped (`--strace /dev/zero` is one endless line): the error comes at
         // the cap, not when memory runs out.
-        let n = crate::input::read_line(&mut reader, &mut buf, crate::input::LINE_BYTES_MAX).map_err(|e| {
-            let message = match e {
-                crate::input::LineError::Io(e) => format!("cannot read the trace: {e}"),
-                crate::input::LineError::TooLong => crate::input::line_too_long(),
-            };
-            StraceError { origin: origin.to_string(), line: number + 1, message }
-        })?;
+        let n =
+            crate::input::read_line(&mut reader, &mut buf, crate::input::LINE_BYTES_MAX).map_err(|e| {
+                let message = match e {
+                    crate::input::LineError::Io(e) => format!("cannot read the trace: {e}"),
+                    crate::input::LineError::TooLong => crate::input::line_too_long(),
+                };
+                StraceError { origin: origin.to_string(), line: number + 1, message }
+            })?;
         if n == 0 {
             break;
         }

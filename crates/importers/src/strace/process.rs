@@ -65,7 +65,9 @@ impl Budget {
             ));
         }
         (self.copied.get() > DESCRIPTORS_COPIED_MAX).then(|| {
-            format!("the processes' forks copy more than {DESCRIPTORS_COPIED_MAX} descriptors (docs/limits.md)")
+            format!(
+                "the processes' forks copy more than {DESCRIPTORS_COPIED_MAX} descriptors (docs/limits.md)"
+            )
         })
     }
 }

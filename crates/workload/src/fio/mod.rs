@@ -31,7 +31,8 @@ pub struct FioError {
 
 impl fmt::Display for FioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let message = trimlab_importers::input::clip(&self.message, trimlab_importers::input::MESSAGE_CHARS_MAX);
+        let message =
+            trimlab_importers::input::clip(&self.message, trimlab_importers::input::MESSAGE_CHARS_MAX);
         write!(f, "{}:{}: {}", self.origin, self.line, message)
     }
 }

@@ -45,7 +45,10 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
             in_global = Some(name == "global");
             if name != "global" {
                 if jobs.len() == JOBS_MAX {
-                    return Err(err(line_no, format!("more than {JOBS_MAX} jobs (fio's own limit, REAL_MAX_JOBS)")));
+                    return Err(err(
+                        line_no,
+                        format!("more than {JOBS_MAX} jobs (fio's own limit, REAL_MAX_JOBS)"),
+                    ));
                 }
                 held += global.len();
                 if held > OPTION_LINES_MAX {

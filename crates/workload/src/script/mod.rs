@@ -27,7 +27,8 @@ pub struct ScriptError {
 
 impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let message = trimlab_importers::input::clip(&self.message, trimlab_importers::input::MESSAGE_CHARS_MAX);
+        let message =
+            trimlab_importers::input::clip(&self.message, trimlab_importers::input::MESSAGE_CHARS_MAX);
         write!(f, "{}:{}: `{}`: {}", self.origin, self.line, self.text, message)
     }
 }
@@ -115,7 +116,12 @@ impl Script {
 
     /// The error for `line` with `message` (for the interpreter).
     pub fn error(&self, line: &Line, message: String) -> ScriptError {
-        ScriptError { origin: self.origin.clone(), line: line.number, text: pattern::clip(&line.text), message }
+        ScriptError {
+            origin: self.origin.clone(),
+            line: line.number,
+            text: pattern::clip(&line.text),
+            message,
+        }
     }
 }
 
@@ -150,7 +156,9 @@ mod tests {
         assert!(err("phase a b").contains("one name"));
         assert!(err("write f bytes=4KiB bytes=8KiB").contains("given twice"));
         let many = "phase p\n".repeat(PHASES_MAX + 1);
-        assert!(err(&many).contains(&format!("t.ops:{}: `phase p`: a script may have at most", PHASES_MAX + 1)));
+        assert!(
+            err(&many).contains(&format!("t.ops:{}: `phase p`: a script may have at most", PHASES_MAX + 1))
+        );
         let words = "f{0..9999999} ".repeat(2);
         assert!(err(&format!("rm {words}")).contains("the line's words expand to more than 10000000"));
         let long = err(&format!("rm {}", "x{".repeat(100_000)));

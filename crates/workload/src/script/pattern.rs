@@ -138,7 +138,10 @@ impl Pattern {
                         continue;
                     }
                     if depth == NESTING_MAX {
-                        return Err(format!("{} nests brace groups more than {NESTING_MAX} deep", quoted(word)));
+                        return Err(format!(
+                            "{} nests brace groups more than {NESTING_MAX} deep",
+                            quoted(word)
+                        ));
                     }
                     // The group's item comes before its alternatives' (see `count_paths`).
                     let id = p.append(seq, Kind::Alternatives(Vec::new()));
@@ -155,7 +158,8 @@ impl Pattern {
                     p.close_group(seq, g);
                 }
                 _ => {
-                    let end = bytes[i..].iter().position(|b| b"{},".contains(b)).map_or(bytes.len(), |n| i + n);
+                    let end =
+                        bytes[i..].iter().position(|b| b"{},".contains(b)).map_or(bytes.len(), |n| i + n);
                     // A comma outside every group is text.
                     let end = if end == i { i + 1 } else { end };
                     p.append(seq, Kind::Literal(i, end));
@@ -257,7 +261,9 @@ impl Pattern {
             shortest[i] = match &self.items[i].kind {
                 Kind::Literal(start, end) => (end - start) as u64 + after,
                 Kind::Range(_) => 1 + after,
-                Kind::Alternatives(alts) => alts.iter().map(|a| a.map_or(0, |f| shortest[f as usize])).min().unwrap_or(0),
+                Kind::Alternatives(alts) => {
+                    alts.iter().map(|a| a.map_or(0, |f| shortest[f as usize])).min().unwrap_or(0)
+                }
             };
         }
         let least = self.first.map_or(0, |f| shortest[f as usize]);

@@ -139,8 +139,10 @@ impl Interpreter<'_> {
             let done = match op {
                 Op::Fsync { .. } => fs.fsync(ino),
                 Op::Truncate { size, .. } => fs.truncate(ino, *size),
-                Op::Fallocate { offset, bytes, .. } => trimlab_importers::space::check_fits(fs, ino, *offset, *bytes)
-                    .and_then(|()| fs.fallocate(ino, *offset, *bytes)),
+                Op::Fallocate { offset, bytes, .. } => {
+                    trimlab_importers::space::check_fits(fs, ino, *offset, *bytes)
+                        .and_then(|()| fs.fallocate(ino, *offset, *bytes))
+                }
                 Op::PunchHole { offset, bytes, .. } => fs.punch_hole(ino, *offset, *bytes),
                 _ => Ok(()),
             };

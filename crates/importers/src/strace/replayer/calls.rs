@@ -280,7 +280,8 @@ impl Replayer {
         let now = fs.file_size(ino).unwrap_or(size);
         if size > now {
             self.counts.preexisting_bytes += size - now;
-            let done = crate::space::check_fits(fs, ino, now, size - now).and_then(|()| fs.write(ino, now, size - now));
+            let done = crate::space::check_fits(fs, ino, now, size - now)
+                .and_then(|()| fs.write(ino, now, size - now));
             self.fs_done(done)?;
         }
         Ok(())
@@ -397,7 +398,8 @@ impl Replayer {
             len = len.min(fs.file_size(ino).unwrap_or(0).saturating_sub(offset));
         }
         if len > 0 {
-            let done = crate::space::check_fits(fs, ino, offset, len).and_then(|()| fs.fallocate(ino, offset, len));
+            let done =
+                crate::space::check_fits(fs, ino, offset, len).and_then(|()| fs.fallocate(ino, offset, len));
             self.fs_done(done)?;
         }
         Ok(())
