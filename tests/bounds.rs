@@ -5,6 +5,10 @@
 //! error or a complete run: never a panic, an abort, a kill or a hang, and never an error
 //! that echoes a hostile value whole. docs/limits.md lists the caps these reach.
 
+// A run's deadline is wall time, and a child's stderr and a FIFO's writer need a thread:
+// this is the edge that watches processes, not model code.
+#![allow(clippy::disallowed_methods)]
+
 mod common;
 
 use common::{scratch, skip};

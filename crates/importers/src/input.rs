@@ -50,7 +50,7 @@ pub fn held_bytes_max() -> Result<u64, InputError> {
         Ok(text) => trimlab_sim::ByteSize::parse(&text).map(|b| b.0).map_err(|e| InputError {
             origin: HELD_BYTES_ENV.to_string(),
             line: 0,
-            message: format!("{e}"),
+            message: e.to_string(),
         }),
         Err(_) => Ok(HELD_BYTES_MAX),
     }

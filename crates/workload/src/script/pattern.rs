@@ -386,7 +386,7 @@ fn range(body: &str) -> Result<Option<Range>, String> {
         return Err(format!("{{{body}}}: the step must not be 0"));
     }
     // A full-i64 range has 2^64 items, one more than a u64 holds: it is over the limit too.
-    let count = (from.abs_diff(to) / step).checked_add(1).unwrap_or(u64::MAX);
+    let count = (from.abs_diff(to) / step).saturating_add(1);
     if count > EXPANSION_MAX as u64 {
         return Err(format!("{{{body}}} expands to more than {EXPANSION_MAX} paths"));
     }
