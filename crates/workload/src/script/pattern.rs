@@ -143,9 +143,8 @@ impl Pattern {
                             quoted(word)
                         ));
                     }
-                    // The group's item comes before its alternatives' (see `count_paths`).
-                    let id = p.append(seq, Kind::Alternatives(Vec::new()));
-                    open.push(Group { id, alternatives: Vec::new(), tails: Vec::new(), seq: Seq::default() });
+                    let group = p.open_group(seq);
+                    open.push(group);
                 }
                 b',' if depth > 0 => {
                     let g = open.last_mut().unwrap_or_else(|| unreachable!());
@@ -170,13 +169,24 @@ impl Pattern {
             i += 1;
         }
         p.first = root.first;
-        p.skip_single_groups();
-        p.count = p.count_paths();
-        if p.count > EXPANSION_MAX as u64 {
-            return Err(format!("{} expands to more than {EXPANSION_MAX} paths", quoted(word)));
-        }
-        p.check_lengths()?;
+        p.finish()?;
         Ok(p)
+    }
+
+    /// Links past single groups, counts the paths and checks them against the limits.
+    fn finish(&mut self) -> Result<(), String> {
+        self.skip_single_groups();
+        self.count = self.count_paths();
+        if self.count > EXPANSION_MAX as u64 {
+            return Err(format!("{} expands to more than {EXPANSION_MAX} paths", quoted(&self.word)));
+        }
+        self.check_lengths()
+    }
+
+    /// A group's `{`: its item comes before its alternatives' (see `count_paths`).
+    fn open_group(&mut self, seq: &mut Seq) -> Group {
+        let id = self.append(seq, Kind::Alternatives(Vec::new()));
+        Group { id, alternatives: Vec::new(), tails: Vec::new(), seq: Seq::default() }
     }
 
     /// Appends an item to `seq`: the items waiting for a successor get it.
