@@ -26,8 +26,16 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     let (a, b) = (read(&args.a)?, read(&args.b)?);
     let rows = trimlab_jobs::compare::compare(&a, &b);
     if args.json {
-        let out = serde_json::json!({ "a": args.a, "b": args.b, "phases": rows });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        // Written as it is serialized: a tree of JSON values for 10^5 phases took 750 MB.
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            a: &'a PathBuf,
+            b: &'a PathBuf,
+            phases: &'a [trimlab_jobs::compare::PhaseComparison],
+        }
+        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(&mut stdout, &Out { a: &args.a, b: &args.b, phases: &rows })?;
+        std::io::Write::write_all(&mut stdout, b"\n")?;
     } else {
         for line in
             trimlab_jobs::compare::table(&rows, &args.a.display().to_string(), &args.b.display().to_string())

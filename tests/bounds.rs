@@ -134,6 +134,7 @@ fn args_of(kind: &str, input: &Path, dir: &Path) -> Vec<String> {
             strings(&["run", &config, "--strace", &input, "--set", root, "--out", &out])
         }
         "compare" => strings(&["compare", &input, &input]),
+        "compare-json" => strings(&["compare", &input, &input, "--json"]),
         "config" => strings(&["run", &input, "--out", &out]),
         "replay" => {
             let device = write("d.toml", DEVICE.to_string());
