@@ -2,20 +2,21 @@
 //! `--set key.path=value` overrides. The schema itself lives in `trimlab-scenario`.
 
 use anyhow::{Context, Result};
-use std::io::Read;
 use std::path::Path;
-use trimlab_jobs::RunConfig;
+use trimlab_jobs::{input, RunConfig};
 
 /// The text of `path` (`-`: standard input) and the name errors give it.
 pub fn read(path: &Path) -> Result<(String, String)> {
+    // Read within the caps every input file has (docs/limits.md): `trimlab run /dev/zero`
+    // ends at its first megabyte with an error, not with the machine's memory.
     if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("cannot read the config from stdin")?;
+        let max = input::held_bytes_max()?;
+        let text =
+            input::read_text_from(std::io::stdin(), "<stdin>", max).context("cannot read the config")?;
         Ok((text, "<stdin>".to_string()))
     } else {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        Ok((text, path.display().to_string()))
+        let origin = path.display().to_string();
+        Ok((input::read_text(path, &origin)?, origin))
     }
 }
 

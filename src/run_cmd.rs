@@ -100,13 +100,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
         None => (crate::config_arg::defaults(&set)?, "defaults".to_string()),
     };
     let fio_text = match &args.fio {
-        Some(fio) => {
-            Some(std::fs::read_to_string(fio).with_context(|| format!("cannot read {}", fio.display()))?)
-        }
+        Some(fio) => Some(trimlab_jobs::input::read_text(fio, &fio.display().to_string())?),
         None => None,
     };
     if let Some(f) = &args.filebench {
-        let text = std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?;
+        let text = trimlab_jobs::input::read_text(f, &f.display().to_string())?;
         trimlab_jobs::run::with_filebench(&mut config, text, &f.display().to_string(), args.config.is_some());
     }
     let fio_origin = args.fio.as_ref().map(|f| f.display().to_string()).unwrap_or_default();

@@ -92,7 +92,7 @@ fn delayed_engine_config_errors_name_the_key() {
 fn missing_config_file_is_a_clear_error() {
     let o = trimlab(&["run", "no/such/config.toml"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("cannot read no/such/config.toml"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no/such/config.toml: cannot read it"), "{}", stderr(&o));
 }
 
 /// A workload file where the TOML config goes (`trimlab run job.fio`) is still refused with

@@ -141,5 +141,5 @@ fn compare_refuses_what_is_not_a_recording() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("bad.log:2: unknown action \"frob\""), "{}", stderr(&o));
     let o = trimlab(&["compare", "/nonexistent/x", bad.to_str().unwrap()]);
-    assert!(stderr(&o).contains("cannot read /nonexistent/x"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/nonexistent/x: cannot read it"), "{}", stderr(&o));
 }

@@ -4,4 +4,6 @@
 //! workload kinds; `trimlab-workload`'s `filebench` and `strace` kinds call them.
 
 pub mod filebench;
+pub mod input;
+pub mod space;
 pub mod strace;

@@ -37,7 +37,9 @@ impl PhaseCommands {
 
     fn trim(&mut self, at_us: u64, bytes: u64) {
         self.trim_commands += 1;
-        self.trim_bytes += bytes;
+        // Sums of hostile sizes saturate rather than wrap (a trimmed byte count over 2^64 is
+        // not a recording of a real device anyway).
+        self.trim_bytes = self.trim_bytes.saturating_add(bytes);
         self.trim_sizes.push(bytes);
         let after = at_us.saturating_sub(self.start_us);
         self.first_trim_after_us.get_or_insert(after);
@@ -55,17 +57,25 @@ impl PhaseCommands {
     }
 }
 
+/// The most phases a recording may have: `serve` keeps at most 1000 per run and a script
+/// 10,000 (docs/limits.md); each phase is a row of the comparison.
+pub const PHASES_MAX: usize = 100_000;
+
 /// Reads a recording; `origin` names it in errors (with the line).
 pub fn read_recording(text: &str, origin: &str) -> Result<Vec<PhaseCommands>> {
     let mut phases = vec![PhaseCommands::new("start", 0)];
     for (i, line) in text.lines().enumerate() {
         let at = || format!("{origin}:{}", i + 1);
         let f: Vec<&str> = line.split_whitespace().collect();
-        let num =
-            |s: &str| s.parse::<u64>().with_context(|| format!("{}: \"{s}\" is not a whole number", at()));
+        let num = |s: &str| {
+            s.parse::<u64>().with_context(|| format!("{}: \"{}\" is not a whole number", at(), clip(s)))
+        };
         match f[..] {
             [] => {}
             ["#", "phase", name, start, ..] => {
+                if phases.len() > PHASES_MAX {
+                    bail!("{}: more than {PHASES_MAX} phases (docs/limits.md)", at());
+                }
                 phases.last_mut().map(PhaseCommands::finish);
                 phases.push(PhaseCommands::new(name, num(start)?));
             }
@@ -77,10 +87,14 @@ pub fn read_recording(text: &str, origin: &str) -> Result<Vec<PhaseCommands>> {
                 let p = phases.last_mut().unwrap_or_else(|| unreachable!());
                 match action {
                     "trim" => p.trim(us, bytes),
-                    "write" => (p.write_commands, p.write_bytes) = (p.write_commands + 1, p.write_bytes + bytes),
+                    "write" => {
+                        (p.write_commands, p.write_bytes) = (p.write_commands + 1, p.write_bytes.saturating_add(bytes))
+                    }
                     "read" => p.read_commands += 1,
                     "sync" => p.flush_commands += 1,
-                    other => bail!("{}: unknown action \"{other}\" (accepted: read, write, trim, sync)", at()),
+                    other => {
+                        bail!("{}: unknown action \"{}\" (accepted: read, write, trim, sync)", at(), clip(other))
+                    }
                 }
             }
             // A split recording's TRIM line: AT_US OFFSET BYTES.
@@ -100,6 +114,20 @@ pub fn read_recording(text: &str, origin: &str) -> Result<Vec<PhaseCommands>> {
         phases.remove(0);
     }
     Ok(phases)
+}
+
+/// Each name's first phase.
+fn first_by_name(side: &[PhaseCommands]) -> std::collections::BTreeMap<&str, usize> {
+    let mut first = std::collections::BTreeMap::new();
+    for (i, p) in side.iter().enumerate() {
+        first.entry(p.name.as_str()).or_insert(i);
+    }
+    first
+}
+
+/// A token as an error quotes it (a hostile recording's token can be a megabyte long).
+fn clip(token: &str) -> &str {
+    token.char_indices().nth(60).map_or(token, |(at, _)| &token[..at])
 }
 
 /// One phase of the comparison (a phase missing on one side is all zeros there).
@@ -122,17 +150,20 @@ pub fn relative_error(a: u64, b: u64) -> Option<f64> {
     }
 }
 
-/// Pairs the phases by name, in A's order (B's extra phases after).
+/// Pairs the phases by name, in A's order (B's extra phases after); a name given twice pairs
+/// its first phase. Each side is indexed by name once, so 10^5 phases take no longer than
+/// reading them (the pairing was a scan per name: 32 s).
 pub fn compare(a: &[PhaseCommands], b: &[PhaseCommands]) -> Vec<PhaseComparison> {
+    let (in_a, in_b) = (first_by_name(a), first_by_name(b));
     let mut names: Vec<&str> = a.iter().map(|p| p.name.as_str()).collect();
-    names.extend(b.iter().map(|p| p.name.as_str()).filter(|n| !a.iter().any(|p| p.name == *n)));
-    let find = |side: &[PhaseCommands], name: &str| {
-        side.iter().find(|p| p.name == name).cloned().unwrap_or_else(|| PhaseCommands::new(name, 0))
+    names.extend(b.iter().map(|p| p.name.as_str()).filter(|n| !in_a.contains_key(n)));
+    let find = |side: &[PhaseCommands], first: &std::collections::BTreeMap<&str, usize>, name: &str| {
+        first.get(name).map_or_else(|| PhaseCommands::new(name, 0), |&i| side[i].clone())
     };
     names
         .into_iter()
         .map(|name| {
-            let (a, b) = (find(a, name), find(b, name));
+            let (a, b) = (find(a, &in_a, name), find(b, &in_b, name));
             PhaseComparison {
                 name: name.to_string(),
                 trim_commands_error: relative_error(a.trim_commands, b.trim_commands),

@@ -41,7 +41,7 @@ pub use trimlab_bench as bench;
 pub use trimlab_device::verify;
 pub use trimlab_replay::trace_options;
 pub use trimlab_report as report;
-pub use trimlab_scenario::{config_hash, flatten, RunConfig, Series};
+pub use trimlab_scenario::{config_hash, flatten, input, RunConfig, Series};
 
 /// The version every metrics.json names.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -144,12 +144,9 @@ impl RunConfig {
     fn read_scripts(&mut self, origin: &str) -> Result<(), ScenarioError> {
         let base = std::path::Path::new(origin).parent().unwrap_or(std::path::Path::new(""));
         let read = |key: &str, file: &str| {
-            std::fs::read_to_string(base.join(file)).map_err(|e| {
-                ScenarioError::Parse(format!(
-                    "{origin}: {key} = {file:?}: cannot read {}: {e}",
-                    base.join(file).display()
-                ))
-            })
+            let path = base.join(file);
+            trimlab_workload::input::read_text(&path, &path.display().to_string())
+                .map_err(|e| ScenarioError::Parse(format!("{origin}: {key} = {file:?}: {e}")))
         };
         let keys = &mut self.workload.keys;
         for key in ["script", "filebench"] {
@@ -162,7 +159,7 @@ impl RunConfig {
         // resolved here, and that it can be opened checked.
         if let Some(file) = keys.text("strace") {
             let path = base.join(file);
-            std::fs::File::open(&path).map_err(|e| {
+            trimlab_workload::input::check_readable(&path).map_err(|e| {
                 ScenarioError::Parse(format!(
                     "{origin}: workload.strace = {file:?}: cannot read {}: {e}",
                     path.display()

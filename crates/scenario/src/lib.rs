@@ -24,6 +24,8 @@ pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
 pub use run::{run, run_recorded, run_resolved, RunResult, Series};
+/// Bounded reading of input files (the binary reads its files through it).
+pub use trimlab_workload::input;
 /// The progress hook a run reports to (a bar per phase on a terminal).
 pub use trimlab_workload::Progress;
 

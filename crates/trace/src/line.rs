@@ -362,6 +362,11 @@ pub(crate) fn msr(line: &str) -> Line {
     }
 }
 
+/// The latest arrival a simulator trace may give: 2^62 ns (146 years). Later ones would
+/// saturate the 64-bit nanosecond clock once latencies are added, and report wrong ones
+/// (DiskSim `1e300` ms once did).
+pub const ARRIVAL_NS_MAX: u64 = 1 << 62;
+
 pub(crate) fn sim_ascii(line: &str, disksim: bool) -> Line {
     let tokens: Vec<&str> = line.split_whitespace().collect();
     if tokens.len() != 5 {
@@ -370,14 +375,27 @@ pub(crate) fn sim_ascii(line: &str, disksim: bool) -> Line {
     let time_ns = if disksim {
         match tokens[0].parse::<f64>() {
             Ok(ms) if ms >= 0.0 && ms.is_finite() => (ms * 1e6).round() as u64,
-            _ => return Line::Bad(format!("arrival \"{}\" is not a non-negative number of ms", tokens[0])),
+            _ => {
+                return Line::Bad(format!(
+                    "arrival \"{}\" is not a non-negative number of ms",
+                    clip(tokens[0])
+                ))
+            }
         }
     } else {
         match tokens[0].parse::<u64>() {
             Ok(ns) => ns,
-            Err(_) => return Line::Bad(format!("arrival \"{}\" is not an integer number of ns", tokens[0])),
+            Err(_) => {
+                return Line::Bad(format!("arrival \"{}\" is not an integer number of ns", clip(tokens[0])))
+            }
         }
     };
+    if time_ns > ARRIVAL_NS_MAX {
+        return Line::Bad(format!(
+            "arrival \"{}\" is past {ARRIVAL_NS_MAX} ns (146 years), where the simulated clock would saturate",
+            clip(tokens[0])
+        ));
+    }
     let numbers: Result<Vec<u64>, _> = tokens[2..].iter().map(|t| t.parse::<u64>()).collect();
     let Ok(numbers) = numbers else {
         return Line::Bad("sector, sectors and type must be non-negative integers".into());
@@ -406,4 +424,10 @@ pub(crate) fn is_dev(token: &str) -> bool {
             && a.bytes().all(|c| c.is_ascii_digit())
             && b.bytes().all(|c| c.is_ascii_digit())
     })
+}
+
+/// A token as an error quotes it: at most 40 characters (a hostile trace's token can be a
+/// megabyte long).
+fn clip(token: &str) -> &str {
+    token.char_indices().nth(40).map_or(token, |(at, _)| &token[..at])
 }

@@ -17,7 +17,7 @@ pub mod scenario;
 pub mod script;
 
 // The translators moved to trimlab-importers; their old paths keep working.
-pub use trimlab_importers::{filebench, strace};
+pub use trimlab_importers::{filebench, input, strace};
 
 pub use config::{AccessPattern, BlockShare, Precondition, Volume, WorkloadConfig, WorkloadKind};
 pub use fio::{parse_fio_job, FioError, FioJob};

@@ -44,8 +44,9 @@ struct Populate<'a> {
 }
 
 impl Fileset {
-    /// Populates `def`: the tree and each entry's size (nothing on the file system yet).
-    pub fn populate(def: &FilesetDef, rng: &mut SimRng) -> Fileset {
+    /// Populates `def`: the tree and each entry's size (nothing on the file system yet); Err
+    /// when the tree's paths pass PATH_MAX.
+    pub fn populate(def: &FilesetDef, rng: &mut SimRng) -> Result<Fileset, String> {
         let mut set = Fileset {
             entries: Vec::new(),
             dirs: Vec::new(),
@@ -68,11 +69,11 @@ impl Fileset {
                 def.entries as f64
             };
             let mut p = Populate { def, rng, mean_depth, mean_width, set };
-            p.subdir(None, 1, 0.0, def.name.clone());
+            p.populate_tree(def.name.clone())?;
             set = p.set;
         }
         set.noexist = (0..set.entries.len() as u32).collect();
-        set
+        Ok(set)
     }
 
     /// Marks an entry created or deleted.
@@ -131,15 +132,47 @@ impl Populate<'_> {
 
     /// `fileset_populate_subdir`: a directory of random width holding files if it is deep
     /// enough (a leaf) or more directories; the root continues until every entry exists.
-    fn subdir(&mut self, parent: Option<&str>, serial: u64, depth: f64, root: String) {
-        let depth = depth + 1.0;
-        let path = match parent {
-            None => root,
-            Some(p) => format!("{p}/{serial:08}"),
-        };
-        if parent.is_some() {
-            self.set.dirs.push(path.clone());
+    /// Filebench recurses; this walks the same tree in the same order (the same draws) with
+    /// a stack of open directories, so a chain as deep as the entries (`dirwidth=1`) cannot
+    /// overflow the stack; a path past PATH_MAX is refused, as the kernel would refuse it.
+    fn populate_tree(&mut self, root: String) -> Result<(), String> {
+        let mut open = vec![self.enter(root, 0.0)];
+        while let Some(dir) = open.last_mut() {
+            let more = (dir.root || (dir.next as f64) < dir.width + 1.0)
+                && (self.set.entries.len() as u64) < self.def.entries;
+            if !more {
+                open.pop();
+                continue;
+            }
+            let (serial, depth) = (dir.next, dir.depth);
+            dir.next += 1;
+            let path = format!("{}/{serial:08}", dir.path);
+            if path.len() >= PATH_MAX {
+                return Err(format!(
+                    "fileset \"{}\": its tree goes {} directories deep (dirwidth {} over {} entries), \
+                     past the kernel's PATH_MAX of {PATH_MAX} bytes",
+                    self.def.name,
+                    open.len(),
+                    self.mean_width,
+                    self.def.entries
+                ));
+            }
+            if dir.leaf && !dir.root {
+                let size = self.def.size.draw(self.rng);
+                self.set.entries.push(Entry { path, size, open_count: 0 });
+            } else {
+                self.set.dirs.push(path.clone());
+                let child = self.enter(path, depth);
+                open.push(Dir { root: false, ..child });
+            }
         }
+        Ok(())
+    }
+
+    /// A directory entered: its depth, and its own draws of depth and width (in Filebench's
+    /// order).
+    fn enter(&mut self, path: String, depth: f64) -> Dir {
+        let depth = depth + 1.0;
         let mut rand_depth = self.gamma(self.mean_depth).trunc();
         let mut width = match &self.def.dirwidth {
             super::value::Amount::Random(_) => self.def.dirwidth.draw(self.rng) as f64,
@@ -151,21 +184,24 @@ impl Populate<'_> {
         if width == 0.0 {
             width = 1.0;
         }
-        let leaf = depth >= rand_depth;
-        let mut i = 1u64;
-        while (parent.is_none() || (i as f64) < width + 1.0)
-            && (self.set.entries.len() as u64) < self.def.entries
-        {
-            if parent.is_some() && leaf {
-                let size = self.def.size.draw(self.rng);
-                self.set.entries.push(Entry { path: format!("{path}/{i:08}"), size, open_count: 0 });
-            } else {
-                self.subdir(Some(&path), i, depth, String::new());
-            }
-            i += 1;
-        }
+        Dir { path, depth, width, leaf: depth >= rand_depth, next: 1, root: true }
     }
 }
+
+/// A directory being filled.
+struct Dir {
+    path: String,
+    depth: f64,
+    width: f64,
+    leaf: bool,
+    /// The serial of its next entry (from 1).
+    next: u64,
+    /// The fileset's own directory: it continues until every entry exists.
+    root: bool,
+}
+
+/// The longest path the kernel takes, with its NUL (include/uapi/linux/limits.h).
+const PATH_MAX: usize = 4096;
 
 #[cfg(test)]
 mod tests {
@@ -190,7 +226,7 @@ mod tests {
     #[test]
     fn tree_holds_every_entry_under_its_directories() {
         let mut rng = SimRng::seed_from_u64(3);
-        let s = Fileset::populate(&def(1000, 20), &mut rng);
+        let s = Fileset::populate(&def(1000, 20), &mut rng).unwrap();
         assert_eq!(s.entries.len(), 1000);
         assert_eq!(s.dirs[0], "set");
         for e in &s.entries {
@@ -200,14 +236,14 @@ mod tests {
         // Mean width 20 over 1000 files: a tree of a few levels and tens of directories.
         assert!((10..400).contains(&s.dirs.len()), "{} dirs", s.dirs.len());
         // varmail's width of 10^6: one directory under the root holds every file.
-        let wide = Fileset::populate(&def(1000, 1_000_000), &mut rng);
+        let wide = Fileset::populate(&def(1000, 1_000_000), &mut rng).unwrap();
         assert_eq!(wide.dirs, vec!["set".to_string(), "set/00000001".to_string()]);
     }
 
     #[test]
     fn picks_rotate_and_prealloc_takes_its_share() {
         let mut rng = SimRng::seed_from_u64(5);
-        let mut s = Fileset::populate(&def(10, 5), &mut rng);
+        let mut s = Fileset::populate(&def(10, 5), &mut rng).unwrap();
         assert_eq!(s.pick(true), None, "nothing exists yet");
         for i in [2, 5, 7] {
             s.set_exists(i, true);
@@ -222,8 +258,15 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), order.len(), "each entry once");
-        let big = Fileset::populate(&def(5000, 20), &mut rng).prealloc_order(80, &mut rng);
+        let big = Fileset::populate(&def(5000, 20), &mut rng).unwrap().prealloc_order(80, &mut rng);
         assert!((3800..4200).contains(&big.len()), "{}", big.len());
         assert!(big.windows(2).any(|w| w[0] > w[1]), "a random order, not index order");
+    }
+
+    #[test]
+    fn a_chain_as_deep_as_the_entries_is_refused_at_path_max() {
+        let mut rng = SimRng::seed_from_u64(7);
+        let e = Fileset::populate(&def(1_000_000, 1), &mut rng).unwrap_err();
+        assert!(e.contains("past the kernel's PATH_MAX of 4096 bytes"), "{e}");
     }
 }

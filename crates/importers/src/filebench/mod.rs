@@ -15,6 +15,7 @@ pub use model::{FlowopKind, Mode, Model, FLOWOPS};
 pub use parser::parse;
 pub use run::{run, Outcome};
 
+use crate::input::{clip, MESSAGE_CHARS_MAX};
 use std::fmt;
 
 /// A model error: the file, the line, the line's text and what was wrong (or is accepted).
@@ -35,7 +36,8 @@ impl FilebenchError {
 
 impl fmt::Display for FilebenchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: `{}`: {}", self.origin, self.line, self.text, self.message)
+        let (text, message) = (clip(&self.text, 160), clip(&self.message, MESSAGE_CHARS_MAX));
+        write!(f, "{}:{}: `{}`: {}", self.origin, self.line, text, message)
     }
 }
 

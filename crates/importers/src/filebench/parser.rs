@@ -446,21 +446,39 @@ impl Reader<'_> {
     }
 
     fn build(self) -> Result<Model, FilebenchError> {
-        let mut filesets = Vec::new();
+        let (mut filesets, mut entries) = (Vec::new(), 0u64);
         for (single, def) in &self.filesets {
             let f = self.fileset(def, *single)?;
+            // Checked before the run populates them (entries=1e9 once took 16 GB).
+            entries = entries.saturating_add(f.entries);
+            if entries > ENTRIES_MAX {
+                return Err(self.attrs(def).err(format!(
+                    "the filesets hold {entries} entries with this one, more than {ENTRIES_MAX} \
+                     (Filebench's own FILEBENCH_NFILESETENTRIES; docs/limits.md)"
+                )));
+            }
             if filesets.iter().any(|o: &FilesetDef| o.name == f.name) {
                 return Err(self.attrs(def).err(format!("fileset \"{}\" is defined twice", f.name)));
             }
             filesets.push(f);
         }
-        let mut threads = Vec::new();
+        let (mut threads, mut total) = (Vec::new(), 0u64);
         for p in &self.processes {
             let a = self.attrs(&p.def);
             a.check("define process", PROCESS_ATTRS)?;
             let (pname, pinst) = (a.name("define process")?, a.number("instances", 1)?);
             for t in &p.threads {
-                threads.push(self.thread(t, &pname, pinst, &filesets)?);
+                let thread = self.thread(t, &pname, pinst, &filesets)?;
+                // Checked before the run builds a state per instance (2^32 x 2^32 once
+                // overflowed the allocation).
+                total = total.saturating_add(thread.instances);
+                if total > THREADS_MAX {
+                    return Err(self.attrs(&t.def).err(format!(
+                        "{total} thread instances with this one (process instances x thread instances), \
+                         more than {THREADS_MAX} (Filebench's own FILEBENCH_NTHREADFLOWS; docs/limits.md)"
+                    )));
+                }
+                threads.push(thread);
             }
         }
         let runtime_s = match &self.run {
@@ -483,7 +501,14 @@ impl Reader<'_> {
             Some(d) => {
                 let a = self.attrs(d);
                 a.check("eventgen", &["rate"])?;
-                Some(a.number("rate", 0)?).filter(|&r| r > 0)
+                let rate = a.number("rate", 0)?;
+                if rate > EVENT_RATE_MAX {
+                    return Err(a.err(format!(
+                        "rate={rate}: more than {EVENT_RATE_MAX} events per second, one per nanosecond \
+                         (the simulated clock's resolution)"
+                    )));
+                }
+                Some(rate).filter(|&r| r > 0)
             }
             None => None,
         };
@@ -609,7 +634,12 @@ impl Reader<'_> {
             workingset: a.amount("workingset")?,
             value,
             target: a.text("target")?,
-            iters: a.number("iters", 1)?.max(1),
+            iters: match a.number("iters", 1)? {
+                n if n > ITERS_MAX => {
+                    return Err(a.err(format!("iters={n}: at most {ITERS_MAX} (docs/limits.md)")))
+                }
+                n => n.max(1),
+            },
             dsync: a.flag("dsync")?,
             random: a.flag("random")?,
             directio: a.flag("directio")?,
@@ -619,6 +649,24 @@ impl Reader<'_> {
 
 /// Descriptor slots per thread (Filebench's THREADFLOW_MAXFD).
 pub const FD_MAX: usize = 128;
+
+/// The most fileset entries of a model, over all its filesets: Filebench's own
+/// FILEBENCH_NFILESETENTRIES (1024 * 1024, ipc.h of 1.5-alpha3). Each entry is held (its
+/// path, size and state) for the whole run.
+pub const ENTRIES_MAX: u64 = 1 << 20;
+
+/// The most threads of a model (process instances × thread instances, over all threads):
+/// Filebench's FILEBENCH_NTHREADFLOWS (64 × FILEBENCH_MEMSIZE 2048, ipc.h of 1.5-alpha3).
+pub const THREADS_MAX: u64 = 64 * 2048;
+
+/// The most times one flowop repeats per turn (`iters=`): a turn runs to its end before the
+/// run's time is looked at again, so a billion iterations would hold the run past its end.
+/// Filebench's own models use 1 to a few dozen. Assumption.
+pub const ITERS_MAX: u64 = 1_000_000;
+
+/// The fastest `eventgen rate=` (events per second): one event per nanosecond, the
+/// simulated clock's resolution; a faster rate would give events no time apart.
+pub const EVENT_RATE_MAX: u64 = 1_000_000_000;
 
 #[cfg(test)]
 mod tests {

@@ -69,7 +69,11 @@ pub fn run<D: BlockDevice>(
     origin: &str,
     rng: &mut SimRng,
 ) -> Result<Outcome, FilebenchError> {
-    let sets = model.filesets.iter().map(|d| Fileset::populate(d, rng)).collect();
+    let sets = model
+        .filesets
+        .iter()
+        .map(|d| Fileset::populate(d, rng).map_err(|m| FilebenchError::new(origin, d.line, &d.name, m)))
+        .collect::<Result<_, _>>()?;
     let mut e = Engine {
         model,
         origin,
@@ -158,7 +162,9 @@ impl Engine<'_> {
             let before = fs.now();
             let step = self.flowop(fs, rng, i, op)?;
             threads[i].1 = (pc + 1) % self.model.threads[t].flowops.len();
-            still = if fs.now() == before && !matches!(step, Step::Wait(_)) { still + 1 } else { 0 };
+            // A wait for now (`delay value=0`, an event already due) moves no time either.
+            let waits = matches!(step, Step::Wait(until) if until > fs.now());
+            still = if fs.now() == before && !waits { still + 1 } else { 0 };
             if still > still_max {
                 return Err(self.err(op.line, &op.text, "the threads' flowops advance no simulated time (no file-system call, no delay): the run would never end"));
             }
@@ -429,6 +435,7 @@ fn write_pieces<D: BlockDevice>(
     bytes: u64,
     piece: u64,
 ) -> Result<(), FsError> {
+    crate::space::check_fits(fs, ino, offset, bytes)?;
     pieces(offset, bytes, piece).try_for_each(|(at, n)| fs.write(ino, at, n).map(drop))
 }
 
@@ -510,6 +517,7 @@ impl Engine<'_> {
                     _ => iosize,
                 };
                 if n > 0 {
+                    crate::space::check_fits(fs, fd.ino, file_bytes, n).map_err(fail)?;
                     fs.write(fd.ino, file_bytes, n).map_err(fail)?;
                 }
                 fd.offset = file_bytes + n;
@@ -567,6 +575,7 @@ impl Engine<'_> {
             // O_DIRECT needs block-aligned I/O; an unaligned one is written buffered here (Linux
             // would refuse it with EINVAL, which Filebench reports as a failed flowop).
             let bs = fs.config().block_bytes;
+            crate::space::check_fits(fs, fd.ino, offset, iosize).map_err(fail)?;
             let done = match op.directio && offset.is_multiple_of(bs) && iosize.is_multiple_of(bs) {
                 true => fs.write_direct(fd.ino, offset, iosize),
                 false => fs.write(fd.ino, offset, iosize),

@@ -15,6 +15,7 @@ mod replayer;
 pub use line::{parse as parse_line, Body, Line};
 pub use replayer::Replayer;
 
+use crate::input::{clip, MESSAGE_CHARS_MAX};
 use std::fmt;
 use std::io::BufRead;
 use trimlab_device::BlockDevice;
@@ -109,8 +110,8 @@ pub struct StraceError {
 impl fmt::Display for StraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
-            0 => write!(f, "{}: {}", self.origin, self.message),
-            n => write!(f, "{}:{}: {}", self.origin, n, self.message),
+            0 => write!(f, "{}: {}", self.origin, clip(&self.message, MESSAGE_CHARS_MAX)),
+            n => write!(f, "{}:{}: {}", self.origin, n, clip(&self.message, MESSAGE_CHARS_MAX)),
         }
     }
 }
@@ -129,11 +130,16 @@ pub fn replay<R: BufRead, D: BlockDevice>(
     let mut number = 0u64;
     loop {
         buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|e| StraceError {
-            origin: origin.to_string(),
-            line: number + 1,
-            message: format!("cannot read the trace: {e}"),
-        })?;
+        // A line is capped (`--strace /dev/zero` is one endless line): the error comes at
+        // the cap, not when memory runs out.
+        let n =
+            crate::input::read_line(&mut reader, &mut buf, crate::input::LINE_BYTES_MAX).map_err(|e| {
+                let message = match e {
+                    crate::input::LineError::Io(e) => format!("cannot read the trace: {e}"),
+                    crate::input::LineError::TooLong => crate::input::line_too_long(),
+                };
+                StraceError { origin: origin.to_string(), line: number + 1, message }
+            })?;
         if n == 0 {
             break;
         }

@@ -2,11 +2,29 @@
 //! between the threads and `clone(CLONE_FILES)` children that share it, copied at fork) and
 //! its working directory, and how a path argument resolves against them (`AT_FDCWD`, a
 //! directory fd, `.` and `..`).
+//!
+//! A fork's copy of a table shares its entries until one side changes them (copy on write),
+//! and every entry alive or copied is counted against the replay's caps: a 1.2 MB trace of
+//! forks under a parent holding many descriptors once took 4.2 GB copying them.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use trimlab_fs::Ino;
+
+/// The most descriptors alive at once over every table: one process may hold at most
+/// fs.nr_open (1,048,576 by default, fs/file.c `sysctl_nr_open`), a trace of many processes
+/// holds far fewer each. About 100 MB of tables.
+pub const DESCRIPTORS_MAX: usize = 1 << 20;
+
+/// The most descriptor entries a replay may copy (forks that then change their table,
+/// execs): the work of copying, bounded; a build of 10^5 processes with a few dozen
+/// descriptors each copies a few million. Assumption.
+pub const DESCRIPTORS_COPIED_MAX: u64 = 50_000_000;
+
+/// The most processes alive at once: the kernel's PID_MAX_LIMIT (4,194,304 on 64-bit,
+/// include/linux/threads.h), since no trace can show more.
+pub const PROCESSES_MAX: usize = 4 << 20;
 
 /// What an open file descriptor refers to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,21 +49,142 @@ pub struct Fd {
     pub cloexec: bool,
 }
 
-/// A descriptor table; processes that share one hold the same `Rc`.
-pub type FdTable = Rc<RefCell<BTreeMap<i64, Fd>>>;
+/// What the tables of one replay hold and have copied.
+#[derive(Debug, Default)]
+pub struct Budget {
+    live: Cell<usize>,
+    copied: Cell<u64>,
+}
 
-/// A process: its table and working directory (absolute).
+impl Budget {
+    /// Why the replay cannot go on (a cap passed), if it cannot.
+    pub fn over(&self) -> Option<String> {
+        if self.live.get() > DESCRIPTORS_MAX {
+            return Some(format!(
+                "more than {DESCRIPTORS_MAX} descriptors open over all processes (docs/limits.md)"
+            ));
+        }
+        (self.copied.get() > DESCRIPTORS_COPIED_MAX).then(|| {
+            format!(
+                "the processes' forks copy more than {DESCRIPTORS_COPIED_MAX} descriptors (docs/limits.md)"
+            )
+        })
+    }
+}
+
+/// The entries of one table, counted in the replay's [`Budget`] while they live.
+#[derive(Debug)]
+pub struct Entries {
+    map: BTreeMap<i64, Fd>,
+    budget: Rc<Budget>,
+}
+
+impl Entries {
+    fn new(map: BTreeMap<i64, Fd>, budget: &Rc<Budget>) -> Entries {
+        budget.live.set(budget.live.get() + map.len());
+        Entries { map, budget: budget.clone() }
+    }
+
+    pub fn get(&self, n: &i64) -> Option<&Fd> {
+        self.map.get(n)
+    }
+
+    #[cfg(test)]
+    pub fn contains_key(&self, n: &i64) -> bool {
+        self.map.contains_key(n)
+    }
+
+    /// Changes the entries through `f`, keeping the count of live entries.
+    pub fn change<T>(&mut self, f: impl FnOnce(&mut BTreeMap<i64, Fd>) -> T) -> T {
+        let before = self.map.len();
+        let out = f(&mut self.map);
+        self.budget.live.set(self.budget.live.get() - before + self.map.len());
+        out
+    }
+
+    pub fn insert(&mut self, n: i64, fd: Fd) {
+        self.change(|m| m.insert(n, fd));
+    }
+
+    pub fn remove(&mut self, n: &i64) {
+        self.change(|m| m.remove(n));
+    }
+
+    pub fn get_mut(&mut self, n: &i64) -> Option<&mut Fd> {
+        self.map.get_mut(n)
+    }
+
+    /// The entries without those closed on exec (a new table).
+    pub fn after_exec(&self) -> Entries {
+        let kept: BTreeMap<i64, Fd> =
+            self.map.iter().filter(|(_, fd)| !fd.cloexec).map(|(n, fd)| (*n, fd.clone())).collect();
+        self.budget.copied.set(self.budget.copied.get() + kept.len() as u64);
+        Entries::new(kept, &self.budget)
+    }
+}
+
+impl Clone for Entries {
+    fn clone(&self) -> Entries {
+        self.budget.copied.set(self.budget.copied.get() + self.map.len() as u64);
+        Entries::new(self.map.clone(), &self.budget)
+    }
+}
+
+impl Drop for Entries {
+    fn drop(&mut self) {
+        self.budget.live.set(self.budget.live.get() - self.map.len());
+    }
+}
+
+/// A descriptor table; processes that share one (threads, CLONE_FILES) hold the same outer
+/// `Rc`; a fork's copy holds the same entries until either side writes.
+#[derive(Clone, Debug)]
+pub struct FdTable(Rc<RefCell<Rc<Entries>>>);
+
+impl FdTable {
+    fn new(entries: Entries) -> FdTable {
+        FdTable(Rc::new(RefCell::new(Rc::new(entries))))
+    }
+
+    /// The entries, to read.
+    pub fn borrow(&self) -> std::cell::Ref<'_, Entries> {
+        std::cell::Ref::map(self.0.borrow(), |rc| &**rc)
+    }
+
+    /// The entries, to change (copied first if another table still holds them).
+    pub fn borrow_mut(&self) -> std::cell::RefMut<'_, Entries> {
+        std::cell::RefMut::map(self.0.borrow_mut(), Rc::make_mut)
+    }
+
+    /// A fork's copy: the same entries, not yet copied.
+    fn fork(&self) -> FdTable {
+        FdTable(Rc::new(RefCell::new(self.0.borrow().clone())))
+    }
+
+    /// The table an exec leaves (no longer shared).
+    pub fn after_exec(&self) -> FdTable {
+        FdTable::new(self.borrow().after_exec())
+    }
+
+    fn same(&self, other: &FdTable) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// A process: its table and working directory (absolute; shared by the processes that
+/// inherited it, not copied per process).
 #[derive(Clone, Debug)]
 pub struct Process {
     pub fds: FdTable,
-    pub cwd: String,
+    pub cwd: Rc<str>,
 }
 
 /// Every live process by pid.
 pub struct Processes {
     by_pid: BTreeMap<u32, Process>,
     /// The working directory of a process the trace shows no parent of.
-    first_cwd: String,
+    first_cwd: Rc<str>,
+    budget: Rc<Budget>,
     /// The pid of the previous line: when a pid appears whose fork the trace does not show
     /// (`-e trace=` without `%process`), its table is a copy of this one's (the process that
     /// ran just before a new one is most often its parent, and a child's descriptors are
@@ -55,7 +194,16 @@ pub struct Processes {
 
 impl Processes {
     pub fn new(first_cwd: &str) -> Self {
-        Processes { by_pid: BTreeMap::new(), first_cwd: first_cwd.to_string(), last_pid: None }
+        let budget = Rc::new(Budget::default());
+        Processes { by_pid: BTreeMap::new(), first_cwd: first_cwd.into(), budget, last_pid: None }
+    }
+
+    /// Why the replay cannot go on (a cap passed), if it cannot.
+    pub fn over(&self) -> Option<String> {
+        if self.by_pid.len() > PROCESSES_MAX {
+            return Some(format!("more than {PROCESSES_MAX} processes alive at once (docs/limits.md)"));
+        }
+        self.budget.over()
     }
 
     /// The process `pid`, created as said on [`Processes::last_pid`] if new.
@@ -63,7 +211,10 @@ impl Processes {
         if !self.by_pid.contains_key(&pid) {
             let born = match self.last_pid.and_then(|p| self.by_pid.get(&p)) {
                 Some(parent) => forked(parent, false),
-                None => Process { fds: FdTable::default(), cwd: self.first_cwd.clone() },
+                None => Process {
+                    fds: FdTable::new(Entries::new(BTreeMap::new(), &self.budget)),
+                    cwd: self.first_cwd.clone(),
+                },
             };
             self.by_pid.insert(pid, born);
         }
@@ -79,9 +230,9 @@ impl Processes {
     pub fn fork(&mut self, parent: u32, child: u32, share_files: bool) {
         let p = self.get(parent).clone();
         match self.by_pid.get_mut(&child) {
-            Some(c) if share_files && !std::rc::Rc::ptr_eq(&c.fds, &p.fds) => {
-                let own = std::mem::take(&mut *c.fds.borrow_mut());
-                p.fds.borrow_mut().extend(own);
+            Some(c) if share_files && !c.fds.same(&p.fds) => {
+                let own = c.fds.borrow_mut().change(std::mem::take);
+                p.fds.borrow_mut().change(|m| m.extend(own));
                 c.fds = p.fds.clone();
             }
             Some(_) => {}
@@ -105,7 +256,7 @@ impl Processes {
 fn forked(parent: &Process, share_files: bool) -> Process {
     let fds = match share_files {
         true => parent.fds.clone(),
-        false => Rc::new(RefCell::new(parent.fds.borrow().clone())),
+        false => parent.fds.fork(),
     };
     Process { fds, cwd: parent.cwd.clone() }
 }
@@ -179,6 +330,8 @@ mod tests {
         assert!(p.get(9).fds.borrow().contains_key(&3), "an unseen pid copies the last pid's table");
         p.exit(9);
         assert_eq!(p.len(), 3);
+        assert_eq!(p.budget.live.get(), 3, "1's table (shared with 2) and 3's copy; 9's went with it");
+        assert_eq!(p.budget.copied.get(), 1, "one copy, made when 2 wrote to the entries 3 still shared");
         // The child's lines before the parent's `<... clone resumed>`: its descriptors stay.
         p.get(4).fds.borrow_mut().insert(8, fd.clone());
         p.fork(1, 4, true);

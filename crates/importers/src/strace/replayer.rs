@@ -179,6 +179,10 @@ const WITHOUT_EFFECT: &[&str] = &[
     "fgetxattrat",
 ];
 
+/// The longest path the kernel accepts, with its NUL (include/uapi/linux/limits.h): it also
+/// bounds how deep a path's directories go (2,048), and so the work of creating them.
+const PATH_MAX: usize = 4096;
+
 /// The most arguments a replayed call has (renameat2, copy_file_range: 6; pwritev2: 5).
 const ARGS_MAX: usize = 6;
 
@@ -234,6 +238,16 @@ impl Replayer {
     /// Replays one line (`number` counts it for `first_malformed_line`); Err only when the
     /// model cannot go on.
     pub fn line<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, text: &str, number: u64) -> Step {
+        self.replay_line(fs, text, number)?;
+        // The processes' caps, checked once a line (a line adds at most one process and
+        // copies at most one table).
+        match self.procs.over() {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
+    }
+
+    fn replay_line<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, text: &str, number: u64) -> Step {
         self.counts.lines += 1;
         let parsed = match line::parse(text) {
             Ok(l) => l,
@@ -358,18 +372,23 @@ impl Replayer {
     }
 
     /// The absolute path `dirfd` + `path` names (None: `dirfd` is not a known directory).
+    /// A path longer than the kernel's PATH_MAX, given or resolved, is None too: the kernel
+    /// refuses it (ENAMETOOLONG), so a trace showing it succeed is not a real one.
     fn resolve(&mut self, pid: u32, dirfd: Option<&str>, path: &str) -> Option<String> {
+        if path.len() >= PATH_MAX {
+            return None;
+        }
         if path.starts_with('/') {
             return Some(absolute("/", path));
         }
         let base = match dirfd {
-            None | Some("AT_FDCWD") => self.procs.get(pid).cwd.clone(),
+            None | Some("AT_FDCWD") => self.procs.get(pid).cwd.to_string(),
             Some(d) => match self.fd(pid, Some(d))?.target {
                 Target::Dir(p) => p,
                 _ => return None,
             },
         };
-        Some(absolute(&base, path))
+        Some(absolute(&base, path)).filter(|abs| abs.len() < PATH_MAX)
     }
 
     /// A path argument resolved and placed: Some(path in the model) under the root; None
@@ -411,17 +430,22 @@ impl Replayer {
         self.ensure_dir(fs, parent)
     }
 
+    /// Creates the directories of `dir` the model lacks, shallowest first (a loop, not a
+    /// recursion per level); a file where the trace has a directory is left, and the mkdir
+    /// below it is refused.
     fn ensure_dir<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, dir: &str) -> Step {
         if dir.is_empty() || fs.is_dir(dir) {
             return Ok(());
         }
-        self.ensure_parents(fs, dir)?;
-        if fs.lookup(dir).is_some() {
-            return Ok(()); // a file where the trace has a directory: the mkdir below is refused
-        }
-        let made = fs.mkdir(dir);
-        if self.fs_done(made)?.is_some() {
-            self.counts.preexisting_dirs += 1;
+        for end in dir.match_indices('/').map(|(i, _)| i).chain([dir.len()]) {
+            let d = &dir[..end];
+            if d.is_empty() || fs.is_dir(d) || fs.lookup(d).is_some() {
+                continue;
+            }
+            let made = fs.mkdir(d);
+            if self.fs_done(made)?.is_some() {
+                self.counts.preexisting_dirs += 1;
+            }
         }
         Ok(())
     }
@@ -430,9 +454,7 @@ impl Replayer {
     /// longer shares its table (the kernel unshares it).
     fn exec(&mut self, pid: u32) -> Step {
         let p = self.procs.get(pid);
-        let kept: BTreeMap<i64, Fd> =
-            p.fds.borrow().iter().filter(|(_, fd)| !fd.cloexec).map(|(n, fd)| (*n, fd.clone())).collect();
-        p.fds = std::rc::Rc::new(std::cell::RefCell::new(kept));
+        p.fds = p.fds.after_exec();
         Ok(())
     }
 }

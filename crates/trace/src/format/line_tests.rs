@@ -200,4 +200,13 @@ fn msr_and_simulator_lines() {
     assert!(matches!(TraceFormat::Disksim.parse_line("0.5 0 16 8 3", &opts()), Line::Request(_)));
     assert!(matches!(TraceFormat::Mqsim.parse_line("1 0 18446744073709551615 8 0", &opts()), Line::Bad(_)));
     assert!(matches!(TraceFormat::Disksim.parse_line("-1 0 16 8 0", &opts()), Line::Bad(_)));
+    // Issue 41: an arrival of 1e300 ms saturated the clock; it is refused, quoted cut.
+    let hostile = format!("{}1e300 0 16 8 0", "0".repeat(10_000));
+    for line in ["1e300 0 16 8 0", "18446744073709551615 0 16 8 0", hostile.as_str()] {
+        let format = if line.contains('e') { TraceFormat::Disksim } else { TraceFormat::Mqsim };
+        match format.parse_line(line, &opts()) {
+            Line::Bad(e) => assert!(e.contains("past 4611686018427387904 ns") && e.len() < 200, "{e}"),
+            _ => panic!("{line:.40} must be refused"),
+        }
+    }
 }

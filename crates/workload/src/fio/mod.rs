@@ -16,6 +16,7 @@ mod sections;
 mod units;
 
 use crate::config::WorkloadConfig;
+use crate::script::clip;
 pub use options::GroupSteady;
 use options::{apply, FioOption, Shape, IGNORED};
 use std::fmt;
@@ -31,7 +32,9 @@ pub struct FioError {
 
 impl fmt::Display for FioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.origin, self.line, self.message)
+        let message =
+            trimlab_importers::input::clip(&self.message, trimlab_importers::input::MESSAGE_CHARS_MAX);
+        write!(f, "{}:{}: {}", self.origin, self.line, message)
     }
 }
 
@@ -100,7 +103,8 @@ pub fn parse_fio_file(
             if !apply(&opt, &mut w, &mut shape)? {
                 if !IGNORED.contains(&key.as_str()) {
                     return Err(opt.err(format!(
-                        "fio option `{key}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})",
+                        "fio option `{}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})",
+                        clip(key),
                         IGNORED.join(", ")
                     )));
                 }
@@ -156,7 +160,21 @@ fn group_jobs(
         group_steady(spec, group, &mut file.notes)
             .map_err(|m| err(spec.line, format!("[{}]: {m}", spec.name)))?;
         group.names.push(spec.name.clone());
-        for clone in 0..spec.shape.numjobs.unwrap_or(1) {
+        // fio's job limit counts every clone; checked before any is built (numjobs clones
+        // of many jobs once took 3.5 GB before a later check of the streams).
+        let clones = spec.shape.numjobs.unwrap_or(1);
+        if thread + u64::from(clones) > sections::JOBS_MAX as u64 {
+            return Err(err(
+                spec.line,
+                format!(
+                    "[{}]: numjobs={clones} makes more than {} jobs in the file, counting clones (fio's own \
+                     limit, REAL_MAX_JOBS)",
+                    clip(&spec.name),
+                    sections::JOBS_MAX
+                ),
+            ));
+        }
+        for clone in 0..clones {
             thread += 1;
             let mut w = spec.workload.clone();
             spec.shape

@@ -606,10 +606,18 @@ impl Shape {
             (None, _) => Ok(None),
         };
         let align = w.block_bytes.0.max(1);
-        let offset = percent(self.offset, "offset")?.unwrap_or(0)
-            + percent(self.offset_increment, "offset_increment")?.unwrap_or(0) * u64::from(clone);
+        // Near 2^64 the sum (or its alignment) would wrap to a small offset: refused instead.
+        let wraps = || "offset (+ offset_increment x clone) passes 2^64 bytes".to_string();
+        let (first, increment) = (
+            percent(self.offset, "offset")?.unwrap_or(0),
+            percent(self.offset_increment, "offset_increment")?.unwrap_or(0),
+        );
         // fio aligns a percentage offset to the block size.
-        let offset = offset.div_ceil(align) * align;
+        let offset = increment
+            .checked_mul(u64::from(clone))
+            .and_then(|inc| inc.checked_add(first))
+            .and_then(|o| o.div_ceil(align).checked_mul(align))
+            .ok_or_else(wraps)?;
         w.region_offset = ByteSize(offset);
         let region = self.filesize.or(self.size);
         if let Some(size) = percent(region, "size")? {

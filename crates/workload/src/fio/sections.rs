@@ -2,6 +2,16 @@
 //! applies a `[global]` to the jobs after it only, and a later line overrides an earlier one.
 
 use super::FioError;
+use crate::script::clip;
+
+/// The most jobs a file may have: fio's own REAL_MAX_JOBS (4096, fio.h; fio stops with
+/// "maximum number of jobs reached"). Checked as sections are read, before their options are
+/// copied into each.
+pub const JOBS_MAX: usize = 4096;
+
+/// The most option lines held over all jobs (each job holds a copy of the `[global]` lines
+/// before it): a million is 250 options for each of fio's 4096 jobs. Assumption.
+pub const OPTION_LINES_MAX: usize = 1 << 20;
 
 /// (line, key, value) of one option line.
 pub type OptionLine = (usize, String, Option<String>);
@@ -19,6 +29,7 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
     let mut global: Vec<OptionLine> = Vec::new();
     let mut jobs: Vec<Section> = Vec::new();
     let mut in_global: Option<bool> = None;
+    let mut held = 0usize;
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let line = raw.split_once([';', '#']).map_or(raw, |(before, _)| before).trim();
@@ -28,11 +39,21 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
         if let Some(rest) = line.strip_prefix('[') {
             let name = rest
                 .strip_suffix(']')
-                .ok_or_else(|| err(line_no, format!("section header {line:?} has no closing ']'")))?
+                .ok_or_else(|| err(line_no, format!("section header \"{}\" has no closing ']'", clip(line))))?
                 .trim()
                 .to_owned();
             in_global = Some(name == "global");
             if name != "global" {
+                if jobs.len() == JOBS_MAX {
+                    return Err(err(
+                        line_no,
+                        format!("more than {JOBS_MAX} jobs (fio's own limit, REAL_MAX_JOBS)"),
+                    ));
+                }
+                held += global.len();
+                if held > OPTION_LINES_MAX {
+                    return Err(err(line_no, too_many_options()));
+                }
                 jobs.push(Section { name, line: line_no, options: global.clone() });
             }
             continue;
@@ -41,7 +62,8 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
             return Err(err(
                 line_no,
                 format!(
-                    "{line:?}: include files and $variables are not supported; write the values in the file"
+                    "\"{}\": include files and $variables are not supported; write the values in the file",
+                    clip(line)
                 ),
             ));
         }
@@ -49,8 +71,12 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
             Some((k, v)) => (k.trim().to_owned(), Some(v.trim().to_owned())),
             None => (line.to_owned(), None),
         };
+        held += 1;
+        if held > OPTION_LINES_MAX {
+            return Err(err(line_no, too_many_options()));
+        }
         match in_global {
-            None => return Err(err(line_no, format!("option {line:?} before any [section]"))),
+            None => return Err(err(line_no, format!("option \"{}\" before any [section]", clip(line)))),
             Some(true) => global.push((line_no, key, value)),
             Some(false) => {
                 jobs.last_mut().expect("a job section is open").options.push((line_no, key, value))
@@ -61,4 +87,11 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
         return Err(err(text.lines().count().max(1), "no job section (only [global])".into()));
     }
     Ok(jobs)
+}
+
+fn too_many_options() -> String {
+    format!(
+        "more than {OPTION_LINES_MAX} option lines over all jobs (each job holds the [global] lines before it; \
+         docs/limits.md)"
+    )
 }

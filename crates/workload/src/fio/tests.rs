@@ -157,3 +157,26 @@ fn a_later_global_applies_to_the_jobs_after_it() {
     assert_eq!(sizes, [8192, 16384]);
     let _ = BlockShare { bytes: ByteSize(4096), percent: 100 };
 }
+
+#[test]
+fn job_counts_and_offsets_are_bounded_before_anything_is_built() {
+    // 8 jobs of numjobs=1024 would be 8192 streams: refused at the fifth, before its clones.
+    let many = "[j]\nrw=write\nsize=1m\nnumjobs=1024\n".repeat(8);
+    let e = file(&many).unwrap_err();
+    assert_eq!(e.line, 17, "{e}");
+    assert!(e.message.contains("more than 4096 jobs in the file, counting clones"), "{e}");
+    // 10^5 stonewalled sections: refused at the 4097th, as fio would.
+    let sections = "[s]\nrw=write\nsize=4k\nstonewall\n".repeat(100_000);
+    let e = file(&sections).unwrap_err();
+    assert_eq!((e.line, e.message.contains("more than 4096 jobs")), (4096 * 4 + 1, true), "{e}");
+    // A [global] of many lines is copied into each job: the held lines are capped.
+    let global = format!("[global]\n{}", "bs=4k\n".repeat(300_000));
+    let e = file(&format!("{global}{}", "[j]\nrw=write\n".repeat(5))).unwrap_err();
+    assert!(e.message.contains("option lines over all jobs"), "{e}");
+    // An offset near 2^64 is refused, not wrapped to 0.
+    let e = file("[j]\nrw=write\nsize=4k\noffset=18446744073709551615\n").unwrap_err();
+    assert!(e.message.contains("passes 2^64"), "{e}");
+    let text = "[j]\nrw=write\nsize=4k\noffset_increment=9223372036854775808\nnumjobs=3\n";
+    let e = parse_fio_file(text, "job.fio", &WorkloadConfig::default(), None).unwrap_err();
+    assert!(e.message.contains("passes 2^64"), "{e}");
+}

@@ -8,7 +8,7 @@ mod pattern;
 mod run;
 
 pub use op::{Op, Paths, Pick, SizeSpec, OPERATIONS};
-pub use pattern::{expand_braces, natural_cmp, Pattern};
+pub use pattern::{clip, expand_braces, natural_cmp, Pattern, EXPANSION_MAX, NESTING_MAX};
 pub use run::{with_interpreter, Interpreter, DEFAULT_STREAM};
 
 use std::fmt;
@@ -27,7 +27,9 @@ pub struct ScriptError {
 
 impl fmt::Display for ScriptError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: `{}`: {}", self.origin, self.line, self.text, self.message)
+        let message =
+            trimlab_importers::input::clip(&self.message, trimlab_importers::input::MESSAGE_CHARS_MAX);
+        write!(f, "{}:{}: `{}`: {}", self.origin, self.line, self.text, message)
     }
 }
 
@@ -59,10 +61,14 @@ pub struct Script {
 /// should use patterns; this bounds the memory a mistaken file can take).
 pub const LINES_MAX: usize = 1_000_000;
 
+/// The most `phase` lines a script may have: each phase is a report entry of its own (a
+/// million of them took 4.4 GB); a longer series of phases is several runs, or one phase.
+pub const PHASES_MAX: usize = 10_000;
+
 impl Script {
     /// Parses every line of `text`; the first bad line is the error.
     pub fn parse(text: &str, origin: &str) -> Result<Script, ScriptError> {
-        let mut lines = Vec::new();
+        let (mut lines, mut phases) = (Vec::new(), 0usize);
         for (i, raw) in text.lines().enumerate() {
             let body = raw.split('#').next().unwrap_or("").trim();
             if body.is_empty() {
@@ -71,13 +77,22 @@ impl Script {
             let error = |message: String| ScriptError {
                 origin: origin.to_string(),
                 line: i + 1,
-                text: body.to_string(),
+                text: pattern::clip(body),
                 message,
             };
             if lines.len() == LINES_MAX {
                 return Err(error(format!("a script may have at most {LINES_MAX} operations")));
             }
             let op = op::parse_line(body).map_err(error)?;
+            if let Op::Phase(_) = op {
+                phases += 1;
+                if phases > PHASES_MAX {
+                    return Err(error(format!(
+                        "a script may have at most {PHASES_MAX} phase lines (each is a report entry); \
+                         split it into several runs"
+                    )));
+                }
+            }
             lines.push(Line { number: i + 1, text: body.to_string(), op });
         }
         Ok(Script { origin: origin.to_string(), lines })
@@ -101,7 +116,12 @@ impl Script {
 
     /// The error for `line` with `message` (for the interpreter).
     pub fn error(&self, line: &Line, message: String) -> ScriptError {
-        ScriptError { origin: self.origin.clone(), line: line.number, text: line.text.clone(), message }
+        ScriptError {
+            origin: self.origin.clone(),
+            line: line.number,
+            text: pattern::clip(&line.text),
+            message,
+        }
     }
 }
 
@@ -135,6 +155,14 @@ mod tests {
         assert!(err("create d{0..3/f size=4KiB").contains("without its '}'"));
         assert!(err("phase a b").contains("one name"));
         assert!(err("write f bytes=4KiB bytes=8KiB").contains("given twice"));
+        let many = "phase p\n".repeat(PHASES_MAX + 1);
+        assert!(
+            err(&many).contains(&format!("t.ops:{}: `phase p`: a script may have at most", PHASES_MAX + 1))
+        );
+        let words = "f{0..9999999} ".repeat(2);
+        assert!(err(&format!("rm {words}")).contains("the line's words expand to more than 10000000"));
+        let long = err(&format!("rm {}", "x{".repeat(100_000)));
+        assert!(long.len() < 600, "a hostile line is quoted cut: {long}");
     }
 
     #[test]

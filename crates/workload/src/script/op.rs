@@ -2,7 +2,7 @@
 //! `create d{0..7}/f{0..49} size=24KiB`, `rm -r d3`, `fstrim minlen=64KiB`), parsed into an
 //! [`Op`] with its words checked (units, flags, keys) before anything runs.
 
-use super::pattern::Pattern;
+use super::pattern::{Pattern, EXPANSION_MAX};
 use std::collections::BTreeMap;
 use trimlab_sim::{ByteSize, DurationNs};
 
@@ -139,7 +139,17 @@ impl<'a> Words<'a> {
         if self.plain.is_empty() {
             return Err(format!("{} needs at least one path", self.op));
         }
-        let words = self.plain.iter().map(|word| Pattern::parse(&path(word)?)).collect::<Result<_, _>>()?;
+        let (mut words, mut count) = (Vec::with_capacity(self.plain.len()), 0u64);
+        for word in &self.plain {
+            let pattern = Pattern::parse(&path(word)?)?;
+            // The limit is the line's, not each word's: 1,000 words of 10^7 paths each would
+            // otherwise run for minutes.
+            count += pattern.count();
+            if count > EXPANSION_MAX as u64 {
+                return Err(format!("the line's words expand to more than {EXPANSION_MAX} paths"));
+            }
+            words.push(pattern);
+        }
         Ok(Paths(words))
     }
 

@@ -139,7 +139,10 @@ impl Interpreter<'_> {
             let done = match op {
                 Op::Fsync { .. } => fs.fsync(ino),
                 Op::Truncate { size, .. } => fs.truncate(ino, *size),
-                Op::Fallocate { offset, bytes, .. } => fs.fallocate(ino, *offset, *bytes),
+                Op::Fallocate { offset, bytes, .. } => {
+                    trimlab_importers::space::check_fits(fs, ino, *offset, *bytes)
+                        .and_then(|()| fs.fallocate(ino, *offset, *bytes))
+                }
                 Op::PunchHole { offset, bytes, .. } => fs.punch_hole(ino, *offset, *bytes),
                 _ => Ok(()),
             };
@@ -213,6 +216,8 @@ impl Interpreter<'_> {
         bs: Option<u64>,
     ) -> Result<(), String> {
         let end = offset.checked_add(bytes).ok_or("offset + bytes passes 2^64")?;
+        // A range larger than the file system fails as the model would, before it walks it.
+        trimlab_importers::space::check_fits(fs, ino, offset, bytes).map_err(|e| e.to_string())?;
         let step = bs.unwrap_or(bytes).max(1);
         let mut at = offset;
         while at < end {

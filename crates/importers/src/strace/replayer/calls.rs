@@ -95,12 +95,12 @@ impl Replayer {
             }
             "chdir" => {
                 if let Some(abs) = arg(0).and_then(string).and_then(|p| self.resolve(pid, None, &p)) {
-                    self.procs.get(pid).cwd = abs;
+                    self.procs.get(pid).cwd = abs.into();
                 }
             }
             "fchdir" => {
                 if let Some(Target::Dir(p)) = self.fd(pid, arg(0)).map(|f| f.target) {
-                    self.procs.get(pid).cwd = p;
+                    self.procs.get(pid).cwd = p.into();
                 }
             }
             _ => self.fcntl(pid, argv, r),
@@ -124,10 +124,13 @@ impl Replayer {
         let only_cloexec = argv.get(2).is_some_and(|f| has_flag(f, "CLOSE_RANGE_CLOEXEC"));
         let table = self.procs.get(pid).fds.clone();
         let mut table = table.borrow_mut();
-        match only_cloexec {
+        if first > last {
+            return; // the kernel refuses it (EINVAL); a range with its ends swapped would panic here
+        }
+        table.change(|table| match only_cloexec {
             true => table.range_mut(first..=last).for_each(|(_, fd)| fd.cloexec = true),
             false => table.retain(|n, _| !(first..=last).contains(n)),
-        }
+        });
     }
 
     /// fcntl: F_DUPFD/F_DUPFD_CLOEXEC duplicate, F_SETFD sets close-on-exec, F_SETFL O_APPEND;
@@ -203,11 +206,11 @@ impl Replayer {
         };
         self.preexisting.remove(&ino);
         if r > 0 {
-            let done = fs.write(ino, at, r);
+            let done = crate::space::check_fits(fs, ino, at, r).and_then(|()| fs.write(ino, at, r));
             self.fs_done(done)?;
         }
         if offset.is_none() {
-            self.set_pos(pid, n, at + r);
+            self.set_pos(pid, n, at.saturating_add(r));
         }
         Ok(())
     }
@@ -277,7 +280,8 @@ impl Replayer {
         let now = fs.file_size(ino).unwrap_or(size);
         if size > now {
             self.counts.preexisting_bytes += size - now;
-            let done = fs.write(ino, now, size - now);
+            let done = crate::space::check_fits(fs, ino, now, size - now)
+                .and_then(|()| fs.write(ino, now, size - now));
             self.fs_done(done)?;
         }
         Ok(())
@@ -394,7 +398,8 @@ impl Replayer {
             len = len.min(fs.file_size(ino).unwrap_or(0).saturating_sub(offset));
         }
         if len > 0 {
-            let done = fs.fallocate(ino, offset, len);
+            let done =
+                crate::space::check_fits(fs, ino, offset, len).and_then(|()| fs.fallocate(ino, offset, len));
             self.fs_done(done)?;
         }
         Ok(())

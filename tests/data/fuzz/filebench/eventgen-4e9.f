@@ -1,0 +1,9 @@
+eventgen rate=4000000000
+define fileset name=fs1,path=/tmp,entries=10,dirwidth=5,size=4k,prealloc=50
+define process name=p,instances=1
+{
+  thread name=t,instances=1 {
+    flowop eventlimit name=e
+  }
+}
+run 5
