@@ -165,15 +165,35 @@ impl LatencySummary {
     }
 }
 
+/// The erase counts of the drive's blocks at the end: their spread, percentiles (nearest
+/// rank) and a histogram of at most [`ERASE_HISTOGRAM_BINS`] equal-width bins.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct EraseSummary {
     pub min: u32,
     pub mean: f64,
     pub max: u32,
     pub stddev: f64,
+    pub p50: u32,
+    pub p90: u32,
+    pub p99: u32,
+    /// max / mean: 1 when wear is even (0 before any erase).
+    pub max_over_mean: f64,
+    pub histogram: Vec<EraseBin>,
 }
 
+/// Blocks whose erase count is in `erase_count_min..=erase_count_max`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EraseBin {
+    pub erase_count_min: u32,
+    pub erase_count_max: u32,
+    pub blocks: u64,
+}
+
+/// Bins of the erase-count histogram: enough to show a hot/cold split, few enough to read.
+pub const ERASE_HISTOGRAM_BINS: u32 = 16;
+
 impl EraseSummary {
+    /// O(blocks log blocks): a report's, not a command's, cost.
     pub fn of(counts: &[u32]) -> Self {
         if counts.is_empty() {
             return EraseSummary::default();
@@ -181,11 +201,34 @@ impl EraseSummary {
         let n = counts.len() as f64;
         let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / n;
         let var = counts.iter().map(|&c| (c as f64 - mean).powi(2)).sum::<f64>() / n;
+        let mut sorted = counts.to_vec();
+        sorted.sort_unstable();
+        let (min, max) = (sorted[0], sorted[sorted.len() - 1]);
+        // Nearest rank: the smallest count with at least q of the blocks at or below it.
+        let rank = |q: f64| sorted[((q * n).ceil() as usize).clamp(1, sorted.len()) - 1];
+        let width = (max - min) / ERASE_HISTOGRAM_BINS + 1;
+        let mut histogram: Vec<EraseBin> = Vec::new();
+        for &c in &sorted {
+            let low = min + (c - min) / width * width;
+            match histogram.last_mut() {
+                Some(bin) if bin.erase_count_min == low => bin.blocks += 1,
+                _ => histogram.push(EraseBin {
+                    erase_count_min: low,
+                    erase_count_max: low + width - 1,
+                    blocks: 1,
+                }),
+            }
+        }
         EraseSummary {
-            min: counts.iter().copied().min().unwrap_or(0),
+            min,
             mean,
-            max: counts.iter().copied().max().unwrap_or(0),
+            max,
             stddev: var.sqrt(),
+            p50: rank(0.50),
+            p90: rank(0.90),
+            p99: rank(0.99),
+            max_over_mean: if mean > 0.0 { max as f64 / mean } else { 0.0 },
+            histogram,
         }
     }
 }
@@ -313,6 +356,13 @@ pub struct DeviceReport {
     pub trim: TrimReport,
     pub latency: LatencyReport,
     pub erase_count: EraseSummary,
+    /// Static wear levelling over the measured span (`[ftl] static_wl`; absent when off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wear_levelling: Option<trimlab_ftl::WearLevellingStats>,
+    /// The lifetime projection from the measured span (absent without a rated P/E count or
+    /// without host writes; docs/lifetime.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifetime: Option<crate::lifetime::Lifetime>,
     pub valid_pages: u64,
     /// (physical - logical) / physical.
     pub spare_factor: f64,
@@ -344,6 +394,8 @@ pub(crate) struct Baseline {
     pub ftl: FtlStats,
     pub trim: TrimStats,
     pub trim_figures: Vec<(&'static str, u64)>,
+    pub wear: crate::lifetime::Wear,
+    pub wear_levelling: Option<trimlab_ftl::WearLevellingStats>,
 }
 
 pub(crate) fn trim_report(engine: &dyn TrimEngine, base: &Baseline) -> TrimReport {
