@@ -17,15 +17,21 @@ const NS_PER_DAY: f64 = 86_400e9;
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Rating {
     /// P/E cycles a block is rated for (`rated_pe_cycles`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pe_cycles: Option<u32>,
     /// Rated host bytes written over the warranty (`rated_tbw`) and the capacity of the drive
     /// they are rated for (`rated_capacity`): together, full drive writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tbw_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tbw_capacity_bytes: Option<u64>,
     /// Rated drive writes per day (`rated_dwpd`) over `rated_years`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dwpd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub years: Option<f64>,
     /// Host bytes a day to project at (`daily_host_bytes`); unset: the measured span's rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub daily_host_bytes: Option<u64>,
 }
 

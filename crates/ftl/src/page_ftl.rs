@@ -1069,8 +1069,7 @@ impl PageFtl {
         // (map_agreement.rs), over the whole drive when the map is eager and per block when it
         // is lazy; the exact walk runs only where they differ, to name the page.
         let physical = self.map.backward_raw().len();
-        let lazy = !self.stale.is_empty();
-        let (whole, by_block) = match lazy {
+        let (whole, by_block) = match !self.stale.is_empty() {
             false => (forward_pairs(self.map.forward_raw(), physical), None),
             true => (None, forward_pairs_by_block(self.map.forward_raw(), physical, ppb)),
         };
@@ -1119,10 +1118,6 @@ impl PageFtl {
         if whole.is_some_and(|f| f != backward) {
             return Err(self.name_disagreement(0..self.geometry.block_count()));
         }
-        if let Some(wl) = &self.wear_levelling {
-            let bpp = self.geometry.blocks_per_plane as usize;
-            wl.check(self.flash.erase_counts().chunks(bpp))?;
-        }
         for (plane, open) in self.host_open.iter().chain(self.gc_open.iter()).enumerate() {
             if let Some(open) = open {
                 // Whole flash pages below the next slot are programmed or staged; the partly
@@ -1142,7 +1137,14 @@ impl PageFtl {
                 }
             }
         }
-        self.pool.check()
+        self.pool.check()?;
+        self.check_wear_index()
+    }
+
+    /// I8: static wear levelling's index agrees with the flash's erase counts (when it is on).
+    fn check_wear_index(&self) -> Result<(), String> {
+        let bpp = self.geometry.blocks_per_plane as usize;
+        self.wear_levelling.as_ref().map_or(Ok(()), |wl| wl.check(self.flash.erase_counts().chunks(bpp)))
     }
 
     /// The first page whose map entries disagree, found the exact way (a random read per page)

@@ -3,7 +3,7 @@
 //! which GC never picks because it stays valid) moves to a worn free block, and the cold block
 //! is erased and returns to the free list, where host writes wear it.
 //!
-//! The scheme is MQSim's (CMU-SAFARI/MQSim, src/ssd/GC_and_WL_Unit_Base.cpp,
+//! The scheme is MQSim's (github.com/CMU-SAFARI/MQSim, ssd/GC_and_WL_Unit_Base.cpp,
 //! `check_static_wl_required` and `run_static_wearleveling`, threshold
 //! `Static_Wearleveling_Threshold`, default 100): after an erase in a plane, if the difference
 //! between the plane's largest and smallest erase counts is at least the threshold, the coldest
@@ -26,7 +26,7 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// MQSim's default `Static_Wearleveling_Threshold` (src/exec/Device_Parameter_Set.cpp).
+/// MQSim's default `Static_Wearleveling_Threshold` (its exec/Device_Parameter_Set.cpp).
 pub const STATIC_WL_THRESHOLD_DEFAULT: u32 = 100;
 
 /// What static wear levelling did since the FTL was built.
