@@ -166,7 +166,7 @@ impl LatencySummary {
 }
 
 /// The erase counts of the drive's blocks at the end: their spread, percentiles (nearest
-/// rank) and a histogram of at most [`ERASE_HISTOGRAM_BINS`] equal-width bins.
+/// rank) and a histogram of [`ERASE_HISTOGRAM_BINS`] equal-width bins.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct EraseSummary {
     pub min: u32,
@@ -178,15 +178,24 @@ pub struct EraseSummary {
     pub p99: u32,
     /// max / mean: 1 when wear is even (0 before any erase).
     pub max_over_mean: f64,
-    pub histogram: Vec<EraseBin>,
+    pub histogram: EraseHistogram,
 }
 
-/// Blocks whose erase count is in `erase_count_min..=erase_count_max`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct EraseBin {
+/// Blocks per erase-count bin: bin i holds the blocks erased `erase_count_min + i *
+/// bin_erases` to `erase_count_min + (i + 1) * bin_erases - 1` times. Always
+/// [`ERASE_HISTOGRAM_BINS`] bins (the last ones empty when the spread is small), so that a
+/// sweep's rows flatten to the same columns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EraseHistogram {
     pub erase_count_min: u32,
-    pub erase_count_max: u32,
-    pub blocks: u64,
+    pub bin_erases: u32,
+    pub blocks: Vec<u64>,
+}
+
+impl Default for EraseHistogram {
+    fn default() -> Self {
+        EraseHistogram { erase_count_min: 0, bin_erases: 1, blocks: vec![0; ERASE_HISTOGRAM_BINS as usize] }
+    }
 }
 
 /// Bins of the erase-count histogram: enough to show a hot/cold split, few enough to read.
@@ -206,18 +215,10 @@ impl EraseSummary {
         let (min, max) = (sorted[0], sorted[sorted.len() - 1]);
         // Nearest rank: the smallest count with at least q of the blocks at or below it.
         let rank = |q: f64| sorted[((q * n).ceil() as usize).clamp(1, sorted.len()) - 1];
-        let width = (max - min) / ERASE_HISTOGRAM_BINS + 1;
-        let mut histogram: Vec<EraseBin> = Vec::new();
+        let bin_erases = (max - min) / ERASE_HISTOGRAM_BINS + 1;
+        let mut histogram = EraseHistogram { erase_count_min: min, bin_erases, ..EraseHistogram::default() };
         for &c in &sorted {
-            let low = min + (c - min) / width * width;
-            match histogram.last_mut() {
-                Some(bin) if bin.erase_count_min == low => bin.blocks += 1,
-                _ => histogram.push(EraseBin {
-                    erase_count_min: low,
-                    erase_count_max: low + width - 1,
-                    blocks: 1,
-                }),
-            }
+            histogram.blocks[((c - min) / bin_erases) as usize] += 1;
         }
         EraseSummary {
             min,
@@ -444,6 +445,22 @@ mod tests {
     use super::*;
     use rand::Rng;
     use trimlab_sim::SeedTree;
+
+    /// Percentiles by nearest rank and a histogram of always 16 bins covering min..=max.
+    #[test]
+    fn erase_summary_percentiles_and_histogram() {
+        let counts: Vec<u32> = (0..100).map(|i| if i < 90 { 1 } else { 40 + i }).collect();
+        let e = EraseSummary::of(&counts);
+        assert_eq!((e.min, e.max, e.p50, e.p90, e.p99), (1, 139, 1, 1, 138));
+        assert_eq!(e.histogram.blocks.len(), ERASE_HISTOGRAM_BINS as usize);
+        assert_eq!((e.histogram.erase_count_min, e.histogram.bin_erases), (1, 9));
+        assert_eq!(e.histogram.blocks[0], 90);
+        assert_eq!(e.histogram.blocks.iter().sum::<u64>(), 100);
+        assert!((e.max_over_mean - 139.0 / e.mean).abs() < 1e-12);
+        let even = EraseSummary::of(&[5; 8]);
+        assert_eq!((even.histogram.bin_erases, even.histogram.blocks[0], even.max_over_mean), (1, 8, 1.0));
+        assert_eq!(EraseSummary::default().histogram.blocks.len(), ERASE_HISTOGRAM_BINS as usize);
+    }
 
     /// Latencies counted in runs give the histograms of recording each one: runs of equal
     /// latencies, kinds interleaved, values past the upper bound (clamped), read mid-way and at
