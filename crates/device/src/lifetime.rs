@@ -162,7 +162,7 @@ impl Lifetime {
             years(self.years_mean),
         );
         if let (Some(w), Some(y)) = (self.rated_drive_writes, self.years_rated_writes) {
-            line.push_str(&format!("; the rated {w:.0} drive writes last {y:.2} years"));
+            line.push_str(&format!("; the rated {w:.0} drive writes last {}", years(Some(y))));
         }
         line
     }
