@@ -4,7 +4,7 @@
 use crate::config::{BackwardMap, ConfigError, FtlSection, FtlSpec};
 /// The kinds and the resolved options, declared with the registry.
 pub use crate::ftl_kind::{FtlChoice, FtlKind, StripingChoice, FTL_KINDS};
-use trimlab_ftl::BackwardUpdate;
+use trimlab_ftl::{BackwardUpdate, VictimPolicy, STATIC_WL_THRESHOLD_DEFAULT};
 
 /// Resolution from `[ftl]` (the kinds' files build what it resolves).
 impl FtlChoice {
@@ -28,6 +28,7 @@ impl FtlChoice {
         if spec.trimmed_list_groups == 0 {
             return Err(ConfigError::new("ftl.trimmed_list_groups", 0, "must be at least 1"));
         }
+        let static_wl_threshold = static_wl_threshold(spec)?;
         let choice = FtlChoice {
             kind,
             striping: spec.striping.unwrap_or(kind.spec().default_striping),
@@ -37,6 +38,7 @@ impl FtlChoice {
             log_blocks_sequential: spec.log_blocks_sequential,
             log_blocks_random: spec.log_blocks_random,
             trimmed_list_groups: spec.trimmed_list.then_some(spec.trimmed_list_groups),
+            static_wl_threshold,
         };
         choice.check_kind_keys(set)?;
         Ok(choice)
@@ -56,5 +58,22 @@ impl FtlChoice {
             }
         }
         Ok(())
+    }
+}
+
+/// `[ftl] static_wl` and its threshold: `None` when off. The threshold alone, a threshold of 0
+/// and FIFO victims (whose GC cycles every block in log order, levelling wear by itself, and
+/// whose log a move would break) are refused by name.
+fn static_wl_threshold(spec: &FtlSpec) -> Result<Option<u32>, ConfigError> {
+    match (spec.static_wl, spec.static_wl_threshold) {
+        (Some(true), _) if spec.gc_victim == VictimPolicy::Fifo => Err(ConfigError::new(
+            "ftl.static_wl",
+            true,
+            "not with ftl.gc_victim = \"fifo\": FIFO GC erases every block in turn, which levels wear by itself",
+        )),
+        (Some(true), Some(0)) => Err(ConfigError::new("ftl.static_wl_threshold", 0, "must be at least 1 erase")),
+        (Some(true), t) => Ok(Some(t.unwrap_or(STATIC_WL_THRESHOLD_DEFAULT))),
+        (_, Some(t)) => Err(ConfigError::new("ftl.static_wl_threshold", t, "only with ftl.static_wl = true")),
+        (_, None) => Ok(None),
     }
 }

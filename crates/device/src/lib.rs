@@ -11,6 +11,7 @@ pub mod ftl_choice;
 pub mod ftl_kind;
 pub mod host_page_tags;
 pub mod host_queue;
+pub mod lifetime;
 pub mod metered;
 pub mod metrics;
 mod outstanding;
@@ -27,6 +28,7 @@ pub use config::{
 };
 pub use ftl_kind::{FtlChoice, FtlKind, FtlKindSpec, StripingChoice, FTL_KINDS};
 pub use host_queue::{transfer_chunks, TrimSplitter};
+pub use lifetime::{Lifetime, Rating, Wear};
 pub use metered::{Metered, Traffic};
 pub use metrics::{DeviceReport, LatencySummary};
 pub use recording::Recording;

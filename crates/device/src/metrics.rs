@@ -165,15 +165,44 @@ impl LatencySummary {
     }
 }
 
+/// The erase counts of the drive's blocks at the end: their spread, percentiles (nearest
+/// rank) and a histogram of [`ERASE_HISTOGRAM_BINS`] equal-width bins.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct EraseSummary {
     pub min: u32,
     pub mean: f64,
     pub max: u32,
     pub stddev: f64,
+    pub p50: u32,
+    pub p90: u32,
+    pub p99: u32,
+    /// max / mean: 1 when wear is even (0 before any erase).
+    pub max_over_mean: f64,
+    pub histogram: EraseHistogram,
 }
 
+/// Blocks per erase-count bin: bin i holds the blocks erased `erase_count_min + i *
+/// bin_erases` to `erase_count_min + (i + 1) * bin_erases - 1` times. Always
+/// [`ERASE_HISTOGRAM_BINS`] bins (the last ones empty when the spread is small), so that a
+/// sweep's rows flatten to the same columns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EraseHistogram {
+    pub erase_count_min: u32,
+    pub bin_erases: u32,
+    pub blocks: Vec<u64>,
+}
+
+impl Default for EraseHistogram {
+    fn default() -> Self {
+        EraseHistogram { erase_count_min: 0, bin_erases: 1, blocks: vec![0; ERASE_HISTOGRAM_BINS as usize] }
+    }
+}
+
+/// Bins of the erase-count histogram: enough to show a hot/cold split, few enough to read.
+pub const ERASE_HISTOGRAM_BINS: u32 = 16;
+
 impl EraseSummary {
+    /// O(blocks log blocks): a report's, not a command's, cost.
     pub fn of(counts: &[u32]) -> Self {
         if counts.is_empty() {
             return EraseSummary::default();
@@ -181,11 +210,26 @@ impl EraseSummary {
         let n = counts.len() as f64;
         let mean = counts.iter().map(|&c| c as f64).sum::<f64>() / n;
         let var = counts.iter().map(|&c| (c as f64 - mean).powi(2)).sum::<f64>() / n;
+        let mut sorted = counts.to_vec();
+        sorted.sort_unstable();
+        let (min, max) = (sorted[0], sorted[sorted.len() - 1]);
+        // Nearest rank: the smallest count with at least q of the blocks at or below it.
+        let rank = |q: f64| sorted[((q * n).ceil() as usize).clamp(1, sorted.len()) - 1];
+        let bin_erases = (max - min) / ERASE_HISTOGRAM_BINS + 1;
+        let mut histogram = EraseHistogram { erase_count_min: min, bin_erases, ..EraseHistogram::default() };
+        for &c in &sorted {
+            histogram.blocks[((c - min) / bin_erases) as usize] += 1;
+        }
         EraseSummary {
-            min: counts.iter().copied().min().unwrap_or(0),
+            min,
             mean,
-            max: counts.iter().copied().max().unwrap_or(0),
+            max,
             stddev: var.sqrt(),
+            p50: rank(0.50),
+            p90: rank(0.90),
+            p99: rank(0.99),
+            max_over_mean: if mean > 0.0 { max as f64 / mean } else { 0.0 },
+            histogram,
         }
     }
 }
@@ -313,6 +357,13 @@ pub struct DeviceReport {
     pub trim: TrimReport,
     pub latency: LatencyReport,
     pub erase_count: EraseSummary,
+    /// Static wear levelling over the measured span (`[ftl] static_wl`; absent when off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wear_levelling: Option<trimlab_ftl::WearLevellingStats>,
+    /// The lifetime projection from the measured span (absent without a rated P/E count or
+    /// without host writes; docs/lifetime.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifetime: Option<crate::lifetime::Lifetime>,
     pub valid_pages: u64,
     /// (physical - logical) / physical.
     pub spare_factor: f64,
@@ -344,6 +395,8 @@ pub(crate) struct Baseline {
     pub ftl: FtlStats,
     pub trim: TrimStats,
     pub trim_figures: Vec<(&'static str, u64)>,
+    pub wear: crate::lifetime::Wear,
+    pub wear_levelling: Option<trimlab_ftl::WearLevellingStats>,
 }
 
 pub(crate) fn trim_report(engine: &dyn TrimEngine, base: &Baseline) -> TrimReport {
@@ -392,6 +445,22 @@ mod tests {
     use super::*;
     use rand::Rng;
     use trimlab_sim::SeedTree;
+
+    /// Percentiles by nearest rank and a histogram of always 16 bins covering min..=max.
+    #[test]
+    fn erase_summary_percentiles_and_histogram() {
+        let counts: Vec<u32> = (0..100).map(|i| if i < 90 { 1 } else { 40 + i }).collect();
+        let e = EraseSummary::of(&counts);
+        assert_eq!((e.min, e.max, e.p50, e.p90, e.p99), (1, 139, 1, 1, 138));
+        assert_eq!(e.histogram.blocks.len(), ERASE_HISTOGRAM_BINS as usize);
+        assert_eq!((e.histogram.erase_count_min, e.histogram.bin_erases), (1, 9));
+        assert_eq!(e.histogram.blocks[0], 90);
+        assert_eq!(e.histogram.blocks.iter().sum::<u64>(), 100);
+        assert!((e.max_over_mean - 139.0 / e.mean).abs() < 1e-12);
+        let even = EraseSummary::of(&[5; 8]);
+        assert_eq!((even.histogram.bin_erases, even.histogram.blocks[0], even.max_over_mean), (1, 8, 1.0));
+        assert_eq!(EraseSummary::default().histogram.blocks.len(), ERASE_HISTOGRAM_BINS as usize);
+    }
 
     /// Latencies counted in runs give the histograms of recording each one: runs of equal
     /// latencies, kinds interleaved, values past the upper bound (clamped), read mid-way and at

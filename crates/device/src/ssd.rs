@@ -9,12 +9,13 @@
 use crate::command::{ByteRange, Command, CommandError, CommandKind};
 use crate::config::SsdConfig;
 use crate::host_page_tags::{HostPageTags, UnitData};
+use crate::lifetime::{self, Lifetime, Wear};
 use crate::metrics::{
     self, Baseline, DeviceReport, EraseSummary, FtlReport, HostCounters, Latencies, LatencyReport, TrimReport,
 };
 use crate::outstanding::Outstanding;
 use crate::timeseries::{self as ts, DeviceCounters, Row, Timeseries};
-use trimlab_ftl::{Ftl, Lpn, PageData, WriteBuffer};
+use trimlab_ftl::{Ftl, Lpn, PageData, WearLevellingStats, WriteBuffer};
 use trimlab_sim::{ByteUnit, SimTime};
 use trimlab_trim::{Controller, PageRange, TrimEngine};
 
@@ -63,6 +64,9 @@ pub struct Ssd {
     page_unit: ByteUnit,
     /// One data tag per host page, once a host asks for them (`Ssd::use_tag_bytes`).
     pub(crate) host_page_tags: Option<HostPageTags>,
+    /// Host bytes written before the measured phase started (its counters restart there), so
+    /// that [`Ssd::wear`] counts since the device was built.
+    host_bytes_before_measure: u64,
 }
 
 impl Ssd {
@@ -98,6 +102,7 @@ impl Ssd {
             sector_unit: ByteUnit::new(config.sector_bytes),
             page_unit: ByteUnit::new(config.geometry.page_bytes as u64),
             host_page_tags: None,
+            host_bytes_before_measure: 0,
             config,
         }
     }
@@ -138,11 +143,15 @@ impl Ssd {
 
     /// Starts the measured phase at `now`: counters restart, device state stays.
     pub fn start_measurement(&mut self, now: SimTime) {
+        let wear = self.wear(now);
+        self.host_bytes_before_measure = wear.host_bytes_written;
         self.baseline = Baseline {
             flash: self.ftl.flash().counters().clone(),
             ftl: self.ftl.stats(),
             trim: self.engine.stats().clone(),
             trim_figures: self.engine.figures(),
+            wear,
+            wear_levelling: self.ftl.wear_levelling(),
         };
         self.host = HostCounters::default();
         self.latencies = Latencies::new();
@@ -529,6 +538,46 @@ impl Ssd {
         }
     }
 
+    /// The wear counters at `now`, cumulative since the device was built: what a caller
+    /// subtracts to get a round's host and NAND bytes and erases (crate::lifetime). Counters,
+    /// and one pass over the blocks' erase counts for the maximum.
+    pub fn wear(&self, now: SimTime) -> Wear {
+        let flash = self.ftl.flash();
+        let host_pages = self.host.pages_written * self.pages_per_unit - self.host.unit_pages_filled;
+        Wear {
+            at_ns: now.ns(),
+            host_bytes_written: self.host_bytes_before_measure
+                + host_pages * self.config.host_page_bytes as u64,
+            nand_bytes_programmed: flash.counters().pages_programmed * self.config.geometry.page_bytes as u64,
+            blocks_erased: flash.counters().blocks_erased,
+            erase_count_max: flash.erase_counts().iter().copied().max().unwrap_or(0),
+        }
+    }
+
+    /// Every erase block's erase count now (block order).
+    pub fn erase_counts(&self) -> &[u32] {
+        self.ftl.flash().erase_counts()
+    }
+
+    /// The lifetime projection over the measured span ending at `end` (`None` without a rated
+    /// P/E count or host writes; crate::lifetime).
+    fn lifetime(&self, end: SimTime) -> Option<Lifetime> {
+        let c = &self.config;
+        let blocks = c.geometry.block_count() as u64;
+        lifetime::project(&c.rating, blocks, c.logical_bytes(), &self.baseline.wear, &self.wear(end))
+    }
+
+    /// Static wear levelling's work over the measured span (`None` when it is off).
+    fn wear_levelling_since(&self) -> Option<WearLevellingStats> {
+        let now = self.ftl.wear_levelling()?;
+        let base = self.baseline.wear_levelling.clone().unwrap_or_default();
+        Some(WearLevellingStats {
+            moves: now.moves - base.moves,
+            pages_copied: now.pages_copied - base.pages_copied,
+            fruitless_searches: now.fruitless_searches - base.fruitless_searches,
+        })
+    }
+
     /// The measures of the run so far (since [`Ssd::start_measurement`]), ending at `end`.
     pub fn report(&self, end: SimTime) -> DeviceReport {
         let flash = self.ftl.flash().counters();
@@ -557,6 +606,8 @@ impl Ssd {
                 flush: self.latencies.summary(CommandKind::Flush),
             },
             erase_count: EraseSummary::of(self.ftl.flash().erase_counts()),
+            wear_levelling: self.wear_levelling_since(),
+            lifetime: self.lifetime(end),
             valid_pages: self.ftl.valid_pages(),
             spare_factor: self.config.spare_factor,
             spare_factor_seen_by_gc: self.config.spare_factor_seen_by_gc(),

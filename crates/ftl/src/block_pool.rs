@@ -169,6 +169,17 @@ impl BlockPool {
         Some(block)
     }
 
+    /// Takes the free block of `plane` with the most erases in `erase_counts` (the first in
+    /// the list among equals): where static wear levelling puts cold data. O(free blocks).
+    pub fn take_free_most_worn(&mut self, plane: usize, erase_counts: &[u32]) -> Option<BlockId> {
+        let free = &mut self.free[plane];
+        let at = (0..free.len()).rev().max_by_key(|&i| erase_counts[free[i].index()])?;
+        let block = free.remove(at)?;
+        debug_assert_eq!(self.state(block), BlockState::Free);
+        self.set_state(block, BlockState::Open);
+        Some(block)
+    }
+
     /// An open block became full: it joins the victim index.
     pub fn close(&mut self, block: BlockId, sequence: u64) {
         debug_assert_eq!(self.state(block), BlockState::Open);

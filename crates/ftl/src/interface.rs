@@ -6,6 +6,7 @@
 use crate::detail::FtlDetail;
 use crate::lpn::Lpn;
 use crate::page_ftl::{FtlStats, PageData, PageFtl};
+use crate::wear_levelling::WearLevellingStats;
 use serde::Serialize;
 use trimlab_nand::{FlashArray, Geometry};
 use trimlab_sim::SimTime;
@@ -113,6 +114,10 @@ pub trait Ftl: Send {
     fn measures(&self) -> FtlMeasures;
     /// Counters only this kind has, typed (the report's `ftl.detail`, 004's tables).
     fn detail(&self) -> FtlDetail;
+    /// What static wear levelling did (`None`: the kind has none, or it is off).
+    fn wear_levelling(&self) -> Option<WearLevellingStats> {
+        None
+    }
     /// Bytes of heap the FTL holds.
     fn heap_bytes(&self) -> usize;
     /// The full consistency check (tests call it after every step that matters).
@@ -195,6 +200,9 @@ impl Ftl for PageFtl {
     }
     fn detail(&self) -> FtlDetail {
         FtlDetail::Page { stats: PageFtl::stats(self).clone(), variant: self.variant_stats().clone() }
+    }
+    fn wear_levelling(&self) -> Option<WearLevellingStats> {
+        self.wear_levelling_stats().cloned()
     }
     fn heap_bytes(&self) -> usize {
         PageFtl::heap_bytes(self)

@@ -12,6 +12,7 @@ pub mod page_map;
 pub mod variant;
 pub mod verify;
 pub mod victim;
+pub mod wear_levelling;
 pub mod write_buffer;
 
 pub use detail::{FtlDetail, HblStats, HybridStats, TrimmedListDetail};
@@ -20,4 +21,5 @@ pub use lpn::Lpn;
 pub use page_ftl::{FtlConfig, FtlStats, GcOutcome, PageData, PageFtl};
 pub use variant::{BackwardUpdate, StripeUnit, VariantStats};
 pub use victim::VictimPolicy;
+pub use wear_levelling::{WearLevellingStats, STATIC_WL_THRESHOLD_DEFAULT};
 pub use write_buffer::WriteBuffer;

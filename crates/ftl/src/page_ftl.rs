@@ -18,6 +18,7 @@ use crate::map_agreement::{forward_pairs, forward_pairs_by_block, Pairs};
 use crate::page_map::{PageMap, NONE};
 use crate::variant::{BackwardUpdate, StripeUnit, VariantStats};
 use crate::victim::VictimPolicy;
+use crate::wear_levelling::{StaticWearLevelling, WearLevellingStats};
 use prefetch_index::prefetch_index;
 use serde::Serialize;
 use trimlab_nand::{BlockId, FlashArray, Geometry, Ppa, Timing};
@@ -135,6 +136,11 @@ pub struct PageFtl {
     variant: VariantStats,
     /// GC invocations run by a host write that found no plane with room (not in any report).
     host_write_gc_invocations: u64,
+    /// Static wear levelling (`[ftl] static_wl`), when on.
+    wear_levelling: Option<StaticWearLevelling>,
+    /// A static wear-levelling move is copying: a GC open block it opens is the plane's
+    /// most-worn free block.
+    wl_moving: bool,
 }
 
 impl PageFtl {
@@ -177,6 +183,8 @@ impl PageFtl {
             gc_gain_blocks_max: None,
             variant: VariantStats::default(),
             host_write_gc_invocations: 0,
+            wear_levelling: None,
+            wl_moving: false,
             geometry,
             config,
         }
@@ -217,6 +225,21 @@ impl PageFtl {
     /// the host consumes, as a controller that interleaves GC with host writes does.
     pub fn set_gc_gain_blocks_max(&mut self, blocks: Option<u32>) {
         self.gc_gain_blocks_max = blocks.map(|b| b.max(1));
+    }
+
+    /// Static wear levelling at `threshold` erases of spread per plane (`None`: off, the
+    /// default; crate::wear_levelling). Not available with FIFO victims, whose GC cycles every
+    /// block in log order and so levels wear itself, and whose log order a move would break;
+    /// ignored then (the config refuses the pair). Call before the first write.
+    pub fn set_static_wear_levelling(&mut self, threshold: Option<u32>) {
+        self.wear_levelling = threshold.filter(|_| self.config.victim != VictimPolicy::Fifo).map(|t| {
+            StaticWearLevelling::new(t, self.geometry.plane_count(), self.geometry.blocks_per_plane)
+        });
+    }
+
+    /// What static wear levelling did (`None` when it is off).
+    pub fn wear_levelling_stats(&self) -> Option<&WearLevellingStats> {
+        self.wear_levelling.as_ref().map(|w| &w.stats)
     }
 
     pub fn variant_stats(&self) -> &VariantStats {
@@ -325,6 +348,7 @@ impl PageFtl {
             + blocks * (16 + 8)
             + blocks * (4 + 4) // next_page, erase_count (flash)
             + self.tags.as_ref().map_or(0, |t| t.capacity() * 8)
+            + self.wear_levelling.as_ref().map_or(0, StaticWearLevelling::heap_bytes)
     }
 
     /// Touches the map entries of pages about to be written so their cache misses overlap:
@@ -618,6 +642,7 @@ impl PageFtl {
         self.program_staged_before(now, block);
         self.pool.begin_collect(block);
         let done = self.flash.erase(now, block);
+        self.note_erase(block);
         self.pool.release(block);
         self.variant.eager_erases += 1;
         done
@@ -681,6 +706,7 @@ impl PageFtl {
             outcome.done = done;
             outcome.victims += 1;
         }
+        self.level_wear(now, plane);
         self.stats.gc_invocations += 1;
         self.stats.gc_victims += outcome.victims as u64;
         self.stats.gc_pages_copied += outcome.pages_copied as u64;
@@ -699,7 +725,11 @@ impl PageFtl {
         match self.gc_open[plane] {
             Some(open) => open,
             None => {
-                let block = self.pool.take_free(plane).unwrap_or_else(|| {
+                let block = match self.wl_moving {
+                    false => self.pool.take_free(plane),
+                    true => self.pool.take_free_most_worn(plane, self.flash.erase_counts()),
+                };
+                let block = block.unwrap_or_else(|| {
                     unreachable!("page_ftl: GC in plane {plane} found no free block to copy into")
                 });
                 self.variant.blocks_opened += 1;
@@ -840,6 +870,7 @@ impl PageFtl {
         }
         self.scratch_slots = valid;
         let done = self.flash.erase(now, victim);
+        self.note_erase(victim);
         self.pool.release(victim);
         (copied, done)
     }
@@ -953,7 +984,58 @@ impl PageFtl {
         self.stats.gc_busy_ns += done.since(start);
         self.stats.idle_gc_victims += 1;
         self.stats.idle_gc_pages_copied += copied as u64;
+        Some(self.level_wear(done, plane).unwrap_or(done))
+    }
+
+    /// An erase of `block` happened: static wear levelling's index follows it.
+    #[inline]
+    fn note_erase(&mut self, block: BlockId) {
+        if let Some(wl) = &mut self.wear_levelling {
+            wl.erased(self.geometry.plane_of(block), self.flash.erase_counts()[block.index()] - 1);
+        }
+    }
+
+    /// Static wear levelling after GC in `plane` at `now` (crate::wear_levelling): when the
+    /// plane's erase-count spread is at the threshold, its coldest full block is moved like a
+    /// GC victim into the most-worn free block and erased. Returns when the move's last
+    /// operation ends (`None`: nothing moved). A move needs two free blocks (one to copy into,
+    /// one kept for GC) and an up-to-date backward map.
+    fn level_wear(&mut self, now: SimTime, plane: usize) -> Option<SimTime> {
+        let wl = self.wear_levelling.as_ref()?;
+        if !wl.due(plane) || self.pool.free_count(plane) < 2 || !self.pending_stale.is_empty() {
+            return None;
+        }
+        let cold = self.coldest_full_block(plane).filter(|&b| {
+            self.wear_levelling
+                .as_ref()
+                .is_some_and(|wl| wl.worth_moving(plane, self.flash.erase_counts()[b.index()]))
+        });
+        let Some(cold) = cold else {
+            if let Some(wl) = self.wear_levelling.as_mut() {
+                wl.quiet(plane);
+            }
+            return None;
+        };
+        self.program_staged_before(now, cold);
+        self.wl_moving = true;
+        let (copied, done) = self.reclaim(now, plane, cold);
+        self.wl_moving = false;
+        if let Some(wl) = self.wear_levelling.as_mut() {
+            wl.stats.moves += 1;
+            wl.stats.pages_copied += copied as u64;
+        }
         Some(done)
+    }
+
+    /// The full block of `plane` with the fewest erases (the lowest-numbered among equals).
+    /// O(blocks per plane): run only when a move is due.
+    fn coldest_full_block(&self, plane: usize) -> Option<BlockId> {
+        let first = self.geometry.first_block_of_plane(plane).0;
+        let counts = self.flash.erase_counts();
+        (first..first + self.geometry.blocks_per_plane)
+            .map(BlockId)
+            .filter(|&b| self.pool.state(b) == BlockState::Full)
+            .min_by_key(|&b| (counts[b.index()], b.0))
     }
 
     fn request_gc_if_low(&mut self, plane: usize) {
@@ -987,8 +1069,7 @@ impl PageFtl {
         // (map_agreement.rs), over the whole drive when the map is eager and per block when it
         // is lazy; the exact walk runs only where they differ, to name the page.
         let physical = self.map.backward_raw().len();
-        let lazy = !self.stale.is_empty();
-        let (whole, by_block) = match lazy {
+        let (whole, by_block) = match !self.stale.is_empty() {
             false => (forward_pairs(self.map.forward_raw(), physical), None),
             true => (None, forward_pairs_by_block(self.map.forward_raw(), physical, ppb)),
         };
@@ -1056,7 +1137,14 @@ impl PageFtl {
                 }
             }
         }
-        self.pool.check()
+        self.pool.check()?;
+        self.check_wear_index()
+    }
+
+    /// I8: static wear levelling's index agrees with the flash's erase counts (when it is on).
+    fn check_wear_index(&self) -> Result<(), String> {
+        let bpp = self.geometry.blocks_per_plane as usize;
+        self.wear_levelling.as_ref().map_or(Ok(()), |wl| wl.check(self.flash.erase_counts().chunks(bpp)))
     }
 
     /// The first page whose map entries disagree, found the exact way (a random read per page)

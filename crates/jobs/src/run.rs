@@ -140,5 +140,8 @@ pub fn summary(result: &RunResult) -> Vec<String> {
         r.latency.write.p99_ns / 1000,
         r.sim_time_ns as f64 / 1e9
     ));
+    // Issue 39: the lifetime projection, when the device has a rated P/E count (a line of its
+    // own, so the lines above keep their figures).
+    lines.extend(r.lifetime.as_ref().map(trimlab_device::Lifetime::summary_line));
     lines
 }

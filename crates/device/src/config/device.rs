@@ -57,5 +57,16 @@ trimlab_sim::config_section! {
         pub firmware_ns: u64,
         pub host_transfer_ps_per_byte: u64,
         pub idle_threshold: DurationNs,
+        /// Rated endurance (docs/lifetime.md, each preset's value with its source): P/E cycles
+        /// a block is rated for; unset: no lifetime projection.
+        pub rated_pe_cycles: u32 = optional,
+        /// Rated host bytes written ("600TB") and the capacity they are rated for ("1TB").
+        pub rated_tbw: ByteSize = optional,
+        pub rated_capacity: ByteSize = optional,
+        /// Rated drive writes per day over `rated_years`.
+        pub rated_dwpd: f64 = optional,
+        pub rated_years: f64 = optional,
+        /// Host bytes a day the lifetime projection assumes; unset: the measured span's rate.
+        pub daily_host_bytes: ByteSize = optional,
     }
 }

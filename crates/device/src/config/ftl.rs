@@ -55,6 +55,11 @@ trimlab_sim::config_section! {
         /// device's `page_bytes`). Sub-unit writes are read-modify-writes of the unit; a TRIM
         /// deallocates only the whole units inside its ranges.
         pub mapping_unit: ByteSize = optional,
+        /// Page FTL: static wear levelling (MQSim's; docs/lifetime.md), off when unset.
+        pub static_wl: bool = optional,
+        /// Static wear levelling's erase-count spread per plane that triggers a move (default
+        /// 100, MQSim's `Static_Wearleveling_Threshold`).
+        pub static_wl_threshold: u32 = optional,
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod bounds;
 mod device;
+mod endurance;
 mod error;
 mod flash;
 mod ftl;
@@ -70,6 +71,15 @@ pub struct SsdConfig {
     #[serde(skip)]
     pub geometry_note: String,
     pub ftl: crate::ftl_kind::FtlChoice,
+    /// The rated endurance and projection volume, the preset's under the user's (the lifetime
+    /// projection's inputs; docs/lifetime.md). Not serialized: presets' ratings are data about
+    /// the drive, not what a run simulates, so adding them changed no config hash.
+    #[serde(skip)]
+    pub rating: crate::lifetime::Rating,
+    /// The `[device] rated_*` and `daily_host_bytes` keys the user set (unset ones serialize
+    /// as nothing): the config hash follows a rating or volume the user chose, which changes
+    /// the report's projection.
+    pub rating_set: crate::lifetime::Rating,
 }
 
 impl SsdConfig {
@@ -88,6 +98,8 @@ impl SsdConfig {
         let link = HostInterface::resolve(&spec.device, flash.geometry.page_bytes as u64)?;
         let mut config = SsdConfig::assemble(preset, &spec, ftl, flash, timing, link)?;
         config.host_page_bytes = spec.device.page_bytes;
+        config.rating = endurance::rating(&endurance::Keys::of_spec(&spec.device), true)?;
+        config.rating_set = endurance::rating(&endurance::Keys::of_section(device), false)?;
         config.check(&spec, device, ftl)?;
         Ok(config)
     }
@@ -130,6 +142,8 @@ impl SsdConfig {
             trim_keys: spec.trim_keys.clone(),
             geometry_note: flash.note,
             ftl: crate::ftl_kind::FtlChoice::resolve(&spec.ftl, ftl)?,
+            rating: Default::default(),
+            rating_set: Default::default(),
             geometry: flash.geometry,
             timing,
         })

@@ -175,6 +175,8 @@ mod tests {
             let none = (DeviceSection::default(), FtlSection::default(), TrimSection::default());
             let layered = p.under(&none.0, &none.1, &none.2).unwrap_or_else(|e| panic!("{}: {e}", p.name));
             assert_eq!(layered.device.preset, None, "{}: a preset file does not name a preset", p.name);
+            // Issue 39: every preset carries a rated endurance (its source is in its file).
+            assert!(layered.device.rated_pe_cycles.is_some_and(|c| c > 0), "{}: rated_pe_cycles", p.name);
             assert!(!p.about.is_empty() && !p.trim_source.is_empty(), "{}: notes", p.name);
         }
     }

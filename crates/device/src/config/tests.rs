@@ -309,3 +309,58 @@ fn engine_keys_resolve_complete_and_checked() {
     let e = SsdConfig::resolve(&DeviceSection::default(), &FtlSection::default(), &bad).unwrap_err();
     assert_eq!((e.key.as_str(), e.value.as_str()), ("trim.delayed.idle_chunk_pages", "0"));
 }
+
+/// Issue 39: the rating comes from the preset and the user's keys; only the user's enter the
+/// serialized config (so the hash), and bad or unpaired values name their key.
+#[test]
+fn ratings_come_from_the_preset_and_bad_ones_name_their_key() {
+    let small = || DeviceSection { logical_bytes: Some(ByteSize(64 << 20)), ..Default::default() };
+    let c = resolve(small()).unwrap();
+    assert_eq!(c.rating.pe_cycles, Some(3000));
+    assert_eq!(c.rating.drive_writes(), Some(600.0));
+    assert_eq!(c.rating_set, crate::lifetime::Rating::default(), "nothing the user set");
+    let mine = resolve(DeviceSection { rated_pe_cycles: Some(10_000), ..small() }).unwrap();
+    assert_eq!((mine.rating.pe_cycles, mine.rating_set.pe_cycles), (Some(10_000), Some(10_000)));
+    let cases: [(&str, DeviceSection); 4] = [
+        ("device.rated_pe_cycles", DeviceSection { rated_pe_cycles: Some(0), ..small() }),
+        ("device.rated_dwpd", DeviceSection { rated_dwpd: Some(-1.0), rated_years: Some(5.0), ..small() }),
+        ("device.rated_dwpd", DeviceSection { rated_dwpd: Some(1.0), ..small() }),
+        (
+            "device.rated_tbw",
+            DeviceSection { preset: Some("qlc-ssd".into()), rated_tbw: Some(ByteSize(1 << 40)), ..small() },
+        ),
+    ];
+    for (key, device) in cases {
+        assert_eq!(resolve(device).unwrap_err().key, key);
+    }
+}
+
+/// `[ftl] static_wl`: off unless set, the threshold's default MQSim's, and the pairs it does
+/// not go with refused by name.
+#[test]
+fn static_wear_levelling_resolves_and_refuses_by_name() {
+    let device = DeviceSection { logical_bytes: Some(ByteSize(64 << 20)), ..Default::default() };
+    let with = |ftl: FtlSection| SsdConfig::resolve(&device, &ftl, &TrimSection::default());
+    assert_eq!(with(FtlSection::default()).unwrap().ftl.static_wl_threshold, None);
+    let on = FtlSection { static_wl: Some(true), ..Default::default() };
+    assert_eq!(with(on.clone()).unwrap().ftl.static_wl_threshold, Some(100));
+    let refused = [
+        (
+            FtlSection { static_wl_threshold: Some(5), ..Default::default() },
+            "ftl.static_wl_threshold",
+            "only with",
+        ),
+        (FtlSection { static_wl_threshold: Some(0), ..on.clone() }, "ftl.static_wl_threshold", "at least 1"),
+        (FtlSection { gc_victim: Some(VictimPolicy::Fifo), ..on.clone() }, "ftl.static_wl", "fifo"),
+        (
+            FtlSection { kind: Some(crate::FtlKind::Hybrid), ..on.clone() },
+            "ftl.static_wl",
+            "only read by ftl.kind = \"page\"",
+        ),
+    ];
+    for (ftl, key, why) in refused {
+        let e = with(ftl).unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.to_string().contains(why), "{e}");
+    }
+}

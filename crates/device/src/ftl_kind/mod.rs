@@ -89,6 +89,10 @@ pub struct FtlChoice {
     /// Hybrid: keep TRIMs in 004's trimmed-range list (merges drop listed pages) with this many
     /// hash groups; `None` unmaps trimmed pages at once.
     pub trimmed_list_groups: Option<u32>,
+    /// Page FTL: static wear levelling's erase-count spread per plane (`None`: off; not
+    /// serialized then, so configs without it keep their hash).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub static_wl_threshold: Option<u32>,
 }
 
 impl FtlChoice {

@@ -13,7 +13,15 @@ pub const SPEC: FtlKindSpec = FtlKindSpec {
     kind: FtlKind::Page,
     help: "page mapping with greedy / cost-benefit / FIFO GC (default)",
     default_striping: StripingChoice::Page,
-    own_keys: &["backward_map", "erase_when_invalid", "gc_gain_blocks_max", "gc_victim", "gc_free_blocks"],
+    own_keys: &[
+        "backward_map",
+        "erase_when_invalid",
+        "gc_gain_blocks_max",
+        "gc_victim",
+        "gc_free_blocks",
+        "static_wl",
+        "static_wl_threshold",
+    ],
     check: |_, geometry, ftl| PageFtl::check_config(geometry, ftl),
     build: |choice: &FtlChoice, geometry, timing, config| {
         let mut ftl = PageFtl::new(geometry.clone(), timing.clone(), config);
@@ -26,6 +34,7 @@ pub const SPEC: FtlKindSpec = FtlKindSpec {
         }
         ftl.set_erase_when_invalid(choice.erase_when_invalid);
         ftl.set_gc_gain_blocks_max(choice.gc_gain_blocks_max);
+        ftl.set_static_wear_levelling(choice.static_wl_threshold);
         Box::new(ftl)
     },
 };
