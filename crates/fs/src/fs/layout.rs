@@ -75,8 +75,14 @@ impl Layout {
             c.journal_blocks
         } else if c.btrfs_layout {
             96
-        } else if !c.mke2fs_layout {
+        } else if c.inodegc.is_some() {
+            // XFS's log stand-in keeps trimlab's earlier size (mkfs.xfs sizes its log its own way).
             (total / 64).clamp(1024, 16384)
+        } else if !c.mke2fs_layout {
+            // mke2fs's size in trimlab's earlier place, cut to what group 0 has room for (as
+            // the middle group cuts it below).
+            let room = bpg.min(total).saturating_sub(group0 + dir_blocks + 16);
+            default_journal_blocks(total).unwrap_or(1024).min(room)
         } else {
             default_journal_blocks(total)
                 .ok_or_else(|| {
@@ -221,9 +227,15 @@ mod tests {
         assert_eq!(l.journal_blocks, 32768 - 514 - 16);
         let runs = l.static_runs();
         assert!(runs.windows(2).all(|w| w[0].end() < w[1].start), "{runs:?}");
-        // The paper experiments' layout: total/64 blocks right after group 0's inode table.
+        // The paper experiments' layout: mke2fs's size right after group 0's inode table, cut
+        // to group 0's room; XFS's stand-in keeps total/64.
         let l = Layout::new(1 << 30, &FsConfig::default()).unwrap();
-        assert_eq!((l.journal_start, l.journal_blocks), (1 + 1 + 2 + 512, 4096));
-        assert_eq!(l.dir_start, l.journal_start + 4096);
+        assert_eq!((l.journal_start, l.journal_blocks), (1 + 1 + 2 + 512, 8192));
+        assert_eq!(l.dir_start, l.journal_start + 8192);
+        assert_eq!(Layout::new(256 << 20, &FsConfig::default()).unwrap().journal_blocks, 4096);
+        let l = Layout::new(64 << 30, &FsConfig::default()).unwrap();
+        assert!(l.journal_blocks < 32768 && l.dir_start + l.dir_blocks < 32768, "{l:?}");
+        let xfs = FsConfig::default().xfs_defaults();
+        assert_eq!(Layout::new(1 << 30, &xfs).unwrap().journal_blocks, 4096);
     }
 }
