@@ -268,6 +268,11 @@ impl<D: BlockDevice> FileSystem<D> {
         reqs
     }
 
+    /// Where the journal is: its first block (jbd2's superblock for ext4) and its length.
+    pub fn journal_area(&self) -> (u64, u64) {
+        (self.layout.journal_start, self.layout.journal_blocks)
+    }
+
     /// Log blocks of a transaction of `n` metadata blocks: descriptor blocks of 16-byte tags
     /// (at least one) and the blocks; the commit block comes on top.
     fn log_blocks_for(&self, n: u64) -> u64 {
