@@ -45,7 +45,7 @@ mod xfs_unmount;
 
 pub use call_latency::CallLatencies;
 use discard_worker::Worker;
-use fitrim::Fitrim;
+use fitrim::{Fitrim, PeriodicFstrim};
 use inode_alloc::InodeGroups;
 use inode_table::InodeTable;
 use journal::{Commit, Transaction};
@@ -119,6 +119,9 @@ pub struct FsStats {
     pub itable_init_commands: u64,
     pub fitrim_trim_commands: u64,
     pub fitrim_trim_bytes: u64,
+    /// Passes of the fstrim policy's periodic FITRIM (absent from reports while 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fitrim_periodic_passes: u64,
     /// Time the application waited for blocks held by the TRIM policy or a commit.
     pub space_wait_ns: u64,
     /// When the last background TRIM (worker or commit) completed.
@@ -234,6 +237,8 @@ pub struct FileSystem<D: BlockDevice> {
     workers: Vec<Worker>,
     fitrim: Option<Fitrim>,
     fitrim_timer_armed: bool,
+    /// The periodic fstrim's passes since mount and its notes (fitrim.rs).
+    periodic: PeriodicFstrim,
     group_trimmed: Vec<Option<u64>>,
     /// Where the last allocation ended: the goal of a file's first extent.
     stream_goal: u64,
@@ -303,6 +308,7 @@ impl<D: BlockDevice> FileSystem<D> {
             workers: Vec::new(),
             fitrim: None,
             fitrim_timer_armed: false,
+            periodic: PeriodicFstrim::default(),
             stream_goal: 0,
             zeroing: Zeroing::No,
             verify: false,
@@ -381,6 +387,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.app_io(vec![Command::Flush], true);
         self.stream_goal = (self.config.first_data_group * self.layout.bpg) % self.layout.total_blocks;
         self.btrfs_mounted();
+        self.fitrim_mounted();
         if let Some(ext4) = self.layout_fs.ext4_mut().filter(|_| self.config.lazy_itable_init) {
             ext4.lazy_init_group = Some(0);
             self.events.push(self.now.after(LAZY_INIT_START_NS), Ev::LazyInit);
@@ -493,17 +500,7 @@ impl<D: BlockDevice> FileSystem<D> {
             Ev::LazyInit => self.lazy_init_step(t),
             Ev::BtrfsCleaner => self.btrfs_cleaner(t),
             Ev::InodeGc(generation) => self.inodegc_timer(t, generation),
-            Ev::FitrimTimer => {
-                self.fitrim_timer_armed = false;
-                if let Some((_, minlen)) = self.policy.periodic_fitrim() {
-                    if self.fitrim.is_none() {
-                        self.start_fitrim(t, 0, self.layout.total_blocks, minlen / self.config.block_bytes);
-                        if let Some(j) = self.fitrim.as_mut() {
-                            j.periodic = true;
-                        }
-                    }
-                }
-            }
+            Ev::FitrimTimer => self.periodic_fitrim_due(t),
         }
     }
 
@@ -1066,6 +1063,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let mut reqs = self.checkpoint_requests();
         reqs.push(Command::Flush);
         self.app_io(reqs, false);
+        self.fitrim_unmounted();
     }
 
     /// The block device's write-back that sync(2) and syncfs(2) end with (fs/sync.c:
@@ -1112,6 +1110,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.fitrim_timer_armed = false;
         self.inode_alloc_mounted();
         self.journal_mounted();
+        self.fitrim_mounted();
         let now = self.now;
         if self.layout_fs.ext4().is_some_and(|e| e.lazy_init_group.is_some()) {
             // ext4lazyinit resumes where umount stopped it, after the same start delay as at
