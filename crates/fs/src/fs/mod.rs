@@ -6,9 +6,10 @@
 //! threads are events on a [`EventQueue`]; before every submission the queue is run up to the
 //! submitting thread's instant, so commands reach the device in non-decreasing time.
 //!
-//! Commit order (ordered mode): data of dirty pages -> checkpoint if the journal is full ->
-//! descriptor + metadata blocks into the journal -> commit block + FLUSH -> the policy's TRIMs
-//! of the transaction's freed blocks -> fsync waiters wake.
+//! Commit order (ordered mode): data of dirty pages -> (XFS's and btrfs' stand-in logs: a
+//! checkpoint if full; ext4's handles make room first, journal.rs) -> descriptor + metadata
+//! blocks into the journal -> commit block + FLUSH -> the policy's TRIMs of the transaction's
+//! freed blocks -> fsync waiters wake.
 
 use crate::bitmap::BlockBitmap;
 use crate::config::FsConfig;
