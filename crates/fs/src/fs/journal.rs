@@ -168,19 +168,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 let pages = std::mem::take(&mut c.pages);
                 self.end_writeback(pages);
                 let log_blocks = self.log_blocks_for(c.meta.len() as u64);
-                let mut reqs = Vec::new();
-                if self.log.free() < log_blocks + 1 {
-                    // No handle made room (XFS's and btrfs' stand-in logs; ext4's handles
-                    // checkpoint before this can happen): the commit thread writes every
-                    // committed buffer home and starts the log over.
-                    let home: Vec<Run> = coalesce(self.checkpoint.iter().map(|&b| Run::new(b, 1)).collect());
-                    self.stats.metadata_blocks_checkpointed += self.checkpoint.len() as u64;
-                    self.stats.checkpoints += 1;
-                    self.checkpoint.clear();
-                    reqs.extend(self.write_requests_meta(&home));
-                    reqs.push(Command::Flush);
-                    self.log.emptied();
-                }
+                let mut reqs = self.stand_in_log_room(log_blocks + 1);
                 reqs.extend(self.journal_writes(log_blocks));
                 c.phase = Phase::Log;
                 c.batch = Batch { reqs: reqs.into(), serial: false, done_max: SimTime::ZERO };
@@ -271,6 +259,23 @@ impl<D: BlockDevice> FileSystem<D> {
     /// Where the journal is: its first block (jbd2's superblock for ext4) and its length.
     pub fn journal_area(&self) -> (u64, u64) {
         (self.layout.journal_start, self.layout.journal_blocks)
+    }
+
+    /// Room for a commit of `blocks` log blocks where no handle made it (XFS's and btrfs'
+    /// stand-in logs; ext4's handles checkpoint before this can happen): the commit thread
+    /// writes every committed buffer home and starts the log over. The requests, or none.
+    fn stand_in_log_room(&mut self, blocks: u64) -> Vec<Command> {
+        if self.log.free() >= blocks {
+            return Vec::new();
+        }
+        let home: Vec<Run> = coalesce(self.checkpoint.iter().map(|&b| Run::new(b, 1)).collect());
+        self.stats.metadata_blocks_checkpointed += self.checkpoint.len() as u64;
+        self.stats.checkpoints += 1;
+        self.checkpoint.clear();
+        let mut reqs = self.write_requests_meta(&home);
+        reqs.push(Command::Flush);
+        self.log.emptied();
+        reqs
     }
 
     /// Log blocks of a transaction of `n` metadata blocks: descriptor blocks of 16-byte tags
