@@ -231,7 +231,11 @@ fn fmt_ns(ns: u64) -> String {
     for (unit, name) in UNITS {
         if ns >= unit {
             let v = ns as f64 / unit as f64;
-            return if ns % unit == 0 { format!("{}{name}", ns / unit) } else { format!("{v:.3}{name}") };
+            return if ns.is_multiple_of(unit) {
+                format!("{}{name}", ns / unit)
+            } else {
+                format!("{v:.3}{name}")
+            };
         }
     }
     format!("{ns}ns")

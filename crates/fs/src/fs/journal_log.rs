@@ -223,7 +223,8 @@ impl JournalLog {
     pub(super) fn check(&self) -> Result<(), String> {
         let log = self.log_blocks();
         let used = (self.head + log - self.tail) % log;
-        if self.head >= log || self.tail >= log || self.free > log || (used + self.free) % log != 0 {
+        if self.head >= log || self.tail >= log || self.free > log || !(used + self.free).is_multiple_of(log)
+        {
             return Err(format!(
                 "fs: journal head {} tail {} free {} outside its {} log blocks",
                 self.head, self.tail, self.free, log
