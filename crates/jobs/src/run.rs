@@ -58,6 +58,9 @@ pub fn run(
     }
     notes.extend(resolved.device.spare_warning());
     let result = trimlab_scenario::run_resolved(&resolved, seed, progress, record)?;
+    // The file system's own (a periodic fstrim that never ran, ...), also in metrics.json.
+    let fs_notes = result.metrics["host"]["notes"].as_array().into_iter().flatten();
+    notes.extend(fs_notes.filter_map(|n| n.as_str()).map(|n| format!("warning: {n}")));
     if from_fio {
         notes.extend(waf_below_one(&result.report, resolved.device.write_buffer_pages as u64));
     }

@@ -370,6 +370,9 @@ fn finish(
                 "calls": fs.call_latencies(),
                 "device": fs.device().traffic,
             });
+            if !fs.notes().is_empty() {
+                metrics["host"]["notes"] = json!(fs.notes());
+            }
             metrics["phases"] = Value::Array(reports);
             if let Some(e) = stopped {
                 metrics["error"] = json!(e);

@@ -1,8 +1,29 @@
 //! The ordered JBD2-like journal: running and committing transactions, the commit's phases
-//! (ordered data, checkpoint, descriptor + metadata, commit block + FLUSH, policy TRIMs,
-//! release, wake), and the release of held blocks.
+//! (ordered data, descriptor + metadata, commit block + FLUSH, policy TRIMs, release, wake),
+//! the release of held blocks, and ext4's jbd2 rules around them: a handle that would make
+//! the running transaction exceed a quarter of the journal commits it first, and one that
+//! finds too little log space checkpoints (metadata written home, then the tail moves).
 
 use super::*;
+
+/// The credits a handle reserves: ext4_mkdir's and ext4_create's, EXT4_DATA_TRANS_BLOCKS
+/// (EXT4_SINGLEDATA_TRANS_BLOCKS 20 with extents + EXT4_XATTR_TRANS_BLOCKS 6 - 2, no quota) +
+/// EXT4_INDEX_EXTRA_TRANS_BLOCKS 12 + 3 (fs/ext4/namei.c, fs/ext4/ext4_jbd2.h, Linux 6.x).
+/// trimlab reserves as many for every call's handle (assumption: other calls reserve other
+/// amounts, of the same order).
+const HANDLE_CREDITS: u64 = 39;
+
+/// jbd2_log_do_checkpoint writes a transaction's dirty buffers in batches of JBD2_NR_BATCH
+/// (include/linux/jbd2.h) under one plug (`__flush_batch`) and waits for each batch (the next
+/// pass finds its buffers locked: `wait_on_buffer`).
+const CHECKPOINT_BATCH_BLOCKS: usize = 64;
+
+/// The log of a new file system: ext4's follows jbd2 (superblock in the journal's block 0);
+/// XFS's and btrfs' stand-ins keep the whole area as a ring checkpointed when full.
+pub(super) fn new_log(layout: &Layout, config: &FsConfig, first_tid: u64) -> JournalLog {
+    let jbd2 = !config.btrfs_layout && config.inodegc.is_none();
+    JournalLog::new(layout.journal_blocks, jbd2, first_tid)
+}
 
 #[derive(Default)]
 pub(super) struct Transaction {
@@ -84,6 +105,7 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         let tid = self.running.tid;
         let txn = std::mem::replace(&mut self.running, Transaction { tid: tid + 1, ..Default::default() });
+        self.log.commit_started(tid, self.log_blocks_for(txn.meta.len() as u64) + 1);
         let merged = if self.policy.takes_ext4_free_data() {
             policy::ext4_free_data::ext4_freed_entries(&txn.freed, self.layout.bpg)
         } else {
@@ -145,20 +167,8 @@ impl<D: BlockDevice> FileSystem<D> {
             Phase::Data => {
                 let pages = std::mem::take(&mut c.pages);
                 self.end_writeback(pages);
-                // Descriptor blocks hold 16-byte tags; a checkpoint makes room first.
-                let n = c.meta.len() as u64;
-                let per_desc = self.config.block_bytes / 16 - 1;
-                let log_blocks = n + n.div_ceil(per_desc).max(1);
-                let mut reqs = Vec::new();
-                if self.journal_used + log_blocks + 1 > self.layout.journal_blocks {
-                    let home: Vec<Run> = coalesce(self.checkpoint.iter().map(|&b| Run::new(b, 1)).collect());
-                    self.stats.metadata_blocks_checkpointed += self.checkpoint.len() as u64;
-                    self.stats.checkpoints += 1;
-                    self.checkpoint.clear();
-                    reqs.extend(self.write_requests_meta(&home));
-                    reqs.push(Command::Flush);
-                    self.journal_used = 0;
-                }
+                let log_blocks = self.log_blocks_for(c.meta.len() as u64);
+                let mut reqs = self.stand_in_log_room(log_blocks + 1);
                 reqs.extend(self.journal_writes(log_blocks));
                 c.phase = Phase::Log;
                 c.batch = Batch { reqs: reqs.into(), serial: false, done_max: SimTime::ZERO };
@@ -170,12 +180,15 @@ impl<D: BlockDevice> FileSystem<D> {
                 c.batch = Batch { reqs: reqs.into(), serial: true, done_max: SimTime::ZERO };
             }
             Phase::CommitBlock => {
+                let logged: Vec<u64> = c.meta.iter().copied().filter(|b| !self.revoked.contains(b)).collect();
                 self.checkpoint_committed(&c.meta);
+                self.log.committed(c.tid, logged);
+                let tail_update = self.tail_update_at_commit();
                 let util = self.utilization();
                 let freed = self.committed_freed(&mut c);
                 let plan = self.policy.on_commit(now, freed, util);
                 self.release(now, plan.release);
-                let mut reqs = Vec::new();
+                let mut reqs = tail_update;
                 for f in &plan.trim {
                     reqs.extend(self.trim_requests(f.run));
                 }
@@ -229,19 +242,177 @@ impl<D: BlockDevice> FileSystem<D> {
         let bs = self.config.block_bytes;
         let max = (self.dev.max_transfer_bytes() / bs).max(1);
         let mut reqs = Vec::new();
-        let mut left = blocks;
-        while left > 0 {
-            let room = self.layout.journal_blocks - self.journal_head;
-            let n = left.min(room).min(max);
-            let off = (self.layout.journal_start + self.journal_head) * bs;
-            reqs.push(Command::Write { offset: off, bytes: n * bs, tag: self.journal_tag });
-            self.journal_tag += n;
-            self.journal_head = (self.journal_head + n) % self.layout.journal_blocks;
-            left -= n;
+        for (start, len) in self.log.write(blocks) {
+            let mut done = 0;
+            while done < len {
+                let n = (len - done).min(max);
+                let off = (self.layout.journal_start + start + done) * bs;
+                reqs.push(Command::Write { offset: off, bytes: n * bs, tag: self.journal_tag });
+                self.journal_tag += n;
+                done += n;
+            }
         }
-        self.journal_used += blocks;
         self.stats.journal_blocks_written += blocks;
         reqs
+    }
+
+    /// Where the journal is: its first block (jbd2's superblock for ext4) and its length.
+    pub fn journal_area(&self) -> (u64, u64) {
+        (self.layout.journal_start, self.layout.journal_blocks)
+    }
+
+    /// Room for a commit of `blocks` log blocks where no handle made it (XFS's and btrfs'
+    /// stand-in logs; ext4's handles checkpoint before this can happen): the commit thread
+    /// writes every committed buffer home and starts the log over. The requests, or none.
+    fn stand_in_log_room(&mut self, blocks: u64) -> Vec<Command> {
+        if self.log.free() >= blocks {
+            return Vec::new();
+        }
+        let home: Vec<Run> = coalesce(self.checkpoint.iter().map(|&b| Run::new(b, 1)).collect());
+        self.stats.metadata_blocks_checkpointed += self.checkpoint.len() as u64;
+        self.stats.checkpoints += 1;
+        self.checkpoint.clear();
+        let mut reqs = self.write_requests_meta(&home);
+        reqs.push(Command::Flush);
+        self.log.emptied();
+        reqs
+    }
+
+    /// Log blocks of a transaction of `n` metadata blocks: descriptor blocks of 16-byte tags
+    /// (at least one) and the blocks; the commit block comes on top.
+    fn log_blocks_for(&self, n: u64) -> u64 {
+        let per_desc = self.config.block_bytes / 16 - 1;
+        n + n.div_ceil(per_desc).max(1)
+    }
+
+    /// Whether this file system's journal is jbd2's (ext4), which caps transactions and
+    /// checkpoints at handle start.
+    fn jbd2(&self) -> bool {
+        self.log.has_superblock()
+    }
+
+    /// start_this_handle (fs/jbd2/transaction.c) for the application's next call. First
+    /// `add_transaction_credits`: a running transaction whose outstanding credits plus the
+    /// handle's would exceed `j_max_transaction_buffers` is committed (jbd2_log_start_commit)
+    /// and the handle waits until the commit has taken it (`wait_transaction_locked`), then
+    /// joins the next one. Then, with too little log space for a full transaction
+    /// (jbd2_log_space_left < j_max_transaction_buffers), `__jbd2_log_wait_for_space`.
+    pub(super) fn start_handle(&mut self) {
+        if !self.jbd2() {
+            return;
+        }
+        let t0 = self.now;
+        let outstanding = self.log_blocks_for(self.running.meta.len() as u64) + 1;
+        if !self.running.is_empty() && outstanding + HANDLE_CREDITS > self.log.max_transaction_blocks() {
+            let tid = self.running.tid;
+            self.stats.commits_capped += 1;
+            self.request_commit(self.now, tid);
+            self.wait_until(|fs| fs.running.tid > tid);
+        }
+        self.wait_for_log_space();
+        self.stats.journal_wait_ns += self.now.since(t0);
+    }
+
+    /// `__jbd2_log_wait_for_space` (fs/jbd2/checkpoint.c): while the log has less room than a
+    /// full transaction, checkpoint the oldest transaction (`jbd2_log_do_checkpoint`), or if
+    /// none is left move the tail past what needs none (`jbd2_cleanup_journal_tail`), or wait
+    /// for the commit in flight.
+    fn wait_for_log_space(&mut self) {
+        let need = self.log.max_transaction_blocks();
+        while self.log.space_left() < need {
+            let checkpoint = &self.checkpoint;
+            self.log.drop_clean(|b| checkpoint.contains(&b));
+            if self.log.checkpoint_transactions() > 0 {
+                self.log_do_checkpoint();
+            } else if self.cleanup_journal_tail() {
+            } else if let Some(tid) = self.commit.as_ref().map(|c| c.tid) {
+                self.wait_until(|fs| fs.committed_tid >= tid);
+            } else {
+                // Nothing can free more (a log smaller than a transaction plus the slack):
+                // jbd2 would abort the journal; the model goes on with what is free.
+                break;
+            }
+        }
+    }
+
+    /// jbd2_log_do_checkpoint: first `jbd2_cleanup_journal_tail` (done if it freed anything);
+    /// else the oldest checkpoint transaction's dirty buffers are written home in batches of
+    /// 64, each waited for, and the tail moves past it.
+    fn log_do_checkpoint(&mut self) {
+        if self.cleanup_journal_tail() {
+            return;
+        }
+        let checkpoint = &self.checkpoint;
+        let Some((_, blocks)) = self.log.oldest_dirty(|b| checkpoint.contains(&b)) else { return };
+        for batch in blocks.chunks(CHECKPOINT_BATCH_BLOCKS) {
+            let mut sorted = batch.to_vec();
+            sorted.sort_unstable();
+            let home = coalesce(sorted.iter().map(|&b| Run::new(b, 1)).collect());
+            let reqs = self.write_requests_meta(&home);
+            self.app_io(reqs, false);
+            for b in batch {
+                self.checkpoint.remove(b);
+            }
+        }
+        self.stats.checkpoints += 1;
+        self.stats.metadata_blocks_checkpointed += blocks.len() as u64;
+        let checkpoint = &self.checkpoint;
+        self.log.drop_clean(|b| checkpoint.contains(&b));
+        self.cleanup_journal_tail();
+    }
+
+    /// jbd2_cleanup_journal_tail: if the log's tail can move (jbd2_journal_get_log_tail),
+    /// a cache flush (the checkpoint's writes must be durable, JBD2_BARRIER) and the journal
+    /// superblock written with REQ_FUA (`__jbd2_update_log_tail`; trimlab's devices have no
+    /// FUA, so a write and a FLUSH); the application waits for each. Returns whether it moved.
+    fn cleanup_journal_tail(&mut self) -> bool {
+        let Some((tid, pos)) = self.log.log_tail(self.running.tid) else { return false };
+        let mut reqs = vec![Command::Flush];
+        reqs.extend(self.journal_superblock_write());
+        self.app_io(reqs, true);
+        self.log.move_tail(tid, pos);
+        true
+    }
+
+    /// The journal superblock's write with REQ_FUA: a write and a FLUSH.
+    fn journal_superblock_write(&mut self) -> Vec<Command> {
+        let bs = self.config.block_bytes;
+        let w = Command::Write { offset: self.layout.journal_start * bs, bytes: bs, tag: self.journal_tag };
+        self.journal_tag += 1;
+        self.stats.journal_tail_updates += 1;
+        vec![w, Command::Flush]
+    }
+
+    /// jbd2_journal_commit_transaction: transactions whose buffers were all logged again or
+    /// written home leave the checkpoint list (`__jbd2_journal_clean_checkpoint_list`,
+    /// `__jbd2_journal_remove_checkpoint`); if that frees at least `j_max_transaction_buffers`
+    /// log blocks, the tail moves after the commit block (`jbd2_update_log_tail`), before the
+    /// commit callback's discards. The requests, or none.
+    fn tail_update_at_commit(&mut self) -> Vec<Command> {
+        if !self.jbd2() {
+            return Vec::new();
+        }
+        let checkpoint = &self.checkpoint;
+        self.log.drop_clean(|b| checkpoint.contains(&b));
+        match self.log.log_tail(self.running.tid) {
+            Some((tid, pos)) if self.log.freed_by(pos) >= self.log.max_transaction_blocks() => {
+                self.log.move_tail(tid, pos);
+                self.journal_superblock_write()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Mount: jbd2's journal_reset starts the log over at its first block (the journal was
+    /// checkpointed at umount).
+    pub(super) fn journal_mounted(&mut self) {
+        if self.jbd2() {
+            let checkpoint = &self.checkpoint;
+            self.log.drop_clean(|b| checkpoint.contains(&b));
+            if self.log.checkpoint_transactions() == 0 {
+                self.log = new_log(&self.layout, &self.config, self.running.tid);
+            }
+        }
     }
 
     pub(super) fn count_policy_trims(&mut self, reqs: &[Command]) {

@@ -61,29 +61,18 @@ impl Layout {
         // and more, which real ext4 lays across groups freed of their metadata by flex_bg)
         // are cut to the group's free space, a deliberate difference.
         let jg = if c.mke2fs_layout { groups / 2 } else { 0 };
+        let group0_room = bpg.min(total).saturating_sub(group0 + dir_blocks + 16);
         let (journal_start, room) = if !c.mke2fs_layout {
-            // trimlab's earlier layout, kept for the paper experiments: the journal right after
-            // group 0's inode table, total/64 blocks within 1024..16384, the directory after it.
-            (group0, u64::MAX)
+            // trimlab's earlier place, kept for the paper experiments: right after group 0's
+            // inode table, the directory after it.
+            (group0, group0_room)
         } else if jg == 0 {
-            (group0 + dir_blocks, bpg.min(total).saturating_sub(group0 + dir_blocks + 16))
+            (group0 + dir_blocks, group0_room)
         } else {
             let end = ((jg + 1) * bpg).min(total);
             (jg * bpg + meta, end.saturating_sub(jg * bpg + meta + 16))
         };
-        let journal_blocks = if c.journal_blocks > 0 {
-            c.journal_blocks
-        } else if c.btrfs_layout {
-            96
-        } else if !c.mke2fs_layout {
-            (total / 64).clamp(1024, 16384)
-        } else {
-            default_journal_blocks(total)
-                .ok_or_else(|| {
-                    FsError::Layout(format!("{total} blocks: mke2fs needs at least 2048 for a journal"))
-                })?
-                .min(room)
-        };
+        let journal_blocks = journal_size(c, total, room)?;
         let dir_start = if c.mke2fs_layout { group0 } else { group0 + journal_blocks };
         let l = Layout {
             total_blocks: total,
@@ -171,6 +160,27 @@ impl Layout {
     }
 }
 
+/// The journal's blocks: the config's, btrfs' 96-block stand-in, XFS's log stand-in (trimlab's
+/// earlier total/64 within 1024..16384: mkfs.xfs sizes its log its own way), else mke2fs's size
+/// cut to `room` (the free space of the group that holds it).
+fn journal_size(c: &FsConfig, total: u64, room: u64) -> Result<u64, FsError> {
+    Ok(if c.journal_blocks > 0 {
+        c.journal_blocks
+    } else if c.btrfs_layout {
+        96
+    } else if c.inodegc.is_some() {
+        (total / 64).clamp(1024, 16384)
+    } else if !c.mke2fs_layout {
+        default_journal_blocks(total).unwrap_or(1024).min(room)
+    } else {
+        default_journal_blocks(total)
+            .ok_or_else(|| {
+                FsError::Layout(format!("{total} blocks: mke2fs needs at least 2048 for a journal"))
+            })?
+            .min(room)
+    })
+}
+
 /// `ext2fs_default_journal_size` (e2fsprogs lib/ext2fs/mkjournal.c, 1.47): the journal mke2fs
 /// makes for a file system of `blocks` 4 KiB blocks, or None below 2048 blocks (no journal).
 pub(super) fn default_journal_blocks(blocks: u64) -> Option<u64> {
@@ -221,9 +231,15 @@ mod tests {
         assert_eq!(l.journal_blocks, 32768 - 514 - 16);
         let runs = l.static_runs();
         assert!(runs.windows(2).all(|w| w[0].end() < w[1].start), "{runs:?}");
-        // The paper experiments' layout: total/64 blocks right after group 0's inode table.
+        // The paper experiments' layout: mke2fs's size right after group 0's inode table, cut
+        // to group 0's room; XFS's stand-in keeps total/64.
         let l = Layout::new(1 << 30, &FsConfig::default()).unwrap();
-        assert_eq!((l.journal_start, l.journal_blocks), (1 + 1 + 2 + 512, 4096));
-        assert_eq!(l.dir_start, l.journal_start + 4096);
+        assert_eq!((l.journal_start, l.journal_blocks), (1 + 1 + 2 + 512, 8192));
+        assert_eq!(l.dir_start, l.journal_start + 8192);
+        assert_eq!(Layout::new(256 << 20, &FsConfig::default()).unwrap().journal_blocks, 4096);
+        let l = Layout::new(64 << 30, &FsConfig::default()).unwrap();
+        assert!(l.journal_blocks < 32768 && l.dir_start + l.dir_blocks < 32768, "{l:?}");
+        let xfs = FsConfig::default().xfs_defaults();
+        assert_eq!(Layout::new(1 << 30, &xfs).unwrap().journal_blocks, 4096);
     }
 }

@@ -6,9 +6,10 @@
 //! threads are events on a [`EventQueue`]; before every submission the queue is run up to the
 //! submitting thread's instant, so commands reach the device in non-decreasing time.
 //!
-//! Commit order (ordered mode): data of dirty pages -> checkpoint if the journal is full ->
-//! descriptor + metadata blocks into the journal -> commit block + FLUSH -> the policy's TRIMs
-//! of the transaction's freed blocks -> fsync waiters wake.
+//! Commit order (ordered mode): data of dirty pages -> (XFS's and btrfs' stand-in logs: a
+//! checkpoint if full; ext4's handles make room first, journal.rs) -> descriptor + metadata
+//! blocks into the journal -> commit block + FLUSH -> the policy's TRIMs of the transaction's
+//! freed blocks -> fsync waiters wake.
 
 use crate::bitmap::BlockBitmap;
 use crate::config::FsConfig;
@@ -31,6 +32,7 @@ mod inode_alloc;
 mod inode_table;
 mod inodegc;
 mod journal;
+mod journal_log;
 mod layout;
 mod layout_fs;
 mod lg_prealloc;
@@ -44,10 +46,11 @@ mod xfs_unmount;
 
 pub use call_latency::CallLatencies;
 use discard_worker::Worker;
-use fitrim::Fitrim;
+use fitrim::{Fitrim, PeriodicFstrim};
 use inode_alloc::InodeGroups;
 use inode_table::InodeTable;
 use journal::{Commit, Transaction};
+use journal_log::JournalLog;
 use layout::Layout;
 use layout_fs::LayoutFs;
 use namespace::{Dir, RootSlots};
@@ -92,6 +95,16 @@ pub struct FsStats {
     pub data_blocks_written: u64,
     pub journal_blocks_written: u64,
     pub metadata_blocks_checkpointed: u64,
+    /// jbd2's journal (ext4): commits started because the running transaction reached a
+    /// quarter of the journal, journal-superblock writes that moved the log's tail, and the
+    /// time the application waited for log space (checkpoints) or for a capped transaction
+    /// to start committing. Absent from reports while 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub commits_capped: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub journal_tail_updates: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub journal_wait_ns: u64,
     pub blocks_read: u64,
     pub write_commands: u64,
     pub read_commands: u64,
@@ -107,10 +120,17 @@ pub struct FsStats {
     pub itable_init_commands: u64,
     pub fitrim_trim_commands: u64,
     pub fitrim_trim_bytes: u64,
+    /// Passes of the fstrim policy's periodic FITRIM (absent from reports while 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fitrim_periodic_passes: u64,
     /// Time the application waited for blocks held by the TRIM policy or a commit.
     pub space_wait_ns: u64,
     /// When the last background TRIM (worker or commit) completed.
     pub last_trim_done_ns: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 struct Inode {
@@ -206,8 +226,8 @@ pub struct FileSystem<D: BlockDevice> {
     commit: Option<Commit>,
     commit_requested: u64,
     committed_tid: u64,
-    journal_head: u64,
-    journal_used: u64,
+    /// jbd2's log: head, tail, free space, checkpoint transactions (journal_log.rs).
+    log: JournalLog,
     checkpoint: BTreeSet<u64>,
     policy: Box<dyn TrimPolicy>,
     events: EventQueue<Ev>,
@@ -218,6 +238,8 @@ pub struct FileSystem<D: BlockDevice> {
     workers: Vec<Worker>,
     fitrim: Option<Fitrim>,
     fitrim_timer_armed: bool,
+    /// The periodic fstrim's passes since mount and its notes (fitrim.rs).
+    periodic: PeriodicFstrim,
     group_trimmed: Vec<Option<u64>>,
     /// Where the last allocation ended: the goal of a file's first extent.
     stream_goal: u64,
@@ -277,8 +299,7 @@ impl<D: BlockDevice> FileSystem<D> {
             commit: None,
             commit_requested: 0,
             committed_tid: 0,
-            journal_head: 0,
-            journal_used: 0,
+            log: journal::new_log(&layout, &config, 1),
             checkpoint: BTreeSet::new(),
             events: EventQueue::new(),
             now: start,
@@ -288,6 +309,7 @@ impl<D: BlockDevice> FileSystem<D> {
             workers: Vec::new(),
             fitrim: None,
             fitrim_timer_armed: false,
+            periodic: PeriodicFstrim::default(),
             stream_goal: 0,
             zeroing: Zeroing::No,
             verify: false,
@@ -366,6 +388,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.app_io(vec![Command::Flush], true);
         self.stream_goal = (self.config.first_data_group * self.layout.bpg) % self.layout.total_blocks;
         self.btrfs_mounted();
+        self.fitrim_mounted();
         if let Some(ext4) = self.layout_fs.ext4_mut().filter(|_| self.config.lazy_itable_init) {
             ext4.lazy_init_group = Some(0);
             self.events.push(self.now.after(LAZY_INIT_START_NS), Ev::LazyInit);
@@ -485,17 +508,7 @@ impl<D: BlockDevice> FileSystem<D> {
             Ev::LazyInit => self.lazy_init_step(t),
             Ev::BtrfsCleaner => self.btrfs_cleaner(t),
             Ev::InodeGc(generation) => self.inodegc_timer(t, generation),
-            Ev::FitrimTimer => {
-                self.fitrim_timer_armed = false;
-                if let Some((_, minlen)) = self.policy.periodic_fitrim() {
-                    if self.fitrim.is_none() {
-                        self.start_fitrim(t, 0, self.layout.total_blocks, minlen / self.config.block_bytes);
-                        if let Some(j) = self.fitrim.as_mut() {
-                            j.periodic = true;
-                        }
-                    }
-                }
-            }
+            Ev::FitrimTimer => self.periodic_fitrim_due(t),
         }
     }
 
@@ -653,6 +666,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.stats.syscalls += 1;
         self.now = self.now.after(self.config.host.syscall_ns);
         self.advance_to(self.now);
+        self.start_handle();
     }
 
     fn inode_mut(&mut self, ino: Ino) -> Result<&mut Inode, FsError> {
@@ -1057,6 +1071,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let mut reqs = self.checkpoint_requests();
         reqs.push(Command::Flush);
         self.app_io(reqs, false);
+        self.fitrim_unmounted();
     }
 
     /// The block device's write-back that sync(2) and syncfs(2) end with (fs/sync.c:
@@ -1102,6 +1117,8 @@ impl<D: BlockDevice> FileSystem<D> {
         self.group_trimmed.iter_mut().for_each(|g| *g = None);
         self.fitrim_timer_armed = false;
         self.inode_alloc_mounted();
+        self.journal_mounted();
+        self.fitrim_mounted();
         let now = self.now;
         if self.layout_fs.ext4().is_some_and(|e| e.lazy_init_group.is_some()) {
             // ext4lazyinit resumes where umount stopped it, after the same start delay as at
@@ -1207,12 +1224,7 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         // Journal: the log fits its area, transactions are in order, and only metadata (static,
         // directory blocks; revoked ones in the commit in flight) is journaled or checkpointed.
-        if self.journal_head >= self.layout.journal_blocks || self.journal_used > self.layout.journal_blocks {
-            return Err(format!(
-                "fs: journal head {} / used {} outside its {} blocks",
-                self.journal_head, self.journal_used, self.layout.journal_blocks
-            ));
-        }
+        self.log.check()?;
         let committing = self.commit.as_ref().map(|c| c.tid);
         if self.committed_tid >= self.running.tid
             || committing.is_some_and(|t| t <= self.committed_tid || t >= self.running.tid)
