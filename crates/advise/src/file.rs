@@ -152,6 +152,18 @@ pub fn advise_file(
             )
         );
         report.notes.insert(0, how);
+        let labels: Vec<String> = list.iter().map(|c| c.label.clone()).collect();
+        let metrics: Vec<&Value> = results.iter().map(|r| &r.metrics).collect();
+        report.tables.insert(1, crate::life::life_table(&labels, &metrics));
+        let chosen = report.params.iter().find(|p| p.0 == "recommendation").map(|p| p.1.clone());
+        let chosen_index = chosen.and_then(|c| labels.iter().position(|l| c.starts_with(l.as_str())));
+        if let Some(i) = chosen_index.filter(|&i| i != 0) {
+            if let Some(line) =
+                crate::life::life_sentence(&labels[i], &results[i].metrics, &results[0].metrics)
+            {
+                report.notes.insert(1, line);
+            }
+        }
         report
             .params
             .push(("life".into(), format!("aged to {:.2}, at most {} rounds", l.utilization, l.rounds)));

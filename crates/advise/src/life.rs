@@ -141,3 +141,77 @@ pub fn hint(e: anyhow::Error, life: Option<&Life>) -> anyhow::Error {
         _ => e,
     }
 }
+
+/// A policy's projected life at one run of the program a day (one round = one day): from its
+/// measured span's erases (metrics.json's `report.lifetime`, docs/lifetime.md) over the rounds
+/// it ran. `(most-worn block, average block)` in years; `None` without a rating or erases.
+pub fn years_at_one_run_a_day(m: &Value) -> Option<(Option<f64>, Option<f64>)> {
+    let l = &m["report"]["lifetime"];
+    let pe = l["rated_pe_cycles"].as_f64()?;
+    let rounds = m["steady_state"][0]["rounds_run"].as_f64().filter(|&r| r > 0.0)?;
+    let per_block = l["span_erases_per_block"].as_f64()?;
+    let worst = (l["span_erase_count_max_rise"].as_f64().unwrap_or(0.0)).max(per_block);
+    let years = |erases: f64| (erases > 0.0).then(|| pe / (erases / rounds * 365.0));
+    Some((years(worst), years(per_block)))
+}
+
+fn years_text(y: Option<f64>) -> String {
+    match y {
+        None => "no wear".into(),
+        Some(y) if y >= 1000.0 => "over 1000 years".into(),
+        Some(y) => format!("{y:.1} years"),
+    }
+}
+
+/// The life table: per policy, its rounds, what a round wrote and erased, and the projected
+/// life at one run a day.
+pub fn life_table(labels: &[String], metrics: &[&Value]) -> trimlab_report::Table {
+    use trimlab_report::Cell;
+    let mut t = trimlab_report::Table::new(
+        "advise_life",
+        "Wear and projected life at one run of the workload a day (rounds after aging)",
+        &[
+            "policy",
+            "rounds",
+            "steady_from_round",
+            "host_mib_per_round",
+            "nand_mib_per_round",
+            "erases_per_block_per_round",
+            "life_most_worn_block",
+            "life_average_block",
+        ],
+    );
+    for (label, m) in labels.iter().zip(metrics) {
+        let s = &m["steady_state"][0];
+        let rounds = s["rounds"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let n = rounds.len().max(1) as f64;
+        let mib = |key: &str| {
+            rounds.iter().map(|r| r[key].as_u64().unwrap_or(0)).sum::<u64>() as f64 / n / (1u64 << 20) as f64
+        };
+        let epb = m["report"]["lifetime"]["span_erases_per_block"].as_f64().map(|e| e / n);
+        let (worst, mean) = years_at_one_run_a_day(m).unwrap_or((None, None));
+        let rated = m["report"]["lifetime"].is_object();
+        t.push_row([
+            Cell::Text(label.clone()),
+            Cell::Int(rounds.len() as i64),
+            s["steady_round"].as_u64().map_or(Cell::Text("not steady".into()), |r| Cell::Int(r as i64 + 1)),
+            Cell::Num(mib("host_write_bytes")),
+            Cell::Num(mib("nand_write_bytes")),
+            epb.map_or(Cell::Text("n/a".into()), Cell::Num),
+            Cell::Text(if rated { years_text(worst) } else { "no rating".into() }),
+            Cell::Text(if rated { years_text(mean) } else { "no rating".into() }),
+        ]);
+    }
+    t
+}
+
+/// What the chosen policy does to the drive's life against no discard, in one sentence.
+pub fn life_sentence(chosen: &str, chosen_m: &Value, none_m: &Value) -> Option<String> {
+    let (c, _) = years_at_one_run_a_day(chosen_m)?;
+    let (n, _) = years_at_one_run_a_day(none_m)?;
+    Some(format!(
+        "At one run a day, the most-worn block lasts {} under {chosen} and {} without discard (rated P/E cycles; docs/lifetime.md, which says what the projection leaves out).",
+        years_text(c),
+        years_text(n)
+    ))
+}
