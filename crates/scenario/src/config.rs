@@ -539,6 +539,8 @@ writes = "5x"
             "{e}"
         );
         let e = error_of("[host]\nfs = \"xfs\"\n");
+        assert!(e.contains("line 2") && e.contains("layout = \"xfs\"") && e.contains("ext4"), "{e}");
+        let e = error_of("[host]\nfs = \"zfs\"\n");
         assert!(e.contains("line 2") && e.contains("none") && e.contains("ext4"), "{e}");
         let e = error_of("[device]\nkind = \"hdd\"\n");
         assert!(e.contains("line 2") && e.contains("ssd") && e.contains("thin"), "{e}");
