@@ -147,6 +147,12 @@ pub struct FsConfig {
     /// by a background worker, after the unlink's transaction. None (the default): unlink
     /// frees at once, as ext4 does.
     pub inodegc: Option<InodeGc>,
+    /// Delayed allocation (fs/delalloc.rs): buffered writes reserve space and blocks are
+    /// allocated at write-back for the whole dirty extent, so a file's placement does not
+    /// depend on its write() sizes. Off by default (the paper experiments' allocation at
+    /// write(), which ext4's `-o nodelalloc` also gives); on in `ext4_defaults`, and always on
+    /// XFS and btrfs, which have no other mode.
+    pub delalloc: bool,
     /// Directory entries per directory block.
     pub dir_entries_per_block: u64,
     /// Largest extent (ext4: 32768 blocks).
@@ -177,6 +183,7 @@ impl Default for FsConfig {
             mke2fs_layout: false,
             btrfs_layout: false,
             inodegc: None,
+            delalloc: false,
             dir_entries_per_block: 128,
             max_extent_blocks: 32768,
             commit_interval_ns: 5_000_000_000,
@@ -198,6 +205,7 @@ impl FsConfig {
         self.lazy_itable_init = true;
         self.small_file_chunk_blocks = 512;
         self.first_data_group = 1;
+        self.delalloc = true;
         self
     }
 
