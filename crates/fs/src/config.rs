@@ -235,6 +235,7 @@ impl FsConfig {
         self.mkfs_discard_probe = false;
         self.commit_interval_ns = 30_000_000_000;
         self.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 800 });
+        self.delalloc = true;
         self
     }
 
