@@ -221,6 +221,7 @@ impl FsConfig {
         self.mkfs_discard_probe = false;
         self.commit_interval_ns = 30_000_000_000;
         crate::policy::btrfs_async::as_in_linux_6_18(&mut self.params);
+        self.delalloc = true;
         self
     }
 
