@@ -184,6 +184,51 @@ impl<D: BlockDevice> FileSystem<D> {
         self.end_writeback(pages);
     }
 
+    /// A file renamed over another file starts its write-back first, so that the replacing
+    /// file's data is allocated before the old one goes (the "replace via rename" pattern):
+    /// ext4's `auto_da_alloc` (fs/ext4/namei.c `ext4_rename`: `if (new.inode &&
+    /// !test_opt(..., NO_AUTO_DA_ALLOC)) ext4_alloc_da_blocks(old.inode)`, a
+    /// `filemap_flush`) and btrfs (fs/btrfs/inode.c `btrfs_rename`: `filemap_flush` when the
+    /// replaced file is not empty); XFS has no such rule. The model waits for the writes,
+    /// where `filemap_flush` only submits them.
+    pub(super) fn flush_on_replace(&mut self, moved: namespace::Child, replaced: namespace::Child) {
+        if moved.is_dir || replaced.is_dir || self.delayed_pages_in(moved.ino, 0, u64::MAX) == 0 {
+            return;
+        }
+        let flush = match self.flavor() {
+            layout::Flavor::Ext4 => true,
+            layout::Flavor::Btrfs => self.inodes.get(replaced.ino).is_some_and(|i| i.size > 0),
+            layout::Flavor::Xfs => false,
+        };
+        if flush {
+            self.write_back(Some(moved.ino));
+        }
+    }
+
+    /// A writer past the dirty limit (`balance_dirty_pages`). With delayed allocation the
+    /// writer waits while background write-back (`wb_writeback` with `for_background`) writes
+    /// whole inodes, oldest dirtied first, until the dirty pages are down to the background
+    /// threshold: half the limit (`dirty_background_ratio` = 10 against `vm_dirty_ratio` = 20,
+    /// mm/page-writeback.c); then everything if that did not do it. So the file being
+    /// written, dirtied last, is left to grow unless it alone holds most of the limit, and its
+    /// allocation does not depend on where the write() calls happened to end. Without delayed
+    /// allocation everything is written, as before.
+    pub(super) fn write_back_over_limit(&mut self) {
+        let bs = self.config.block_bytes;
+        let background = self.config.dirty_limit_bytes / 2;
+        if self.config.delalloc {
+            for ino in self.delalloc.queue(None) {
+                if self.dirty.len() as u64 * bs <= background {
+                    return;
+                }
+                self.write_back(Some(ino));
+            }
+        }
+        if self.dirty.len() as u64 * bs > background {
+            self.write_back(None);
+        }
+    }
+
     /// The flusher's periodic wake-up (`wb_workfn` -> `wb_check_old_data_flush`): inodes
     /// dirtied 30 s ago or more are allocated and written, oldest first, submitted at `t`
     /// back to back; it wakes again in 5 s while delayed pages are left.
