@@ -12,20 +12,31 @@ mod common;
 use common::{scratch, stderr, trimlab};
 use std::path::Path;
 
-/// The drive of the discard-pattern recordings and `[host]` for a layout and its discard mode.
+/// The drive of the discard-pattern recordings and `[host]` for a layout, with its usual
+/// discard mode here (online discard on ext4 and XFS, fstrim on btrfs).
 fn config(layout: &str, ops: &str) -> String {
+    let policy = match layout {
+        "ext4" => "ext4-discard",
+        "xfs" => "discard-batch",
+        _ => "nodiscard",
+    };
+    config_with(layout, policy, "10", ops)
+}
+
+/// The drive of the discard-pattern recordings, `[host]` for a layout and a policy, and the
+/// script after a mount phase of `settle_s` seconds, as tests/discard_workloads.rs runs them.
+fn config_with(layout: &str, policy: &str, settle_s: &str, ops: &str) -> String {
     let device = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/discard-patterns/device.toml"),
     )
     .expect("device.toml");
     let host = match layout {
-        "ext4" => "kernel = \"linux-6.18\"\ndiscard = \"ext4-discard\"\n",
-        "xfs" => "layout = \"xfs\"\ndiscard = \"discard-batch\"\n",
-        _ => "layout = \"btrfs\"\ndiscard = \"nodiscard\"\n",
+        "ext4" => "kernel = \"linux-6.18\"\n".to_string(),
+        other => format!("layout = \"{other}\"\n"),
     };
     format!(
-        "{device}\n[host]\nfs = \"ext4\"\n{host}mkfs_discard = true\n[workload]\nkind = \"script\"\n\
-         operations = '''\nphase mount\nsleep 10s\n{ops}'''\n"
+        "{device}\n[host]\nfs = \"ext4\"\n{host}discard = \"{policy}\"\nmkfs_discard = true\n[workload]\n\
+         kind = \"script\"\noperations = '''\nphase mount\nsleep {settle_s}s\n{ops}'''\n"
     )
 }
 
@@ -80,6 +91,55 @@ fn files_written_in_1_8k_and_4k_calls_give_the_same_trims_on_every_layout() {
         phases(&format!("write-size-nodelalloc-{}", if bs.is_empty() { "1" } else { "8k" }), &c)
     };
     assert_ne!(nodelalloc(""), nodelalloc("bs=8KiB"), "nodelalloc: the write size should matter");
+}
+
+/// `ops` with every create, write and append that names no write size done in 8 KiB calls.
+fn in_8k_calls(ops: &str) -> String {
+    let sized = |l: &str| ["size=", "bytes="].iter().any(|k| l.contains(k)) && !l.contains("bs=");
+    ops.lines()
+        .map(|l| match l.split_whitespace().next() {
+            Some("create" | "write" | "append") if sized(l) => {
+                let (code, comment) = l.split_once('#').map_or((l, None), |(c, r)| (c, Some(r)));
+                let comment = comment.map_or(String::new(), |c| format!(" #{c}"));
+                format!("{} bs=8KiB{comment}\n", code.trim_end())
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect()
+}
+
+/// Every kernel-recorded workload of tests/data/discard-patterns (tests/discard_workloads.rs
+/// holds them to the kernel) gives the same per-phase TRIMs with its files written in 8 KiB
+/// calls, as coreutils and most programs write, as in one call per file.
+#[test]
+fn every_recorded_workload_gives_the_same_trims_in_8k_calls() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/discard-patterns");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .expect("discard-patterns")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("workload.ops").is_file() && p.join("meta.toml").is_file())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 8, "recorded workloads: {}", dirs.len());
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let meta: toml::Table =
+            toml::from_str(&std::fs::read_to_string(dir.join("meta.toml")).unwrap()).unwrap();
+        let text = |k: &str| meta.get(k).map(|v| v.as_str().map_or(v.to_string(), str::to_string));
+        let layout = text("fs").unwrap_or_else(|| "ext4".into());
+        let policy = match (layout.as_str(), text("discard").as_deref()) {
+            (_, Some("nodiscard")) => "nodiscard",
+            ("ext4", _) => "ext4-discard",
+            ("xfs", _) => "discard-batch",
+            _ => "async",
+        };
+        let settle = text("settle_s").unwrap_or_else(|| "10".into());
+        let ops = std::fs::read_to_string(dir.join("workload.ops")).unwrap();
+        let config = |ops: &str| config_with(&layout, policy, &settle, ops);
+        let one = phases(&format!("write-size-rec-{name}-1"), &config(&ops));
+        let small = phases(&format!("write-size-rec-{name}-8k"), &config(&in_8k_calls(&ops)));
+        assert_eq!(small, one, "{name}: written in 8 KiB calls vs one call per file");
+    }
 }
 
 /// Twenty files grown 8 KiB at a time, all of them in turn; with `fsync` each piece is

@@ -56,6 +56,8 @@ pub(super) struct DelayedAlloc {
     pub(super) flusher_armed: bool,
     /// Write-back runs on the flusher thread: an allocation must not wait for the journal.
     in_flusher: bool,
+    /// The file whose write() is forcing write-back (the dirty limit): still open and growing.
+    growing: Option<Ino>,
 }
 
 impl DelayedAlloc {
@@ -213,7 +215,13 @@ impl<D: BlockDevice> FileSystem<D> {
     /// written, dirtied last, is left to grow unless it alone holds most of the limit, and its
     /// allocation does not depend on where the write() calls happened to end. Without delayed
     /// allocation everything is written, as before.
-    pub(super) fn write_back_over_limit(&mut self) {
+    pub(super) fn write_back_over_limit(&mut self, writer: Ino) {
+        self.delalloc.growing = Some(writer);
+        self.write_back_to_background();
+        self.delalloc.growing = None;
+    }
+
+    fn write_back_to_background(&mut self) {
         let bs = self.config.block_bytes;
         let background = self.config.dirty_limit_bytes / 2;
         if self.config.delalloc {
@@ -227,6 +235,28 @@ impl<D: BlockDevice> FileSystem<D> {
         if self.dirty.len() as u64 * bs > background {
             self.write_back(None);
         }
+    }
+
+    /// The length XFS chooses an AG for when it converts `want` delayed blocks of `ino` from
+    /// `logical`: with the file still growing, its delalloc extent runs on past EOF by the
+    /// speculative preallocation (fs/xfs/xfs_iomap.c `xfs_iomap_prealloc_size`: twice the
+    /// preceding extents, rounded down to a power of two, at most `XFS_MAX_BMBT_EXTLEN` =
+    /// 2^21 blocks, none below `m_allocsize_blocks` = 64 KiB of file; the low-space throttling
+    /// is left out), and `xfs_bmapi_convert_delalloc` allocates all of it. The model allocates
+    /// the dirty part only, where the whole would go (the file's next write-back continues it;
+    /// what `xfs_free_eofblocks` would give back at close is never taken), so a file the dirty
+    /// limit writes back in the middle still gets an AG that holds it.
+    pub(super) fn xfs_convert_length(&self, ino: Ino, logical: u64, want: u64) -> u64 {
+        let Some(inode) = self.inodes.get(ino).filter(|_| self.delalloc.growing == Some(ino)) else {
+            return want;
+        };
+        let bs = self.config.block_bytes;
+        let end = logical + want;
+        if end < inode.size.div_ceil(bs) || inode.size < 64 << 10 {
+            return want;
+        }
+        let prealloc = (2 * end).min(1 << 21);
+        want + (1 << (63 - prealloc.leading_zeros()))
     }
 
     /// The flusher's periodic wake-up (`wb_workfn` -> `wb_check_old_data_flush`): inodes

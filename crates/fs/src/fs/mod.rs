@@ -874,7 +874,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.dirty_meta(ib);
         if self.dirty.len() as u64 * bs > self.config.dirty_limit_bytes {
             // balance_dirty_pages: the writer writes back and waits.
-            self.write_back_over_limit();
+            self.write_back_over_limit(ino);
         }
         Ok(tag)
     }
