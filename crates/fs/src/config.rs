@@ -151,7 +151,10 @@ pub struct FsConfig {
     /// allocated at write-back for the whole dirty extent, so a file's placement does not
     /// depend on its write() sizes. Off by default (the paper experiments' allocation at
     /// write(), which ext4's `-o nodelalloc` also gives); on in `ext4_defaults`, and always on
-    /// XFS and btrfs, which have no other mode.
+    /// XFS and btrfs, which have no other mode. Not serialized: a config hash covers it only
+    /// where `[host] delalloc` is set (scenario's `HostPlan`), so configs that do not set it
+    /// keep their hashes.
+    #[serde(skip_serializing)]
     pub delalloc: bool,
     /// Directory entries per directory block.
     pub dir_entries_per_block: u64,

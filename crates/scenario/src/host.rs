@@ -237,6 +237,10 @@ impl<'de> DeserializeSeed<'de> for PolicyValue {
 pub struct HostPlan {
     pub fs: FsConfig,
     pub mkfs_discard: bool,
+    /// `[host] delalloc` when set (`fs.delalloc` holds the value in effect; this puts the
+    /// key in the config hash only where it is written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delalloc: Option<bool>,
 }
 
 /// `discard` text to the policy and the keys its text sets (`fstrim:PERIOD`): a call into
@@ -272,7 +276,7 @@ impl HostSection {
         }
         self.apply_layout_keys(&mut fs)?;
         self.apply_policy_keys(&mut fs.params)?;
-        Ok(Some(HostPlan { fs, mkfs_discard: self.mkfs_discard.unwrap_or(false) }))
+        Ok(Some(HostPlan { fs, mkfs_discard: self.mkfs_discard.unwrap_or(false), delalloc: self.delalloc }))
     }
 
     /// With `fs = "none"` there is no file system for any other key to configure.
@@ -541,6 +545,10 @@ mod tests {
         assert!(fs("layout = \"xfs\"\n").unwrap().delalloc);
         let e = fs("layout = \"btrfs\"\ndelalloc = false\n").unwrap_err();
         assert!(e.contains("host.delalloc") && e.contains("nodelalloc") && e.contains("ext4"), "{e}");
+        // Only a config that sets the key has it in its resolved form (and so its hash).
+        let plan = |text: &str| serde_json::to_string(&host(text).unwrap().resolve().unwrap()).unwrap();
+        assert!(!plan("kernel = \"linux-6.18\"\n").contains("delalloc"));
+        assert!(plan("delalloc = false\n").contains("\"delalloc\":false"));
     }
 
     #[test]
