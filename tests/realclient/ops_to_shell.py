@@ -33,7 +33,10 @@ SIZE_UNITS = {"B": 1, "K": 1 << 10, "KiB": 1 << 10, "M": 1 << 20, "MiB": 1 << 20
               "TB": 10**12}
 DURATION_UNITS_MS = {"ms": 1, "s": 1000, "min": 60000, "h": 3600000}
 # Buffered writes without bs= are one write in the model; dd gets a bounded buffer instead (the
-# page cache writes back the same dirty pages whatever the write() sizes were).
+# page cache writes back the same dirty pages whatever the write() sizes were, and with delayed
+# allocation, which the model has too (crates/fs/src/fs/delalloc.rs; tests/write_size.rs), the
+# blocks are allocated then: placement and TRIMs do not depend on the write size, in the kernel
+# or in the model, unless an fsync or a 30 s flusher pass comes between the writes).
 DD_BS_MAX = 1 << 20
 RANDOM_REFUSAL = ("the shell cannot reproduce the model's seeded random stream; "
                   "name the paths, use every=K start=I, or give one size")

@@ -147,6 +147,15 @@ pub struct FsConfig {
     /// by a background worker, after the unlink's transaction. None (the default): unlink
     /// frees at once, as ext4 does.
     pub inodegc: Option<InodeGc>,
+    /// Delayed allocation (fs/delalloc.rs): buffered writes reserve space and blocks are
+    /// allocated at write-back for the whole dirty extent, so a file's placement does not
+    /// depend on its write() sizes. Off by default (the paper experiments' allocation at
+    /// write(), which ext4's `-o nodelalloc` also gives); on in `ext4_defaults`, and always on
+    /// XFS and btrfs, which have no other mode. Not serialized: a config hash covers it only
+    /// where `[host] delalloc` is set (scenario's `HostPlan`), so configs that do not set it
+    /// keep their hashes.
+    #[serde(skip_serializing)]
+    pub delalloc: bool,
     /// Directory entries per directory block.
     pub dir_entries_per_block: u64,
     /// Largest extent (ext4: 32768 blocks).
@@ -177,6 +186,7 @@ impl Default for FsConfig {
             mke2fs_layout: false,
             btrfs_layout: false,
             inodegc: None,
+            delalloc: false,
             dir_entries_per_block: 128,
             max_extent_blocks: 32768,
             commit_interval_ns: 5_000_000_000,
@@ -198,6 +208,7 @@ impl FsConfig {
         self.lazy_itable_init = true;
         self.small_file_chunk_blocks = 512;
         self.first_data_group = 1;
+        self.delalloc = true;
         self
     }
 
@@ -213,6 +224,7 @@ impl FsConfig {
         self.mkfs_discard_probe = false;
         self.commit_interval_ns = 30_000_000_000;
         crate::policy::btrfs_async::as_in_linux_6_18(&mut self.params);
+        self.delalloc = true;
         self
     }
 
@@ -227,6 +239,7 @@ impl FsConfig {
         self.mkfs_discard_probe = false;
         self.commit_interval_ns = 30_000_000_000;
         self.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 800 });
+        self.delalloc = true;
         self
     }
 

@@ -315,9 +315,11 @@ fn xfs_rotates_directories_over_allocation_groups() {
     assert_eq!(group(f), 2, "a file in its parent's AG");
     // Its data near its inode, in that AG; a file in the root where the stream starts (AG 0).
     fs.write(f, 0, 8 * BS).unwrap();
+    fs.fsync(f).unwrap(); // delayed allocation: the blocks are allocated at write-back
     assert_eq!(fs.file_runs(f).iter().map(|r| r.start / 2048).collect::<Vec<_>>(), vec![2]);
     let r = fs.create("r").unwrap();
     fs.write(r, 0, 8 * BS).unwrap();
+    fs.fsync(r).unwrap();
     assert_eq!(fs.file_runs(r)[0].start / 2048, 0);
     // Short-form: 20 short names fit in the inode, no directory block.
     let avail = fs.available_blocks();

@@ -80,6 +80,10 @@ pub struct HostSection {
     pub commit_interval: Option<DurationNs>,
     #[serde(default, deserialize_with = "size")]
     pub dirty_limit_bytes: Option<ByteSize>,
+    /// Delayed allocation: blocks are allocated when the page cache writes data back (the
+    /// default with `kernel = "linux-6.18"` and on XFS and btrfs); `false` is ext4's
+    /// `-o nodelalloc` (allocation at write(), as `kernel = "paper"` does).
+    pub delalloc: Option<bool>,
     /// The TRIM policies' keys set here (`lazy_workers_max = 8`), written back beside the
     /// file system's.
     #[serde(flatten, skip_deserializing)]
@@ -250,6 +254,10 @@ impl<'de> DeserializeSeed<'de> for PolicyValue {
 pub struct HostPlan {
     pub fs: FsConfig,
     pub mkfs_discard: bool,
+    /// `[host] delalloc` when set (`fs.delalloc` holds the value in effect; this puts the
+    /// key in the config hash only where it is written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delalloc: Option<bool>,
 }
 
 /// `discard` text to the policy and the keys its text sets (`fstrim:PERIOD`): a call into
@@ -293,7 +301,7 @@ impl HostSection {
         }
         self.apply_layout_keys(&mut fs)?;
         self.apply_policy_keys(&mut fs.params)?;
-        Ok(Some(HostPlan { fs, mkfs_discard: self.mkfs_discard.unwrap_or(false) }))
+        Ok(Some(HostPlan { fs, mkfs_discard: self.mkfs_discard.unwrap_or(false), delalloc: self.delalloc }))
     }
 
     /// With `fs = "none"` there is no file system for any other key to configure.
@@ -351,6 +359,16 @@ impl HostSection {
         }
         if let Some(b) = self.dirty_limit_bytes {
             fs.dirty_limit_bytes = b.0;
+        }
+        if let Some(on) = self.delalloc {
+            if !on && self.layout.unwrap_or_default() != Layout::Ext4 {
+                return Err(ConfigError::new(
+                    "host.delalloc",
+                    on,
+                    "false (nodelalloc) needs layout = \"ext4\": XFS and btrfs always delay allocation",
+                ));
+            }
+            fs.delalloc = on;
         }
         Ok(())
     }
@@ -562,6 +580,24 @@ mod tests {
             e.contains("line 3") && e.contains("kernel") && e.contains("4.4") && e.contains("linux-6.18"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn delalloc_follows_the_kernel_and_nodelalloc_is_ext4s_only() {
+        let fs = |text: &str| {
+            host(text).and_then(|h| h.resolve().map_err(|e| e.to_string())).map(|p| p.unwrap().fs)
+        };
+        assert!(!fs("").unwrap().delalloc, "the paper experiments allocate at write()");
+        assert!(fs("kernel = \"linux-6.18\"\n").unwrap().delalloc);
+        assert!(!fs("kernel = \"linux-6.18\"\ndelalloc = false\n").unwrap().delalloc);
+        assert!(fs("delalloc = true\n").unwrap().delalloc);
+        assert!(fs("layout = \"xfs\"\n").unwrap().delalloc);
+        let e = fs("layout = \"btrfs\"\ndelalloc = false\n").unwrap_err();
+        assert!(e.contains("host.delalloc") && e.contains("nodelalloc") && e.contains("ext4"), "{e}");
+        // Only a config that sets the key has it in its resolved form (and so its hash).
+        let plan = |text: &str| serde_json::to_string(&host(text).unwrap().resolve().unwrap()).unwrap();
+        assert!(!plan("kernel = \"linux-6.18\"\n").contains("delalloc"));
+        assert!(plan("delalloc = false\n").contains("\"delalloc\":false"));
     }
 
     #[test]

@@ -177,7 +177,7 @@ fn build(
         metered.recording = Some(recording);
         metered.mark_phase(SimTime::ZERO, "mkfs");
     }
-    let HostPlan { fs: config, mkfs_discard } = plan;
+    let HostPlan { fs: config, mkfs_discard, .. } = plan;
     let mut fs = FileSystem::mkfs(metered, config.clone(), SimTime::ZERO, *mkfs_discard)
         .map_err(|e| ScenarioError::Run(format!("mkfs: {e}")))?;
     let mut state = FileState::new(seeds);

@@ -46,8 +46,8 @@ pub(super) struct Btrfs {
     /// reservation is still empty when btrfs_create_pending_block_groups inserts it, which
     /// marks it unused (btrfs_mark_bg_unused; the recording's trace shows
     /// btrfs_add_unused_block_group used=0 right after the 112 MiB chunk). The buffered
-    /// write reserves data space before writeback allocates it, so the model, which
-    /// allocates at write(), puts every chunk it adds here.
+    /// write reserves data space (adding the chunk) before writeback allocates from it, so
+    /// every chunk the model adds (at write-back, delalloc.rs) goes here.
     pub(super) unused: Vec<usize>,
     /// When the file system was mounted: the transaction kthread wakes the cleaner every
     /// commit interval from then on.

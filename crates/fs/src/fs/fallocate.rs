@@ -79,13 +79,22 @@ impl<D: BlockDevice> FileSystem<D> {
             }
             v
         };
-        self.ensure_space(holes.iter().map(|h| h.1).sum())?;
+        let delayed: u64 = holes.iter().map(|&(s, n)| self.delayed_pages_in(ino, s, s + n)).sum();
+        self.ensure_space(holes.iter().map(|h| h.1).sum::<u64>() - delayed)?;
         for &(s, n) in &holes {
             self.allocate(ino, s, n)?;
         }
+        // Delayed pages in the range hold data: their blocks are written, not unwritten.
+        let cached: Vec<u64> = holes
+            .iter()
+            .flat_map(|&(s, n)| self.dirty.range((ino, s)..(ino, s + n)).map(|((_, b), _)| *b))
+            .collect();
         let inode = self.inode_mut(ino)?;
         for (s, n) in holes {
             inode.unwritten.insert(s, n);
+        }
+        for b in cached {
+            remove_runs(&mut inode.unwritten, b, b + 1);
         }
         inode.size = inode.size.max(end);
         let ib = self.layout.inode_block(ino, bs, self.config.inode_bytes);
@@ -141,15 +150,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// Unmaps and frees blocks `[first, stop)` of `ino`, dropping their cached pages
     /// (truncate_pagecache_range, then ext4_ext_remove_space).
     fn punch_blocks(&mut self, ino: Ino, first: u64, stop: u64) -> Result<(), FsError> {
-        let keys: Vec<(Ino, u64)> = self.dirty.range((ino, first)..(ino, stop)).map(|(k, _)| *k).collect();
-        for k in keys {
-            self.dirty.remove(&k);
-        }
-        let keys: Vec<(Ino, u64)> =
-            self.writeback.range((ino, first)..(ino, stop)).map(|(k, _)| *k).collect();
-        for k in keys {
-            self.writeback.remove(&k);
-        }
+        self.drop_cached_pages(ino, first, stop);
         self.clear_unwritten(ino, first, stop);
         let freed = self.inode_mut(ino)?.extents.remove_range(first, stop);
         let blocks: u64 = freed.iter().map(|r| r.len).sum();

@@ -44,15 +44,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// cache is dropped (`truncate_inode_pages_final`), and the inode with its extents waits
     /// in the queue.
     pub(super) fn inodegc_unlink(&mut self, ino: Ino, gc: &InodeGc) -> Result<(), FsError> {
-        let keys: Vec<(Ino, u64)> = self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
-        for k in keys {
-            self.dirty.remove(&k);
-        }
-        let keys: Vec<(Ino, u64)> =
-            self.writeback.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
-        for k in keys {
-            self.writeback.remove(&k);
-        }
+        self.drop_cached_pages(ino, 0, u64::MAX);
         let inode = self.inodes.remove(ino).ok_or(FsError::BadInode(ino))?;
         // truncate_inode_pages_final drops the cached pages (every written block: the model
         // has no memory pressure) before destroy_inode queues the inode; the delayed work the

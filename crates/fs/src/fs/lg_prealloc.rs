@@ -295,6 +295,7 @@ mod tests {
     fn when_space_runs_out_the_tails_are_given_back() {
         let (mut fs, _) = ext4_discard();
         create(&mut fs, "small", 8 << 10);
+        fs.sync();
         let reserved = fs.layout_fs.ext4().unwrap().lg_prealloc.reserved_blocks();
         assert!(reserved > 0);
         // A file as large as everything available: only with the tail given back.

@@ -25,6 +25,7 @@ mod btrfs;
 mod btrfs_chunk;
 mod btrfs_tree;
 mod call_latency;
+mod delalloc;
 mod discard_worker;
 mod fallocate;
 mod fitrim;
@@ -177,6 +178,8 @@ enum Ev {
     BtrfsCleaner,
     /// XFS's inodegc delayed work (its generation: a re-armed timer makes earlier ones stale).
     InodeGc(u64),
+    /// The page cache's flusher (delalloc.rs): it writes back pages dirty for 30 s.
+    Flusher,
 }
 
 const META_TAG: u64 = 1 << 62;
@@ -222,6 +225,8 @@ pub struct FileSystem<D: BlockDevice> {
     /// Pages taken for write-back whose write has not been submitted yet: still readable
     /// from the page cache (the kernel keeps them cached under PG_writeback).
     writeback: BTreeMap<(Ino, u64), u64>,
+    /// Delayed allocation's reservation and write-back order (delalloc.rs).
+    delalloc: delalloc::DelayedAlloc,
     running: Transaction,
     commit: Option<Commit>,
     commit_requested: u64,
@@ -295,6 +300,7 @@ impl<D: BlockDevice> FileSystem<D> {
             revoked: BTreeSet::new(),
             dirty: BTreeMap::new(),
             writeback: BTreeMap::new(),
+            delalloc: delalloc::DelayedAlloc::default(),
             running: Transaction { tid: 1, ..Default::default() },
             commit: None,
             commit_requested: 0,
@@ -450,7 +456,10 @@ impl<D: BlockDevice> FileSystem<D> {
     pub fn utilization(&self) -> f64 {
         // Locality-group preallocations' unused tails are free to statfs too (the kernel counts
         // only the blocks a file took, ext4_mb_mark_diskspace_used).
-        let used = self.bitmap.used_count() - self.layout.static_blocks - self.layout_fs.free_to_statfs();
+        // Blocks reserved by delayed allocation are used to statfs (ext4_statfs subtracts
+        // s_dirtyclusters_counter from the free count).
+        let used = self.bitmap.used_count() - self.layout.static_blocks - self.layout_fs.free_to_statfs()
+            + self.delalloc.reserved_blocks;
         used as f64 / self.data_blocks() as f64
     }
     pub fn available_blocks(&self) -> u64 {
@@ -508,6 +517,7 @@ impl<D: BlockDevice> FileSystem<D> {
             Ev::LazyInit => self.lazy_init_step(t),
             Ev::BtrfsCleaner => self.btrfs_cleaner(t),
             Ev::InodeGc(generation) => self.inodegc_timer(t, generation),
+            Ev::Flusher => self.flusher(t),
             Ev::FitrimTimer => self.periodic_fitrim_due(t),
         }
     }
@@ -675,8 +685,10 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// Waits until `need` blocks can be allocated: forces a commit of freed blocks and waits
     /// for the TRIM policy to release what it holds (ext4_should_retry_alloc).
+    /// Blocks delayed allocation has reserved (delalloc.rs) are not available to `need`.
     fn ensure_space(&mut self, need: u64) -> Result<(), FsError> {
         let t0 = self.now;
+        let need = need + self.delalloc.reserved_blocks;
         loop {
             let ready = self.bitmap.avail_count() + self.policy.reusable_blocks();
             if ready >= need {
@@ -693,7 +705,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 || !self.policy.held().is_empty()
                 || self.workers.iter().any(|w| !w.held.is_empty())
                 || self.fitrim.is_some();
-            if !pending {
+            if !pending || !self.may_wait_for_space() {
                 return Err(FsError::NoSpace);
             }
             if !self.running.freed.is_empty() {
@@ -738,8 +750,19 @@ impl<D: BlockDevice> FileSystem<D> {
         self.config.small_file_chunk_blocks > 0 && size_blocks <= 16
     }
 
-    /// Maps `count` unmapped blocks of `ino` from `logical`.
+    /// Maps `count` unmapped blocks of `ino` from `logical`; delayed pages among them give
+    /// their reservation to the allocation.
     fn allocate(&mut self, ino: Ino, logical: u64, count: u64) -> Result<(), FsError> {
+        let delayed = self.delayed_pages_in(ino, logical, logical + count);
+        self.delalloc.reserved_blocks -= delayed;
+        let done = self.allocate_blocks(ino, logical, count);
+        if done.is_err() {
+            self.delalloc.reserved_blocks += self.delayed_pages_in(ino, logical, logical + count);
+        }
+        done
+    }
+
+    fn allocate_blocks(&mut self, ino: Ino, logical: u64, count: u64) -> Result<(), FsError> {
         self.ensure_space(count)?;
         let mut l = logical;
         let end = logical + count;
@@ -811,7 +834,7 @@ impl<D: BlockDevice> FileSystem<D> {
             v
         };
         let need: u64 = holes.iter().map(|h| h.1).sum();
-        self.ensure_space(need)?;
+        self.ensure_space(need - self.delayed_pages_in(ino, b0, b1))?;
         for (s, n) in holes {
             self.allocate(ino, s, n)?;
         }
@@ -855,7 +878,11 @@ impl<D: BlockDevice> FileSystem<D> {
             let reqs = rmw.iter().map(|&p| Command::Read { offset: p * bs, bytes: bs }).collect();
             self.app_io(reqs, false);
         }
-        self.fill_holes(ino, b0, b1)?;
+        if self.config.delalloc {
+            self.delalloc_reserve(ino, b0, b1)?;
+        } else {
+            self.fill_holes(ino, b0, b1)?;
+        }
         self.clear_unwritten(ino, b0, b1);
         let tag = self.next_tag;
         self.next_tag += b1 - b0;
@@ -868,9 +895,7 @@ impl<D: BlockDevice> FileSystem<D> {
         self.dirty_meta(ib);
         if self.dirty.len() as u64 * bs > self.config.dirty_limit_bytes {
             // balance_dirty_pages: the writer writes back and waits.
-            let (reqs, pages) = self.take_dirty(None);
-            self.app_io(reqs, false);
-            self.end_writeback(pages);
+            self.write_back_over_limit(ino);
         }
         Ok(tag)
     }
@@ -964,16 +989,7 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     fn drop_blocks_from(&mut self, ino: Ino, first: u64) -> Result<u64, FsError> {
-        let keys: Vec<(Ino, u64)> =
-            self.dirty.range((ino, first)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
-        for k in keys {
-            self.dirty.remove(&k);
-        }
-        let keys: Vec<(Ino, u64)> =
-            self.writeback.range((ino, first)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
-        for k in keys {
-            self.writeback.remove(&k);
-        }
+        self.drop_cached_pages(ino, first, u64::MAX);
         self.clear_unwritten(ino, first, u64::MAX);
         let freed = self.inode_mut(ino)?.extents.truncate_from(first);
         let mut blocks = 0;
@@ -1029,9 +1045,7 @@ impl<D: BlockDevice> FileSystem<D> {
         if !self.inodes.contains_key(ino) {
             return Err(FsError::BadInode(ino));
         }
-        let (reqs, pages) = self.take_dirty(Some(ino));
-        self.app_io(reqs, false);
-        self.end_writeback(pages);
+        self.write_back(Some(ino));
         if !self.commit_and_wait() {
             self.app_io(vec![Command::Flush], true);
         }
@@ -1041,9 +1055,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// sync: every dirty page and the running transaction.
     pub fn sync(&mut self) {
         self.syscall();
-        let (reqs, pages) = self.take_dirty(None);
-        self.app_io(reqs, false);
-        self.end_writeback(pages);
+        self.write_back(None);
         self.commit_and_wait();
     }
 
@@ -1119,6 +1131,11 @@ impl<D: BlockDevice> FileSystem<D> {
         self.inode_alloc_mounted();
         self.journal_mounted();
         self.fitrim_mounted();
+        if self.delalloc.reserved_blocks > 0 && !self.delalloc.flusher_armed {
+            // Pages a failed write-back left dirty: the flusher runs again.
+            self.delalloc.flusher_armed = true;
+            self.events.push(self.now, Ev::Flusher);
+        }
         let now = self.now;
         if self.layout_fs.ext4().is_some_and(|e| e.lazy_init_group.is_some()) {
             // ext4lazyinit resumes where umount stopped it, after the same start delay as at
@@ -1217,11 +1234,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 }
             }
         }
-        for &(ino, b) in self.dirty.keys() {
-            if self.inodes.get(ino).and_then(|i| i.extents.lookup(b)).is_none() {
-                return Err(format!("fs: dirty page ({ino}, {b}) is not mapped"));
-            }
-        }
+        self.delalloc_check()?;
         // Journal: the log fits its area, transactions are in order, and only metadata (static,
         // directory blocks; revoked ones in the commit in flight) is journaled or checkpointed.
         self.log.check()?;

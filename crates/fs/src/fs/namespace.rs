@@ -795,6 +795,9 @@ impl<D: BlockDevice> FileSystem<D> {
             )));
         }
         let target = Place { dir: to_dir, name: to_name };
+        if let Some(old) = self.entries_of(target.dir).get(target.name).copied() {
+            self.flush_on_replace(moved, old);
+        }
         let reuse_slot = self.replace_target(&to, &target, moved.is_dir)?;
         let source = Place { dir: self.require_dir(from_parent)?, name: from_name };
         self.move_entry(&source, &target, moved, reuse_slot)

@@ -5,9 +5,10 @@ use super::*;
 
 impl<D: BlockDevice> FileSystem<D> {
     /// Takes dirty pages (all, or one file's) and returns the write requests: physically
-    /// contiguous blocks with consecutive tags share a request.
+    /// contiguous blocks with consecutive tags share a request. Delayed pages (not mapped yet,
+    /// delalloc.rs) stay dirty: only write-back that allocates them first takes them.
     pub(super) fn take_dirty(&mut self, only: Option<Ino>) -> (Vec<Command>, PageTags) {
-        let pages: PageTags = match only {
+        let mut pages: PageTags = match only {
             Some(ino) => {
                 let keys: Vec<(Ino, u64)> =
                     self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
@@ -18,6 +19,13 @@ impl<D: BlockDevice> FileSystem<D> {
             // Every page: the whole map at once, not a removal per page.
             None => std::mem::take(&mut self.dirty).into_iter().collect(),
         };
+        if self.delalloc.reserved_blocks > 0 {
+            let inodes = &self.inodes;
+            let (mapped, delayed): (PageTags, PageTags) =
+                pages.into_iter().partition(|((ino, b), _)| inodes[*ino].extents.lookup(*b).is_some());
+            self.dirty.extend(delayed);
+            pages = mapped;
+        }
         match self.writeback.is_empty() {
             // Pages come in key order: a sorted build, not an insertion per page.
             true => self.writeback = pages.iter().copied().collect(),

@@ -33,6 +33,7 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         self.events = EventQueue::new();
         self.fitrim_timer_armed = false;
+        self.delalloc.flusher_armed = false;
         // Their pending wake-ups went with the queue; the next mount wakes them again.
         self.workers.iter_mut().for_each(|w| w.scheduled = false);
         if let Some(b) = self.layout_fs.btrfs_mut() {

@@ -27,17 +27,24 @@ impl<D: BlockDevice> FileSystem<D> {
         let bs = self.config.block_bytes;
         let target =
             self.layout.inode_block(ino, bs, self.config.inode_bytes).min(self.layout.total_blocks - 1);
+        // A file still growing is converted with its speculative preallocation (delalloc.rs);
+        // when no AG holds that, the dirty part alone (`xfs_bmap_btalloc_select_lengths`
+        // settles for less than the maximum length).
+        let converted = self.xfs_convert_length(ino, logical, want);
+        let lengths = if converted > want { vec![converted, want] } else { vec![want] };
+        lengths.into_iter().find_map(|len| self.xfs_ag_start(target, len)).unwrap_or(target)
+    }
+
+    /// The first AG from `target`'s whose free space holds `want` blocks, and where in it.
+    fn xfs_ag_start(&self, target: u64, want: u64) -> Option<u64> {
         let own = self.bitmap.group_of(target);
         let groups = self.layout.groups;
-        for ag in (0..groups).map(|i| (own + i) % groups) {
+        (0..groups).map(|i| (own + i) % groups).find_map(|ag| {
             let lo = ag * self.layout.bpg;
             let hi = (lo + self.layout.bpg).min(self.layout.total_blocks);
             let near = if ag == own { target } else { lo };
-            if let Some(start) = self.nearest_fitting(lo, hi, near, want) {
-                return start;
-            }
-        }
-        target
+            self.nearest_fitting(lo, hi, near, want)
+        })
     }
 
     /// Where in `[lo, hi)` the free run nearest `near` that holds `want` blocks would give

@@ -28,6 +28,7 @@ impl<D: BlockDevice> FileSystem<D> {
         // unmount cancels them. A fresh queue drops them without moving the clock to them.
         self.events = EventQueue::new();
         self.fitrim_timer_armed = false;
+        self.delalloc.flusher_armed = false;
         if !self.running.is_empty() {
             // Never reached on the models so far; if it is, the next mount's log worker
             // commits it, as it would the kernel's.
