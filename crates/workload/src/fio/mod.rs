@@ -176,22 +176,30 @@ fn group_jobs(
         }
         for clone in 0..clones {
             thread += 1;
-            let mut w = spec.workload.clone();
-            spec.shape
-                .finish(&mut w, capacity, clone, thread)
-                .map_err(|m| err(spec.line, format!("[{}]: {m}", spec.name)))?;
-            if let Some(ramp) = spec.shape.ramp_ns {
-                let r = WorkloadConfig {
-                    runtime: Some(DurationNs(ramp)),
-                    io_bytes: None,
-                    ops: None,
-                    ..w.clone()
-                };
-                group.ramp.push(r);
-            }
-            group.streams.push(w);
+            add_clone(spec, group, capacity, (clone, thread)).map_err(|m| err(spec.line, m))?;
         }
     }
+    Ok(())
+}
+
+/// Clone `clone` of `spec` (fio's thread number `thread`) as a stream of `group`, and its ramp.
+fn add_clone(
+    spec: &JobSpec,
+    group: &mut FioGroup,
+    capacity: Option<u64>,
+    (clone, thread): (u32, u64),
+) -> Result<(), String> {
+    let mut w = spec.workload.clone();
+    spec.shape.finish(&mut w, capacity, clone, thread).map_err(|m| format!("[{}]: {m}", spec.name))?;
+    if let Some(ramp) = spec.shape.ramp_ns {
+        group.ramp.push(WorkloadConfig {
+            runtime: Some(DurationNs(ramp)),
+            io_bytes: None,
+            ops: None,
+            ..w.clone()
+        });
+    }
+    group.streams.push(w);
     Ok(())
 }
 
