@@ -33,6 +33,13 @@ pub fn load(path: &Path, set: &[String]) -> Result<RunConfig> {
 /// (`trimlab run job.fio`): which flag takes it.
 fn workload_file_hint(path: &Path, text: &str) -> Option<String> {
     let name = path.display();
+    let flag = workload_file_flag(path, text)?;
+    Some(format!("{name} is not a TOML config; it looks like a workload file: give it as `trimlab run {flag} {name}` (with or without a config)"))
+}
+
+/// The flag that takes `path` when it is a workload file of another tool, judged by its
+/// extension and its first line: `--fio`, `--filebench` or `--strace`.
+pub fn workload_file_flag(path: &Path, text: &str) -> Option<&'static str> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let first =
         text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'));
@@ -40,18 +47,15 @@ fn workload_file_hint(path: &Path, text: &str) -> Option<String> {
     // strace -f -ttt: `PID TIME call(...)`, or `TIME call(...)` without -f.
     let numeric = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit() || b == b'.');
     let strace_like = first.split_whitespace().next().is_some_and(numeric) && first.contains('(');
-    let flag = if ext == "fio"
-        || (first.starts_with('[') && text.lines().any(|l| l.trim_start().starts_with("rw=")))
-    {
-        "--fio"
+    if ext == "fio" || (first.starts_with('[') && text.lines().any(|l| l.trim_start().starts_with("rw="))) {
+        Some("--fio")
     } else if ext == "f" || first.starts_with("define ") || first.starts_with("set $") {
-        "--filebench"
+        Some("--filebench")
     } else if ext == "strace" || strace_like {
-        "--strace"
+        Some("--strace")
     } else {
-        return None;
-    };
-    Some(format!("{name} is not a TOML config; it looks like a workload file: give it as `trimlab run {flag} {name}` (with or without a config)"))
+        None
+    }
 }
 
 /// The built-in defaults with `set` applied (commands whose config file is optional).

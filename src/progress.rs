@@ -20,6 +20,9 @@ pub struct Bar {
     label: String,
     bar: Option<ProgressBar>,
     phase: Mutex<Option<Phase>>,
+    /// Whether a finished phase gets its "done in" line off a terminal (a command that times
+    /// itself as a whole, as advise does, prints one line at its end instead).
+    done_lines: bool,
 }
 
 impl Bar {
@@ -39,7 +42,7 @@ impl Bar {
             bar.set_prefix(label.to_string());
             bar
         });
-        Bar { label: label.to_string(), bar, phase: Mutex::new(None) }
+        Bar { label: label.to_string(), bar, phase: Mutex::new(None), done_lines: true }
     }
 
     /// Ends the current phase (its line, when not on a terminal) and starts `name` at 0 %.
@@ -76,7 +79,7 @@ impl Bar {
     }
 
     fn phase_done(&self, p: &Phase) {
-        if self.bar.is_none() {
+        if self.bar.is_none() && self.done_lines {
             eprintln!("{}", self.line(p));
         }
     }
@@ -127,6 +130,16 @@ impl trimlab_jobs::reproduce::PhaseProgress for Bar {
     }
     fn finish(&self) {
         Bar::finish(self);
+    }
+}
+
+/// Bars for a command that prints its own "done in" once, after its output (advise): a
+/// worker pool's line would come before the report and time only the pool.
+pub struct QuietBars;
+
+impl trimlab_jobs::reproduce::Progress for QuietBars {
+    fn start(&self, label: &str) -> Box<dyn trimlab_jobs::reproduce::PhaseProgress + '_> {
+        Box::new(Bar { done_lines: false, ..Bar::new(label) })
     }
 }
 

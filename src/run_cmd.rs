@@ -47,7 +47,8 @@ pub struct RunArgs {
     /// Print the run's metrics as one JSON object on stdout instead of the summary line.
     #[arg(long)]
     pub json: bool,
-    /// Write every command the file system sends to FILE, in `serve --record`'s format with
+    /// Write every command the file system (or, without one, the block workload) sends to
+    /// FILE, in `serve --record`'s format with
     /// a `# phase` line per phase (put it beside a kernel's with `trimlab compare`).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,

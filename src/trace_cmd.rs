@@ -18,10 +18,11 @@ use trimlab_jobs::RunConfig;
 #[derive(Args, Clone, Debug)]
 pub struct TraceArgs {
     /// The trace file (`-` for standard input, `replay` only); for `advise`, or a config
-    /// (`*.toml`) whose workload is file-level.
-    pub trace: PathBuf,
-    /// Device, FTL and TRIM engine as in `trimlab run` configs ([workload] is ignored);
-    /// default: the nvme-tlc preset.
+    /// (`*.toml`) whose workload is file-level, or a fio job / strace / Filebench model file
+    /// (taken as --fio / --strace / --filebench would).
+    pub trace: Option<PathBuf>,
+    /// Device, FTL and TRIM engine as in `trimlab run` configs ([workload] is ignored), or a
+    /// preset's name (`trimlab presets` lists them); default: the nvme-tlc preset.
     #[arg(long)]
     pub device: Option<PathBuf>,
     /// Override one key of the device config (repeatable): --set ftl.kind=hybrid
@@ -63,14 +64,34 @@ impl TraceArgs {
     }
 
     pub(crate) fn device_config(&self) -> Result<RunConfig> {
-        match &self.device {
-            Some(path) => crate::config_arg::load(path, &self.set),
+        match self.device_text()? {
+            Some((text, origin)) => Ok(trimlab_jobs::parse_config(&text, &origin, &self.set)?),
             None => crate::config_arg::defaults(&self.set),
         }
     }
 
+    /// `--device`'s config text and name: a file, or a preset's name (`--device nvme-qlc`)
+    /// when no file of that name exists.
+    pub(crate) fn device_text(&self) -> Result<Option<(String, String)>> {
+        let Some(path) = &self.device else { return Ok(None) };
+        if !path.exists() {
+            if let Some(text) = path.to_str().and_then(trimlab_jobs::advise_request::preset_device_text) {
+                return Ok(Some((text, format!("preset {}", path.display()))));
+            }
+        }
+        crate::config_arg::read(path).map(Some)
+    }
+
+    /// The trace file, which `replay` needs.
+    pub(crate) fn path(&self) -> Result<&Path> {
+        match &self.trace {
+            Some(p) => Ok(p),
+            None => anyhow::bail!("give the trace file to replay (`-` for standard input)"),
+        }
+    }
+
     pub(crate) fn open(&self) -> Result<TraceInput> {
-        open_trace(&self.trace)
+        open_trace(self.path()?)
     }
 }
 
@@ -110,11 +131,12 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(args: &ReplayArgs) -> Result<()> {
+    args.trace.path()?;
     let config = args.trace.device_config()?;
     let options = args.trace.options(args.closed_loop, &args.trims);
     let r =
         trimlab_jobs::replay::replay(&config, args.trace.open()?, &options, args.log_interval.as_deref())?;
-    let metrics = r.metrics(&args.trace.trace.display().to_string());
+    let metrics = r.metrics(&args.trace.path()?.display().to_string());
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
     output::write_json(&args.out.join("metrics.json"), &metrics)?;
     output::write_flat_csv(&args.out.join("metrics.csv"), &metrics)?;
@@ -124,7 +146,7 @@ pub fn replay(args: &ReplayArgs) -> Result<()> {
     }
     println!("wrote {}", args.out.join("metrics.json").display());
     if args.html {
-        let title = format!("trimlab replay: {}", args.trace.trace.display());
+        let title = format!("trimlab replay: {}", args.trace.path()?.display());
         let rows = r.series.timeseries.as_deref().unwrap_or(&[]);
         let report = trimlab_jobs::run_report::run_report(
             &title,

@@ -222,6 +222,67 @@ fn reproduce(py: Python<'_>, name: String, scale: f64, seed: u64) -> PyResult<St
     })
 }
 
+/// `trimlab advise` on what the caller brought (`kind`: "trace", "config", "fio", "strace",
+/// "filebench"; `subject`: the trace's or strace's path, else the file's text); returns the
+/// report (tables, params, notes) and its warnings as JSON. The same entry as the CLI's.
+#[pyfunction]
+#[pyo3(signature = (kind, subject, origin, device=None, set=Vec::new(), root=None, fstrim_periods=Vec::new(), mapping_units=Vec::new(), life=None, format=None))]
+#[allow(clippy::too_many_arguments)]
+fn advise(
+    py: Python<'_>,
+    kind: &str,
+    subject: String,
+    origin: String,
+    device: Option<(String, String)>,
+    set: Vec<String>,
+    root: Option<String>,
+    fstrim_periods: Vec<String>,
+    mapping_units: Vec<String>,
+    life: Option<(f64, u32, f64)>,
+    format: Option<String>,
+) -> PyResult<String> {
+    use trimlab_jobs::advise_request::{advise, Brought, Request};
+    guard(|| {
+        let options = TraceOptions { format, ..TraceOptions::default() };
+        let open = || -> trimlab_jobs::Result<trimlab_jobs::replay::TraceInput> {
+            let file = std::fs::File::open(&subject)
+                .map_err(|e| trimlab_jobs::Error::msg(format!("cannot read {subject}: {e}")))?;
+            Ok(trimlab_jobs::replay::TraceInput {
+                reader: Box::new(std::io::BufReader::with_capacity(1 << 20, file)),
+                name: subject.clone(),
+            })
+        };
+        let root = root.unwrap_or_default();
+        let brought = match kind {
+            "trace" => Brought::Trace { name: &subject, open: &open, options },
+            "config" => Brought::Config { text: &subject, origin: &origin },
+            "fio" => Brought::Fio { text: &subject, origin: &origin },
+            "strace" => Brought::Strace { path: &subject, root: &root },
+            "filebench" => Brought::Filebench { text: &subject, origin: &origin },
+            other => {
+                return Err(err(format!(
+                    "advise: kind {other:?} is not one of trace, config, fio, strace, filebench"
+                )))
+            }
+        };
+        let life = life.map(|(utilization, rounds, churn)| trimlab_jobs::advise::life::Life {
+            utilization,
+            rounds,
+            churn,
+        });
+        let request = Request {
+            brought,
+            device: device.as_ref().map(|(t, o)| (t.as_str(), o.as_str())),
+            set: &set,
+            fstrim_periods: &fstrim_periods,
+            mapping_units: &mapping_units,
+            life,
+        };
+        let advice = py.allow_threads(|| advise(&request, &Silent)).map_err(chain)?;
+        to_json(&serde_json::json!({ "report": advice.report, "warnings": advice.warnings }))
+    })
+}
+
 /// No progress display: Python shows none yet.
 struct Silent;
 
@@ -257,6 +318,7 @@ fn _trimlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(replay, m)?,
         wrap_pyfunction!(reproduce, m)?,
         wrap_pyfunction!(experiments, m)?,
+        wrap_pyfunction!(advise, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -84,3 +84,29 @@ def test_sweep_gives_the_same_table(tmp_path):
     assert list(from_cli.columns) == list(from_python.columns)
     assert list(from_cli["report.waf"]) == list(from_python["report.waf"])
     assert len(from_cli) == 8 and set(from_cli["status"]) == {"ok"}
+
+
+def test_advise_fio_gives_the_same_table(tmp_path):
+    """`advise --fio` and `trimlab.advise(fio=...)` are one entry (crates/jobs advise_request):
+    the same job on the same preset gives the same rows and recommendation."""
+    job = REPO / "examples" / "fio" / "fill-then-trim.fio"
+    sets = ["device.logical_bytes=256MiB"]
+    trimlab_cli("advise", "--fio", job, "--device", "nvme-tlc", "--set", sets[0], "--out", tmp_path)
+    from_cli = pd.read_csv(tmp_path / "advise" / "advise.csv")
+    got = trimlab.advise(fio=job, device="nvme-tlc", set=sets)
+    table = got["tables"]["advise"]
+    assert list(table.columns) == list(from_cli.columns)
+    assert table["scenario"].tolist() == from_cli["scenario"].tolist()
+    assert table["trim_commands"].tolist() == from_cli["trim_commands"].tolist()
+    assert got["recommendation"]
+    assert any("its commands recorded" in n for n in got["notes"])
+
+
+def test_advise_refuses_two_workloads_and_a_stray_root():
+    job = REPO / "examples" / "fio" / "fill-then-trim.fio"
+    with pytest.raises(TypeError, match="exactly one"):
+        trimlab.advise(fio=job, filebench=job)
+    with pytest.raises(TypeError, match="goes with strace"):
+        trimlab.advise(fio=job, root="/tmp")
+    with pytest.raises(TypeError, match="needs root"):
+        trimlab.advise(strace=job)

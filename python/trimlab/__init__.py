@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "run",
     "replay",
+    "advise",
     "presets",
     "reproduce",
     "experiments",
@@ -168,6 +169,101 @@ def replay(
         )
     )
     return result
+
+
+def _read(path: Union[str, "os.PathLike[str]"], what: str) -> Tuple[str, str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), os.fspath(path)
+    except OSError as e:
+        raise TrimlabError(f"{what}: cannot read {os.fspath(path)!s}: {e.strerror}") from None
+
+
+def _device(device: Optional[ConfigLike]) -> Optional[Tuple[str, str]]:
+    """A device config's (text, origin); a preset's name (``"nvme-qlc"``) when no such file exists."""
+    if device is None:
+        return None
+    if isinstance(device, str) and not os.path.exists(device) and "\n" not in device:
+        names = {p["name"] for p in presets()}
+        if device in names:
+            return f'[device]\npreset = "{device}"\n', f"preset {device}"
+    return _config_text(device, None, "device")
+
+
+def advise(
+    trace: Optional[Union[str, "os.PathLike[str]"]] = None,
+    *,
+    config: Optional[ConfigLike] = None,
+    fio: Optional[Union[str, "os.PathLike[str]"]] = None,
+    strace: Optional[Union[str, "os.PathLike[str]"]] = None,
+    root: Optional[str] = None,
+    filebench: Optional[Union[str, "os.PathLike[str]"]] = None,
+    device: Optional[ConfigLike] = None,
+    set: Optional[Sequence[str]] = None,
+    fstrim_periods: Optional[Sequence[str]] = None,
+    mapping_units: Optional[Sequence[str]] = None,
+    as_is: bool = False,
+    utilization: float = 0.70,
+    rounds: int = 25,
+    churn: float = 2.0,
+    format: Optional[str] = None,
+) -> Dict[str, Any]:
+    """``trimlab advise``: online discard, periodic fstrim or none, for what you have. Give one
+    of a block ``trace`` (path), a ``config`` whose workload is file-level, a ``fio`` job file,
+    an ``strace`` of a program (with ``root``, the directory its paths are under) or a
+    ``filebench`` model, and optionally the ``device`` (a config, or a preset's name).
+
+    File workloads (config, strace, Filebench) are aged to ``utilization`` and repeated up to
+    ``rounds`` times toward steady state unless ``as_is``; a fio job runs once with its commands
+    recorded and is advised on as a trace. Returns ``recommendation``, ``reason``, ``tables``
+    (pandas DataFrames by name), ``params``, ``notes``, ``warnings`` and the raw ``report``.
+    """
+    import pandas as pd
+
+    brought = [(k, v) for k, v in (("trace", trace), ("config", config), ("fio", fio), ("strace", strace), ("filebench", filebench)) if v is not None]
+    if len(brought) != 1:
+        raise TypeError("give exactly one of trace, config, fio, strace or filebench")
+    kind, value = brought[0]
+    if root is not None and kind != "strace":
+        raise TypeError("root is the directory an strace's paths are under: it goes with strace=")
+    if kind == "config":
+        if device is not None:
+            raise TypeError("a config brings its own device; device= is for a trace, fio, strace or filebench")
+        subject, origin = _config_text(value, None, "config")
+    elif kind in ("fio", "filebench"):
+        subject, origin = _read(value, kind)
+    else:
+        subject = os.path.abspath(os.fspath(value)) if kind == "strace" else os.fspath(value)
+        origin = subject
+        if kind == "strace" and root is None:
+            raise TypeError("strace= needs root=, the directory under which the program's paths are replayed")
+    file_level = kind in ("config", "strace", "filebench")
+    life = None if (as_is or not file_level) else (float(utilization), int(rounds), float(churn))
+    out = json.loads(
+        _trimlab.advise(
+            kind,
+            subject,
+            origin,
+            _device(device),
+            list(set or []),
+            root,
+            list(fstrim_periods or []),
+            list(mapping_units or []),
+            life,
+            format,
+        )
+    )
+    report = out["report"]
+    params = dict(report["params"])
+    return {
+        "recommendation": params.get("recommendation"),
+        "reason": params.get("reason"),
+        "tables": {t["name"]: pd.DataFrame(t["rows"], columns=t["columns"]) for t in report["tables"]},
+        "params": params,
+        "notes": report.get("notes", []),
+        "warnings": out["warnings"],
+        "report": report,
+    }
 
 
 def experiments() -> Dict[str, str]:

@@ -40,3 +40,15 @@ def replay(
 ) -> str: ...
 def reproduce(name: str, scale: float = 1.0, seed: int = 1) -> str: ...
 def experiments() -> List[Tuple[str, str]]: ...
+def advise(
+    kind: str,
+    subject: str,
+    origin: str,
+    device: Optional[Tuple[str, str]] = None,
+    set: List[str] = ...,
+    root: Optional[str] = None,
+    fstrim_periods: List[str] = ...,
+    mapping_units: List[str] = ...,
+    life: Optional[Tuple[float, int, float]] = None,
+    format: Optional[str] = None,
+) -> str: ...

@@ -67,6 +67,9 @@ pub struct Ssd {
     /// Host bytes written before the measured phase started (its counters restart there), so
     /// that [`Ssd::wear`] counts since the device was built.
     host_bytes_before_measure: u64,
+    /// `run --record` of a block workload: every command as it arrives (a file system's
+    /// commands are recorded by `Metered`, above the file system's device, instead).
+    pub recording: Option<crate::recording::Recording>,
 }
 
 impl Ssd {
@@ -103,6 +106,7 @@ impl Ssd {
             page_unit: ByteUnit::new(config.geometry.page_bytes as u64),
             host_page_tags: None,
             host_bytes_before_measure: 0,
+            recording: None,
             config,
         }
     }
@@ -168,6 +172,9 @@ impl Ssd {
         read_out: Option<&mut Vec<u64>>,
     ) -> Result<Completion, CommandError> {
         self.validate(command)?;
+        if let Some(r) = self.recording.as_mut() {
+            r.command(arrival, command);
+        }
         self.timeseries_advance(arrival);
         let waited = self.outstanding.admit(arrival, self.config.queue_depth as usize);
         let mut start = arrival.max(self.blocked_until);

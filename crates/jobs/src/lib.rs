@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `run` | [`run::run`] (a config, optionally a fio job as the workload) |
 //! | `replay` | [`replay::replay`] (a block trace on a device config) |
-//! | `advise` | [`advise::advise`] (a trace replayed once per discard choice), [`advise::advise_file`] (a config's file workload run once per host TRIM policy) |
+//! | `advise` | [`advise_request::advise`] (whatever the user brought: a trace, a config, a fio job, an strace, a Filebench model), over [`advise::advise`] (a trace replayed once per discard choice) and [`advise::advise_file`] (a file workload run once per host TRIM policy) |
 //! | `reproduce` | [`reproduce::select`], [`reproduce::emit_configs`] |
 //! | `sweep` | [`sweep`] (grids from files, from JSON, local runs) |
 //! | `presets` | [`presets::presets`], [`presets::describe`] |
@@ -19,6 +19,7 @@
 //! a result. What is logic rather than an entry lives below: `trimlab-replay`,
 //! `trimlab-advise`, `trimlab-bench`.
 
+pub mod advise_request;
 pub mod catalog;
 pub mod compare;
 pub mod expected_claims;

@@ -62,8 +62,8 @@ pub fn run(
 }
 
 /// [`run`], writing every command that reaches the device to `record` (`run --record`: the
-/// format of `serve --record`, with a `# phase` line where each phase starts). File-system
-/// runs only: a block workload's commands are the generator's own (its fio options say them).
+/// format of `serve --record`, with a `# phase` line where each phase starts): a file
+/// system's commands, or a block workload's as they reach the SSD.
 pub fn run_recorded(
     config: &RunConfig,
     seed: Option<u64>,
@@ -81,9 +81,6 @@ pub fn run_resolved(
     progress: &mut dyn Progress,
     record: Option<Box<dyn std::io::Write + Send>>,
 ) -> Result<RunResult, ScenarioError> {
-    if record.is_some() && resolved.host.is_none() {
-        return Err(ScenarioError::Run(RECORD_NEEDS_FS.into()));
-    }
     let interval_ns = resolved.output.interval_ns(None)?;
     let seed = seed.or(resolved.seed).unwrap_or(1);
     let (config_json, hash) = identity(resolved);
@@ -116,8 +113,6 @@ pub fn run_resolved(
     }
     Ok(RunResult { seed, config_hash: hash, metrics, report, series, cluster_host: ran.cluster_host })
 }
-
-const RECORD_NEEDS_FS: &str = "--record records the commands a file system sends (host.fs = \"ext4\"); a block workload's commands are its generator's (for a live client use `trimlab serve --record`)";
 
 /// The resolved config as metrics.json's `config` (keys only a host, thin or phased run has
 /// are added when set), and its hash over the canonical form (`canonical.rs`).
@@ -157,9 +152,13 @@ fn build(
     record: Option<Box<dyn std::io::Write + Send>>,
     reports: &mut Vec<Value>,
 ) -> Result<Stack, ScenarioError> {
+    let start_recording =
+        |out| Recording::start(out).map_err(|e| ScenarioError::Run(format!("--record: {e}")));
     let Some(plan) = &resolved.host else {
+        let mut ssd = new_ssd(resolved, interval_ns);
+        ssd.recording = record.map(start_recording).transpose()?;
         return Ok(Stack::Block(BlockStack {
-            ssd: new_ssd(resolved, interval_ns),
+            ssd,
             now: SimTime::ZERO,
             seeds,
             tag: 1,
@@ -173,8 +172,7 @@ fn build(
     };
     let mut metered = Metered::new(device);
     if let Some(out) = record {
-        let recording = Recording::start(out).map_err(|e| ScenarioError::Run(format!("--record: {e}")))?;
-        metered.recording = Some(recording);
+        metered.recording = Some(start_recording(out)?);
         metered.mark_phase(SimTime::ZERO, "mkfs");
     }
     let HostPlan { fs: config, mkfs_discard, .. } = plan;
@@ -334,6 +332,9 @@ fn finish(
             b.ssd.check().map_err(|e| {
                 ScenarioError::Run(format!("the model's consistency check failed (a trimlab bug): {e}"))
             })?;
+            if let Some(r) = b.ssd.recording.take() {
+                r.finish().map_err(|e| ScenarioError::Run(format!("--record: {e}")))?;
+            }
             let report = b.ssd.report(b.now);
             if !reports.is_empty() {
                 metrics["phases"] = Value::Array(reports);

@@ -155,8 +155,13 @@ impl Stack {
 
     /// Marks where a phase starts in `run --record`'s recording.
     pub fn mark_phase(&mut self, start: SimTime, name: &str) {
-        if let Stack::File(f) = self {
-            f.fs_mut().device_mut().mark_phase(start, name);
+        match self {
+            Stack::File(f) => f.fs_mut().device_mut().mark_phase(start, name),
+            Stack::Block(b) => {
+                if let Some(r) = b.ssd.recording.as_mut() {
+                    r.phase(start, name);
+                }
+            }
         }
     }
 
