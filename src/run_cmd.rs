@@ -121,7 +121,14 @@ pub fn run(args: &RunArgs) -> Result<()> {
         args.log_interval.as_deref(),
         &mut bar,
         record,
-    )?;
+    );
+    // A failed run's recording is a fragment that `advise` or `compare` would take for the
+    // whole run: it goes.
+    let ran = ran.inspect_err(|_| {
+        if let Some(path) = &args.record {
+            let _ = std::fs::remove_file(path);
+        }
+    })?;
     bar.finish();
     for note in &ran.notes {
         eprintln!("trimlab run: {note}");

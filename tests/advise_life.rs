@@ -112,7 +112,8 @@ fn advise_takes_an_strace_with_its_root_and_refuses_what_does_not_fit() {
     assert!(!ok && text.contains("needs --root DIR"), "{text}");
     let (ok, text, _) = advise_args(&[trace], "strace-positional-no-root");
     assert!(!ok && text.contains("needs --root DIR"), "{text}");
-    let (ok, text, _) = advise_args(&["--fio", "examples/fio/fill-then-trim.fio", "--rounds", "9"], "fio-rounds");
+    let (ok, text, _) =
+        advise_args(&["--fio", "examples/fio/fill-then-trim.fio", "--rounds", "9"], "fio-rounds");
     assert!(!ok && text.contains("shape a file workload"), "{text}");
     let empty = std::env::temp_dir().join(format!("trimlab-advise-empty-{}.log", std::process::id()));
     std::fs::write(&empty, "").unwrap();

@@ -1,7 +1,7 @@
 //! The kernel's discard pattern, re-recorded: runs tests/realclient/discard-pattern.sh with a
 //! real ext4 and XFS on `trimlab serve` (as root, with nbdfuse, a loop device and the file
 //! systems' tools) and compares each phase's NBD TRIM commands and bytes with the recording kept
-//! in tests/data/discard-patterns/, which crates/fs/tests/discard_pattern.rs holds the model
+//! in tests/data/discard-patterns/, which crates/fs/tests/fs/discard_pattern.rs holds the model
 //! to. The comparison is asserted (20 %) only on the kernel the recording was made with: another
 //! kernel may discard differently (before Linux 6.8 ext4 trims only the freed extents), and
 //! then the test prints both so that the recording can be redone

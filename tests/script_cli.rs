@@ -143,3 +143,39 @@ fn compare_refuses_what_is_not_a_recording() {
     let o = trimlab(&["compare", "/nonexistent/x", bad.to_str().unwrap()]);
     assert!(stderr(&o).contains("/nonexistent/x: cannot read it"), "{}", stderr(&o));
 }
+
+/// `run --record` of a block workload (a fio job) records its commands with a phase line per
+/// group; a run that fails leaves no recording behind (a fragment would pass for the run).
+#[test]
+fn run_record_takes_a_fio_job_and_a_failed_run_leaves_no_recording() {
+    let dir = scratch("record-fio");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rec = dir.join("fio.log");
+    let job = root.join("examples/fio/fill-then-trim.fio");
+    let small = "device.logical_bytes=64MiB";
+    let out = dir.join("out");
+    let args = ["run", "--fio", job.to_str().unwrap(), "--set", small, "--out", out.to_str().unwrap()];
+    let o = trimlab(&[&args[..], &["--record", rec.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&rec).unwrap();
+    assert!(text.starts_with("fio version 3 iolog\n"), "{text:.200}");
+    let phases: Vec<&str> = text.lines().filter(|l| l.starts_with("# phase ")).collect();
+    assert_eq!(phases.len(), 2, "{phases:?}");
+    let trims = text.lines().filter(|l| l.contains(" trim ")).count();
+    // Half of 64 MiB trimmed in 1 MiB commands.
+    assert_eq!(trims, 32);
+    // Too big for the drive: the job is refused after the recording was opened.
+    let big = root.join("tests/data/fio-examples/example_latency_steadystate.fio");
+    let failed = dir.join("failed.log");
+    let o = trimlab(&[
+        "run",
+        "--fio",
+        big.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--record",
+        failed.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(!failed.exists(), "a failed run left {}", failed.display());
+}

@@ -193,3 +193,27 @@ fn bad_traces_are_counted_or_name_the_file() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("workload.strace = \"bad.strace\": cannot read"), "{}", stderr(&o));
 }
+
+/// An strace recorded without -ttt replays, with a warning that says its time is compressed
+/// and how to record it; a timed trace gets no such word.
+#[test]
+fn an_untimed_strace_is_warned_about() {
+    let dir = scratch("strace-untimed");
+    let config = dir.join("c.toml");
+    std::fs::write(
+        &config,
+        "[host]\nfs = \"ext4\"\n[workload]\nkind = \"strace\"\nstrace = \"t.strace\"\nstrace_root = \"/w\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    for (timed, text) in [
+        (false, "10 openat(AT_FDCWD, \"/w/f\", O_WRONLY|O_CREAT, 0644) = 3\n10 write(3, \"abc\", 4096) = 4096\n10 close(3) = 0\n"),
+        (true, "10 1.000000 openat(AT_FDCWD, \"/w/f\", O_WRONLY|O_CREAT, 0644) = 3\n10 1.5 close(3) = 0\n"),
+    ] {
+        std::fs::write(dir.join("t.strace"), text).unwrap();
+        let o = trimlab(&["run", config.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let warned = stderr(&o).contains("3 call lines have no timestamp (recorded without -ttt)");
+        assert_eq!(warned, !timed, "{}", stderr(&o));
+    }
+}

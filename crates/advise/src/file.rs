@@ -127,7 +127,9 @@ pub fn advise_file(
         None
     };
     let periods = match &baseline {
-        Some(b) => derived_periods(b.costs.program_ns),
+        Some(b) => life
+            .and_then(|_| crate::life::round_periods(&b.metrics))
+            .unwrap_or_else(|| derived_periods(b.costs.program_ns)),
         None => given,
     };
     let list = choices(&config.host, &periods);
@@ -155,6 +157,7 @@ pub fn advise_file(
         let labels: Vec<String> = list.iter().map(|c| c.label.clone()).collect();
         let metrics: Vec<&Value> = results.iter().map(|r| &r.metrics).collect();
         report.tables.insert(1, crate::life::life_table(&labels, &metrics));
+        report.plots.extend(crate::life::life_plots(&labels, &metrics));
         let chosen = report.params.iter().find(|p| p.0 == "recommendation").map(|p| p.1.clone());
         let chosen_index = chosen.and_then(|c| labels.iter().position(|l| c.starts_with(l.as_str())));
         if let Some(i) = chosen_index.filter(|&i| i != 0) {

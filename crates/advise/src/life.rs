@@ -107,6 +107,26 @@ pub fn rounds_ns(m: &Value) -> Option<u64> {
     )
 }
 
+/// The fstrim periods of the aged, repeated runs: one round's span and three rounds' (at one
+/// run of the program a day, daily and every three days), from the no-discard run's rounds, to
+/// two significant digits. A fraction of a round would trim in the middle of the program, at a
+/// pace no cron'd fstrim keeps; every round is at least 5 (PTS's window), so both fire.
+pub fn round_periods(m: &Value) -> Option<Vec<u64>> {
+    let rounds = m["steady_state"].get(0)?["rounds_run"].as_u64().filter(|&r| r > 0)?;
+    let round_ns = rounds_ns(m)? / rounds;
+    let mut periods: Vec<u64> = [1, 3].iter().map(|&n| two_significant_ms(round_ns * n)).collect();
+    periods.dedup();
+    Some(periods)
+}
+
+/// `ns` rounded to two significant digits, in whole milliseconds (at least 1 ms), so a period
+/// prints as `[host] discard` takes it ("fstrim:2400ms", "fstrim:19s").
+fn two_significant_ms(ns: u64) -> u64 {
+    let ms = (ns / 1_000_000).max(1);
+    let scale = 10u64.pow((ms.ilog10()).saturating_sub(1));
+    (ms + scale / 2) / scale * scale * 1_000_000
+}
+
 /// What the runs did, in one sentence ("aged to 70 %, 14 rounds, steady from round 9 …"),
 /// from the first (no discard) run's metrics.
 pub fn sentence(life: &Life, m: &Value) -> String {
@@ -205,6 +225,73 @@ pub fn life_table(labels: &[String], metrics: &[&Value]) -> trimlab_report::Tabl
     t
 }
 
+/// The page's two life plots: each policy's WAF per round (its convergence toward steady
+/// state), and each policy's erase-count distribution at the end (blocks per erase-count bin,
+/// drawn at the bin's middle), one line per policy.
+pub fn life_plots(labels: &[String], metrics: &[&Value]) -> Vec<trimlab_report::Plot> {
+    use trimlab_report::{Plot, PlotKind, Series, SeriesStyle};
+    let lines = |name: &str, title: &str, x: &str, y: &str, series: Vec<Series>| Plot {
+        name: name.into(),
+        title: title.into(),
+        x_label: x.into(),
+        y_label: y.into(),
+        log_y: false,
+        log_x: false,
+        symlog_y: false,
+        kind: PlotKind::Lines { series },
+    };
+    let series = |label: &String, points: Vec<(f64, f64)>| Series {
+        label: label.clone(),
+        points,
+        style: SeriesStyle::Line,
+    };
+    let convergence = labels
+        .iter()
+        .zip(metrics)
+        .map(|(label, m)| {
+            let rounds = m["steady_state"][0]["rounds"].as_array().map(Vec::as_slice).unwrap_or_default();
+            let points = rounds
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (i as f64 + 1.0, r["waf"].as_f64().unwrap_or(f64::NAN)))
+                .collect();
+            series(label, points)
+        })
+        .collect();
+    let erases = labels
+        .iter()
+        .zip(metrics)
+        .map(|(label, m)| {
+            let h = &m["report"]["erase_count"]["histogram"];
+            let (min, bin) =
+                (h["erase_count_min"].as_f64().unwrap_or(0.0), h["bin_erases"].as_f64().unwrap_or(1.0));
+            let blocks = h["blocks"].as_array().map(Vec::as_slice).unwrap_or_default();
+            let points = blocks
+                .iter()
+                .enumerate()
+                .map(|(i, b)| (min + (i as f64 + 0.5) * bin, b.as_f64().unwrap_or(0.0)))
+                .collect();
+            series(label, points)
+        })
+        .collect();
+    vec![
+        lines(
+            "life_convergence",
+            "WAF per round toward steady state",
+            "round",
+            "WAF of the round",
+            convergence,
+        ),
+        lines(
+            "life_erase_counts",
+            "Erase counts at the end of the rounds (blocks per bin)",
+            "erase count",
+            "blocks",
+            erases,
+        ),
+    ]
+}
+
 /// What the chosen policy does to the drive's life against no discard, in one sentence.
 pub fn life_sentence(chosen: &str, chosen_m: &Value, none_m: &Value) -> Option<String> {
     let (c, _) = years_at_one_run_a_day(chosen_m)?;
@@ -214,4 +301,26 @@ pub fn life_sentence(chosen: &str, chosen_m: &Value, none_m: &Value) -> Option<S
         years_text(c),
         years_text(n)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn periods_are_one_and_three_rounds_to_two_digits() {
+        assert_eq!(two_significant_ms(2_418_409_854), 2_400_000_000);
+        assert_eq!(two_significant_ms(19_003_000_000), 19_000_000_000);
+        assert_eq!(two_significant_ms(7_260_000), 7_300_000);
+        assert_eq!(two_significant_ms(300_000), 1_000_000);
+        let rounds = |spans: &[(u64, u64)]| {
+            let r: Vec<Value> =
+                spans.iter().map(|&(s, e)| serde_json::json!({ "start_ns": s, "end_ns": e })).collect();
+            serde_json::json!({ "steady_state": [{ "rounds_run": spans.len(), "rounds": r }] })
+        };
+        // Eight rounds of about 2.4 s after 100 s of aging.
+        let m = rounds(&[(100_000_000_000, 102_400_000_000); 8]);
+        assert_eq!(round_periods(&m), Some(vec![2_400_000_000, 7_200_000_000]));
+        assert_eq!(round_periods(&serde_json::json!({})), None);
+    }
 }

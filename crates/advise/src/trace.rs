@@ -52,7 +52,20 @@ pub fn advise(
     // Online discard replays the trace as recorded: if the drive cannot keep up with it, every
     // scenario's latencies measure a backlog (issue 25: write p99 1.04 s with no word).
     warnings.extend(results[0].saturation_warning());
+    warnings.extend(too_small(&list, &results));
     Ok(Advice { report, warnings })
+}
+
+/// A trace that never made the drive collect garbage (no GC victim even without discards)
+/// cannot show what TRIM saves: every row's WAF is the same for that reason alone.
+fn too_small(list: &[Scenario], results: &[Replayed]) -> Option<String> {
+    let none = list.iter().position(|s| s.trims == TrimHandling::Drop)?;
+    let r = &results[none].report;
+    let written = r.host.pages_written as f64 / r.logical_pages.max(1) as f64;
+    (r.host.pages_written > 0 && r.gc.victims == 0).then(|| format!(
+        "the trace wrote {:.1} % of the drive's capacity and GC never ran even without discards, so TRIM cannot change WAF here and the rows differ only in the TRIMs' own time: replay it on a drive it fills (--set device.logical_bytes=...), or give the program's strace (advise --strace FILE --root DIR), which advise ages and repeats to steady state",
+        written * 100.0
+    ))
 }
 
 /// The scenarios that handle discards differently on the configured drive (not the other

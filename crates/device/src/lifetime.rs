@@ -164,7 +164,28 @@ impl Lifetime {
         if let (Some(w), Some(y)) = (self.rated_drive_writes, self.years_rated_writes) {
             line.push_str(&format!("; the rated {w:.0} drive writes last {}", years(Some(y))));
         }
+        if let Some(why) = self.measured_rate_warning() {
+            line.push_str(&format!(" ({why})"));
+        }
         line
+    }
+
+    /// A measured daily volume is the span's rate as if the workload ran all day, every day:
+    /// from a short span at the simulator's full speed that is far beyond any real use, and
+    /// the lifetime it gives means nothing. Said next to the figure, with the fix.
+    pub fn measured_rate_warning(&self) -> Option<String> {
+        // Assumption: an hour of simulated time, or more than 10 drive writes a day (above
+        // every preset's rated DWPD), marks a rate no real day keeps.
+        const SPAN_NS_MIN: u64 = 3_600_000_000_000;
+        const DRIVE_WRITES_PER_DAY_MAX: f64 = 10.0;
+        let implausible = self.span_ns < SPAN_NS_MIN || self.drive_writes_per_day > DRIVE_WRITES_PER_DAY_MAX;
+        (self.daily_host_bytes_from == "measured" && implausible).then(|| {
+            format!(
+                "warning: the daily volume is this {:.3} s run's rate kept up all day, {:.1} drive writes a day, not a real day's use: set [device] daily_host_bytes to your own daily volume for a lifetime that means something (docs/lifetime.md)",
+                self.span_ns as f64 / 1e9,
+                self.drive_writes_per_day
+            )
+        })
     }
 }
 

@@ -61,6 +61,8 @@ pub fn run(
     // The file system's own (a periodic fstrim that never ran, ...), also in metrics.json.
     let fs_notes = result.metrics["host"]["notes"].as_array().into_iter().flatten();
     notes.extend(fs_notes.filter_map(|n| n.as_str()).map(|n| format!("warning: {n}")));
+    notes.extend(untimed_strace(&result.metrics));
+    notes.extend(too_small(&result.report));
     if from_fio {
         notes.extend(waf_below_one(&result.report, resolved.device.write_buffer_pages as u64));
     }
@@ -71,6 +73,28 @@ pub fn run(
         );
     }
     Ok(Ran { result, notes })
+}
+
+/// A run that never filled the drive enough for GC to run cannot show what TRIM does: every
+/// discard policy and engine gives the same WAF and wear there (issue 43: "numbers that mean
+/// nothing are shown without a word").
+fn too_small(report: &DeviceReport) -> Option<String> {
+    let (written, capacity) = (report.host.pages_written, report.logical_pages);
+    (written > 0 && report.gc.victims == 0 && written < capacity).then(|| format!(
+        "warning: the workload wrote {:.1} % of the drive's capacity and GC never ran, so TRIM cannot change WAF or wear in this run (every discard policy would read the same): repeat it to steady state (a [[phase]] with until = \"steady\"), age the file system or fill the drive first (an `age` or `fill` phase), or take a smaller device (device.logical_bytes); `trimlab advise` does the first two itself",
+        written as f64 / capacity.max(1) as f64 * 100.0
+    ))
+}
+
+/// An strace recorded without -ttt has no times: its calls replay back to back, so the
+/// program's pauses and every timer-driven TRIM (the discard worker, the commit interval,
+/// fstrim) happen in a compressed span. Said, not refused: the operations are still right.
+fn untimed_strace(metrics: &serde_json::Value) -> Option<String> {
+    let phases = metrics["phases"].as_array()?;
+    let untimed: u64 = phases.iter().filter_map(|p| p["figures"]["untimed_calls"].as_u64()).sum();
+    (untimed > 0).then(|| format!(
+        "warning: strace: {untimed} call lines have no timestamp (recorded without -ttt), so they replay back to back: the program's pauses and the TRIMs that timers send (discard worker, journal commit, fstrim) fall in a compressed span; record with `strace -f -ttt -o FILE`"
+    ))
 }
 
 /// Why a fio run's WAF can be below 1: host pages still in the device's write buffer (not yet

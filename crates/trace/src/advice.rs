@@ -17,7 +17,8 @@ pub enum Policy {
     Fstrim { period_ns: u64 },
     /// Never trim.
     NoDiscard,
-    /// The trace sends no discards: every policy behaves the same.
+    /// The trace sends no discards: it cannot show what trimming would free (recorded on a
+    /// file system mounted without discard, the usual setup), so it cannot tell.
     NotNeeded,
 }
 
@@ -27,7 +28,7 @@ impl std::fmt::Display for Policy {
             Policy::OnlineDiscard => f.write_str("online discard (mount -o discard)"),
             Policy::Fstrim { period_ns } => write!(f, "periodic fstrim, {}", period_label(*period_ns)),
             Policy::NoDiscard => f.write_str("no discard at all"),
-            Policy::NotNeeded => f.write_str("no discard needed"),
+            Policy::NotNeeded => f.write_str("cannot tell from this trace (it has no discards)"),
         }
     }
 }
@@ -135,7 +136,17 @@ pub fn recommend(list: &[Scenario], results: &[Replayed<'_>]) -> Advice {
     if trims == 0 {
         return advice(
             Policy::NotNeeded,
-            "The trace sends no discards, so every policy behaves the same here; the choice does not matter for this workload.".into(),
+            "The trace has no TRIM (discard) commands, so every policy replays it alike. That does not mean trimming would not help: a trace recorded on a file system mounted without `discard` (the usual setup) never shows what the file system freed. Record it again with the file system mounted `-o discard` (its frees then appear as TRIMs that advise can send at once, batch or drop), or give the program itself (`trimlab advise --strace FILE --root DIR`), whose file system the model runs under each policy. Only if the application never frees space does the choice not matter.".into(),
+        );
+    }
+    if r(d).host.pages_written == 0 {
+        // WAF is NAND programs over host writes: with no host write it has no value, and every
+        // ratio of it below would be NaN.
+        return advice(
+            Policy::NoDiscard,
+            format!(
+                "The trace writes nothing (its {trims} TRIM commands are all it sends), so there is no write amplification for trimming to lower: online discard would only add the TRIMs' own time. Send none."
+            ),
         );
     }
     // The fstrim period with the lowest WAF; among equals the longest (fewest runs).
@@ -242,6 +253,8 @@ mod tests {
                 let mut report = DeviceReport { waf, sim_time_ns: 1_000_000_000, ..Default::default() };
                 report.latency.write.p99_ns = p99_ns;
                 report.trim.commands = trim_commands;
+                // A WAF of 0 stands for a trace that writes nothing.
+                report.host.pages_written = if waf > 0.0 { 1000 } else { 0 };
                 (ReplayStats { trims, ..Default::default() }, report)
             })
             .collect();
@@ -264,6 +277,9 @@ mod tests {
         assert!(list[3..].iter().all(|s| s.policy.is_none() && s.engine.is_some()));
         // No discards in the trace: nothing to choose.
         assert_eq!(advise([(1.5, 100, 0), (1.5, 100, 0), (1.5, 100, 0)], 0).policy, Policy::NotNeeded);
+        // TRIMs only, no writes: WAF has no value; the reason carries no NaN.
+        let a = advise([(0.0, 100, 50), (0.0, 100, 0), (0.0, 100, 0)], 50);
+        assert!(a.policy == Policy::NoDiscard && !a.reason.contains("NaN"), "{a:?}");
         // fstrim keeps the WAF gain with far fewer commands, latency equal: batch.
         let a = advise([(1.10, 100, 9000), (1.10, 100, 100), (1.40, 100, 0)], 9000);
         assert_eq!(a.policy, Policy::Fstrim { period_ns: 10_000_000_000 }, "{}", a.reason);

@@ -72,6 +72,8 @@ pub struct Counts {
     pub gaps_cut_ns: u64,
     /// The most processes live at once.
     pub processes_max: u64,
+    /// Call lines without a timestamp (strace run without -ttt): they replay back to back.
+    pub untimed_calls: u64,
 }
 
 impl Counts {
@@ -95,6 +97,10 @@ impl Counts {
             ("gaps_cut_ns", self.gaps_cut_ns),
             ("processes_max", self.processes_max),
         ]
+        .into_iter()
+        // Only when there are some: a timed trace's figures stay as they were.
+        .chain((self.untimed_calls > 0).then_some(("untimed_calls", self.untimed_calls)))
+        .collect()
     }
 }
 

@@ -256,6 +256,8 @@ impl Replayer {
         };
         if let Some(t) = parsed.time_us {
             self.advance(fs, t);
+        } else if matches!(parsed.body, Body::Call { .. } | Body::Unfinished { .. }) {
+            self.counts.untimed_calls += 1;
         }
         let pid = parsed.pid;
         if matches!(parsed.body, Body::Call { .. } | Body::Unfinished { .. } | Body::Resumed { .. }) {

@@ -14,7 +14,7 @@
 //!
 //! Replay a failure: TRIMLAB_SEED=<seed> cargo test --release -p trimlab-device --test mapping_unit
 
-mod common;
+use crate::common;
 
 use rand::Rng;
 use std::collections::BTreeMap;

@@ -15,7 +15,7 @@
 //! moved nothing does not count towards the minimum of cases with moves.
 //!
 //! Replay a failure: the runner's random stream is fixed (no persisted regressions), so a
-//! failure repeats on every `cargo test -p trimlab-device --test wear_levelling`; its message
+//! failure repeats on every `cargo test -p trimlab-device --test device wear_levelling::`; its message
 //! gives the shrunk parameters, the command-stream seed among them.
 
 use proptest::prelude::*;

@@ -9,7 +9,7 @@
 //! inode counts, device check) after every commit (`set_verify`) and at the end; the tree
 //! lists exactly the reference's paths; removing everything brings `utilization()` back to 0.
 
-mod common;
+use crate::common;
 
 use common::small_ssd;
 use proptest::prelude::*;

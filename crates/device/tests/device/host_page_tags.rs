@@ -12,9 +12,9 @@
 //! read-modify-write merged zeros into the rest); a partial-unit TRIM changes nothing a read
 //! sees; the device's full check holds after every TRIM.
 //!
-//! Replay a failure: TRIMLAB_SEED=<seed> cargo test --release -p trimlab-device --test host_page_tags
+//! Replay a failure: TRIMLAB_SEED=<seed> cargo test --release -p trimlab-device --test device host_page_tags::
 
-mod common;
+use crate::common;
 
 use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet};

@@ -14,7 +14,7 @@ use trimlab_scenario::{OutputSection, RunConfig};
 use trimlab_workload::kind::KINDS;
 use trimlab_workload::WorkloadConfig;
 
-const DOC: &str = include_str!("../../../docs/config.md");
+const DOC: &str = include_str!("../../../../docs/config.md");
 
 /// The keys of a serde struct, as a config file spells them.
 fn keys_of<T: for<'de> Deserialize<'de>>() -> BTreeSet<&'static str> {

@@ -15,7 +15,7 @@
 //! arrivals. A delayed-engine case runs twice, with the full and the partial trim bitmap, and
 //! both runs must give identical completions, reads and reports.
 //!
-//! Replay a failure: TRIMLAB_SEED=<seed printed in the panic> cargo test -p trimlab-device --test model
+//! Replay a failure: TRIMLAB_SEED=<seed printed in the panic> cargo test -p trimlab-device --test device model::
 
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -110,7 +110,7 @@ fn run_case(case: &Case) {
         assert!(
             full == partial,
             "seed {}: full and partial trim bitmaps diverged (replay: TRIMLAB_SEED={} cargo test -p \
-             trimlab-device --test model)",
+             trimlab-device --test device model::)",
             case.seed,
             case.seed
         );
@@ -134,7 +134,7 @@ fn run_once(case: &Case, bitmap: BitmapKind) -> Option<Observed> {
     let mut out = Vec::new();
     let context = || {
         format!(
-            "seed {} (replay: TRIMLAB_SEED={} cargo test -p trimlab-device --test model)",
+            "seed {} (replay: TRIMLAB_SEED={} cargo test -p trimlab-device --test device model::)",
             case.seed, case.seed
         )
     };

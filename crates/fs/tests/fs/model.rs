@@ -9,9 +9,9 @@
 //! the file system asserts on every TRIM that no block in it is used or allocatable.
 //! Even seeds also turn on the current-kernel behaviours (`FsConfig::ext4_defaults`, btrfs'
 //! free-space merging for async).
-//! Replay one case: `TRIMLAB_SEED=<n> cargo test -p trimlab-fs --test model`.
+//! Replay one case: `TRIMLAB_SEED=<n> cargo test -p trimlab-fs --test fs model::`.
 
-mod common;
+use crate::common;
 
 use common::{small_ssd, small_ssd_of_unit};
 use rand::{Rng, SeedableRng};

@@ -7,7 +7,7 @@
 //! TRIMs cover every free extent (the free blocks less those in extents under minlen);
 //! periodic passes and notes as counted by the file system.
 
-mod common;
+use crate::common;
 
 use common::small_ssd;
 use trimlab_device::Ssd;

@@ -7,7 +7,7 @@
 //! move of the log's tail (a one-block write of the journal superblock) follows a FLUSH and
 //! the checkpoint's home writes, and is itself followed by a FLUSH (REQ_FUA).
 
-mod common;
+use crate::common;
 
 use common::small_ssd;
 use std::cell::RefCell;

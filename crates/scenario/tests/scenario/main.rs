@@ -1,0 +1,14 @@
+//! trimlab-scenario's integration tests, one module per file, in one test binary: one link
+//! instead of one per file keeps the test command's build short (issue 41). Run one file's
+//! tests with `cargo test -p trimlab-scenario --test scenario FILE::`.
+
+mod config_docs;
+mod faults;
+mod file_system_on_mapping_units;
+mod filebench;
+mod fuzz_config;
+mod fuzz_script;
+mod phases;
+mod series;
+mod steady_state;
+mod xfs_host;
