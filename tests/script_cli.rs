@@ -162,6 +162,18 @@ fn an_inline_script_error_quotes_the_line_it_blames() {
         "{e}"
     );
     assert!(!e.contains(" =  ("), "an empty value: {e}");
+    // The same in a [[phase]] kind = "ops", inline and from a file.
+    std::fs::write(dir.join("w.ops"), "mkdir a\nfrob x\n").unwrap();
+    for (ops, expect) in [
+        ("operations = \"\"\"\nrm -x a\n\"\"\"", "phase[0].operations = \"rm -x a\" (phase[0].operations:1:"),
+        ("script = \"w.ops\"", "phase[0].script = \"w.ops\" (w.ops:2: `frob x`: unknown operation"),
+    ] {
+        std::fs::write(&cfg, format!("{DEVICE}[host]\nfs = \"ext4\"\n[[phase]]\nkind = \"ops\"\n{ops}\n"))
+            .unwrap();
+        let o = trimlab(&["run", cfg.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains(expect), "{}", stderr(&o));
+    }
 }
 
 /// Writes a recording of `phases` (name, TRIM ranges as (offset, bytes)) and returns its path.

@@ -32,8 +32,7 @@ pub struct PhaseCommands {
     pub read_commands: u64,
     pub flush_commands: u64,
     /// Bytes covered by at least one TRIM of the phase: ext4 since Linux 6.8 sends TRIMs that
-    /// overlap (it discards a freed extent's whole group, including ranges trimmed before), so
-    /// their sum can exceed what the device was asked to forget.
+    /// overlap ones it sent before, so their sum can exceed what the device was asked to forget.
     pub trim_union_bytes: u64,
     #[serde(skip)]
     trim_sizes: Vec<u64>,
@@ -426,7 +425,7 @@ mod tests {
 
     #[test]
     fn union_bytes_count_overlapping_trims_once() {
-        // ext4 6.8+: a group's TRIM covers a range already trimmed in the same phase.
+        // ext4 6.8+: a TRIM covers a range already trimmed in the same phase.
         let text = "# phase rm 0\n1 0 8192\n2 4096 8192\n3 4096 4096\n4 65536 4096\n";
         let a = read_recording(text, "a").unwrap();
         assert_eq!((a[0].trim_bytes, a[0].trim_union_bytes), (24576, 16384));
