@@ -13,9 +13,14 @@ pub struct CompareArgs {
     /// Print the comparison as one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Exit with status 1 when a phase's TRIM commands or bytes differ by more than PCT percent.
+    /// Exit with status 1 when a phase's TRIM commands or bytes differ by more than PCT percent,
+    /// or a phase is on one side only.
     #[arg(long, value_name = "PCT")]
     pub within: Option<f64>,
+    /// With --within, hold the bytes the TRIMs' union covers instead of their sum (ext4 since
+    /// Linux 6.8 sends overlapping TRIMs).
+    #[arg(long)]
+    pub union: bool,
 }
 
 pub fn run(args: &CompareArgs) -> Result<()> {
@@ -47,13 +52,34 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         if !(pct.is_finite() && pct >= 0.0) {
             anyhow::bail!("--within {pct}: expected a percentage, 0 or more");
         }
-        let worst = trimlab_jobs::compare::worst_error(&rows);
+        use trimlab_jobs::compare::{one_sided, worst_error_of, TrimBytes};
+        let one_sided = one_sided(&rows);
+        if !one_sided.is_empty() {
+            return Err(anyhow::Error::new(crate::reproduce_cmd::ClaimsFailed(format!(
+                "{} phase(s) on one side only: {} (--within pairs phases by name and occurrence)",
+                one_sided.len(),
+                clip_list(&one_sided)
+            ))));
+        }
+        let (bytes, what) = match args.union {
+            true => (TrimBytes::Union, "union bytes"),
+            false => (TrimBytes::Sum, "bytes"),
+        };
+        let worst = worst_error_of(&rows, bytes);
         if worst * 100.0 > pct {
             return Err(anyhow::Error::new(crate::reproduce_cmd::ClaimsFailed(format!(
-                "a phase's TRIM commands or bytes differ by {:.1} % (more than --within {pct})",
+                "a phase's TRIM commands or {what} differ by {:.1} % (more than --within {pct})",
                 worst * 100.0
             ))));
         }
     }
     Ok(())
+}
+
+/// The first ten names of a list (a recording may have 10^5 phases).
+fn clip_list(names: &[String]) -> String {
+    match names.len() {
+        0..=10 => names.join(", "),
+        n => format!("{}, ... ({} more)", names[..10].join(", "), n - 10),
+    }
 }

@@ -4,6 +4,17 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 use std::path::Path;
 
+/// Creates (or truncates) `path` for writing, making its folder first as `--out` does
+/// (`--record DIR/FILE`); the error names `flag` and the path.
+pub fn create_file(flag: &str, path: &Path) -> Result<std::fs::File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| {
+            format!("{flag} {}: cannot create the folder {}", path.display(), dir.display())
+        })?;
+    }
+    std::fs::File::create(path).with_context(|| format!("{flag} {}: cannot create", path.display()))
+}
+
 pub fn write_json(path: &Path, value: &Value) -> Result<()> {
     let mut text = serde_json::to_string_pretty(value)?;
     text.push('\n');

@@ -89,8 +89,7 @@ fn strace_skips(metrics: &serde_json::Value) {
 /// `--record FILE`: where every command the device receives is written.
 fn open_record(args: &RunArgs) -> Result<Option<Box<dyn std::io::Write + Send>>> {
     let Some(path) = &args.record else { return Ok(None) };
-    let file =
-        std::fs::File::create(path).with_context(|| format!("--record: cannot create {}", path.display()))?;
+    let file = crate::output::create_file("--record", path)?;
     Ok(Some(Box::new(std::io::BufWriter::new(file))))
 }
 

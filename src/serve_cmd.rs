@@ -321,10 +321,7 @@ fn open_store(args: &ServeArgs, size: u64, page: u64) -> Result<Box<dyn Store>> 
 
 fn open_record(args: &ServeArgs) -> Result<Option<Box<dyn std::io::Write + Send>>> {
     Ok(match &args.record {
-        Some(path) => Some(Box::new(std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("--record {}: cannot create", path.display()))?,
-        ))),
+        Some(path) => Some(Box::new(std::io::BufWriter::new(crate::output::create_file("--record", path)?))),
         None => None,
     })
 }

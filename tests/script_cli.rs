@@ -36,7 +36,8 @@ fn a_script_runs_with_its_phases_and_records_them() {
     let dir = scratch("script-run");
     let cfg = config(&dir, "ext4", "discard", DIRS);
     let out = dir.join("out");
-    let rec = dir.join("model.log");
+    // --record DIR/FILE makes DIR, as --out does.
+    let rec = dir.join("records/new/model.log");
     let o = trimlab(&["run", &cfg, "--out", out.to_str().unwrap(), "--record", rec.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let m = metrics(&dir);
@@ -85,7 +86,10 @@ fn the_same_script_gives_the_same_metrics() {
 fn parse_errors_name_the_file_line_and_what_is_accepted() {
     let dir = scratch("script-parse-errors");
     for (script, expect) in [
-        ("mkdir d\nfrobnicate x\n", "w.ops:2: `frobnicate x`: unknown operation \"frobnicate\""),
+        (
+            "mkdir d\nfrobnicate x\n",
+            "workload.script = \"w.ops\" (w.ops:2: `frobnicate x`: unknown operation \"frobnicate\"",
+        ),
         ("create f size=24\n", "w.ops:1: `create f size=24`: size=24 has no unit"),
         ("rm -x f\n", "unknown flag -x (accepted: -rf)"),
         ("sleep 5\n", "has no unit"),
@@ -178,4 +182,86 @@ fn run_record_takes_a_fio_job_and_a_failed_run_leaves_no_recording() {
     ]);
     assert!(!o.status.success());
     assert!(!failed.exists(), "a failed run left {}", failed.display());
+
+#[test]
+fn an_inline_script_error_quotes_the_line_it_blames() {
+    let dir = scratch("script-inline-error");
+    let cfg = dir.join("c.toml");
+    let text = format!("{DEVICE}[host]\nfs = \"ext4\"\n[workload]\nkind = \"script\"\noperations = \"\"\"\nmkdir a\nrm -x a\n\"\"\"\n");
+    std::fs::write(&cfg, text).unwrap();
+    let o = trimlab(&["run", cfg.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("workload.operations = \"rm -x a\" (workload.operations:2: `rm -x a`: unknown flag -x"),
+        "{e}"
+    );
+    assert!(!e.contains(" =  ("), "an empty value: {e}");
+    // The same in a [[phase]] kind = "ops", inline and from a file.
+    std::fs::write(dir.join("w.ops"), "mkdir a\nfrob x\n").unwrap();
+    for (ops, expect) in [
+        ("operations = \"\"\"\nrm -x a\n\"\"\"", "phase[0].operations = \"rm -x a\" (phase[0].operations:1:"),
+        ("script = \"w.ops\"", "phase[0].script = \"w.ops\" (w.ops:2: `frob x`: unknown operation"),
+    ] {
+        std::fs::write(&cfg, format!("{DEVICE}[host]\nfs = \"ext4\"\n[[phase]]\nkind = \"ops\"\n{ops}\n"))
+            .unwrap();
+        let o = trimlab(&["run", cfg.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains(expect), "{}", stderr(&o));
+    }
+}
+
+/// Writes a recording of `phases` (name, TRIM ranges as (offset, bytes)) and returns its path.
+fn recording(dir: &Path, name: &str, phases: &[(&str, &[(u64, u64)])]) -> String {
+    let mut text = String::from("fio version 3 iolog\n");
+    for (i, (phase, trims)) in phases.iter().enumerate() {
+        text.push_str(&format!("# phase {phase} {}\n", i * 1000));
+        for (offset, bytes) in trims.iter() {
+            text.push_str(&format!("{} trimlab trim {offset} {bytes}\n", i * 1000 + 5));
+        }
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn compare_pairs_repeated_phases_and_fails_one_sided_ones() {
+    let dir = scratch("compare-pairing");
+    let one: &[(u64, u64)] = &[(0, 4096)];
+    let two: &[(u64, u64)] = &[(0, 4096), (4096, 4096)];
+    // A's second rm has twice B's TRIMs: compared (not dropped, as the first-name pairing did).
+    let a = recording(&dir, "a.log", &[("rm", one), ("rm", two)]);
+    let b = recording(&dir, "b.log", &[("rm", one), ("rm", one)]);
+    let o = trimlab(&["compare", &a, &b, "--within", "20"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("rm#2"), "{}", String::from_utf8_lossy(&o.stdout));
+    // A phase on one side only, even without TRIMs, fails --within and is named.
+    let c = recording(&dir, "c.log", &[("rm", one), ("rm", two), ("sleep", &[])]);
+    let o = trimlab(&["compare", &a, &c, "--within", "20"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("sleep (only in B)"), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("only in B"));
+    assert!(trimlab(&["compare", &a, &a, "--within", "0"]).status.success());
+}
+
+#[test]
+fn compare_within_can_hold_the_union_of_overlapping_trims() {
+    let dir = scratch("compare-union");
+    // ext4 6.8+: the second TRIM covers the first again; the model sends the union once.
+    let a = recording(&dir, "kernel.log", &[("rm", &[(0, 8192), (0, 16384)])]);
+    let b = recording(&dir, "model.log", &[("rm", &[(0, 16384), (65536, 4096)])]);
+    let o = trimlab(&["compare", &a, &b, "--within", "10"]);
+    assert_eq!(o.status.code(), Some(1), "sums 24576 vs 20480: {}", stderr(&o));
+    let o = trimlab(&["compare", &a, &b, "--within", "20", "--union"]);
+    assert_eq!(o.status.code(), Some(1), "union 16384 vs 20480 is +25 %: {}", stderr(&o));
+    assert!(stderr(&o).contains("union bytes differ by 25.0 %"), "{}", stderr(&o));
+    let b = recording(&dir, "model2.log", &[("rm", &[(0, 12288), (12288, 4096)])]);
+    assert!(trimlab(&["compare", &a, &b, "--within", "0", "--union"]).status.success());
+    let o = trimlab(&["compare", &a, &b, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["phases"][0]["a"]["trim_union_bytes"].as_u64(), v["phases"][0]["a"]["trim_bytes"].as_u64()),
+        (Some(16384), Some(24576))
+    );
 }

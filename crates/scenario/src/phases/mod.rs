@@ -167,8 +167,11 @@ impl PhaseSection {
         let at = |key: &str| format!("phase[{index}].{key}");
         if let Some(text) = &self.operations {
             let origin = self.script.clone().unwrap_or_else(|| at("operations"));
-            trimlab_workload::script::Script::parse(text, &origin)
-                .map_err(|e| ConfigError::new(&at("operations"), "", e.to_string()))?;
+            // The error names the value it blames: the script's file, or the inline line at fault.
+            trimlab_workload::script::Script::parse(text, &origin).map_err(|e| match &self.script {
+                Some(file) => ConfigError::new(&at("script"), format!("{file:?}"), e.to_string()),
+                None => ConfigError::new(&at("operations"), format!("{:?}", e.text), e.to_string()),
+            })?;
         }
         if self.command_bytes == Some(ByteSize(0)) {
             return Err(ConfigError::new(&at("command_bytes"), "0B", "must be at least one page"));

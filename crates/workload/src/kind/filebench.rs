@@ -33,7 +33,11 @@ pub struct Keys {
 
 impl OwnKeys for Keys {
     fn check(&self) -> Result<(), KeyError> {
-        parse(self, "workload.operations").map(|_| ()).map_err(|e| ("operations".into(), String::new(), e))
+        // The error names the value it blames: the model's file, when it came from one.
+        parse(self, "workload.operations").map(|_| ()).map_err(|e| match &self.filebench {
+            Some(file) => ("filebench".into(), format!("{file:?}"), e),
+            None => ("operations".into(), "(the inline model)".into(), e),
+        })
     }
 }
 

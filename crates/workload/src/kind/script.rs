@@ -32,7 +32,16 @@ pub struct Keys {
 
 impl OwnKeys for Keys {
     fn check(&self) -> Result<(), KeyError> {
-        parse(self, "workload.operations").map(|_| ()).map_err(|e| ("operations".into(), String::new(), e))
+        let Some(text) = self.operations.as_deref() else {
+            return parse(self, "workload.operations").map(|_| ()).map_err(|e| ("operations".into(), "unset".into(), e));
+        };
+        // The error names the value it blames: the script's file, or the inline line at fault.
+        Script::parse(text, self.script.as_deref().unwrap_or("workload.operations")).map(|_| ()).map_err(|e| {
+            match &self.script {
+                Some(file) => ("script".into(), format!("{file:?}"), e.to_string()),
+                None => ("operations".into(), format!("{:?}", e.text), e.to_string()),
+            }
+        })
     }
 }
 
