@@ -114,7 +114,13 @@ pub fn run(listener: TcpListener, server: ServerHandle) -> io::Result<()> {
 }
 
 /// Serves `stream` on a thread of its own, or refuses it with 503 when no place is free.
-fn admit(stream: TcpStream, id: u64, places: &Places, server: &ServerHandle, refusals: Option<&SyncSender<TcpStream>>) {
+fn admit(
+    stream: TcpStream,
+    id: u64,
+    places: &Places,
+    server: &ServerHandle,
+    refusals: Option<&SyncSender<TcpStream>>,
+) {
     if places.take(id, &stream).is_none() {
         let queued = match refusals {
             Some(r) => r.try_send(stream),

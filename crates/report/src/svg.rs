@@ -839,7 +839,10 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
 }
 
 /// The category names' layout under a chart of `categories` and the height it needs.
-fn category_labels(area: &DrawingArea<SVGBackend<'_>, Shift>, categories: &[String]) -> (CategoryLabels, u32) {
+fn category_labels(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    categories: &[String],
+) -> (CategoryLabels, u32) {
     let n = categories.len().max(1);
     let plot_px = f64::from(area.dim_in_pixel().0.saturating_sub(Y_LABEL_AREA + MARGIN_LR));
     let labels = layout_categories(categories, plot_px / n as f64);
@@ -954,10 +957,11 @@ fn draw_ranges(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result
         let cap = 0.12 * dodge.max(0.1);
         for i in 0..categories.len() {
             let (Some(lo), Some(hi)) = (to_axis(s.low[i], log), to_axis(s.high[i], log)) else { continue };
-            let bar = [vec![(x(i), lo), (x(i), hi)], vec![(x(i) - cap, lo), (x(i) + cap, lo)], vec![
-                (x(i) - cap, hi),
-                (x(i) + cap, hi),
-            ]];
+            let bar = [
+                vec![(x(i), lo), (x(i), hi)],
+                vec![(x(i) - cap, lo), (x(i) + cap, lo)],
+                vec![(x(i) - cap, hi), (x(i) + cap, hi)],
+            ];
             chart.draw_series(bar.into_iter().map(|p| PathElement::new(p, c.stroke_width(2)))).map_err(e)?;
         }
         let points = s.mean.iter().enumerate().filter_map(|(i, &m)| Some((x(i), to_axis(m, log)?)));
@@ -998,7 +1002,11 @@ fn heat_position(v: f64, scale: (f64, f64)) -> f64 {
 
 /// One coloured cell per value with the value written in it (white on the dark half of the
 /// scale); a cell without a value is grey with a dash.
-fn draw_heatmap(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>, scale: Option<(f64, f64)>) -> Result<(), String> {
+fn draw_heatmap(
+    plot: &Plot,
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    scale: Option<(f64, f64)>,
+) -> Result<(), String> {
     let PlotKind::Heatmap { columns, rows, values } = &plot.kind else {
         unreachable!("draw_heatmap called on a non-heatmap plot");
     };
@@ -1009,7 +1017,11 @@ fn draw_heatmap(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>, scale: O
     let x_fmt = |_: &f64| String::new();
     let y_fmt = |v: &f64| {
         let name = rows.get((*v - 0.5).round().max(0.0) as usize).cloned().unwrap_or_default();
-        if name.chars().count() > 12 { format!("{}…", name.chars().take(11).collect::<String>()) } else { name }
+        if name.chars().count() > 12 {
+            format!("{}…", name.chars().take(11).collect::<String>())
+        } else {
+            name
+        }
     };
     configure_mesh(&mut chart, plot, &x_fmt, &y_fmt, false)?;
     draw_category_labels(area, &chart, &labels, y_axis.lo)?;

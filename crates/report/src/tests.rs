@@ -537,7 +537,10 @@ fn range_plots_draw_one_line_per_series_with_a_bar_per_point_and_round_trip() {
     };
     let plot = plot_of(PlotKind::Ranges {
         categories: vec!["0".into(), "0.1".into(), "0.2".into()],
-        series: vec![series("trim.engine = none", [11.6, 11.8, 12.0], 0.2), series("immediate", [8.0, 5.0, f64::NAN], 0.5)],
+        series: vec![
+            series("trim.engine = none", [11.6, 11.8, 12.0], 0.2),
+            series("immediate", [8.0, 5.0, f64::NAN], 0.5),
+        ],
     });
     let svg = render_svg(&plot).unwrap();
     let texts = svg_texts(&svg);
@@ -574,6 +577,10 @@ fn heatmaps_write_each_value_in_its_cell_on_one_colour_scale() {
     let back: Plot = serde_json::from_str(&serde_json::to_string(&plot).unwrap()).unwrap();
     let PlotKind::Heatmap { values, .. } = back.kind else { panic!() };
     assert!(values[1][1].is_nan() && values[0][1] == 12.0);
-    let ragged = plot_of(PlotKind::Heatmap { columns: vec!["a".into()], rows: vec!["r".into()], values: vec![vec![]] });
+    let ragged = plot_of(PlotKind::Heatmap {
+        columns: vec!["a".into()],
+        rows: vec!["r".into()],
+        values: vec![vec![]],
+    });
     assert!(render_svg(&ragged).is_err());
 }

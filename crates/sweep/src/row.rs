@@ -65,9 +65,7 @@ pub fn metric_columns(metrics: &Value) -> Vec<(String, Value)> {
                     "config" | "seed" => {}
                     "config_hash" => out.push(("run_config_hash".to_string(), value.clone())),
                     _ => out.extend(
-                        trimlab_scenario::flatten(value)
-                            .into_iter()
-                            .map(|(k, v)| (column_name(key, &k), v)),
+                        trimlab_scenario::flatten(value).into_iter().map(|(k, v)| (column_name(key, &k), v)),
                     ),
                 }
             }
@@ -101,7 +99,15 @@ mod tests {
         let names: Vec<&str> = cols.iter().map(|c| c.0.as_str()).collect();
         assert_eq!(
             names,
-            ["ops", "phases.0.name", "report.gc.victims", "report.p.0", "report.p.1", "report.waf", "run_config_hash"]
+            [
+                "ops",
+                "phases.0.name",
+                "report.gc.victims",
+                "report.p.0",
+                "report.p.1",
+                "report.waf",
+                "run_config_hash"
+            ]
         );
         assert_eq!(cols[5].1, json!(1.5));
     }
