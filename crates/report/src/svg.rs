@@ -646,6 +646,10 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
         let c = colors[i];
         for run in runs {
             match s.style {
+                // A lone point between gaps would draw nothing as a line: a dot instead.
+                SeriesStyle::Line if run.len() == 1 => {
+                    chart.draw_series(run.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(e)?;
+                }
                 SeriesStyle::Line => {
                     chart.draw_series(LineSeries::new(run.iter().copied(), c.stroke_width(2))).map_err(e)?;
                 }
