@@ -1061,7 +1061,8 @@ fn the_dashboard_reads_right_in_headless_chromium() {
         .into_iter()
         .find(|b| std::process::Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
     else {
-        let why = "dashboard in headless chromium (socket.rs): missing chromium (install: chromium; .ci/run does)";
+        let why =
+            "dashboard in headless chromium (socket.rs): missing chromium (install: chromium; .ci/run does)";
         eprintln!("SKIPPED {why}");
         if let Some(path) = std::env::var_os("TRIMLAB_SKIPPED") {
             if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
