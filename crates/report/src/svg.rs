@@ -436,13 +436,9 @@ fn min_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     })
 }
 
-/// Draws the whole figure: title, chart (left) and legend panel (right).
-fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
-    let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
-    root.fill(&WHITE).map_err(e)?;
-    let body = root.titled(&plot.title, (FONT, TITLE_SIZE).into_font().color(&BLACK)).map_err(e)?;
-
-    let (entries, omitted) = match &plot.kind {
+/// The legend's rows of a plot and how many of its values cannot be drawn.
+fn legend_entries(plot: &Plot) -> (Vec<LegendEntry>, usize) {
+    match &plot.kind {
         PlotKind::Lines { series } => {
             let colors = series_colors(series.iter().map(|s| s.label.as_str()));
             let entries = series
@@ -488,7 +484,16 @@ fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), St
             (entries, count_omitted_ranges(plot))
         }
         PlotKind::Heatmap { .. } => (Vec::new(), 0),
-    };
+    }
+}
+
+/// Draws the whole figure: title, chart (left) and legend panel (right).
+fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let body = root.titled(&plot.title, (FONT, TITLE_SIZE).into_font().color(&BLACK)).map_err(e)?;
+
+    let (entries, omitted) = legend_entries(plot);
 
     // Legend width from the longest label (~8 px per character at 13 px text).
     let longest = entries.iter().map(|en| en.label.chars().count()).max().unwrap_or(0);
@@ -606,6 +611,8 @@ fn draw_no_data(chart: &Chart<'_, '_>, x: &Axis, y: &Axis) -> Result<(), String>
         .map_err(|e| e.to_string())
 }
 
+/// Lines (a lone point between gaps, which would draw nothing as a line, is a dot), dashes
+/// and markers.
 fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
     let PlotKind::Lines { series } = &plot.kind else {
         unreachable!("draw_lines called on a non-line plot");
@@ -646,11 +653,9 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
         let c = colors[i];
         for run in runs {
             match s.style {
-                // A lone point between gaps would draw nothing as a line: a dot instead.
-                SeriesStyle::Line if run.len() == 1 => {
-                    chart.draw_series(run.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(e)?;
-                }
                 SeriesStyle::Line => {
+                    let dot = (run.len() == 1).then(|| Circle::new(run[0], 3, c.filled()));
+                    chart.draw_series(dot).map_err(e)?;
                     chart.draw_series(LineSeries::new(run.iter().copied(), c.stroke_width(2))).map_err(e)?;
                 }
                 SeriesStyle::Dashed => {
