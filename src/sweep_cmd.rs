@@ -22,13 +22,37 @@ pub struct SweepArgs {
     /// Run only the K-th of N deterministic slices (run r is in slice r mod N + 1).
     #[arg(long, value_name = "K/N", default_value = "1/1")]
     shard: Shard,
-    /// Also write DIR/index.html: per swept key, a table and a plot of the measures' means.
+    /// Also write DIR/index.html: per swept key, a table and a plot of the measures' means
+    /// (bars over the seeds), and an interaction plot and a heatmap of two keys.
     #[arg(long)]
     html: bool,
+    /// The two keys of the page's interaction plot (the measure against A, one line per value
+    /// of B) and heatmap; default: the grid's first two.
+    #[arg(long, value_name = "A,B", value_parser = parse_pair)]
+    interaction: Option<(String, String)>,
 }
+
+fn parse_pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once(',') {
+        Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() && !b.contains(',') => {
+            Ok((a.trim().to_string(), b.trim().to_string()))
+        }
+        _ => Err(format!("{text:?}: give two swept keys as A,B (e.g. workload.trim_fraction,trim.engine)")),
+    }
+}
+
+/// Points of the grid the terminal lists after a sweep; the page and results.csv have all.
+const TERMINAL_POINTS_MAX: usize = 20;
 
 pub fn run(args: &SweepArgs) -> Result<()> {
     let grid = Grid::load(&args.grid)?;
+    let keys: Vec<String> = grid.axes.iter().map(|a| a.key.clone()).collect();
+    // Checked before any run: a misspelt key should not cost the whole sweep.
+    let pair = trimlab_jobs::sweep_report::interaction_pair(
+        &keys,
+        args.interaction.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+    )
+    .map_err(anyhow::Error::msg)?;
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let in_shard = (0..grid.run_count()).filter(|&r| args.shard.contains(r)).count();
     eprintln!(
@@ -61,10 +85,10 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         outcome.failed,
         args.out.join("results.csv").display()
     );
+    print!("{}", trimlab_jobs::sweep_report::terminal_table(&outcome.table, &keys, TERMINAL_POINTS_MAX));
     if args.html {
-        let keys: Vec<String> = grid.axes.iter().map(|a| a.key.clone()).collect();
         let title = format!("trimlab sweep: {}", args.grid.display());
-        let (report, warning) = trimlab_jobs::sweep_report::sweep_report(&title, &outcome.table, &keys);
+        let (report, warning) = trimlab_jobs::sweep_report::sweep_report(&title, &outcome.table, &keys, pair);
         let warnings: Vec<String> = warning.into_iter().collect();
         let index = trimlab_jobs::run_report::write_job_page(&args.out, PageKind::Sweep, &report, &warnings)?;
         println!("wrote {}", index.display());
@@ -97,6 +121,7 @@ mod tests {
             jobs: Some(2),
             shard: shard.parse().unwrap(),
             html: false,
+            interaction: None,
         };
         run(&args("whole", "1/1")).unwrap();
         let whole = std::fs::read_to_string(dir.join("whole/results.csv")).unwrap();

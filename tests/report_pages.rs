@@ -56,6 +56,50 @@ fn a_saturated_replay_is_warned_about_on_the_terminal_and_its_page() {
 }
 
 #[test]
+fn a_replay_page_draws_its_sparse_series_whole_and_only_the_lines_it_has() {
+    // Issue 43 item 8: the README's trace with a time series drew disconnected fragments (a
+    // line broken at every interval without commands, lone points invisible) and listed a
+    // "read p99" it never drew (0 ns in intervals without reads, off the log axis).
+    let dir = scratch("page-replay-series");
+    let o = trimlab(&[
+        "replay",
+        TRACE,
+        "--device",
+        DEVICE,
+        "--log-interval",
+        "100ms",
+        "--html",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run/report.json")).unwrap()).unwrap();
+    let plot =
+        |name: &str| report["plots"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap().clone();
+    let rates = plot("pages_per_s");
+    for series in rates["kind"]["series"].as_array().unwrap() {
+        let points = series["points"].as_array().unwrap();
+        assert!(
+            points.len() > 10 && points.iter().all(|p| p[1].is_number()),
+            "rates drop to 0 between bursts, unbroken"
+        );
+    }
+    let latency = plot("latency");
+    for series in latency["kind"]["series"].as_array().unwrap() {
+        let points = series["points"].as_array().unwrap();
+        let drawn = points.iter().filter(|p| p[1].as_f64().is_some_and(|v| v > 0.0)).count();
+        assert!(drawn > 0, "{} is in the legend but has no point to draw", series["label"]);
+        assert!(points.iter().all(|p| p[1].as_f64().is_none_or(|v| v > 0.0)), "no 0 on a log axis");
+    }
+    let html = page(&dir);
+    assert!(
+        html.contains("Headline: WAF 1.11") && html.contains("write p99 1.04"),
+        "headline figures with units"
+    );
+}
+
+#[test]
 fn an_advise_page_leads_with_its_recommendation() {
     let dir = scratch("page-advise");
     let o = trimlab(&[
@@ -89,6 +133,12 @@ fn run_and_sweep_pages_are_their_jobs_pages() {
     let html = page(&dir);
     assert_not_the_reproduce_template(&html);
     assert!(html.contains("<h1>trimlab run: examples/quick.toml"));
+    // Headline figures first, and the precondition said (issue 43 item 8).
+    assert!(html.contains("Headline: WAF 2.23") && html.contains("NAND blocks erased"), "no headline");
+    assert!(
+        html.contains("A precondition (precondition = &quot;steady&quot;"),
+        "the precondition is not mentioned"
+    );
 
     let dir = scratch("page-sweep");
     let o = trimlab(&[
@@ -107,4 +157,12 @@ fn run_and_sweep_pages_are_their_jobs_pages() {
         assert!(html.contains(&format!("WAF by {key}")), "a plot for {key}");
         assert!(html.contains(&format!("Mean of each measure by {key}")), "a table for {key}");
     }
+    // Issue 43 item 7: the pair's heatmap, bars over the seeds, the points' table; the terminal
+    // prints the headline measure per point.
+    assert!(html.contains("id=\"fig-sweep-heatmap-device-spare_factor-x-trim-engine\""), "no heatmap");
+    assert!(html.contains("bars: min–max over seeds") && html.contains("Each point of the grid"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let header =
+        stdout.lines().find(|l| l.contains("mean WAF")).unwrap_or_else(|| panic!("no table: {stdout}"));
+    assert!(header.contains("device.spare_factor") && header.contains("WAF min–max over seeds"), "{header}");
 }

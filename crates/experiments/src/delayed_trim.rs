@@ -445,11 +445,23 @@ fn baseline_fg_ns(runs: &[Outcome]) -> f64 {
     runs[0].report.trim.foreground_total_ns.max(1) as f64
 }
 
+/// A scaled size as a reader writes it ("3.2GiB", as ByteSize writes whole sizes), where [`ByteSize`] would print a scaled
+/// size that is no whole number of KiB in bytes ("3435973836B", issue 43).
+fn readable_bytes(bytes: f64) -> String {
+    let units = [(1u64 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    match units.iter().find(|(size, _)| bytes >= *size as f64) {
+        Some(&(size, name)) => {
+            format!("{}{name}", trimlab_report::format_display((bytes / size as f64 * 10.0).round() / 10.0))
+        }
+        None => format!("{bytes}B"),
+    }
+}
+
 fn summary(scale: f64) -> String {
     PROSE.item(
         "summary",
         &[
-            ("flash", &ByteSize((FLASH_BYTES * scale) as u64)),
+            ("flash", &readable_bytes(FLASH_BYTES * scale)),
             ("scale", &scale),
             ("small_trim", &ByteSize(align(SMALL_TRIM_BYTES * scale, TRIM_COMMAND_BYTES))),
             ("large_trim", &ByteSize(align(LARGE_TRIM_BYTES * scale, TRIM_COMMAND_BYTES))),

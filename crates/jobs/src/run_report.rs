@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 use trimlab_device::timeseries::Row;
 use trimlab_device::{DeviceReport, SsdConfig};
-use trimlab_report::{Cell, ExperimentReport, Page, PageKind, Plot, PlotKind, Series, SeriesStyle, Table};
+use trimlab_report::{
+    format_display, Cell, ExperimentReport, Page, PageKind, Plot, PlotKind, Series, SeriesStyle, Table,
+};
 use trimlab_scenario::RunConfig;
 use trimlab_sim::ByteSize;
 
@@ -68,11 +70,15 @@ pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row], unit: Option<(u64
         tables.push(timeseries_table(rows));
         plots = timeseries_plots(rows);
     }
+    if !rows.is_empty() && rows.iter().all(|row| row.read_commands == 0) {
+        notes.push("No reads in this run: the latency plot has no read line.".to_string());
+    }
     ExperimentReport {
         name: "run".into(),
         title: title.into(),
         summary: format!(
-            "{} time-series rows; latency histograms in latency_histogram.csv, every counter in metrics.json.",
+            "{} {} time-series rows; latency histograms in latency_histogram.csv, every counter in metrics.json.",
+            headline(r),
             rows.len()
         ),
         paper: Vec::new(),
@@ -82,6 +88,51 @@ pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row], unit: Option<(u64
         plots,
         params: Vec::new(),
     }
+}
+
+/// A time in ns in the unit that suits it.
+fn duration_text(ns: u64) -> String {
+    match ns {
+        n if n >= 1_000_000_000 => format!("{} s", format_display(n as f64 / 1e9)),
+        n if n >= 1_000_000 => format!("{} ms", format_display(n as f64 / 1e6)),
+        n => format!("{} µs", format_display(n as f64 / 1e3)),
+    }
+}
+
+/// The figures a reader looks for first, as one sentence.
+fn headline(r: &DeviceReport) -> String {
+    let waf = if r.host.pages_written == 0 { "n/a".to_string() } else { format_display(r.waf) };
+    let mut parts = vec![format!("WAF {waf}")];
+    if r.latency.write.count > 0 {
+        parts.push(format!("write p99 {}", duration_text(r.latency.write.p99_ns)));
+    }
+    if r.latency.read.count > 0 {
+        parts.push(format!("read p99 {}", duration_text(r.latency.read.p99_ns)));
+    }
+    parts.push(format!("{} NAND blocks erased", r.nand_blocks_erased));
+    parts.push(format!("{} TRIM commands", r.trim.commands));
+    format!("Headline: {}, in {} of simulated time.", parts.join(", "), duration_text(r.sim_time_ns))
+}
+
+/// What a run's page says about the run beyond the drive's counters: a precondition that ran
+/// before the measured phase (its writes are in no figure of the page).
+pub fn add_run_context(report: &mut ExperimentReport, metrics: &serde_json::Value) {
+    let Some(end_ns) = metrics["precondition_end_ns"].as_u64().filter(|&ns| ns > 0) else { return };
+    let workload = &metrics["config"]["workload"];
+    let how = match (workload["precondition"].as_str(), workload["precondition_writes"].as_str()) {
+        (Some(kind), Some(writes)) => {
+            format!(" (precondition = \"{kind}\", precondition_writes = \"{writes}\")")
+        }
+        (Some(kind), None) => format!(" (precondition = \"{kind}\")"),
+        _ => String::new(),
+    };
+    report.notes.insert(
+        0,
+        format!(
+            "A precondition{how} filled the drive first, for {} of simulated time; the measured phase starts there, and the totals and plots count the measured phase only.",
+            duration_text(end_ns)
+        ),
+    );
 }
 
 fn totals_table(r: &DeviceReport) -> Table {
@@ -159,21 +210,58 @@ fn timeseries_table(rows: &[Row]) -> Table {
     t
 }
 
+/// What a stretch without rows (no commands in it) means for a quantity.
+#[derive(Clone, Copy, PartialEq)]
+enum Gap {
+    /// A count per interval: nothing happened, so zero (the line drops to 0 and back).
+    Zero,
+    /// A value measured per interval (a latency, a WAF): none there, the line breaks.
+    Break,
+}
+
 /// Points of `f` over the rows, each at the middle of its interval, in seconds. Intervals
-/// without commands have no row; a NaN point there breaks the line instead of bridging the gap.
-fn points(rows: &[Row], f: &dyn Fn(&Row) -> f64) -> Vec<(f64, f64)> {
+/// without commands have no row: see [`Gap`]. (A replay's sparse trace drew fragments.)
+fn points(rows: &[Row], f: &dyn Fn(&Row) -> f64, gap: Gap) -> Vec<(f64, f64)> {
     let mut out = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
         if i > 0 && rows[i - 1].end_ns != row.start_ns {
-            out.push((f64::NAN, f64::NAN));
+            match gap {
+                Gap::Zero => {
+                    out.push((rows[i - 1].end_ns as f64 / 1e9, 0.0));
+                    out.push((row.start_ns as f64 / 1e9, 0.0));
+                }
+                Gap::Break => out.push((f64::NAN, f64::NAN)),
+            }
         }
         out.push(((row.start_ns + row.end_ns) as f64 / 2e9, f(row)));
     }
     out
 }
 
+/// A latency in µs, NaN in an interval without such commands (0 ns there is no latency).
+fn latency_us(commands: u64, ns: u64) -> f64 {
+    if commands == 0 {
+        f64::NAN
+    } else {
+        ns as f64 / 1e3
+    }
+}
+
+/// Free blocks: a state, unchanged while no command runs, so the line goes straight on.
+fn counts_held(rows: &[Row]) -> Vec<(f64, f64)> {
+    rows.iter().map(|row| ((row.start_ns + row.end_ns) as f64 / 2e9, row.free_blocks as f64)).collect()
+}
+
 fn timeseries_plots(rows: &[Row]) -> Vec<Plot> {
-    let pts = |f: &dyn Fn(&Row) -> f64| points(rows, f);
+    let pts = |f: &dyn Fn(&Row) -> f64| points(rows, f, Gap::Break);
+    let counts = |f: &dyn Fn(&Row) -> f64| points(rows, f, Gap::Zero);
+    let mut latency = vec![
+        line("write p50", pts(&|row| latency_us(row.write_commands, row.write_p50_ns))),
+        line("write p99", pts(&|row| latency_us(row.write_commands, row.write_p99_ns))),
+    ];
+    if rows.iter().any(|row| row.read_commands > 0) {
+        latency.push(line("read p99", pts(&|row| latency_us(row.read_commands, row.read_p99_ns))));
+    }
     let per_s = |row: &Row, v: u64| v as f64 * 1e9 / (row.end_ns - row.start_ns).max(1) as f64;
     vec![
         plot(
@@ -182,8 +270,13 @@ fn timeseries_plots(rows: &[Row]) -> Vec<Plot> {
             "pages per second",
             false,
             vec![
-                line("host pages written", pts(&|row| per_s(row, row.host_pages_written))),
-                line("NAND pages programmed", pts(&|row| per_s(row, row.nand_pages_programmed))),
+                line("host pages written", counts(&|row| per_s(row, row.host_pages_written))),
+                // Dashed over the solid host line: at WAF 1 the two coincide and both show.
+                Series {
+                    label: "NAND pages programmed".into(),
+                    points: counts(&|row| per_s(row, row.nand_pages_programmed)),
+                    style: SeriesStyle::Dashed,
+                },
             ],
         ),
         plot(
@@ -196,30 +289,20 @@ fn timeseries_plots(rows: &[Row]) -> Vec<Plot> {
                 line("so far", pts(&|row| row.waf_so_far.unwrap_or(f64::NAN))),
             ],
         ),
-        plot(
-            "latency",
-            "Write and read latency per interval",
-            "microseconds",
-            true,
-            vec![
-                line("write p50", pts(&|row| row.write_p50_ns as f64 / 1e3)),
-                line("write p99", pts(&|row| row.write_p99_ns as f64 / 1e3)),
-                line("read p99", pts(&|row| row.read_p99_ns as f64 / 1e3)),
-            ],
-        ),
+        plot("latency", "Write and read latency per interval", "microseconds", true, latency),
         plot(
             "free_blocks",
             "Free (erased) blocks at the end of each interval",
             "blocks",
             false,
-            vec![line("free blocks", pts(&|row| row.free_blocks as f64))],
+            vec![line("free blocks", counts_held(rows))],
         ),
         plot(
             "gc_busy",
             "GC busy time per interval (summed over planes)",
             "milliseconds",
             false,
-            vec![line("GC busy", pts(&|row| row.gc_busy_ns as f64 / 1e6))],
+            vec![line("GC busy", counts(&|row| row.gc_busy_ns as f64 / 1e6))],
         ),
     ]
 }

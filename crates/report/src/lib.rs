@@ -188,6 +188,33 @@ pub enum PlotKind {
         #[serde(with = "serde_impl::bar_series")]
         series: Vec<(String, Vec<f64>)>,
     },
+    /// Means with a bar from low to high at each (the spread over seeds, say): one line per
+    /// series over `categories`, evenly spaced, as an interaction plot draws a sweep's values.
+    Ranges {
+        categories: Vec<String>,
+        series: Vec<RangeSeries>,
+    },
+    /// A grid of values on one colour scale, each value written in its cell: `values[r][c]`
+    /// is at row `rows[r]` (drawn bottom to top) and column `columns[c]`.
+    Heatmap {
+        columns: Vec<String>,
+        rows: Vec<String>,
+        #[serde(with = "serde_impl::float_rows")]
+        values: Vec<Vec<f64>>,
+    },
+}
+
+/// One line of a [`PlotKind::Ranges`] plot: per category a mean and the range around it;
+/// NaN where there is no value (the line breaks there).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RangeSeries {
+    pub label: String,
+    #[serde(with = "serde_impl::floats")]
+    pub mean: Vec<f64>,
+    #[serde(with = "serde_impl::floats")]
+    pub low: Vec<f64>,
+    #[serde(with = "serde_impl::floats")]
+    pub high: Vec<f64>,
 }
 
 /// A plot; written as `<name>.svg`.

@@ -105,3 +105,31 @@ pub mod bar_series {
             .collect())
     }
 }
+
+/// `Vec<f64>` as `[v, ...]` with non-finite values as `null`.
+pub mod floats {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(v: &[f64], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(|&x| finite(x)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        let raw = Vec::<Option<f64>>::deserialize(d)?;
+        Ok(raw.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect())
+    }
+}
+
+/// `Vec<Vec<f64>>` as `[[v, ...], ...]` with non-finite values as `null`.
+pub mod float_rows {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(v: &[Vec<f64>], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(|row| row.iter().map(|&x| finite(x)).collect::<Vec<_>>()))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<f64>>, D::Error> {
+        let raw = Vec::<Vec<Option<f64>>>::deserialize(d)?;
+        Ok(raw.into_iter().map(|row| row.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect()).collect())
+    }
+}

@@ -88,9 +88,13 @@ impl Ranged for AxisCoord {
 
 /// Shape checks that must hold before drawing (bars: one value per category).
 pub(crate) fn validate_plot(p: &Plot) -> Result<(), String> {
-    if p.log_x && matches!(p.kind, PlotKind::Bars { .. }) {
-        return Err("a bar plot's x axis is categories; log_x is for line plots".into());
+    if p.log_x && !matches!(p.kind, PlotKind::Lines { .. }) {
+        return Err("a bar, range or heatmap plot's x axis is categories; log_x is for line plots".into());
     }
+    if p.log_y && matches!(p.kind, PlotKind::Heatmap { .. }) {
+        return Err("a heatmap has no y scale; log_y is for line, bar and range plots".into());
+    }
+    validate_grid_kinds(&p.kind)?;
     if p.symlog_y && (p.log_y || !matches!(p.kind, PlotKind::Bars { .. })) {
         return Err("symlog_y is for bar plots without log_y".into());
     }
@@ -104,6 +108,37 @@ pub(crate) fn validate_plot(p: &Plot) -> Result<(), String> {
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// Shape checks of the range and heatmap kinds: one value per category, a full grid.
+fn validate_grid_kinds(kind: &PlotKind) -> Result<(), String> {
+    match kind {
+        PlotKind::Ranges { categories, series } => {
+            for s in series {
+                if [&s.mean, &s.low, &s.high].iter().any(|v| v.len() != categories.len()) {
+                    return Err(format!(
+                        "range series {:?} has {}/{}/{} mean/low/high values but there are {} categories",
+                        s.label,
+                        s.mean.len(),
+                        s.low.len(),
+                        s.high.len(),
+                        categories.len()
+                    ));
+                }
+            }
+        }
+        PlotKind::Heatmap { columns, rows, values } => {
+            if values.len() != rows.len() || values.iter().any(|r| r.len() != columns.len()) {
+                return Err(format!(
+                    "a heatmap of {} rows x {} columns needs as many values, row by row",
+                    rows.len(),
+                    columns.len()
+                ));
+            }
+        }
+        PlotKind::Lines { .. } | PlotKind::Bars { .. } => {}
     }
     Ok(())
 }
@@ -131,6 +166,8 @@ enum Glyph {
     /// The paper's values as points.
     Diamond,
     Bar,
+    /// A point with its range bar, on a line.
+    Range,
 }
 
 struct LegendEntry {
@@ -399,13 +436,9 @@ fn min_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     })
 }
 
-/// Draws the whole figure: title, chart (left) and legend panel (right).
-fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
-    let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
-    root.fill(&WHITE).map_err(e)?;
-    let body = root.titled(&plot.title, (FONT, TITLE_SIZE).into_font().color(&BLACK)).map_err(e)?;
-
-    let (entries, omitted) = match &plot.kind {
+/// The legend's rows of a plot and how many of its values cannot be drawn.
+fn legend_entries(plot: &Plot) -> (Vec<LegendEntry>, usize) {
+    match &plot.kind {
         PlotKind::Lines { series } => {
             let colors = series_colors(series.iter().map(|s| s.label.as_str()));
             let entries = series
@@ -441,19 +474,50 @@ fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), St
                 .collect::<Vec<_>>();
             (entries, count_omitted_bars(plot))
         }
-    };
+        PlotKind::Ranges { series, .. } => {
+            let colors = series_colors(series.iter().map(|s| s.label.as_str()));
+            let entries = series
+                .iter()
+                .zip(colors)
+                .map(|(s, color)| LegendEntry { label: s.label.clone(), glyph: Glyph::Range, color })
+                .collect::<Vec<_>>();
+            (entries, count_omitted_ranges(plot))
+        }
+        PlotKind::Heatmap { .. } => (Vec::new(), 0),
+    }
+}
+
+/// Draws the whole figure: title, chart (left) and legend panel (right).
+fn draw(plot: &Plot, root: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let body = root.titled(&plot.title, (FONT, TITLE_SIZE).into_font().color(&BLACK)).map_err(e)?;
+
+    let (entries, omitted) = legend_entries(plot);
 
     // Legend width from the longest label (~8 px per character at 13 px text).
     let longest = entries.iter().map(|en| en.label.chars().count()).max().unwrap_or(0);
-    let legend_w =
-        if entries.is_empty() && omitted == 0 { 0 } else { (56 + 8 * longest as u32).clamp(150, 380) };
+    let heatmap = matches!(plot.kind, PlotKind::Heatmap { .. });
+    let legend_w = if heatmap {
+        HEAT_LEGEND_PX
+    } else if entries.is_empty() && omitted == 0 {
+        0
+    } else {
+        (56 + 8 * longest as u32).clamp(150, 380)
+    };
     let (chart_area, legend_area) = body.split_horizontally(SVG_WIDTH - legend_w);
 
     match &plot.kind {
         PlotKind::Lines { .. } => draw_lines(plot, &chart_area)?,
         PlotKind::Bars { .. } => draw_bars(plot, &chart_area)?,
+        PlotKind::Ranges { .. } => draw_ranges(plot, &chart_area)?,
+        PlotKind::Heatmap { values, .. } => {
+            let scale = heat_scale(values);
+            draw_heatmap(plot, &chart_area, scale)?;
+            draw_heat_legend(&legend_area, scale).map_err(e)?;
+        }
     }
-    if legend_w > 0 {
+    if legend_w > 0 && !heatmap {
         draw_legend(&legend_area, &entries, omitted, plot.log_y || plot.log_x).map_err(e)?;
     }
     Ok(())
@@ -547,6 +611,8 @@ fn draw_no_data(chart: &Chart<'_, '_>, x: &Axis, y: &Axis) -> Result<(), String>
         .map_err(|e| e.to_string())
 }
 
+/// Lines (a lone point between gaps, which would draw nothing as a line, is a dot), dashes
+/// and markers.
 fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
     let PlotKind::Lines { series } = &plot.kind else {
         unreachable!("draw_lines called on a non-line plot");
@@ -588,6 +654,8 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
         for run in runs {
             match s.style {
                 SeriesStyle::Line => {
+                    let dot = (run.len() == 1).then(|| Circle::new(run[0], 3, c.filled()));
+                    chart.draw_series(dot).map_err(e)?;
                     chart.draw_series(LineSeries::new(run.iter().copied(), c.stroke_width(2))).map_err(e)?;
                 }
                 SeriesStyle::Dashed => {
@@ -721,64 +789,20 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
         unreachable!("draw_bars called on a non-bar plot");
     };
     let log = plot.log_y;
-    let n = categories.len().max(1);
-    let x_axis = Axis {
-        lo: 0.0,
-        hi: n as f64,
-        ticks: (0..categories.len()).map(|i| i as f64 + 0.5).collect(),
-        minor: Vec::new(),
-        log: false,
-        symlog: false,
-    };
+    let x_axis = category_axis(categories.len());
     let symlog_y = plot.symlog_y;
     let y_value = |v: f64| if symlog_y { v.is_finite().then(|| symlog(v)) } else { to_axis(v, log) };
     let values = || series.iter().flat_map(|(_, v)| v).filter_map(|&v| y_value(v));
     let yr = min_max(values());
     let y_axis = bar_axis(yr, log, symlog_y);
 
-    let plot_px = f64::from(area.dim_in_pixel().0.saturating_sub(Y_LABEL_AREA + MARGIN_LR));
-    let labels = layout_categories(categories, plot_px / n as f64);
-    let x_label_area = match &labels {
-        CategoryLabels::Wrapped(lines) => {
-            let most = lines.iter().map(Vec::len).max().unwrap_or(1) as u32;
-            // the lines + tick gap + room for the axis description below
-            (most * LABEL_LINE_PX as u32 + 40).max(X_LABEL_AREA)
-        }
-        CategoryLabels::Vertical(names) => {
-            let chars = names.iter().map(|c| c.chars().count()).max().unwrap_or(0) as f64;
-            ((chars * CHAR_PX) as u32 + 44).max(X_LABEL_AREA)
-        }
-    };
-
+    let (labels, x_label_area) = category_labels(area, categories);
     let mut chart = build_chart(area, &x_axis, &y_axis, x_label_area)?;
     // Category names are drawn by us below (wrapped or rotated); plotters only draws ticks.
     let x_fmt = |_: &f64| String::new();
     let y_fmt = |v: &f64| y_axis.label(*v);
     configure_mesh(&mut chart, plot, &x_fmt, &y_fmt, false)?;
-    let (bx, by) = area.get_base_pixel();
-    match &labels {
-        CategoryLabels::Wrapped(lines) => {
-            let style =
-                TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-            for (i, name) in lines.iter().enumerate() {
-                let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_axis.lo));
-                for (k, line) in name.iter().enumerate() {
-                    let at = (px - bx, py - by + 8 + LABEL_LINE_PX * k as i32);
-                    area.draw(&Text::new(line.clone(), at, style.clone())).map_err(|e| e.to_string())?;
-                }
-            }
-        }
-        CategoryLabels::Vertical(names) => {
-            let style = TextStyle::from((FONT, LABEL_SIZE).into_font())
-                .transform(FontTransform::Rotate270)
-                .pos(Pos::new(HPos::Right, VPos::Center));
-            for (i, label) in names.iter().enumerate() {
-                let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_axis.lo));
-                area.draw(&Text::new(label.clone(), (px - bx, py - by + 8), style.clone()))
-                    .map_err(|e| e.to_string())?;
-            }
-        }
-    }
+    draw_category_labels(area, &chart, &labels, y_axis.lo)?;
     if yr.is_none() {
         draw_no_data(&chart, &x_axis, &y_axis)?;
     }
@@ -823,6 +847,231 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
     Ok(())
 }
 
+/// The category names' layout under a chart of `categories` and the height it needs.
+fn category_labels(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    categories: &[String],
+) -> (CategoryLabels, u32) {
+    let n = categories.len().max(1);
+    let plot_px = f64::from(area.dim_in_pixel().0.saturating_sub(Y_LABEL_AREA + MARGIN_LR));
+    let labels = layout_categories(categories, plot_px / n as f64);
+    let x_label_area = match &labels {
+        CategoryLabels::Wrapped(lines) => {
+            let most = lines.iter().map(Vec::len).max().unwrap_or(1) as u32;
+            // the lines + tick gap + room for the axis description below
+            (most * LABEL_LINE_PX as u32 + 40).max(X_LABEL_AREA)
+        }
+        CategoryLabels::Vertical(names) => {
+            let chars = names.iter().map(|c| c.chars().count()).max().unwrap_or(0) as f64;
+            ((chars * CHAR_PX) as u32 + 44).max(X_LABEL_AREA)
+        }
+    };
+    (labels, x_label_area)
+}
+
+/// Writes the category names under the slots `i + 0.5` of the chart's x axis.
+fn draw_category_labels(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    chart: &Chart<'_, '_>,
+    labels: &CategoryLabels,
+    y_lo: f64,
+) -> Result<(), String> {
+    let (bx, by) = area.get_base_pixel();
+    match labels {
+        CategoryLabels::Wrapped(lines) => {
+            let style =
+                TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+            for (i, name) in lines.iter().enumerate() {
+                let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_lo));
+                for (k, line) in name.iter().enumerate() {
+                    let at = (px - bx, py - by + 8 + LABEL_LINE_PX * k as i32);
+                    area.draw(&Text::new(line.clone(), at, style.clone())).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        CategoryLabels::Vertical(names) => {
+            let style = TextStyle::from((FONT, LABEL_SIZE).into_font())
+                .transform(FontTransform::Rotate270)
+                .pos(Pos::new(HPos::Right, VPos::Center));
+            for (i, label) in names.iter().enumerate() {
+                let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_lo));
+                area.draw(&Text::new(label.clone(), (px - bx, py - by + 8), style.clone()))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An x axis of `n` category slots, ticks at their centres.
+fn category_axis(n: usize) -> Axis {
+    Axis {
+        lo: 0.0,
+        hi: n.max(1) as f64,
+        ticks: (0..n).map(|i| i as f64 + 0.5).collect(),
+        minor: Vec::new(),
+        log: false,
+        symlog: false,
+    }
+}
+
+fn count_omitted_ranges(plot: &Plot) -> usize {
+    let PlotKind::Ranges { series, .. } = &plot.kind else {
+        return 0;
+    };
+    if !plot.log_y {
+        return 0;
+    }
+    series.iter().flat_map(|s| &s.mean).filter(|v| v.is_finite() && **v <= 0.0).count()
+}
+
+/// Means joined by a line per series, each with its low..high bar; series side by side in a
+/// category's slot so their bars do not hide one another.
+fn draw_ranges(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
+    let PlotKind::Ranges { categories, series } = &plot.kind else {
+        unreachable!("draw_ranges called on a non-range plot");
+    };
+    let log = plot.log_y;
+    let x_axis = category_axis(categories.len());
+    let all = series.iter().flat_map(|s| s.mean.iter().chain(&s.low).chain(&s.high));
+    let yr = min_max(all.filter_map(|&v| to_axis(v, log)));
+    let y_axis = line_axis(yr, log, 0.05);
+    let (labels, x_label_area) = category_labels(area, categories);
+    let mut chart = build_chart(area, &x_axis, &y_axis, x_label_area)?;
+    let x_fmt = |_: &f64| String::new();
+    let y_fmt = |v: &f64| y_axis.label(*v);
+    configure_mesh(&mut chart, plot, &x_fmt, &y_fmt, false)?;
+    draw_category_labels(area, &chart, &labels, y_axis.lo)?;
+    if yr.is_none() {
+        draw_no_data(&chart, &x_axis, &y_axis)?;
+    }
+    let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+    let colors = series_colors(series.iter().map(|s| s.label.as_str()));
+    let k = series.len().max(1) as f64;
+    let dodge = (0.5 / k).min(0.08);
+    for (j, s) in series.iter().enumerate() {
+        let c = colors[j];
+        let x = |i: usize| i as f64 + 0.5 + (j as f64 - (k - 1.0) / 2.0) * dodge;
+        let mut run: Vec<(f64, f64)> = Vec::new();
+        for (i, &m) in s.mean.iter().enumerate() {
+            match to_axis(m, log) {
+                Some(y) => run.push((x(i), y)),
+                None if run.is_empty() => {}
+                None => {
+                    chart.draw_series(LineSeries::new(run.drain(..), c.stroke_width(2))).map_err(e)?;
+                }
+            }
+        }
+        chart.draw_series(LineSeries::new(run, c.stroke_width(2))).map_err(e)?;
+        let cap = 0.12 * dodge.max(0.1);
+        for i in 0..categories.len() {
+            let (Some(lo), Some(hi)) = (to_axis(s.low[i], log), to_axis(s.high[i], log)) else { continue };
+            let bar = [
+                vec![(x(i), lo), (x(i), hi)],
+                vec![(x(i) - cap, lo), (x(i) + cap, lo)],
+                vec![(x(i) - cap, hi), (x(i) + cap, hi)],
+            ];
+            chart.draw_series(bar.into_iter().map(|p| PathElement::new(p, c.stroke_width(2)))).map_err(e)?;
+        }
+        let points = s.mean.iter().enumerate().filter_map(|(i, &m)| Some((x(i), to_axis(m, log)?)));
+        chart.draw_series(points.map(|p| Circle::new(p, 4, c.filled()))).map_err(e)?;
+    }
+    Ok(())
+}
+
+/// Width of a heatmap's legend panel: the colour bar and its labels.
+const HEAT_LEGEND_PX: u32 = 150;
+
+/// Viridis at five stops (perceptually uniform, colour-blind safe, readable in grey).
+const VIRIDIS: [(f64, f64, f64); 5] =
+    [(68.0, 1.0, 84.0), (59.0, 82.0, 139.0), (33.0, 145.0, 140.0), (94.0, 201.0, 98.0), (253.0, 231.0, 37.0)];
+
+/// The colour of `t` in 0..=1 on [`VIRIDIS`].
+fn viridis(t: f64) -> RGBColor {
+    let t = t.clamp(0.0, 1.0) * (VIRIDIS.len() - 1) as f64;
+    let i = (t.floor() as usize).min(VIRIDIS.len() - 2);
+    let f = t - i as f64;
+    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
+    let mix = |x: f64, y: f64| (x + (y - x) * f).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// The finite values' range, or `None` when there is none.
+fn heat_scale(values: &[Vec<f64>]) -> Option<(f64, f64)> {
+    min_max(values.iter().flatten().copied().filter(|v| v.is_finite()))
+}
+
+fn heat_position(v: f64, scale: (f64, f64)) -> f64 {
+    if scale.1 > scale.0 {
+        (v - scale.0) / (scale.1 - scale.0)
+    } else {
+        0.5
+    }
+}
+
+/// One coloured cell per value with the value written in it (white on the dark half of the
+/// scale); a cell without a value is grey with a dash.
+fn draw_heatmap(
+    plot: &Plot,
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    scale: Option<(f64, f64)>,
+) -> Result<(), String> {
+    let PlotKind::Heatmap { columns, rows, values } = &plot.kind else {
+        unreachable!("draw_heatmap called on a non-heatmap plot");
+    };
+    let x_axis = category_axis(columns.len());
+    let y_axis = category_axis(rows.len());
+    let (labels, x_label_area) = category_labels(area, columns);
+    let mut chart = build_chart(area, &x_axis, &y_axis, x_label_area)?;
+    let x_fmt = |_: &f64| String::new();
+    let y_fmt = |v: &f64| {
+        let name = rows.get((*v - 0.5).round().max(0.0) as usize).cloned().unwrap_or_default();
+        if name.chars().count() > 12 {
+            format!("{}…", name.chars().take(11).collect::<String>())
+        } else {
+            name
+        }
+    };
+    configure_mesh(&mut chart, plot, &x_fmt, &y_fmt, false)?;
+    draw_category_labels(area, &chart, &labels, y_axis.lo)?;
+    let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+    let centred = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Center));
+    for (r, row) in values.iter().enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            let (x, y) = (c as f64, r as f64);
+            let (fill, ink, text) = match scale.filter(|_| v.is_finite()) {
+                Some(scale) => {
+                    let t = heat_position(v, scale);
+                    (viridis(t), if t < 0.6 { WHITE } else { BLACK }, crate::num::format_display(v))
+                }
+                None => (RGBColor(225, 225, 225), BLACK, "–".to_string()),
+            };
+            chart.draw_series([Rectangle::new([(x, y), (x + 1.0, y + 1.0)], fill.filled())]).map_err(e)?;
+            let style = centred.clone().color(&ink);
+            chart.draw_series([Text::new(text, (x + 0.5, y + 0.5), style)]).map_err(e)?;
+        }
+    }
+    Ok(())
+}
+
+/// The colour bar: high at the top, low at the bottom, both labelled.
+fn draw_heat_legend(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    scale: Option<(f64, f64)>,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    let Some((lo, hi)) = scale else { return Ok(()) };
+    let text = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let (top, steps, step_px) = (40, 20, 12);
+    for k in 0..steps {
+        let t = 1.0 - f64::from(k) / f64::from(steps - 1);
+        let y = top + k * step_px;
+        area.draw(&Rectangle::new([(12, y), (36, y + step_px)], viridis(t).filled()))?;
+    }
+    area.draw(&Text::new(crate::num::format_display(hi), (44, top + step_px / 2), text.clone()))?;
+    area.draw(&Text::new(crate::num::format_display(lo), (44, top + steps * step_px - step_px / 2), text))?;
+    Ok(())
+}
+
 fn draw_legend(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     entries: &[LegendEntry],
@@ -845,6 +1094,11 @@ fn draw_legend(
             Glyph::Points => area.draw(&Circle::new((24, y), 4, c.filled()))?,
             Glyph::Diamond => area.draw(&(EmptyElement::at((24, y)) + diamond(6, c)))?,
             Glyph::Bar => area.draw(&Rectangle::new([(12, y - 7), (36, y + 7)], c.filled()))?,
+            Glyph::Range => {
+                area.draw(&PathElement::new(vec![(8, y), (40, y)], c.stroke_width(2)))?;
+                area.draw(&PathElement::new(vec![(24, y - 8), (24, y + 8)], c.stroke_width(2)))?;
+                area.draw(&Circle::new((24, y), 4, c.filled()))?;
+            }
         }
         area.draw(&Text::new(en.label.clone(), (48, y), text.clone()))?;
     }

@@ -513,3 +513,74 @@ fn symlog_bars_show_small_values_of_either_sign_beside_huge_ones() {
     let smallest_bar = heights.iter().copied().filter(|h| *h > 14.0 && *h < 400.0).fold(f64::MAX, f64::min);
     assert!(smallest_bar > 20.0, "{heights:?}");
 }
+
+fn plot_of(kind: PlotKind) -> Plot {
+    Plot {
+        name: "p".into(),
+        title: "P".into(),
+        x_label: "trim_fraction".into(),
+        y_label: "WAF".into(),
+        log_y: false,
+        log_x: false,
+        symlog_y: false,
+        kind,
+    }
+}
+
+#[test]
+fn range_plots_draw_one_line_per_series_with_a_bar_per_point_and_round_trip() {
+    let series = |label: &str, mean: [f64; 3], spread: f64| RangeSeries {
+        label: label.into(),
+        mean: mean.to_vec(),
+        low: mean.iter().map(|m| m - spread).collect(),
+        high: mean.iter().map(|m| m + spread).collect(),
+    };
+    let plot = plot_of(PlotKind::Ranges {
+        categories: vec!["0".into(), "0.1".into(), "0.2".into()],
+        series: vec![
+            series("trim.engine = none", [11.6, 11.8, 12.0], 0.2),
+            series("immediate", [8.0, 5.0, f64::NAN], 0.5),
+        ],
+    });
+    let svg = render_svg(&plot).unwrap();
+    let texts = svg_texts(&svg);
+    for label in ["0", "0.1", "0.2", "trim.engine = none", "immediate", "WAF", "trim_fraction"] {
+        assert!(texts.iter().any(|t| t == label), "{label} missing: {texts:?}");
+    }
+    // Markers: 3 + 2 points (the NaN has none) plus two legend glyphs.
+    assert_eq!(svg.matches("<circle").count(), 7, "{svg}");
+    let back: Plot = serde_json::from_str(&serde_json::to_string(&plot).unwrap()).unwrap();
+    let PlotKind::Ranges { series, .. } = back.kind else { panic!() };
+    assert!(series[1].mean[2].is_nan() && series[0].high[2] == 12.2);
+    let bad = plot_of(PlotKind::Ranges {
+        categories: vec!["a".into()],
+        series: vec![RangeSeries { label: "x".into(), mean: vec![1.0], low: vec![], high: vec![1.0] }],
+    });
+    assert!(render_svg(&bad).unwrap_err().to_string().contains("mean/low/high"));
+}
+
+#[test]
+fn heatmaps_write_each_value_in_its_cell_on_one_colour_scale() {
+    let plot = plot_of(PlotKind::Heatmap {
+        columns: vec!["0".into(), "0.5".into()],
+        rows: vec!["none".into(), "immediate".into()],
+        values: vec![vec![11.6, 12.0], vec![8.25, f64::NAN]],
+    });
+    let svg = render_svg(&plot).unwrap();
+    let texts = svg_texts(&svg);
+    for label in ["11.6", "12", "8.25", "–", "none", "immediate", "0.5"] {
+        assert!(texts.iter().any(|t| t == label), "{label} missing: {texts:?}");
+    }
+    // The lowest value is the darkest (viridis' first stop), the highest the lightest.
+    assert!(svg.contains("#440154") || svg.contains("rgb(68,1,84)"), "the low end of the scale");
+    assert!(svg.contains("#FDE725") || svg.contains("#fde725") || svg.contains("rgb(253,231,37)"));
+    let back: Plot = serde_json::from_str(&serde_json::to_string(&plot).unwrap()).unwrap();
+    let PlotKind::Heatmap { values, .. } = back.kind else { panic!() };
+    assert!(values[1][1].is_nan() && values[0][1] == 12.0);
+    let ragged = plot_of(PlotKind::Heatmap {
+        columns: vec!["a".into()],
+        rows: vec!["r".into()],
+        values: vec![vec![]],
+    });
+    assert!(render_svg(&ragged).is_err());
+}

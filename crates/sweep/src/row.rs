@@ -65,9 +65,7 @@ pub fn metric_columns(metrics: &Value) -> Vec<(String, Value)> {
                     "config" | "seed" => {}
                     "config_hash" => out.push(("run_config_hash".to_string(), value.clone())),
                     _ => out.extend(
-                        trimlab_scenario::flatten(value)
-                            .into_iter()
-                            .map(|(k, v)| (if k.is_empty() { key.clone() } else { format!("{key}.{k}") }, v)),
+                        trimlab_scenario::flatten(value).into_iter().map(|(k, v)| (column_name(key, &k), v)),
                     ),
                 }
             }
@@ -78,6 +76,15 @@ pub fn metric_columns(metrics: &Value) -> Vec<(String, Value)> {
     out
 }
 
+/// `key.sub`; a top-level list (metrics.json's `phases`) flattens to `.0.name`, which must
+/// not become `phases..0.name`.
+fn column_name(key: &str, sub: &str) -> String {
+    match sub.strip_prefix('.').unwrap_or(sub) {
+        "" => key.to_string(),
+        rest => format!("{key}.{rest}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,13 +93,22 @@ mod tests {
     #[test]
     fn metrics_flatten_without_the_config_echo() {
         let m = json!({"seed": 3, "config_hash": "ab", "config": {"device": {"x": 1}},
-                       "report": {"waf": 1.5, "gc": {"victims": 2}, "p": [10, 20]}, "ops": 7});
+                       "report": {"waf": 1.5, "gc": {"victims": 2}, "p": [10, 20]}, "ops": 7,
+                       "phases": [{"name": "fill"}]});
         let cols = metric_columns(&m);
         let names: Vec<&str> = cols.iter().map(|c| c.0.as_str()).collect();
         assert_eq!(
             names,
-            ["ops", "report.gc.victims", "report.p.0", "report.p.1", "report.waf", "run_config_hash"]
+            [
+                "ops",
+                "phases.0.name",
+                "report.gc.victims",
+                "report.p.0",
+                "report.p.1",
+                "report.waf",
+                "run_config_hash"
+            ]
         );
-        assert_eq!(cols[4].1, json!(1.5));
+        assert_eq!(cols[5].1, json!(1.5));
     }
 }

@@ -29,7 +29,7 @@ impl Table {
         let mut columns = vec!["run".to_string()];
         columns.extend(keys.iter().cloned());
         columns.extend(FIXED_AFTER_KEYS.iter().map(|c| c.to_string()));
-        columns.extend(metric_names.iter().map(|c| c.to_string()));
+        columns.extend(metric_names.iter().map(|c| metric_header(keys, c)));
         let data = rows
             .iter()
             .map(|row| {
@@ -75,6 +75,17 @@ impl Table {
 
     pub fn column(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c == name)
+    }
+}
+
+/// A metric's column name: its own, or `metrics.<name>` when a swept key or a fixed column has
+/// that name (metrics.json's `host.discard` is the policy's name, `fstrim` where the swept value
+/// is `fstrim:10s`): one column per name, so pandas renames nothing (issue 43).
+fn metric_header(keys: &[String], name: &str) -> String {
+    if keys.iter().any(|k| k == name) || name == "run" || FIXED_AFTER_KEYS.contains(&name) {
+        format!("metrics.{name}")
+    } else {
+        name.to_string()
     }
 }
 
@@ -139,6 +150,11 @@ mod tests {
              2,0.2,none,1,h2,ok,,,1.5,true\n"
         );
         let back: Table = serde_json::from_str(&t.to_json()).unwrap();
+        // A metric named like a swept key (metrics.json's host.discard) gets a column of its own.
+        let clash = row(3, vec![("trim.engine", json!("none-resolved"))], None);
+        let t2 = Table::from_rows(&keys, &[clash]);
+        assert_eq!(t2.columns.iter().filter(|c| *c == "trim.engine").count(), 1, "{:?}", t2.columns);
+        assert_eq!(t2.columns.last().unwrap(), "metrics.trim.engine");
         assert_eq!(back, t);
         assert_eq!(t.column("report.waf"), Some(8));
     }
