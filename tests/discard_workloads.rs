@@ -85,11 +85,12 @@ fn kernel_phases(file: &Path) -> Phases {
 /// Runs `workload.ops` in the model, after the mount and settle time the kernel had; the
 /// run's error if it failed.
 fn model_phases(name: &str, dir: &Path) -> Result<Phases, String> {
-    model_run(name, dir).map(|(phases, _)| phases)
+    model_run(&format!("discard-workload-{name}"), dir).map(|(phases, _)| phases)
 }
 
-/// [`model_phases`] and the model's first TRIM of each phase (`run --record`).
-fn model_run(name: &str, dir: &Path) -> Result<(Phases, FirstTrims), String> {
+/// [`model_phases`] and the model's first TRIM of each phase (`run --record`), run in the
+/// scratch folder `run_name` (one per test: the tests run at the same time).
+fn model_run(run_name: &str, dir: &Path) -> Result<(Phases, FirstTrims), String> {
     let meta = meta(dir);
     let settle = meta.get("settle_s").map_or("10".to_string(), |s| s.clone());
     let ops = std::fs::read_to_string(dir.join("workload.ops")).expect("workload.ops");
@@ -98,7 +99,7 @@ fn model_run(name: &str, dir: &Path) -> Result<(Phases, FirstTrims), String> {
         "{device}\n{}[workload]\nkind = \"script\"\noperations = '''\nphase mount\nsleep {settle}s\n{ops}'''\n",
         host_section(&meta)
     );
-    let scratch = scratch(&format!("discard-workload-{name}"));
+    let scratch = scratch(run_name);
     let path = scratch.join("config.toml");
     std::fs::write(&path, config).expect("config");
     let out = scratch.join("out");
@@ -280,7 +281,7 @@ fn first_trim_arrives_within_20_percent_of_the_kernels_or_a_known_miss() {
     let (mut held, mut total, mut unsteady) = (0, 0, 0);
     for (name, dir) in recorded_workloads() {
         let runs = kernel_first_trims(&dir);
-        let model = match model_run(&name, &dir) {
+        let model = match model_run(&format!("first-trim-{name}"), &dir) {
             Ok((_, first)) => first,
             Err(e) => {
                 unexpected.push(format!("{name}: the model run failed: {e}"));
