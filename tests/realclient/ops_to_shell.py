@@ -12,6 +12,10 @@ tree so that brace expansion, globs (natural order: f2 before f10), `rm every=K 
 errors are decided here, from the script alone, exactly as the model decides them; the bash then
 names every path explicitly (the shell's glob order is the locale's, not natural order).
 
+Directives (comments to the model): `#kernel: BASH` runs BASH on the kernel only, and the
+operations between `#kernel-skip` and `#kernel-end` are run by the model only: together they let
+a script record a real program (cp -r, tar x, sqlite3) beside the model's equivalent of it.
+
 Refused: `rm random=N` and `size=MIN..MAX` (the model draws them from its seeded random stream,
 which the shell cannot reproduce), and discard policies without a kernel mount option (lazy,
 selective, fstrim:PERIOD, ...). Errors name the line and the operation and exit with status 2."""
@@ -514,16 +518,37 @@ def main(argv):
         t = Translator(fs, discard)
     except ScriptError as e:
         sys.exit(f"ops_to_shell.py: --discard: {e}")
+    skipping = False
     for number, raw in enumerate(open(script), 1):
+        # Directives for a program the script language has no operation for (cp -r, tar x,
+        # sqlite3): `#kernel: BASH` runs BASH on the kernel only; the ops between
+        # `#kernel-skip` and `#kernel-end` are the model's equivalent of it, kept in the file
+        # tree here but not run by the kernel.
+        directive = raw.strip()
+        if directive.startswith("#kernel:"):
+            t.emit(directive[len("#kernel:"):].strip())
+            continue
+        if directive in ("#kernel-skip", "#kernel-end"):
+            if skipping == (directive == "#kernel-skip"):
+                print(f"{script} line {number}: {directive} out of order", file=sys.stderr)
+                return 2
+            skipping = directive == "#kernel-skip"
+            continue
         words = raw.split("#", 1)[0].split()
         if not words:
             continue
         t.emit(f"# line {number}: {' '.join(words)}")
+        mark = len(t.out)
         try:
             t.translate(words)
         except ScriptError as e:
             print(f"{script} line {number}: {words[0]}: {e}", file=sys.stderr)
             return 2
+        if skipping:
+            del t.out[mark - 1:]
+    if skipping:
+        print(f"{script}: #kernel-skip without #kernel-end", file=sys.stderr)
+        return 2
     sys.stdout.write(PREAMBLE.format(script=script, fs=fs, discard=discard))
     sys.stdout.write("\n".join(t.out) + "\n")
     return 0

@@ -336,6 +336,12 @@ pub trait TrimPolicy {
     fn restart_delay(&mut self, _range: Run, _now: SimTime) -> bool {
         false
     }
+    /// btrfs: the block group `range` has nothing in use after a commit
+    /// (btrfs_discard_queue_work with `used == 0` -> add_to_discard_unused_list): its queued
+    /// runs are due after the shorter unused delay from `now`. Returns whether any was queued.
+    fn unused_delay(&mut self, _range: Run, _now: SimTime) -> bool {
+        false
+    }
     /// Whether umount gives up the TRIMs still queued (not those in flight) instead of letting
     /// the worker finish them: the kernel's workers that check for a closing file system
     /// (ext4's discard worker, btrfs' async discard).
@@ -488,6 +494,25 @@ mod tests {
         p.on_allocate(Run::new(4, 4));
         assert_eq!(p.stats().reuse_cancelled_blocks, 4);
         assert_eq!(p.queued_available(), vec![Run::new(8, 8)], "the 4-block head fell below the min filter");
+    }
+
+    #[test]
+    fn async_unused_block_group_is_due_after_the_short_delay() {
+        let params = PolicyParams::default()
+            .with(&btrfs_async::DELAY, 100)
+            .with(&btrfs_async::UNUSED_DELAY, 10)
+            .with(&btrfs_async::IOPS_LIMIT, 0);
+        let mut p = build(PolicyKind::Async, &params, 4096);
+        p.on_commit(SimTime(0), vec![fr(0, 512), fr(1000, 512)], 0.5);
+        // The commit left the block group [900, 2000) with nothing in use: due at 10, not 100.
+        assert!(p.unused_delay(Run::new(900, 1100), SimTime(0)));
+        let WorkerPick::Trim { run, .. } = p.next_for_worker(SimTime(10)) else { panic!() };
+        assert_eq!(run, Run::new(1000, 512));
+        assert_eq!(
+            p.next_for_worker(SimTime(11)),
+            WorkerPick::WaitUntil(SimTime(100)),
+            "the other keeps 100"
+        );
     }
 
     #[test]

@@ -283,6 +283,25 @@ impl<D: BlockDevice> FileSystem<D> {
         }
     }
 
+    /// The data block groups that `freed` leaves with nothing in use (every block free in
+    /// the bitmap): btrfs_discard_queue_work puts them on the unused list, due after
+    /// BTRFS_DISCARD_UNUSED_DELAY (fs/btrfs/discard.c add_to_discard_unused_list).
+    pub(super) fn btrfs_emptied_groups(&self, freed: &[Run]) -> Vec<Run> {
+        let Some(b) = self.layout_fs.btrfs() else { return Vec::new() };
+        let mut out: Vec<Run> = Vec::new();
+        for f in freed {
+            let Some((i, stripe)) = b.chunk_of(f.start) else { continue };
+            if b.chunks[i].kind != ChunkKind::Data || out.contains(&stripe) {
+                continue;
+            }
+            let free = self.bitmap.avail_runs(stripe.start, stripe.end(), 1);
+            if free.len() == 1 && free[0] == stripe {
+                out.push(stripe);
+            }
+        }
+        out
+    }
+
     /// A free run clipped to the block group holding block `anchor`: btrfs' free-space
     /// entries never cross a block group (the async worker's merged run must not take the
     /// unallocated space next to it).

@@ -66,10 +66,29 @@ impl<D: BlockDevice> FileSystem<D> {
     /// clock is not the application's.
     pub(super) fn dirty_meta_at(&mut self, block: u64, t: SimTime) {
         if self.running.is_empty() {
-            let at = t.after(self.config.commit_interval_ns);
+            let at = self.commit_timer_due(t);
             self.events.push(at, Ev::CommitTimer(self.running.tid));
         }
         self.running.meta.insert(block);
+    }
+
+    /// When the running transaction, first changed at `t`, is committed with nobody asking.
+    /// ext4 (jbd2's j_commit_interval, fs/jbd2/transaction.c start_this_handle ->
+    /// jbd2_get_transaction arms t_expires) and btrfs (transaction_kthread's commit_interval)
+    /// count from the transaction's start. XFS has no such timer: `xfs_log_worker`
+    /// (fs/xfs/xfs_log.c) forces the log every `xfs_syncd_centisecs` (30 s) from mount
+    /// (`xfs_log_mount_finish` -> `xfs_log_work_queue`, which the worker calls again at its
+    /// end), so the change waits for the worker's next tick on the mount's clock.
+    pub(super) fn commit_timer_due(&self, t: SimTime) -> SimTime {
+        let period = self.config.commit_interval_ns.max(1);
+        match self.layout_fs.xfs() {
+            Some(x) => {
+                let from = x.log_worker_from.min(t);
+                let ticks = t.since(from) / period + 1;
+                from.after(ticks * period)
+            }
+            None => t.after(period),
+        }
     }
 
     pub(super) fn free_run(&mut self, run: Run) {
@@ -79,7 +98,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// Frees `run` into the running transaction at `t` (see `dirty_meta_at`).
     pub(super) fn free_run_at(&mut self, run: Run, t: SimTime) {
         if self.running.is_empty() {
-            let at = t.after(self.config.commit_interval_ns);
+            let at = self.commit_timer_due(t);
             self.events.push(at, Ev::CommitTimer(self.running.tid));
         }
         self.bitmap.free(run.start, run.len);
@@ -186,8 +205,12 @@ impl<D: BlockDevice> FileSystem<D> {
                 let tail_update = self.tail_update_at_commit();
                 let util = self.utilization();
                 let freed = self.committed_freed(&mut c);
+                let freed_runs: Vec<Run> = freed.iter().map(|f| f.run).collect();
                 let plan = self.policy.on_commit(now, freed, util);
                 self.release(now, plan.release);
+                for group in self.btrfs_emptied_groups(&freed_runs) {
+                    self.policy.unused_delay(group, now);
+                }
                 let mut reqs = tail_update;
                 for f in &plan.trim {
                     reqs.extend(self.trim_requests(f.run));
@@ -405,7 +428,15 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// Mount: jbd2's journal_reset starts the log over at its first block (the journal was
     /// checkpointed at umount).
+    /// A mount queues `xfs_log_worker` (`commit_timer_due`).
+    pub(super) fn log_worker_mounted(&mut self) {
+        if self.layout_fs.xfs().is_some() {
+            self.layout_fs.xfs_mut().log_worker_from = self.now;
+        }
+    }
+
     pub(super) fn journal_mounted(&mut self) {
+        self.log_worker_mounted();
         if self.jbd2() {
             let checkpoint = &self.checkpoint;
             self.log.drop_clean(|b| checkpoint.contains(&b));

@@ -22,6 +22,8 @@ pub(super) struct Ext4 {
     pub(super) lg_prealloc: LocalityGroup,
     /// The next group whose inode table `ext4lazyinit` zeroes.
     pub(super) lazy_init_group: Option<u64>,
+    /// ext4lazyinit's clock (lazyinit.rs).
+    pub(super) lazy_init: super::lazyinit::LazyInitClock,
 }
 
 /// XFS's own state.
@@ -29,6 +31,9 @@ pub(super) struct Ext4 {
 pub(super) struct Xfs {
     /// Inodes waiting for inactivation (`FsConfig::inodegc`, inodegc.rs).
     pub(super) inodegc: InodeGcQueue,
+    /// When the last mount queued `xfs_log_worker` (journal.rs `log_worker_due`): it runs
+    /// every `xfs_syncd_centisecs` from there, whatever the file system does.
+    pub(super) log_worker_from: trimlab_sim::SimTime,
 }
 
 // One value per mounted file system, never in a collection: its size costs nothing, while a

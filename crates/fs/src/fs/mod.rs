@@ -36,6 +36,7 @@ mod journal;
 mod journal_log;
 mod layout;
 mod layout_fs;
+mod lazyinit;
 mod lg_prealloc;
 mod namespace;
 mod page_cache;
@@ -160,11 +161,6 @@ enum Step {
     Next(SimTime),
     Finished(SimTime),
 }
-
-/// ext4_register_li_request: ext4lazyinit starts after a random delay below
-/// EXT4_DEF_LI_MAX_START_DELAY (5 s); trimlab takes its mean, 2.5 s (assumption), at mkfs and
-/// again at each mount that finds it unfinished.
-const LAZY_INIT_START_NS: u64 = 2_500_000_000;
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -394,10 +390,11 @@ impl<D: BlockDevice> FileSystem<D> {
         self.app_io(vec![Command::Flush], true);
         self.stream_goal = (self.config.first_data_group * self.layout.bpg) % self.layout.total_blocks;
         self.btrfs_mounted();
+        self.log_worker_mounted();
         self.fitrim_mounted();
         if let Some(ext4) = self.layout_fs.ext4_mut().filter(|_| self.config.lazy_itable_init) {
             ext4.lazy_init_group = Some(0);
-            self.events.push(self.now.after(LAZY_INIT_START_NS), Ev::LazyInit);
+            self.lazy_init_register(self.now);
         }
     }
 
@@ -519,33 +516,6 @@ impl<D: BlockDevice> FileSystem<D> {
             Ev::InodeGc(generation) => self.inodegc_timer(t, generation),
             Ev::Flusher => self.flusher(t),
             Ev::FitrimTimer => self.periodic_fitrim_due(t),
-        }
-    }
-
-    /// ext4lazyinit (ext4_init_inode_table): zero the unused part of one group's inode table
-    /// with sb_issue_zeroout (a hole punch, i.e. a TRIM, on a loop or NBD device), then sleep
-    /// for s_li_wait_mult (10) times as long as that took before the next group.
-    fn lazy_init_step(&mut self, t: SimTime) {
-        let Some(g) = self.layout_fs.ext4().and_then(|e| e.lazy_init_group) else { return };
-        let bs = self.config.block_bytes;
-        let used = self.layout.itable_used_blocks(g, bs, self.config.inode_bytes);
-        let run = Run::new(self.layout.itable_start(g) + used, self.layout.itable_blocks - used);
-        let mut done = t;
-        if run.len > 0 {
-            self.zeroing = Zeroing::ItableInit;
-            for req in self.trim_requests(run) {
-                done = done.max(self.dev_submit(t, &req, None));
-                self.stats.itable_init_commands += 1;
-            }
-            self.zeroing = Zeroing::No;
-        }
-        let done = done.after(self.config.host.complete_ns);
-        let next = Some(g + 1).filter(|n| *n < self.layout.groups);
-        if let Some(ext4) = self.layout_fs.ext4_mut() {
-            ext4.lazy_init_group = next;
-        }
-        if next.is_some() {
-            self.events.push(done.after(10 * done.since(t)), Ev::LazyInit);
         }
     }
 
@@ -1138,9 +1108,8 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         let now = self.now;
         if self.layout_fs.ext4().is_some_and(|e| e.lazy_init_group.is_some()) {
-            // ext4lazyinit resumes where umount stopped it, after the same start delay as at
-            // the first mount.
-            self.events.push(now.after(LAZY_INIT_START_NS), Ev::LazyInit);
+            // ext4lazyinit resumes where umount stopped it, after a new start delay.
+            self.lazy_init_register(now);
         }
         if let Some(b) = self.layout_fs.btrfs_mut() {
             // In-memory only: the metadata cluster, the device's CHUNK_TRIMMED bits, the

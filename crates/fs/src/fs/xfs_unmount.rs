@@ -32,7 +32,7 @@ impl<D: BlockDevice> FileSystem<D> {
         if !self.running.is_empty() {
             // Never reached on the models so far; if it is, the next mount's log worker
             // commits it, as it would the kernel's.
-            let at = self.now.after(self.config.commit_interval_ns);
+            let at = self.commit_timer_due(self.now);
             self.events.push(at, Ev::CommitTimer(self.running.tid));
         }
     }
