@@ -19,6 +19,7 @@
 //! a result. What is logic rather than an entry lives below: `trimlab-replay`,
 //! `trimlab-advise`, `trimlab-bench`.
 
+pub mod aging_report;
 pub mod catalog;
 pub mod compare;
 pub mod expected_claims;

@@ -46,10 +46,11 @@ struct Aging<'a> {
 }
 
 impl Aging<'_> {
-    /// Creates one file (and, every [`FILES_PER_DIR`] files, one directory first). False
-    /// once the file system is out of space or inodes.
+    /// Creates one file (and first one directory, while there are fewer than one per
+    /// [`FILES_PER_DIR`] live files: directories are never removed, so churn does not pile
+    /// them up). False once the file system is out of space or inodes.
     fn create_one(&mut self, fs: &mut Fs, rng: &mut SimRng, live: &mut Vec<String>) -> Result<bool, FsError> {
-        if self.created.is_multiple_of(FILES_PER_DIR) {
+        if (self.tree.directories() as u64) * FILES_PER_DIR <= live.len() as u64 {
             let dir = self.tree.grow(rng);
             match fs.mkdir(&dir) {
                 Ok(_) => {}

@@ -14,7 +14,7 @@ use trimlab_sim::SimRng;
 const FILE_DEPTH_MEAN: f64 = 6.49;
 /// The generative model's offset: a directory's weight is its subdirectories + 2.
 const PARENT_OFFSET: u64 = 2;
-/// Files per directory: one directory is made per this many files created (assumption: the
+/// Files per directory: one directory is made per this many live files (assumption: the
 /// five-year study's desktops hold a few files per directory on average, most directories
 /// few; Impressions' example images hold about 5 files per directory).
 pub const FILES_PER_DIR: u64 = 5;
