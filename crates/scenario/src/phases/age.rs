@@ -94,9 +94,10 @@ fn profiled(f: &mut crate::stack::FileStack, p: &mut PhaseRun) -> Result<Outcome
     };
     let shape = shared::shape(section, p.index);
     let (fs, state) = f.parts();
+    let progress = &mut *p.progress;
     let report = state
         .with_stream(&shared::stream(section), |rng, live| {
-            aging_profile::age(fs, rng, live, &shape, &target, section.file_bytes_max.map(|b| b.0))
+            aging_profile::age(fs, rng, live, &shape, &target, section.file_bytes_max.map(|b| b.0), progress)
         })
         .map_err(|e| e.to_string())?;
     let mut outcome = Outcome::default();

@@ -16,6 +16,7 @@ use trimlab_device::CommandKind;
 use trimlab_fs::FsError;
 use trimlab_sim::SimRng;
 use trimlab_workload::file::{delete_down_to, write_file, FileShape};
+use trimlab_workload::Progress;
 
 /// `profile`'s one value.
 pub const IMPRESSIONS: &str = "impressions";
@@ -107,6 +108,7 @@ pub fn age(
     shape: &FileShape,
     target: &Target,
     max_bytes: Option<u64>,
+    progress: &mut dyn Progress,
 ) -> Result<Value, FsError> {
     let data_bytes = fs.data_blocks() * fs.config().block_bytes;
     let cap = max_bytes.unwrap_or(data_bytes / FILE_CAP_SHARE);
@@ -117,6 +119,7 @@ pub fn age(
         created: 0,
     };
     a.fill_to(fs, rng, live, target.utilization)?;
+    progress.note(&format!("aging: filled to {:.3} with {} files", fs.utilization(), live.len()));
     let start = written(fs);
     let budget =
         target.churn.unwrap_or(if target.free_layout_score.is_some() { SCORE_CHURN_DEFAULT } else { 0.0 });
@@ -137,6 +140,10 @@ pub fn age(
         a.fill_to(fs, rng, live, target.high)?;
         *live = delete_down_to(fs, rng, std::mem::take(live), target.utilization)?;
         cycles += 1;
+        progress.note(&format!(
+            "aging: churn cycle {cycles}, {:.2} of {budget} capacities written",
+            (written(fs) - start) as f64 / data_bytes as f64
+        ));
         if written(fs) == before {
             break;
         }
