@@ -73,8 +73,7 @@ pub fn free_space(bitmap: &BlockBitmap, block_bytes: u64) -> FreeSpace {
         extents += 1;
         largest = largest.max(len);
     };
-    let used = bitmap.used_words();
-    let blocks = bitmap.blocks();
+    let (used, blocks) = (bitmap.used_words(), bitmap.blocks());
     let mut run = 0u64;
     for (w, &word) in used.iter().enumerate() {
         let base = w as u64 * 64;
@@ -121,14 +120,13 @@ pub fn free_space(bitmap: &BlockBitmap, block_bytes: u64) -> FreeSpace {
         .filter(|(_, (n, _))| *n > 0)
         .map(|(i, &(n, b))| FreeBucket { min_blocks: 1 << i, extents: n, blocks: b })
         .collect();
-    let median = block_median(&histogram, free_blocks);
     FreeSpace {
         block_bytes,
         free_blocks,
         free_extents: extents,
         largest_extent_blocks: largest,
         mean_extent_blocks: if extents == 0 { 0.0 } else { free_blocks as f64 / extents as f64 },
-        median_extent_blocks_by_blocks: median,
+        median_extent_blocks_by_blocks: block_median(&histogram, free_blocks),
         layout_score: score(free_blocks, extents, 1),
         histogram,
     }
