@@ -150,6 +150,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         let mut report = trimlab_jobs::run_report::run_report(&title, &result.report, rows, unit);
         trimlab_jobs::steady_report::add_steady_state(&mut report, &result.metrics["steady_state"]);
         trimlab_jobs::run_report::add_run_context(&mut report, &result.metrics);
+        trimlab_jobs::aging_report::add_aging(&mut report, &result.metrics["aging"]);
         let index = trimlab_jobs::run_report::write_job_page(out, PageKind::Run, &report, &[])?;
         if !args.json {
             println!("wrote {}", index.display());

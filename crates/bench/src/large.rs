@@ -247,7 +247,7 @@ pub fn run_drive(config: &SsdConfig, label: &str, ui: &mut dyn Ui) -> Result<Dri
 
 /// CPU time of this thread so far (the model runs on one), where /proc exists: the first field
 /// of /proc/thread-self/schedstat, nanoseconds on a CPU.
-fn cpu_s() -> Option<f64> {
+pub(crate) fn cpu_s() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = stat.split_whitespace().next()?.parse().ok()?;
     Some(ns as f64 / 1e9)

@@ -14,6 +14,7 @@
 // Bench measures wall-clock speed of the model; the model itself runs on simulated time.
 #![allow(clippy::disallowed_methods)]
 
+mod aged;
 mod cases;
 mod ftl_alone;
 mod large;
@@ -34,9 +35,17 @@ pub fn run_limit(ui: &mut dyn Ui) -> Result<()> {
     limit::compare(limit_maps_8gib()?, ui)
 }
 
-/// `trimlab bench --large [NAME]`: the 61.44 TB and 30.72 TB drives at full size, or one.
+/// `trimlab bench --large [NAME]`: the 61.44 TB and 30.72 TB drives at full size, and the
+/// aged 1 TiB ext4 run to steady state (`1T-aged`), or one of them.
 pub fn run_large(only: Option<&str>, ui: &mut dyn Ui) -> Result<()> {
-    large::run(only, ui)
+    if only == Some(aged::NAME) {
+        return aged::run(ui);
+    }
+    large::run(only, ui)?;
+    if only.is_none() {
+        aged::run(ui)?;
+    }
+    Ok(())
 }
 
 /// The 8 GiB page-mapped case's map sizes, which the head-to-head comparison uses.

@@ -68,6 +68,11 @@ impl BlockBitmap {
     pub fn avail_count(&self) -> u64 {
         self.avail_count
     }
+    /// The on-disk bitmap's words, block `b` at bit `b % 64` of word `b / 64` (free-space
+    /// statistics read it a word at a time: free_space.rs).
+    pub fn used_words(&self) -> &[u64] {
+        &self.used
+    }
     pub fn is_used(&self, b: u64) -> bool {
         get(&self.used, b)
     }

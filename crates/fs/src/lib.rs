@@ -12,6 +12,7 @@
 pub mod bitmap;
 pub mod config;
 pub mod extent;
+pub mod free_space;
 pub mod fs;
 /// The host TRIM policies live in their own crate below this one; `trimlab_fs::policy` keeps
 /// naming them for the crates above.

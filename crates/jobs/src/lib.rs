@@ -20,6 +20,7 @@
 //! `trimlab-advise`, `trimlab-bench`.
 
 pub mod advise_request;
+pub mod aging_report;
 pub mod catalog;
 pub mod compare;
 pub mod expected_claims;

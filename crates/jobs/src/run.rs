@@ -145,6 +145,7 @@ pub fn summary(result: &RunResult) -> Vec<String> {
             ));
         }
     }
+    lines.extend(crate::aging_report::summary_line(&result.metrics["aging"]));
     for s in result.metrics["steady_state"].as_array().into_iter().flatten() {
         lines.push(s["verdict"].as_str().unwrap_or("steady state: ?").to_string());
     }

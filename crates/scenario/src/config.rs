@@ -116,7 +116,13 @@ impl RunConfig {
     /// checked at resolution, when the phases have given each section its kind.
     fn refuse_unknown_workload_keys(&self, text: &str, origin: &str) -> Result<(), ScenarioError> {
         use crate::key_lines::{line_of, Step};
-        let mut tables = vec![(None, self.workload.keys.names().collect::<Vec<_>>())];
+        // A run without [[phase]] gives the loop's round keys in [workload] (workload_rounds.rs).
+        let top = self
+            .workload
+            .keys
+            .names()
+            .filter(|k| !(self.phases.is_empty() && crate::workload_rounds::KEYS.contains(k)));
+        let mut tables = vec![(None, top.collect::<Vec<_>>())];
         for (i, phase) in self.phases.iter().enumerate() {
             if let Some(over) = &phase.workload {
                 tables.push((Some(i), over.keys().map(String::as_str).collect()));
@@ -273,9 +279,10 @@ impl RunConfig {
             phases.push(Phase { section: phase.clone(), workload: merged, written: true });
         }
         let workload = if self.phases.is_empty() {
-            let w = stack.check_workload(self.workload.clone(), "workload")?;
-            let (section, workload) = crate::phases::implicit(&w, on_fs);
-            phases.push(Phase { section, workload, written: false });
+            let mut w = self.workload.clone();
+            let rounds = crate::workload_rounds::take(&mut w)?;
+            let w = stack.check_workload(w, "workload")?;
+            phases.extend(crate::workload_rounds::phases(&w, on_fs, rounds)?);
             w
         } else {
             // The phases complete it: its kind may not be the one its keys are for yet (keys no

@@ -19,6 +19,7 @@ pub mod phases;
 pub mod run;
 pub mod stack;
 pub mod steady_state;
+pub mod workload_rounds;
 
 pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
 pub use flatten::{config_hash, flatten};

@@ -154,6 +154,13 @@ pub struct PhaseSection {
     /// `utilization` until this many capacities more were written (default 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub churn: Option<f64>,
+    /// age (file system): `"impressions"` ages with a published file-size distribution and
+    /// directory tree (phases/aging_profile.rs) instead of 001's fill and deletes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// age with a profile: churn until the free space's layout score is at most this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_layout_score: Option<f64>,
     /// measure: also restart the file system's call latencies (fsync, write), so that
     /// `host.calls` covers only what follows (default false).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -193,6 +200,8 @@ impl PhaseSection {
             between: None,
             calls: None,
             churn: None,
+            profile: None,
+            free_layout_score: None,
         }
     }
 

@@ -459,6 +459,11 @@ impl<D: BlockDevice> FileSystem<D> {
             + self.delalloc.reserved_blocks;
         used as f64 / self.data_blocks() as f64
     }
+    /// Free-space fragmentation and the files' layout score, measured now (free_space.rs).
+    pub fn free_space(&self) -> (crate::free_space::FreeSpace, crate::free_space::Layout) {
+        let free = crate::free_space::free_space(&self.bitmap, self.config.block_bytes);
+        (free, crate::free_space::layout(self.inodes.values().map(|i| &i.extents)))
+    }
     pub fn available_blocks(&self) -> u64 {
         self.bitmap.avail_count()
     }

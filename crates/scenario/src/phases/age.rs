@@ -3,9 +3,11 @@
 //! with `churn`, files created up to 5 points above the utilization and random ones deleted
 //! back to it, over and over, until `churn` capacities more were written: the steady turnover
 //! Geriatrix (Kadekodi et al., ATC 2018) ages a file system with, and what SNIA PTS's
-//! preconditioning (2x the capacity) asks of a drive before it is measured.
+//! preconditioning (2x the capacity) asks of a drive before it is measured. With
+//! `profile = "impressions"` the file system is aged as real ones look after years
+//! (aging_profile.rs) and its fragmentation is measured into metrics.json's `aging`.
 
-use super::shared;
+use super::{aging_profile, shared};
 use crate::phase::{Outcome, PhaseKind, PhaseRun, PhaseSpec, Report};
 use crate::stack::Stack;
 use trimlab_workload::file::{age, set_utilization, FileShape};
@@ -28,8 +30,18 @@ pub const SPEC: PhaseSpec = PhaseSpec {
 };
 
 /// The file-system keys: `fill`'s and `churn`.
-const AGE_FS_KEYS: &[&str] =
-    &["utilization", "file_bytes_min", "file_bytes_max", "append_bytes", "hole_bytes", "prefix", "stream", "churn"];
+const AGE_FS_KEYS: &[&str] = &[
+    "utilization",
+    "file_bytes_min",
+    "file_bytes_max",
+    "append_bytes",
+    "hole_bytes",
+    "prefix",
+    "stream",
+    "churn",
+    "profile",
+    "free_layout_score",
+];
 
 /// How far above the utilization a churn cycle fills before it deletes back (assumption: small
 /// enough to keep the file system near its target, large enough that a cycle is many files).
@@ -38,6 +50,7 @@ const CHURN_SWING: f64 = 0.05;
 fn run(stack: &mut Stack, p: &mut PhaseRun) -> Result<Outcome, String> {
     match stack {
         Stack::Block(b) => shared::precondition(b, p, Precondition::Steady)?,
+        Stack::File(f) if p.section.profile.is_some() => return profiled(f, p),
         Stack::File(f) => {
             let (s, target) = (shared::shape(p.section, p.index), p.section.utilization.unwrap_or(0.9));
             let churn_bytes = (p.section.churn.unwrap_or(0.0) * f.capacity as f64) as u64;
@@ -67,4 +80,27 @@ fn run(stack: &mut Stack, p: &mut PhaseRun) -> Result<Outcome, String> {
         }
     }
     Ok(Outcome::default())
+}
+
+/// The profile's aging (aging_profile.rs), its report as metrics.json's `aging`.
+fn profiled(f: &mut crate::stack::FileStack, p: &mut PhaseRun) -> Result<Outcome, String> {
+    let section = p.section;
+    let utilization = section.utilization.unwrap_or(0.8);
+    let target = aging_profile::Target {
+        utilization,
+        high: (utilization + CHURN_SWING).min(0.99),
+        churn: section.churn,
+        free_layout_score: section.free_layout_score,
+    };
+    let shape = shared::shape(section, p.index);
+    let (fs, state) = f.parts();
+    let progress = &mut *p.progress;
+    let report = state
+        .with_stream(&shared::stream(section), |rng, live| {
+            aging_profile::age(fs, rng, live, &shape, &target, section.file_bytes_max.map(|b| b.0), progress)
+        })
+        .map_err(|e| e.to_string())?;
+    let mut outcome = Outcome::default();
+    outcome.metrics.insert("aging".into(), report);
+    Ok(outcome)
 }

@@ -5,7 +5,10 @@
 //! Here too: checking a `[[phase]]` table against its kind, and the phases a run without
 //! `[[phase]]` is made of.
 
+mod aging_profile;
+mod file_size_dist;
 mod shared;
+mod tree_shape;
 
 use crate::phase::{PhaseKind, PhaseSection, PhaseSpec, Report};
 use trimlab_device::ConfigError;
@@ -179,6 +182,27 @@ impl PhaseSection {
         if let Some(c) = self.churn {
             if !(c.is_finite() && (0.0..=100.0).contains(&c)) {
                 return Err(ConfigError::new(&at("churn"), c, "must be in 0.0..=100.0 (capacities written)"));
+            }
+        }
+        if let Some(text) = &self.profile {
+            if text != aging_profile::IMPRESSIONS {
+                return Err(ConfigError::new(
+                    &at("profile"),
+                    format!("{text:?}"),
+                    format!(
+                        "the one profile is {:?} (unset: 001's fill and deletes)",
+                        aging_profile::IMPRESSIONS
+                    ),
+                ));
+            }
+        }
+        if let Some(s) = self.free_layout_score {
+            if !(0.0..=1.0).contains(&s) || self.profile.is_none() {
+                return Err(ConfigError::new(
+                    &at("free_layout_score"),
+                    s,
+                    "must be in 0.0..=1.0 and needs profile = \"impressions\"",
+                ));
             }
         }
         if let Some(u) = self.utilization {

@@ -99,6 +99,7 @@ fn host_thin_workload_output_and_top_level_tables_list_the_schema_keys() {
         .iter()
         .copied()
         .chain(["kind"])
+        .chain(trimlab_scenario::workload_rounds::KEYS)
         .chain(KINDS.iter().flat_map(|s| (s.keys.names)().iter().copied()))
         .collect();
     for key in keys(&block[0]) {

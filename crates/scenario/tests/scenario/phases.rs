@@ -232,3 +232,62 @@ fn a_repeated_phase_runs_as_its_rounds_written_out() {
     .to_string();
     assert!(e.contains("phase[0].repeat"), "{e}");
 }
+
+/// Issue 39 item 2: `age` with `profile = "impressions"` on ext4, XFS and btrfs. Each reports
+/// its measured free-space fragmentation; two seeds give different layouts with the same
+/// statistics (tolerances: utilization within 0.02, the free space's and the files' layout
+/// scores within 0.10, free extents per GiB free within a factor 1.5); the live files' sizes
+/// pass a Kolmogorov–Smirnov test against the cited distribution at the 1 % level
+/// (distance < 1.63 / √files).
+#[test]
+fn impressions_aging_reports_fragmentation_and_follows_its_distribution() {
+    for layout in ["ext4", "xfs", "btrfs"] {
+        let aged = |seed: u64| {
+            let text = format!(
+                r#"{}
+[host]
+fs = "ext4"
+layout = "{layout}"
+discard = "nodiscard"
+[[phase]]
+kind = "age"
+profile = "impressions"
+utilization = 0.8
+churn = 1.0
+"#,
+                SMALL_SSD.replace("128MiB", "512MiB")
+            );
+            let m = trimlab_scenario::run_text(&text, "test.toml", Some(seed), &[])
+                .unwrap_or_else(|e| panic!("{layout}: {e}\n{text}"));
+            m["aging"].clone()
+        };
+        let (a, b) = (aged(1), aged(2));
+        assert_ne!(a, b, "{layout}: two seeds gave the same layout");
+        let f = |v: &Value, path: &[&str]| path.iter().fold(v, |v, k| &v[*k]).as_f64().unwrap_or(f64::NAN);
+        for m in [&a, &b] {
+            let files = f(m, &["files"]);
+            assert!(files > 200.0, "{layout}: {files} files");
+            let ks = f(m, &["file_sizes_ks_distance"]);
+            assert!(ks < 1.63 / files.sqrt(), "{layout}: KS distance {ks} over {files} files");
+            assert!(f(m, &["free_space", "free_extents"]) >= 1.0, "{layout}: {m}");
+            assert!(f(m, &["churn_capacities"]) >= 1.0, "{layout}: churned {}", m["churn_capacities"]);
+            let u = f(m, &["utilization"]);
+            assert!((0.78..0.86).contains(&u), "{layout}: utilization {u}");
+        }
+        for (path, tol) in [
+            (&["utilization"][..], 0.02),
+            (&["free_space", "layout_score"], 0.10),
+            (&["layout", "layout_score"], 0.10),
+        ] {
+            let (x, y) = (f(&a, path), f(&b, path));
+            assert!((x - y).abs() <= tol, "{layout}: {path:?} {x} vs {y} (tolerance {tol})");
+        }
+        let per_free =
+            |m: &Value| f(m, &["free_space", "free_extents"]) / f(m, &["free_space", "free_blocks"]);
+        let ratio = per_free(&a) / per_free(&b);
+        assert!(
+            (1.0 / 1.5..=1.5).contains(&ratio),
+            "{layout}: free extents per free block differ by {ratio}"
+        );
+    }
+}

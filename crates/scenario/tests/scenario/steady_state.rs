@@ -228,3 +228,50 @@ fn a_file_workload_repeats_with_its_files_removed_or_kept_between_rounds() {
     let e = repeated_script("shred").unwrap_err();
     assert!(e.contains("phase[0].between") && e.contains("\"remove\""), "{e}");
 }
+
+/// `[workload] until = "steady"` in a run without `[[phase]]` runs the same rounds as the
+/// written phases: on a bare SSD, the precondition (`fill`), `measure` and the workload in
+/// rounds, reaching steady state as `fill` + `workload` written out do; on a file system the
+/// one workload phase in rounds. A config without the keys is unchanged (tests elsewhere).
+#[test]
+fn the_plain_workload_runs_in_rounds_until_steady() {
+    let written = run(&config("repeat = 25"));
+    let plain = config("").replace("[[phase]]\nkind = \"fill\"\n[[phase]]\nkind = \"workload\"\nname = \"random-write\"\nuntil = \"steady\"\n", "")
+        .replace("precondition = \"none\"", "precondition = \"fill\"\nuntil = \"steady\"\nrepeat = 25");
+    assert!(!plain.contains("[[phase]]"), "{plain}");
+    let m = run(&plain);
+    let (a, b) = (&written["steady_state"][0], &m["steady_state"][0]);
+    // Its own random stream (the workload is phase 2 here), so the figures are not the
+    // written run's, but the WAF converges the same way and the rule says so.
+    assert_eq!((a["reached"].clone(), b["reached"].clone()), (Value::Bool(true), Value::Bool(true)), "{b:#}");
+    assert_eq!(figures(b, "waf").len() as u64, b["rounds_run"].as_u64().unwrap());
+    let kinds: Vec<&str> =
+        m["phases"].as_array().unwrap().iter().map(|p| p["kind"].as_str().unwrap()).collect();
+    assert_eq!(&kinds[..2], ["fill", "measure"], "{kinds:?}");
+    // On a file system: rounds of the file workload, a verdict either way.
+    let fs = r#"
+[device]
+preset = "nvme-tlc"
+logical_bytes = "128MiB"
+[host]
+fs = "ext4"
+[workload]
+kind = "postmark"
+files = 100
+transactions = 300
+until = "steady"
+repeat = 6
+"#;
+    let m = run(fs);
+    let s = &m["steady_state"][0];
+    assert!(s["verdict"].as_str().is_some(), "{m:#}");
+    let rounds = m["phases"].as_array().unwrap().iter().filter(|p| p["round"].is_u64()).count();
+    assert_eq!(rounds as u64, s["rounds_run"].as_u64().unwrap());
+    // Refused where rounds make no sense, naming the key.
+    let bad = fs.replace(
+        "kind = \"postmark\"\nfiles = 100\ntransactions = 300",
+        "kind = \"script\"\noperations = \"create a size=4KiB\"",
+    );
+    let e = trimlab_scenario::run_text(&bad, "t.toml", None, &[]).unwrap_err().to_string();
+    assert!(e.contains("workload.until"), "{e}");
+}

@@ -87,6 +87,12 @@ impl KindKeys {
         self.0.insert(key.to_string(), toml::Value::String(value.to_string()));
     }
 
+    /// Removes `key` and returns its value (the run loop's keys a run without `[[phase]]`
+    /// gives in `[workload]`: `until`, `repeat`, `steady`).
+    pub fn take(&mut self, key: &str) -> Option<toml::Value> {
+        self.0.remove(key)
+    }
+
     /// The keys set, in order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.0.keys().map(String::as_str)
