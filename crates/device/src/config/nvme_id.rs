@@ -584,6 +584,52 @@ mod tests {
         assert!(young.read[0].starts_with("wear: percentage_used = 1"), "{:?}", young.read);
     }
 
+    fn sample(kind: ReportKind, file: &str) -> Report {
+        let path = format!("{}/../../tests/data/nvme/{file}", env!("CARGO_MANIFEST_DIR"));
+        Report::read(kind, &path).unwrap()
+    }
+
+    /// The real drives' reports of tests/data/nvme (sources in its README.md).
+    #[test]
+    fn real_drives_reports_map_to_their_keys() {
+        let wdc = Import::of_reports(&[sample(ReportKind::IdCtrl, "wdc-sn730-id-ctrl.json")]).unwrap();
+        assert_eq!(wdc.model, "WDC PC SN730 SDBQNTY-256G-1001");
+        assert_eq!(wdc.section.logical_bytes, Some(ByteSize(256_060_514_304)), "tnvmcap");
+        assert_eq!(wdc.section.max_transfer_bytes, Some(ByteSize(512 << 10)), "mdts 7");
+        assert!(wdc
+            .read
+            .iter()
+            .any(|l| l.starts_with("oncs = 0x5f: Dataset Management (deallocate) supported")));
+        let path = format!("{}/../../tests/data/nvme/wdc-sn730-id-ctrl.json", env!("CARGO_MANIFEST_DIR"));
+        let device = DeviceSection { r#from: Some(path), ..Default::default() };
+        let config =
+            super::super::SsdConfig::resolve(&device, &Default::default(), &Default::default()).unwrap();
+        assert!(
+            config.source_note.contains("2 mapped (logical_bytes, max_transfer_bytes)"),
+            "{}",
+            config.source_note
+        );
+        assert_eq!(
+            (config.logical_bytes(), config.max_transfer_bytes, config.preset.as_str()),
+            (256_060_514_304, 512 << 10, "nvme-tlc")
+        );
+        let samsung =
+            Import::of_reports(&[sample(ReportKind::Smart, "samsung-970-evo-plus-250gb-smartctl.json")])
+                .unwrap();
+        assert_eq!(samsung.model, "Samsung SSD 970 EVO Plus 250GB");
+        assert_eq!(samsung.section.logical_bytes, Some(ByteSize(250_059_350_016)));
+        assert_eq!(samsung.section.rated_tbw, None, "percentage_used 0 implies no rating");
+        // 1969459 units of 512000 B over 3149 h, that is 131 whole days.
+        assert_eq!(samsung.section.daily_host_bytes, Some(ByteSize(1_969_459 * 512_000 / 131)));
+        let ns = Import::of_reports(&[sample(ReportKind::IdNs, "nvme-cli-2173-7.68tb-id-ns.json")]).unwrap();
+        assert_eq!(ns.section.logical_bytes, Some(ByteSize(0x37e3e92b0 * 512)));
+        assert_eq!(ns.section.trim_granularity_bytes, Some(ByteSize(256 * 512)), "npdg 255, 0's based");
+        assert!(ns
+            .read
+            .iter()
+            .any(|l| l.starts_with("dlfeat = 9: a deallocated block reads zeroes; Write Zeroes may")));
+    }
+
     #[test]
     fn bad_reports_name_the_file_and_the_field() {
         let e = Report::parse(ReportKind::IdCtrl, "c.json", "{\"mdts\": 5,").err().unwrap().to_string();

@@ -354,7 +354,7 @@ mod tests {
             assert!(got[0].starts_with("blktrace binary: 2 CPU file(s)"), "{got:?}");
             let actions: Vec<Vec<&str>> = got[1..].iter().map(|l| l.split_whitespace().skip(3).collect()).collect();
             assert_eq!(actions[0], ["0.000000010", "7", "D", "WS", "2048", "+", "8", "[mkfs.ext4]"], "big {big}");
-            assert_eq!(actions[1][4], "R");
+            assert_eq!(actions[1][3], "R");
             assert_eq!(actions[2][3..7], ["D", "0", "+", "2048"]);
             assert_eq!(actions[3][3..7], ["FN", "0", "+", "0"]);
             assert_eq!(got.len(), 5);
