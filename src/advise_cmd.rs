@@ -104,7 +104,9 @@ fn kind(args: &AdviseArgs) -> Result<Kind> {
     if is_config(positional) {
         return Ok(Kind::Config);
     }
-    if positional == Path::new("-") {
+    // Standard input, and blktrace's binary output given as a folder or as the NAME of its
+    // NAME.blktrace.N files, are traces.
+    if positional == Path::new("-") || !positional.is_file() {
         return Ok(Kind::Trace);
     }
     Ok(match crate::config_arg::workload_file_flag(positional, &head(positional)?) {
@@ -217,7 +219,9 @@ fn advise_trace(args: &AdviseArgs, device: Option<(&str, &str)>) -> Result<Advic
     if path == Path::new("-") {
         bail!("advise replays the trace several times: give a file, not standard input");
     }
-    head(path)?;
+    if path.is_file() {
+        head(path)?;
+    }
     let options = args.trace.options(None, "as-recorded");
     let trace = path.display().to_string();
     let open = || args.trace.open();

@@ -81,8 +81,10 @@ enum Command {
               conflicts_with_all = ["quick", "ftl", "limit"])]
         large: Option<String>,
     },
-    /// List device presets with their resolved parameters.
-    Presets,
+    /// List device presets with their resolved parameters; with --from (and --nvm, --ns,
+    /// --smart), build a device from a drive's nvme-cli / smartctl JSON and show what was
+    /// mapped and what was assumed.
+    Presets(PresetsArgs),
     /// Replay a block trace (blkparse, ftrace blk, fio iolog v2/v3, MSR, MQSim, DiskSim) on a device.
     Replay(trace_cmd::ReplayArgs),
     /// Online discard, periodic fstrim or none: replay a trace, or run a config's file workload
@@ -95,6 +97,40 @@ enum Command {
     /// Two recordings (`serve --record`, `run --record`) side by side per phase: commands,
     /// bytes, TRIM sizes and times, and the relative error of B against A.
     Compare(compare_cmd::CompareArgs),
+}
+
+/// `trimlab presets --from`: a drive's own reports (the `[device] from*` keys' files).
+#[derive(clap::Args, Debug)]
+struct PresetsArgs {
+    /// `nvme id-ctrl DEV -o json` output.
+    #[arg(long, value_name = "ID-CTRL.json")]
+    from: Option<String>,
+    /// `nvme nvm-id-ctrl DEV -o json` output (the Dataset Management limits DMRL, DMRSL, DMSL).
+    #[arg(long, value_name = "NVM-ID-CTRL.json")]
+    nvm: Option<String>,
+    /// `nvme id-ns DEV -o json` output (size, LBA format, NPDG, DLFEAT).
+    #[arg(long, value_name = "ID-NS.json")]
+    ns: Option<String>,
+    /// `smartctl -a -j DEV` output (size, the wear counters).
+    #[arg(long, value_name = "SMARTCTL.json")]
+    smart: Option<String>,
+    /// The preset the keys no report gives come from (default: the closest).
+    #[arg(long)]
+    preset: Option<String>,
+}
+
+impl PresetsArgs {
+    fn is_empty(&self) -> bool {
+        [&self.from, &self.nvm, &self.ns, &self.smart, &self.preset].iter().all(|f| f.is_none())
+    }
+
+    fn describe(&self) -> anyhow::Result<()> {
+        let reports = [self.from.clone(), self.nvm.clone(), self.ns.clone(), self.smart.clone()];
+        for line in trimlab_jobs::presets::describe_from(reports, self.preset.clone())? {
+            println!("{line}");
+        }
+        Ok(())
+    }
 }
 
 fn main() -> ExitCode {
@@ -122,7 +158,8 @@ fn main() -> ExitCode {
             },
             &mut progress::BenchTerminal,
         ),
-        Command::Presets => run_cmd::presets(),
+        Command::Presets(args) if args.is_empty() => run_cmd::presets(),
+        Command::Presets(args) => args.describe(),
         Command::Replay(args) => trace_cmd::replay(&args),
         Command::Advise(args) => advise_cmd::advise(&args),
         Command::Serve(args) => serve_cmd::run(args),

@@ -17,9 +17,10 @@ use trimlab_jobs::RunConfig;
 /// What every trace command needs to read a trace and build the device.
 #[derive(Args, Clone, Debug)]
 pub struct TraceArgs {
-    /// The trace file (`-` for standard input, `replay` only); for `advise`, or a config
-    /// (`*.toml`) whose workload is file-level, or a fio job / strace / Filebench model file
-    /// (taken as --fio / --strace / --filebench would).
+    /// The trace file (`-` for standard input, `replay` only; blktrace's binary output as a
+    /// folder, NAME or NAME.blktrace.N); for `advise`, or a config (`*.toml`) whose workload
+    /// is file-level, or a fio job / strace / Filebench model file (taken as --fio / --strace
+    /// / --filebench would).
     pub trace: Option<PathBuf>,
     /// Device, FTL and TRIM engine as in `trimlab run` configs ([workload] is ignored), or a
     /// preset's name (`trimlab presets` lists them); default: the nvme-tlc preset.
@@ -28,7 +29,8 @@ pub struct TraceArgs {
     /// Override one key of the device config (repeatable): --set ftl.kind=hybrid
     #[arg(long = "set", value_name = "KEY.PATH=VALUE")]
     pub set: Vec<String>,
-    /// Trace format (default: detected): blkparse, ftrace-blk, fio-v2, fio-v3, msr, mqsim, disksim.
+    /// Trace format (default: detected): blkparse, blktrace (binary; found by its files),
+    /// ftrace-blk, fio-v2, fio-v3, msr, mqsim, disksim.
     #[arg(long)]
     pub format: Option<String>,
     /// blkparse / ftrace events to replay: Q (queued), D (issued to the device), C (completed).
@@ -95,9 +97,22 @@ impl TraceArgs {
     }
 }
 
-/// Opens a trace file (`-`: standard input) behind a 1 MiB buffer.
+/// Opens a trace file (`-`: standard input) behind a 1 MiB buffer; blktrace's binary per-CPU
+/// files (a folder of them, `NAME` or `NAME.blktrace.N`, as `blkparse -i` takes them) are
+/// merged into one trace.
 pub fn open_trace(path: &Path) -> Result<TraceInput> {
     let name = path.display().to_string();
+    if let Some(files) = blktrace_files(path)? {
+        let mut inputs: Vec<(String, Box<dyn std::io::Read + Send>)> = Vec::new();
+        for file in &files {
+            let shown = file.display().to_string();
+            let opened = File::open(file).with_context(|| format!("cannot read {shown}"))?;
+            inputs.push((shown, Box::new(BufReader::with_capacity(1 << 16, opened))));
+        }
+        let lines = trimlab_jobs::replay::BlktraceLines::new(inputs)
+            .with_context(|| format!("{name}: binary blktrace"))?;
+        return Ok(TraceInput { reader: Box::new(lines), name });
+    }
     let reader: Box<dyn BufRead + Send> = if name == "-" {
         Box::new(BufReader::with_capacity(1 << 20, std::io::stdin()))
     } else {
@@ -105,6 +120,60 @@ pub fn open_trace(path: &Path) -> Result<TraceInput> {
         Box::new(BufReader::with_capacity(1 << 20, file))
     };
     Ok(TraceInput { reader, name })
+}
+
+/// The per-CPU files of a binary blktrace at `path`, in CPU order, or `None` when `path` is
+/// another trace: a folder holding `NAME.blktrace.N` files of one NAME, `NAME.blktrace.N`
+/// itself (all of NAME's files), `NAME` when `NAME.blktrace.0` exists, or a file that starts
+/// with a blk_io_trace record.
+fn blktrace_files(path: &Path) -> Result<Option<Vec<PathBuf>>> {
+    use trimlab_jobs::replay::{cpu_file_name, is_blktrace};
+    let (folder, prefix) = if path.is_dir() {
+        (path.to_path_buf(), None)
+    } else {
+        let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let folder = path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let folder = if folder.as_os_str().is_empty() { PathBuf::from(".") } else { folder };
+        match cpu_file_name(file_name) {
+            Some((prefix, _)) => (folder, Some(prefix.to_string())),
+            None if !path.exists() && folder.join(format!("{file_name}.blktrace.0")).exists() => {
+                (folder, Some(file_name.to_string()))
+            }
+            None => {
+                let mut head = [0u8; 4];
+                let starts = File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+                return Ok((starts.is_ok() && is_blktrace(&head)).then(|| vec![path.to_path_buf()]));
+            }
+        }
+    };
+    let mut found: std::collections::BTreeMap<String, Vec<(u32, PathBuf)>> = Default::default();
+    let entries = std::fs::read_dir(&folder).with_context(|| format!("cannot read {}", folder.display()))?;
+    for entry in entries.flatten() {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        if let Some((p, cpu)) = cpu_file_name(&file_name) {
+            if prefix.as_deref().is_none_or(|want| want == p) {
+                found.entry(p.to_string()).or_default().push((cpu, entry.path()));
+            }
+        }
+    }
+    match found.len() {
+        0 if prefix.is_none() => anyhow::bail!(
+            "{}: a folder holds no NAME.blktrace.N files (blktrace's per-CPU output); give a trace file",
+            path.display()
+        ),
+        0 => Ok(None),
+        1 => {
+            let mut files = found.into_values().next().unwrap_or_default();
+            files.sort();
+            Ok(Some(files.into_iter().map(|(_, p)| p).collect()))
+        }
+        _ => anyhow::bail!(
+            "{}: holds the blktrace files of several traces ({}): give one as {}/NAME",
+            path.display(),
+            found.keys().cloned().collect::<Vec<_>>().join(", "),
+            path.display()
+        ),
+    }
 }
 
 #[derive(Args, Debug)]

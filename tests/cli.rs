@@ -405,3 +405,66 @@ fn host_experiments_emit_their_configs() {
         }
     }
 }
+
+/// Issue 43 item 5: a device built from a real drive's nvme-cli JSON (tests/data/nvme) is
+/// described key by key, runs, and a bad report is refused naming the file and the field.
+#[test]
+fn a_device_from_the_drives_reports_is_described_and_runs() {
+    let ctrl = "tests/data/nvme/wdc-sn730-id-ctrl.json";
+    let out = trimlab(&[
+        "presets",
+        "--from",
+        ctrl,
+        "--smart",
+        "tests/data/nvme/samsung-970-evo-plus-250gb-smartctl.json",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.starts_with("device from WDC PC SN730 SDBQNTY-256G-1001"), "{text}");
+    assert!(
+        text.contains("  max_transfer_bytes = 524288  <- tests/data/nvme/wdc-sn730-id-ctrl.json: mdts = 7"),
+        "{text}"
+    );
+    assert!(text.contains("  daily_host_bytes = "), "{text}");
+    assert!(
+        text.contains("assumed: preset nvme-tlc's") && text.contains("\n  program_ns = 500000\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("\n  max_transfer_bytes = \"2MiB\""),
+        "a mapped key is not listed as assumed: {text}"
+    );
+    // `run` with `[device] from`, the files named relative to the config; the config's own
+    // keys win (a 512 MiB slice of the drive keeps the run small).
+    let dir = scratch("device-from");
+    std::fs::copy(ctrl, dir.join("ctrl.json")).unwrap();
+    let config = dir.join("drive.toml");
+    std::fs::write(
+        &config,
+        "seed = 1\n[device]\nfrom = \"ctrl.json\"\nlogical_bytes = \"512MiB\"\n[workload]\npattern = \"uniform-random\"\nprecondition = \"none\"\ntrim_fraction = 0.1\nwrites = \"0.5x\"\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let out = trimlab(&["run", config.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(
+        said.contains("device from WDC PC SN730 SDBQNTY-256G-1001")
+            && said.contains("1 mapped (max_transfer_bytes)"),
+        "{said}"
+    );
+    let metrics: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("metrics.json")).unwrap()).unwrap();
+    assert_eq!(metrics["config"]["device"]["max_transfer_bytes"], 524288, "{}", metrics["config"]["device"]);
+    // Bad input: not JSON, another command's output, a field of the wrong type.
+    std::fs::write(dir.join("bad.json"), "{\"mdts\": \"seven\"}").unwrap();
+    let bad = dir.join("bad.json");
+    let out = trimlab(&["presets", "--from", bad.to_str().unwrap()]);
+    let e = stderr(&out);
+    assert!(
+        !out.status.success() && e.contains("bad.json") && e.contains("field \"mdts\" = \"seven\""),
+        "{e}"
+    );
+    let out = trimlab(&["presets", "--from", "tests/data/nvme/nvme-cli-2173-7.68tb-id-ns.json"]);
+    assert!(stderr(&out).contains("give it as device.from_ns"), "{}", stderr(&out));
+}

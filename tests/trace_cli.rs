@@ -341,3 +341,36 @@ fn advise_refuses_block_configs_and_trace_flags_with_a_config() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("phase[0] (remount) sets discard = \"discard\""), "{err}");
 }
+
+/// Issue 43 item 6: blktrace's binary per-CPU files replay as a folder, as `NAME` and as
+/// `NAME.blktrace.N` (blkparse -i's forms), with the counters of their blkparse text.
+#[test]
+fn binary_blktrace_replays_from_its_folder_or_name() {
+    let dir = scratch("blktrace-cli");
+    let replayed = |trace: &str| {
+        let out_dir = dir.join(trace.replace('/', "_"));
+        let out = trimlab(&[
+            "replay",
+            trace,
+            "--set",
+            "device.logical_bytes=128MiB",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{trace}: {}", stderr(&out));
+        let text = std::fs::read_to_string(out_dir.join("metrics.json")).unwrap();
+        let metrics: serde_json::Value = serde_json::from_str(&text).unwrap();
+        (metrics["format"].clone(), metrics["replay"].clone(), metrics["report"].clone())
+    };
+    let (format, text_replay, text_report) = replayed("tests/data/blktrace/loop0.blkparse.txt");
+    assert_eq!(format, "blkparse");
+    for trace in
+        ["tests/data/blktrace", "tests/data/blktrace/loop0", "tests/data/blktrace/be/loop0.blktrace.1"]
+    {
+        let (format, replay, report) = replayed(trace);
+        assert_eq!(format, "blktrace", "{trace}");
+        assert_eq!((&replay, &report), (&text_replay, &text_report), "{trace}");
+    }
+    let out = trimlab(&["replay", "tests/data/nvme", "--out", dir.join("x").to_str().unwrap()]);
+    assert!(stderr(&out).contains("holds no NAME.blktrace.N files"), "{}", stderr(&out));
+}

@@ -2,6 +2,8 @@
 //! `trimlab.replay()` returns (the replay itself is `trimlab_replay::replay_on`).
 
 use anyhow::Result;
+/// blktrace's binary per-CPU files as one trace: the adapter finds and opens them.
+pub use trimlab_replay::blktrace_bin::{cpu_file_name, is_blktrace, BlktraceLines};
 use trimlab_replay::trace_options::TraceOptions;
 pub use trimlab_replay::{replay_on, Replayed, TraceInput, SATURATED_QUEUE_SHARE};
 use trimlab_scenario::RunConfig;

@@ -53,6 +53,9 @@ pub fn run(
     config.output.interval = config.output.interval_ns(log_interval)?.map(trimlab_sim::DurationNs);
     let resolved = config.resolve_on(device?)?;
     // What the capacity fit chose and whether GC is left too little spare: said before the run.
+    if !resolved.device.source_note.is_empty() {
+        notes.push(resolved.device.source_note.clone());
+    }
     if !resolved.device.geometry_note.is_empty() {
         notes.push(resolved.device.geometry_note.clone());
     }

@@ -15,6 +15,9 @@ use trimlab_device::{DeviceReport, Ssd, SsdConfig};
 use trimlab_scenario::Series;
 use trimlab_trace::{ReplayOptions, ReplayStats, TraceFormat, TraceReader, TrimHandling};
 
+/// blktrace's binary per-CPU files, read as one trace (the adapter finds and opens them).
+pub use trimlab_trace::format::blktrace_bin;
+
 /// A trace as the adapter opened it (a file, standard input), and the name errors give it.
 pub struct TraceInput {
     pub reader: Box<dyn BufRead + Send>,

@@ -173,6 +173,12 @@ impl RunConfig {
             })?;
         }
         self.workload.dir = Some(base.to_path_buf());
+        // A drive's reports (`[device] from`, ...) are named relative to the config too.
+        let d = &mut self.device;
+        for file in [&mut d.r#from, &mut d.from_nvm, &mut d.from_ns, &mut d.from_smart].into_iter().flatten()
+        {
+            *file = base.join(&*file).display().to_string();
+        }
         for (i, phase) in self.phases.iter_mut().enumerate() {
             if let (Some(file), None) = (&phase.script, &phase.operations) {
                 phase.operations = Some(read(&format!("phase[{i}].script"), file)?);

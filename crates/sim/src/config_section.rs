@@ -69,14 +69,14 @@ macro_rules! config_section {
 
         impl $section {
             /// Every key of the section, in declaration order.
-            pub const KEYS: &'static [&'static str] = &[$(stringify!($field)),*];
+            pub const KEYS: &'static [&'static str] = &[$($crate::key_name(stringify!($field))),*];
 
             /// The keys set here, in declaration order.
             pub fn set_keys(&self) -> ::std::vec::Vec<&'static str> {
                 let mut keys = ::std::vec::Vec::new();
                 $(
                     if self.$field.is_some() {
-                        keys.push(stringify!($field));
+                        keys.push($crate::key_name(stringify!($field)));
                     }
                 )*
                 keys
@@ -90,7 +90,7 @@ macro_rules! config_section {
             /// The complete section, or the first required key left unset.
             pub fn complete(self) -> ::core::result::Result<$complete, &'static str> {
                 ::core::result::Result::Ok($complete {
-                    $($field: $crate::config_section!(@take self.$field, stringify!($field) $(, $optional)?),)*
+                    $($field: $crate::config_section!(@take self.$field, $crate::key_name(stringify!($field)) $(, $optional)?),)*
                 })
             }
 
@@ -109,6 +109,19 @@ macro_rules! config_section {
             }
         }
     };
+}
+
+/// A key's name as configs spell it: a field named with a raw identifier (`r#from`, a Rust
+/// keyword) is the key `from`, as serde names it.
+#[doc(hidden)]
+pub const fn key_name(field: &'static str) -> &'static str {
+    match field.as_bytes() {
+        [b'r', b'#', rest @ ..] => match core::str::from_utf8(rest) {
+            Ok(name) => name,
+            Err(_) => field,
+        },
+        _ => field,
+    }
 }
 
 #[cfg(test)]
@@ -139,5 +152,6 @@ mod tests {
         assert_eq!(user.set_keys(), ["command_ns"]);
         assert_eq!(CostKeys::KEYS, ["command_ns", "cap"]);
         assert_eq!(user.apply(Costs { command_ns: 1, cap: Some(9) }), Costs { command_ns: 7, cap: Some(9) });
+        assert_eq!((super::key_name("r#from"), super::key_name("from_ns")), ("from", "from_ns"));
     }
 }

@@ -13,6 +13,7 @@ pub mod steady_state;
 pub mod time;
 pub mod units;
 
+pub use config_section::key_name;
 pub use event_queue::EventQueue;
 pub use field_names::field_names;
 pub use min_heap::MinHeap;

@@ -68,5 +68,13 @@ trimlab_sim::config_section! {
         pub rated_years: f64 = optional,
         /// Host bytes a day the lifetime projection assumes; unset: the measured span's rate.
         pub daily_host_bytes: ByteSize = optional,
+        /// The drive's own reports to build the device from (docs/config.md, "A device from
+        /// the drive"; `config::nvme_id`): `nvme id-ctrl -o json`, `nvme nvm-id-ctrl -o json`,
+        /// `nvme id-ns -o json` and `smartctl -a -j` output, each a file path (relative to the
+        /// config's folder). The keys they give lie under the user's and over the preset's.
+        pub r#from: String = optional,
+        pub from_nvm: String = optional,
+        pub from_ns: String = optional,
+        pub from_smart: String = optional,
     }
 }

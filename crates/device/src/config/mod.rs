@@ -10,6 +10,7 @@ mod error;
 mod flash;
 mod ftl;
 mod host_interface;
+pub mod nvme_id;
 mod preset;
 mod trim;
 
@@ -80,6 +81,9 @@ pub struct SsdConfig {
     /// as nothing): the config hash follows a rating or volume the user chose, which changes
     /// the report's projection.
     pub rating_set: crate::lifetime::Rating,
+    /// What `[device] from` (and its companions) mapped, for the run's notes; empty without.
+    #[serde(skip)]
+    pub source_note: String,
 }
 
 impl SsdConfig {
@@ -90,6 +94,17 @@ impl SsdConfig {
         ftl: &FtlSection,
         trim: &TrimSection,
     ) -> Result<SsdConfig, ConfigError> {
+        // The drive's own reports lie between the user's keys and the preset's.
+        let import = nvme_id::Import::of_section(device)?;
+        let merged;
+        let user = device;
+        let device = match &import {
+            Some(import) => {
+                merged = import.under(device);
+                &merged
+            }
+            None => device,
+        };
         let preset = Preset::named(device.preset.as_deref().unwrap_or(DEFAULT_PRESET))?;
         let spec = preset.under(device, ftl, trim)?;
         let unit = ftl::mapping_unit(&spec.ftl, spec.device.page_bytes, spec.device.pages_per_block)?;
@@ -101,6 +116,9 @@ impl SsdConfig {
         config.rating = endurance::rating(&endurance::Keys::of_spec(&spec.device), true)?;
         config.rating_set = endurance::rating(&endurance::Keys::of_section(device), false)?;
         config.check(&spec, device, ftl)?;
+        if let Some(import) = &import {
+            config.source_note = import.note(user, preset.name);
+        }
         Ok(config)
     }
 
@@ -144,6 +162,7 @@ impl SsdConfig {
             ftl: crate::ftl_kind::FtlChoice::resolve(&spec.ftl, ftl)?,
             rating: Default::default(),
             rating_set: Default::default(),
+            source_note: String::new(),
             geometry: flash.geometry,
             timing,
         })

@@ -2,6 +2,10 @@
 //! ([`FormatSpec`]: its name, the layout of a line, how to recognise its first line, its line
 //! parser). Each format lives in its own file here.
 //!
+//! Binary formats are read through a text rendering: `blktrace_bin` merges blktrace's per-CPU
+//! files into blkparse's lines behind a header line that its `detect` knows
+//! ([`is_binary_trace`] tells the opener which files to hand it).
+//!
 //! Adding a format: one file that defines its `TraceFormat` constant and its `SPEC` (a new
 //! parser can use `crate::line`'s shared pieces), and its
 //! module's name in the `registry!` list of [`FORMATS`] (one line).
@@ -16,6 +20,7 @@ trimlab_sim::registry! {
         fio_v2,
         fio_v3,
         msr,
+        pub blktrace_bin,
         blkparse,
         ftrace_blk,
         disksim,
@@ -82,6 +87,12 @@ impl TraceFormat {
 }
 
 trimlab_sim::registry_handle!(TraceFormat, FormatSpec, FORMATS, "trace format");
+
+/// Whether a file's first bytes are a binary trace (blktrace's `blk_io_trace` records), which the
+/// opener reads through [`blktrace_bin::BlktraceLines`] instead of as text.
+pub fn is_binary_trace(first_bytes: &[u8]) -> bool {
+    blktrace_bin::is_blktrace(first_bytes)
+}
 
 /// DiskSim's and MQSim's lines: five numbers.
 fn five_numbers(tokens: &[&str]) -> bool {

@@ -144,3 +144,50 @@ fn periodic_fstrim_reaches_a_request_at_the_end_of_the_clock() {
     assert_eq!(outcome.stats.writes, 4);
     ssd.check().unwrap();
 }
+
+/// Issue 43 item 6: blktrace's binary per-CPU files (tests/data/blktrace, either byte order)
+/// replay with every counter of the text `blkparse -i` printed of the same files, for each of
+/// the three block actions.
+#[test]
+fn binary_blktrace_replays_like_its_blkparse_text() {
+    use std::io::Read;
+    use trimlab_trace::format::blktrace_bin::BlktraceLines;
+    use trimlab_trace::{BlkAction, TraceFormat};
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/blktrace");
+    let device = DeviceSection { logical_bytes: Some(ByteSize(128 << 20)), ..Default::default() };
+    let config = SsdConfig::resolve(&device, &Default::default(), &TrimSection::default()).unwrap();
+    let run = |input: Box<dyn std::io::BufRead>, action| {
+        let options = ReaderOptions { blk_action: action, ..Default::default() };
+        let reader = TraceReader::new(input, "t", options).unwrap();
+        let format = reader.format();
+        let mut ssd = Ssd::new(config.clone());
+        let options = ReplayOptions {
+            pacing: Pacing::OpenLoop { speed: 1.0 },
+            lba: LbaMode::Check,
+            trims: TrimHandling::AsRecorded,
+        };
+        let outcome = replay(&mut ssd, reader, options).unwrap();
+        ssd.check().unwrap();
+        (format, format!("{:?}", outcome.stats), outcome.report)
+    };
+    for action in [BlkAction::Queue, BlkAction::Issue, BlkAction::Complete] {
+        let text = std::fs::read(folder.join("loop0.blkparse.txt")).unwrap();
+        let (format, stats, report) = run(Box::new(std::io::Cursor::new(text)), action);
+        assert_eq!(format, TraceFormat::Blkparse);
+        assert!(stats.contains("trims: 3") && stats.contains("flushes: 2"), "{action:?}: {stats}");
+        for sub in ["", "be"] {
+            let inputs = (0..2)
+                .map(|cpu| {
+                    let path = folder.join(sub).join(format!("loop0.blktrace.{cpu}"));
+                    let file = std::fs::File::open(&path).unwrap();
+                    (path.display().to_string(), Box::new(file) as Box<dyn Read + Send>)
+                })
+                .collect();
+            let binary = BlktraceLines::new(inputs).unwrap();
+            let (format, binary_stats, binary_report) = run(Box::new(binary), action);
+            assert_eq!(format, TraceFormat::Blktrace);
+            assert_eq!(binary_stats, stats, "{action:?} {sub}");
+            assert_eq!(binary_report, report, "{action:?} {sub}");
+        }
+    }
+}
