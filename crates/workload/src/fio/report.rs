@@ -19,6 +19,9 @@ pub const PERCENTILES_MAX: usize = 20;
 pub struct ReportOptions {
     /// Sorted ascending, as fio sorts it before printing (calc_clat_percentiles).
     pub percentiles: Vec<f64>,
+    /// Decimals each percentile is printed with: the most any entry was written with (fio's
+    /// percentile_precision, parse.c FIO_OPT_FLOAT_LIST); 2 for the default list.
+    pub precision: usize,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -28,6 +31,7 @@ impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions {
             percentiles: DEFAULT_PERCENTILES.to_vec(),
+            precision: 2,
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
@@ -89,7 +93,13 @@ pub fn apply_report(opt: &FioOption, report: &mut ReportOptions) -> Result<bool,
         "clat_percentiles" => report.clat_percentiles = flag()?,
         "lat_percentiles" => report.lat_percentiles = flag()?,
         "slat_percentiles" => report.slat_percentiles = flag()?,
-        "percentile_list" => report.percentiles = percentile_list(opt)?,
+        "percentile_list" => {
+            report.percentiles = percentile_list(opt)?;
+            let decimals = |p: &str| {
+                p.split_once('.').map_or(0, |(_, d)| d.chars().take_while(char::is_ascii_digit).count())
+            };
+            report.precision = opt.value.unwrap_or("").split(':').map(decimals).max().unwrap_or(0);
+        }
         _ => return Ok(false),
     }
     Ok(true)
