@@ -88,13 +88,6 @@ pub struct Direction {
 }
 
 impl Direction {
-    /// Every command took the same time (one histogram bucket): a constant cost of the model,
-    /// which percentiles would show as a distribution.
-    pub fn constant(&self) -> bool {
-        let h = &self.latency;
-        h.len() > 1 && h.equivalent(h.min(), h.max())
-    }
-
     fn bw_bytes(&self, runtime_ms: u64) -> u64 {
         if runtime_ms == 0 {
             return 0;

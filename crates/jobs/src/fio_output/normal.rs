@@ -62,42 +62,45 @@ fn direction_status(g: &GroupReport, name: &str, d: &Direction, out: &mut String
 }
 
 /// clat and lat (equal: the model has no submission cost, so fio's slat line is absent as it
-/// is for a synchronous engine) and the percentiles the job asks for. A constant cost is said
-/// in a word: percentiles of one value would read as a distribution.
+/// is for a synchronous engine) and the percentiles the job asks for.
 fn latency_lines(g: &GroupReport, clat: &str, d: &Direction, out: &mut String) {
     let m = Moments::of(&d.latency);
-    if d.constant() {
-        let (value, unit) = scaled_constant(d.latency.median_equivalent(m.max));
-        let _ = writeln!(
-            out,
-            "    {clat} ({unit}): constant={value}, N={}: every command took the same time (a fixed cost of the model, no distribution)",
-            m.n
-        );
-        return;
-    }
     display_lat(clat, &m, out);
     if clat == "clat" {
         display_lat(" lat", &m, out);
     }
     let r = &g.report;
-    if clat == "sync" {
-        percentiles(d, r, "sync", out);
-        return;
-    }
-    if r.clat_percentiles {
-        percentiles(d, r, "clat", out);
-    }
-    if r.lat_percentiles {
-        percentiles(d, r, "lat", out);
+    let asked: &[&str] = match clat {
+        "sync" => &["sync"],
+        _ if r.clat_percentiles && r.lat_percentiles => &["clat", "lat"],
+        _ if r.lat_percentiles => &["lat"],
+        _ if r.clat_percentiles => &["clat"],
+        _ => &[],
+    };
+    for pre in asked {
+        percentiles(d, r, pre, out);
     }
 }
 
-fn scaled_constant(ns: u64) -> (String, &'static str) {
-    match ns {
-        0..=99_999 => (ns.to_string(), "nsec"),
-        100_000..=99_999_999 => (format!("{:.1}", ns as f64 / 1e3), "usec"),
-        _ => (format!("{:.1}", ns as f64 / 1e6), "msec"),
+/// A cost the model charges every command alike: every percentile is one value, which a list
+/// would show as a distribution, so it is said in a word.
+fn constant_cost(d: &Direction, values: &[u64], pre: &str, out: &mut String) -> bool {
+    let (first, n) = (values.first().copied().unwrap_or(0), d.latency.len());
+    if n < 2 || values.iter().any(|v| *v != first) {
+        return false;
     }
+    let same =
+        d.latency.count_between(d.latency.lowest_equivalent(first), d.latency.highest_equivalent(first));
+    let (value, unit) = match first {
+        0..=99_999 => (first.to_string(), "nsec"),
+        100_000..=99_999_999 => (format!("{:.1}", first as f64 / 1e3), "usec"),
+        _ => (format!("{:.1}", first as f64 / 1e6), "msec"),
+    };
+    let _ = writeln!(
+        out,
+        "    {pre} percentiles ({unit}): all [{value}]: a constant cost ({same} of {n} commands took this same time in the model), not a distribution"
+    );
+    true
 }
 
 /// stat.c display_lat with stat.h nsec_to_usec / nsec_to_msec's thresholds.
@@ -124,6 +127,9 @@ fn percentiles(d: &Direction, r: &trimlab_scenario::fio::ReportOptions, pre: &st
         return;
     }
     let mut values = percentile_values(&d.latency, &r.percentiles);
+    if constant_cost(d, &values, pre, out) {
+        return;
+    }
     let (min, max) = (values.iter().copied().min().unwrap_or(0), values.iter().copied().max().unwrap_or(0));
     let (scale_down, divisor, unit) = if min > 2_000_000 && max > 99_999_999 {
         (2, 1_000_000, "msec")

@@ -53,11 +53,13 @@ fn the_normal_block_reads_as_fios() {
         "{text}"
     );
     // All TRIMs took the same time: said in a word, with no percentile list.
+    assert!(text.contains("  trim: IOPS=8192, BW=512MiB/s (537MB/s)(1024MiB/2000msec)\n"), "{text}");
     assert!(
-        text.contains("  trim: IOPS=8192, BW=512MiB/s (537MB/s)(1024MiB/2000msec)\n    clat (usec): constant=2397.2, N=16384: every command took the same time"),
+        text.contains("    clat percentiles (usec): all [2397.2]: a constant cost (16384 of 16384 commands took this same time in the model), not a distribution\n"),
         "{text}"
     );
-    assert_eq!(text.matches("percentiles").count(), 1, "read only: the writes' 3 µs is constant too: {text}");
+    assert!(text.contains("    clat percentiles (nsec): all [3001]: a constant cost (10 of 10"), "{text}");
+    assert_eq!(text.matches("th=[").count(), 17, "one list, the reads': {text}");
     assert!(
         text.contains("  lat (usec)   : 4=0.06%, 100=2.87%, 250=2.88%\n  lat (msec)   : 4=94.19%\n"),
         "{text}"
