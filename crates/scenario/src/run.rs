@@ -49,7 +49,7 @@ pub struct PhaseLatency {
 
 /// Where a round the run keeps the latencies of starts.
 enum LatencyMark {
-    Round(trimlab_device::LatencyHistograms, Traffic, SimTime),
+    Round(Box<trimlab_device::LatencyHistograms>, Traffic, SimTime),
     /// The implicit block workload: its measurement starts after its precondition.
     Measured,
 }
@@ -58,7 +58,9 @@ fn latency_mark(resolved: &Resolved, stack: &Stack, kind: PhaseKind) -> Option<L
     let Stack::Block(b) = stack else { return None };
     match kind {
         _ if !resolved.phase_latencies => None,
-        PhaseKind::Workload => Some(LatencyMark::Round(b.ssd.latency_histograms(), stack.traffic(), b.now)),
+        PhaseKind::Workload => {
+            Some(LatencyMark::Round(Box::new(b.ssd.latency_histograms()), stack.traffic(), b.now))
+        }
         PhaseKind::BlockWorkload => Some(LatencyMark::Measured),
         _ => None,
     }
@@ -70,7 +72,7 @@ fn latency_since(mark: LatencyMark, stack: &Stack, phase: usize) -> Option<Phase
     let mut histograms = b.ssd.latency_histograms();
     let (traffic, elapsed_ns) = match mark {
         LatencyMark::Round(before, traffic0, start) => {
-            for (h, earlier) in histograms.iter_mut().zip(&before) {
+            for (h, earlier) in histograms.iter_mut().zip(before.iter()) {
                 h.subtract(earlier).expect("latencies only grow within a workload round");
             }
             (stack.traffic().since(&traffic0), b.now.since(start))
