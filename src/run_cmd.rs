@@ -4,6 +4,7 @@ use crate::output;
 use crate::progress::Bar;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
+use trimlab_jobs::fio_output::OutputFormat;
 use trimlab_jobs::report::PageKind;
 use trimlab_jobs::run::FioJob;
 
@@ -47,6 +48,11 @@ pub struct RunArgs {
     /// Print the run's metrics as one JSON object on stdout instead of the summary line.
     #[arg(long)]
     pub json: bool,
+    /// With --fio: fio's own report of each group on stdout, in fio 3.33's format: normal
+    /// (the default, before trimlab's summary), terse, json or json+ (alone on stdout, for
+    /// tools that read fio's output; docs/config.md "fio's output").
+    #[arg(long, value_name = "FORMAT", requires = "fio", conflicts_with = "json")]
+    pub output_format: Option<String>,
     /// Write every command the file system (or, without one, the block workload) sends to
     /// FILE, in `serve --record`'s format with
     /// a `# phase` line per phase (put it beside a kernel's with `trimlab compare`).
@@ -94,6 +100,7 @@ fn open_record(args: &RunArgs) -> Result<Option<Box<dyn std::io::Write + Send>>>
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
+    let fio_format = fio_format(args)?;
     let set = strace_sets(args)?;
     let (mut config, origin) = match &args.config {
         Some(path) => (crate::config_arg::load(path, &set)?, path.display().to_string()),
@@ -160,11 +167,33 @@ pub fn run(args: &RunArgs) -> Result<()> {
         println!("{}", serde_json::to_string(&result.metrics)?);
         return script_failure(&result.metrics, out);
     }
+    if let (Some(format), Some(report)) = (fio_format, &ran.fio) {
+        print!("{}", format.render(report));
+        if format != OutputFormat::Normal {
+            eprintln!("trimlab run: wrote {}", out.join("metrics.json").display());
+            return script_failure(&result.metrics, out);
+        }
+        println!();
+    }
+    if args.filebench.is_some() {
+        for line in trimlab_jobs::filebench_summary::io_summary(&result.metrics) {
+            println!("{line}");
+        }
+    }
     for line in trimlab_jobs::run::summary(result) {
         println!("{line}");
     }
     println!("wrote {}", out.join("metrics.json").display());
     script_failure(&result.metrics, out)
+}
+
+/// `--output-format` (fio's normal report by default with --fio).
+fn fio_format(args: &RunArgs) -> Result<Option<OutputFormat>> {
+    match (&args.output_format, &args.fio) {
+        (Some(text), _) => Ok(Some(OutputFormat::parse(text).map_err(anyhow::Error::msg)?)),
+        (None, Some(_)) => Ok(Some(OutputFormat::Normal)),
+        (None, None) => Ok(None),
+    }
 }
 
 /// A script's failing line ended the run early: the phases before it are in metrics.json, and

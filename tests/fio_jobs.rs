@@ -1,6 +1,7 @@
 //! fio job files as fio runs them (issue 23, item 1): the three ordinary files of the issue
 //! run with fio's meaning, and every block-I/O job file of fio's own examples/ is accepted or
-//! refused with the reason docs/config.md gives for it.
+//! refused with the reason docs/config.md gives for it. Issue 43: the results come out as fio
+//! reports them (normal, terse, JSON), readable by a tool built on fio's JSON.
 
 use serde_json::Value;
 use trimlab_jobs::run::{run, FioJob};
@@ -192,4 +193,111 @@ fn a_rate_limit_spaces_the_commands_a_deep_queue_would_bunch() {
     let paced = run_fio(&(text.clone() + "rate_process=poisson\n"), "poisson.fio");
     let secs = u(&paced["report"]["sim_time_ns"]) as f64 / 1e9;
     assert!((secs / 2.048 - 1.0).abs() < 0.1, "2048 writes at 1000/s with exponential gaps: {secs} s");
+}
+
+/// `run --fio`'s fio-format report of `text`.
+fn fio_report(text: &str, origin: &str) -> trimlab_jobs::fio_output::FioReport {
+    let config = trimlab_jobs::default_config(&[]).unwrap();
+    let fio = FioJob { text, origin };
+    run(config, false, Some(fio), None, None, &mut (), None).unwrap().fio.expect("a fio run has a fio report")
+}
+
+/// What fio-plot (github.com/louwrentius/fio-plot, fio_plot/fiolib/jsonparsing_support.py
+/// get_json_mapping) and CI dashboards read of fio's JSON, as fio 3.33 nests and names it.
+#[test]
+fn the_json_output_parses_as_fios() {
+    use trimlab_jobs::fio_output::OutputFormat;
+    let report = fio_report(&example("randrw-4jobs.fio"), "randrw-4jobs.fio");
+    let text = OutputFormat::Json.render(&report);
+    let j: Value = serde_json::from_str(&text).expect("fio's JSON parses");
+    assert_eq!(j["fio version"], "fio-3.33");
+    assert_eq!(j["global options"]["ioengine"], "libaio");
+    let jobs = j["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "group_reporting: one entry per group");
+    let job = &jobs[0];
+    assert_eq!(
+        (job["jobname"].as_str(), job["groupid"].as_u64(), job["error"].as_u64()),
+        (Some("randrw"), Some(0), Some(0))
+    );
+    for key in ["rw", "bs", "iodepth", "numjobs"] {
+        assert!(job["job options"][key].is_string(), "job options.{key}: {}", job["job options"]);
+    }
+    for key in ["usr_cpu", "sys_cpu", "latency_ns", "latency_us", "latency_ms", "job_runtime", "sync"] {
+        assert!(job.get(key).is_some(), "{key}");
+    }
+    let (read, write, trim) = (&job["read"], &job["write"], &job["trim"]);
+    for dir in [read, write, trim] {
+        for key in
+            ["io_bytes", "io_kbytes", "bw_bytes", "bw", "runtime", "total_ios", "iops_stddev", "bw_min"]
+        {
+            assert!(dir[key].is_number(), "{key}: {dir}");
+        }
+        for lat in ["slat_ns", "clat_ns", "lat_ns"] {
+            for key in ["min", "max", "mean", "stddev", "N"] {
+                assert!(dir[lat][key].is_number(), "{lat}.{key}: {dir}");
+            }
+        }
+    }
+    // The figures against the run's own counters.
+    let m = run_fio(&example("randrw-4jobs.fio"), "randrw-4jobs.fio");
+    let host = &m["report"]["host"];
+    assert_eq!(read["total_ios"], host["read_commands"]);
+    assert_eq!(write["total_ios"], host["write_commands"]);
+    assert_eq!(u(&read["io_bytes"]), u(&host["read_commands"]) * 4096, "bs=4k");
+    assert_eq!(u(&read["runtime"]), 2000, "runtime=2s of simulated time");
+    let iops = read["iops"].as_f64().unwrap();
+    assert!((iops - u(&read["total_ios"]) as f64 / 2.0).abs() < 1.0, "{iops}");
+    assert_eq!(u(&read["bw"]), u(&read["bw_bytes"]) / 1024, "bw is KiB/s");
+    let p = &read["clat_ns"]["percentile"];
+    assert_eq!(p.as_object().unwrap().len(), 17, "fio's default percentile list");
+    let p99 = u(&p["99.000000"]) as f64;
+    let report_p99 = u(&m["report"]["latency"]["read"]["p99_ns"]) as f64;
+    assert!((p99 / report_p99 - 1.0).abs() < 0.01, "the group is the whole run here: {p99} vs {report_p99}");
+    assert_eq!(read["clat_ns"]["mean"], read["lat_ns"]["mean"], "no submission cost: lat = clat");
+    assert_eq!(u(&read["slat_ns"]["N"]), 0, "slat empty, as for a synchronous engine");
+    assert!(trim["clat_ns"].get("percentile").is_none() && u(&trim["total_ios"]) == 0);
+    assert_eq!(j["disk_util"][0]["read_ios"], host["read_commands"]);
+    let plus: Value = serde_json::from_str(&OutputFormat::JsonPlus.render(&report)).unwrap();
+    let bins = plus["jobs"][0]["read"]["clat_ns"]["bins"].as_object().unwrap();
+    assert_eq!(bins.values().map(u).sum::<u64>(), u(&read["total_ios"]), "json+ bins count every read");
+}
+
+#[test]
+fn the_normal_output_has_a_block_per_group_and_says_a_constant_cost() {
+    let report = fio_report(&example("fill-then-trim.fio"), "fill-then-trim.fio");
+    let text = trimlab_jobs::fio_output::normal(&report);
+    let fill = text.find("fill: (groupid=0, jobs=1): err= 0:").expect(&text);
+    let trim = text.find("trim-it: (groupid=1, jobs=1): err= 0:").expect(&text);
+    assert!(fill < trim, "{text}");
+    assert!(text[fill..trim].contains("  write: IOPS="), "{text}");
+    assert!(
+        text[trim..].contains("  trim: IOPS=") && text[trim..].contains("(4096MiB/"),
+        "bs=1m TRIMs of half the drive: {text}"
+    );
+    assert!(text.contains("\nRun status group 0 (all jobs):\n  WRITE: bw="), "{text}");
+    assert!(text.contains("\nRun status group 1 (all jobs):\n   TRIM: bw="), "{text}");
+    // 16384 TRIMs of 64 KiB that all cost the device the same: a word, not a percentile list.
+    let report = fio_report("[t]\nrw=randtrim\nbs=64k\nsize=1g\n", "t.fio");
+    let text = trimlab_jobs::fio_output::normal(&report);
+    assert!(text.contains("    clat percentiles (usec): all ["), "{text}");
+    assert!(text.contains("commands took this same time in the model), not a distribution"), "{text}");
+    assert!(!text.contains("th=["), "{text}");
+    let terse = trimlab_jobs::fio_output::terse(&report);
+    assert_eq!(terse.trim_end().split(';').count(), 121, "{terse}");
+}
+
+#[test]
+fn run_prints_fios_json_alone_on_stdout() {
+    let dir = std::env::temp_dir().join(format!("trimlab-fio-json-{}", std::process::id()));
+    let job = format!("{}/examples/fio/randrw-4jobs.fio", env!("CARGO_MANIFEST_DIR"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_trimlab"))
+        .args(["run", "--fio", &job, "--output-format=json", "--out", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_slice(&o.stdout).expect("stdout is fio's JSON alone");
+    assert_eq!(j["jobs"][0]["jobname"], "randrw");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.matches("ioengine ignored").count(), 1, "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -82,6 +82,12 @@ impl LatencyRun {
     const EMPTY: LatencyRun = LatencyRun { latency_ns: u64::MAX, low: u64::MAX, span: 0, count: 0 };
 }
 
+/// Latencies in nanoseconds, one count per command.
+pub type LatencyHistogram = Histogram<u64>;
+
+/// One [`LatencyHistogram`] per command kind, in [`CommandKind::ALL`]'s order.
+pub type LatencyHistograms = [LatencyHistogram; 4];
+
 /// A histogram of latencies in nanoseconds: 1 ns .. ~13 simulated days at 3 significant
 /// figures; longer latencies saturate.
 pub fn latency_histogram() -> Histogram<u64> {

@@ -686,6 +686,12 @@ impl Ssd {
         }
     }
 
+    /// Every command kind's latencies since the measurement started (copies): `run --fio`
+    /// takes them where each of its groups starts and ends, for fio's per-group report.
+    pub fn latency_histograms(&self) -> crate::metrics::LatencyHistograms {
+        CommandKind::ALL.map(|kind| self.latencies.histogram(kind).into_owned())
+    }
+
     /// The measured phase's latencies as CSV buckets ([`ts::HISTOGRAM_CSV_HEADER`]).
     pub fn latency_histogram_csv(&self) -> String {
         let mut out = format!("{}\n", ts::HISTOGRAM_CSV_HEADER);

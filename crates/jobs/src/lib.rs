@@ -24,6 +24,8 @@ pub mod aging_report;
 pub mod catalog;
 pub mod compare;
 pub mod expected_claims;
+pub mod filebench_summary;
+pub mod fio_output;
 pub mod presets;
 pub mod replay;
 pub mod reproduce;

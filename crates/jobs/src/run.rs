@@ -20,6 +20,8 @@ pub struct Ran {
     /// Notes worth a line on stderr: ignored fio options, the capacity fit, a spare warning,
     /// a requested time series that this stack does not keep.
     pub notes: Vec<String>,
+    /// A fio job file's results per group, as fio reports them (`run --fio`).
+    pub fio: Option<crate::fio_output::FioReport>,
 }
 
 /// Runs `config` (with `fio`'s job as the workload when given; `config_given` false means the
@@ -39,8 +41,10 @@ pub fn run(
     // The device first (a fio job sizes itself by its capacity), the rest once the workload
     // is complete: each part of the config is resolved once.
     let device = config.resolve_device();
+    let mut fio_file = None;
     if let Some(fio) = fio {
         let capacity = device.as_ref().ok().map(|d| d.ssd.logical_bytes());
+        let base = config.workload.clone();
         notes.extend(trimlab_scenario::fio_job::apply_fio(
             &mut config,
             config_given,
@@ -48,10 +52,13 @@ pub fn run(
             fio.origin,
             capacity,
         )?);
+        // Read again for its groups' names and report options (apply_fio accepted it).
+        fio_file = Some(trimlab_scenario::fio::parse_fio_file(fio.text, fio.origin, &base, capacity)?);
     }
     // --log-interval wins over [output] interval; the run samples what the config says.
     config.output.interval = config.output.interval_ns(log_interval)?.map(trimlab_sim::DurationNs);
-    let resolved = config.resolve_on(device?)?;
+    let mut resolved = config.resolve_on(device?)?;
+    resolved.phase_latencies = from_fio;
     // What the capacity fit chose and whether GC is left too little spare: said before the run.
     if !resolved.device.source_note.is_empty() {
         notes.push(resolved.device.source_note.clone());
@@ -75,7 +82,9 @@ pub fn run(
                 .into(),
         );
     }
-    Ok(Ran { result, notes })
+    let fio =
+        fio_file.map(|f| crate::fio_output::FioReport::new(&f, &resolved.phases, &result.phase_latencies));
+    Ok(Ran { result, notes, fio })
 }
 
 /// A run that never filled the drive enough for GC to run cannot show what TRIM does: every

@@ -100,6 +100,9 @@ pub struct Resolved {
     /// workload), or the implicit ones a run without it is made of (`phases::implicit`).
     pub phases: Vec<Phase>,
     pub output: OutputSection,
+    /// Keep each `workload` phase round's latency histograms in [`crate::RunResult`]'s
+    /// `phase_latencies` (`run --fio` sets it for fio's per-group report; not a config key).
+    pub phase_latencies: bool,
 }
 
 impl RunConfig {
@@ -304,6 +307,7 @@ impl RunConfig {
             host,
             phases,
             output: self.output.clone(),
+            phase_latencies: false,
         })
     }
 }

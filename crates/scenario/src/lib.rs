@@ -24,7 +24,9 @@ pub mod workload_rounds;
 pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
-pub use run::{run, run_recorded, run_resolved, RunResult, Series};
+pub use run::{run, run_recorded, run_resolved, PhaseLatency, RunResult, Series};
+/// fio job files as read (`run --fio`'s report names their groups and options).
+pub use trimlab_workload::fio;
 /// Bounded reading of input files (the binary reads its files through it).
 pub use trimlab_workload::input;
 /// The progress hook a run reports to (a bar per phase on a terminal).

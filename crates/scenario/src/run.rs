@@ -7,7 +7,7 @@
 use crate::between_rounds::{Between, RoundFiles};
 use crate::config::{Resolved, RunConfig};
 use crate::host::HostPlan;
-use crate::phase::{Outcome, PhaseRun, Report};
+use crate::phase::{Outcome, PhaseKind, PhaseRun, Report};
 use crate::stack::{file_entry, mkfs_hash_seed, BlockStack, Device, FileStack, Stack, Streams};
 use crate::steady_state::Rounds;
 use crate::ScenarioError;
@@ -32,6 +32,54 @@ pub struct RunResult {
     /// 004's cluster host (`os-install`, `iozone`): its phases and the FTL's measures when
     /// measurement began, typed (metrics' `cluster_host` holds the same).
     pub cluster_host: Option<ClusterRun>,
+    /// With [`Resolved::phase_latencies`]: each `workload` phase round's latencies on a bare SSD.
+    pub phase_latencies: Vec<PhaseLatency>,
+}
+
+/// What one round of a `workload` phase (or the implicit block workload's measured part)
+/// sent and how long its commands took: fio's per-group report.
+pub struct PhaseLatency {
+    /// The phase's index in the run.
+    pub phase: usize,
+    pub traffic: Traffic,
+    pub elapsed_ns: u64,
+    /// Of the commands submitted in the round, per kind.
+    pub histograms: trimlab_device::LatencyHistograms,
+}
+
+/// Where a round the run keeps the latencies of starts.
+enum LatencyMark {
+    Round(Box<trimlab_device::LatencyHistograms>, Traffic, SimTime),
+    /// The implicit block workload: its measurement starts after its precondition.
+    Measured,
+}
+
+fn latency_mark(resolved: &Resolved, stack: &Stack, kind: PhaseKind) -> Option<LatencyMark> {
+    let Stack::Block(b) = stack else { return None };
+    match kind {
+        _ if !resolved.phase_latencies => None,
+        PhaseKind::Workload => {
+            Some(LatencyMark::Round(Box::new(b.ssd.latency_histograms()), stack.traffic(), b.now))
+        }
+        PhaseKind::BlockWorkload => Some(LatencyMark::Measured),
+        _ => None,
+    }
+}
+
+/// What the round since `mark` added (nothing restarts the measurement inside a workload round).
+fn latency_since(mark: LatencyMark, stack: &Stack, phase: usize) -> Option<PhaseLatency> {
+    let Stack::Block(b) = stack else { return None };
+    let mut histograms = b.ssd.latency_histograms();
+    let (traffic, elapsed_ns) = match mark {
+        LatencyMark::Round(before, traffic0, start) => {
+            for (h, earlier) in histograms.iter_mut().zip(before.iter()) {
+                h.subtract(earlier).expect("latencies only grow within a workload round");
+            }
+            (stack.traffic().since(&traffic0), b.now.since(start))
+        }
+        LatencyMark::Measured => (stack.traffic(), b.ssd.report(b.now).sim_time_ns),
+    };
+    Some(PhaseLatency { phase, traffic, elapsed_ns, histograms })
 }
 
 /// An SSD run's latency histograms (latency_histogram.csv) and, when `[output] interval` is
@@ -111,7 +159,15 @@ pub fn run_resolved(
             report.sim_time_ns
         )));
     }
-    Ok(RunResult { seed, config_hash: hash, metrics, report, series, cluster_host: ran.cluster_host })
+    Ok(RunResult {
+        seed,
+        config_hash: hash,
+        metrics,
+        report,
+        series,
+        cluster_host: ran.cluster_host,
+        phase_latencies: ran.latencies,
+    })
 }
 
 /// The resolved config as metrics.json's `config` (keys only a host, thin or phased run has
@@ -192,6 +248,7 @@ struct Ran {
     stopped: Option<String>,
     /// metrics.json's `steady_state`: one entry per phase that ran `until = "steady"`.
     steady: Vec<Value>,
+    latencies: Vec<PhaseLatency>,
 }
 
 /// Runs every round of every phase through its kind's entry, reporting each in `reports`.
@@ -201,7 +258,13 @@ fn run_phases(
     reports: &mut Vec<Value>,
     progress: &mut dyn Progress,
 ) -> Result<Ran, ScenarioError> {
-    let mut ran = Ran { metrics: Map::new(), cluster_host: None, stopped: None, steady: Vec::new() };
+    let mut ran = Ran {
+        metrics: Map::new(),
+        cluster_host: None,
+        stopped: None,
+        steady: Vec::new(),
+        latencies: Vec::new(),
+    };
     let count = resolved.phases.len() as u64;
     for (i, phase) in resolved.phases.iter().enumerate() {
         let label = phase.section.label();
@@ -216,7 +279,10 @@ fn run_phases(
                 f.before_round(round, fs, state).map_err(|e| at(&e))?;
             }
             let numbered = phase.section.repeat.is_some() || rounds.is_some();
+            let mark = latency_mark(resolved, stack, phase.section.kind);
             let outcome = run_round(resolved, stack, (i, phase), (round, numbered), reports, progress)?;
+            ran.latencies
+                .extend(mark.filter(|_| outcome.stopped.is_none()).and_then(|m| latency_since(m, stack, i)));
             if let Some(e) = outcome.stopped {
                 ran.stopped = Some(format!("phase[{i}] ({label}): {e}"));
                 return Ok(ran);

@@ -55,6 +55,7 @@ impl Outcome {
             ("prealloc_files", self.prealloc_files),
             ("prealloc_bytes", self.prealloc_bytes),
             ("run_ns", self.run_ns),
+            ("io_latency_ns", self.io_latency_ns),
             ("deletes_skipped", self.deletes_skipped),
             ("stopped_early_line", self.stopped_early_line),
         ]);

@@ -24,6 +24,9 @@ pub struct Outcome {
     pub prealloc_bytes: u64,
     /// Simulated time of the flowop loops (after preallocation).
     pub run_ns: u64,
+    /// Simulated time the I/O flowops took, summed (Filebench's fs_total_lat of its
+    /// FLOW_TYPE_IO flowops, the numerator of its IO Summary's ms/op).
+    pub io_latency_ns: u64,
     /// `deletefile` left a file alone because another thread had it open (Filebench's
     /// "can't delete file opened by other threads").
     pub deletes_skipped: u64,
@@ -195,7 +198,7 @@ impl Engine<'_> {
     ) -> Result<Step, FilebenchError> {
         let mut step = Step::Next;
         for _ in 0..op.iters {
-            let bytes0 = self.out.bytes_read + self.out.bytes_written;
+            let (bytes0, start) = (self.out.bytes_read + self.out.bytes_written, fs.now());
             step = match op.kind {
                 FlowopKind::CreateFile | FlowopKind::OpenFile => {
                     let opened = self.open(fs, i, op, op.kind == FlowopKind::CreateFile)?;
@@ -214,6 +217,9 @@ impl Engine<'_> {
             };
             if matches!(step, Step::NoResource) {
                 return Ok(step);
+            }
+            if is_io(op.kind) {
+                self.out.io_latency_ns += fs.now().since(start);
             }
             let moved = self.out.bytes_read + self.out.bytes_written - bytes0;
             let n = self.by_name.entry(op.name.clone()).or_default();

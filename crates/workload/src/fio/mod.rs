@@ -12,6 +12,7 @@
 //! lib/zipf.c).
 
 mod options;
+mod report;
 mod sections;
 mod units;
 
@@ -19,6 +20,8 @@ use crate::config::WorkloadConfig;
 use crate::script::clip;
 pub use options::GroupSteady;
 use options::{apply, FioOption, Shape, IGNORED};
+use report::apply_report;
+pub use report::{ReportOptions, DEFAULT_PERCENTILES, REPORT_ONLY};
 use std::fmt;
 use trimlab_sim::DurationNs;
 
@@ -66,13 +69,23 @@ pub struct FioGroup {
     /// fio's steady-state rule (`ss=` with `ss_dur`): the group runs in rounds of its check
     /// interval until the rule holds over the group's combined figures or `runtime` ends.
     pub steady: Option<GroupSteady>,
+    /// How fio reports the group: its first job's reporting options (fio's group_reporting
+    /// takes the first job's too).
+    pub report: ReportOptions,
+    /// The first job's own options as written (fio's JSON "job options").
+    pub options: Vec<(String, String)>,
+    /// How many jobs the group has, counting clones (fio's "jobs=" of a group).
+    pub jobs: usize,
 }
 
 /// A whole job file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FioFile {
     pub groups: Vec<FioGroup>,
+    /// Options without effect, as `file:line: option`, each option once.
     pub ignored: Vec<String>,
+    /// The `[global]` options as written (fio's JSON "global options").
+    pub global_options: Vec<(String, String)>,
     /// How an option was modelled where that differs from fio in a way a user may notice.
     pub notes: Vec<String>,
 }
@@ -83,39 +96,100 @@ struct JobSpec {
     line: usize,
     workload: WorkloadConfig,
     shape: Shape,
+    report: ReportOptions,
+    /// The options written in the job's own section, as written (fio's "job options").
+    options: Vec<(String, String)>,
 }
 
 /// Reads every job of a fio job file. `base` supplies every key fio has no option for;
-/// `capacity_bytes` is the device's (for `size=100%` and jobs without a size).
+/// `capacity_bytes` is the device's (for `size=100%` and jobs without a size). Every option
+/// fio has and trimlab does not, and every bad value, is reported in one error (the first
+/// names its line); an option set in `[global]` is judged once, not once per job.
 pub fn parse_fio_file(
     text: &str,
     origin: &str,
     base: &WorkloadConfig,
     capacity_bytes: Option<u64>,
 ) -> Result<FioFile, FioError> {
-    let mut ignored = Vec::new();
+    let mut found = Found::default();
     let mut specs = Vec::new();
     for section in sections::read_sections(text, origin)? {
         let mut w = WorkloadConfig { precondition: crate::Precondition::None, ..base.clone() };
         let mut shape = Shape::default();
+        let mut report = ReportOptions::default();
         for (line, key, value) in &section.options {
             let opt = FioOption { origin, line: *line, key, value: value.as_deref() };
-            if !apply(&opt, &mut w, &mut shape)? {
-                if !IGNORED.contains(&key.as_str()) {
-                    return Err(opt.err(format!(
-                        "fio option `{}` is not supported by trimlab (supported: {SUPPORTED}; ignored: {})",
-                        clip(key),
-                        IGNORED.join(", ")
-                    )));
+            match apply(&opt, &mut w, &mut shape)
+                .and_then(|done| Ok(done || apply_report(&opt, &mut report)?))
+            {
+                Ok(true) => {}
+                Ok(false) if IGNORED.contains(&key.as_str()) || REPORT_ONLY.contains(&key.as_str()) => {
+                    found.ignore(origin, *line, key)
                 }
-                ignored.push(format!("{origin}:{line}: {key}"));
+                Ok(false) => {
+                    found.problem(opt.err(format!("fio option `{}` is not supported by trimlab", clip(key))))
+                }
+                Err(e) => found.problem(e),
             }
         }
-        specs.push(JobSpec { name: section.name, line: section.line, workload: w, shape });
+        let own = section.own.iter().map(|(_, k, v)| (k.clone(), v.clone().unwrap_or_default())).collect();
+        specs.push(JobSpec {
+            name: section.name,
+            line: section.line,
+            workload: w,
+            shape,
+            report,
+            options: own,
+        });
     }
-    let mut file = FioFile { groups: Vec::new(), ignored, notes: Vec::new() };
+    found.error()?;
+    let mut file = FioFile {
+        groups: Vec::new(),
+        ignored: found.ignored,
+        notes: Vec::new(),
+        global_options: sections::global_options(text),
+    };
     group_jobs(&specs, origin, capacity_bytes, &mut file)?;
     Ok(file)
+}
+
+/// What reading a file's options found besides the options it maps: the ones ignored (each
+/// named once, at its first line) and the problems, all reported together.
+#[derive(Default)]
+struct Found {
+    ignored: Vec<String>,
+    ignored_keys: Vec<String>,
+    problems: Vec<FioError>,
+}
+
+impl Found {
+    fn ignore(&mut self, origin: &str, line: usize, key: &str) {
+        if !self.ignored_keys.iter().any(|k| k == key) {
+            self.ignored_keys.push(key.to_owned());
+            self.ignored.push(format!("{origin}:{line}: {key}"));
+        }
+    }
+
+    /// A problem; a `[global]` line copied into several jobs is one problem.
+    fn problem(&mut self, e: FioError) {
+        if !self.problems.iter().any(|p| p.line == e.line) {
+            self.problems.push(e);
+        }
+    }
+
+    /// The problems as one error at the first one's line: each on its own line, then what is
+    /// supported and ignored when an option is unknown.
+    fn error(&mut self) -> Result<(), FioError> {
+        let Some(first) = self.problems.first() else { return Ok(()) };
+        let mut message = first.message.clone();
+        for p in &self.problems[1..] {
+            message.push_str(&format!("\n  and {}:{}: {}", p.origin, p.line, p.message));
+        }
+        if self.problems.iter().any(|p| p.message.ends_with("is not supported by trimlab")) {
+            message.push_str(&format!(" (supported: {SUPPORTED}; ignored: {})", IGNORED.join(", ")));
+        }
+        Err(FioError { message, ..first.clone() })
+    }
 }
 
 /// Puts the jobs into groups that run at once, cloning each `numjobs` times.
@@ -154,6 +228,9 @@ fn group_jobs(
                 streams: Vec::new(),
                 ramp: Vec::new(),
                 steady: None,
+                report: spec.report.clone(),
+                options: spec.options.clone(),
+                jobs: 0,
             });
         }
         let group = file.groups.last_mut().expect("a group was pushed for the first job");
@@ -174,6 +251,7 @@ fn group_jobs(
                 ),
             ));
         }
+        group.jobs += clones as usize;
         for clone in 0..clones {
             thread += 1;
             add_clone(spec, group, capacity, (clone, thread)).map_err(|m| err(spec.line, m))?;

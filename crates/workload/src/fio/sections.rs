@@ -21,6 +21,8 @@ pub struct Section {
     pub name: String,
     pub line: usize,
     pub options: Vec<OptionLine>,
+    /// The lines of the section itself (without the `[global]` ones before it).
+    pub own: Vec<OptionLine>,
 }
 
 /// The jobs of `text`, in file order.
@@ -54,7 +56,7 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
                 if held > OPTION_LINES_MAX {
                     return Err(err(line_no, too_many_options()));
                 }
-                jobs.push(Section { name, line: line_no, options: global.clone() });
+                jobs.push(Section { name, line: line_no, options: global.clone(), own: Vec::new() });
             }
             continue;
         }
@@ -79,7 +81,9 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
             None => return Err(err(line_no, format!("option \"{}\" before any [section]", clip(line)))),
             Some(true) => global.push((line_no, key, value)),
             Some(false) => {
-                jobs.last_mut().expect("a job section is open").options.push((line_no, key, value))
+                let job = jobs.last_mut().expect("a job section is open");
+                job.own.push((line_no, key.clone(), value.clone()));
+                job.options.push((line_no, key, value));
             }
         }
     }
@@ -87,6 +91,25 @@ pub fn read_sections(text: &str, origin: &str) -> Result<Vec<Section>, FioError>
         return Err(err(text.lines().count().max(1), "no job section (only [global])".into()));
     }
     Ok(jobs)
+}
+
+/// The options of the file's `[global]` sections as written, a later line replacing an
+/// earlier one of the same key (fio's JSON "global options"). Read after [`read_sections`]
+/// accepted the text.
+pub fn global_options(text: &str) -> Vec<(String, String)> {
+    let mut options: Vec<(String, String)> = Vec::new();
+    let mut in_global = false;
+    for raw in text.lines() {
+        let line = raw.split_once([';', '#']).map_or(raw, |(before, _)| before).trim();
+        if let Some(rest) = line.strip_prefix('[') {
+            in_global = rest.strip_suffix(']').is_some_and(|n| n.trim() == "global");
+        } else if in_global && !line.is_empty() {
+            let (key, value) = line.split_once('=').map_or((line, ""), |(k, v)| (k.trim(), v.trim()));
+            options.retain(|(k, _)| k != key);
+            options.push((key.to_owned(), value.to_owned()));
+        }
+    }
+    options
 }
 
 fn too_many_options() -> String {

@@ -180,3 +180,52 @@ fn job_counts_and_offsets_are_bounded_before_anything_is_built() {
     let e = parse_fio_file(text, "job.fio", &WorkloadConfig::default(), None).unwrap_err();
     assert!(e.message.contains("passes 2^64"), "{e}");
 }
+
+#[test]
+fn every_unsupported_option_is_reported_at_once_and_each_ignored_option_once() {
+    let text = "[global]\nioengine=libaio\nhugepages=1\nsize=1m\n[a]\nrw=write\nflow=2\n[b]\nrw=write\nzonemode=zbd\nbs=3\n";
+    let e = file(text).unwrap_err();
+    assert_eq!(e.line, 3, "the first problem names its line: {e}");
+    let m = &e.message;
+    for part in [
+        "`hugepages` is not supported",
+        "and job.fio:7: fio option `flow`",
+        "and job.fio:10: fio option `zonemode`",
+        "and job.fio:11: fio option `bs=3`",
+        "supported: rw",
+    ] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    assert_eq!(m.matches("hugepages").count(), 1, "a [global] line copied into two jobs is one problem: {m}");
+    let text = "[global]\nioengine=libaio\nsize=1m\nhipri\n[a]\nrw=write\nend_fsync=1\n[b]\nrw=write\nend_fsync=1\niodepth_batch_submit=8\n";
+    let f = file(text).unwrap();
+    assert_eq!(
+        f.ignored,
+        [
+            "job.fio:2: ioengine",
+            "job.fio:4: hipri",
+            "job.fio:7: end_fsync",
+            "job.fio:11: iodepth_batch_submit"
+        ],
+        "each ignored option once, at its first line"
+    );
+    assert_eq!(
+        f.global_options,
+        [("ioengine".into(), "libaio".into()), ("size".into(), "1m".into()), ("hipri".into(), String::new())]
+    );
+}
+
+#[test]
+fn reporting_options_shape_the_groups_report() {
+    let f =
+        file("[j]\nrw=randtrim\nsize=1m\nlat_percentiles=1\nclat_percentiles=0\npercentile_list=99.9:50\n")
+            .unwrap();
+    let g = &f.groups[0];
+    assert_eq!(g.report.percentiles, [50.0, 99.9], "sorted as fio prints them");
+    assert!(g.report.lat_percentiles && !g.report.clat_percentiles);
+    assert_eq!(g.options[0], ("rw".to_string(), "randtrim".to_string()));
+    assert_eq!(file("[j]\nrw=write\nsize=1m\nnumjobs=3\n").unwrap().groups[0].jobs, 3);
+    assert_eq!(file("[j]\nsize=1m\n").unwrap().groups[0].report.percentiles.len(), 17, "fio's default list");
+    let e = file("[j]\nsize=1m\npercentile_list=0:50\n").unwrap_err();
+    assert!(e.message.contains("(0, 100]"), "{e}");
+}
