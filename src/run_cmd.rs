@@ -145,24 +145,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let fio = fio.map(|f| format!(", workload from {}", f.display())).unwrap_or_default();
     eprintln!("trimlab run: seed {}, config {} ({origin}{fio})", result.seed, result.config_hash);
     let out = &args.out;
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    output::write_json(&out.join("metrics.json"), &result.metrics)?;
-    output::write_flat_csv(&out.join("metrics.csv"), &result.metrics)?;
-    if let Some(series) = &result.series {
-        output::write_series(out, series)?;
-    }
-    if args.html {
-        let title = format!("trimlab run: {origin}{fio}, seed {}", result.seed);
-        let rows = result.series.as_ref().and_then(|s| s.timeseries.as_deref()).unwrap_or(&[]);
-        let mut report = trimlab_jobs::run_report::run_report(&title, &result.report, rows, unit);
-        trimlab_jobs::steady_report::add_steady_state(&mut report, &result.metrics["steady_state"]);
-        trimlab_jobs::run_report::add_run_context(&mut report, &result.metrics);
-        trimlab_jobs::aging_report::add_aging(&mut report, &result.metrics["aging"]);
-        let index = trimlab_jobs::run_report::write_job_page(out, PageKind::Run, &report, &[])?;
-        if !args.json {
-            println!("wrote {}", index.display());
-        }
-    }
+    write_outputs(args, &ran, &format!("{origin}{fio}"), unit)?;
     if args.json {
         println!("{}", serde_json::to_string(&result.metrics)?);
         return script_failure(&result.metrics, out);
@@ -185,6 +168,35 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     println!("wrote {}", out.join("metrics.json").display());
     script_failure(&result.metrics, out)
+}
+
+/// metrics.json, metrics.csv, the series and (with --html) the run's page under `--out`.
+fn write_outputs(
+    args: &RunArgs,
+    ran: &trimlab_jobs::run::Ran,
+    what: &str,
+    unit: Option<(u64, u64)>,
+) -> Result<()> {
+    let (out, result) = (&args.out, &ran.result);
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    output::write_json(&out.join("metrics.json"), &result.metrics)?;
+    output::write_flat_csv(&out.join("metrics.csv"), &result.metrics)?;
+    if let Some(series) = &result.series {
+        output::write_series(out, series)?;
+    }
+    if args.html {
+        let title = format!("trimlab run: {what}, seed {}", result.seed);
+        let rows = result.series.as_ref().and_then(|s| s.timeseries.as_deref()).unwrap_or(&[]);
+        let mut report = trimlab_jobs::run_report::run_report(&title, &result.report, rows, unit);
+        trimlab_jobs::steady_report::add_steady_state(&mut report, &result.metrics["steady_state"]);
+        trimlab_jobs::run_report::add_run_context(&mut report, &result.metrics);
+        trimlab_jobs::aging_report::add_aging(&mut report, &result.metrics["aging"]);
+        let index = trimlab_jobs::run_report::write_job_page(out, PageKind::Run, &report, &[])?;
+        if !args.json {
+            println!("wrote {}", index.display());
+        }
+    }
+    Ok(())
 }
 
 /// `--output-format` (fio's normal report by default with --fio).

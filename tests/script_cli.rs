@@ -182,6 +182,7 @@ fn run_record_takes_a_fio_job_and_a_failed_run_leaves_no_recording() {
     ]);
     assert!(!o.status.success());
     assert!(!failed.exists(), "a failed run left {}", failed.display());
+}
 
 #[test]
 fn an_inline_script_error_quotes_the_line_it_blames() {

@@ -144,32 +144,8 @@ pub fn advise_file(
     let span_ns = results[0].costs.program_ns;
     let warning = fstrim_warning(&periods, span_ns);
     let mut report = file_report(config, &resolved, name, &list, &results, &periods, warning.as_deref());
-    if let (Some(l), Some(first)) = (life, results.first()) {
-        let how = crate::life::sentence(l, &first.metrics);
-        report.summary = format!(
-            "{how} {}",
-            report.summary.replace(
-                "each run covers mkfs, the workload and umount",
-                "each run covers mkfs, the aging, the rounds and umount"
-            )
-        );
-        report.notes.insert(0, how);
-        let labels: Vec<String> = list.iter().map(|c| c.label.clone()).collect();
-        let metrics: Vec<&Value> = results.iter().map(|r| &r.metrics).collect();
-        report.tables.insert(1, crate::life::life_table(&labels, &metrics));
-        report.plots.extend(crate::life::life_plots(&labels, &metrics));
-        let chosen = report.params.iter().find(|p| p.0 == "recommendation").map(|p| p.1.clone());
-        let chosen_index = chosen.and_then(|c| labels.iter().position(|l| c.starts_with(l.as_str())));
-        if let Some(i) = chosen_index.filter(|&i| i != 0) {
-            if let Some(line) =
-                crate::life::life_sentence(&labels[i], &results[i].metrics, &results[0].metrics)
-            {
-                report.notes.insert(1, line);
-            }
-        }
-        report
-            .params
-            .push(("life".into(), format!("aged to {:.2}, at most {} rounds", l.utilization, l.rounds)));
+    if let Some(l) = life {
+        add_life(&mut report, l, &list, &results);
     }
     let comparison = unit_comparison(config, &resolved, &units, &list, &results, progress)?;
     comparison.add_to(
@@ -177,6 +153,33 @@ pub fn advise_file(
         "the workload run again under no discard, online discard and each fstrim period on the drive",
     );
     Ok(Advice { report, warnings: warning.into_iter().collect() })
+}
+
+/// The aged, repeated runs' part of the report: what was done (summary and first note), the
+/// life table, the convergence and erase-count plots, and the chosen policy's life sentence.
+fn add_life(report: &mut ExperimentReport, l: &Life, list: &[Choice], results: &[Measured]) {
+    let Some(first) = results.first() else { return };
+    let how = crate::life::sentence(l, &first.metrics);
+    report.summary = format!(
+        "{how} {}",
+        report.summary.replace(
+            "each run covers mkfs, the workload and umount",
+            "each run covers mkfs, the aging, the rounds and umount"
+        )
+    );
+    report.notes.insert(0, how);
+    let labels: Vec<String> = list.iter().map(|c| c.label.clone()).collect();
+    let metrics: Vec<&Value> = results.iter().map(|r| &r.metrics).collect();
+    report.tables.insert(3, crate::life::life_table(&labels, &metrics));
+    report.plots.extend(crate::life::life_plots(&labels, &metrics));
+    let chosen = report.params.iter().find(|p| p.0 == "recommendation").map(|p| p.1.clone());
+    let chosen_index = chosen.and_then(|c| labels.iter().position(|l| c.starts_with(l.as_str())));
+    if let Some(i) = chosen_index.filter(|&i| i != 0) {
+        if let Some(line) = crate::life::life_sentence(&labels[i], &results[i].metrics, &results[0].metrics) {
+            report.notes.insert(1, line);
+        }
+    }
+    report.params.push(("life".into(), format!("aged to {:.2}, at most {} rounds", l.utilization, l.rounds)));
 }
 
 /// No discard, online discard and the fstrim runs (not Lazy and Selective TRIM, which send
@@ -381,7 +384,7 @@ fn file_report(
         ],
         verdicts: Vec::new(),
         notes,
-        tables: vec![costs_table(&labels, results), phases_table(&labels, results)],
+        tables: costs_tables(&labels, results).into_iter().chain([phases_table(&labels, results)]).collect(),
         plots: plots(&labels, results),
         params: vec![("config".into(), name.to_string()), ("recommendation".into(), chosen), ("reason".into(), reason)],
     }
@@ -412,42 +415,42 @@ fn periods_note(periods: &[u64], all_fire: bool) -> String {
 }
 
 /// One row per policy: device-side then host-side costs.
-fn costs_table(labels: &[String], results: &[Measured]) -> Table {
-    let mut table = Table::new(
-        "advise",
-        "Each host TRIM policy on the same workload, device and seed",
-        &[
-            "policy",
-            "waf",
-            "gc_pages_copied",
-            "nand_blocks_erased",
-            "device_write_p99_us",
-            "device_flush_p99_us",
-            "trim_commands",
-            "policy_trim_commands",
-            "device_trim_ms",
-            "fsync_count",
-            "fsync_p50_us",
-            "fsync_p99_us",
-            "fsync_p999_us",
-            "write_count",
-            "write_p50_us",
-            "write_p99_us",
-            "write_p999_us",
-            "program_s",
-            "fs_calls",
-            "per_call_us",
-            "commits",
-            "commit_mean_ms",
-            "commit_max_ms",
-            "space_wait_ms",
-            "freed_unusable_mean_s",
-        ],
-    );
+/// One policy table: a `policy` column, then `columns` filled by `cells` per policy.
+fn policy_table(
+    labels: &[String],
+    results: &[Measured],
+    (name, title): (&str, &str),
+    columns: &[&str],
+    cells: &dyn Fn(&Measured) -> Vec<Cell>,
+) -> Table {
+    let mut t = Table::new(name, title, &[&["policy"][..], columns].concat());
     for (label, r) in labels.iter().zip(results) {
+        t.push_row(std::iter::once(Cell::Text(label.clone())).chain(cells(r)));
+    }
+    t
+}
+
+/// The policy tables: three of 9 columns rather than one of 25, so each fits a terminal and
+/// a page: the device, the application's calls, the host's time.
+fn costs_tables(labels: &[String], results: &[Measured]) -> [Table; 3] {
+    [device_table(labels, results), calls_table(labels, results), host_table(labels, results)]
+}
+
+fn device_table(labels: &[String], results: &[Measured]) -> Table {
+    let columns = [
+        "waf",
+        "gc_pages_copied",
+        "nand_blocks_erased",
+        "device_write_p99_us",
+        "device_flush_p99_us",
+        "trim_commands",
+        "policy_trim_commands",
+        "device_trim_ms",
+    ];
+    let title = "The device under each host TRIM policy (same workload, device and seed)";
+    policy_table(labels, results, ("advise", title), &columns, &|r| {
         let d = &r.report;
-        table.push_row([
-            Cell::Text(label.clone()),
+        vec![
             Cell::Num(d.waf),
             Cell::Int(d.gc.pages_copied as i64),
             Cell::Int(d.nand_blocks_erased as i64),
@@ -456,14 +459,51 @@ fn costs_table(labels: &[String], results: &[Measured]) -> Table {
             Cell::Int(r.costs.trim_commands as i64),
             Cell::Int(r.costs.policy_trim_commands as i64),
             Cell::Num(ms(d.trim.foreground_total_ns)),
-            Cell::Int(r.calls.fsync.count as i64),
-            Cell::Num(us(r.calls.fsync.p50_ns)),
-            Cell::Num(us(r.calls.fsync.p99_ns)),
-            Cell::Num(us(r.calls.fsync.p999_ns)),
-            Cell::Int(r.calls.write.count as i64),
-            Cell::Num(us(r.calls.write.p50_ns)),
-            Cell::Num(us(r.calls.write.p99_ns)),
-            Cell::Num(us(r.calls.write.p999_ns)),
+        ]
+    })
+}
+
+fn calls_table(labels: &[String], results: &[Measured]) -> Table {
+    let columns = [
+        "fsync_count",
+        "fsync_p50_us",
+        "fsync_p99_us",
+        "fsync_p999_us",
+        "write_count",
+        "write_p50_us",
+        "write_p99_us",
+        "write_p999_us",
+    ];
+    let title = "The application's calls under each policy: fsync and write latency";
+    policy_table(labels, results, ("advise_calls", title), &columns, &|r| {
+        let c = &r.calls;
+        vec![
+            Cell::Int(c.fsync.count as i64),
+            Cell::Num(us(c.fsync.p50_ns)),
+            Cell::Num(us(c.fsync.p99_ns)),
+            Cell::Num(us(c.fsync.p999_ns)),
+            Cell::Int(c.write.count as i64),
+            Cell::Num(us(c.write.p50_ns)),
+            Cell::Num(us(c.write.p99_ns)),
+            Cell::Num(us(c.write.p999_ns)),
+        ]
+    })
+}
+
+fn host_table(labels: &[String], results: &[Measured]) -> Table {
+    let columns = [
+        "program_s",
+        "fs_calls",
+        "per_call_us",
+        "commits",
+        "commit_mean_ms",
+        "commit_max_ms",
+        "space_wait_ms",
+        "freed_unusable_mean_s",
+    ];
+    let title = "The host's time under each policy: the program, journal commits, space waits";
+    policy_table(labels, results, ("advise_host", title), &columns, &|r| {
+        vec![
             Cell::Num(r.costs.program_ns as f64 / 1e9),
             Cell::Int(r.costs.calls as i64),
             Cell::Num(us(r.costs.program_ns / r.costs.calls.max(1))),
@@ -472,9 +512,8 @@ fn costs_table(labels: &[String], results: &[Measured]) -> Table {
             Cell::Num(ms(r.commit_ns_max)),
             Cell::Num(ms(r.space_wait_ns)),
             Cell::Num(r.freed_unusable_mean_s),
-        ]);
-    }
-    table
+        ]
+    })
 }
 
 /// Where the time went: each phase's span (and each time its workload measured) in ms, one

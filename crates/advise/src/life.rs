@@ -311,7 +311,7 @@ mod tests {
     fn periods_are_one_and_three_rounds_to_two_digits() {
         assert_eq!(two_significant_ms(2_418_409_854), 2_400_000_000);
         assert_eq!(two_significant_ms(19_003_000_000), 19_000_000_000);
-        assert_eq!(two_significant_ms(7_260_000), 7_300_000);
+        assert_eq!(two_significant_ms(7_260_000), 7_000_000, "whole milliseconds");
         assert_eq!(two_significant_ms(300_000), 1_000_000);
         let rounds = |spans: &[(u64, u64)]| {
             let r: Vec<Value> =

@@ -209,7 +209,7 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                if (b / 97) % 2 == 0 && x % 3 == 0 || x % 11 == 0 {
+                if (b / 97).is_multiple_of(2) && x.is_multiple_of(3) || x.is_multiple_of(11) {
                     bm.take(b, 1);
                 }
             }

@@ -127,27 +127,36 @@ pub fn scenarios(configured: EngineKind, fstrim_periods_ns: &[u64]) -> Vec<Scena
     list
 }
 
+/// A trace that gives the rule nothing to weigh: no discards (it cannot tell), or no writes
+/// (WAF has no value). `online` is the online-discard replay.
+fn nothing_to_weigh(online: &Replayed<'_>) -> Option<Advice> {
+    let trims = online.stats.trims;
+    if trims == 0 {
+        return Some(advice(
+            Policy::NotNeeded,
+            "The trace has no TRIM (discard) commands, so every policy replays it alike. That does not mean trimming would not help: a trace recorded on a file system mounted without `discard` (the usual setup) never shows what the file system freed. Record it again with the file system mounted `-o discard` (its frees then appear as TRIMs that advise can send at once, batch or drop), or give the program itself (`trimlab advise --strace FILE --root DIR`), whose file system the model runs under each policy. Only if the application never frees space does the choice not matter.".into(),
+        ));
+    }
+    if online.report.host.pages_written == 0 {
+        // WAF is NAND programs over host writes: with no host write it has no value, and every
+        // ratio of it below would be NaN.
+        return Some(advice(
+            Policy::NoDiscard,
+            format!(
+                "The trace writes nothing (its {trims} TRIM commands are all it sends), so there is no write amplification for trimming to lower: online discard would only add the TRIMs' own time. Send none."
+            ),
+        ));
+    }
+    None
+}
+
 /// The recommendation among the host policies, and the reason in one sentence.
 pub fn recommend(list: &[Scenario], results: &[Replayed<'_>]) -> Advice {
     let d = 0;
     let n = list.iter().position(|s| s.label == "no discard").expect("the no-discard scenario exists");
     let r = |i: usize| &results[i].report;
-    let trims = results[d].stats.trims;
-    if trims == 0 {
-        return advice(
-            Policy::NotNeeded,
-            "The trace has no TRIM (discard) commands, so every policy replays it alike. That does not mean trimming would not help: a trace recorded on a file system mounted without `discard` (the usual setup) never shows what the file system freed. Record it again with the file system mounted `-o discard` (its frees then appear as TRIMs that advise can send at once, batch or drop), or give the program itself (`trimlab advise --strace FILE --root DIR`), whose file system the model runs under each policy. Only if the application never frees space does the choice not matter.".into(),
-        );
-    }
-    if r(d).host.pages_written == 0 {
-        // WAF is NAND programs over host writes: with no host write it has no value, and every
-        // ratio of it below would be NaN.
-        return advice(
-            Policy::NoDiscard,
-            format!(
-                "The trace writes nothing (its {trims} TRIM commands are all it sends), so there is no write amplification for trimming to lower: online discard would only add the TRIMs' own time. Send none."
-            ),
-        );
+    if let Some(a) = nothing_to_weigh(&results[d]) {
+        return a;
     }
     // The fstrim period with the lowest WAF; among equals the longest (fewest runs).
     let mut f = n;

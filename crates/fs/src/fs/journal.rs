@@ -202,27 +202,10 @@ impl<D: BlockDevice> FileSystem<D> {
                 let logged: Vec<u64> = c.meta.iter().copied().filter(|b| !self.revoked.contains(b)).collect();
                 self.checkpoint_committed(&c.meta);
                 self.log.committed(c.tid, logged);
-                let tail_update = self.tail_update_at_commit();
-                let util = self.utilization();
-                let freed = self.committed_freed(&mut c);
-                let freed_runs: Vec<Run> = freed.iter().map(|f| f.run).collect();
-                let plan = self.policy.on_commit(now, freed, util);
-                self.release(now, plan.release);
-                for group in self.btrfs_emptied_groups(&freed_runs) {
-                    self.policy.unused_delay(group, now);
-                }
-                let mut reqs = tail_update;
-                for f in &plan.trim {
-                    reqs.extend(self.trim_requests(f.run));
-                }
-                self.count_policy_trims(&reqs);
-                c.trimming = plan.trim;
+                let (reqs, mode) = self.commit_block_trims(now, &mut c);
                 c.phase = Phase::Trim;
-                c.batch = Batch {
-                    reqs: reqs.into(),
-                    serial: plan.mode == TrimMode::Serial,
-                    done_max: SimTime::ZERO,
-                };
+                c.batch =
+                    Batch { reqs: reqs.into(), serial: mode == TrimMode::Serial, done_max: SimTime::ZERO };
                 if !c.batch.reqs.is_empty() {
                     self.commit = Some(c);
                     self.events.push(now.after(submit), Ev::Journal);
@@ -259,6 +242,27 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         self.commit = Some(c);
         self.events.push(now.after(submit), Ev::Journal);
+    }
+
+    /// At the commit block: the journal tail's update, and what the discard policy does with
+    /// the extents this transaction freed (released now, or TRIMmed first: `c.trimming`).
+    fn commit_block_trims(&mut self, now: SimTime, c: &mut Commit) -> (Vec<Command>, TrimMode) {
+        let tail_update = self.tail_update_at_commit();
+        let util = self.utilization();
+        let freed = self.committed_freed(c);
+        let freed_runs: Vec<Run> = freed.iter().map(|f| f.run).collect();
+        let plan = self.policy.on_commit(now, freed, util);
+        self.release(now, plan.release);
+        for group in self.btrfs_emptied_groups(&freed_runs) {
+            self.policy.unused_delay(group, now);
+        }
+        let mut reqs = tail_update;
+        for f in &plan.trim {
+            reqs.extend(self.trim_requests(f.run));
+        }
+        self.count_policy_trims(&reqs);
+        c.trimming = plan.trim;
+        (reqs, plan.mode)
     }
 
     pub(super) fn journal_writes(&mut self, blocks: u64) -> Vec<Command> {
