@@ -47,6 +47,7 @@ def main(repo: str) -> None:
     traces = os.path.join(repo, "examples", "traces")
     replayed = trimlab.replay(os.path.join(traces, "ext4-copy.log"), os.path.join(traces, "device.toml"), trims="drop")
     tables: Dict[str, pd.DataFrame] = trimlab.reproduce("waf", scale=0.05)
+    advice: Dict[str, Any] = trimlab.advise(os.path.join(traces, "ext4-copy.log"), device=os.path.join(traces, "device.toml"))
     seen: List[int] = []
     df: pd.DataFrame = trimlab.sweep(
         trimlab.Config(TEXT),
@@ -61,7 +62,7 @@ def main(repo: str) -> None:
     except trimlab.TrimlabError as e:
         print(e)
     print(metrics["report"]["waf"], again["seed"], len(by_path), len(presets), len(names), replayed["report"]["waf"])
-    print(len(tables["verdicts"]), float(df["report.waf"].mean()), seen, trimlab.__version__)
+    print(len(tables["verdicts"]), float(df["report.waf"].mean()), seen, trimlab.__version__, advice["recommendation"])
 '''
 
 

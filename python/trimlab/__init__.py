@@ -220,23 +220,29 @@ def advise(
     """
     import pandas as pd
 
-    brought = [(k, v) for k, v in (("trace", trace), ("config", config), ("fio", fio), ("strace", strace), ("filebench", filebench)) if v is not None]
-    if len(brought) != 1:
+    given = [k for k, v in (("trace", trace), ("config", config), ("fio", fio), ("strace", strace), ("filebench", filebench)) if v is not None]
+    if len(given) != 1:
         raise TypeError("give exactly one of trace, config, fio, strace or filebench")
-    kind, value = brought[0]
+    kind = given[0]
     if root is not None and kind != "strace":
         raise TypeError("root is the directory an strace's paths are under: it goes with strace=")
-    if kind == "config":
+    if config is not None:
         if device is not None:
             raise TypeError("a config brings its own device; device= is for a trace, fio, strace or filebench")
-        subject, origin = _config_text(value, None, "config")
-    elif kind in ("fio", "filebench"):
-        subject, origin = _read(value, kind)
-    else:
-        subject = os.path.abspath(os.fspath(value)) if kind == "strace" else os.fspath(value)
-        origin = subject
-        if kind == "strace" and root is None:
+        subject, origin = _config_text(config, None, "config")
+    elif fio is not None:
+        subject, origin = _read(fio, "fio")
+    elif filebench is not None:
+        subject, origin = _read(filebench, "filebench")
+    elif strace is not None:
+        if root is None:
             raise TypeError("strace= needs root=, the directory under which the program's paths are replayed")
+        subject = os.path.abspath(os.fspath(strace))
+        origin = subject
+    else:
+        assert trace is not None
+        subject = os.fspath(trace)
+        origin = subject
     file_level = kind in ("config", "strace", "filebench")
     life = None if (as_is or not file_level) else (float(utilization), int(rounds), float(churn))
     out = json.loads(
