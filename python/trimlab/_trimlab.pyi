@@ -3,7 +3,7 @@
 # (python/tests/test_typing.py) checks this file against the built module.
 from typing import Callable, List, Optional, Tuple
 
-__all__ = ['TrimlabError', '__version__', 'run', 'presets', 'toml_text', 'sweep', 'plan', 'run_points', 'table', 'replay', 'reproduce', 'experiments']
+__all__ = ['TrimlabError', '__version__', 'run', 'presets', 'toml_text', 'sweep', 'plan', 'run_points', 'table', 'replay', 'reproduce', 'experiments', 'advise']
 
 __version__: str
 
