@@ -136,15 +136,9 @@ fn advise_fio(
     let recorded = Arc::new(Mutex::new(Vec::new()));
     let sink = SharedBuffer(Arc::clone(&recorded));
     let fio = crate::run::FioJob { text, origin };
-    crate::run::run(
-        device.clone(),
-        request.device.is_some(),
-        Some(fio),
-        None,
-        None,
-        &mut (),
-        Some(Box::new(sink)),
-    )?;
+    // `false`: the device config's [workload] (its precondition) is not the job's; the job
+    // runs on the device as fio finds a new one, as `run --fio JOB` without a config does.
+    crate::run::run(device.clone(), false, Some(fio), None, None, &mut (), Some(Box::new(sink)))?;
     let bytes: Arc<[u8]> =
         std::mem::take(&mut *recorded.lock().map_err(|_| anyhow::anyhow!("recording lost"))?).into();
     let name = format!("{origin} (its commands as the model ran the job)");
