@@ -65,15 +65,7 @@ pub struct RunArgs {
 fn strace_sets(args: &RunArgs) -> Result<Vec<String>> {
     let Some(file) = &args.strace else { return Ok(args.set.clone()) };
     let path = std::path::absolute(file).with_context(|| format!("--strace {}", file.display()))?;
-    let mut set = vec![
-        "workload.kind=\"strace\"".to_string(),
-        format!("workload.strace={:?}", path.display().to_string()),
-    ];
-    if args.config.is_none() {
-        set.push("host.fs=\"ext4\"".to_string());
-    }
-    set.extend(args.set.iter().cloned());
-    Ok(set)
+    Ok(trimlab_jobs::run::strace_sets(&path.display().to_string(), None, args.config.is_some(), &args.set))
 }
 
 /// An strace replay's skips, by reason, on the terminal (they are in metrics.json's figures too):

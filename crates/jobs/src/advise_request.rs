@@ -53,20 +53,6 @@ pub fn preset_device_text(name: &str) -> Option<String> {
     known.then(|| format!("[device]\npreset = {name:?}\n"))
 }
 
-/// The `--set` lines an strace replay stands for (`run --strace`'s too), before the user's
-/// own so that those can still override them; without a config the file system is ext4.
-pub fn strace_sets(path: &str, root: Option<&str>, config_given: bool, set: &[String]) -> Vec<String> {
-    let mut sets = vec!["workload.kind=\"strace\"".to_string(), format!("workload.strace={path:?}")];
-    if let Some(root) = root {
-        sets.push(format!("workload.strace_root={root:?}"));
-    }
-    if !config_given {
-        sets.push("host.fs=\"ext4\"".to_string());
-    }
-    sets.extend(set.iter().cloned());
-    sets
-}
-
 /// A trace's (and a fio job's) fstrim periods when none are given: fstrim.timer's weekly and
 /// a daily one, in the trace's own time.
 pub const TRACE_FSTRIM_PERIODS: [&str; 2] = ["1d", "7d"];
@@ -107,7 +93,7 @@ pub fn advise(request: &Request, progress: &dyn Progress) -> Result<Advice> {
         }
         Brought::Strace { path, root } => {
             let (text, origin) = request.device.unwrap_or(("", "<defaults>"));
-            let sets = strace_sets(path, Some(root), request.device.is_some(), request.set);
+            let sets = crate::run::strace_sets(path, Some(root), request.device.is_some(), request.set);
             file_level(&parse_config(text, origin, &sets)?, path)
         }
         Brought::Filebench { text, origin } => {

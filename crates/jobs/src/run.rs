@@ -24,6 +24,20 @@ pub struct Ran {
     pub fio: Option<crate::fio_output::FioReport>,
 }
 
+/// The `--set` lines an strace replay stands for (`run --strace`, `advise --strace`), before the user's
+/// own so that those can still override them; without a config the file system is ext4.
+pub fn strace_sets(path: &str, root: Option<&str>, config_given: bool, set: &[String]) -> Vec<String> {
+    let mut sets = vec!["workload.kind=\"strace\"".to_string(), format!("workload.strace={path:?}")];
+    if let Some(root) = root {
+        sets.push(format!("workload.strace_root={root:?}"));
+    }
+    if !config_given {
+        sets.push("host.fs=\"ext4\"".to_string());
+    }
+    sets.extend(set.iter().cloned());
+    sets
+}
+
 /// Runs `config` (with `fio`'s job as the workload when given; `config_given` false means the
 /// config is the built-in defaults). `seed` overrides the config's; `log_interval` overrides
 /// `[output] interval`; `record` receives every command the file system sends (`run --record`).
