@@ -60,11 +60,10 @@ pub fn advise(
 /// cannot show what TRIM saves: every row's WAF is the same for that reason alone.
 fn too_small(list: &[Scenario], results: &[Replayed]) -> Option<String> {
     let none = list.iter().position(|s| s.trims == TrimHandling::Drop)?;
-    let r = &results[none].report;
-    let written = r.host.pages_written as f64 / r.logical_pages.max(1) as f64;
-    (r.host.pages_written > 0 && r.gc.victims == 0).then(|| format!(
+    let share = results[none].report.written_share_without_gc()?;
+    Some(format!(
         "the trace wrote {:.1} % of the drive's capacity and GC never ran even without discards, so TRIM cannot change WAF here and the rows differ only in the TRIMs' own time: replay it on a drive it fills (--set device.logical_bytes=...), or give the program's strace (advise --strace FILE --root DIR), which advise ages and repeats to steady state",
-        written * 100.0
+        share * 100.0
     ))
 }
 

@@ -384,6 +384,15 @@ pub struct DeviceReport {
     pub ftl: FtlReport,
 }
 
+impl DeviceReport {
+    /// The share of the logical capacity the host wrote, when it wrote something and GC never
+    /// ran: a run in which TRIM cannot have changed WAF or wear (`run`'s and advise's warning).
+    pub fn written_share_without_gc(&self) -> Option<f64> {
+        let (written, capacity) = (self.host.pages_written, self.logical_pages);
+        (written > 0 && self.gc.victims == 0).then(|| written as f64 / capacity.max(1) as f64)
+    }
+}
+
 /// Which FTL ran and what only that kind counts (since the device was built, not since the
 /// measurement started: 004's measures are whole-run).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -105,10 +105,10 @@ pub fn run(
 /// discard policy and engine gives the same WAF and wear there (issue 43: "numbers that mean
 /// nothing are shown without a word").
 fn too_small(report: &DeviceReport) -> Option<String> {
-    let (written, capacity) = (report.host.pages_written, report.logical_pages);
-    (written > 0 && report.gc.victims == 0 && written < capacity).then(|| format!(
+    let share = report.written_share_without_gc().filter(|&s| s < 1.0)?;
+    Some(format!(
         "warning: the workload wrote {:.1} % of the drive's capacity and GC never ran, so TRIM cannot change WAF or wear in this run (every discard policy would read the same): repeat it to steady state (a [[phase]] with until = \"steady\"), age the file system or fill the drive first (an `age` or `fill` phase), or take a smaller device (device.logical_bytes); `trimlab advise` does the first two itself",
-        written as f64 / capacity.max(1) as f64 * 100.0
+        share * 100.0
     ))
 }
 
