@@ -168,6 +168,17 @@ fn kernel_first_trims(dir: &Path) -> Vec<FirstTrims> {
     files.iter().map(|f| first_trims(&std::fs::read_to_string(f).expect("kernel.trims"))).collect()
 }
 
+/// What the recording rig adds to a call's first TRIM that a host with a real drive does not:
+/// from the `mark` request reaching `trimlab serve` (the phase's start), bash running the next
+/// line (a program's fork and exec: 0.75-1.7 ms for coreutils on this machine under the
+/// recordings' load), to the TRIM bio's trip loop -> FUSE -> nbdfuse -> NBD (the round trips of
+/// docs/host-fs.md's btrfs traces: 0.2-1.2 ms). The model's first TRIM is compared after this
+/// is added to it. Measured: the smallest call-to-first-TRIM gap in the Linux 6.18
+/// recordings is 2.18 ms (btrfs-nodiscard-large-files run 2, fstrim: btrfs_trim_fs does no
+/// I/O before its first discard), and every fstrim phase's first TRIM comes at least that late
+/// ([`the_rig_floor_is_below_every_recorded_calls_first_trim`]); 2.0 ms keeps below it.
+const RIG_CALL_TO_FIRST_TRIM_US: u64 = 2_000;
+
 /// The timing band: 20 % of the kernel's median, but never under 5 ms (issue 40).
 fn within_time(kernel_us: u64, model_us: u64) -> bool {
     model_us.abs_diff(kernel_us) as f64 <= (BAND * kernel_us as f64).max(5_000.0)
@@ -297,11 +308,14 @@ fn first_trim_arrives_within_20_percent_of_the_kernels_or_a_known_miss() {
             let all: Vec<String> = times.iter().map(|t| ms(*t)).collect();
             if times.len() < runs.len() || !times.iter().all(|t| within_time(median, *t)) {
                 unsteady += 1;
-                report.push(format!("--   {key:<56} kernel runs {} disagree", all.join(" / ")));
+                let m = model.get(phase).map_or("no TRIM".to_string(), |m| ms(m + RIG_CALL_TO_FIRST_TRIM_US));
+                report.push(format!("--   {key:<56} kernel runs {} disagree  model {m}", all.join(" / ")));
                 continue;
             }
             total += 1;
-            let m = model.get(phase).copied();
+            // The kernel's time was taken through the rig: the model's is compared with the
+            // rig's share added (for a TRIM of a background worker seconds later it is noise).
+            let m = model.get(phase).map(|m| m + RIG_CALL_TO_FIRST_TRIM_US);
             let ok = m.is_some_and(|m| within_time(median, m));
             held += ok as usize;
             report.push(format!(
@@ -327,4 +341,23 @@ fn first_trim_arrives_within_20_percent_of_the_kernels_or_a_known_miss() {
         "first TRIMs outside the band and not in known-misses.txt: {unexpected:?}\n{report}"
     );
     assert!(now_held.is_empty(), "known misses that now hold (remove them): {now_held:?}\n{report}");
+}
+
+/// [`RIG_CALL_TO_FIRST_TRIM_US`] is a floor of what the rig adds: no fstrim phase of any
+/// recording (a call whose first TRIM needs no I/O before it) has its first TRIM sooner.
+#[test]
+fn the_rig_floor_is_below_every_recorded_calls_first_trim() {
+    let mut seen = 0;
+    for (name, dir) in recorded_workloads() {
+        for run in kernel_first_trims(&dir) {
+            for (phase, us) in run.iter().filter(|(p, _)| p.starts_with("fstrim")) {
+                seen += 1;
+                assert!(
+                    *us >= RIG_CALL_TO_FIRST_TRIM_US,
+                    "{name} {phase}: the kernel's first TRIM came {us} us after the phase's start, below the rig's floor {RIG_CALL_TO_FIRST_TRIM_US} us"
+                );
+            }
+        }
+    }
+    assert!(seen >= 50, "only {seen} fstrim phases with a TRIM in the recordings");
 }

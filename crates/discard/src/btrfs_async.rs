@@ -275,6 +275,12 @@ impl TrimPolicy for Async {
     fn unused_delay(&mut self, range: Run, now: SimTime) -> bool {
         self.set_due(range, now.after(self.unused_delay_ns))
     }
+    fn block_group_queued(&mut self, range: Run) {
+        let earliest = self.lists.iter().flat_map(|l| l.range(range.start..range.end()).map(|(_, &(_, at))| at)).min();
+        if let Some(at) = earliest {
+            self.set_due(range, at);
+        }
+    }
     /// `close_ctree` -> `btrfs_discard_cleanup` (fs/btrfs/discard.c): the worker is stopped
     /// (`cancel_delayed_work_sync` waits for a discard in flight) and the discard lists are
     /// purged; what they held stays untrimmed free space.

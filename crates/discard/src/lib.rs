@@ -342,6 +342,12 @@ pub trait TrimPolicy {
     fn unused_delay(&mut self, _range: Run, _now: SimTime) -> bool {
         false
     }
+    /// btrfs: extents of the block group `range` were queued at a commit
+    /// (btrfs_discard_queue_work -> __add_to_discard_list, fs/btrfs/discard.c). A block group
+    /// already on a discard list keeps the `discard_eligible_time` it got when it was added
+    /// (only a group off every list gets now + the delay), so its newly freed extents are due
+    /// with the ones queued before them.
+    fn block_group_queued(&mut self, _range: Run) {}
     /// Whether umount gives up the TRIMs still queued (not those in flight) instead of letting
     /// the worker finish them: the kernel's workers that check for a closing file system
     /// (ext4's discard worker, btrfs' async discard).
@@ -513,6 +519,23 @@ mod tests {
             WorkerPick::WaitUntil(SimTime(100)),
             "the other keeps 100"
         );
+    }
+
+    #[test]
+    fn async_block_group_keeps_its_eligible_time() {
+        let params = PolicyParams::default().with(&btrfs_async::DELAY, 100).with(&btrfs_async::IOPS_LIMIT, 0);
+        let mut p = build(PolicyKind::Async, &params, 4096);
+        p.on_commit(SimTime(0), vec![fr(0, 512)], 0.5);
+        p.on_commit(SimTime(60), vec![fr(1000, 512), fr(5000, 512)], 0.5);
+        // [0, 2000) was on the list since 0: its extent freed at 60 is due at 100 with it;
+        // [4000, 6000) was not: 160.
+        p.block_group_queued(Run::new(0, 2000));
+        p.block_group_queued(Run::new(4000, 2000));
+        let WorkerPick::Trim { run, .. } = p.next_for_worker(SimTime(100)) else { panic!() };
+        assert_eq!(run, Run::new(0, 512));
+        let WorkerPick::Trim { run, .. } = p.next_for_worker(SimTime(100)) else { panic!() };
+        assert_eq!(run, Run::new(1000, 512), "due with its block group");
+        assert_eq!(p.next_for_worker(SimTime(100)), WorkerPick::WaitUntil(SimTime(160)));
     }
 
     #[test]

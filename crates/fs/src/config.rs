@@ -51,7 +51,25 @@ pub struct HostCosts {
     /// updates). Default 60 ns: 003's `rm` without discard freed 1018 GB (~267 M blocks) in
     /// 16.4 s.
     pub free_block_ns: u64,
+    /// CPU time per name removed (unlink(2), rmdir(2)) beyond `syscall_ns` and
+    /// `free_block_ns`: the kernel's unlink path (VFS lookup and locks, the directory entry,
+    /// the orphan list, `evict` with its journal handle) and the program's walk to it (`rm
+    /// -r`: fts' openat, getdents64 and close per directory), charged before the call. 0 by
+    /// default (the paper experiments' model); [`UNLINK_NS_LINUX`] with the Linux 6.18
+    /// defaults of every layout. Not serialized: it follows from `kernel` and `layout`, which
+    /// the config hash covers.
+    #[serde(skip_serializing)]
+    pub unlink_ns: u64,
 }
+
+/// [`HostCosts::unlink_ns`] on Linux 6.18, an assumption fitted to the one recording made on an
+/// unloaded machine that times `rm -r` (tests/data/discard-patterns/ext4-discard-tree-rm,
+/// ext4 -o discard): `rm -r` of 77 entries then `sync` sends its first TRIM 6.4 ms after the
+/// phase starts (runs 6.4 / 6.4 / 18.3 ms), of 232 entries 13.0 / 19.6 / 24.5 ms; less the
+/// rig's 2 ms (tests/discard_workloads.rs) and the commit, 44-85 us an entry. The recordings
+/// made under load take 0.4-0.7 ms an entry (ext4-discard-mkdir-10k, -cp-tar): machine load,
+/// not modelled.
+pub const UNLINK_NS_LINUX: u64 = 60_000;
 
 impl Default for HostCosts {
     fn default() -> Self {
@@ -62,6 +80,7 @@ impl Default for HostCosts {
             complete_ns: 15_000,
             wakeup_ns: 20_000,
             free_block_ns: 60,
+            unlink_ns: 0,
         }
     }
 }
@@ -209,6 +228,7 @@ impl FsConfig {
         self.small_file_chunk_blocks = 512;
         self.first_data_group = 1;
         self.delalloc = true;
+        self.host.unlink_ns = UNLINK_NS_LINUX;
         self
     }
 
@@ -225,6 +245,7 @@ impl FsConfig {
         self.commit_interval_ns = 30_000_000_000;
         crate::policy::btrfs_async::as_in_linux_6_18(&mut self.params);
         self.delalloc = true;
+        self.host.unlink_ns = UNLINK_NS_LINUX;
         self
     }
 
@@ -240,6 +261,7 @@ impl FsConfig {
         self.commit_interval_ns = 30_000_000_000;
         self.inodegc = Some(InodeGc { kick_inodes: 32, tick_ns: 4_000_000, evict_page_ns: 800 });
         self.delalloc = true;
+        self.host.unlink_ns = UNLINK_NS_LINUX;
         self
     }
 

@@ -283,10 +283,33 @@ impl<D: BlockDevice> FileSystem<D> {
         }
     }
 
+    /// btrfs_discard_queue_work for the data block groups a commit freed `freed` in: one left
+    /// with nothing in use goes on the unused list (due after BTRFS_DISCARD_UNUSED_DELAY), any
+    /// other keeps the eligible time it got when it was first queued (`__add_to_discard_list`
+    /// sets `discard_eligible_time` only for a group on no list).
+    pub(super) fn btrfs_discard_queue_work(&mut self, freed: &[Run], now: SimTime) {
+        let emptied = self.btrfs_emptied_groups(freed);
+        for &group in &emptied {
+            self.policy.unused_delay(group, now);
+        }
+        let Some(b) = self.layout_fs.btrfs() else { return };
+        let mut groups: Vec<Run> = Vec::new();
+        for f in freed {
+            let Some((i, stripe)) = b.chunk_of(f.start) else { continue };
+            if b.chunks[i].kind == ChunkKind::Data && !groups.contains(&stripe) && !emptied.contains(&stripe)
+            {
+                groups.push(stripe);
+            }
+        }
+        for group in groups {
+            self.policy.block_group_queued(group);
+        }
+    }
+
     /// The data block groups that `freed` leaves with nothing in use (every block free in
     /// the bitmap): btrfs_discard_queue_work puts them on the unused list, due after
     /// BTRFS_DISCARD_UNUSED_DELAY (fs/btrfs/discard.c add_to_discard_unused_list).
-    pub(super) fn btrfs_emptied_groups(&self, freed: &[Run]) -> Vec<Run> {
+    fn btrfs_emptied_groups(&self, freed: &[Run]) -> Vec<Run> {
         let Some(b) = self.layout_fs.btrfs() else { return Vec::new() };
         let mut out: Vec<Run> = Vec::new();
         for f in freed {

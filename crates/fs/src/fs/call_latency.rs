@@ -40,3 +40,13 @@ impl CallLatency {
         CallLatencies { fsync: LatencySummary::of(&self.fsync), write: LatencySummary::of(&self.write) }
     }
 }
+
+impl<D: trimlab_device::BlockDevice> super::FileSystem<D> {
+    /// The time an unlink or rmdir spends before its system call frees anything
+    /// (`HostCosts::unlink_ns`): background work due meanwhile (a commit timer, inodegc's
+    /// delayed work) runs at its time.
+    pub(super) fn unlink_cpu(&mut self) {
+        self.now = self.now.after(self.config.host.unlink_ns);
+        self.advance_to(self.now);
+    }
+}

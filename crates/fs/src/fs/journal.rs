@@ -253,9 +253,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let freed_runs: Vec<Run> = freed.iter().map(|f| f.run).collect();
         let plan = self.policy.on_commit(now, freed, util);
         self.release(now, plan.release);
-        for group in self.btrfs_emptied_groups(&freed_runs) {
-            self.policy.unused_delay(group, now);
-        }
+        self.btrfs_discard_queue_work(&freed_runs, now);
         let mut reqs = tail_update;
         for f in &plan.trim {
             reqs.extend(self.trim_requests(f.run));

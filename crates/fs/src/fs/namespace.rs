@@ -621,6 +621,7 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// unlink(2) of the regular file at `path`.
     pub fn unlink(&mut self, path: &str) -> Result<(), FsError> {
+        self.unlink_cpu();
         self.syscall();
         let path = normalize(path)?;
         if path.is_empty() {
@@ -715,6 +716,7 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// rmdir(2): FsError::NotEmpty(path) unless empty; FsError::NotADirectory for a file.
     pub fn rmdir(&mut self, path: &str) -> Result<(), FsError> {
+        self.unlink_cpu();
         self.syscall();
         let path = normalize(path)?.into_owned();
         if path.is_empty() {

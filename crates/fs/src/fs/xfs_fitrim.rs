@@ -35,14 +35,22 @@ impl<D: BlockDevice> FileSystem<D> {
         for ag in start / bpg..end.div_ceil(bpg).min(self.layout.groups) {
             let lo = (ag * bpg).max(start);
             let hi = ((ag + 1) * bpg).min(end).min(self.layout.total_blocks);
-            // The by-size btree, longest first (equal lengths: highest block first).
-            let mut extents = self.bitmap.avail_runs(lo, hi, 1);
-            extents.sort_by_key(|r| std::cmp::Reverse((r.len, r.start)));
-            let keep = extents.iter().take_while(|r| r.len >= minlen).count();
-            extents.truncate(keep);
-            for batch in extents.chunks(GATHER_BATCH) {
+            // The by-size btree's cursor: the (length, block) the next batch starts at.
+            let mut cursor: Option<(u64, u64)> = None;
+            loop {
+                // xfs_trim_gather_extents forces the log before it reads the AGF and walks the
+                // btree: frees the force commits are free extents of this batch.
                 self.xfs_log_force();
-                let gathered: Vec<Run> = batch.iter().copied().filter(|r| self.xfs_trim_free(*r)).collect();
+                let mut extents = self.bitmap.avail_runs(lo, hi, 1);
+                // The by-size btree, longest first (equal lengths: highest block first), from
+                // where the last batch stopped (xfs_alloc_lookup_le on the cursor).
+                extents.retain(|r| cursor.is_none_or(|c| (r.len, r.start) <= c));
+                extents.sort_by_key(|r| std::cmp::Reverse((r.len, r.start)));
+                let keep = extents.iter().take_while(|r| r.len >= minlen).count();
+                extents.truncate(keep);
+                let more = extents.get(GATHER_BATCH).map(|r| (r.len, r.start));
+                extents.truncate(GATHER_BATCH);
+                let gathered: Vec<Run> = extents.into_iter().filter(|r| self.xfs_trim_free(*r)).collect();
                 // xfs_extent_busy_insert_discard under the AGF lock: all of the batch is busy
                 // before the first discard goes out (SimTime::MAX: not submitted yet).
                 for &run in &gathered {
@@ -54,6 +62,10 @@ impl<D: BlockDevice> FileSystem<D> {
                 }
                 for run in gathered {
                     trimmed += self.xfs_trim_submit(run);
+                }
+                match more {
+                    Some(c) => cursor = Some(c),
+                    None => break,
                 }
             }
         }
