@@ -2,12 +2,15 @@
 //! instead of one per file keeps the test command's build short (issue 41). Run one file's
 //! tests with `cargo test -p trimlab-scenario --test scenario FILE::`.
 
+mod canonical_form;
 mod config_docs;
+mod config_sections;
 mod faults;
 mod file_system_on_mapping_units;
 mod filebench;
 mod fuzz_config;
 mod fuzz_script;
+mod host_section;
 mod phases;
 mod series;
 mod steady_state;
