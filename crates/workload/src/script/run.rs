@@ -175,7 +175,11 @@ impl Interpreter<'_> {
     fn fs_op<D: BlockDevice>(&mut self, fs: &mut FileSystem<D>, op: &Op, line: usize) -> Result<(), String> {
         match op {
             Op::Sync => {
+                // sync(1) is sync(2): the commit, then every block device's write-back
+                // (fs/sync.c ksys_sync -> sync_bdevs), which writes the metadata that commit
+                // made dirty home, as the strace replay's sync does.
                 fs.sync();
+                fs.write_back_checkpoint();
                 self.file_ops += 1;
             }
             Op::Sleep(ns) => fs.idle_until(SimTime(fs.now().ns().saturating_add(*ns))),
