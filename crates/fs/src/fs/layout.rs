@@ -128,16 +128,20 @@ impl Layout {
                 "{total} blocks in {groups} groups of {bpg} cannot hold the journal ({journal_blocks} blocks), directory and inode tables"
             )));
         }
-        if c.btrfs_layout {
-            let end = l.dir_start + dir_blocks;
-            if c.mke2fs_layout || end * c.block_bytes > 1 << 20 {
-                return Err(FsError::Layout(format!(
-                    "btrfs_layout: the model's metadata ({end} blocks of {} bytes) must fit in btrfs' reserved first MiB, and mke2fs_layout must be off",
-                    c.block_bytes
-                )));
-            }
+        l.btrfs_fits(c)
+    }
+
+    /// btrfs' stand-ins (inode table, root directory, journal) must sit in the first MiB
+    /// btrfs never allocates, without mke2fs's journal.
+    fn btrfs_fits(self, c: &FsConfig) -> Result<Layout, FsError> {
+        let end = self.dir_start + self.dir_blocks;
+        if c.btrfs_layout && (c.mke2fs_layout || end * c.block_bytes > 1 << 20) {
+            return Err(FsError::Layout(format!(
+                "btrfs_layout: the model's metadata ({end} blocks of {} bytes) must fit in btrfs' reserved first MiB, and mke2fs_layout must be off",
+                c.block_bytes
+            )));
         }
-        Ok(l)
+        Ok(self)
     }
 
     /// Static metadata runs (superblock, descriptors, bitmaps, inode tables, dir, journal),
