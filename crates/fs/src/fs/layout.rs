@@ -287,4 +287,26 @@ mod tests {
         let xfs = FsConfig::default().xfs_defaults();
         assert_eq!(Layout::new(1 << 30, &xfs).unwrap().journal_blocks, 4096);
     }
+
+    #[test]
+    fn inodes_follow_mke2fs_size_types_and_btrfs_has_no_table() {
+        let mke2fs = FsConfig::default().ext4_defaults();
+        let ratio = |bytes: u64| inode_ratio_bytes(&mke2fs, bytes);
+        assert_eq!(
+            [ratio(2 << 20), ratio(256 << 20), ratio(1 << 30), ratio(8 << 40), ratio(32 << 40)],
+            [8192, 4096, 16384, 32768, 65536]
+        );
+        // dumpe2fs of mke2fs 1.47.0's 256 MiB: 65,536 inodes, the first free one 12.
+        let l = Layout::new(256 << 20, &mke2fs).unwrap();
+        assert_eq!((l.groups * l.inodes_per_group, l.first_ino()), (65536, 12));
+        let set = FsConfig { inode_ratio_bytes: 16384, ..mke2fs };
+        assert_eq!(Layout::new(256 << 20, &set).unwrap().inodes_per_group, 8192, "a set ratio wins");
+        // The paper layout keeps its 16 KiB and inode 2.
+        let l = Layout::new(256 << 20, &FsConfig::default()).unwrap();
+        assert_eq!((l.groups * l.inodes_per_group, l.first_ino()), (16384, 2));
+        // btrfs: numbers without a table, wrapping onto the 64-block stand-in.
+        let l = Layout::new(1 << 30, &FsConfig::default().btrfs_defaults()).unwrap();
+        assert!(l.inodes_per_group > 1 << 30 && l.itable_blocks == 64, "{l:?}");
+        assert_eq!(l.inode_block(8193, 4096, 32), l.inode_block(1, 4096, 32));
+    }
 }
