@@ -54,12 +54,13 @@ fn a_hundred_thousand_mkdirs_then_rm_r_run_where_they_fit() {
     assert!(stat(&m, "commits_capped") > 100_000 / 4096, "{}", m["host"]);
     assert!(stat(&m, "checkpoints") > 0 && stat(&m, "journal_tail_updates") > 0, "{}", m["host"]);
     assert!(stat(&m, "metadata_blocks_checkpointed") > 50_000, "{}", m["host"]);
-    // On 256 MiB a real ext4 runs out of blocks (ENOSPC) long before 100,000: so does the
-    // model, with its journal intact, and the phases before are kept.
+    // On 256 MiB of 4 KiB blocks a real ext4 runs out of blocks (ENOSPC) long before
+    // 100,000: so does the model, with its journal intact; the failed mkdirs are counted and
+    // the script goes on, as mkdir(1) and the shell do (tests/script_cli.rs for the kernel's
+    // own count on mke2fs's 1 KiB-block layout).
     let (o, m) = run("journal-100k-256", "256MiB", "inode_ratio_bytes = \"4KiB\"", ops);
-    let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{e}");
-    assert!(e.contains("no space left") && !e.contains("journal head"), "{e}");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(m["phases"][1]["figures"]["mkdir_enospc"].as_u64().unwrap_or(0) > 0, "{}", m["phases"][1]);
     assert!(stat(&m, "checkpoints") > 0, "{}", m["host"]);
     // 50,000 fit: mkdir then rm -r runs.
     let (o, _) =

@@ -123,7 +123,9 @@ pub struct InodeGc {
 pub struct FsConfig {
     pub block_bytes: u64,
     pub blocks_per_group: u64,
-    /// One inode per this many bytes (mke2fs inode_ratio).
+    /// One inode per this many bytes (mke2fs inode_ratio); 0 = mke2fs's for the file
+    /// system's size type (`ext4_defaults`: 4 KiB below 512 MiB, 16 KiB below 4 TiB, ...,
+    /// fs/layout.rs `inode_ratio_bytes`).
     pub inode_ratio_bytes: u64,
     pub inode_bytes: u64,
     /// Journal size in blocks; 0 = the default for the size (`mke2fs_layout`).
@@ -218,11 +220,12 @@ impl Default for FsConfig {
 }
 
 impl FsConfig {
-    /// What a current ext4 does (mke2fs 1.47 defaults, Linux 6.x): mke2fs's journal and
-    /// zeroing, the discard probe, lazy inode-table init, locality-group preallocation of 512
+    /// What a current ext4 does (mke2fs 1.47 defaults, Linux 6.x): mke2fs's journal, inode
+    /// ratio, reserved inodes and zeroing, the discard probe, lazy inode-table init, locality-group preallocation of 512
     /// blocks, regular files from the second group.
     pub fn ext4_defaults(mut self) -> Self {
         self.mke2fs_layout = true;
+        self.inode_ratio_bytes = 0;
         self.mkfs_discard_probe = true;
         self.lazy_itable_init = true;
         self.small_file_chunk_blocks = 512;

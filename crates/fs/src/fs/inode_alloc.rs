@@ -31,7 +31,7 @@ pub(super) struct InodeGroups {
     /// Inodes freed (each below its group's `never_used`).
     pub(super) freed: BTreeSet<Ino>,
     /// Per group, the lowest inode number never handed out; inodes freed below it are in
-    /// `freed`. Group 0 starts at 2 (the model never used inode 1).
+    /// `freed`. Group 0 starts at `first_ino` (`InodeGroups::new`).
     never_used: Vec<Ino>,
     /// The lowest group whose `never_used` has not reached its end.
     fill_group: usize,
@@ -46,11 +46,16 @@ pub(super) struct InodeGroups {
 }
 
 impl InodeGroups {
-    pub(super) fn new(groups: u64, inodes_per_group: u64) -> Self {
+    /// `first_ino`: the first inode mkfs leaves free. mke2fs reserves inodes 1 to 10
+    /// (EXT2_GOOD_OLD_FIRST_INO = 11, the root is 2) and makes lost+found, inode 11: 12. The
+    /// paper experiments' layout and the other layouts keep the model's earlier 2 (the root
+    /// has no inode of its own in the model).
+    pub(super) fn new(groups: u64, inodes_per_group: u64, first_ino: Ino) -> Self {
+        let first_ino = first_ino.clamp(2, inodes_per_group as Ino);
         let never_used: Vec<Ino> =
-            (0..groups).map(|g| if g == 0 { 2 } else { (g * inodes_per_group + 1) as Ino }).collect();
+            (0..groups).map(|g| if g == 0 { first_ino } else { (g * inodes_per_group + 1) as Ino }).collect();
         let mut free = vec![inodes_per_group; groups as usize];
-        free[0] = inodes_per_group - 1;
+        free[0] = inodes_per_group - (first_ino as u64 - 1);
         InodeGroups {
             freed: BTreeSet::new(),
             inodes_per_group,
@@ -63,6 +68,11 @@ impl InodeGroups {
             ag_rotor: 0,
             hash_seed: 0x5eed_0fe4_7fc0_ffee,
         }
+    }
+
+    /// Inodes in use (mkfs' reserved ones included).
+    pub(super) fn live(&self) -> u64 {
+        self.free.len() as u64 * self.inodes_per_group - self.free_total
     }
 
     fn last_ino(&self, g: usize) -> Ino {
@@ -102,6 +112,9 @@ impl<D: BlockDevice> FileSystem<D> {
             Some(d) => (self.layout.inode_group(d.ino), d.ino),
             None => (0, 2),
         };
+        if self.flavor() == Flavor::Btrfs {
+            self.btrfs_room_for_inode(name)?;
+        }
         let group = match self.flavor() {
             Flavor::Btrfs => None,
             _ if !dir && parent == ROOT => None,

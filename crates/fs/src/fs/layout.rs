@@ -11,6 +11,9 @@ pub(super) struct Layout {
     pub(super) bpg: u64,
     pub(super) groups: u64,
     pub(super) inodes_per_group: u64,
+    /// Inodes the (stand-in) inode table of a group has slots for: `inodes_per_group` on ext4
+    /// and XFS; btrfs' 64-block stand-in, onto which its unbounded inode numbers wrap.
+    pub(super) itable_inodes: u64,
     pub(super) itable_blocks: u64,
     pub(super) gdt_blocks: u64,
     pub(super) journal_start: u64,
@@ -22,13 +25,36 @@ pub(super) struct Layout {
     pub(super) mke2fs: bool,
 }
 
-/// Inodes per group: ext4's from the inode ratio; btrfs' stand-in inode table and root
-/// directory as many as 64 blocks of each hold (8192 with `FsConfig::btrfs_defaults`' 32-byte
-/// entries), so both fit in the reserved first MiB.
-fn inodes_per_group(c: &FsConfig, bpg: u64) -> u64 {
+/// btrfs' inode numbers: items of the fs tree, limited by its metadata space
+/// (`FileSystem::btrfs_room_for_inode`), not by a table: as many as an `Ino` holds.
+const BTRFS_INODES: u64 = (u32::MAX / 2) as u64;
+
+/// Slots of the inode table of a group: ext4's from the inode ratio; btrfs' stand-in inode
+/// table and root directory as many as 64 blocks of each hold (8192 with
+/// `FsConfig::btrfs_defaults`' 32-byte entries), so both fit in the reserved first MiB.
+fn itable_inodes(c: &FsConfig, bpg: u64, total_bytes: u64) -> u64 {
     match c.btrfs_layout {
         true => (64 * c.block_bytes / c.inode_bytes.max(1)).min(64 * c.dir_entries_per_block).max(16),
-        false => (bpg * c.block_bytes / c.inode_ratio_bytes).max(16),
+        false => (bpg * c.block_bytes / inode_ratio_bytes(c, total_bytes)).max(16),
+    }
+}
+
+/// The inode ratio: the config's, or with 0 (`FsConfig::ext4_defaults`) mke2fs's for the
+/// file system's size type (e2fsprogs 1.47.0-1.47.4 misc/mke2fs.c: "floppy" below 3 MiB,
+/// "small" below 512 MiB, "default" below 4 TiB, "big" below 16 TiB, else "huge"; their
+/// inode_ratio in misc/mke2fs.conf.in: 8192, 4096, 16384, 32768, 65536). mke2fs.conf's
+/// "small" and "floppy" also ask for 1 KiB blocks, which the model takes only when told
+/// (`[host] block_bytes = "1KiB"` on a drive of 1 KiB pages): its devices carry a data tag
+/// per 4 KiB page.
+pub(super) fn inode_ratio_bytes(c: &FsConfig, total_bytes: u64) -> u64 {
+    const MIB: u64 = 1 << 20;
+    match c.inode_ratio_bytes {
+        0 if total_bytes < 3 * MIB => 8192,
+        0 if total_bytes < 512 * MIB => 4096,
+        0 if total_bytes < 4 << 40 => 16384,
+        0 if total_bytes < 16 << 40 => 32768,
+        0 => 65536,
+        r => r,
     }
 }
 
@@ -48,11 +74,13 @@ impl Layout {
             )));
         }
         let groups = total.div_ceil(bpg);
-        let inodes_per_group = inodes_per_group(c, bpg);
-        let itable_blocks = (inodes_per_group * c.inode_bytes).div_ceil(c.block_bytes);
+        let itable_inodes = itable_inodes(c, bpg, total * c.block_bytes);
+        let inodes_per_group = if c.btrfs_layout { BTRFS_INODES } else { itable_inodes };
+        let itable_blocks = (itable_inodes * c.inode_bytes).div_ceil(c.block_bytes);
         let gdt_blocks = (groups * 64).div_ceil(c.block_bytes);
-        // One flat root directory, large enough for every inode up to 2^17 entries.
-        let dir_blocks = (groups * inodes_per_group).min(1 << 17).div_ceil(c.dir_entries_per_block);
+        // One flat root directory, large enough for every inode up to 2^17 entries (btrfs:
+        // a stand-in of 64 blocks its entries wrap onto, as its inodes do).
+        let dir_blocks = (groups * itable_inodes).min(1 << 17).div_ceil(c.dir_entries_per_block);
         let group0 = 1 + gdt_blocks + 2 + itable_blocks;
         let meta = 2 + itable_blocks;
         // ext2fs_mkjournal puts the journal at the start of the middle group (group count / 2);
@@ -79,6 +107,7 @@ impl Layout {
             bpg,
             groups,
             inodes_per_group,
+            itable_inodes,
             itable_blocks,
             gdt_blocks,
             journal_start,
@@ -99,16 +128,20 @@ impl Layout {
                 "{total} blocks in {groups} groups of {bpg} cannot hold the journal ({journal_blocks} blocks), directory and inode tables"
             )));
         }
-        if c.btrfs_layout {
-            let end = l.dir_start + dir_blocks;
-            if c.mke2fs_layout || end * c.block_bytes > 1 << 20 {
-                return Err(FsError::Layout(format!(
-                    "btrfs_layout: the model's metadata ({end} blocks of {} bytes) must fit in btrfs' reserved first MiB, and mke2fs_layout must be off",
-                    c.block_bytes
-                )));
-            }
+        l.btrfs_fits(c)
+    }
+
+    /// btrfs' stand-ins (inode table, root directory, journal) must sit in the first MiB
+    /// btrfs never allocates, without mke2fs's journal.
+    fn btrfs_fits(self, c: &FsConfig) -> Result<Layout, FsError> {
+        let end = self.dir_start + self.dir_blocks;
+        if c.btrfs_layout && (c.mke2fs_layout || end * c.block_bytes > 1 << 20) {
+            return Err(FsError::Layout(format!(
+                "btrfs_layout: the model's metadata ({end} blocks of {} bytes) must fit in btrfs' reserved first MiB, and mke2fs_layout must be off",
+                c.block_bytes
+            )));
         }
-        Ok(l)
+        Ok(self)
     }
 
     /// Static metadata runs (superblock, descriptors, bitmaps, inode tables, dir, journal),
@@ -134,6 +167,16 @@ impl Layout {
         }
     }
 
+    /// The first inode mkfs leaves free: mke2fs's 12 with `mke2fs_layout`, else the model's
+    /// earlier 2 (inode_alloc.rs `InodeGroups::new`).
+    pub(super) fn first_ino(&self) -> Ino {
+        if self.mke2fs {
+            12
+        } else {
+            2
+        }
+    }
+
     pub(super) fn itable_start(&self, g: u64) -> u64 {
         self.group_meta_start(g) + 2
     }
@@ -153,7 +196,9 @@ impl Layout {
     pub(super) fn inode_block(&self, ino: Ino, block_bytes: u64, inode_bytes: u64) -> u64 {
         let i = ino as u64 - 1;
         let g = i / self.inodes_per_group;
-        self.group_meta_start(g) + 2 + (i % self.inodes_per_group) * inode_bytes / block_bytes
+        self.group_meta_start(g)
+            + 2
+            + (i % self.inodes_per_group % self.itable_inodes) * inode_bytes / block_bytes
     }
     pub(super) fn inode_group(&self, ino: Ino) -> u64 {
         (ino as u64 - 1) / self.inodes_per_group
@@ -241,5 +286,27 @@ mod tests {
         assert!(l.journal_blocks < 32768 && l.dir_start + l.dir_blocks < 32768, "{l:?}");
         let xfs = FsConfig::default().xfs_defaults();
         assert_eq!(Layout::new(1 << 30, &xfs).unwrap().journal_blocks, 4096);
+    }
+
+    #[test]
+    fn inodes_follow_mke2fs_size_types_and_btrfs_has_no_table() {
+        let mke2fs = FsConfig::default().ext4_defaults();
+        let ratio = |bytes: u64| inode_ratio_bytes(&mke2fs, bytes);
+        assert_eq!(
+            [ratio(2 << 20), ratio(256 << 20), ratio(1 << 30), ratio(8 << 40), ratio(32 << 40)],
+            [8192, 4096, 16384, 32768, 65536]
+        );
+        // dumpe2fs of mke2fs 1.47.0's 256 MiB: 65,536 inodes, the first free one 12.
+        let l = Layout::new(256 << 20, &mke2fs).unwrap();
+        assert_eq!((l.groups * l.inodes_per_group, l.first_ino()), (65536, 12));
+        let set = FsConfig { inode_ratio_bytes: 16384, ..mke2fs };
+        assert_eq!(Layout::new(256 << 20, &set).unwrap().inodes_per_group, 8192, "a set ratio wins");
+        // The paper layout keeps its 16 KiB and inode 2.
+        let l = Layout::new(256 << 20, &FsConfig::default()).unwrap();
+        assert_eq!((l.groups * l.inodes_per_group, l.first_ino()), (16384, 2));
+        // btrfs: numbers without a table, wrapping onto the 64-block stand-in.
+        let l = Layout::new(1 << 30, &FsConfig::default().btrfs_defaults()).unwrap();
+        assert!(l.inodes_per_group > 1 << 30 && l.itable_blocks == 64, "{l:?}");
+        assert_eq!(l.inode_block(8193, 4096, 32), l.inode_block(1, 4096, 32));
     }
 }

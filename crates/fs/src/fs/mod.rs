@@ -291,7 +291,7 @@ impl<D: BlockDevice> FileSystem<D> {
             inodes: InodeTable::default(),
             dirs: BTreeMap::new(),
             listing: OnceLock::new(),
-            inode_groups: InodeGroups::new(layout.groups, layout.inodes_per_group),
+            inode_groups: InodeGroups::new(layout.groups, layout.inodes_per_group, layout.first_ino()),
             root_slots: RootSlots::default(),
             revoked: BTreeSet::new(),
             dirty: BTreeMap::new(),

@@ -451,16 +451,19 @@ impl<D: BlockDevice> FileSystem<D> {
     fn add_entry(&mut self, parent: Ino, name: &str) -> Result<u64, FsError> {
         let epb = self.config.dir_entries_per_block;
         let Some(dir) = self.dirs.get_mut(&parent) else {
+            // btrfs' entries are fs-tree items without a slot limit (their stand-in blocks
+            // wrap); ext4's root has room for every inode up to 2^17 (layout.rs).
+            let unbounded = self.layout_fs.btrfs().is_some();
             let root = &mut self.root_slots;
             let slot = match root.free.pop_first() {
                 Some(s) => s,
-                None if root.next < self.layout.dir_blocks * epb => {
+                None if unbounded || root.next < self.layout.dir_blocks * epb => {
                     root.next += 1;
                     root.next - 1
                 }
                 None => return Err(FsError::NoInodes),
             };
-            self.dirty_meta(self.layout.dir_start + slot / epb);
+            self.dirty_meta(self.root_slot_block(slot));
             return Ok(slot);
         };
         let slot = dir.free_slots.pop_first().unwrap_or_else(|| {
@@ -482,12 +485,16 @@ impl<D: BlockDevice> FileSystem<D> {
         }
     }
 
+    /// The root directory's block of entry `slot` (its static blocks; btrfs' stand-in wraps).
+    fn root_slot_block(&self, slot: u64) -> u64 {
+        self.layout.dir_start + (slot / self.config.dir_entries_per_block) % self.layout.dir_blocks
+    }
+
     /// Removes entry `name` at `slot` from `parent`, dirtying the block that held it.
     fn remove_entry(&mut self, parent: Ino, slot: u64, name: &str) {
-        let epb = self.config.dir_entries_per_block;
         let Some(dir) = self.dirs.get_mut(&parent) else {
             self.root_slots.free.insert(slot);
-            self.dirty_meta(self.layout.dir_start + slot / epb);
+            self.dirty_meta(self.root_slot_block(slot));
             return;
         };
         dir.free_slots.insert(slot);
@@ -880,7 +887,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// The block of an existing entry slot of directory `dir`.
     fn entry_slot_block(&mut self, dir: Ino, slot: u64) -> u64 {
         match dir {
-            ROOT => self.layout.dir_start + slot / self.config.dir_entries_per_block,
+            ROOT => self.root_slot_block(slot),
             d => self.entry_block(d, slot, false).unwrap_or_else(|e| unreachable!("fs: {e}")),
         }
     }

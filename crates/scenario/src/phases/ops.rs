@@ -37,12 +37,15 @@ fn run(stack: &mut Stack, p: &mut PhaseRun) -> Result<Outcome, String> {
     let (fs, state) = f.parts();
     let result = with_interpreter(fs, state, phase.stream.as_deref(), |it, fs| {
         for part in script.phases() {
-            let (start, traffic0, ops0) = (fs.now(), fs.device().traffic, it.file_ops);
+            let (start, traffic0, ops0, enospc0) = (fs.now(), fs.device().traffic, it.file_ops, it.mkdir_enospc);
             let name = part.name.unwrap_or_else(|| phase.label());
             fs.device_mut().mark_phase(start, &name);
             let result = it.run(fs, &script, &part.lines);
             let mut e = file_entry(fs, &name, "ops", start, traffic0);
             e["figures"] = json!({ "file_ops": it.file_ops - ops0 });
+            if it.mkdir_enospc > enospc0 {
+                e["figures"]["mkdir_enospc"] = json!(it.mkdir_enospc - enospc0);
+            }
             parts.push(e);
             result.map_err(|e| e.to_string())?;
         }

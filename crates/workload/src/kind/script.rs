@@ -64,9 +64,13 @@ pub(super) fn run<D: BlockDevice>(
 ) -> Result<Figures, FsError> {
     let k: Keys = super::own(w)?;
     let script = parse(&k, "workload.operations").map_err(FsError::Layout)?;
-    let (done, ops) = with_interpreter(fs, state, k.stream.as_deref(), |it, fs| {
-        (it.run(fs, &script, &script.lines), it.file_ops)
+    let (done, ops, enospc) = with_interpreter(fs, state, k.stream.as_deref(), |it, fs| {
+        (it.run(fs, &script, &script.lines), it.file_ops, it.mkdir_enospc)
     });
     done.map_err(|e| FsError::Layout(e.to_string()))?;
-    Ok(vec![("file_ops", ops)])
+    let mut figures = vec![("file_ops", ops)];
+    if enospc > 0 {
+        figures.push(("mkdir_enospc", enospc));
+    }
+    Ok(figures)
 }
