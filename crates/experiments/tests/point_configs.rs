@@ -115,3 +115,26 @@ fn every_experiment_is_checked() {
     assert_eq!(names, cases);
     assert!(point_configs("no-such-experiment", &Options::new(1, 1.0)).is_none());
 }
+
+/// The ftl-trim report's shape at a small scale: every table and verdict is there, Table 2
+/// has its rows, and a second run gives the same report (determinism). Here rather than in the
+/// crate's unit tests: a unit test that runs an experiment compiles the whole stack into the
+/// lib's test binary a second time.
+#[test]
+fn ftl_trim_small_scale_report_has_every_table_and_is_deterministic() {
+    let experiment = EXPERIMENTS.iter().find(|e| e.name == "ftl-trim").expect("ftl-trim is listed");
+    let options = Options::new(7, 1.0 / 32.0);
+    let report = (experiment.run)(&options).expect("ftl-trim runs at scale 1/32");
+    let names: Vec<&str> = report.tables.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["table2", "e_ftl", "table3", "table4", "runs", "hybrid_merges", "page_gc"]);
+    assert_eq!(report.tables[0].rows.len(), 8);
+    assert_eq!(report.tables[3].rows.len(), 6);
+    assert_eq!(report.verdicts.len(), 8);
+    for table in &report.tables {
+        for row in &table.rows {
+            assert_eq!(row.len(), table.columns.len(), "table {}", table.name);
+        }
+    }
+    let again = (experiment.run)(&options).expect("second run");
+    assert_eq!(report, again);
+}
