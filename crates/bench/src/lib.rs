@@ -50,7 +50,13 @@ fn aged_bytes(name: &str) -> Result<u64> {
     let Some(size) = name.strip_prefix(aged::NAME).filter(|s| !s.is_empty()) else {
         return Ok(aged::LOGICAL_BYTES);
     };
-    let bad = || anyhow::anyhow!("--large {name}: accepted: {} or {}=SIZE with SIZE from 4GiB to 1TiB (e.g. 64GiB)", aged::NAME, aged::NAME);
+    let bad = || {
+        anyhow::anyhow!(
+            "--large {name}: accepted: {} or {}=SIZE with SIZE from 4GiB to 1TiB (e.g. 64GiB)",
+            aged::NAME,
+            aged::NAME
+        )
+    };
     let bytes = size.strip_prefix('=').ok_or_else(bad)?;
     let bytes = trimlab_sim::ByteSize::parse(bytes).map_err(|_| bad())?.0;
     if !(4 << 30..=aged::LOGICAL_BYTES).contains(&bytes) {

@@ -349,7 +349,8 @@ mod tests {
             let start = next(blocks);
             let want = 1 + next(200);
             let run = bm.avail_run_len(start, want);
-            let reference = (start..blocks.min(start + want)).take_while(|&b| avail[b as usize]).count() as u64;
+            let reference =
+                (start..blocks.min(start + want)).take_while(|&b| avail[b as usize]).count() as u64;
             assert_eq!(run, reference, "step {step}: run at {start}, TRIMLAB_SEED={seed}");
             let r = start as usize..(start + run) as usize;
             match next(3) {
@@ -382,7 +383,11 @@ mod tests {
             }
             bm.check().unwrap_or_else(|e| panic!("step {step}: {e}, TRIMLAB_SEED={seed}"));
             for b in 0..blocks {
-                assert_eq!((bm.is_used(b), bm.is_avail(b)), (used[b as usize], avail[b as usize]), "block {b}");
+                assert_eq!(
+                    (bm.is_used(b), bm.is_avail(b)),
+                    (used[b as usize], avail[b as usize]),
+                    "block {b}"
+                );
             }
         }
     }
