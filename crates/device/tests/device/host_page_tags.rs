@@ -218,12 +218,15 @@ fn asking_after_a_write_is_refused() {
 fn tags_past_four_bytes_read_back_whole() {
     let mut ssd = unit_drive(16 << 10, true);
     ssd.use_tag_bytes(4096).unwrap();
-    let narrow = ssd.heap_bytes();
     let t = SimTime(0);
+    let mut out = Vec::new();
     ssd.submit(t, &Command::Write { offset: 0, bytes: 8192, tag: 7 }, None).unwrap();
+    ssd.submit(t, &Command::Read { offset: 0, bytes: 16384 }, Some(&mut out)).unwrap();
+    assert_eq!(out, [7, 8, 0, 0]);
+    // Measured after a read of the same size: the read's own buffer has grown by then.
+    let narrow = ssd.heap_bytes();
     let big = (1u64 << 32) - 1;
     ssd.submit(t, &Command::Write { offset: 8192, bytes: 8192, tag: big }, None).unwrap();
-    let mut out = Vec::new();
     ssd.submit(t, &Command::Read { offset: 0, bytes: 16384 }, Some(&mut out)).unwrap();
     assert_eq!(out, [7, 8, big, big + 1]);
     assert_eq!(ssd.heap_bytes(), narrow + (16 << 20) / 4096 * 4, "widened to 8 bytes a page");
