@@ -76,7 +76,8 @@ enum Command {
         /// 30.72 TB TLC with 16 KiB, each filled, then its capacity in random unit-sized writes;
         /// wall time, writes/s, peak RSS, bytes per unit. `--large 61T` or `--large 30T` runs one;
         /// `--large 1T-aged` (by name only) a 1 TiB ext4 aged to 80 % and run to steady state
-        /// (issue 39) (docs/performance.md, "Large drives"; needs ~17 GB of RAM, tens of minutes).
+        /// (issue 39; `--large 1T-aged=64GiB` the same case smaller) (docs/performance.md,
+        /// "Large drives" and "Aged 1 TiB file system"; needs ~17 GB of RAM, tens of minutes).
         #[arg(long, value_name = "DRIVE", num_args = 0..=1, default_missing_value = "all",
               conflicts_with_all = ["quick", "ftl", "limit"])]
         large: Option<String>,

@@ -34,9 +34,67 @@ pub struct HostPageTags {
     page_bytes: u64,
     pages_per_unit: u64,
     /// Indexed by host page; empty when the drive does not track data.
-    tags: Vec<u64>,
+    tags: Tags,
     /// A read's unit tags while they are expanded to pages.
     scratch: Vec<u64>,
+}
+
+/// The tags, 4 bytes each while every tag fits (a host numbers its blocks written from 1, so
+/// 2^32 of them is 16 TiB written in 4 KiB blocks), widened to 8 bytes in place the first time
+/// one does not: exact either way, half the memory on the drives it is asked of (a 1 TiB
+/// drive has 2^28 host pages: 1 GiB narrow instead of 2).
+enum Tags {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Tags {
+    fn is_empty(&self) -> bool {
+        match self {
+            Tags::Narrow(t) => t.is_empty(),
+            Tags::Wide(t) => t.is_empty(),
+        }
+    }
+
+    fn get(&self, page: usize) -> u64 {
+        match self {
+            Tags::Narrow(t) => u64::from(t[page]),
+            Tags::Wide(t) => t[page],
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Tags::Narrow(t) => t.capacity() * std::mem::size_of::<u32>(),
+            Tags::Wide(t) => t.capacity() * std::mem::size_of::<u64>(),
+        }
+    }
+
+    fn zero(&mut self, pages: std::ops::Range<usize>) {
+        match self {
+            Tags::Narrow(t) => t[pages].fill(0),
+            Tags::Wide(t) => t[pages].fill(0),
+        }
+    }
+
+    /// Page `first + k` gets `tag + k` for each page of `pages`.
+    fn number(&mut self, pages: std::ops::Range<usize>, tag: u64) {
+        let last = tag.wrapping_add(pages.len().saturating_sub(1) as u64);
+        if let Tags::Narrow(t) = self {
+            if last >= tag && u32::try_from(last).is_ok() {
+                for (k, page) in pages.enumerate() {
+                    t[page] = tag as u32 + k as u32;
+                }
+                return;
+            }
+            *self = Tags::Wide(t.iter().map(|&x| u64::from(x)).collect());
+        }
+        if let Tags::Wide(t) = self {
+            for (k, page) in pages.enumerate() {
+                t[page] = tag.wrapping_add(k as u64);
+            }
+        }
+    }
 }
 
 /// The device state that says whether a unit holds data (borrowed from the `Ssd`).
@@ -67,7 +125,7 @@ impl HostPageTags {
         HostPageTags {
             page_bytes: config.host_page_bytes as u64,
             pages_per_unit,
-            tags: vec![0; pages],
+            tags: Tags::Narrow(vec![0; pages]),
             scratch: Vec::new(),
         }
     }
@@ -78,7 +136,7 @@ impl HostPageTags {
     }
 
     pub fn heap_bytes(&self) -> usize {
-        (self.tags.capacity() + self.scratch.capacity()) * std::mem::size_of::<u64>()
+        self.tags.heap_bytes() + self.scratch.capacity() * std::mem::size_of::<u64>()
     }
 
     /// The host pages `[first, end)` a command of `bytes` at `offset` touches.
@@ -99,12 +157,10 @@ impl HostPageTags {
             let pages = unit * ppu..(unit + 1) * ppu;
             let whole = first <= pages.start && end >= pages.end;
             if !whole && data.reads_as_zeros(Lpn(unit as u32)) {
-                self.tags[pages.start as usize..pages.end as usize].fill(0);
+                self.tags.zero(pages.start as usize..pages.end as usize);
             }
         }
-        for (k, page) in (first..end).enumerate() {
-            self.tags[page as usize] = tag.wrapping_add(k as u64);
-        }
+        self.tags.number(first as usize..end as usize, tag);
     }
 
     /// Turns a read's tags in `out`, one per unit of the command, into one per host page.
@@ -127,7 +183,7 @@ impl HostPageTags {
                     "host_page_tags H1: unit {unit} reads as zeros here but the device read tag {device_tag}"
                 );
             }
-            out.push(if zeros { 0 } else { self.tags[page as usize] });
+            out.push(if zeros { 0 } else { self.tags.get(page as usize) });
         }
     }
 }

@@ -21,14 +21,28 @@ fn get(bits: &[u64], b: u64) -> bool {
     bits[(b / 64) as usize] >> (b % 64) & 1 == 1
 }
 
-#[inline]
-fn put(bits: &mut [u64], b: u64, on: bool) {
-    let w = &mut bits[(b / 64) as usize];
-    if on {
-        *w |= 1 << (b % 64);
-    } else {
-        *w &= !(1 << (b % 64));
-    }
+/// The words of run `[start, start + len)`, each with the mask of the run's bits in it: runs
+/// are marked a word at a time, not a block at a time.
+fn word_masks(start: u64, len: u64) -> impl Iterator<Item = (usize, u64)> {
+    let (mut b, end) = (start, start + len);
+    std::iter::from_fn(move || {
+        if b >= end {
+            return None;
+        }
+        let (w, low) = (b / 64, b % 64);
+        let high = (end - w * 64).min(64);
+        let mask = match high - low {
+            64 => u64::MAX,
+            n => ((1u64 << n) - 1) << low,
+        };
+        b = w * 64 + high;
+        Some((w as usize, mask))
+    })
+}
+
+/// The first block of word `w` whose bit is set in `bits` (for a panic's message).
+fn first_bit(w: usize, bits: u64) -> u64 {
+    w as u64 * 64 + bits.trailing_zeros() as u64
 }
 
 impl BlockBitmap {
@@ -85,62 +99,73 @@ impl BlockBitmap {
 
     /// Marks an available run used (allocation, or static metadata at mkfs).
     pub fn take(&mut self, start: u64, len: u64) {
-        for b in start..start + len {
-            assert!(
-                get(&self.avail, b) && !get(&self.used, b),
-                "bitmap: taking block {b} that is not available"
-            );
-            put(&mut self.avail, b, false);
-            put(&mut self.used, b, true);
-            self.avail_per_group[(b / self.blocks_per_group) as usize] -= 1;
+        for (w, m) in word_masks(start, len) {
+            let bad = (!self.avail[w] | self.used[w]) & m;
+            assert!(bad == 0, "bitmap: taking block {} that is not available", first_bit(w, bad));
+            self.avail[w] &= !m;
+            self.used[w] |= m;
         }
+        self.count_groups(start, len, false);
         self.avail_count -= len;
         self.used_count += len;
     }
 
     /// Marks a run that is free but held (a queued TRIM) used again, cancelling the hold.
     pub fn take_held(&mut self, start: u64, len: u64) {
-        for b in start..start + len {
-            assert!(
-                !get(&self.avail, b) && !get(&self.used, b),
-                "bitmap: reusing block {b} that is not held"
-            );
-            put(&mut self.used, b, true);
+        for (w, m) in word_masks(start, len) {
+            let bad = (self.avail[w] | self.used[w]) & m;
+            assert!(bad == 0, "bitmap: reusing block {} that is not held", first_bit(w, bad));
+            self.used[w] |= m;
         }
         self.used_count += len;
     }
 
     /// Frees a used run; it stays unavailable (held) until [`BlockBitmap::release`].
     pub fn free(&mut self, start: u64, len: u64) {
-        for b in start..start + len {
-            assert!(get(&self.used, b), "bitmap: freeing block {b} that is not used");
-            put(&mut self.used, b, false);
+        for (w, m) in word_masks(start, len) {
+            let bad = !self.used[w] & m;
+            assert!(bad == 0, "bitmap: freeing block {} that is not used", first_bit(w, bad));
+            self.used[w] &= !m;
         }
         self.used_count -= len;
     }
 
     /// Makes a held run available to the allocator.
     pub fn release(&mut self, start: u64, len: u64) {
-        for b in start..start + len {
-            assert!(
-                !get(&self.used, b) && !get(&self.avail, b),
-                "bitmap: releasing block {b} that is not held"
-            );
-            put(&mut self.avail, b, true);
-            self.avail_per_group[(b / self.blocks_per_group) as usize] += 1;
+        for (w, m) in word_masks(start, len) {
+            let bad = (self.used[w] | self.avail[w]) & m;
+            assert!(bad == 0, "bitmap: releasing block {} that is not held", first_bit(w, bad));
+            self.avail[w] |= m;
         }
+        self.count_groups(start, len, true);
         self.avail_count += len;
     }
 
     /// Holds an available run (fstrim and async discard keep a range out of the allocator
     /// while its TRIM is in flight).
     pub fn hold(&mut self, start: u64, len: u64) {
-        for b in start..start + len {
-            assert!(get(&self.avail, b), "bitmap: holding block {b} that is not available");
-            put(&mut self.avail, b, false);
-            self.avail_per_group[(b / self.blocks_per_group) as usize] -= 1;
+        for (w, m) in word_masks(start, len) {
+            let bad = !self.avail[w] & m;
+            assert!(bad == 0, "bitmap: holding block {} that is not available", first_bit(w, bad));
+            self.avail[w] &= !m;
         }
+        self.count_groups(start, len, false);
         self.avail_count -= len;
+    }
+
+    /// Adds (or takes) a run's blocks to (from) the available counts of the groups it spans.
+    fn count_groups(&mut self, start: u64, len: u64, add: bool) {
+        let (mut b, end) = (start, start + len);
+        while b < end {
+            let g = b / self.blocks_per_group;
+            let stop = ((g + 1) * self.blocks_per_group).min(end);
+            let count = &mut self.avail_per_group[g as usize];
+            match add {
+                true => *count += stop - b,
+                false => *count -= stop - b,
+            }
+            b = stop;
+        }
     }
 
     /// The first available block at or after `from` and before `end`.
@@ -159,11 +184,19 @@ impl BlockBitmap {
 
     /// The available run starting at `start`, at most `max` long.
     fn avail_run_len(&self, start: u64, max: u64) -> u64 {
-        let mut n = 0;
-        while n < max && start + n < self.blocks && get(&self.avail, start + n) {
-            n += 1;
+        let end = start.saturating_add(max).min(self.blocks);
+        let mut b = start;
+        // A word at a time: the available bits from `b` on, up to the first clear one.
+        while b < end {
+            let offset = b % 64;
+            let ones = (self.avail[(b / 64) as usize] >> offset).trailing_ones() as u64;
+            let to_word_end = 64 - offset;
+            b += ones.min(to_word_end);
+            if ones < to_word_end {
+                break;
+            }
         }
-        n
+        b.min(end).saturating_sub(start)
     }
 
     /// Goal-directed allocation (ext4 mballoc, simplified): the run at the goal if the goal is
@@ -295,5 +328,67 @@ mod tests {
         bm.release(10, 4);
         assert_eq!(bm.allocate(10, 8), Some(Run::new(10, 4)));
         bm.check().unwrap();
+    }
+
+    /// The word-at-a-time marking against the bits set one by one: runs across word and
+    /// group ends, in both directions, with the counts recounted from the bits after each.
+    #[test]
+    fn runs_marked_by_words_match_block_by_block() {
+        let seed = std::env::var("TRIMLAB_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(11u64);
+        let mut x = seed;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let blocks = 1000;
+        let mut bm = BlockBitmap::new(blocks, 96);
+        let (mut used, mut avail) = (vec![false; blocks as usize], vec![true; blocks as usize]);
+        for step in 0..4000 {
+            let start = next(blocks);
+            let want = 1 + next(200);
+            let run = bm.avail_run_len(start, want);
+            let reference =
+                (start..blocks.min(start + want)).take_while(|&b| avail[b as usize]).count() as u64;
+            assert_eq!(run, reference, "step {step}: run at {start}, TRIMLAB_SEED={seed}");
+            let r = start as usize..(start + run) as usize;
+            match next(3) {
+                0 if run > 0 => {
+                    bm.take(start, run);
+                    used[r.clone()].fill(true);
+                    avail[r].fill(false);
+                }
+                1 => {
+                    // Free and release a used run found from `start`.
+                    let len = (start..blocks).take_while(|&b| used[b as usize]).count() as u64;
+                    let r = start as usize..(start + len) as usize;
+                    bm.free(start, len);
+                    used[r.clone()].fill(false);
+                    if next(2) == 0 {
+                        bm.release(start, len);
+                        avail[r].fill(true);
+                    } else {
+                        bm.take_held(start, len);
+                        used[r].fill(true);
+                    }
+                }
+                _ if run > 0 => {
+                    bm.hold(start, run);
+                    avail[r.clone()].fill(false);
+                    bm.release(start, run);
+                    avail[r].fill(true);
+                }
+                _ => {}
+            }
+            bm.check().unwrap_or_else(|e| panic!("step {step}: {e}, TRIMLAB_SEED={seed}"));
+            for b in 0..blocks {
+                assert_eq!(
+                    (bm.is_used(b), bm.is_avail(b)),
+                    (used[b as usize], avail[b as usize]),
+                    "block {b}"
+                );
+            }
+        }
     }
 }

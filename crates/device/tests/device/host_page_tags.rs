@@ -193,7 +193,7 @@ fn tags_per_page_cost_nothing_until_asked_and_only_with_data_tracked() {
     assert!(e.contains("accepted: 16384, its mapping unit, or 4096, its page"), "{e}");
     ssd.use_tag_bytes(4096).unwrap();
     assert_eq!(ssd.limits().tag_bytes, 4096);
-    assert_eq!(ssd.heap_bytes(), before + (16 << 20) / 4096 * 8);
+    assert_eq!(ssd.heap_bytes(), before + (16 << 20) / 4096 * 4, "4 bytes a page while tags fit");
     let mut untracked = unit_drive(16 << 10, false);
     let before = untracked.heap_bytes();
     untracked.use_tag_bytes(4096).unwrap();
@@ -210,4 +210,24 @@ fn asking_after_a_write_is_refused() {
     ssd.submit(SimTime(0), &Command::Write { offset: 0, bytes: 4096, tag: 1 }, None).unwrap();
     let e = ssd.use_tag_bytes(4096).unwrap_err();
     assert!(e.contains("after data was written"), "{e}");
+}
+
+/// Tags past 2^32 (a host that wrote more than 16 TiB in 4 KiB blocks) widen the per-page
+/// store in place: every page keeps its tag, the new ones read back whole.
+#[test]
+fn tags_past_four_bytes_read_back_whole() {
+    let mut ssd = unit_drive(16 << 10, true);
+    ssd.use_tag_bytes(4096).unwrap();
+    let t = SimTime(0);
+    let mut out = Vec::new();
+    ssd.submit(t, &Command::Write { offset: 0, bytes: 8192, tag: 7 }, None).unwrap();
+    ssd.submit(t, &Command::Read { offset: 0, bytes: 16384 }, Some(&mut out)).unwrap();
+    assert_eq!(out, [7, 8, 0, 0]);
+    // Measured after a read of the same size: the read's own buffer has grown by then.
+    let narrow = ssd.heap_bytes();
+    let big = (1u64 << 32) - 1;
+    ssd.submit(t, &Command::Write { offset: 8192, bytes: 8192, tag: big }, None).unwrap();
+    ssd.submit(t, &Command::Read { offset: 0, bytes: 16384 }, Some(&mut out)).unwrap();
+    assert_eq!(out, [7, 8, big, big + 1]);
+    assert_eq!(ssd.heap_bytes(), narrow + (16 << 20) / 4096 * 4, "widened to 8 bytes a page");
 }

@@ -125,15 +125,9 @@ impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn drop_cached_pages(&mut self, ino: Ino, first: u64, stop: u64) {
         let delayed = self.delayed_pages_in(ino, first, stop);
         self.delalloc.reserved_blocks -= delayed;
-        let keys: Vec<(Ino, u64)> = self.dirty.range((ino, first)..(ino, stop)).map(|(k, _)| *k).collect();
-        for k in keys {
-            self.dirty.remove(&k);
-        }
-        let keys: Vec<(Ino, u64)> =
-            self.writeback.range((ino, first)..(ino, stop)).map(|(k, _)| *k).collect();
-        for k in keys {
-            self.writeback.remove(&k);
-        }
+        // One walk removing as it goes, not a search per page.
+        self.dirty.extract_if((ino, first)..(ino, stop), |_, _| true).for_each(drop);
+        self.writeback.extract_if((ino, first)..(ino, stop), |_, _| true).for_each(drop);
         if self.delalloc.inodes.contains_key(&ino) && self.delayed_pages_in(ino, 0, u64::MAX) == 0 {
             self.delalloc.forget(ino);
         }

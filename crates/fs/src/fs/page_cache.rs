@@ -9,13 +9,8 @@ impl<D: BlockDevice> FileSystem<D> {
     /// delalloc.rs) stay dirty: only write-back that allocates them first takes them.
     pub(super) fn take_dirty(&mut self, only: Option<Ino>) -> (Vec<Command>, PageTags) {
         let mut pages: PageTags = match only {
-            Some(ino) => {
-                let keys: Vec<(Ino, u64)> =
-                    self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| *k).collect();
-                keys.into_iter()
-                    .map(|k| (k, self.dirty.remove(&k).unwrap_or_else(|| unreachable!())))
-                    .collect()
-            }
+            // One walk removing as it goes, not a search per page.
+            Some(ino) => self.dirty.extract_if((ino, 0)..=(ino, u64::MAX), |_, _| true).collect(),
             // Every page: the whole map at once, not a removal per page.
             None => std::mem::take(&mut self.dirty).into_iter().collect(),
         };
