@@ -65,6 +65,12 @@ pub(crate) struct Latencies {
     /// of a replay's simulation thread, issue 27). A run per kind, so a replay's TRIMs do not
     /// break its writes' runs.
     runs: [LatencyRun; 4],
+    /// Where the phase now running started (`None`: at the start of the measurement). A copy
+    /// taken at each phase boundary, so the hot path records nothing twice (issue 43: a run's
+    /// headline latencies are its workload's, not mkfs's).
+    phase_start: Option<Box<LatencyHistograms>>,
+    /// The phases [`Latencies::end_phase`] was told are the workload's, summed.
+    workload: Option<Box<LatencyHistograms>>,
 }
 
 #[derive(Clone, Copy)]
@@ -97,7 +103,12 @@ pub fn latency_histogram() -> Histogram<u64> {
 impl Latencies {
     pub(crate) fn new() -> Self {
         let make = latency_histogram;
-        Latencies { histograms: [make(), make(), make(), make()], runs: [LatencyRun::EMPTY; 4] }
+        Latencies {
+            histograms: [make(), make(), make(), make()],
+            runs: [LatencyRun::EMPTY; 4],
+            phase_start: None,
+            workload: None,
+        }
     }
 
     #[inline]
@@ -141,6 +152,37 @@ impl Latencies {
 
     pub(crate) fn summary(&self, kind: CommandKind) -> LatencySummary {
         LatencySummary::of(&self.histogram(kind))
+    }
+
+    /// Ends a phase here: the latencies of the commands since the last boundary (or the start
+    /// of the measurement), exact (histogram differences, not samples); `workload` adds them to
+    /// [`Latencies::workload`].
+    pub(crate) fn end_phase(&mut self, workload: bool) -> LatencyHistograms {
+        let now = CommandKind::ALL.map(|kind| self.histogram(kind).into_owned());
+        let mut phase = now.clone();
+        if let Some(start) = &self.phase_start {
+            for (h, earlier) in phase.iter_mut().zip(start.iter()) {
+                if let Err(e) = h.subtract(earlier) {
+                    unreachable!("latencies only grow within a measurement ({e}: {} < {})", h.len(), earlier.len());
+                }
+            }
+        }
+        if workload {
+            let sum = self.workload.get_or_insert_with(|| Box::new(CommandKind::ALL.map(|_| latency_histogram())));
+            for (total, h) in sum.iter_mut().zip(phase.iter()) {
+                if let Err(e) = total.add(h) {
+                    unreachable!("histograms of the same bounds add ({e})");
+                }
+            }
+        }
+        self.phase_start = Some(Box::new(now));
+        phase
+    }
+
+    /// The summed latencies of the phases [`Latencies::end_phase`] was told are the workload's
+    /// (`None` before the first).
+    pub(crate) fn workload(&self) -> Option<LatencyReport> {
+        self.workload.as_deref().map(LatencyReport::of)
     }
 }
 
@@ -337,6 +379,14 @@ pub struct LatencyReport {
     pub write: LatencySummary,
     pub trim: LatencySummary,
     pub flush: LatencySummary,
+}
+
+impl LatencyReport {
+    /// The summaries of one histogram per kind, in [`CommandKind::ALL`]'s order.
+    pub fn of(h: &LatencyHistograms) -> LatencyReport {
+        let [read, write, trim, flush] = CommandKind::ALL.map(|kind| LatencySummary::of(&h[kind as usize]));
+        LatencyReport { read, write, trim, flush }
+    }
 }
 
 /// Everything one measured run reports. Counters cover the measured phase only (after the

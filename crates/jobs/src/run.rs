@@ -151,6 +151,21 @@ pub fn run_text(text: &str, origin: &str, seed: Option<u64>, set: &[String]) -> 
     Ok(metrics)
 }
 
+/// The summary's write p99: the workload's phases' when the run has setup phases (mkfs, aging,
+/// a precondition's fill) that the whole run's figure counts, with that figure beside it.
+fn write_p99_text(result: &RunResult) -> String {
+    let whole = result.report.latency.write.p99_ns / 1000;
+    match &result.workload_latency {
+        Some(w) if w.excludes_phases && w.latency.write.count == 0 => {
+            format!("write p99 ({}) none: no writes (whole run {whole} us)", w.phases_text())
+        }
+        Some(w) if w.excludes_phases => {
+            format!("write p99 ({}) {} us (whole run {whole} us)", w.phases_text(), w.latency.write.p99_ns / 1000)
+        }
+        _ => format!("write p99 {whole} us"),
+    }
+}
+
 /// What `trimlab run` prints after a run: phases, then the totals (or the thin volume's).
 pub fn summary(result: &RunResult) -> Vec<String> {
     let mut lines = Vec::new();
@@ -184,14 +199,14 @@ pub fn summary(result: &RunResult) -> Vec<String> {
     }
     let r = &result.report;
     lines.push(format!(
-        "WAF {}  spare_factor_seen_by_gc {:.4}  host pages written {}  NAND programs {}  erases {}  GC victims {}  write p99 {} us  sim time {:.3} s",
+        "WAF {}  spare_factor_seen_by_gc {:.4}  host pages written {}  NAND programs {}  erases {}  GC victims {}  {}  sim time {:.3} s",
         waf_text(r),
         r.spare_factor_seen_by_gc,
         r.host.pages_written,
         r.nand_pages_programmed,
         r.nand_blocks_erased,
         r.gc.victims,
-        r.latency.write.p99_ns / 1000,
+        write_p99_text(result),
         r.sim_time_ns as f64 / 1e9
     ));
     // Issue 39: the lifetime projection, when the device has a rated P/E count (a line of its

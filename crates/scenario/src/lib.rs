@@ -19,12 +19,14 @@ pub mod phases;
 pub mod run;
 pub mod stack;
 pub mod steady_state;
+pub mod workload_latency;
 pub mod workload_rounds;
 
 pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
 pub use run::{run, run_recorded, run_resolved, PhaseLatency, RunResult, Series};
+pub use workload_latency::WorkloadLatency;
 /// fio job files as read (`run --fio`'s report names their groups and options).
 pub use trimlab_workload::fio;
 /// Bounded reading of input files (the binary reads its files through it).
