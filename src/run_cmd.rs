@@ -82,6 +82,10 @@ fn strace_skips(metrics: &serde_json::Value) {
             n("preexisting_files"),
         );
     }
+    let phases = metrics["phases"].as_array().into_iter().flatten();
+    for line in phases.filter_map(|p| trimlab_jobs::run::unknown_calls_text(&p["unknown_calls"])) {
+        eprintln!("trimlab run: strace: {line}");
+    }
 }
 
 /// `--record FILE`: where every command the device receives is written.

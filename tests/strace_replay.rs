@@ -187,6 +187,9 @@ fn bad_traces_are_counted_or_name_the_file() {
         "{f}"
     );
     assert_eq!(f["unknown_syscalls"], 1, "{f}");
+    let workload = m["phases"].as_array().unwrap().iter().find(|p| p["name"] == "workload").unwrap();
+    assert_eq!(workload["unknown_calls"], serde_json::json!({"frobnicate": 1}), "named");
+    assert!(stderr(&o).contains("strace: 1 unknown calls (not replayed): 1 frobnicate"), "{}", stderr(&o));
     assert_eq!(f["file_ops"], 2, "create + one write: {f}");
     std::fs::remove_file(&trace).unwrap();
     let o = trimlab(&["run", config.to_str().unwrap(), "--out", out.to_str().unwrap()]);

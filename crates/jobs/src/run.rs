@@ -151,6 +151,34 @@ pub fn run_text(text: &str, origin: &str, seed: Option<u64>, set: &[String]) -> 
     Ok(metrics)
 }
 
+/// An strace phase's `unknown_calls` (name -> count) as one line: "149 unknown calls (not
+/// replayed): 80 mmap, 40 brk, ..." by count, the first [`UNKNOWN_SHOWN`], then how many more
+/// names and calls (issue 43: "149 unknown calls" named none).
+pub fn unknown_calls_text(unknown: &serde_json::Value) -> Option<String> {
+    let mut named: Vec<(&str, u64)> =
+        unknown.as_object()?.iter().map(|(k, v)| (k.as_str(), v.as_u64().unwrap_or(0))).collect();
+    if named.is_empty() {
+        return None;
+    }
+    // By count, most first; names break ties (the object's order), so the line is stable.
+    named.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let total: u64 = named.iter().map(|n| n.1).sum();
+    let shown: Vec<String> = named.iter().take(UNKNOWN_SHOWN).map(|(k, n)| format!("{n} {k}")).collect();
+    let mut line = format!("{total} unknown calls (not replayed): {}", shown.join(", "));
+    if named.len() > UNKNOWN_SHOWN {
+        let rest = &named[UNKNOWN_SHOWN..];
+        line.push_str(&format!(
+            " +{} more names ({} calls)",
+            rest.len(),
+            rest.iter().map(|n| n.1).sum::<u64>()
+        ));
+    }
+    Some(line)
+}
+
+/// Names [`unknown_calls_text`] shows.
+pub const UNKNOWN_SHOWN: usize = 10;
+
 /// The summary's write p99: the workload's phases' when the run has setup phases (mkfs, aging,
 /// a precondition's fill) that the whole run's figure counts, with that figure beside it.
 fn write_p99_text(result: &RunResult) -> String {
@@ -213,4 +241,24 @@ pub fn summary(result: &RunResult) -> Vec<String> {
     // own, so the lines above keep their figures).
     lines.extend(r.lifetime.as_ref().map(trimlab_device::Lifetime::summary_line));
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_calls_are_listed_by_count_then_summed() {
+        assert_eq!(unknown_calls_text(&json!({})), None);
+        assert_eq!(
+            unknown_calls_text(&json!({"brk": 40, "mmap": 80, "arch_prctl": 40})).unwrap(),
+            "160 unknown calls (not replayed): 80 mmap, 40 arch_prctl, 40 brk"
+        );
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..13u64).map(|i| (format!("c{i:02}"), json!(i + 1))).collect();
+        let line = unknown_calls_text(&json!(many)).unwrap();
+        assert!(line.starts_with("91 unknown calls (not replayed): 13 c12, 12 c11,"), "{line}");
+        assert!(line.ends_with("4 c03 +3 more names (6 calls)"), "{line}");
+    }
 }

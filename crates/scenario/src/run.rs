@@ -359,14 +359,11 @@ fn run_round(
     })?;
     if outcome.stopped.is_none() && spec.report == Report::Entry {
         let figures = std::mem::take(&mut outcome.figures);
-        reports.push(round_entry(
-            stack,
-            phase,
-            &label,
-            (start, traffic0),
-            figures,
-            numbered.then_some(round),
-        ));
+        let mut e = round_entry(stack, phase, &label, (start, traffic0), figures, numbered.then_some(round));
+        for (k, v) in std::mem::take(&mut outcome.entry) {
+            e[k] = v;
+        }
+        reports.push(e);
     }
     Ok(outcome)
 }
