@@ -328,6 +328,7 @@ mod tests {
             "1 1.000000 getrandom(\"\\x01\", 1, 0) = 1\n\
              1 1.000001 frobnicate(3) = 0\n\
              1 1.000002 getrandom(\"\\x01\", 1, 0) = 1\n",
+            None,
         );
         assert_eq!(c.unknown_syscalls, 3, "{c:?}");
         let named: Vec<_> = c.unknown_by_name.iter().map(|(k, v)| (k.as_str(), *v)).collect();
