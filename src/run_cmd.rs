@@ -184,7 +184,8 @@ fn write_outputs(
         let title = format!("trimlab run: {what}, seed {}", result.seed);
         let rows = result.series.as_ref().and_then(|s| s.timeseries.as_deref()).unwrap_or(&[]);
         let workload = result.workload_latency.as_ref();
-        let mut report = trimlab_jobs::run_report::run_report_with(&title, &result.report, rows, unit, workload);
+        let mut report =
+            trimlab_jobs::run_report::run_report_with(&title, &result.report, rows, unit, workload);
         trimlab_jobs::steady_report::add_steady_state(&mut report, &result.metrics["steady_state"]);
         trimlab_jobs::run_report::add_run_context(&mut report, &result.metrics);
         trimlab_jobs::aging_report::add_aging(&mut report, &result.metrics["aging"]);

@@ -231,7 +231,16 @@ fn the_headline_latency_is_the_programs_not_mkfs() {
     let trace = data_dir().join("git-build/trace.strace");
     let root = "workload.strace_root=\"/mnt/strace-root\"";
     let out = dir.join("plain");
-    let o = trimlab(&["run", "--strace", trace.to_str().unwrap(), "--set", root, "--html", "--out", out.to_str().unwrap()]);
+    let o = trimlab(&[
+        "run",
+        "--strace",
+        trace.to_str().unwrap(),
+        "--set",
+        root,
+        "--html",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let m = metrics(&out);
     let (w, whole) = (&m["workload_latency"], &m["report"]["latency"]);
@@ -239,9 +248,17 @@ fn the_headline_latency_is_the_programs_not_mkfs() {
     assert_ne!(p99(w), p99(whole), "mkfs's writes are slower than the program's: {w} {whole}");
     let phases = m["phases"].as_array().unwrap();
     assert_eq!(phases[0]["kind"], "mkfs");
-    assert_eq!(w["phases"], serde_json::json!((1..phases.len()).collect::<Vec<_>>()), "every phase after mkfs");
+    assert_eq!(
+        w["phases"],
+        serde_json::json!((1..phases.len()).collect::<Vec<_>>()),
+        "every phase after mkfs"
+    );
     let count = |p: &serde_json::Value| p["latency"]["write"]["count"].as_u64().unwrap();
-    assert_eq!(phases.iter().map(count).sum::<u64>(), whole["write"]["count"].as_u64().unwrap(), "phases add up");
+    assert_eq!(
+        phases.iter().map(count).sum::<u64>(),
+        whole["write"]["count"].as_u64().unwrap(),
+        "phases add up"
+    );
     assert_eq!(phases[1..].iter().map(count).sum::<u64>(), w["write"]["count"].as_u64().unwrap());
     let stdout = String::from_utf8_lossy(&o.stdout);
     let line = format!(
@@ -268,5 +285,8 @@ fn the_headline_latency_is_the_programs_not_mkfs() {
     let m2 = metrics(&measured);
     assert_eq!(m2["report"]["latency"]["write"], w["write"], "the program's histogram, measured on its own");
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains(&format!("write p99 {} us ", p99(w) / 1000)), "nothing left out, the plain line: {stdout}");
+    assert!(
+        stdout.contains(&format!("write p99 {} us ", p99(w) / 1000)),
+        "nothing left out, the plain line: {stdout}"
+    );
 }

@@ -163,12 +163,17 @@ impl Latencies {
         if let Some(start) = &self.phase_start {
             for (h, earlier) in phase.iter_mut().zip(start.iter()) {
                 if let Err(e) = h.subtract(earlier) {
-                    unreachable!("latencies only grow within a measurement ({e}: {} < {})", h.len(), earlier.len());
+                    unreachable!(
+                        "latencies only grow within a measurement ({e}: {} < {})",
+                        h.len(),
+                        earlier.len()
+                    );
                 }
             }
         }
         if workload {
-            let sum = self.workload.get_or_insert_with(|| Box::new(CommandKind::ALL.map(|_| latency_histogram())));
+            let sum =
+                self.workload.get_or_insert_with(|| Box::new(CommandKind::ALL.map(|_| latency_histogram())));
             for (total, h) in sum.iter_mut().zip(phase.iter()) {
                 if let Err(e) = total.add(h) {
                     unreachable!("histograms of the same bounds add ({e})");

@@ -188,7 +188,11 @@ fn write_p99_text(result: &RunResult) -> String {
             format!("write p99 ({}) none: no writes (whole run {whole} us)", w.phases_text())
         }
         Some(w) if w.excludes_phases => {
-            format!("write p99 ({}) {} us (whole run {whole} us)", w.phases_text(), w.latency.write.p99_ns / 1000)
+            format!(
+                "write p99 ({}) {} us (whole run {whole} us)",
+                w.phases_text(),
+                w.latency.write.p99_ns / 1000
+            )
         }
         _ => format!("write p99 {whole} us"),
     }

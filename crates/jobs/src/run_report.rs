@@ -184,7 +184,10 @@ fn totals_table(r: &DeviceReport, workload: Option<&WorkloadLatency>) -> Table {
     }
     if let Some(w) = workload {
         for (k, v) in [("write", &w.latency.write), ("read", &w.latency.read)] {
-            totals.push_row([Cell::Text(format!("{k} p99, {} (us)", w.phases_text())), Cell::from(v.p99_ns / 1000)]);
+            totals.push_row([
+                Cell::Text(format!("{k} p99, {} (us)", w.phases_text())),
+                Cell::from(v.p99_ns / 1000),
+            ]);
         }
     }
     totals.push_row([Cell::from("simulated time (s)"), Cell::Num(r.sim_time_ns as f64 / 1e9)]);

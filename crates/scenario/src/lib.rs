@@ -26,13 +26,13 @@ pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
 pub use flatten::{config_hash, flatten};
 pub use overrides::apply_set;
 pub use run::{run, run_recorded, run_resolved, PhaseLatency, RunResult, Series};
-pub use workload_latency::WorkloadLatency;
 /// fio job files as read (`run --fio`'s report names their groups and options).
 pub use trimlab_workload::fio;
 /// Bounded reading of input files (the binary reads its files through it).
 pub use trimlab_workload::input;
 /// The progress hook a run reports to (a bar per phase on a terminal).
 pub use trimlab_workload::Progress;
+pub use workload_latency::WorkloadLatency;
 
 /// Why a configuration could not be read, resolved or run.
 #[derive(Debug, thiserror::Error)]

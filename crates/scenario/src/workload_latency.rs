@@ -34,8 +34,13 @@ impl WorkloadLatency {
         let measured = phases.iter().rposition(|e| kind(e) == "measure").unwrap_or(0);
         let timed = |(i, e): &(usize, &Value)| *i >= measured && e.get("latency").is_some();
         let with_latency = phases.iter().enumerate().filter(timed).count();
-        let covered: Vec<usize> =
-            phases.iter().enumerate().filter(timed).filter(|(_, e)| is_workload_kind(&kind(e))).map(|(i, _)| i).collect();
+        let covered: Vec<usize> = phases
+            .iter()
+            .enumerate()
+            .filter(timed)
+            .filter(|(_, e)| is_workload_kind(&kind(e)))
+            .map(|(i, _)| i)
+            .collect();
         let mut names: Vec<String> = Vec::new();
         for &i in &covered {
             let name = phases[i]["name"].as_str().unwrap_or("?").to_string();

@@ -119,10 +119,11 @@ impl Counts {
     /// One call of `name`, which this reader does not know.
     pub fn unknown_call(&mut self, name: &str) {
         self.unknown_syscalls += 1;
-        let key = match self.unknown_by_name.contains_key(name) || self.unknown_by_name.len() < UNKNOWN_NAMES_MAX {
-            true => name,
-            false => OTHER_NAMES,
-        };
+        let key =
+            match self.unknown_by_name.contains_key(name) || self.unknown_by_name.len() < UNKNOWN_NAMES_MAX {
+                true => name,
+                false => OTHER_NAMES,
+            };
         *self.unknown_by_name.entry(key.to_string()).or_insert(0) += 1;
     }
 }
