@@ -391,6 +391,28 @@ fn round_entry(
     e
 }
 
+/// [`finish`] on a bare SSD.
+fn finish_block(
+    mut b: BlockStack,
+    reports: Vec<Value>,
+    metrics: &mut Value,
+) -> Result<(DeviceReport, Option<Series>, Option<LatencyReport>), ScenarioError> {
+    b.ssd.check().map_err(|e| {
+        ScenarioError::Run(format!("the model's consistency check failed (a trimlab bug): {e}"))
+    })?;
+    if let Some(r) = b.ssd.recording.take() {
+        r.finish().map_err(|e| ScenarioError::Run(format!("--record: {e}")))?;
+    }
+    let report = b.ssd.report(b.now);
+    if !reports.is_empty() {
+        metrics["phases"] = Value::Array(reports);
+        // The model's own memory (maps, TRIM buffer and bitmap): 002's bitmap-size question.
+        metrics["model_heap_bytes"] = json!(b.ssd.heap_bytes());
+    }
+    let workload = b.ssd.workload_latency();
+    Ok((report, Some(Series::finish(&mut b.ssd, b.now)), workload))
+}
+
 /// Ends the run on its stack: the model's consistency check, the device report and series,
 /// and what the stack adds to metrics.json (the phases; a file system's umount and totals, a
 /// thin volume's allocation).
@@ -401,22 +423,7 @@ fn finish(
     metrics: &mut Value,
 ) -> Result<(DeviceReport, Option<Series>, Option<LatencyReport>), ScenarioError> {
     match stack {
-        Stack::Block(mut b) => {
-            b.ssd.check().map_err(|e| {
-                ScenarioError::Run(format!("the model's consistency check failed (a trimlab bug): {e}"))
-            })?;
-            if let Some(r) = b.ssd.recording.take() {
-                r.finish().map_err(|e| ScenarioError::Run(format!("--record: {e}")))?;
-            }
-            let report = b.ssd.report(b.now);
-            if !reports.is_empty() {
-                metrics["phases"] = Value::Array(reports);
-                // The model's own memory (maps, TRIM buffer and bitmap): 002's bitmap-size question.
-                metrics["model_heap_bytes"] = json!(b.ssd.heap_bytes());
-            }
-            let workload = b.ssd.workload_latency();
-            Ok((report, Some(Series::finish(&mut b.ssd, b.now)), workload))
-        }
+        Stack::Block(b) => finish_block(b, reports, metrics),
         Stack::File(f) => {
             let mkfs_ns = f.mkfs_end.ns();
             let mut fs = f.into_fs();
