@@ -67,7 +67,9 @@ pub fn run(
             capacity,
         )?);
         // Read again for its groups' names and report options (apply_fio accepted it).
-        fio_file = Some(trimlab_scenario::fio::parse_fio_file(fio.text, fio.origin, &base, capacity)?);
+        let file = trimlab_scenario::fio::parse_fio_file(fio.text, fio.origin, &base, capacity)?;
+        notes.extend(jobs_summed(&file));
+        fio_file = Some(file);
     }
     // --log-interval wins over [output] interval; the run samples what the config says.
     config.output.interval = config.output.interval_ns(log_interval)?.map(trimlab_sim::DurationNs);
@@ -99,6 +101,28 @@ pub fn run(
     let fio =
         fio_file.map(|f| crate::fio_output::FioReport::new(&f, &resolved.phases, &result.phase_latencies));
     Ok(Ran { result, notes, fio })
+}
+
+/// fio without `group_reporting` prints a block per job (and a `jobs[]` entry per job); the
+/// model keeps each group's commands together, not per job, so its report sums a group's jobs
+/// as `group_reporting` does: said once, naming the groups (issue 43 item 1).
+fn jobs_summed(file: &trimlab_scenario::fio::FioFile) -> Option<String> {
+    let grouped = |options: &[(String, String)]| options.iter().any(|(k, _)| k == "group_reporting");
+    if grouped(&file.global_options) {
+        return None;
+    }
+    let several: Vec<String> = file
+        .groups
+        .iter()
+        .filter(|g| g.jobs > 1 && !grouped(&g.options))
+        .map(|g| format!("{} ({} jobs)", g.names.join("+"), g.jobs))
+        .collect();
+    (!several.is_empty()).then(|| {
+        format!(
+            "fio without group_reporting reports each job on its own; trimlab keeps a group's commands together and reports {} summed, as with group_reporting",
+            several.join(", ")
+        )
+    })
 }
 
 /// A run that never filled the drive enough for GC to run cannot show what TRIM does: every
@@ -251,6 +275,24 @@ pub fn summary(result: &RunResult) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_group_of_several_jobs_without_group_reporting_is_said_to_be_summed() {
+        let base = RunConfig::default().workload;
+        let parse =
+            |text: &str| trimlab_scenario::fio::parse_fio_file(text, "t.fio", &base, Some(1 << 30)).unwrap();
+        let jobs = "[a]\nrw=randwrite\nsize=16m\n[b]\nrw=randread\nsize=16m\n";
+        let note = jobs_summed(&parse(jobs)).expect("two jobs, no group_reporting");
+        assert!(note.contains("reports a+b (2 jobs) summed"), "{note}");
+        assert_eq!(jobs_summed(&parse(&format!("[global]\ngroup_reporting\n{jobs}"))), None);
+        assert_eq!(
+            jobs_summed(&parse("[a]\nrw=randwrite\nsize=16m\n")),
+            None,
+            "one job: fio's block is the job's"
+        );
+        let clones = jobs_summed(&parse("[c]\nrw=randwrite\nsize=16m\nnumjobs=3\n")).unwrap();
+        assert!(clones.contains("c (3 jobs)"), "{clones}");
+    }
 
     #[test]
     fn unknown_calls_are_listed_by_count_then_summed() {
