@@ -155,33 +155,48 @@ impl Latencies {
     }
 
     /// Ends a phase here: the latencies of the commands since the last boundary (or the start
-    /// of the measurement), exact (histogram differences, not samples); `workload` adds them to
-    /// [`Latencies::workload`].
-    pub(crate) fn end_phase(&mut self, workload: bool) -> LatencyHistograms {
-        let now = CommandKind::ALL.map(|kind| self.histogram(kind).into_owned());
-        let mut phase = now.clone();
-        if let Some(start) = &self.phase_start {
-            for (h, earlier) in phase.iter_mut().zip(start.iter()) {
-                if let Err(e) = h.subtract(earlier) {
-                    unreachable!(
-                        "latencies only grow within a measurement ({e}: {} < {})",
-                        h.len(),
-                        earlier.len()
-                    );
-                }
+    /// of the measurement), exact (histogram differences, not samples), each kind summarized;
+    /// `workload` adds them to [`Latencies::workload`]. A kind without new commands costs a
+    /// compare (a run of many short rounds ends a phase per round).
+    pub(crate) fn end_phase(&mut self, workload: bool) -> LatencyReport {
+        let mut start = self
+            .phase_start
+            .take()
+            .unwrap_or_else(|| Box::new(CommandKind::ALL.map(|_| latency_histogram())));
+        let mut sums = self.workload.take();
+        let mut summaries = [LatencySummary::default(); 4];
+        for kind in CommandKind::ALL {
+            let i = kind as usize;
+            let now = self.histogram(kind);
+            if now.len() == start[i].len() {
+                continue;
             }
-        }
-        if workload {
-            let sum =
-                self.workload.get_or_insert_with(|| Box::new(CommandKind::ALL.map(|_| latency_histogram())));
-            for (total, h) in sum.iter_mut().zip(phase.iter()) {
-                if let Err(e) = total.add(h) {
+            let now = now.into_owned();
+            let mut phase = now.clone();
+            if let Err(e) = phase.subtract(&start[i]) {
+                unreachable!(
+                    "latencies only grow within a measurement ({e}: {} < {})",
+                    now.len(),
+                    start[i].len()
+                );
+            }
+            summaries[i] = LatencySummary::of(&phase);
+            if workload {
+                let sum = sums.get_or_insert_with(|| Box::new(CommandKind::ALL.map(|_| latency_histogram())));
+                if let Err(e) = sum[i].add(&phase) {
                     unreachable!("histograms of the same bounds add ({e})");
                 }
             }
+            start[i] = now;
         }
-        self.phase_start = Some(Box::new(now));
-        phase
+        if workload && sums.is_none() {
+            // A workload phase without commands still counts: the figure exists, all zero.
+            sums = Some(Box::new(CommandKind::ALL.map(|_| latency_histogram())));
+        }
+        self.phase_start = Some(start);
+        self.workload = sums;
+        let [read, write, trim, flush] = summaries;
+        LatencyReport { read, write, trim, flush }
     }
 
     /// The summed latencies of the phases [`Latencies::end_phase`] was told are the workload's

@@ -695,7 +695,7 @@ impl Ssd {
     /// A phase boundary: the latencies of the commands since the last one (or the start of the
     /// measurement), each kind summarized; `workload` counts them in [`Ssd::workload_latency`].
     pub fn end_phase_latency(&mut self, workload: bool) -> crate::metrics::LatencyReport {
-        crate::metrics::LatencyReport::of(&self.latencies.end_phase(workload))
+        self.latencies.end_phase(workload)
     }
 
     /// The latencies of the phases [`Ssd::end_phase_latency`] counted as the workload's, since
