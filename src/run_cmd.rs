@@ -82,6 +82,10 @@ fn strace_skips(metrics: &serde_json::Value) {
             n("preexisting_files"),
         );
     }
+    let phases = metrics["phases"].as_array().into_iter().flatten();
+    for line in phases.filter_map(|p| trimlab_jobs::run::unknown_calls_text(&p["unknown_calls"])) {
+        eprintln!("trimlab run: strace: {line}");
+    }
 }
 
 /// `--record FILE`: where every command the device receives is written.
@@ -179,7 +183,9 @@ fn write_outputs(
     if args.html {
         let title = format!("trimlab run: {what}, seed {}", result.seed);
         let rows = result.series.as_ref().and_then(|s| s.timeseries.as_deref()).unwrap_or(&[]);
-        let mut report = trimlab_jobs::run_report::run_report(&title, &result.report, rows, unit);
+        let workload = result.workload_latency.as_ref();
+        let mut report =
+            trimlab_jobs::run_report::run_report_with(&title, &result.report, rows, unit, workload);
         trimlab_jobs::steady_report::add_steady_state(&mut report, &result.metrics["steady_state"]);
         trimlab_jobs::run_report::add_run_context(&mut report, &result.metrics);
         trimlab_jobs::aging_report::add_aging(&mut report, &result.metrics["aging"]);

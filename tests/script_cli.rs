@@ -319,3 +319,36 @@ fn a_hundred_thousand_mkdirs_then_rm_r_complete_on_256_mib_ext4_and_btrfs() {
         assert!(cfg!(debug_assertions) || took.as_secs() < 10, "{name}: {took:?}");
     }
 }
+
+/// Issue 43 item 4: a periodic fstrim whose first pass the run never reaches says so, on
+/// stderr and in metrics.json's `host.notes`; one whose period the run outlasts does not.
+#[test]
+fn a_run_shorter_than_its_fstrim_period_says_so() {
+    let dir = scratch("script-fstrim-period");
+    for (discard, period, short) in [("fstrim:1h", "1h", true), ("fstrim:1s", "1s", false)] {
+        let cfg = config(&dir, "ext4", discard, DIRS);
+        let o = trimlab(&["run", &cfg, "--out", dir.join("out").to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let said = format!("fstrim every {period}: the file system was mounted for");
+        let err = stderr(&o);
+        assert_eq!(
+            err.contains(&format!("warning: {said}")) && err.contains("before the first pass"),
+            short,
+            "{discard}: {err}"
+        );
+        let m = metrics(&dir);
+        let notes = m["host"]["notes"].as_array().map(Vec::as_slice).unwrap_or_default();
+        assert_eq!(
+            notes.iter().any(|n| n.as_str().unwrap_or("").starts_with(&said)),
+            short,
+            "{discard}: {notes:?}"
+        );
+        let passes = m["host"]["stats"]["fitrim_periodic_passes"].as_u64().unwrap_or(0);
+        assert_eq!(
+            passes > 0,
+            !short,
+            "{discard}: a pass ran iff the run outlasted the period: {}",
+            m["host"]["stats"]
+        );
+    }
+}

@@ -187,6 +187,9 @@ fn bad_traces_are_counted_or_name_the_file() {
         "{f}"
     );
     assert_eq!(f["unknown_syscalls"], 1, "{f}");
+    let workload = m["phases"].as_array().unwrap().iter().find(|p| p["name"] == "workload").unwrap();
+    assert_eq!(workload["unknown_calls"], serde_json::json!({"frobnicate": 1}), "named");
+    assert!(stderr(&o).contains("strace: 1 unknown calls (not replayed): 1 frobnicate"), "{}", stderr(&o));
     assert_eq!(f["file_ops"], 2, "create + one write: {f}");
     std::fs::remove_file(&trace).unwrap();
     let o = trimlab(&["run", config.to_str().unwrap(), "--out", out.to_str().unwrap()]);
@@ -216,4 +219,74 @@ fn an_untimed_strace_is_warned_about() {
         let warned = stderr(&o).contains("3 call lines have no timestamp (recorded without -ttt)");
         assert_eq!(warned, !timed, "{}", stderr(&o));
     }
+}
+
+/// Issue 43: `run --strace` headlined mkfs's 2 MiB writes as the program's write p99. The
+/// headline (terminal and page) is the program's phases' own (metrics.json's
+/// `workload_latency`), which is what the same trace gives with a `measure` phase after mkfs
+/// (the whole run's report starting there), and differs from the whole run's (mkfs included).
+#[test]
+fn the_headline_latency_is_the_programs_not_mkfs() {
+    let dir = scratch("strace-headline");
+    let trace = data_dir().join("git-build/trace.strace");
+    let root = "workload.strace_root=\"/mnt/strace-root\"";
+    let out = dir.join("plain");
+    let o = trimlab(&[
+        "run",
+        "--strace",
+        trace.to_str().unwrap(),
+        "--set",
+        root,
+        "--html",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = metrics(&out);
+    let (w, whole) = (&m["workload_latency"], &m["report"]["latency"]);
+    let p99 = |v: &serde_json::Value| v["write"]["p99_ns"].as_u64().expect("write p99_ns");
+    assert_ne!(p99(w), p99(whole), "mkfs's writes are slower than the program's: {w} {whole}");
+    let phases = m["phases"].as_array().unwrap();
+    assert_eq!(phases[0]["kind"], "mkfs");
+    assert_eq!(
+        w["phases"],
+        serde_json::json!((1..phases.len()).collect::<Vec<_>>()),
+        "every phase after mkfs"
+    );
+    let count = |p: &serde_json::Value| p["latency"]["write"]["count"].as_u64().unwrap();
+    assert_eq!(
+        phases.iter().map(count).sum::<u64>(),
+        whole["write"]["count"].as_u64().unwrap(),
+        "phases add up"
+    );
+    assert_eq!(phases[1..].iter().map(count).sum::<u64>(), w["write"]["count"].as_u64().unwrap());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let line = format!(
+        "write p99 (program phases: workload, umount) {} us (whole run {} us)",
+        p99(w) / 1000,
+        p99(whole) / 1000
+    );
+    assert!(stdout.contains(&line), "{line:?} in\n{stdout}");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("write p99 (program phases: workload, umount)"), "the page's headline too");
+    // The same trace measured from after mkfs: its whole run is the program's phases.
+    let config = dir.join("measured.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[host]\nfs = \"ext4\"\n[workload]\nkind = \"strace\"\nstrace = {:?}\nstrace_root = \"/mnt/strace-root\"\n[[phase]]\nkind = \"measure\"\n[[phase]]\nkind = \"workload\"\n",
+            trace.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let measured = dir.join("measured");
+    let o = trimlab(&["run", config.to_str().unwrap(), "--out", measured.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m2 = metrics(&measured);
+    assert_eq!(m2["report"]["latency"]["write"], w["write"], "the program's histogram, measured on its own");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(&format!("write p99 {} us ", p99(w) / 1000)),
+        "nothing left out, the plain line: {stdout}"
+    );
 }

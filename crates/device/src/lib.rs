@@ -30,7 +30,7 @@ pub use ftl_kind::{FtlChoice, FtlKind, FtlKindSpec, StripingChoice, FTL_KINDS};
 pub use host_queue::{transfer_chunks, TrimSplitter};
 pub use lifetime::{Lifetime, Rating, Wear};
 pub use metered::{Metered, Traffic};
-pub use metrics::{DeviceReport, LatencyHistogram, LatencyHistograms, LatencySummary};
+pub use metrics::{DeviceReport, LatencyHistogram, LatencyHistograms, LatencyReport, LatencySummary};
 pub use recording::Recording;
 pub use ssd::{Completion, PowerCut, Ssd};
 pub use thin_volume::{ThinConfig, ThinStats, ThinVolume};

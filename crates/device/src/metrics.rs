@@ -65,6 +65,12 @@ pub(crate) struct Latencies {
     /// of a replay's simulation thread, issue 27). A run per kind, so a replay's TRIMs do not
     /// break its writes' runs.
     runs: [LatencyRun; 4],
+    /// Where the phase now running started (`None`: at the start of the measurement). A copy
+    /// taken at each phase boundary, so the hot path records nothing twice (issue 43: a run's
+    /// headline latencies are its workload's, not mkfs's).
+    phase_start: Option<Box<LatencyHistograms>>,
+    /// The phases [`Latencies::end_phase`] was told are the workload's, summed.
+    workload: Option<Box<LatencyHistograms>>,
 }
 
 #[derive(Clone, Copy)]
@@ -97,7 +103,12 @@ pub fn latency_histogram() -> Histogram<u64> {
 impl Latencies {
     pub(crate) fn new() -> Self {
         let make = latency_histogram;
-        Latencies { histograms: [make(), make(), make(), make()], runs: [LatencyRun::EMPTY; 4] }
+        Latencies {
+            histograms: [make(), make(), make(), make()],
+            runs: [LatencyRun::EMPTY; 4],
+            phase_start: None,
+            workload: None,
+        }
     }
 
     #[inline]
@@ -141,6 +152,57 @@ impl Latencies {
 
     pub(crate) fn summary(&self, kind: CommandKind) -> LatencySummary {
         LatencySummary::of(&self.histogram(kind))
+    }
+
+    /// Ends a phase here: the latencies of the commands since the last boundary (or the start
+    /// of the measurement), exact (histogram differences, not samples), each kind summarized;
+    /// `workload` adds them to [`Latencies::workload`]. A kind without new commands costs a
+    /// compare (a run of many short rounds ends a phase per round).
+    pub(crate) fn end_phase(&mut self, workload: bool) -> LatencyReport {
+        let mut start = self
+            .phase_start
+            .take()
+            .unwrap_or_else(|| Box::new(CommandKind::ALL.map(|_| latency_histogram())));
+        let mut sums = self.workload.take();
+        let mut summaries = [LatencySummary::default(); 4];
+        for kind in CommandKind::ALL {
+            let i = kind as usize;
+            let now = self.histogram(kind);
+            if now.len() == start[i].len() {
+                continue;
+            }
+            let now = now.into_owned();
+            let mut phase = now.clone();
+            if let Err(e) = phase.subtract(&start[i]) {
+                unreachable!(
+                    "latencies only grow within a measurement ({e}: {} < {})",
+                    now.len(),
+                    start[i].len()
+                );
+            }
+            summaries[i] = LatencySummary::of(&phase);
+            if workload {
+                let sum = sums.get_or_insert_with(|| Box::new(CommandKind::ALL.map(|_| latency_histogram())));
+                if let Err(e) = sum[i].add(&phase) {
+                    unreachable!("histograms of the same bounds add ({e})");
+                }
+            }
+            start[i] = now;
+        }
+        if workload && sums.is_none() {
+            // A workload phase without commands still counts: the figure exists, all zero.
+            sums = Some(Box::new(CommandKind::ALL.map(|_| latency_histogram())));
+        }
+        self.phase_start = Some(start);
+        self.workload = sums;
+        let [read, write, trim, flush] = summaries;
+        LatencyReport { read, write, trim, flush }
+    }
+
+    /// The summed latencies of the phases [`Latencies::end_phase`] was told are the workload's
+    /// (`None` before the first).
+    pub(crate) fn workload(&self) -> Option<LatencyReport> {
+        self.workload.as_deref().map(LatencyReport::of)
     }
 }
 
@@ -337,6 +399,14 @@ pub struct LatencyReport {
     pub write: LatencySummary,
     pub trim: LatencySummary,
     pub flush: LatencySummary,
+}
+
+impl LatencyReport {
+    /// The summaries of one histogram per kind, in [`CommandKind::ALL`]'s order.
+    pub fn of(h: &LatencyHistograms) -> LatencyReport {
+        let [read, write, trim, flush] = CommandKind::ALL.map(|kind| LatencySummary::of(&h[kind as usize]));
+        LatencyReport { read, write, trim, flush }
+    }
 }
 
 /// Everything one measured run reports. Counters cover the measured phase only (after the

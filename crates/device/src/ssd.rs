@@ -692,6 +692,18 @@ impl Ssd {
         CommandKind::ALL.map(|kind| self.latencies.histogram(kind).into_owned())
     }
 
+    /// A phase boundary: the latencies of the commands since the last one (or the start of the
+    /// measurement), each kind summarized; `workload` counts them in [`Ssd::workload_latency`].
+    pub fn end_phase_latency(&mut self, workload: bool) -> crate::metrics::LatencyReport {
+        self.latencies.end_phase(workload)
+    }
+
+    /// The latencies of the phases [`Ssd::end_phase_latency`] counted as the workload's, since
+    /// the measurement started (`None`: none yet).
+    pub fn workload_latency(&self) -> Option<crate::metrics::LatencyReport> {
+        self.latencies.workload()
+    }
+
     /// The measured phase's latencies as CSV buckets ([`ts::HISTOGRAM_CSV_HEADER`]).
     pub fn latency_histogram_csv(&self) -> String {
         let mut out = format!("{}\n", ts::HISTOGRAM_CSV_HEADER);

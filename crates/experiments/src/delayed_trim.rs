@@ -361,12 +361,12 @@ pub fn run(options: &Options) -> Result<ExperimentReport> {
     let scale = options.scale;
     let list = policies(scale);
     let outcomes = try_parallel_map(options, &points(scale), "delayed-trim", |p| measure(p, options))?;
-    let runs = Runs::split(outcomes, list.len());
+    let runs = Runs::split(outcomes, &list);
     let swept = runs.swept();
     Ok(ExperimentReport {
         name: "delayed-trim".into(),
         title: "Delayed TRIM (002): WAF, GC time and foreground TRIM overhead".into(),
-        summary: summary(scale),
+        summary: summary(scale, &runs.names),
         paper: PROSE.items("paper"),
         verdicts: verdicts(&runs, &swept)?,
         notes: notes(&runs, scale),
@@ -405,18 +405,23 @@ struct Runs {
     /// Idle-time GC off and on: Baseline, DT-512MB, DT-1GB, DT-ALL, Write-Only.
     idle_gc_off: Vec<Outcome>,
     idle_gc_on: Vec<Outcome>,
+    /// The two capped policies' names at the run's scale, as its bars and tables label them
+    /// ("DT-51MB" for 002's DT-512MB at scale 0.1): every sentence about this run's figures
+    /// uses these (issue 43: bars said DT-51MB beside text that said DT-512MB).
+    names: [String; 2],
 }
 
 impl Runs {
     /// The outcomes of [`points`] (`policies` of them at scale first), in its groups.
-    fn split(mut main: Vec<Outcome>, policies: usize) -> Runs {
-        let mut gap_sweep = main.split_off(policies);
+    fn split(mut main: Vec<Outcome>, list: &[Policy]) -> Runs {
+        let mut gap_sweep = main.split_off(list.len());
         let mut cost_sweep = gap_sweep.split_off(GAP_SWEEP_NS.len() * 2);
         let mut idle_gc_off = cost_sweep.split_off(TRIM_COST_SWEEP_NS.len() * 4 + 1);
         let cost_sweep_write_only = cost_sweep.pop().expect("the cost sweep ends with Write-Only");
         let idle_gc_on = idle_gc_off.split_off(5);
         assert_eq!(idle_gc_on.len(), 5, "points() ends with idle-time GC off and on, 5 policies each");
-        Runs { main, gap_sweep, cost_sweep, cost_sweep_write_only, idle_gc_off, idle_gc_on }
+        let names = [list[1].label(), list[2].label()];
+        Runs { main, gap_sweep, cost_sweep, cost_sweep_write_only, idle_gc_off, idle_gc_on, names }
     }
 
     /// The report of `main`'s policy `i`: 0 Baseline, 1 DT-512MB, 2 DT-1GB, 3 DT-ALL, 4 DT-ALL
@@ -457,7 +462,17 @@ fn readable_bytes(bytes: f64) -> String {
     }
 }
 
-fn summary(scale: f64) -> String {
+/// The policies as this run names them; where the scale changed the caps' sizes, 002's names too.
+fn policies_text(names: &[String; 2]) -> String {
+    let paper = ["DT-512MB", "DT-1GB"];
+    let mut text = format!("Baseline, {}, {}", names[0], names[1]);
+    if names.iter().zip(paper).any(|(n, p)| n != p) {
+        text.push_str(&format!(" (002's {} and {}, their buffers scaled)", paper[0], paper[1]));
+    }
+    text + ", DT-ALL (full and partial bitmap), Write-Only"
+}
+
+fn summary(scale: f64, names: &[String; 2]) -> String {
     PROSE.item(
         "summary",
         &[
@@ -468,6 +483,7 @@ fn summary(scale: f64) -> String {
             ("random_writes", &ByteSize(align(RANDOM_WRITE_BYTES * scale, 4096))),
             ("queue_depth", &QUEUE_DEPTH),
             ("idle_gap_ms", &ms(IDLE_GAP_NS)),
+            ("policies", &policies_text(names)),
         ],
     )
 }
@@ -825,12 +841,13 @@ fn verdicts(runs: &Runs, swept: &[Judged]) -> Result<Vec<Verdict>> {
 /// Fig. 2: WAF's order and values.
 fn waf_verdicts(runs: &Runs, era: &Judged, swept: &[Judged]) -> [Verdict; 2] {
     let w = |i: usize| runs.main(i).waf;
+    let [small, large] = &runs.names;
     [
         bands::shape(
-            "Fig. 2: WAF Write-Only > DT-512MB > DT-1GB > DT-ALL ≈ Baseline (within 1 %)",
+            &format!("Fig. 2: WAF Write-Only > {small} > {large} > DT-ALL ≈ Baseline (within 1 %)"),
             era.waf_order,
             format!(
-                "Write-Only {:.4}, DT-512MB {:.4}, DT-1GB {:.4}, DT-ALL {:.4}, Baseline {:.4}; {}",
+                "Write-Only {:.4}, {small} {:.4}, {large} {:.4}, DT-ALL {:.4}, Baseline {:.4}; {}",
                 w(5),
                 w(1),
                 w(2),
@@ -840,7 +857,7 @@ fn waf_verdicts(runs: &Runs, era: &Judged, swept: &[Judged]) -> [Verdict; 2] {
             ),
         ),
         bands::band(
-            "Fig. 2: WAF values 1.2 / 1.05 / 1.04 / 1.02 / 1.02 (Write-Only, DT-512MB, DT-1GB, DT-ALL, Baseline)",
+            &format!("Fig. 2: WAF values 1.2 / 1.05 / 1.04 / 1.02 / 1.02 (Write-Only, {small}, {large}, DT-ALL, Baseline)"),
             "each within 0.15",
             era.waf_order,
             era.waf_in_band,
@@ -854,23 +871,24 @@ fn fg_verdicts(runs: &Runs, era: &Judged, swept: &[Judged]) -> [Verdict; 3] {
     let step1_floor = TrimCostModel::openssd_002().step1_ns(1) as f64
         / TrimCostModel::openssd_002().single_range_ns(TRIM_COMMAND_BYTES / 4096) as f64;
     let [dt_512mb, dt_1gb, dt_all] = era.fg_shares;
+    let [small, large] = &runs.names;
     [
         bands::shape(
-            "Fig. 4: foreground TRIM overhead DT-512MB < DT-1GB < DT-ALL < Baseline",
+            &format!("Fig. 4: foreground TRIM overhead {small} < {large} < DT-ALL < Baseline"),
             era.fg_order,
             format!(
-                "shares of Baseline: DT-512MB {dt_512mb:.3}, DT-1GB {dt_1gb:.3}, DT-ALL {dt_all:.3}; {}",
+                "shares of Baseline: {small} {dt_512mb:.3}, {large} {dt_1gb:.3}, DT-ALL {dt_all:.3}; {}",
                 sweep_holds(swept, |j| j.fg_order)
             ),
         ),
         bands::direction_only(
-            "Fig. 4: foreground TRIM falls to ~10 % (DT-512MB), ~20 % (DT-1GB), ~36 % (DT-ALL) of Baseline",
+            &format!("Fig. 4: foreground TRIM falls to ~10 % ({small}), ~20 % ({large}), ~36 % (DT-ALL) of Baseline"),
             era.fg_order && era.fg_shares.iter().all(|&x| x < 1.0),
             format!(
                 "shares {dt_512mb:.3} / {dt_1gb:.3} / {dt_all:.3}; step 1 of a 1 MiB TRIM is {:.1} % of Baseline's here",
                 step1_floor * 100.0
             ),
-            "002 puts 80 % of a TRIM in steps 2-3, so step 1 is 20 % of Baseline, and says Delayed TRIM's step 1 costs more than Baseline's: every delayed share is then > 0.20, yet DT-512MB is ~0.10 and DT-1GB ~0.20",
+            &format!("002 puts 80 % of a TRIM in steps 2-3, so step 1 is 20 % of Baseline, and says Delayed TRIM's step 1 costs more than Baseline's: every delayed share is then > 0.20, yet {small} is ~0.10 and {large} ~0.20"),
         ),
         bands::shape(
             "Fig. 4: Delayed TRIM's step 1 costs more than Baseline's step 1",
@@ -888,11 +906,12 @@ fn fg_verdicts(runs: &Runs, era: &Judged, swept: &[Judged]) -> [Verdict; 3] {
 /// Fig. 3: the order of total GC time.
 fn gc_verdict(runs: &Runs, era: &Judged, swept: &[Judged]) -> Verdict {
     let gct = |i: usize| ms(gc_total_ns(runs.main(i)));
+    let [small, large] = &runs.names;
     bands::shape(
-        "Fig. 3: Baseline has the lowest total GC time; DT-ALL's is a little higher (forced TRIM), DT-1GB and DT-512MB higher still",
+        &format!("Fig. 3: Baseline has the lowest total GC time; DT-ALL's is a little higher (forced TRIM), {large} and {small} higher still"),
         era.gc_order && gc_total_ns(runs.main(0)) <= gc_total_ns(runs.main(4)),
         format!(
-            "total GC ms: Baseline {:.1}, DT-ALL {:.1}, DT-1GB {:.1}, DT-512MB {:.1}, Write-Only {:.1}; {}",
+            "total GC ms: Baseline {:.1}, DT-ALL {:.1}, {large} {:.1}, {small} {:.1}, Write-Only {:.1}; {}",
             gct(0),
             gct(3),
             gct(2),
@@ -957,6 +976,8 @@ fn notes(runs: &Runs, scale: f64) -> Vec<String> {
             ("share_dt_512mb", &share(1)),
             ("share_dt_1gb", &share(2)),
             ("share_dt_all", &share(3)),
+            ("dt_small", &runs.names[0]),
+            ("dt_large", &runs.names[1]),
             ("step1_pct", &format!("{:.0}", r(3).trim.foreground_step1_ns as f64 / base_fg * 100.0)),
             ("gc_invocations", &r(0).gc.invocations),
             ("victims_base", &format!("{:.2}", victims_per_invocation(r(0)))),
@@ -971,4 +992,31 @@ fn notes(runs: &Runs, scale: f64) -> Vec<String> {
             ),
         ],
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bars are labelled with the caps of the run's scale; the sentences about the run use
+    /// the same names (issue 43: "DT-51MB" bars beside "DT-512MB" text at scale 0.1).
+    #[test]
+    fn the_text_names_the_policies_as_the_bars_do_at_every_scale() {
+        for scale in [1.0, 0.5, 0.1, 0.01] {
+            let list = policies(scale);
+            let names = [list[1].label(), list[2].label()];
+            let text = summary(scale, &names);
+            for bar in list.iter().map(|p| p.label()).filter(|l| !l.contains("partial")) {
+                assert!(text.contains(&bar), "scale {scale}: {bar:?} not in {text:?}");
+            }
+            assert_eq!(text.contains("002's DT-512MB and DT-1GB"), scale != 1.0, "scale {scale}: {text}");
+        }
+        assert_eq!(policies(0.1)[1].label(), "DT-51MB", "0.1 x 512 MiB");
+        // The run's sentences are filled in: only the paper's own claims name 002's sizes.
+        for section in ["summary", "notes"] {
+            for item in PROSE.items(section) {
+                assert!(!item.contains("DT-512MB") && !item.contains("DT-1GB"), "{section}: {item}");
+            }
+        }
+    }
 }

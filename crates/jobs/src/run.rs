@@ -67,7 +67,9 @@ pub fn run(
             capacity,
         )?);
         // Read again for its groups' names and report options (apply_fio accepted it).
-        fio_file = Some(trimlab_scenario::fio::parse_fio_file(fio.text, fio.origin, &base, capacity)?);
+        let file = trimlab_scenario::fio::parse_fio_file(fio.text, fio.origin, &base, capacity)?;
+        notes.extend(jobs_summed(&file));
+        fio_file = Some(file);
     }
     // --log-interval wins over [output] interval; the run samples what the config says.
     config.output.interval = config.output.interval_ns(log_interval)?.map(trimlab_sim::DurationNs);
@@ -99,6 +101,28 @@ pub fn run(
     let fio =
         fio_file.map(|f| crate::fio_output::FioReport::new(&f, &resolved.phases, &result.phase_latencies));
     Ok(Ran { result, notes, fio })
+}
+
+/// fio without `group_reporting` prints a block per job (and a `jobs[]` entry per job); the
+/// model keeps each group's commands together, not per job, so its report sums a group's jobs
+/// as `group_reporting` does: said once, naming the groups (issue 43 item 1).
+fn jobs_summed(file: &trimlab_scenario::fio::FioFile) -> Option<String> {
+    let grouped = |options: &[(String, String)]| options.iter().any(|(k, _)| k == "group_reporting");
+    if grouped(&file.global_options) {
+        return None;
+    }
+    let several: Vec<String> = file
+        .groups
+        .iter()
+        .filter(|g| g.jobs > 1 && !grouped(&g.options))
+        .map(|g| format!("{} ({} jobs)", g.names.join("+"), g.jobs))
+        .collect();
+    (!several.is_empty()).then(|| {
+        format!(
+            "fio without group_reporting reports each job on its own; trimlab keeps a group's commands together and reports {} summed, as with group_reporting",
+            several.join(", ")
+        )
+    })
 }
 
 /// A run that never filled the drive enough for GC to run cannot show what TRIM does: every
@@ -151,6 +175,53 @@ pub fn run_text(text: &str, origin: &str, seed: Option<u64>, set: &[String]) -> 
     Ok(metrics)
 }
 
+/// An strace phase's `unknown_calls` (name -> count) as one line: "149 unknown calls (not
+/// replayed): 80 mmap, 40 brk, ..." by count, the first [`UNKNOWN_SHOWN`], then how many more
+/// names and calls (issue 43: "149 unknown calls" named none).
+pub fn unknown_calls_text(unknown: &serde_json::Value) -> Option<String> {
+    let mut named: Vec<(&str, u64)> =
+        unknown.as_object()?.iter().map(|(k, v)| (k.as_str(), v.as_u64().unwrap_or(0))).collect();
+    if named.is_empty() {
+        return None;
+    }
+    // By count, most first; names break ties (the object's order), so the line is stable.
+    named.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let total: u64 = named.iter().map(|n| n.1).sum();
+    let shown: Vec<String> = named.iter().take(UNKNOWN_SHOWN).map(|(k, n)| format!("{n} {k}")).collect();
+    let mut line = format!("{total} unknown calls (not replayed): {}", shown.join(", "));
+    if named.len() > UNKNOWN_SHOWN {
+        let rest = &named[UNKNOWN_SHOWN..];
+        line.push_str(&format!(
+            " +{} more names ({} calls)",
+            rest.len(),
+            rest.iter().map(|n| n.1).sum::<u64>()
+        ));
+    }
+    Some(line)
+}
+
+/// Names [`unknown_calls_text`] shows.
+pub const UNKNOWN_SHOWN: usize = 10;
+
+/// The summary's write p99: the workload's phases' when the run has setup phases (mkfs, aging,
+/// a precondition's fill) that the whole run's figure counts, with that figure beside it.
+fn write_p99_text(result: &RunResult) -> String {
+    let whole = result.report.latency.write.p99_ns / 1000;
+    match &result.workload_latency {
+        Some(w) if w.excludes_phases && w.latency.write.count == 0 => {
+            format!("write p99 ({}) none: no writes (whole run {whole} us)", w.phases_text())
+        }
+        Some(w) if w.excludes_phases => {
+            format!(
+                "write p99 ({}) {} us (whole run {whole} us)",
+                w.phases_text(),
+                w.latency.write.p99_ns / 1000
+            )
+        }
+        _ => format!("write p99 {whole} us"),
+    }
+}
+
 /// What `trimlab run` prints after a run: phases, then the totals (or the thin volume's).
 pub fn summary(result: &RunResult) -> Vec<String> {
     let mut lines = Vec::new();
@@ -184,18 +255,56 @@ pub fn summary(result: &RunResult) -> Vec<String> {
     }
     let r = &result.report;
     lines.push(format!(
-        "WAF {}  spare_factor_seen_by_gc {:.4}  host pages written {}  NAND programs {}  erases {}  GC victims {}  write p99 {} us  sim time {:.3} s",
+        "WAF {}  spare_factor_seen_by_gc {:.4}  host pages written {}  NAND programs {}  erases {}  GC victims {}  {}  sim time {:.3} s",
         waf_text(r),
         r.spare_factor_seen_by_gc,
         r.host.pages_written,
         r.nand_pages_programmed,
         r.nand_blocks_erased,
         r.gc.victims,
-        r.latency.write.p99_ns / 1000,
+        write_p99_text(result),
         r.sim_time_ns as f64 / 1e9
     ));
     // Issue 39: the lifetime projection, when the device has a rated P/E count (a line of its
     // own, so the lines above keep their figures).
     lines.extend(r.lifetime.as_ref().map(trimlab_device::Lifetime::summary_line));
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_group_of_several_jobs_without_group_reporting_is_said_to_be_summed() {
+        let base = RunConfig::default().workload;
+        let parse =
+            |text: &str| trimlab_scenario::fio::parse_fio_file(text, "t.fio", &base, Some(1 << 30)).unwrap();
+        let jobs = "[a]\nrw=randwrite\nsize=16m\n[b]\nrw=randread\nsize=16m\n";
+        let note = jobs_summed(&parse(jobs)).expect("two jobs, no group_reporting");
+        assert!(note.contains("reports a+b (2 jobs) summed"), "{note}");
+        assert_eq!(jobs_summed(&parse(&format!("[global]\ngroup_reporting\n{jobs}"))), None);
+        assert_eq!(
+            jobs_summed(&parse("[a]\nrw=randwrite\nsize=16m\n")),
+            None,
+            "one job: fio's block is the job's"
+        );
+        let clones = jobs_summed(&parse("[c]\nrw=randwrite\nsize=16m\nnumjobs=3\n")).unwrap();
+        assert!(clones.contains("c (3 jobs)"), "{clones}");
+    }
+
+    #[test]
+    fn unknown_calls_are_listed_by_count_then_summed() {
+        assert_eq!(unknown_calls_text(&json!({})), None);
+        assert_eq!(
+            unknown_calls_text(&json!({"brk": 40, "mmap": 80, "arch_prctl": 40})).unwrap(),
+            "160 unknown calls (not replayed): 80 mmap, 40 arch_prctl, 40 brk"
+        );
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..13u64).map(|i| (format!("c{i:02}"), json!(i + 1))).collect();
+        let line = unknown_calls_text(&json!(many)).unwrap();
+        assert!(line.starts_with("91 unknown calls (not replayed): 13 c12, 12 c11,"), "{line}");
+        assert!(line.ends_with("4 c03 +3 more names (6 calls)"), "{line}");
+    }
 }

@@ -7,7 +7,7 @@ use trimlab_device::{DeviceReport, SsdConfig};
 use trimlab_report::{
     format_display, Cell, ExperimentReport, Page, PageKind, Plot, PlotKind, Series, SeriesStyle, Table,
 };
-use trimlab_scenario::RunConfig;
+use trimlab_scenario::{RunConfig, WorkloadLatency};
 use trimlab_sim::ByteSize;
 
 /// Writes a job's report files and its page (`index.html` of `kind`) under `out`, warnings
@@ -55,7 +55,20 @@ pub fn mapping_unit_of(config: &RunConfig) -> Option<(u64, u64)> {
 /// `unit` ([`mapping_unit`]): the drive maps units larger than its page, and the totals show
 /// the unit, its read-modify-writes and the share of TRIM bytes that unmapped nothing.
 pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row], unit: Option<(u64, u64)>) -> ExperimentReport {
-    let mut totals = totals_table(r);
+    run_report_with(title, r, rows, unit, None)
+}
+
+/// [`run_report`] whose headline latencies are the workload's phases' (`workload`, when the run
+/// has setup phases the whole run's figures count: mkfs, aging, a precondition's fill).
+pub fn run_report_with(
+    title: &str,
+    r: &DeviceReport,
+    rows: &[Row],
+    unit: Option<(u64, u64)>,
+    workload: Option<&WorkloadLatency>,
+) -> ExperimentReport {
+    let workload = workload.filter(|w| w.excludes_phases);
+    let mut totals = totals_table(r, workload);
     let mut notes = Vec::new();
     if let Some((unit, page)) = unit {
         unit_totals(&mut totals, r, unit, page);
@@ -78,7 +91,7 @@ pub fn run_report(title: &str, r: &DeviceReport, rows: &[Row], unit: Option<(u64
         title: title.into(),
         summary: format!(
             "{} {} time-series rows; latency histograms in latency_histogram.csv, every counter in metrics.json.",
-            headline(r),
+            headline(r, workload),
             rows.len()
         ),
         paper: Vec::new(),
@@ -99,15 +112,34 @@ fn duration_text(ns: u64) -> String {
     }
 }
 
-/// The figures a reader looks for first, as one sentence.
-fn headline(r: &DeviceReport) -> String {
+/// The figures a reader looks for first, as one sentence; the latencies are `workload`'s when
+/// given, with the whole run's beside them.
+fn headline(r: &DeviceReport, workload: Option<&WorkloadLatency>) -> String {
     let waf = if r.host.pages_written == 0 { "n/a".to_string() } else { format_display(r.waf) };
     let mut parts = vec![format!("WAF {waf}")];
-    if r.latency.write.count > 0 {
-        parts.push(format!("write p99 {}", duration_text(r.latency.write.p99_ns)));
-    }
-    if r.latency.read.count > 0 {
-        parts.push(format!("read p99 {}", duration_text(r.latency.read.p99_ns)));
+    match workload {
+        Some(w) => {
+            for (kind, mine, whole) in
+                [("write", &w.latency.write, &r.latency.write), ("read", &w.latency.read, &r.latency.read)]
+            {
+                if whole.count > 0 {
+                    let p99 = if mine.count > 0 { duration_text(mine.p99_ns) } else { "none".into() };
+                    parts.push(format!(
+                        "{kind} p99 ({}) {p99} (whole run {})",
+                        w.phases_text(),
+                        duration_text(whole.p99_ns)
+                    ));
+                }
+            }
+        }
+        None => {
+            if r.latency.write.count > 0 {
+                parts.push(format!("write p99 {}", duration_text(r.latency.write.p99_ns)));
+            }
+            if r.latency.read.count > 0 {
+                parts.push(format!("read p99 {}", duration_text(r.latency.read.p99_ns)));
+            }
+        }
     }
     parts.push(format!("{} NAND blocks erased", r.nand_blocks_erased));
     parts.push(format!("{} TRIM commands", r.trim.commands));
@@ -135,7 +167,7 @@ pub fn add_run_context(report: &mut ExperimentReport, metrics: &serde_json::Valu
     );
 }
 
-fn totals_table(r: &DeviceReport) -> Table {
+fn totals_table(r: &DeviceReport, workload: Option<&WorkloadLatency>) -> Table {
     let mut totals = Table::new("totals", "Totals of the measured phase", &["measure", "value"]);
     let waf = if r.host.pages_written == 0 { Cell::Text("n/a".into()) } else { Cell::Num(r.waf) };
     totals.push_row([Cell::from("WAF"), waf]);
@@ -149,6 +181,14 @@ fn totals_table(r: &DeviceReport) -> Table {
         ("read p99 (us)", r.latency.read.p99_ns / 1000),
     ] {
         totals.push_row([Cell::from(k), Cell::from(v)]);
+    }
+    if let Some(w) = workload {
+        for (k, v) in [("write", &w.latency.write), ("read", &w.latency.read)] {
+            totals.push_row([
+                Cell::Text(format!("{k} p99, {} (us)", w.phases_text())),
+                Cell::from(v.p99_ns / 1000),
+            ]);
+        }
     }
     totals.push_row([Cell::from("simulated time (s)"), Cell::Num(r.sim_time_ns as f64 / 1e9)]);
     totals

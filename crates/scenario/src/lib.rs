@@ -19,6 +19,7 @@ pub mod phases;
 pub mod run;
 pub mod stack;
 pub mod steady_state;
+pub mod workload_latency;
 pub mod workload_rounds;
 
 pub use config::{OutputSection, Resolved, ResolvedDevice, RunConfig};
@@ -31,6 +32,7 @@ pub use trimlab_workload::fio;
 pub use trimlab_workload::input;
 /// The progress hook a run reports to (a bar per phase on a terminal).
 pub use trimlab_workload::Progress;
+pub use workload_latency::WorkloadLatency;
 
 /// Why a configuration could not be read, resolved or run.
 #[derive(Debug, thiserror::Error)]

@@ -80,6 +80,8 @@ pub type Figures = Vec<(&'static str, u64)>;
 #[derive(Default)]
 pub struct Outcome {
     pub figures: Figures,
+    /// Keys of the round's `phases` entry beside `figures` (an strace's `unknown_calls`).
+    pub entry: Map<String, Value>,
     /// Top-level keys of metrics.json (a [`Report::TopLevel`] kind).
     pub metrics: Map<String, Value>,
     /// 004's cluster host run, typed.

@@ -10,9 +10,10 @@ use crate::host::HostPlan;
 use crate::phase::{Outcome, PhaseKind, PhaseRun, Report};
 use crate::stack::{file_entry, mkfs_hash_seed, BlockStack, Device, FileStack, Stack, Streams};
 use crate::steady_state::Rounds;
+use crate::workload_latency::WorkloadLatency;
 use crate::ScenarioError;
 use serde_json::{json, Map, Value};
-use trimlab_device::{DeviceReport, Metered, Recording, Ssd, ThinVolume, Traffic};
+use trimlab_device::{DeviceReport, LatencyReport, Metered, Recording, Ssd, ThinVolume, Traffic};
 use trimlab_fs::FileSystem;
 use trimlab_sim::{SeedTree, SimTime};
 use trimlab_workload::cluster_host::ClusterRun;
@@ -34,6 +35,9 @@ pub struct RunResult {
     pub cluster_host: Option<ClusterRun>,
     /// With [`Resolved::phase_latencies`]: each `workload` phase round's latencies on a bare SSD.
     pub phase_latencies: Vec<PhaseLatency>,
+    /// The workload's phases' device latencies (metrics.json's `workload_latency`): the
+    /// headline's. `None` without phases on an SSD (a bare `[workload]`, a thin volume).
+    pub workload_latency: Option<WorkloadLatency>,
 }
 
 /// What one round of a `workload` phase (or the implicit block workload's measured part)
@@ -149,8 +153,13 @@ pub fn run_resolved(
     if !ran.steady.is_empty() {
         metrics["steady_state"] = Value::Array(ran.steady);
     }
-    let (report, series) = finish(stack, reports, ran.stopped, &mut metrics)?;
+    let (report, series, workload) = finish(stack, reports, ran.stopped, &mut metrics)?;
     metrics["report"] = json!(report);
+    let phases = metrics["phases"].as_array().map_or(&[][..], Vec::as_slice);
+    let workload_latency = workload.map(|latency| WorkloadLatency::new(phases, latency));
+    if let Some(w) = &workload_latency {
+        metrics["workload_latency"] = json!(w);
+    }
     // The clock stops at u64::MAX instead of wrapping (SimTime::after); every cost and duration
     // a config gives is bounded so that no run should come near, but say so if one does.
     if report.sim_time_ns >= CLOCK_NS_MAX {
@@ -167,6 +176,7 @@ pub fn run_resolved(
         series,
         cluster_host: ran.cluster_host,
         phase_latencies: ran.latencies,
+        workload_latency,
     })
 }
 
@@ -236,7 +246,7 @@ fn build(
         .map_err(|e| ScenarioError::Run(format!("mkfs: {e}")))?;
     let mut state = FileState::new(seeds);
     fs.set_hash_seed(mkfs_hash_seed(&mut state));
-    reports.push(file_entry(&fs, "mkfs", "mkfs", SimTime::ZERO, Traffic::default()));
+    reports.push(file_entry(&mut fs, "mkfs", "mkfs", SimTime::ZERO, Traffic::default()));
     Ok(Stack::File(FileStack::new(fs, state, config.clone(), capacity)))
 }
 
@@ -349,14 +359,11 @@ fn run_round(
     })?;
     if outcome.stopped.is_none() && spec.report == Report::Entry {
         let figures = std::mem::take(&mut outcome.figures);
-        reports.push(round_entry(
-            stack,
-            phase,
-            &label,
-            (start, traffic0),
-            figures,
-            numbered.then_some(round),
-        ));
+        let mut e = round_entry(stack, phase, &label, (start, traffic0), figures, numbered.then_some(round));
+        for (k, v) in std::mem::take(&mut outcome.entry) {
+            e[k] = v;
+        }
+        reports.push(e);
     }
     Ok(outcome)
 }
@@ -384,6 +391,28 @@ fn round_entry(
     e
 }
 
+/// [`finish`] on a bare SSD.
+fn finish_block(
+    mut b: BlockStack,
+    reports: Vec<Value>,
+    metrics: &mut Value,
+) -> Result<(DeviceReport, Option<Series>, Option<LatencyReport>), ScenarioError> {
+    b.ssd.check().map_err(|e| {
+        ScenarioError::Run(format!("the model's consistency check failed (a trimlab bug): {e}"))
+    })?;
+    if let Some(r) = b.ssd.recording.take() {
+        r.finish().map_err(|e| ScenarioError::Run(format!("--record: {e}")))?;
+    }
+    let report = b.ssd.report(b.now);
+    if !reports.is_empty() {
+        metrics["phases"] = Value::Array(reports);
+        // The model's own memory (maps, TRIM buffer and bitmap): 002's bitmap-size question.
+        metrics["model_heap_bytes"] = json!(b.ssd.heap_bytes());
+    }
+    let workload = b.ssd.workload_latency();
+    Ok((report, Some(Series::finish(&mut b.ssd, b.now)), workload))
+}
+
 /// Ends the run on its stack: the model's consistency check, the device report and series,
 /// and what the stack adds to metrics.json (the phases; a file system's umount and totals, a
 /// thin volume's allocation).
@@ -392,23 +421,9 @@ fn finish(
     mut reports: Vec<Value>,
     stopped: Option<String>,
     metrics: &mut Value,
-) -> Result<(DeviceReport, Option<Series>), ScenarioError> {
+) -> Result<(DeviceReport, Option<Series>, Option<LatencyReport>), ScenarioError> {
     match stack {
-        Stack::Block(mut b) => {
-            b.ssd.check().map_err(|e| {
-                ScenarioError::Run(format!("the model's consistency check failed (a trimlab bug): {e}"))
-            })?;
-            if let Some(r) = b.ssd.recording.take() {
-                r.finish().map_err(|e| ScenarioError::Run(format!("--record: {e}")))?;
-            }
-            let report = b.ssd.report(b.now);
-            if !reports.is_empty() {
-                metrics["phases"] = Value::Array(reports);
-                // The model's own memory (maps, TRIM buffer and bitmap): 002's bitmap-size question.
-                metrics["model_heap_bytes"] = json!(b.ssd.heap_bytes());
-            }
-            Ok((report, Some(Series::finish(&mut b.ssd, b.now))))
-        }
+        Stack::Block(b) => finish_block(b, reports, metrics),
         Stack::File(f) => {
             let mkfs_ns = f.mkfs_end.ns();
             let mut fs = f.into_fs();
@@ -416,7 +431,7 @@ fn finish(
             let traffic0 = fs.device().traffic;
             fs.device_mut().mark_phase(end_of_phases, "umount");
             fs.umount();
-            reports.push(file_entry(&fs, "umount", "umount", end_of_phases, traffic0));
+            reports.push(file_entry(&mut fs, "umount", "umount", end_of_phases, traffic0));
             if let Some(r) = fs.device_mut().recording.take() {
                 r.finish().map_err(|e| ScenarioError::Run(format!("--record: {e}")))?;
             }
@@ -447,10 +462,13 @@ fn finish(
             match &mut fs.device_mut().device {
                 // mkfs, the phases and umount all reach the SSD; its series covers them from the
                 // last `measure` phase (or mkfs), like its report.
-                Device::Ssd(ssd) => Ok((ssd.report(end), Some(Series::finish(ssd, end)))),
+                Device::Ssd(ssd) => {
+                    let workload = ssd.workload_latency();
+                    Ok((ssd.report(end), Some(Series::finish(ssd, end)), workload))
+                }
                 Device::Thin(t) => {
                     metrics["thin"] = json!({ "allocated_bytes": t.allocated_bytes(), "stats": t.stats() });
-                    Ok((DeviceReport::default(), None))
+                    Ok((DeviceReport::default(), None, None))
                 }
             }
         }

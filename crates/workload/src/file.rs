@@ -232,13 +232,16 @@ pub type Figures = Vec<(&'static str, u64)>;
 /// workloads keep them: deletions pick from it at random) and the named random streams.
 pub struct FileState {
     pub live: Vec<String>,
+    /// The calls of the last strace replay that no reader knows, by name (metrics.json's
+    /// `phases[i].unknown_calls`; the phase takes them).
+    pub strace_unknown_calls: BTreeMap<String, u64>,
     seeds: SeedTree,
     streams: BTreeMap<String, SimRng>,
 }
 
 impl FileState {
     pub fn new(seeds: SeedTree) -> FileState {
-        FileState { live: Vec::new(), seeds, streams: BTreeMap::new() }
+        FileState { live: Vec::new(), strace_unknown_calls: BTreeMap::new(), seeds, streams: BTreeMap::new() }
     }
 
     /// Runs `f` with the stream `name` (forked from the run's seed on first use; later users

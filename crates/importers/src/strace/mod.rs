@@ -16,6 +16,7 @@ pub use line::{parse as parse_line, Body, Line};
 pub use replayer::Replayer;
 
 use crate::input::{clip, MESSAGE_CHARS_MAX};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::BufRead;
 use trimlab_device::BlockDevice;
@@ -52,6 +53,9 @@ pub struct Counts {
     pub unknown_fd: u64,
     /// Calls of a name this reader does not know.
     pub unknown_syscalls: u64,
+    /// `unknown_syscalls` by name (issue 43: "149 unknown calls" named none), at most
+    /// [`UNKNOWN_NAMES_MAX`] names, the calls of any further name under [`OTHER_NAMES`].
+    pub unknown_by_name: BTreeMap<String, u64>,
     /// Lines that are not strace's (a truncated line, a foreign format).
     pub malformed_lines: u64,
     /// The first of them (0: none), to look at.
@@ -101,6 +105,26 @@ impl Counts {
         // Only when there are some: a timed trace's figures stay as they were.
         .chain((self.untimed_calls > 0).then_some(("untimed_calls", self.untimed_calls)))
         .collect()
+    }
+}
+
+/// Distinct unknown call names kept by name: more than Linux has system calls (about 450), so
+/// only a trace that is not strace's reaches it, and memory stays bounded then.
+pub const UNKNOWN_NAMES_MAX: usize = 1000;
+
+/// Where the calls of names past [`UNKNOWN_NAMES_MAX`] are counted.
+pub const OTHER_NAMES: &str = "(other names)";
+
+impl Counts {
+    /// One call of `name`, which this reader does not know.
+    pub fn unknown_call(&mut self, name: &str) {
+        self.unknown_syscalls += 1;
+        let key =
+            match self.unknown_by_name.contains_key(name) || self.unknown_by_name.len() < UNKNOWN_NAMES_MAX {
+                true => name,
+                false => OTHER_NAMES,
+            };
+        *self.unknown_by_name.entry(key.to_string()).or_insert(0) += 1;
     }
 }
 
@@ -295,5 +319,28 @@ mod tests {
         assert_eq!((c.preexisting_files, c.preexisting_bytes), (1, 20000), "{c:?}");
         assert_eq!(c.gaps_cut_ns, 59_999_999_000 - 1_000_000, "{c:?}");
         assert!(fs.now().ns() < 2_000_000_000, "the minute's pause was cut to 1 ms");
+    }
+
+    #[test]
+    fn unknown_calls_are_counted_by_name_up_to_a_bound() {
+        let mut fs = fs();
+        let c = run(
+            &mut fs,
+            "1 1.000000 getrandom(\"\\x01\", 1, 0) = 1\n\
+             1 1.000001 frobnicate(3) = 0\n\
+             1 1.000002 getrandom(\"\\x01\", 1, 0) = 1\n",
+            None,
+        );
+        assert_eq!(c.unknown_syscalls, 3, "{c:?}");
+        let named: Vec<_> = c.unknown_by_name.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(named, [("frobnicate", 1), ("getrandom", 2)]);
+        let mut c = Counts::default();
+        for i in 0..UNKNOWN_NAMES_MAX + 5 {
+            c.unknown_call(&format!("call{i}"));
+        }
+        c.unknown_call("call0");
+        assert_eq!(c.unknown_by_name.len(), UNKNOWN_NAMES_MAX + 1);
+        assert_eq!((c.unknown_by_name[OTHER_NAMES], c.unknown_by_name["call0"]), (5, 2));
+        assert_eq!(c.unknown_by_name.values().sum::<u64>(), c.unknown_syscalls);
     }
 }

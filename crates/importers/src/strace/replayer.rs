@@ -329,7 +329,10 @@ impl Replayer {
             return match self.without_effect.binary_search(&name).is_ok() {
                 true if r.is_some_and(|r| r >= 0) => self.stat(fs, pid, name, a),
                 true => count(&mut self.counts.calls_without_effect),
-                false => count(&mut self.counts.unknown_syscalls),
+                false => {
+                    self.counts.unknown_call(name);
+                    Ok(())
+                }
             };
         }
         let Some(r) = r.filter(|&r| r >= 0) else {

@@ -75,7 +75,12 @@ fn run(stack: &mut Stack, p: &mut PhaseRun) -> Result<Outcome, String> {
             let capacity = f.capacity;
             let (fs, state) = f.parts();
             let figures = run_file_workload(fs, w, state, capacity).map_err(|e| e.to_string())?;
-            Ok(Outcome { figures, ..Outcome::default() })
+            let mut entry = serde_json::Map::new();
+            let unknown = std::mem::take(&mut state.strace_unknown_calls);
+            if !unknown.is_empty() {
+                entry.insert("unknown_calls".into(), serde_json::json!(unknown));
+            }
+            Ok(Outcome { figures, entry, ..Outcome::default() })
         }
     }
 }

@@ -62,7 +62,7 @@ pub fn options(k: &Keys) -> Result<StraceOptions, KeyError> {
 pub(super) fn run<D: BlockDevice>(
     fs: &mut FileSystem<D>,
     w: &WorkloadConfig,
-    _state: &mut FileState,
+    state: &mut FileState,
     _capacity_bytes: u64,
 ) -> Result<Figures, FsError> {
     let k: Keys = super::own(w)?;
@@ -74,6 +74,7 @@ pub(super) fn run<D: BlockDevice>(
     let file = std::fs::File::open(&path)
         .map_err(|e| FsError::Layout(format!("workload.strace = {written:?}: cannot read {origin}: {e}")))?;
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    let counts = replay(reader, &origin, fs, &options).map_err(|e| FsError::Layout(e.to_string()))?;
+    let mut counts = replay(reader, &origin, fs, &options).map_err(|e| FsError::Layout(e.to_string()))?;
+    state.strace_unknown_calls = std::mem::take(&mut counts.unknown_by_name);
     Ok(counts.figures())
 }
