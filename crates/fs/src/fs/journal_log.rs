@@ -23,6 +23,11 @@ struct Logged {
     /// by a later commit leaves it (jbd2_journal_commit_transaction ->
     /// `__jbd2_journal_remove_checkpoint`); [`JournalLog::owner`] says which it still holds.
     blocks: Vec<u64>,
+    /// `blocks[..gone]` have left its list for good: a buffer leaves once logged again (its
+    /// owner only moves to newer transactions) or written home (it is dirty again only by a
+    /// later commit, which also takes it over). So [`JournalLog::drop_clean`] resumes here
+    /// instead of walking every transaction's buffers at every commit.
+    gone: usize,
 }
 
 /// The log's state.
@@ -148,7 +153,7 @@ impl JournalLog {
         for &b in &blocks {
             self.owner.insert(b, tid);
         }
-        self.checkpoint.push_back(Logged { tid, start, blocks });
+        self.checkpoint.push_back(Logged { tid, start, blocks, gone: 0 });
     }
 
     /// Whether `b` is still on transaction `tid`'s checkpoint list and dirty.
@@ -160,25 +165,32 @@ impl JournalLog {
     /// logged again later leave the checkpoint list (jbd2 drops a transaction once its list
     /// is empty).
     pub(super) fn drop_clean(&mut self, dirty: impl Fn(u64) -> bool) {
-        let mut kept = VecDeque::with_capacity(self.checkpoint.len());
-        while let Some(mut t) = self.checkpoint.pop_front() {
+        let owner = &mut self.owner;
+        self.checkpoint.retain_mut(|t| {
             let tid = t.tid;
-            t.blocks.retain(|&b| self.owner.get(&b) == Some(&tid) && dirty(b));
-            if t.blocks.is_empty() {
-                continue;
+            while t.gone < t.blocks.len()
+                && !(owner.get(&t.blocks[t.gone]) == Some(&tid) && dirty(t.blocks[t.gone]))
+            {
+                t.gone += 1;
             }
-            kept.push_back(t);
-        }
-        self.checkpoint = kept;
-        let live: std::collections::BTreeSet<u64> = self.checkpoint.iter().map(|t| t.tid).collect();
-        self.owner.retain(|_, t| live.contains(t));
+            if t.gone < t.blocks.len() {
+                return true;
+            }
+            // Its buffers no longer name it as theirs.
+            for b in &t.blocks {
+                if owner.get(b) == Some(&tid) {
+                    owner.remove(b);
+                }
+            }
+            false
+        });
     }
 
     /// The oldest checkpoint transaction's dirty buffers (jbd2_log_do_checkpoint's walk of
     /// `j_checkpoint_transactions`), or None when the list is empty.
     pub(super) fn oldest_dirty(&self, dirty: impl Fn(u64) -> bool) -> Option<(u64, Vec<u64>)> {
         let t = self.checkpoint.front()?;
-        Some((t.tid, t.blocks.iter().copied().filter(|&b| self.holds(t.tid, b, &dirty)).collect()))
+        Some((t.tid, t.blocks[t.gone..].iter().copied().filter(|&b| self.holds(t.tid, b, &dirty)).collect()))
     }
 
     /// jbd2_journal_get_log_tail: the new tail (its tid and position) if it moved past the
@@ -237,6 +249,7 @@ impl JournalLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn the_tail_moves_past_transactions_whose_buffers_are_home_or_logged_again() {
@@ -278,5 +291,52 @@ mod tests {
         assert_eq!(log.write(20), vec![(91, 9), (1, 11)]);
         assert_eq!(log.head(), 11);
         log.check().unwrap();
+    }
+    /// The old drop_clean, which walked every transaction's buffers: the resumed walk must
+    /// keep the same transactions and checkpoint the same buffers.
+    fn drop_clean_by_full_walk(
+        txs: &mut Vec<(u64, Vec<u64>)>,
+        owner: &mut BTreeMap<u64, u64>,
+        dirty: &BTreeSet<u64>,
+    ) {
+        for (tid, blocks) in txs.iter_mut() {
+            blocks.retain(|b| owner.get(b) == Some(tid) && dirty.contains(b));
+        }
+        txs.retain(|(_, blocks)| !blocks.is_empty());
+        owner.retain(|_, t| txs.iter().any(|(tid, _)| tid == t));
+    }
+
+    #[test]
+    fn drop_clean_keeps_what_a_walk_of_every_buffer_keeps() {
+        let mut log = JournalLog::new(1 << 20, true, 1);
+        let (mut txs, mut owner, mut dirty) = (Vec::new(), BTreeMap::new(), BTreeSet::new());
+        // A seeded xorshift: commits of a few of 40 buffers, write-back of some dirty ones.
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for tid in 1..400 {
+            let blocks: Vec<u64> =
+                (0..next() % 6).map(|_| next() % 40).collect::<BTreeSet<_>>().into_iter().collect();
+            for &b in &blocks {
+                owner.insert(b, tid);
+                dirty.insert(b);
+            }
+            log.committed(tid, blocks.clone());
+            txs.push((tid, blocks));
+            let home: Vec<u64> = dirty.iter().copied().filter(|_| next() % 4 == 0).collect();
+            for b in home {
+                dirty.remove(&b);
+            }
+            log.drop_clean(|b| dirty.contains(&b));
+            drop_clean_by_full_walk(&mut txs, &mut owner, &dirty);
+            assert_eq!(log.checkpoint_transactions(), txs.len(), "after commit {tid}");
+            assert_eq!(log.oldest_dirty(|b| dirty.contains(&b)), txs.first().cloned(), "after commit {tid}");
+            let held: Vec<(u64, u64)> = log.owner.iter().map(|(&b, &t)| (b, t)).collect();
+            assert_eq!(held, owner.iter().map(|(&b, &t)| (b, t)).collect::<Vec<_>>(), "after commit {tid}");
+        }
     }
 }
