@@ -272,12 +272,16 @@ fn advise_on_a_file_workload_compares_the_host_policies() {
     assert_eq!(cell(&report, none, "policy_trim_commands"), 0.0);
     for trimming in [online, "Lazy TRIM", "Selective TRIM (40:90)"] {
         assert!(cell(&report, trimming, "policy_trim_commands") > 100.0, "{trimming}");
-        assert!(cell(&report, trimming, "waf") < cell(&report, none, "waf") * 0.8, "{trimming}");
+        // At least 15 % (19.7-19.9 % since a script's sync writes the committed metadata home,
+        // as sync(2) does: writes every policy makes alike, so the gain's share shrank).
+        assert!(cell(&report, trimming, "waf") < cell(&report, none, "waf") * 0.85, "{trimming}");
         assert!(cell(&report, trimming, "gc_pages_copied") < cell(&report, none, "gc_pages_copied"));
         assert!(cell(&report, trimming, "program_s") < cell(&report, none, "program_s"), "{trimming}");
         // The application's fsyncs (host.calls) wait less for a drive that copies less.
         assert_eq!(cell(&report, trimming, "fsync_count"), cell(&report, none, "fsync_count"));
-        assert!(cell(&report, trimming, "fsync_p99_us") < cell(&report, none, "fsync_p99_us") * 0.8);
+        // At least 10 % less (18.4-19.4 % here with the same sync write-back and the kernel's
+        // per-unlink time).
+        assert!(cell(&report, trimming, "fsync_p99_us") < cell(&report, none, "fsync_p99_us") * 0.9);
     }
     // The fstrim rows (a tenth and a third of the run by default) trim through FITRIM only,
     // and the shorter period keeps more of the gain.
