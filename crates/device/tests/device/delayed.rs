@@ -2,28 +2,14 @@
 //! drains paused by host commands, the pre-GC cap, a full trim buffer, and a workload with no
 //! idle time at all.
 
-use trimlab_device::{ByteRange, Command, DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
-use trimlab_sim::{ByteSize, DurationNs, SimTime};
+use trimlab_device::{Command, DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
+use trimlab_sim::SimTime;
 use trimlab_trim::{BeforeGcCap, DelayedConfig, EngineKind};
 
-const PAGE: u64 = 4096;
+use crate::common::{trim, two_plane_device, write, PAGE};
 
 fn device(delayed: DelayedConfig, buffer_pages: u64) -> Ssd {
-    let device = DeviceSection {
-        channels: Some(1),
-        chips_per_channel: Some(1),
-        dies_per_chip: Some(1),
-        planes_per_die: Some(2),
-        blocks_per_plane: Some(64),
-        pages_per_block: Some(16),
-        page_bytes: Some(PAGE as u32),
-        spare_factor: Some(0.25),
-        write_buffer_bytes: Some(ByteSize(buffer_pages * PAGE)),
-        idle_threshold: Some(DurationNs(1_000_000)),
-        queue_depth: Some(1),
-        trim_max_ranges: Some(8),
-        ..Default::default()
-    };
+    let device = DeviceSection { queue_depth: Some(1), ..two_plane_device(buffer_pages) };
     let ftl = FtlSection { track_data: Some(true), ..Default::default() };
     // 002's cost model (the Delayed TRIM paper's OpenSSD): the chunk bound below is in its terms.
     let cost = Some(trimlab_trim::TrimCostOverrides::all(&trimlab_trim::TrimCostModel::openssd_002()));
@@ -33,15 +19,6 @@ fn device(delayed: DelayedConfig, buffer_pages: u64) -> Ssd {
         engines: TrimSection::keys_of(EngineKind::Delayed, Some(&delayed)),
     };
     Ssd::new(SsdConfig::resolve(&device, &ftl, &trim).expect("test device resolves"))
-}
-
-fn write(ssd: &mut Ssd, t: SimTime, lpn: u64, count: u64, tag: u64) -> SimTime {
-    ssd.submit(t, &Command::Write { offset: lpn * PAGE, bytes: count * PAGE, tag }, None).unwrap().done
-}
-
-fn trim(ssd: &mut Ssd, t: SimTime, lpn: u64, count: u64) -> SimTime {
-    let ranges = vec![ByteRange { offset: lpn * PAGE, bytes: count * PAGE }];
-    ssd.submit(t, &Command::Trim { ranges }, None).unwrap().done
 }
 
 fn read(ssd: &mut Ssd, t: SimTime, lpn: u64, count: u64) -> Vec<u64> {

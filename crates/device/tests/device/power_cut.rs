@@ -2,27 +2,14 @@
 //! not, and a TRIM flushed into a Delayed TRIM engine's pending set never lets the trimmed data
 //! come back, however the cut falls.
 
-use trimlab_device::{ByteRange, Command, DeviceSection, FtlSection, PowerCut, Ssd, SsdConfig, TrimSection};
-use trimlab_sim::{ByteSize, DurationNs, SimTime};
+use trimlab_device::{Command, FtlSection, PowerCut, Ssd, SsdConfig, TrimSection};
+use trimlab_sim::SimTime;
 use trimlab_trim::{DelayedConfig, EngineKind};
 
-const PAGE: u64 = 4096;
+use crate::common::{trim, two_plane_device, write, PAGE};
 
 fn device(engine: EngineKind, buffer_pages: u64) -> Ssd {
-    let device = DeviceSection {
-        channels: Some(1),
-        chips_per_channel: Some(1),
-        dies_per_chip: Some(1),
-        planes_per_die: Some(2),
-        blocks_per_plane: Some(64),
-        pages_per_block: Some(16),
-        page_bytes: Some(PAGE as u32),
-        spare_factor: Some(0.25),
-        write_buffer_bytes: Some(ByteSize(buffer_pages * PAGE)),
-        idle_threshold: Some(DurationNs(1_000_000)),
-        trim_max_ranges: Some(8),
-        ..Default::default()
-    };
+    let device = two_plane_device(buffer_pages);
     let ftl = FtlSection { track_data: Some(true), ..Default::default() };
     let delayed = (engine == EngineKind::Delayed).then(DelayedConfig::default);
     let trim = TrimSection {
@@ -31,15 +18,6 @@ fn device(engine: EngineKind, buffer_pages: u64) -> Ssd {
         engines: TrimSection::keys_of(EngineKind::Delayed, delayed.as_ref()),
     };
     Ssd::new(SsdConfig::resolve(&device, &ftl, &trim).expect("test device resolves"))
-}
-
-fn write(ssd: &mut Ssd, t: SimTime, lpn: u64, count: u64, tag: u64) -> SimTime {
-    ssd.submit(t, &Command::Write { offset: lpn * PAGE, bytes: count * PAGE, tag }, None).unwrap().done
-}
-
-fn trim(ssd: &mut Ssd, t: SimTime, lpn: u64, count: u64) -> SimTime {
-    let ranges = vec![ByteRange { offset: lpn * PAGE, bytes: count * PAGE }];
-    ssd.submit(t, &Command::Trim { ranges }, None).unwrap().done
 }
 
 /// A host FLUSH as the NBD drive sends it: the command, then the persist hook.
