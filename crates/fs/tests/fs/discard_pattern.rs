@@ -8,12 +8,11 @@
 //! (each freed extent trimmed to the end of its free run: the 100 MiB TRIM after the last
 //! deleted file), and fstrim trimming every group again after a remount.
 
+use crate::common::Noting;
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
-use trimlab_device::{
-    BlockDevice, Command, DeviceSection, FtlSection, Limits, Served, Ssd, SsdConfig, TrimSection,
-};
+use trimlab_device::{Command, DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
 use trimlab_fs::{FileSystem, FsConfig, FsStats, PolicyKind};
 use trimlab_sim::{ByteSize, SimTime};
 
@@ -41,31 +40,17 @@ fn recorded_drive() -> Ssd {
 
 /// The drive, noting the arrival (ns), bytes and first offset of every TRIM for the timing
 /// and placement checks.
-struct Noting {
-    ssd: Ssd,
-    trims: Rc<RefCell<Vec<(u64, u64, u64)>>>,
-}
-
-impl BlockDevice for Noting {
-    fn limits(&self) -> Limits {
-        self.ssd.limits()
-    }
-    fn commands_done_at(&self) -> SimTime {
-        self.ssd.commands_done_at()
-    }
-    fn submit(&mut self, at: SimTime, c: &Command, out: Option<&mut Vec<u64>>) -> Served {
+fn noting_trims(ssd: Ssd, trims: &Rc<RefCell<Vec<(u64, u64, u64)>>>) -> Noting {
+    let trims = trims.clone();
+    Noting::new(ssd, move |at, c| {
         if let Command::Trim { ranges } = c {
             // DUMP_TRIMS=1 prints the model's TRIMs in FS.trims' format (at_us offset bytes).
             if std::env::var_os("DUMP_TRIMS").is_some() {
                 eprintln!("TRIM {} {} {}", at.0 / 1000, ranges[0].offset, ranges[0].bytes);
             }
-            self.trims.borrow_mut().push((at.0, ranges.iter().map(|r| r.bytes).sum(), ranges[0].offset));
+            trims.borrow_mut().push((at.0, ranges.iter().map(|r| r.bytes).sum(), ranges[0].offset));
         }
-        self.ssd.submit(at, c, out)
-    }
-    fn check(&self) -> Result<(), String> {
-        self.ssd.check()
-    }
+    })
 }
 
 /// One phase's TRIMs: (name, commands, bytes).
@@ -87,7 +72,7 @@ fn run_model(config: FsConfig, policy: PolicyKind) -> Vec<Phase> {
 
 fn run_script(config: FsConfig, policy: PolicyKind, rm_wait_s: u64) -> Run {
     let trims = Rc::new(RefCell::new(Vec::new()));
-    let drive = Noting { ssd: recorded_drive(), trims: trims.clone() };
+    let drive = noting_trims(recorded_drive(), &trims);
     let mut phases = Vec::new();
     let mut last = FsStats::default();
     let mut mark = |name: &str, s: &FsStats| {
@@ -473,7 +458,7 @@ fn rm_dir_trace(n: usize) -> RmDirTrace {
 /// and each file's first block.
 fn rm_dir_model(order: &[usize]) -> (Vec<(u64, u64)>, Vec<u64>) {
     let trims = Rc::new(RefCell::new(Vec::new()));
-    let drive = Noting { ssd: recorded_drive(), trims: trims.clone() };
+    let drive = noting_trims(recorded_drive(), &trims);
     let config = FsConfig::default().ext4_defaults().with_policy(PolicyKind::Ext4Discard);
     let mut fs = FileSystem::mkfs(drive, config, SimTime(S), true).unwrap();
     fs.set_verify(true);
@@ -578,7 +563,7 @@ type TimedTrim = (f64, u64, u64);
 /// the rm phase's TRIMs as (seconds after the rm, offset, bytes).
 fn btrfs_workload_d() -> (Vec<Vec<(u64, u64)>>, Vec<TimedTrim>) {
     let trims = Rc::new(RefCell::new(Vec::new()));
-    let drive = Noting { ssd: recorded_drive(), trims: trims.clone() };
+    let drive = noting_trims(recorded_drive(), &trims);
     let config = FsConfig::default().btrfs_defaults().with_policy(PolicyKind::Async);
     let mut fs = FileSystem::mkfs(drive, config, SimTime(S), true).unwrap();
     fs.set_verify(true);
@@ -676,7 +661,7 @@ fn btrfs_keeps_each_file_one_extent_and_sends_no_trim_for_a_split_piece() {
 #[test]
 fn btrfs_fstrim_trims_the_metadata_holes_copy_on_write_leaves() {
     let trims = Rc::new(RefCell::new(Vec::new()));
-    let drive = Noting { ssd: recorded_drive(), trims: trims.clone() };
+    let drive = noting_trims(recorded_drive(), &trims);
     let config = FsConfig::default().btrfs_defaults().with_policy(PolicyKind::NoDiscard);
     let mut fs = FileSystem::mkfs(drive, config, SimTime(S), true).unwrap();
     fs.set_verify(true);

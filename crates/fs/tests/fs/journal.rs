@@ -9,10 +9,10 @@
 
 use crate::common;
 
-use common::small_ssd;
+use common::{small_ssd, Noting};
 use std::cell::RefCell;
 use std::rc::Rc;
-use trimlab_device::{BlockDevice, Command, Limits, Served, Ssd};
+use trimlab_device::Command;
 use trimlab_fs::{FileSystem, FsConfig};
 use trimlab_sim::SimTime;
 
@@ -21,39 +21,18 @@ const BS: u64 = 4096;
 /// What the device saw, in order: (kind, first block, blocks).
 type Log = Rc<RefCell<Vec<(char, u64, u64)>>>;
 
-struct Noting {
-    ssd: Ssd,
-    log: Log,
-}
-
-impl BlockDevice for Noting {
-    fn limits(&self) -> Limits {
-        self.ssd.limits()
-    }
-    fn commands_done_at(&self) -> SimTime {
-        self.ssd.commands_done_at()
-    }
-    fn submit(&mut self, at: SimTime, c: &Command, out: Option<&mut Vec<u64>>) -> Served {
+fn ext4(inode_ratio_bytes: u64) -> (FileSystem<Noting>, Log) {
+    let log: Log = Rc::default();
+    let noted = log.clone();
+    let dev = Noting::new(small_ssd(), move |_, c| {
         let note = match c {
             Command::Write { offset, bytes, .. } => ('W', offset / BS, bytes / BS),
             Command::Flush => ('F', 0, 0),
             Command::Read { offset, bytes } => ('R', offset / BS, bytes / BS),
             Command::Trim { .. } => ('T', 0, 0),
         };
-        self.log.borrow_mut().push(note);
-        self.ssd.submit(at, c, out)
-    }
-    fn check(&self) -> Result<(), String> {
-        self.ssd.check()
-    }
-    fn use_tag_bytes(&mut self, bytes: u64) -> Result<(), String> {
-        self.ssd.use_tag_bytes(bytes)
-    }
-}
-
-fn ext4(inode_ratio_bytes: u64) -> (FileSystem<Noting>, Log) {
-    let log: Log = Rc::default();
-    let dev = Noting { ssd: small_ssd(), log: log.clone() };
+        noted.borrow_mut().push(note);
+    });
     let config = FsConfig { inode_ratio_bytes, ..FsConfig::default() };
     let mut fs = FileSystem::mkfs(dev, config, SimTime(0), false).expect("mkfs");
     fs.set_verify(true);

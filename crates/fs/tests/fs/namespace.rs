@@ -11,40 +11,16 @@
 
 use crate::common;
 
-use common::small_ssd;
+use common::{small_ssd, Noting};
 use proptest::prelude::*;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
-use trimlab_device::{BlockDevice, Command, Limits, Served, Ssd};
+use trimlab_device::{Command, Ssd};
 use trimlab_fs::{FileSystem, FsConfig, FsError, PolicyKind};
 use trimlab_sim::SimTime;
 
 const BS: u64 = 4096;
-
-/// The SSD, noting every TRIM's (offset, bytes).
-struct Noting {
-    ssd: Ssd,
-    trims: Rc<RefCell<Vec<(u64, u64)>>>,
-}
-
-impl BlockDevice for Noting {
-    fn limits(&self) -> Limits {
-        self.ssd.limits()
-    }
-    fn commands_done_at(&self) -> SimTime {
-        self.ssd.commands_done_at()
-    }
-    fn submit(&mut self, at: SimTime, c: &Command, out: Option<&mut Vec<u64>>) -> Served {
-        if let Command::Trim { ranges } = c {
-            self.trims.borrow_mut().extend(ranges.iter().map(|r| (r.offset, r.bytes)));
-        }
-        self.ssd.submit(at, c, out)
-    }
-    fn check(&self) -> Result<(), String> {
-        self.ssd.check()
-    }
-}
 
 /// Small groups (6 of 2048 blocks on 48 MiB) so that placement across groups shows, and
 /// small directory blocks so that directories grow.
@@ -199,7 +175,12 @@ fn rm_r_of_a_tree_frees_every_block() {
 fn punch_hole_under_discard_trims_exactly_the_whole_blocks() {
     trimlab_device::verify::enable();
     let trims = Rc::new(RefCell::new(Vec::new()));
-    let dev = Noting { ssd: small_ssd(), trims: trims.clone() };
+    let noted = trims.clone();
+    let dev = Noting::new(small_ssd(), move |_, c| {
+        if let Command::Trim { ranges } = c {
+            noted.borrow_mut().extend(ranges.iter().map(|r| (r.offset, r.bytes)));
+        }
+    });
     let mut fs = FileSystem::mkfs(dev, ext4_config(PolicyKind::Discard), SimTime::ZERO, false).unwrap();
     fs.set_verify(true);
     let f = fs.create("f").unwrap();
@@ -235,7 +216,12 @@ fn punch_hole_under_discard_trims_exactly_the_whole_blocks() {
 fn rmdir_under_discard_trims_the_directory_block() {
     trimlab_device::verify::enable();
     let trims = Rc::new(RefCell::new(Vec::new()));
-    let dev = Noting { ssd: small_ssd(), trims: trims.clone() };
+    let noted = trims.clone();
+    let dev = Noting::new(small_ssd(), move |_, c| {
+        if let Command::Trim { ranges } = c {
+            noted.borrow_mut().extend(ranges.iter().map(|r| (r.offset, r.bytes)));
+        }
+    });
     let mut fs = FileSystem::mkfs(dev, ext4_config(PolicyKind::Discard), SimTime::ZERO, false).unwrap();
     fs.set_verify(true);
     let avail = fs.available_blocks();

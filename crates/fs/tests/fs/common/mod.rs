@@ -1,7 +1,10 @@
-//! What the file system's integration tests share: the small SSD they run on.
+//! What the file system's integration tests share: the small SSD they run on, and a window on
+//! the commands the file system sends it.
 
-use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
-use trimlab_sim::ByteSize;
+use trimlab_device::{
+    BlockDevice, Command, DeviceSection, FtlSection, Limits, Served, Ssd, SsdConfig, TrimSection,
+};
+use trimlab_sim::{ByteSize, SimTime};
 
 /// 48 MiB over 2 channels of 64-page blocks, 15 % spare, a 256 KiB write buffer, data tracked
 /// (so that reads check what was written).
@@ -25,4 +28,36 @@ pub fn small_ssd_of_unit(unit: Option<u64>) -> Ssd {
     };
     let ftl = FtlSection { track_data: Some(true), mapping_unit: unit.map(ByteSize), ..Default::default() };
     Ssd::new(SsdConfig::resolve(&device, &ftl, &TrimSection::default()).expect("valid test device"))
+}
+
+/// An SSD behind a window: every command the file system sends is shown to `note` (with its
+/// arrival time) before the SSD serves it.
+pub struct Noting {
+    ssd: Ssd,
+    note: Box<dyn FnMut(SimTime, &Command)>,
+}
+
+impl Noting {
+    pub fn new(ssd: Ssd, note: impl FnMut(SimTime, &Command) + 'static) -> Noting {
+        Noting { ssd, note: Box::new(note) }
+    }
+}
+
+impl BlockDevice for Noting {
+    fn limits(&self) -> Limits {
+        self.ssd.limits()
+    }
+    fn commands_done_at(&self) -> SimTime {
+        self.ssd.commands_done_at()
+    }
+    fn submit(&mut self, at: SimTime, c: &Command, out: Option<&mut Vec<u64>>) -> Served {
+        (self.note)(at, c);
+        self.ssd.submit(at, c, out)
+    }
+    fn check(&self) -> Result<(), String> {
+        self.ssd.check()
+    }
+    fn use_tag_bytes(&mut self, bytes: u64) -> Result<(), String> {
+        self.ssd.use_tag_bytes(bytes)
+    }
 }
