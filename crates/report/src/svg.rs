@@ -796,16 +796,7 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
     let yr = min_max(values());
     let y_axis = bar_axis(yr, log, symlog_y);
 
-    let (labels, x_label_area) = category_labels(area, categories);
-    let mut chart = build_chart(area, &x_axis, &y_axis, x_label_area)?;
-    // Category names are drawn by us below (wrapped or rotated); plotters only draws ticks.
-    let x_fmt = |_: &f64| String::new();
-    let y_fmt = |v: &f64| y_axis.label(*v);
-    configure_mesh(&mut chart, plot, &x_fmt, &y_fmt, false)?;
-    draw_category_labels(area, &chart, &labels, y_axis.lo)?;
-    if yr.is_none() {
-        draw_no_data(&chart, &x_axis, &y_axis)?;
-    }
+    let mut chart = category_chart(area, plot, categories, &x_axis, &y_axis, yr.is_some())?;
 
     let k = series.len().max(1) as f64;
     let group = 0.8;
@@ -845,6 +836,28 @@ fn draw_bars(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(
         }
     }
     Ok(())
+}
+
+/// A chart over categories: the mesh with its y labels, the category names (drawn by us below
+/// the axis, wrapped or rotated; plotters only draws ticks), and "no data" when there is none.
+fn category_chart<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    plot: &Plot,
+    categories: &[String],
+    x_axis: &Axis,
+    y_axis: &Axis,
+    has_data: bool,
+) -> Result<Chart<'a, 'b>, String> {
+    let (labels, x_label_area) = category_labels(area, categories);
+    let mut chart = build_chart(area, x_axis, y_axis, x_label_area)?;
+    let x_fmt = |_: &f64| String::new();
+    let y_fmt = |v: &f64| y_axis.label(*v);
+    configure_mesh(&mut chart, plot, &x_fmt, &y_fmt, false)?;
+    draw_category_labels(area, &chart, &labels, y_axis.lo)?;
+    if !has_data {
+        draw_no_data(&chart, x_axis, y_axis)?;
+    }
+    Ok(chart)
 }
 
 /// The category names' layout under a chart of `categories` and the height it needs.
@@ -936,15 +949,7 @@ fn draw_ranges(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result
     let all = series.iter().flat_map(|s| s.mean.iter().chain(&s.low).chain(&s.high));
     let yr = min_max(all.filter_map(|&v| to_axis(v, log)));
     let y_axis = line_axis(yr, log, 0.05);
-    let (labels, x_label_area) = category_labels(area, categories);
-    let mut chart = build_chart(area, &x_axis, &y_axis, x_label_area)?;
-    let x_fmt = |_: &f64| String::new();
-    let y_fmt = |v: &f64| y_axis.label(*v);
-    configure_mesh(&mut chart, plot, &x_fmt, &y_fmt, false)?;
-    draw_category_labels(area, &chart, &labels, y_axis.lo)?;
-    if yr.is_none() {
-        draw_no_data(&chart, &x_axis, &y_axis)?;
-    }
+    let mut chart = category_chart(area, plot, categories, &x_axis, &y_axis, yr.is_some())?;
     let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
     let colors = series_colors(series.iter().map(|s| s.label.as_str()));
     let k = series.len().max(1) as f64;

@@ -38,9 +38,11 @@ fn recorded_drive() -> Ssd {
     Ssd::new(SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).expect("device"))
 }
 
-/// The drive, noting the arrival (ns), bytes and first offset of every TRIM for the timing
-/// and placement checks.
-fn noting_trims(ssd: Ssd, trims: &Rc<RefCell<Vec<(u64, u64, u64)>>>) -> Noting {
+/// Each TRIM the drive got: its arrival (ns), bytes and first offset.
+type Trims = Rc<RefCell<Vec<(u64, u64, u64)>>>;
+
+/// The drive, noting every TRIM for the timing and placement checks.
+fn noting_trims(ssd: Ssd, trims: &Trims) -> Noting {
     let trims = trims.clone();
     Noting::new(ssd, move |at, c| {
         if let Command::Trim { ranges } = c {

@@ -30,11 +30,14 @@ pub fn small_ssd_of_unit(unit: Option<u64>) -> Ssd {
     Ssd::new(SsdConfig::resolve(&device, &ftl, &TrimSection::default()).expect("valid test device"))
 }
 
+/// What a [`Noting`] drive shows each command to, with its arrival time.
+pub type Note = Box<dyn FnMut(SimTime, &Command)>;
+
 /// An SSD behind a window: every command the file system sends is shown to `note` (with its
 /// arrival time) before the SSD serves it.
 pub struct Noting {
     ssd: Ssd,
-    note: Box<dyn FnMut(SimTime, &Command)>,
+    note: Note,
 }
 
 impl Noting {
