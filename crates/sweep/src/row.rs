@@ -84,31 +84,3 @@ fn column_name(key: &str, sub: &str) -> String {
         rest => format!("{key}.{rest}"),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn metrics_flatten_without_the_config_echo() {
-        let m = json!({"seed": 3, "config_hash": "ab", "config": {"device": {"x": 1}},
-                       "report": {"waf": 1.5, "gc": {"victims": 2}, "p": [10, 20]}, "ops": 7,
-                       "phases": [{"name": "fill"}]});
-        let cols = metric_columns(&m);
-        let names: Vec<&str> = cols.iter().map(|c| c.0.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "ops",
-                "phases.0.name",
-                "report.gc.victims",
-                "report.p.0",
-                "report.p.1",
-                "report.waf",
-                "run_config_hash"
-            ]
-        );
-        assert_eq!(cols[5].1, json!(1.5));
-    }
-}

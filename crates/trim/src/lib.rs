@@ -76,82 +76,9 @@ pub fn engine_sections() -> Vec<String> {
     ENGINES.iter().filter(|s| s.keys.is_some()).map(|s| s.section()).collect()
 }
 
-/// A small page FTL (no write buffer) for engines' unit tests: an engine's file tests the
-/// engine against real controller state.
-#[cfg(test)]
-pub(crate) fn test_controller_state(logical_pages: u32) -> (trimlab_ftl::PageFtl, trimlab_ftl::WriteBuffer) {
-    let geometry = trimlab_nand::Geometry {
-        channels: 1,
-        chips_per_channel: 1,
-        dies_per_chip: 1,
-        planes_per_die: 1,
-        blocks_per_plane: 32,
-        pages_per_block: 16,
-        page_bytes: 4096,
-        flash_page_bytes: 4096,
-    };
-    let config = trimlab_ftl::FtlConfig {
-        logical_pages,
-        gc_free_blocks_min: 2,
-        victim: trimlab_ftl::VictimPolicy::Greedy,
-        track_data: true,
-        multi_plane: false,
-    };
-    trimlab_ftl::PageFtl::check_config(&geometry, &config)
-        .expect("the test geometry holds the logical pages");
-    let ftl = trimlab_ftl::PageFtl::new(geometry, trimlab_nand::Timing::tlc_nvme(), config);
-    (ftl, trimlab_ftl::WriteBuffer::new(0, 1))
-}
-
 impl Default for EngineKind {
     /// Conventional TRIM, 002's baseline.
     fn default() -> Self {
         EngineKind::Immediate
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde::Deserialize;
-
-    #[test]
-    fn every_engine_is_unique_helped_and_round_trips() {
-        let cost = TrimCostModel::default();
-        for (i, spec) in ENGINES.iter().enumerate() {
-            let figures = report_figures(Some(spec.kind));
-            let name = spec.kind.name();
-            assert!(ENGINES[..i].iter().all(|s| s.kind != spec.kind), "{name} registered twice");
-            assert!(!spec.help.trim().is_empty(), "{name} has no help");
-            assert_eq!(EngineKind::parse(name), Ok(spec.kind));
-            assert_eq!(spec.kind.spec().kind, spec.kind);
-            let mut keys = KeyTable::new();
-            if let Some(section) = spec.keys {
-                keys = (section.complete)(&spec.section(), &keys).expect("every key has a default");
-                assert_eq!(EngineKind::with_section(&spec.section()), Some(spec.kind));
-                let limits = EngineLimits { trim_max_ranges: 256 };
-                assert_eq!((section.validate)(&spec.section(), &keys, &limits), Ok(()), "{name}'s defaults");
-            }
-            let engine = spec.kind.build(cost.clone(), &keys, 1024, 4096);
-            assert_eq!(engine.name(), name, "the engine reports the name it is registered under");
-            let own: Vec<&str> = engine.figures().iter().map(|(k, _)| *k).collect();
-            let declared: Vec<&str> = spec.figures.iter().map(|f| f.key).collect();
-            assert_eq!(own, declared, "{name} reports the figures its SPEC declares, in order");
-            // A key two engines share is one measure: a count in both, or a gauge in both.
-            for f in spec.figures {
-                let same = figures.iter().any(|g| g.key == f.key && g.gauge == f.gauge);
-                assert!(same, "{name}'s {} is counted as another engine counts it", f.key);
-            }
-            let text = serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name);
-            assert_eq!(EngineKind::deserialize(text), Ok(spec.kind), "the config's spelling");
-        }
-    }
-
-    #[test]
-    fn a_bad_name_lists_the_engines_and_the_closest() {
-        let e = EngineKind::parse("delayd").unwrap_err();
-        assert!(e.contains("did you mean \"delayed\"?"), "{e}");
-        assert!(e.contains("accepted: immediate, none, delayed"), "{e}");
-        assert_eq!(format!("{:?}", EngineKind::Delayed), "Delayed", "Debug as the old enum variant");
     }
 }

@@ -83,9 +83,8 @@ fn fr(start: u64, len: u64) -> FreedRun {
 #[test]
 fn selective_follows_watermarks_and_trend() {
     let mut p = build(PolicyKind::selective(40, 80), &PolicyParams::default(), 4096);
-    let on = |p: &mut Box<dyn TrimPolicy>, u: f64| {
-        !p.on_commit(SimTime::ZERO, vec![fr(0, 1)], u).trim.is_empty()
-    };
+    let on =
+        |p: &mut Box<dyn TrimPolicy>, u: f64| !p.on_commit(SimTime::ZERO, vec![fr(0, 1)], u).trim.is_empty();
     assert!(on(&mut p, 0.9), "above high: on");
     assert!(!on(&mut p, 0.3), "below low: off");
     assert!(!on(&mut p, 0.5), "rising between: off");
@@ -136,11 +135,7 @@ fn async_unused_block_group_is_due_after_the_short_delay() {
     assert!(p.unused_delay(Run::new(900, 1100), SimTime(0)));
     let WorkerPick::Trim { run, .. } = p.next_for_worker(SimTime(10)) else { panic!() };
     assert_eq!(run, Run::new(1000, 512));
-    assert_eq!(
-        p.next_for_worker(SimTime(11)),
-        WorkerPick::WaitUntil(SimTime(100)),
-        "the other keeps 100"
-    );
+    assert_eq!(p.next_for_worker(SimTime(11)), WorkerPick::WaitUntil(SimTime(100)), "the other keeps 100");
 }
 
 #[test]

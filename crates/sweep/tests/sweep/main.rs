@@ -4,4 +4,10 @@
 
 mod fake_runner;
 mod fuzz_grid;
+mod grid;
+mod journal;
+mod plan;
+mod row;
 mod scenario_runner;
+mod shard;
+mod table;

@@ -15,7 +15,7 @@
 //! lists, the trimmed-range list) holds after every merge (`set_verify`) and the page FTL's
 //! after every GC (`verify::enable()`) and at the end.
 //!
-//! Replay a failure: TRIMLAB_SEED=<seed printed in the panic> cargo test -p trimlab-hybrid --test model
+//! Replay a failure: TRIMLAB_SEED=<seed printed in the panic> cargo test -p trimlab-hybrid --test hybrid model::
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -57,7 +57,7 @@ fn exercise(seed: u64, ftl: &mut dyn Ftl, rng: &mut impl Rng, ppb: u32) {
     let mut reference: BTreeMap<u32, u64> = BTreeMap::new();
     let mut now = SimTime::ZERO;
     let mut tag = 1u64;
-    let replay = format!("replay: TRIMLAB_SEED={seed} cargo test -p trimlab-hybrid --test model");
+    let replay = format!("replay: TRIMLAB_SEED={seed} cargo test -p trimlab-hybrid --test hybrid model::");
     for step in 0..1500 {
         let mut done = now;
         if rng.gen_range(0..100) < 4 {
