@@ -546,3 +546,77 @@ fn registered_kinds_are_read_from_registry_lists() {
     assert_eq!(names, [("immediate.rs".to_string(), "ENGINES"), ("none.rs".to_string(), "ENGINES")]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Whether a crate's Cargo.toml turns its lib's test harness off (`test = false` under `[lib]`).
+fn lib_has_no_test_harness(manifest: &str) -> bool {
+    let mut in_lib = false;
+    for line in manifest.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_lib = t == "[lib]";
+        } else if in_lib && t.split('#').next().unwrap_or("").replace(' ', "") == "test=false" {
+            return true;
+        }
+    }
+    false
+}
+
+/// The unit tests in `src` of a crate whose lib has no test harness: each would compile and
+/// never run.
+fn unit_tests_never_run(crate_dir: &Path) -> Vec<String> {
+    let Ok(manifest) = std::fs::read_to_string(crate_dir.join("Cargo.toml")) else { return Vec::new() };
+    if !lib_has_no_test_harness(&manifest) {
+        return Vec::new();
+    }
+    let mut files = Vec::new();
+    rust_files(&crate_dir.join("src"), &mut files);
+    let mut problems = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim_start();
+            if let Some(marker) =
+                ["#[test]", "#[cfg(test)]", "proptest!"].into_iter().find(|m| t.starts_with(m))
+            {
+                problems.push(format!(
+                    "{}:{}: `{marker}` in a lib with `test = false`: it never runs (move it to the crate's tests/)",
+                    file.display(),
+                    i + 1
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// A crate whose lib sets `test = false` (its tests live in tests/, so that the crate is not
+/// compiled a second time as a test harness) keeps no unit test in its src: one there would
+/// never run, and nothing would say so.
+#[test]
+fn libs_without_a_test_harness_have_no_unit_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let problems: Vec<String> = crate_dirs(root).iter().flat_map(|dir| unit_tests_never_run(dir)).collect();
+    assert!(problems.is_empty(), "unit tests that never run:\n{}", problems.join("\n"));
+}
+
+/// The rule can fail: a crate made here with `test = false` and a unit test in its src is
+/// refused; the same crate with its lib's harness on passes.
+#[test]
+fn the_harness_rule_finds_a_unit_test_that_never_runs() {
+    let dir = std::env::temp_dir().join(format!("trimlab-tidy-harness-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let manifest = "[package]\nname = \"x\"\n\n[lib]\ntest = false # its tests are in tests/\ndoctest = false\n\n[dependencies]\n";
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "//! x\npub fn f() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n",
+    )
+    .unwrap();
+    let found = unit_tests_never_run(&dir);
+    std::fs::write(dir.join("Cargo.toml"), manifest.replace("test = false #", "# test = false,")).unwrap();
+    let with_harness = unit_tests_never_run(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found[0].ends_with("lib.rs:4: `#[cfg(test)]` in a lib with `test = false`: it never runs (move it to the crate's tests/)"), "{found:?}");
+    assert!(with_harness.is_empty(), "{with_harness:?}");
+}

@@ -1,7 +1,8 @@
 //! The bounded fuzzing harness the parser fuzz targets share (issue 41): edits laid over
 //! seed inputs, the seeds from the corpus and the examples, a fixed-stream runner, and the
 //! child under a 1 GiB address space each target runs in. Included by path from
-//! `crates/{importers,workload,jobs}/tests/fuzz_inputs.rs`; not a test target of its own.
+//! `crates/{workload,jobs}/tests/fuzz_inputs.rs` and `crates/importers/tests/importers/fuzz_inputs.rs`;
+//! not a test target of its own.
 // Each includer uses the part it needs.
 #![allow(dead_code)]
 

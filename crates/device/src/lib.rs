@@ -14,7 +14,9 @@ pub mod host_queue;
 pub mod lifetime;
 pub mod metered;
 pub mod metrics;
-mod outstanding;
+// Public only for its test in tests/device/ (the lib has no test harness); no API.
+#[doc(hidden)]
+pub mod outstanding;
 pub mod recording;
 pub mod ssd;
 pub mod thin_volume;

@@ -127,7 +127,7 @@ pub fn sweep_plot(name: &str, title: &str, y_label: &str, lines: Vec<Series>) ->
 }
 
 /// "holds from X to Y" over a sweep: the contiguous runs of costs at which a claim held.
-fn holding_ranges(costs_ns: &[u64], holds: &[bool]) -> String {
+pub fn holding_ranges(costs_ns: &[u64], holds: &[bool]) -> String {
     let mut runs: Vec<(u64, u64)> = Vec::new();
     let mut start: Option<u64> = None;
     for (i, (&c, &h)) in costs_ns.iter().zip(holds).enumerate() {
@@ -212,31 +212,4 @@ pub fn ms(ns: u64) -> f64 {
 
 pub fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn holding_ranges_names_each_run() {
-        let c = [1_000, 2_000, 3_000_000, 4_000_000];
-        assert_eq!(
-            holding_ranges(&c, &[false, true, true, false]),
-            "holds from 2 us to 3.00 ms per TRIM (swept 5 us to 5 ms)"
-        );
-        assert_eq!(
-            holding_ranges(&c, &[true, false, false, true]),
-            "holds at 1 us and at 4.00 ms per TRIM (swept 5 us to 5 ms)"
-        );
-        assert!(holding_ranges(&c, &[false; 4]).contains("no swept cost"));
-    }
-
-    #[test]
-    fn sweep_is_log_spaced_from_5_us_to_5_ms() {
-        for w in TRIM_COST_SWEEP_NS.windows(2) {
-            let r = w[1] as f64 / w[0] as f64;
-            assert!((r - 10f64.sqrt()).abs() < 0.01, "{r}");
-        }
-    }
 }

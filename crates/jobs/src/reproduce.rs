@@ -39,7 +39,7 @@ pub struct EmittedConfigs {
 }
 
 /// Every point of the selected experiments as a config (every experiment's points are
-/// configs: tests/point_configs.rs in trimlab-experiments runs them back).
+/// configs: tests/experiments/point_configs.rs in trimlab-experiments runs them back).
 pub fn emit_configs(names: &[String], seed: u64, scale: f64) -> Result<Vec<EmittedConfigs>> {
     let options = Options::new(seed, scale);
     let mut emitted = Vec::new();

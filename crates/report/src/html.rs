@@ -435,14 +435,3 @@ fn inline_svg(svg: &str, title: &str) -> String {
         escape_html(title)
     )
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(escape_html("<b>\"a\" & 'b'</b>"), "&lt;b&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/b&gt;");
-        assert_eq!(escape_html("plain ≤ text"), "plain ≤ text");
-    }
-}

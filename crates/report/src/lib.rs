@@ -12,8 +12,12 @@ mod csv;
 mod html;
 mod num;
 mod serde_impl;
-mod svg;
-mod text;
+// svg and text are public only for their tests in tests/report/ (the lib has no test harness);
+// no API beyond the re-exports below.
+#[doc(hidden)]
+pub mod svg;
+#[doc(hidden)]
+pub mod text;
 mod units;
 
 use std::fs;
@@ -456,6 +460,3 @@ pub fn write_page(out_dir: &Path, page: &Page<'_>) -> Result<PathBuf, ReportErro
     write_file(&path, html.as_bytes())?;
     Ok(path)
 }
-
-#[cfg(test)]
-mod tests;

@@ -182,12 +182,12 @@ fn diamond(r: i32, c: RGBColor) -> Polygon<(i32, i32)> {
 }
 
 /// The paper's values: black, whatever else is on the plot.
-const PAPER: RGBColor = RGBColor(0, 0, 0);
+pub const PAPER: RGBColor = RGBColor(0, 0, 0);
 
 /// First words that name where a series comes from rather than what it is.
 const SOURCE_WORDS: [&str; 6] = ["trimlab", "model", "mean-field", "analytic", "measured", "simulated"];
 
-fn is_paper(label: &str) -> bool {
+pub fn is_paper(label: &str) -> bool {
     label.strip_prefix("paper").is_some_and(|rest| rest.chars().next().is_none_or(|c| !c.is_alphanumeric()))
 }
 
@@ -196,7 +196,7 @@ const PAPER_SHADES: [RGBColor; 3] = [PAPER, RGBColor(105, 105, 105), RGBColor(16
 
 /// One colour per series: paper series black, `<source> X` series coloured by `X`, the rest
 /// in order. Black is left out of the palette cycle so "paper" stays unambiguous.
-fn series_colors<'a>(labels: impl Iterator<Item = &'a str>) -> Vec<RGBColor> {
+pub fn series_colors<'a>(labels: impl Iterator<Item = &'a str>) -> Vec<RGBColor> {
     let mut keys: Vec<String> = Vec::new();
     let mut papers = 0;
     labels
@@ -230,10 +230,10 @@ fn to_axis(v: f64, log: bool) -> Option<f64> {
 }
 
 /// An axis in axis units (log10 units for a log axis) with its tick positions.
-struct Axis {
-    lo: f64,
-    hi: f64,
-    ticks: Vec<f64>,
+pub struct Axis {
+    pub lo: f64,
+    pub hi: f64,
+    pub ticks: Vec<f64>,
     minor: Vec<f64>,
     log: bool,
     /// Ticks are in [`symlog`] units; labels show the values.
@@ -241,7 +241,7 @@ struct Axis {
 }
 
 impl Axis {
-    fn label(&self, v: f64) -> String {
+    pub fn label(&self, v: f64) -> String {
         if self.symlog {
             format_num(symlog_inverse(v))
         } else if self.log {
@@ -268,7 +268,7 @@ fn pow10(e: i32) -> f64 {
 }
 
 /// A 1-2-5 step giving about `target` intervals over `span`.
-fn nice_step(span: f64, target: f64) -> f64 {
+pub fn nice_step(span: f64, target: f64) -> f64 {
     let raw = span / target;
     if !(raw.is_finite() && raw > 0.0) {
         return f64::NAN;
@@ -317,7 +317,7 @@ fn linear_axis(min: f64, max: f64, margin: f64, lo_fixed: Option<f64>) -> Axis {
 /// Log axis (in log10 units) over positive data `[min, max]` (already log10), padded by a
 /// small margin. Up to about three decades it labels 1, 2 and 5 of each decade (a reader of
 /// "10" and "100" alone cannot place 40); wider spans label decades, thinned beyond ten.
-fn log_axis(min: f64, max: f64) -> Axis {
+pub fn log_axis(min: f64, max: f64) -> Axis {
     let (mut min, mut max) = (min, max);
     if max <= min {
         min -= 0.5;
@@ -686,7 +686,7 @@ fn draw_lines(plot: &Plot, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<
 
 /// Greedy word wrap to `width` characters, breaking at spaces and after `-`, `_` or `/`.
 /// `None` when a piece between break points is longer than a line (never cut mid-word).
-fn wrap_words(text: &str, width: usize) -> Option<Vec<String>> {
+pub fn wrap_words(text: &str, width: usize) -> Option<Vec<String>> {
     let mut pieces: Vec<(String, bool)> = Vec::new(); // (piece, space before it)
     for word in text.split_whitespace() {
         let mut first = true;
@@ -1118,82 +1118,4 @@ fn draw_legend(
         area.draw(&Text::new(what.to_owned(), (8, y + 18), note))?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn category_names_wrap_at_spaces_and_hyphens_never_mid_word() {
-        let w = wrap_words("online discard, drive ignores TRIM", 14).unwrap();
-        assert_eq!(w, ["online", "discard, drive", "ignores TRIM"]);
-        assert_eq!(wrap_words("DT-512MB drive", 6).unwrap(), ["DT-", "512MB", "drive"]);
-        assert_eq!(wrap_words("unbreakable-ish", 6), None);
-    }
-
-    #[test]
-    fn paired_series_share_a_colour_and_paper_is_black() {
-        assert!(is_paper("paper") && is_paper("paper, GC running") && is_paper("paper total"));
-        assert!(!is_paper("papers") && !is_paper("trimlab"));
-        let c = series_colors(
-            ["trimlab b=16", "mean-field b=16", "trimlab b=64", "model b=64", "paper"].into_iter(),
-        );
-        assert_eq!(c[0], c[1]);
-        assert_eq!(c[2], c[3]);
-        assert_ne!(c[0], c[2]);
-        assert_eq!(c[4], PAPER);
-        assert!(!c[..4].contains(&PAPER));
-    }
-
-    #[test]
-    fn three_decades_get_1_2_5_labels() {
-        let a = log_axis(1.0, 2.5); // 10 .. 316
-        let labels: Vec<String> = a.ticks.iter().map(|&t| a.label(t)).collect();
-        assert!(labels.contains(&"20".to_owned()) && labels.contains(&"50".to_owned()), "{labels:?}");
-        assert!(labels.contains(&"100".to_owned()) && labels.contains(&"200".to_owned()), "{labels:?}");
-    }
-
-    #[test]
-    fn the_lowest_point_has_a_label_at_or_below_it() {
-        for (min, max) in [(-0.72, 2.41), (0.3, 1.1), (-3.3, 2.0), (1.0, 2.5)] {
-            let a = log_axis(min, max);
-            assert!(a.ticks.iter().any(|&t| t <= min + 1e-9), "{min}..{max}: {:?}", a.ticks);
-        }
-    }
-
-    #[test]
-    fn nice_steps() {
-        assert_eq!(nice_step(10.0, 5.0), 2.0);
-        assert_eq!(nice_step(1.0, 6.0), 0.2);
-        assert_eq!(nice_step(126.0, 6.0), 20.0);
-        assert_eq!(nice_step(700.0, 6.0), 100.0);
-        assert_eq!(nice_step(0.003, 6.0), 0.0005);
-        assert_eq!(nice_step(0.74, 6.0), 0.1);
-    }
-
-    #[test]
-    fn log_axis_ticks_on_decades() {
-        let a = log_axis(-2.0, 4.0);
-        assert_eq!(a.ticks, vec![-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0]);
-        assert!(a.lo < -2.0 && a.hi > 4.0);
-        let labels: Vec<String> = a.ticks.iter().map(|&t| a.label(t)).collect();
-        assert_eq!(labels, ["0.01", "0.1", "1", "10", "100", "1000", "10000"]);
-    }
-
-    #[test]
-    fn wide_log_axis_is_thinned_and_labelled_scientific() {
-        let a = log_axis(-9.0, 12.0);
-        assert!(a.ticks.len() <= 11, "{:?}", a.ticks);
-        assert_eq!(a.label(-9.0), "1e-9");
-        assert_eq!(a.label(12.0), "1e12");
-    }
-
-    #[test]
-    fn narrow_log_axis_still_has_ticks() {
-        let a = log_axis(2f64.log10(), 8f64.log10());
-        assert!(a.ticks.len() >= 3, "{:?}", a.ticks);
-        let labels: Vec<String> = a.ticks.iter().map(|&t| a.label(t)).collect();
-        assert!(labels.contains(&"5".to_owned()), "{labels:?}");
-    }
 }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use crate::{Cell, ExperimentReport, Table};
 
 /// Line width for wrapped prose; tables are never wrapped (they would become unreadable).
-const WIDTH: usize = 100;
+pub const WIDTH: usize = 100;
 
 /// Renders one experiment: header, summary, params, paper lines, verdicts (`[PASS]`/`[FAIL]`),
 /// notes, every table aligned, and the list of plots. Ends with a newline.
@@ -75,7 +75,7 @@ pub fn render_text(report: &ExperimentReport) -> String {
 
 /// Aligned table: header, a dashed rule, rows. A column is right-aligned when every
 /// non-empty cell in it is a number.
-pub(crate) fn render_table(t: &Table) -> String {
+pub fn render_table(t: &Table) -> String {
     let ncols = t.columns.len();
     let header: Vec<String> = t.columns.iter().map(|c| one_line(c)).collect();
     let body: Vec<Vec<String>> =
@@ -120,7 +120,7 @@ pub(crate) fn render_table(t: &Table) -> String {
     out
 }
 
-fn width(s: &str) -> usize {
+pub fn width(s: &str) -> usize {
     s.chars().count()
 }
 
@@ -138,7 +138,7 @@ fn one_line(s: &str) -> String {
 }
 
 /// Greedy word wrap to [`WIDTH`]; words longer than a line are kept whole.
-fn wrap_into(out: &mut String, text: &str, first: &str, rest: &str) {
+pub fn wrap_into(out: &mut String, text: &str, first: &str, rest: &str) {
     let mut line = first.to_owned();
     let mut line_has_word = false;
     for word in text.split_whitespace() {
@@ -156,35 +156,4 @@ fn wrap_into(out: &mut String, text: &str, first: &str, rest: &str) {
     }
     out.push_str(line.trim_end());
     out.push('\n');
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_alignment() {
-        let mut t = Table::new("t", "T", &["policy", "waf", "n"]);
-        t.push_row([Cell::from("greedy"), Cell::Num(1.5), Cell::Int(10)]);
-        t.push_row([Cell::from("cost-benefit"), Cell::Num(12.25), Cell::Empty]);
-        assert_eq!(
-            render_table(&t),
-            "policy          waf   n\n\
-             ------------  -----  --\n\
-             greedy          1.5  10\n\
-             cost-benefit  12.25\n"
-        );
-    }
-
-    #[test]
-    fn wrapping_respects_width_and_indent() {
-        let mut out = String::new();
-        let text = "word ".repeat(60);
-        wrap_into(&mut out, &text, "  - ", "    ");
-        let lines: Vec<&str> = out.lines().collect();
-        assert!(lines.len() > 2);
-        assert!(lines.iter().all(|l| width(l) <= WIDTH));
-        assert!(lines[0].starts_with("  - word"));
-        assert!(lines[1].starts_with("    word"));
-    }
 }

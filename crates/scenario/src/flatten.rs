@@ -43,15 +43,3 @@ pub fn fnv1a_hex(bytes: &[u8]) -> String {
     }
     format!("{hash:016x}")
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flattens_nested_values_in_order() {
-        let v = serde_json::json!({"a": {"b": 1, "c": "x"}, "d": [true]});
-        let keys: Vec<_> = flatten(&v).into_iter().map(|(k, _)| k).collect();
-        assert_eq!(keys, ["a.b", "a.c", "d.0"]);
-    }
-}

@@ -40,17 +40,3 @@ fn in_item(item: &Item, path: &[Step<'_>]) -> Option<Range<usize>> {
 fn line_at(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_are_found_in_tables_dotted_keys_and_phase_entries() {
-        let text = "seed = 1\n[workload]\nkind = \"aging\"\nfles = 3\n\n[[phase]]\nkind = \"fill\"\n\n[[phase]]\nkind = \"workload\"\nworkload.fles = 4\n";
-        assert_eq!(line_of(text, &[Step::Key("workload"), Step::Key("fles")]), Some(4));
-        let phase = [Step::Key("phase"), Step::Entry(1), Step::Key("workload"), Step::Key("fles")];
-        assert_eq!(line_of(text, &phase), Some(11));
-        assert_eq!(line_of(text, &[Step::Key("workload"), Step::Key("files")]), None);
-    }
-}

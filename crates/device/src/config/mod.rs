@@ -11,7 +11,9 @@ mod flash;
 mod ftl;
 mod host_interface;
 pub mod nvme_id;
-mod preset;
+// Public only for its tests in tests/device/ (the lib has no test harness); no API.
+#[doc(hidden)]
+pub mod preset;
 mod trim;
 
 pub use bounds::{at_most, ps_per_byte, OPERATION_NS_MAX, PER_PAGE_NS_MAX, PS_PER_BYTE_MAX};
@@ -247,6 +249,3 @@ impl SsdConfig {
         self.logical_pages as u64 * self.geometry.page_bytes as u64
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -19,7 +19,8 @@ pub const DEFAULT_PRESET: &str = "nvme-tlc";
 const DEFAULTS: &str = include_str!("../../presets/defaults.toml");
 
 /// In the order `trimlab presets` and `--help` list them.
-const FILES: [(&str, &str); 5] = [
+#[doc(hidden)]
+pub const FILES: [(&str, &str); 5] = [
     ("nvme-tlc", include_str!("../../presets/nvme-tlc.toml")),
     ("sata-mlc-2011", include_str!("../../presets/sata-mlc-2011.toml")),
     ("ufs-2018", include_str!("../../presets/ufs-2018.toml")),
@@ -30,7 +31,8 @@ const FILES: [(&str, &str); 5] = [
 /// One preset file as written (and `defaults.toml`, which has no notes).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PresetFile {
+#[doc(hidden)]
+pub struct PresetFile {
     #[serde(default)]
     about: String,
     /// Where `[trim.cost]` comes from: a public measurement, or the word "assumption".
@@ -55,7 +57,8 @@ pub struct Preset {
 }
 
 /// The sections of one config, complete: the user's keys over the preset's.
-pub(super) struct Layered {
+#[doc(hidden)]
+pub struct Layered {
     pub device: DeviceSpec,
     pub ftl: FtlSpec,
     pub trim_engine: EngineKind,
@@ -63,7 +66,8 @@ pub(super) struct Layered {
     pub trim_keys: EngineKeys,
 }
 
-fn parse(name: &str, text: &str) -> Result<PresetFile, ConfigError> {
+#[doc(hidden)]
+pub fn parse(name: &str, text: &str) -> Result<PresetFile, ConfigError> {
     toml::from_str(text).map_err(|e| {
         ConfigError::new("device.preset", format!("\"{name}\""), format!("its data file does not parse: {e}"))
     })
@@ -115,7 +119,8 @@ impl Preset {
     }
 
     /// The user's sections laid over this preset, key by key, and completed.
-    pub(super) fn under(
+    #[doc(hidden)]
+    pub fn under(
         &self,
         device: &DeviceSection,
         ftl: &FtlSection,
@@ -162,73 +167,4 @@ pub fn preset_infos() -> Vec<PresetInfo> {
         .iter()
         .map(|p| PresetInfo { name: p.name, about: &p.about, trim_source: &p.trim_source })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use trimlab_nand::Timing;
-
-    #[test]
-    fn every_preset_file_is_complete() {
-        for p in presets().unwrap() {
-            let none = (DeviceSection::default(), FtlSection::default(), TrimSection::default());
-            let layered = p.under(&none.0, &none.1, &none.2).unwrap_or_else(|e| panic!("{}: {e}", p.name));
-            assert_eq!(layered.device.preset, None, "{}: a preset file does not name a preset", p.name);
-            // Issue 39: every preset carries a rated endurance (its source is in its file).
-            assert!(layered.device.rated_pe_cycles.is_some_and(|c| c > 0), "{}: rated_pe_cycles", p.name);
-            assert!(!p.about.is_empty() && !p.trim_source.is_empty(), "{}: notes", p.name);
-        }
-    }
-
-    /// The numbers in the data files are the ones the named models document (their sources are
-    /// in `Timing`'s and `TrimCostModel`'s constructors).
-    #[test]
-    fn preset_data_matches_the_documented_models() {
-        let cases = [
-            ("nvme-tlc", Timing::tlc_nvme(), TrimCostModel::nvme_fio()),
-            ("sata-mlc-2011", Timing::mlc_sata_2011(), TrimCostModel::sata_2011()),
-            ("ufs-2018", Timing::tlc_nvme(), TrimCostModel::ufs_2018()),
-            ("k9lag08u0m-4ch", Timing::k9lag08u0m(), TrimCostModel::sata_2011()),
-            // No named QLC model in trimlab-nand: the preset's own assumptions (its file).
-            (
-                "qlc-ssd",
-                Timing {
-                    read_ns: 100_000,
-                    program_ns: 2_000_000,
-                    erase_ns: 10_000_000,
-                    transfer_ps_per_byte: 625,
-                    ..Timing::tlc_nvme()
-                },
-                TrimCostModel::nvme_fio(),
-            ),
-        ];
-        assert_eq!(presets().unwrap().len(), cases.len());
-        for (name, timing, cost) in cases {
-            let p = Preset::named(name).unwrap();
-            let d = &p.device;
-            let data = (d.read_ns, d.program_ns, d.erase_ns, d.transfer_ps_per_byte, d.command_ns);
-            let model = (
-                timing.read_ns,
-                timing.program_ns,
-                timing.erase_ns,
-                timing.transfer_ps_per_byte,
-                timing.command_ns,
-            );
-            assert_eq!(
-                data,
-                (Some(model.0), Some(model.1), Some(model.2), Some(model.3), Some(model.4)),
-                "{name}"
-            );
-            assert_eq!(p.trim.cost.clone().unwrap_or_default().complete(), Ok(cost), "{name}");
-        }
-        assert_eq!(DEFAULT_PRESET, FILES[0].0);
-    }
-
-    #[test]
-    fn a_preset_file_with_an_unknown_key_is_refused_by_name() {
-        let e = parse("broken", "[device]\nchanels = 8\n").err().expect("refused");
-        assert_eq!(e.key, "device.preset");
-        assert!(e.accepted.contains("chanels") && e.accepted.contains("channels"), "{e}");
-    }
 }

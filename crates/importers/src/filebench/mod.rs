@@ -5,13 +5,17 @@
 //! (rotors over existing and not-existing entries), and threads taking turns in simulated
 //! time. docs/config.md, "Filebench workload models", lists what is read and what is not.
 
-mod fileset;
+// fileset and value are public only for their tests in tests/importers/ (the lib has no test
+// harness); no API beyond the re-exports below.
+#[doc(hidden)]
+pub mod fileset;
 mod model;
 mod parser;
 mod run;
-mod value;
+#[doc(hidden)]
+pub mod value;
 
-pub use model::{FlowopKind, Mode, Model, FLOWOPS};
+pub use model::{FilesetDef, FlowopKind, Mode, Model, FLOWOPS};
 pub use parser::parse;
 pub use run::{run, Outcome};
 

@@ -531,4 +531,5 @@ fn is_replayed(name: &str) -> bool {
     )
 }
 
-mod calls;
+#[doc(hidden)]
+pub mod calls;

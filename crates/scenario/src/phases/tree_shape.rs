@@ -11,7 +11,7 @@ use rand::Rng;
 use trimlab_sim::SimRng;
 
 /// Impressions' "file count with depth": Poisson with λ = 6.49.
-const FILE_DEPTH_MEAN: f64 = 6.49;
+pub const FILE_DEPTH_MEAN: f64 = 6.49;
 /// The generative model's offset: a directory's weight is its subdirectories + 2.
 const PARENT_OFFSET: u64 = 2;
 /// Files per directory: one directory is made per this many live files (assumption: the
@@ -24,11 +24,11 @@ pub const FILES_PER_DIR: u64 = 5;
 pub struct TreeShape {
     prefix: String,
     /// Index 0 is the root ("").
-    paths: Vec<String>,
+    pub paths: Vec<String>,
     depths: Vec<u32>,
     /// The parent of every directory but the root, one entry per parent-child edge: a
     /// uniform pick of an edge picks a parent in proportion to its subdirectory count.
-    parents: Vec<usize>,
+    pub parents: Vec<usize>,
     /// Directories by depth.
     by_depth: Vec<Vec<usize>>,
 }
@@ -94,7 +94,7 @@ impl TreeShape {
 }
 
 /// A Poisson draw (Knuth's product of uniforms; fine for a small mean).
-fn poisson(rng: &mut SimRng, mean: f64) -> usize {
+pub fn poisson(rng: &mut SimRng, mean: f64) -> usize {
     let limit = (-mean).exp();
     let mut k = 0;
     let mut p: f64 = rng.gen();
@@ -103,42 +103,4 @@ fn poisson(rng: &mut SimRng, mean: f64) -> usize {
         p *= rng.gen::<f64>();
     }
     k
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use trimlab_sim::SeedTree;
-
-    #[test]
-    fn poisson_mean_is_close() {
-        let mut rng = SeedTree::new(3).fork("depth");
-        let n = 50_000;
-        let mean = (0..n).map(|_| poisson(&mut rng, FILE_DEPTH_MEAN)).sum::<usize>() as f64 / n as f64;
-        // Standard error sqrt(6.49 / 50 000) = 0.011: 5 of them.
-        assert!((mean - FILE_DEPTH_MEAN).abs() < 0.06, "mean depth {mean}");
-    }
-
-    /// Preferential attachment makes a few directories hold many subdirectories and the
-    /// tree several levels deep; every path's parent exists before it.
-    #[test]
-    fn the_tree_grows_deep_and_skewed() {
-        let mut rng = SeedTree::new(5).fork("tree");
-        let mut t = TreeShape::new("a");
-        let paths: Vec<String> = (0..2000).map(|_| t.grow(&mut rng)).collect();
-        for p in &paths {
-            if let Some((parent, _)) = p.rsplit_once('/') {
-                assert!(paths.iter().position(|q| q == parent) < paths.iter().position(|q| q == p));
-            }
-        }
-        assert!(t.max_depth() >= 5, "depth {}", t.max_depth());
-        let mut children = vec![0u64; t.paths.len()];
-        for &p in &t.parents {
-            children[p] += 1;
-        }
-        let max = *children.iter().max().unwrap();
-        assert!(max >= 20, "the most popular directory has {max} subdirectories");
-        let place = t.place(&mut rng).to_string();
-        assert!(place.is_empty() || paths.contains(&place));
-    }
 }

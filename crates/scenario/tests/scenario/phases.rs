@@ -2,6 +2,8 @@
 //! its span and the TRIM commands and bytes that reached the device, and a run is repeatable.
 
 use serde_json::Value;
+use trimlab_scenario::phase::PhaseKind;
+use trimlab_scenario::phases::PHASES;
 
 const SMALL_SSD: &str = r#"
 [device]
@@ -290,4 +292,19 @@ churn = 1.0
             "{layout}: free extents per free block differ by {ratio}"
         );
     }
+}
+
+#[test]
+fn kinds_are_unique_have_help_and_round_trip() {
+    let mut names: Vec<_> = PHASES.iter().map(|s| s.kind.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), PHASES.len(), "phase kind names are unique");
+    for spec in PHASES {
+        assert!(!spec.help.is_empty(), "{} has help", spec.kind.name());
+        assert_eq!(PhaseKind::parse(spec.kind.name()), Ok(spec.kind));
+        assert_eq!(spec.kind.spec().kind, spec.kind);
+        assert!(spec.block_keys.is_some() || spec.fs_keys.is_some(), "{} runs somewhere", spec.kind.name());
+    }
+    assert_eq!(format!("{:?}", PhaseKind::TrimBurst), "TrimBurst", "Debug as the old enum variant");
 }

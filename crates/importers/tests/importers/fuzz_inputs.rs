@@ -22,7 +22,7 @@ use trimlab_fs::{FileSystem, FsConfig, PolicyKind};
 use trimlab_importers::{filebench, strace};
 use trimlab_sim::{ByteSize, SimRng, SimTime};
 
-#[path = "../../../tests/support/fuzz_harness.rs"]
+#[path = "../../../../tests/support/fuzz_harness.rs"]
 mod fuzz_harness;
 
 use fuzz_harness::*;
@@ -47,7 +47,7 @@ fn fs() -> FileSystem<Ssd> {
 
 #[test]
 fn filebench_parser() {
-    capped("filebench_parser", || {
+    capped("fuzz_inputs::filebench_parser", || {
         let mut s = seeds(&root().join("tests/data/fuzz/filebench"), &[".f"]);
         s.extend(seeds(&root().join("examples/filebench"), &[".f"]));
         let result = runner(3000).run(&inputs(s), |text| {
@@ -79,7 +79,7 @@ fn filebench_parser() {
 
 #[test]
 fn strace_reader() {
-    capped("strace_reader", || {
+    capped("fuzz_inputs::strace_reader", || {
         let s = seeds(&root().join("tests/data/fuzz/strace"), &[".strace"]);
         let options =
             strace::StraceOptions { root: "/tmp/work".into(), gap_max_ns: Some(1_000_000), reads: true };

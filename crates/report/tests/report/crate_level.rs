@@ -4,7 +4,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::*;
+use trimlab_report::*;
 
 /// A fresh directory under the system temp dir, unique per process and call, so parallel
 /// tests (and parallel `cargo test` runs) never share one.

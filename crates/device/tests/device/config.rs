@@ -1,7 +1,8 @@
 //! The resolution of `[device]`, `[ftl]` and `[trim]`: presets, capacity fits and the key
 //! each error names.
 
-use super::*;
+use trimlab_device::config::*;
+use trimlab_ftl::VictimPolicy;
 use trimlab_sim::ByteSize;
 use trimlab_trim::TrimCostOverrides;
 
@@ -318,7 +319,7 @@ fn ratings_come_from_the_preset_and_bad_ones_name_their_key() {
     let c = resolve(small()).unwrap();
     assert_eq!(c.rating.pe_cycles, Some(3000));
     assert_eq!(c.rating.drive_writes(), Some(600.0));
-    assert_eq!(c.rating_set, crate::lifetime::Rating::default(), "nothing the user set");
+    assert_eq!(c.rating_set, trimlab_device::lifetime::Rating::default(), "nothing the user set");
     let mine = resolve(DeviceSection { rated_pe_cycles: Some(10_000), ..small() }).unwrap();
     assert_eq!((mine.rating.pe_cycles, mine.rating_set.pe_cycles), (Some(10_000), Some(10_000)));
     let cases: [(&str, DeviceSection); 4] = [
@@ -353,7 +354,7 @@ fn static_wear_levelling_resolves_and_refuses_by_name() {
         (FtlSection { static_wl_threshold: Some(0), ..on.clone() }, "ftl.static_wl_threshold", "at least 1"),
         (FtlSection { gc_victim: Some(VictimPolicy::Fifo), ..on.clone() }, "ftl.static_wl", "fifo"),
         (
-            FtlSection { kind: Some(crate::FtlKind::Hybrid), ..on.clone() },
+            FtlSection { kind: Some(trimlab_device::FtlKind::Hybrid), ..on.clone() },
             "ftl.static_wl",
             "only read by ftl.kind = \"page\"",
         ),
