@@ -307,8 +307,9 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 }
 
-/// The unmapped stretches of `[b0, b1)` in `extents`: (first block, blocks), in order.
-fn unmapped_parts(
+/// The unmapped stretches of `[b0, b1)` in `extents`: (first block, blocks), in order, each
+/// as long as it goes (an extent map lookup per stretch, not per block).
+pub(super) fn unmapped_parts(
     extents: &crate::extent::ExtentMap,
     b0: u64,
     b1: u64,

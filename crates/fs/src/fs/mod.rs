@@ -796,20 +796,7 @@ impl<D: BlockDevice> FileSystem<D> {
     fn fill_holes(&mut self, ino: Ino, b0: u64, b1: u64) -> Result<(), FsError> {
         let holes: Vec<(u64, u64)> = {
             let inode = self.inodes.get(ino).ok_or(FsError::BadInode(ino))?;
-            let mut v = Vec::new();
-            let mut b = b0;
-            while b < b1 {
-                if inode.extents.lookup(b).is_some() {
-                    b += 1;
-                    continue;
-                }
-                let s = b;
-                while b < b1 && inode.extents.lookup(b).is_none() {
-                    b += 1;
-                }
-                v.push((s, b - s));
-            }
-            v
+            delalloc::unmapped_parts(&inode.extents, b0, b1).collect()
         };
         let need: u64 = holes.iter().map(|h| h.1).sum();
         self.ensure_space(need - self.delayed_pages_in(ino, b0, b1))?;
