@@ -1219,13 +1219,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 return Err(format!("fs: journaled block {b} is not metadata"));
             }
         }
-        for r in self.writeback.iter() {
-            if let Some(b) = (r.first..r.end())
-                .find(|&b| self.inodes.get(r.ino).and_then(|i| i.extents.lookup(b)).is_none())
-            {
-                return Err(format!("fs: page ({}, {b}) under write-back is not mapped", r.ino));
-            }
-        }
+        self.writeback_check()?;
         self.namespace_check()?;
         self.inodegc_check()?;
         self.dev.check()

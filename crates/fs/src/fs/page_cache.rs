@@ -91,6 +91,17 @@ impl<D: BlockDevice> FileSystem<D> {
             self.writeback.remove_matching(r);
         }
     }
+
+    /// For [`FileSystem::check`]: every page under write-back is mapped.
+    pub(super) fn writeback_check(&self) -> Result<(), String> {
+        for r in self.writeback.iter() {
+            let mapped = |b: u64| self.inodes.get(r.ino).and_then(|i| i.extents.lookup(b)).is_some();
+            if let Some(b) = (r.first..r.end()).find(|&b| !mapped(b)) {
+                return Err(format!("fs: page ({}, {b}) under write-back is not mapped", r.ino));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The write requests of `segments` in their order: consecutive pages (in block and in tag)
