@@ -99,6 +99,24 @@ impl ExtentMap {
         (logical < e.logical + e.len).then(|| e.physical + (logical - e.logical))
     }
 
+    /// The mapping from `logical` on, a stretch at a time: `(Some(physical), blocks)` while
+    /// mapped (to the extent's end), `(None, blocks)` while unmapped (to the next extent, or
+    /// `u64::MAX - logical` past the last), so that callers walking a run of pages look the
+    /// map up once per extent, not once per block.
+    pub fn stretch(&self, logical: u64) -> (Option<u64>, u64) {
+        if let Some(e) = self.floor(logical, false).filter(|e| logical < e.logical + e.len) {
+            return (Some(e.physical + (logical - e.logical)), e.logical + e.len - logical);
+        }
+        let next = match &self.store {
+            Store::Inline { n, ext } => ext[..*n as usize].iter().map(|e| e.logical).find(|&l| l > logical),
+            Store::Tree(map) => {
+                use std::ops::Bound::{Excluded, Unbounded};
+                map.range((Excluded(logical), Unbounded)).next().map(|(&l, _)| l)
+            }
+        };
+        (None, next.unwrap_or(u64::MAX) - logical)
+    }
+
     /// The extent at or before `logical` (ext4's goal: continue its physical layout).
     pub fn before(&self, logical: u64) -> Option<Extent> {
         self.floor(logical, false)

@@ -94,18 +94,18 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         let Some(inode) = self.inodes.get(ino) else { return 0 };
         self.dirty
-            .range((ino, b0)..(ino, b1))
-            .filter(|((_, b), _)| inode.extents.lookup(*b).is_none())
-            .count() as u64
+            .runs_in(ino, b0, b1)
+            .map(|r| unmapped_parts(&inode.extents, r.first, r.end()).map(|(_, n)| n).sum::<u64>())
+            .sum()
     }
 
     /// A buffered write's reservation (`ext4_da_reserve_space`): the blocks of `[b0, b1)`
     /// that are neither mapped nor already reserved; ENOSPC here, as write() reports it.
     pub(super) fn delalloc_reserve(&mut self, ino: Ino, b0: u64, b1: u64) -> Result<(), FsError> {
         let inode = self.inodes.get(ino).ok_or(FsError::BadInode(ino))?;
-        let new = (b0..b1)
-            .filter(|&b| inode.extents.lookup(b).is_none() && !self.dirty.contains_key(&(ino, b)))
-            .count() as u64;
+        // Unmapped blocks less the delayed pages among them.
+        let unmapped: u64 = unmapped_parts(&inode.extents, b0, b1).map(|(_, n)| n).sum();
+        let new = unmapped - self.delayed_pages_in(ino, b0, b1);
         if new == 0 {
             return Ok(());
         }
@@ -125,9 +125,8 @@ impl<D: BlockDevice> FileSystem<D> {
     pub(super) fn drop_cached_pages(&mut self, ino: Ino, first: u64, stop: u64) {
         let delayed = self.delayed_pages_in(ino, first, stop);
         self.delalloc.reserved_blocks -= delayed;
-        // One walk removing as it goes, not a search per page.
-        self.dirty.extract_if((ino, first)..(ino, stop), |_, _| true).for_each(drop);
-        self.writeback.extract_if((ino, first)..(ino, stop), |_, _| true).for_each(drop);
+        self.dirty.remove(ino, first, stop);
+        self.writeback.remove(ino, first, stop);
         if self.delalloc.inodes.contains_key(&ino) && self.delayed_pages_in(ino, 0, u64::MAX) == 0 {
             self.delalloc.forget(ino);
         }
@@ -137,13 +136,12 @@ impl<D: BlockDevice> FileSystem<D> {
     fn delayed_runs(&self, ino: Ino) -> Vec<(u64, u64)> {
         let Some(inode) = self.inodes.get(ino) else { return Vec::new() };
         let mut runs: Vec<(u64, u64)> = Vec::new();
-        for &(_, b) in self.dirty.range((ino, 0)..=(ino, u64::MAX)).map(|(k, _)| k) {
-            if inode.extents.lookup(b).is_some() {
-                continue;
-            }
-            match runs.last_mut() {
-                Some((s, n)) if *s + *n == b => *n += 1,
-                _ => runs.push((b, 1)),
+        for r in self.dirty.runs_in(ino, 0, u64::MAX) {
+            for (b, len) in unmapped_parts(&inode.extents, r.first, r.end()) {
+                match runs.last_mut() {
+                    Some((s, n)) if *s + *n == b => *n += len,
+                    _ => runs.push((b, len)),
+                }
             }
         }
         runs
@@ -220,13 +218,13 @@ impl<D: BlockDevice> FileSystem<D> {
         let background = self.config.dirty_limit_bytes / 2;
         if self.config.delalloc {
             for ino in self.delalloc.queue(None) {
-                if self.dirty.len() as u64 * bs <= background {
+                if self.dirty.len() * bs <= background {
                     return;
                 }
                 self.write_back(Some(ino));
             }
         }
-        if self.dirty.len() as u64 * bs > background {
+        if self.dirty.len() * bs > background {
             self.write_back(None);
         }
     }
@@ -285,7 +283,7 @@ impl<D: BlockDevice> FileSystem<D> {
     /// holding some is queued for write-back.
     pub(super) fn delalloc_check(&self) -> Result<(), String> {
         let mut delayed = 0;
-        for &(ino, b) in self.dirty.keys() {
+        for (ino, b) in self.dirty.iter().flat_map(|r| (r.first..r.end()).map(move |b| (r.ino, b))) {
             let Some(inode) = self.inodes.get(ino) else {
                 return Err(format!("fs: dirty page ({ino}, {b}) of no inode"));
             };
@@ -307,4 +305,25 @@ impl<D: BlockDevice> FileSystem<D> {
         }
         Ok(())
     }
+}
+
+/// The unmapped stretches of `[b0, b1)` in `extents`: (first block, blocks), in order, each
+/// as long as it goes (an extent map lookup per stretch, not per block).
+pub(super) fn unmapped_parts(
+    extents: &crate::extent::ExtentMap,
+    b0: u64,
+    b1: u64,
+) -> impl Iterator<Item = (u64, u64)> + '_ {
+    let mut b = b0;
+    std::iter::from_fn(move || {
+        while b < b1 {
+            let (phys, n) = extents.stretch(b);
+            let s = b;
+            b += n.min(b1 - b);
+            if phys.is_none() {
+                return Some((s, b - s));
+            }
+        }
+        None
+    })
 }

@@ -87,7 +87,7 @@ impl<D: BlockDevice> FileSystem<D> {
         // Delayed pages in the range hold data: their blocks are written, not unwritten.
         let cached: Vec<u64> = holes
             .iter()
-            .flat_map(|&(s, n)| self.dirty.range((ino, s)..(ino, s + n)).map(|((_, b), _)| *b))
+            .flat_map(|&(s, n)| self.dirty.runs_in(ino, s, s + n).flat_map(|r| r.first..r.end()))
             .collect();
         let inode = self.inode_mut(ino)?;
         for (s, n) in holes {
@@ -137,14 +137,14 @@ impl<D: BlockDevice> FileSystem<D> {
         if self.is_unwritten(ino, b) {
             return;
         }
-        let cached = self.dirty.contains_key(&(ino, b)) || self.writeback.contains_key(&(ino, b));
+        let cached = self.dirty.contains(ino, b) || self.writeback.contains(ino, b);
         if !cached {
             let bs = self.config.block_bytes;
             self.app_io(vec![Command::Read { offset: p * bs, bytes: bs }], false);
         }
         let tag = self.next_tag;
         self.next_tag += 1;
-        self.dirty.insert((ino, b), tag);
+        self.dirty.insert(page_runs::PageRun { ino, first: b, len: 1, tag });
     }
 
     /// Unmaps and frees blocks `[first, stop)` of `ino`, dropping their cached pages

@@ -54,7 +54,7 @@ pub(super) struct Commit {
     pub(super) meta: Vec<u64>,
     pub(super) freed: Vec<FreedRun>,
     pub(super) trimming: Vec<FreedRun>,
-    pub(super) pages: Vec<((Ino, u64), u64)>,
+    pub(super) pages: PageTags,
 }
 
 impl<D: BlockDevice> FileSystem<D> {

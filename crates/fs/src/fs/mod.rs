@@ -40,6 +40,7 @@ mod lazyinit;
 mod lg_prealloc;
 mod namespace;
 mod page_cache;
+pub mod page_runs;
 mod request_merge;
 mod unmount;
 mod xfs_alloc;
@@ -56,11 +57,12 @@ use journal_log::JournalLog;
 use layout::Layout;
 use layout_fs::LayoutFs;
 use namespace::{Dir, RootSlots};
+use page_runs::{PageRun, PageRuns};
 
 pub type Ino = u32;
 
-/// Pages handed to write-back with their tags.
-type PageTags = Vec<((Ino, u64), u64)>;
+/// Pages handed to write-back with their tags, as runs in (inode, block) order.
+type PageTags = Vec<PageRun>;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FsError {
@@ -217,10 +219,11 @@ pub struct FileSystem<D: BlockDevice> {
     /// Directory blocks freed while the commit in flight holds them as metadata: that commit
     /// must not queue them for checkpoint (jbd2's revoke records).
     revoked: BTreeSet<u64>,
-    dirty: BTreeMap<(Ino, u64), u64>,
+    /// Dirty pages and their tags, as runs (page_runs.rs).
+    dirty: PageRuns,
     /// Pages taken for write-back whose write has not been submitted yet: still readable
     /// from the page cache (the kernel keeps them cached under PG_writeback).
-    writeback: BTreeMap<(Ino, u64), u64>,
+    writeback: PageRuns,
     /// Delayed allocation's reservation and write-back order (delalloc.rs).
     delalloc: delalloc::DelayedAlloc,
     running: Transaction,
@@ -294,8 +297,8 @@ impl<D: BlockDevice> FileSystem<D> {
             inode_groups: InodeGroups::new(layout.groups, layout.inodes_per_group, layout.first_ino()),
             root_slots: RootSlots::default(),
             revoked: BTreeSet::new(),
-            dirty: BTreeMap::new(),
-            writeback: BTreeMap::new(),
+            dirty: PageRuns::new(),
+            writeback: PageRuns::new(),
             delalloc: delalloc::DelayedAlloc::default(),
             running: Transaction { tid: 1, ..Default::default() },
             commit: None,
@@ -793,20 +796,7 @@ impl<D: BlockDevice> FileSystem<D> {
     fn fill_holes(&mut self, ino: Ino, b0: u64, b1: u64) -> Result<(), FsError> {
         let holes: Vec<(u64, u64)> = {
             let inode = self.inodes.get(ino).ok_or(FsError::BadInode(ino))?;
-            let mut v = Vec::new();
-            let mut b = b0;
-            while b < b1 {
-                if inode.extents.lookup(b).is_some() {
-                    b += 1;
-                    continue;
-                }
-                let s = b;
-                while b < b1 && inode.extents.lookup(b).is_none() {
-                    b += 1;
-                }
-                v.push((s, b - s));
-            }
-            v
+            delalloc::unmapped_parts(&inode.extents, b0, b1).collect()
         };
         let need: u64 = holes.iter().map(|h| h.1).sum();
         self.ensure_space(need - self.delayed_pages_in(ino, b0, b1))?;
@@ -841,7 +831,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let mut rmw = Vec::new();
         for (b, partial) in [(b0, !offset.is_multiple_of(bs)), (b1 - 1, !(offset + bytes).is_multiple_of(bs))]
         {
-            if partial && !self.dirty.contains_key(&(ino, b)) && !self.is_unwritten(ino, b) {
+            if partial && !self.dirty.contains(ino, b) && !self.is_unwritten(ino, b) {
                 if let Some(p) = self.inodes[ino].extents.lookup(b) {
                     if !rmw.contains(&p) {
                         rmw.push(p);
@@ -861,14 +851,12 @@ impl<D: BlockDevice> FileSystem<D> {
         self.clear_unwritten(ino, b0, b1);
         let tag = self.next_tag;
         self.next_tag += b1 - b0;
-        for (i, b) in (b0..b1).enumerate() {
-            self.dirty.insert((ino, b), tag + i as u64);
-        }
+        self.dirty.insert(PageRun { ino, first: b0, len: b1 - b0, tag });
         let inode = self.inode_mut(ino)?;
         inode.size = inode.size.max(offset + bytes);
         let ib = self.layout.inode_block(ino, bs, self.config.inode_bytes);
         self.dirty_meta(ib);
-        if self.dirty.len() as u64 * bs > self.config.dirty_limit_bytes {
+        if self.dirty.len() * bs > self.config.dirty_limit_bytes {
             // balance_dirty_pages: the writer writes back and waits.
             self.write_back_over_limit(ino);
         }
@@ -898,15 +886,14 @@ impl<D: BlockDevice> FileSystem<D> {
         self.next_tag += b1 - b0;
         let mut reqs = Vec::new();
         let max = (self.dev.max_transfer_bytes() / bs).max(1);
+        // The write replaces every cached page of the range.
+        self.dirty.remove(ino, b0, b1);
+        self.writeback.remove(ino, b0, b1);
         let mut b = b0;
         while b < b1 {
-            self.dirty.remove(&(ino, b));
-            self.writeback.remove(&(ino, b));
             let p = self.inodes[ino].extents.lookup(b).unwrap_or_else(|| unreachable!());
             let mut n = 1;
             while b + n < b1 && n < max && self.inodes[ino].extents.lookup(b + n) == Some(p + n) {
-                self.dirty.remove(&(ino, b + n));
-                self.writeback.remove(&(ino, b + n));
                 n += 1;
             }
             reqs.push(Command::Write { offset: p * bs, bytes: n * bs, tag: tag + (b - b0) });
@@ -934,7 +921,7 @@ impl<D: BlockDevice> FileSystem<D> {
         let mut out = vec![0u64; (b1 - b0) as usize];
         let mut fetch: Vec<(u64, u64)> = Vec::new();
         for b in b0..b1 {
-            if let Some(&t) = self.dirty.get(&(ino, b)).or_else(|| self.writeback.get(&(ino, b))) {
+            if let Some(t) = self.dirty.get(ino, b).or_else(|| self.writeback.get(ino, b)) {
                 out[(b - b0) as usize] = t;
             } else if fallocate::in_runs(&inode.unwritten, b) {
                 // An unwritten extent reads as zeroes without a device read.
@@ -1232,11 +1219,7 @@ impl<D: BlockDevice> FileSystem<D> {
                 return Err(format!("fs: journaled block {b} is not metadata"));
             }
         }
-        for &(ino, b) in self.writeback.keys() {
-            if self.inodes.get(ino).and_then(|i| i.extents.lookup(b)).is_none() {
-                return Err(format!("fs: page ({ino}, {b}) under write-back is not mapped"));
-            }
-        }
+        self.writeback_check()?;
         self.namespace_check()?;
         self.inodegc_check()?;
         self.dev.check()

@@ -7,4 +7,5 @@ mod discard_pattern;
 mod journal;
 mod model;
 mod namespace;
+mod page_runs;
 mod periodic_fstrim;
