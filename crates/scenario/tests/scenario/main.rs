@@ -11,6 +11,7 @@ mod filebench;
 mod fuzz_config;
 mod fuzz_script;
 mod host_section;
+mod live_names;
 mod phases;
 mod series;
 mod steady_state;
