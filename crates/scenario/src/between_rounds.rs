@@ -108,8 +108,8 @@ impl<'a> TopNames<'a> {
     /// millions of files times thousands of names on a 1 TiB file system). A path whose first
     /// byte begins no name is not under one, and most are not (an aged tree's, beside a
     /// workload's own names): the rest of it is never read, so the checks of consecutive
-    /// paths overlap their cache misses instead of waiting for each in turn (a sixth of the
-    /// rounds' time at 64 GiB, docs/performance.md).
+    /// paths overlap their cache misses instead of waiting for each in turn (a quarter of the
+    /// rounds' time at 16 GiB before, docs/performance.md).
     fn holds(&self, path: &str) -> bool {
         path.as_bytes().first().is_some_and(|&b| self.firsts[b as usize]) && self.names.contains(top(path))
     }
