@@ -110,22 +110,94 @@ pub fn fill<D: BlockDevice>(
     Ok(names)
 }
 
-/// Deletes random files of `names` until utilization is at most `target`; returns the rest.
+/// Deletes random files of `names` until utilization is at most `target`; returns the rest,
+/// sorted.
 pub fn delete_down_to<D: BlockDevice>(
     fs: &mut FileSystem<D>,
     rng: &mut SimRng,
-    mut names: Vec<String>,
+    names: Vec<String>,
     target: f64,
 ) -> Result<Vec<String>, FsError> {
-    names.shuffle(rng);
+    let sorted = 1 + names.windows(2).take_while(|w| w[0] <= w[1]).count();
+    delete_down_to_appended(fs, rng, names, sorted, target)
+}
+
+/// [`delete_down_to`] for names whose first `sorted` are in order (what the last call
+/// returned, then the names made since appended), which it does not check again: the
+/// aging's cycles pass millions of live names, whose reading is the cost.
+pub fn delete_down_to_appended<D: BlockDevice>(
+    fs: &mut FileSystem<D>,
+    rng: &mut SimRng,
+    mut names: Vec<String>,
+    sorted: usize,
+    target: f64,
+) -> Result<Vec<String>, FsError> {
+    // The victims are the last of a shuffle of the names; shuffling their indices draws the
+    // same permutation (the shuffle's draws depend on the length only) and leaves the names
+    // where they were: the rest keeps the sorted part in order.
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.shuffle(rng);
+    let mut gone = vec![false; names.len()];
     while fs.utilization() > target {
-        let Some(name) = names.pop() else { break };
-        fs.unlink(&name)?;
+        let Some(i) = order.pop() else { break };
+        fs.unlink(&names[i])?;
+        gone[i] = true;
     }
-    // Live names are distinct paths: an unstable sort gives the same order, faster.
-    names.sort_unstable();
+    drop(order);
+    let sorted = sorted.min(names.len());
+    let sorted_left = sorted - gone[..sorted].iter().filter(|g| **g).count();
+    let mut i = 0;
+    names.retain(|_| {
+        i += 1;
+        !gone[i - 1]
+    });
+    sort_appended(&mut names, sorted_left);
     fs.sync();
     Ok(names)
+}
+
+/// Sorts `names`, whose first `sorted` are in order, as `sort_unstable` would (equal names
+/// are equal strings: any order of them is the same). The rest is sorted alone and merged in
+/// from the back, each of its names placed by a galloping search among the sorted ones, so a
+/// few names appended to many are placed reading a few of the many each (each read of a
+/// name is a cache miss when there are millions).
+pub fn sort_appended(names: &mut Vec<String>, sorted: usize) {
+    if sorted >= names.len() {
+        return;
+    }
+    let mut tail = names.split_off(sorted);
+    tail.sort_unstable();
+    names.resize(sorted + tail.len(), String::new());
+    // names[..head] and tail[..rest] are still to place; names[head..head + rest] are
+    // empty placeholders; what lies past them is in its place.
+    let mut head = sorted;
+    for rest in (1..=tail.len()).rev() {
+        let t = std::mem::take(&mut tail[rest - 1]);
+        let at = gallop_back(&names[..head], &t);
+        for k in (at..head).rev() {
+            names.swap(k + rest, k);
+        }
+        head = at;
+        names[head + rest - 1] = t;
+    }
+}
+
+/// Where `t` goes in the sorted `names`: the first index whose name is greater than `t`,
+/// searched from the end in steps of 1, 2, 4, ... and then by halving.
+fn gallop_back(names: &[String], t: &str) -> usize {
+    // names[hi..] are greater than t; find lo with names[lo - 1] <= t (or lo = 0).
+    let (mut hi, mut step) = (names.len(), 1);
+    let lo = loop {
+        match hi.checked_sub(step) {
+            Some(probe) if names[probe].as_str() > t => {
+                hi = probe;
+                step *= 2;
+            }
+            Some(probe) => break probe + 1,
+            None => break 0,
+        }
+    };
+    lo + names[lo..hi].partition_point(|n| n.as_str() <= t)
 }
 
 /// Postmark (Katcher 1997) as 001 runs it, scaled: `files` initial files of `min..=max` bytes,

@@ -56,7 +56,7 @@ use journal::{Commit, Transaction};
 use journal_log::JournalLog;
 use layout::Layout;
 use layout_fs::LayoutFs;
-use namespace::{Dir, RootSlots};
+use namespace::{Dir, DirPaths, RootSlots};
 use page_runs::{PageRun, PageRuns};
 
 pub type Ino = u32;
@@ -212,6 +212,8 @@ pub struct FileSystem<D: BlockDevice> {
     /// Every entry's full path, built when `entries` or `names` asks after a change
     /// (namespace.rs); emptied by every change of the tree.
     listing: OnceLock<Vec<(String, Ino, bool)>>,
+    /// Directories' full paths noted as they were resolved (namespace.rs).
+    dir_paths: DirPaths,
     /// Free inodes per group and the allocators' state (inode_alloc.rs).
     inode_groups: InodeGroups,
     /// The root directory's entry slots (its blocks are static, at `layout.dir_start`).
@@ -294,6 +296,7 @@ impl<D: BlockDevice> FileSystem<D> {
             inodes: InodeTable::default(),
             dirs: BTreeMap::new(),
             listing: OnceLock::new(),
+            dir_paths: DirPaths::default(),
             inode_groups: InodeGroups::new(layout.groups, layout.inodes_per_group, layout.first_ino()),
             root_slots: RootSlots::default(),
             revoked: BTreeSet::new(),

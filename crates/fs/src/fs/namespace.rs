@@ -26,6 +26,9 @@
 use super::layout::Flavor;
 use super::*;
 use std::borrow::Cow;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// The inode's literal area of mkfs.xfs 6.1's 512-byte v5 inodes (512 - 176 bytes of
 /// `xfs_dinode` core): a short-form directory must fit in it.
@@ -178,6 +181,36 @@ impl Ord for Name {
     }
 }
 
+/// Directories' full paths -> their inodes, noted when a create, unlink, mkdir or rmdir found
+/// the directory by walking its path, so that the next name operation in it skips the walk:
+/// an aged tree's files lie seven directories deep on average (tree_shape.rs), and walking
+/// from the root for every file made and removed took a tenth of the aging (docs/performance.md,
+/// "Aged 1 TiB file system"). It holds only directories that exist at the path noted: rmdir
+/// forgets its path (an empty directory has nothing noted below it) and a rename of a
+/// directory forgets them all (what lay below it moved). Looked up by path, never iterated.
+#[derive(Debug, Default)]
+pub(super) struct DirPaths(HashMap<Box<str>, Ino, BuildHasherDefault<DefaultHasher>>);
+
+impl DirPaths {
+    fn get(&self, path: &str) -> Option<Ino> {
+        self.0.get(path).copied()
+    }
+    fn note(&mut self, path: &str, ino: Ino) {
+        if !path.is_empty() && !self.0.contains_key(path) {
+            self.0.insert(path.into(), ino);
+        }
+    }
+    fn forget(&mut self, path: &str) {
+        self.0.remove(path);
+    }
+    fn forget_all(&mut self) {
+        self.0.clear();
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
 /// The root directory: its entries, and its entry slots (freed ones, and the next never
 /// used).
 #[derive(Clone, Debug, Default)]
@@ -300,8 +333,13 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 
     /// The entry a normalized, non-empty `path` names, if every directory on the way exists:
-    /// one lookup per component, each in its directory's own entries.
+    /// one lookup in its directory if that directory's path is noted (`dir_paths`), else one
+    /// lookup per component, each in its directory's own entries.
     pub(super) fn resolve(&self, path: &str) -> Option<Child> {
+        let (parent, name) = split_parent(path);
+        if let Some(dir) = self.dir_paths.get(parent) {
+            return self.dirs.get(&dir)?.entries.get(name).copied();
+        }
         let mut parts = path.split('/');
         let mut child = *self.root_slots.entries.get(parts.next()?)?;
         for part in parts {
@@ -319,6 +357,9 @@ impl<D: BlockDevice> FileSystem<D> {
         if dir.is_empty() {
             return Ok(ROOT);
         }
+        if let Some(ino) = self.dir_paths.get(dir) {
+            return Ok(ino);
+        }
         match self.resolve(dir) {
             Some(Child { ino, is_dir: true }) => Ok(ino),
             Some(_) => Err(FsError::NotADirectory(dir.to_string())),
@@ -326,10 +367,17 @@ impl<D: BlockDevice> FileSystem<D> {
         }
     }
 
+    /// `require_dir`, noting the directory's path for the next name operation in it.
+    fn require_dir_noted(&mut self, dir: &str) -> Result<Ino, FsError> {
+        let ino = self.require_dir(dir)?;
+        self.dir_paths.note(dir, ino);
+        Ok(ino)
+    }
+
     /// For a new entry `name` of `parent` (together, `path`): the parent exists and the path
     /// does not. Returns the parent's key.
-    fn require_new(&self, path: &str, parent: &str, name: &str) -> Result<Ino, FsError> {
-        let dir = self.require_dir(parent)?;
+    fn require_new(&mut self, path: &str, parent: &str, name: &str) -> Result<Ino, FsError> {
+        let dir = self.require_dir_noted(parent)?;
         if path.is_empty() || self.entries_of(dir).contains_key(name) {
             return Err(FsError::Exists(if path.is_empty() { "/".to_string() } else { path.to_string() }));
         }
@@ -635,7 +683,7 @@ impl<D: BlockDevice> FileSystem<D> {
             return Err(FsError::IsADirectory("/".into()));
         }
         let (parent, name) = split_parent(&path);
-        let dir = self.require_dir(parent)?;
+        let dir = self.require_dir_noted(parent)?;
         match self.entries_of(dir).get(name) {
             None => return Err(FsError::NotFound(path.into_owned())),
             Some(c) if c.is_dir => return Err(FsError::IsADirectory(path.into_owned())),
@@ -730,7 +778,7 @@ impl<D: BlockDevice> FileSystem<D> {
             return Err(FsError::Invalid("rmdir: the root directory cannot be removed".into()));
         }
         let (parent, name) = split_parent(&path);
-        let dir = self.require_dir(parent)?;
+        let dir = self.require_dir_noted(parent)?;
         let ino = match self.entries_of(dir).get(name) {
             None => return Err(FsError::NotFound(path)),
             Some(c) if !c.is_dir => return Err(FsError::NotADirectory(path)),
@@ -740,6 +788,7 @@ impl<D: BlockDevice> FileSystem<D> {
             return Err(FsError::NotEmpty(path));
         }
         self.unlink_name(dir, name);
+        self.dir_paths.forget(&path);
         let removed = self.dirs.remove(&ino).unwrap_or_else(|| unreachable!());
         self.remove_entry(dir, removed.slot, name);
         self.dirty_parent_inode(dir);
@@ -802,6 +851,10 @@ impl<D: BlockDevice> FileSystem<D> {
             return Err(FsError::Invalid(format!(
                 "rename: cannot move directory {from:?} into itself ({to:?}): a cycle"
             )));
+        }
+        if moved.is_dir {
+            // What lay below `from` moves, and a directory `to` may be replaced.
+            self.dir_paths.forget_all();
         }
         let target = Place { dir: to_dir, name: to_name };
         if let Some(old) = self.entries_of(target.dir).get(target.name).copied() {
@@ -894,10 +947,12 @@ impl<D: BlockDevice> FileSystem<D> {
 
     /// `check`'s part: every directory is reached once from the root, every file entry has
     /// its inode, directory inodes are unique and neither files' nor free, slots are unique
-    /// per directory, and the per-group inode counts match. (Paths are spelled out only for
-    /// the error: the check runs at the end of every run, over every entry.)
+    /// per directory, every noted directory path names its directory, and the per-group inode
+    /// counts match. (File paths are spelled out only for the error: the check runs at the
+    /// end of every run, over every entry.)
     pub(super) fn namespace_check(&self) -> Result<(), String> {
         let mut dir_inos: BTreeSet<Ino> = BTreeSet::new();
+        let mut noted = 0;
         let mut files = 0;
         let mut slots: Vec<(u64, &str)> = Vec::new();
         let mut stack = vec![(String::new(), ROOT)];
@@ -919,6 +974,13 @@ impl<D: BlockDevice> FileSystem<D> {
                                 c.ino
                             ));
                         }
+                        match self.dir_paths.get(&path) {
+                            Some(i) if i != c.ino => {
+                                return Err(format!("fs: {path:?} is noted as directory {i}, not {}", c.ino))
+                            }
+                            Some(_) => noted += 1,
+                            None => {}
+                        }
                         stack.push((path, c.ino));
                         d.slot
                     }
@@ -938,6 +1000,12 @@ impl<D: BlockDevice> FileSystem<D> {
                     w[1].0
                 ));
             }
+        }
+        if noted != self.dir_paths.len() {
+            return Err(format!(
+                "fs: {} directory paths noted, {noted} of them name a directory",
+                self.dir_paths.len()
+            ));
         }
         if files != self.inodes.len() || dir_inos.len() != self.dirs.len() {
             return Err(format!(

@@ -6,8 +6,9 @@
 //! / rmdir / fallocate / punch-hole on ext4 (both layouts), XFS and btrfs, against a reference
 //! set of paths.
 //! Invariants: `FileSystem::check` (one owner per block, bitmaps, journal, namespace and
-//! inode counts, device check) after every commit (`set_verify`) and at the end; the tree
-//! lists exactly the reference's paths; removing everything brings `utilization()` back to 0.
+//! inode counts, device check) after every commit (`set_verify`) and at the end; every path
+//! the reference held resolves as the reference says after every step; the tree lists
+//! exactly the reference's paths; removing everything brings `utilization()` back to 0.
 
 use crate::common;
 
@@ -455,6 +456,28 @@ fn apply_rename(
     *dirs = moved(dirs);
 }
 
+/// Every path the reference ever held resolves as the reference says now: the directory
+/// paths the file system notes as it goes (namespace.rs, `DirPaths`) must follow rmdir and
+/// renames, whatever comes back at the same path.
+fn lookups_agree(
+    fs: &FileSystem<Ssd>,
+    dirs: &BTreeSet<String>,
+    files: &BTreeSet<String>,
+    seen: &mut BTreeSet<String>,
+) -> Result<(), TestCaseError> {
+    seen.extend(dirs.iter().chain(files.iter()).filter(|p| !p.is_empty()).cloned());
+    for p in seen.iter() {
+        let expected = match (dirs.contains(p), files.contains(p)) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        };
+        prop_assert_eq!(fs.entry(p).map(|e| e.1), expected, "entry({:?})", p);
+        prop_assert_eq!(fs.is_dir(p), expected == Some(true), "is_dir({:?})", p);
+    }
+    Ok(())
+}
+
 fn config_for(flavor: u8) -> FsConfig {
     let c = ext4_config(PolicyKind::Ext4Discard);
     match flavor {
@@ -476,8 +499,10 @@ proptest! {
         let mut fs = mkfs(config_for(flavor));
         let mut dirs: BTreeSet<String> = [String::new()].into();
         let mut files: BTreeSet<String> = BTreeSet::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
         for op in &ops {
             apply(&mut fs, &mut dirs, &mut files, op);
+            lookups_agree(&fs, &dirs, &files, &mut seen)?;
         }
         fs.sync();
         fs.check().map_err(TestCaseError::fail)?;

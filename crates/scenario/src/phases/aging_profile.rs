@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use trimlab_device::CommandKind;
 use trimlab_fs::FsError;
 use trimlab_sim::SimRng;
-use trimlab_workload::file::{delete_down_to, write_file, FileShape};
+use trimlab_workload::file::{delete_down_to, delete_down_to_appended, write_file, FileShape};
 use trimlab_workload::Progress;
 
 /// `profile`'s one value.
@@ -44,6 +44,9 @@ struct Aging<'a> {
     tree: TreeShape,
     shape: &'a FileShape,
     created: u64,
+    /// How many live names lead in order: all that the last cycle's delete returned (the
+    /// files made since come after them); None before the first.
+    sorted: Option<usize>,
 }
 
 impl Aging<'_> {
@@ -94,6 +97,23 @@ impl Aging<'_> {
         fs.sync();
         Ok(())
     }
+
+    /// Deletes random live files down to `target`; the rest are left sorted.
+    fn delete_to(
+        &mut self,
+        fs: &mut Fs,
+        rng: &mut SimRng,
+        live: &mut Vec<String>,
+        target: f64,
+    ) -> Result<(), FsError> {
+        let names = std::mem::take(live);
+        *live = match self.sorted {
+            Some(n) => delete_down_to_appended(fs, rng, names, n, target)?,
+            None => delete_down_to(fs, rng, names, target)?,
+        };
+        self.sorted = Some(live.len());
+        Ok(())
+    }
 }
 
 fn written(fs: &Fs) -> u64 {
@@ -117,6 +137,7 @@ pub fn age(
         tree: TreeShape::new(&shape.prefix),
         shape,
         created: 0,
+        sorted: None,
     };
     a.fill_to(fs, rng, live, target.utilization)?;
     progress.note(&format!("aging: filled to {:.3} with {} files", fs.utilization(), live.len()));
@@ -138,7 +159,7 @@ pub fn age(
             break;
         }
         a.fill_to(fs, rng, live, target.high)?;
-        *live = delete_down_to(fs, rng, std::mem::take(live), target.utilization)?;
+        a.delete_to(fs, rng, live, target.utilization)?;
         cycles += 1;
         progress.note(&format!(
             "aging: churn cycle {cycles}, {:.2} of {budget} capacities written",

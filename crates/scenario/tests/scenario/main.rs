@@ -14,6 +14,7 @@ mod fuzz_config;
 mod fuzz_script;
 mod host_section;
 mod key_lines;
+mod live_names;
 mod overrides;
 mod phases;
 mod series;
