@@ -15,35 +15,16 @@
 //! Time: 3000 models and 3000 traces, a few seconds; the runner's stream is fixed, so a
 //! failure repeats and prints the shrunk input.
 
+use crate::fs;
 use proptest::prelude::*;
 use rand::SeedableRng;
-use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
-use trimlab_fs::{FileSystem, FsConfig, PolicyKind};
 use trimlab_importers::{filebench, strace};
-use trimlab_sim::{ByteSize, SimRng, SimTime};
+use trimlab_sim::SimRng;
 
 #[path = "../../../../tests/support/fuzz_harness.rs"]
 mod fuzz_harness;
 
 use fuzz_harness::*;
-
-fn fs() -> FileSystem<Ssd> {
-    let device = DeviceSection {
-        channels: Some(2),
-        chips_per_channel: Some(1),
-        dies_per_chip: Some(1),
-        planes_per_die: Some(1),
-        pages_per_block: Some(64),
-        logical_bytes: Some(ByteSize(48 << 20)),
-        ..Default::default()
-    };
-    let ssd = Ssd::new(
-        SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).expect("device"),
-    );
-    let config = FsConfig { blocks_per_group: 2048, inode_ratio_bytes: 65536, ..Default::default() }
-        .with_policy(PolicyKind::Discard);
-    FileSystem::mkfs(ssd, config, SimTime::ZERO, false).expect("mkfs")
-}
 
 #[test]
 fn filebench_parser() {

@@ -1,27 +1,9 @@
 //! Replaying strace traces on a file system: descriptors, positions and names as the kernel keeps them, pre-existing files, cut gaps and unknown calls.
 
-use trimlab_device::{DeviceSection, FtlSection, Ssd, SsdConfig, TrimSection};
-use trimlab_fs::{FileSystem, FsConfig, PolicyKind};
+use crate::fs;
+use trimlab_device::Ssd;
+use trimlab_fs::FileSystem;
 use trimlab_importers::strace::{replay, Counts, StraceOptions, OTHER_NAMES, UNKNOWN_NAMES_MAX};
-use trimlab_sim::{ByteSize, SimTime};
-
-fn fs() -> FileSystem<Ssd> {
-    let device = DeviceSection {
-        channels: Some(2),
-        chips_per_channel: Some(1),
-        dies_per_chip: Some(1),
-        planes_per_die: Some(1),
-        pages_per_block: Some(64),
-        logical_bytes: Some(ByteSize(48 << 20)),
-        ..Default::default()
-    };
-    let ssd = Ssd::new(
-        SsdConfig::resolve(&device, &FtlSection::default(), &TrimSection::default()).expect("device"),
-    );
-    let config = FsConfig { blocks_per_group: 2048, inode_ratio_bytes: 65536, ..Default::default() }
-        .with_policy(PolicyKind::Discard);
-    FileSystem::mkfs(ssd, config, SimTime::ZERO, false).expect("mkfs")
-}
 
 fn run(fs: &mut FileSystem<Ssd>, trace: &str, gap_max_ns: Option<u64>) -> Counts {
     let options = StraceOptions { root: "/w".into(), gap_max_ns, reads: true };
