@@ -117,6 +117,20 @@ impl ExtentMap {
         (None, next.unwrap_or(u64::MAX) - logical)
     }
 
+    /// `[from, to)` cut at the map's edges: `(logical, Some(physical) or None, blocks)` for
+    /// each mapped or unmapped stretch, in order (a lookup per stretch, not per block).
+    pub fn stretches(&self, from: u64, to: u64) -> impl Iterator<Item = (u64, Option<u64>, u64)> + '_ {
+        let mut b = from;
+        std::iter::from_fn(move || {
+            (b < to).then(|| {
+                let (phys, n) = self.stretch(b);
+                let part = (b, phys, n.min(to - b));
+                b += part.2;
+                part
+            })
+        })
+    }
+
     /// The extent at or before `logical` (ext4's goal: continue its physical layout).
     pub fn before(&self, logical: u64) -> Option<Extent> {
         self.floor(logical, false)

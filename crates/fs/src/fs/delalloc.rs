@@ -307,23 +307,11 @@ impl<D: BlockDevice> FileSystem<D> {
     }
 }
 
-/// The unmapped stretches of `[b0, b1)` in `extents`: (first block, blocks), in order, each
-/// as long as it goes (an extent map lookup per stretch, not per block).
+/// The unmapped stretches of `[b0, b1)` in `extents`: (first block, blocks), in order.
 pub(super) fn unmapped_parts(
     extents: &crate::extent::ExtentMap,
     b0: u64,
     b1: u64,
 ) -> impl Iterator<Item = (u64, u64)> + '_ {
-    let mut b = b0;
-    std::iter::from_fn(move || {
-        while b < b1 {
-            let (phys, n) = extents.stretch(b);
-            let s = b;
-            b += n.min(b1 - b);
-            if phys.is_none() {
-                return Some((s, b - s));
-            }
-        }
-        None
-    })
+    extents.stretches(b0, b1).filter_map(|(b, phys, n)| phys.is_none().then_some((b, n)))
 }

@@ -31,7 +31,7 @@ impl PageRun {
 
     /// Whether `next` continues this run in blocks and in tags (tags wrap, as the block
     /// layer's merging lets them: request_merge.rs).
-    fn joins(&self, next: &PageRun) -> bool {
+    pub fn joins(&self, next: &PageRun) -> bool {
         self.ino == next.ino && self.end() == next.first && self.tag.wrapping_add(self.len) == next.tag
     }
 }
@@ -127,9 +127,9 @@ impl PageRuns {
             self.pages -= r.end().min(to) - from;
         }
         let mut tail = None;
-        for ((_, first), (len, tag)) in self.runs.extract_if((ino, from)..(ino, to), |_, _| true) {
-            let r = PageRun { ino, first, len, tag };
-            self.pages -= r.end().min(to) - first;
+        for (k, v) in self.runs.extract_if((ino, from)..(ino, to), |_, _| true) {
+            let r = run(k, v);
+            self.pages -= r.end().min(to) - r.first;
             if r.end() > to {
                 tail = Some(r.clip(to, r.end()));
             }
@@ -141,11 +141,8 @@ impl PageRuns {
 
     /// Takes every run of `ino` out, in block order.
     pub fn take_file(&mut self, ino: Ino) -> Vec<PageRun> {
-        let out: Vec<PageRun> = self
-            .runs
-            .extract_if((ino, 0)..=(ino, u64::MAX), |_, _| true)
-            .map(|((ino, first), (len, tag))| PageRun { ino, first, len, tag })
-            .collect();
+        let out: Vec<PageRun> =
+            self.runs.extract_if((ino, 0)..=(ino, u64::MAX), |_, _| true).map(|(k, v)| run(k, v)).collect();
         self.pages -= out.iter().map(|r| r.len).sum::<u64>();
         out
     }
@@ -153,10 +150,7 @@ impl PageRuns {
     /// Takes every run out, in (inode, block) order.
     pub fn take_all(&mut self) -> Vec<PageRun> {
         self.pages = 0;
-        std::mem::take(&mut self.runs)
-            .into_iter()
-            .map(|((ino, first), (len, tag))| PageRun { ino, first, len, tag })
-            .collect()
+        std::mem::take(&mut self.runs).into_iter().map(|(k, v)| run(k, v)).collect()
     }
 
     /// Removes the pages of `r` that still hold `r`'s tags (a write-back ending: a page
