@@ -549,16 +549,8 @@ fn registered_kinds_are_read_from_registry_lists() {
 
 /// Whether a crate's Cargo.toml turns its lib's test harness off (`test = false` under `[lib]`).
 fn lib_has_no_test_harness(manifest: &str) -> bool {
-    let mut in_lib = false;
-    for line in manifest.lines() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            in_lib = t == "[lib]";
-        } else if in_lib && t.split('#').next().unwrap_or("").replace(' ', "") == "test=false" {
-            return true;
-        }
-    }
-    false
+    let manifest: toml::Table = manifest.parse().unwrap_or_default();
+    manifest.get("lib").and_then(|lib| lib.get("test")).and_then(toml::Value::as_bool) == Some(false)
 }
 
 /// The unit tests in `src` of a crate whose lib has no test harness: each would compile and
