@@ -34,7 +34,7 @@ pub(super) fn merged_segments(mut segments: Vec<Segment>, max: u64) -> Vec<Segme
     // mapped twice) fall back to the pages' sort.
     segments.sort_unstable();
     if segments.windows(2).any(|w| w[0].0 + w[0].2 > w[1].0) {
-        return merged_pages(&segments, max);
+        segments = pages_sorted(&segments).into_iter().map(|(p, t)| (p, t, 1)).collect();
     }
     let mut out: Vec<Segment> = Vec::new();
     for (p, t, n) in segments {
@@ -59,18 +59,22 @@ pub(super) fn merged_segments(mut segments: Vec<Segment>, max: u64) -> Vec<Segme
     out
 }
 
-/// The pages of `segments` sorted one by one and merged: what [`merged_segments`] gives, page
-/// by page (its fallback, and its tests' reference).
-fn merged_pages(segments: &[Segment], max: u64) -> Vec<Segment> {
+/// The pages of `segments`, (physical block, tag), sorted one by one.
+fn pages_sorted(segments: &[Segment]) -> Vec<(u64, u64)> {
     let mut pages: Vec<(u64, u64)> =
         segments.iter().flat_map(|&(p, t, n)| (0..n).map(move |i| (p + i, t.wrapping_add(i)))).collect();
     pages.sort_unstable();
-    merged_runs(&pages, max).into_iter().map(|((p, t), n)| (p, t, n)).collect()
+    pages
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The old write-back: every page sorted, then merged by `merged_runs`.
+    fn merged_pages(segments: &[Segment], max: u64) -> Vec<Segment> {
+        merged_runs(&pages_sorted(segments), max).into_iter().map(|((p, t), n)| (p, t, n)).collect()
+    }
 
     #[test]
     fn runs_break_at_gaps_and_at_the_largest_request() {
